@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -80,7 +81,7 @@ def test_one_key_is_never_reconciled_by_two_workers_at_once(probe_wq: WorkQueue,
     for k in keys:  # and no two runs of one key overlap in time
         spans = sorted((s, e) for _, s, e, _ in runs(redis_client, k.name))
         assert len(spans) >= 5
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
 
 
 def test_add_during_processing_runs_again(probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
@@ -113,7 +114,7 @@ def test_failures_back_off_exponentially_then_success_resets(probe_wq: WorkQueue
     wait_for(lambda: len(runs(redis_client, "fail")) == 5, timeout=20, message="five attempts")
     r = runs(redis_client, "fail")
     assert [o for *_, o in r] == ["error"] * 4 + ["ok"]
-    gaps = [b[1] - a[2] for a, b in zip(r, r[1:], strict=False)]
+    gaps = [b[1] - a[2] for a, b in itertools.pairwise(r)]
     for gap, expected in zip(gaps, [0.2, 0.4, 0.8, 1.6], strict=True):
         assert expected - 0.02 <= gap < expected + 0.6, gaps
     assert probe_wq.failures("probe", key) == 0
