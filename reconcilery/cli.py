@@ -66,6 +66,43 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
     celery_app.Beat(loglevel=loglevel, scheduler="redbeat.RedBeatScheduler").run()
 
 
+#: Modules whose ``REGISTRATIONS`` list the domains' watches.
+WATCH_MODULES = ("watchers.apigateway", "watchers.nginx", "watchers.snatch")
+
+
+def load_registrations() -> list[Any]:
+    """Every domain's watch registrations (domains not installed are skipped)."""
+    found: list[Any] = []
+    for name in WATCH_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+            continue
+        found.extend(module.REGISTRATIONS)
+    return found
+
+
+@app.command()
+def watch(
+    controllers: str = typer.Option("", "--controllers", help="Comma-separated controllers to feed (default: all)."),
+    health_port: int = typer.Option(8081, "--health-port", help="Port of /readyz, /livez and /metrics (0: none)."),
+    health_host: str = typer.Option("0.0.0.0", "--health-host"),
+) -> None:
+    """Run the watchers: list + watch the cluster and enqueue keys for the controllers."""
+    from workers.app import workqueue
+
+    _celery()
+    from watchers.runner import run
+
+    wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
+    try:
+        run(wanted, load_registrations(), workqueue().add, health_port or None, health_host=health_host)
+    except ValueError as exc:
+        fail(str(exc))
+
+
 @app.command()
 def enqueue(
     controller: str = typer.Argument(..., help="Controller name (see `reconcilery queue status`)."),
@@ -109,6 +146,28 @@ def queue_status(output: str = typer.Option("table", "--output", "-o", help="tab
         table.add_row(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress,
                                                                   r.delayed, r.failing)))
     Console().print(table)
+
+
+@app.command()
+def up(
+    apply: list[str] = typer.Option([], "--apply", help="Manifest file or folder to apply once ready (repeatable)."),
+    kubeconfig: str = typer.Option("", "--kubeconfig", help="Use this cluster instead of the dev API server."),
+    redis_url: str = typer.Option("", "--redis-url", help="Use this Redis instead of a local one."),
+    state_dir: str = typer.Option(".reconcilery", "--state-dir", help="Receives kubeconfig, endpoints.json, logs."),
+    once: bool = typer.Option(False, "--once", help="Exit once every applied object has settled."),
+    timeout: float = typer.Option(180.0, "--timeout", help="Seconds --once waits before failing."),
+    api_port: int = typer.Option(0, "--api-port", help="Port of the dev API server (0: any free port)."),
+    flower_port: int = typer.Option(5555, "--flower-port"),
+) -> None:
+    """Start every component locally (dev API server, Redis, watchers, workers, beat, Flower, stand-ins)."""
+    from pathlib import Path
+
+    from reconcilery.up import UpOptions, run_up
+
+    code = run_up(UpOptions(kubeconfig=kubeconfig or None, redis_url=redis_url or None, apply=apply,
+                            state_dir=Path(state_dir), once=once, timeout=timeout, api_port=api_port,
+                            flower_port=flower_port))
+    raise typer.Exit(code)
 
 
 def _register_domain_command(target: typer.Typer, name: str, module: str, attr: str, help_text: str) -> None:

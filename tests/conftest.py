@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fixtures.redis",
     "tests.fixtures.devapi",
     "tests.fixtures.workers",
+    "tests.fixtures.platform",
 ]

@@ -231,6 +231,14 @@ class WorkQueue:
         w, lo, p, d, f = pipe.execute()
         return QueueStatus(controller, ctrl.queue, w, lo, p, d, f)
 
+    def next_due(self, controller: str) -> float | None:
+        """Seconds until the earliest delayed key of ``controller`` is due (None: nothing delayed)."""
+        first = self.redis.zrange(_keys(controller, "delayed")[0], 0, 0, withscores=True)
+        if not first:
+            return None
+        secs, micros = self.redis.time()
+        return float(first[0][1]) - (secs + micros / 1e6)
+
     def failures(self, controller: str, key: Key) -> int:
         """Consecutive failures of ``key`` (0 when it last succeeded)."""
         value: Any = self.redis.hget(_keys(controller, "failures")[0], key.encode())

@@ -1,0 +1,23 @@
+"""The Kubernetes layer: the only code that talks to a Kubernetes API server (dict based)."""
+
+from kube import apply, clusters, events, resources
+from kube.client import Kube
+from kube.clusters import client_for
+from kube.errors import ApiError, Conflict, Gone, NotFound, ResourceMissing
+from kube.resource import Resource, object_ref
+
+__all__ = [
+    "ApiError",
+    "Conflict",
+    "Gone",
+    "Kube",
+    "NotFound",
+    "Resource",
+    "ResourceMissing",
+    "apply",
+    "client_for",
+    "clusters",
+    "events",
+    "object_ref",
+    "resources",
+]

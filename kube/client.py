@@ -1,0 +1,251 @@
+"""The Kubernetes client of Reconcilery: dict bodies for any kind over the official ``ApiClient``.
+
+Requests go through ``ApiClient.param_serialize`` (auth, host, query encoding) and
+``ApiClient.call_api`` (urllib3, never preloaded), so core and custom kinds are the same code and
+answers are plain dicts. Errors are mapped by :func:`kube.errors.error_for`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import urllib3
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+from kube import events
+from kube.errors import ApiError, Conflict, NotFound, ResourceMissing, error_for
+from kube.resource import Resource, object_ref
+from kube.resources import EVENT
+
+log = logging.getLogger(__name__)
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+LIST_PAGE_SIZE = 500
+Query = Sequence[tuple[str, str | int | bool]]
+
+
+def _meta(body: dict[str, Any]) -> dict[str, Any]:
+    meta = body.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+class Kube:
+    """Client of one cluster. Thread-safe (one urllib3 pool per ``ApiClient``).
+
+    Args:
+        api_client: the official client, configured for the cluster (host, TLS, credentials).
+        cluster: the cluster's name (``"local"``, an SKR id), for logs.
+        timeout: seconds for connect and for each read of a non-watch request.
+    """
+
+    def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0) -> None:
+        self.api_client = api_client
+        self.cluster = cluster
+        self.timeout = timeout
+
+    # ---- transport -------------------------------------------------------------------------
+
+    def open(self, method: str, path: str, query: Query = (), body: Any = None,
+             content_type: str | None = None, timeout: float | tuple[float, float] | None = None,
+             name: str | None = None) -> urllib3.BaseHTTPResponse:
+        """Send one request; the open urllib3 response on 2xx (caller reads and closes it).
+
+        ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both.
+        Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
+        """
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type or "application/json"
+        try:
+            method_, url, headers_, body_, _ = self.api_client.param_serialize(
+                method, path, query_params=list(query), header_params=headers, body=body,
+                auth_settings=["BearerToken"],
+            )
+            rest_response = self.api_client.call_api(
+                method_, url, header_params=headers_, body=body_,
+                _request_timeout=timeout if timeout is not None else (self.timeout, self.timeout),
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        except ApiException as exc:  # TLS failures
+            raise ApiError(int(exc.status or 0), "Unreachable", f"{method} {path}: {exc.reason}") from exc
+        response = rest_response.response
+        if not 200 <= response.status <= 299:
+            try:
+                raw = response.data
+            finally:
+                response.release_conn()
+            raise error_for(response.status, raw, name)
+        return response
+
+    def request(self, method: str, path: str, query: Query = (), body: Any = None,
+                content_type: str | None = None, name: str | None = None) -> Any:
+        """Send one request and decode its JSON answer (``None`` for an empty body).
+
+        Raises :class:`ApiError` or a subclass (:class:`NotFound`, :class:`Conflict`, ...).
+        """
+        response = self.open(method, path, query, body, content_type, name=name)
+        try:
+            raw = response.data
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        finally:
+            response.release_conn()
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise ApiError(response.status, "BadResponse", f"{method} {path}: answer is not JSON") from exc
+
+    # ---- objects ---------------------------------------------------------------------------
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """The object, or ``None`` if it does not exist. Raises :class:`ResourceMissing` when the
+        kind is not served, :class:`ApiError` on other failures."""
+        try:
+            obj = self.request("GET", res.path(namespace, name), name=name)
+        except ResourceMissing:
+            raise
+        except NotFound:
+            return None
+        return dict(obj)
+
+    def list_with_version(self, res: Resource, namespace: str | None = None,
+                          label_selector: str | None = None, field_selector: str | None = None,
+                          page_size: int = LIST_PAGE_SIZE) -> tuple[list[dict[str, Any]], str]:
+        """Every matching object (pages of ``page_size`` followed) and the list's resourceVersion
+        (the snapshot to start a watch from). Items get ``apiVersion``/``kind`` filled in (the API
+        server leaves them out of list items). Raises :class:`ResourceMissing`, :class:`ApiError`."""
+        query: list[tuple[str, str | int | bool]] = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        items: list[dict[str, Any]] = []
+        version = ""
+        token = ""
+        while True:
+            page_query = [*query, ("limit", page_size)] + ([("continue", token)] if token else [])
+            page = self.request("GET", res.path(namespace), page_query) or {}
+            for item in page.get("items") or []:
+                item.setdefault("apiVersion", res.api_version)
+                item.setdefault("kind", res.kind)
+                items.append(item)
+            meta = page.get("metadata") or {}
+            version = version or str(meta.get("resourceVersion") or "")
+            token = str(meta.get("continue") or "")
+            if not token:
+                return items, version
+
+    def list(self, res: Resource, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[dict[str, Any]]:
+        """Every matching object (all namespaces when ``namespace`` is None). Raises
+        :class:`ResourceMissing` when the kind is not served, :class:`ApiError` otherwise."""
+        return self.list_with_version(res, namespace, label_selector, field_selector)[0]
+
+    def create(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
+        """Create ``body`` (namespace from ``metadata.namespace``); the created object.
+        Raises :class:`Conflict` (reason ``AlreadyExists``) if it exists, :class:`ApiError` otherwise."""
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return dict(self.request("POST", res.path(_meta(body).get("namespace")), body=body))
+
+    def replace(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
+        """PUT ``body`` (name/namespace from its metadata); with ``metadata.resourceVersion`` set a
+        concurrent change raises :class:`Conflict`. Raises :class:`NotFound` if the object is gone."""
+        meta = _meta(body)
+        name = meta.get("name")
+        if not name:
+            raise ValueError("replace needs metadata.name")
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return dict(self.request("PUT", res.path(meta.get("namespace"), name), body=body, name=name))
+
+    def patch(self, res: Resource, name: str, patch: dict[str, Any] | builtins.list[dict[str, Any]],
+              namespace: str | None = None, patch_type: str = "merge") -> dict[str, Any]:
+        """Patch an object; ``patch_type`` is ``merge`` (RFC 7386), ``json`` (RFC 6902, a list of
+        operations) or ``strategic``. Raises ``ValueError`` for another type, :class:`NotFound`,
+        :class:`Conflict` (a ``test`` op or resourceVersion precondition failed), :class:`ApiError`."""
+        return self._patch(res, name, patch, namespace, patch_type, None)
+
+    def patch_status(self, res: Resource, name: str, status: dict[str, Any],
+                     namespace: str | None = None) -> dict[str, Any]:
+        """Merge-patch the ``status`` subresource with ``{"status": status}`` (``None`` values delete
+        fields). Raises :class:`NotFound`, :class:`ApiError`."""
+        return self._patch(res, name, {"status": status}, namespace, "merge", "status")
+
+    def _patch(self, res: Resource, name: str, patch: Any, namespace: str | None, patch_type: str,
+               subresource: str | None) -> dict[str, Any]:
+        try:
+            content_type = PATCH_CONTENT_TYPES[patch_type]
+        except KeyError:
+            known = sorted(PATCH_CONTENT_TYPES)
+            raise ValueError(f"patch_type must be one of {known}, got {patch_type!r}") from None
+        if patch_type == "json" and not isinstance(patch, list):
+            raise ValueError("a json patch is a list of operations")
+        return dict(self.request("PATCH", res.path(namespace, name, subresource), body=patch,
+                                 content_type=content_type, name=name))
+
+    def delete(self, res: Resource, name: str, namespace: str | None = None,
+               propagation_policy: str | None = "Background") -> None:
+        """Delete an object; absent objects (and kinds that are not served) are fine.
+        Raises :class:`ApiError` on other failures."""
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation_policy} \
+            if propagation_policy else None
+        try:
+            self.request("DELETE", res.path(namespace, name), body=body, name=name)
+        except NotFound:
+            return
+
+    def served(self, res: Resource) -> bool:
+        """Whether the API server serves ``res`` (discovery of its group/version).
+        Raises :class:`ApiError` when the server cannot be asked."""
+        try:
+            doc = self.request("GET", res.group_version_path) or {}
+        except NotFound:
+            return False
+        return any(r.get("name") == res.plural for r in doc.get("resources") or [])
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def emit_event(self, involved: dict[str, Any], reason: str, message: str, type: str = "Normal") -> None:
+        """Record a core/v1 Event about ``involved`` (an object dict), aggregated like client-go's
+        recorder: an identical Event (same object, type, reason, message) gets ``count`` + 1 and a
+        new ``lastTimestamp`` instead of a new Event. Best effort as in client-go: API failures are
+        logged, not raised. Raises ``ValueError`` for a bad ``type`` or an object without a name."""
+        event = events.new_event(involved, reason, message, type)
+        name, namespace = event["metadata"]["name"], event["metadata"]["namespace"]
+        try:
+            for _ in range(5):
+                try:
+                    self.create(EVENT, event)
+                    return
+                except Conflict:
+                    existing = self.get(EVENT, name, namespace)
+                if existing is None:
+                    continue  # deleted (expired) in between: create again
+                try:
+                    self.replace(EVENT, events.bump_event(existing))
+                    return
+                except (Conflict, NotFound):
+                    continue  # another worker bumped it (or it expired): read again
+            log.warning("event not recorded cluster=%s object=%s reason=%s: too many conflicts",
+                        self.cluster, object_ref(involved), reason)
+        except ApiError as exc:
+            log.warning("event not recorded cluster=%s object=%s reason=%s error=%s",
+                        self.cluster, object_ref(involved), reason, exc)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.api_client.close()
+
+    def __repr__(self) -> str:
+        return f"Kube(cluster={self.cluster!r}, host={self.api_client.configuration.host!r})"

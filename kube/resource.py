@@ -1,0 +1,74 @@
+"""Resource references: which REST collection a kind lives in (pure, no I/O).
+
+A :class:`Resource` is what lightkube calls a resource class and client-go a GroupVersionResource
+plus its kind and scope. Building a request path from it is a pure function, so the paths every
+controller uses are unit tested without a server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served kind: ``Resource("gateway.kyma-project.io", "v2", "apirules", "APIRule", True)``.
+
+    Attributes:
+        group: API group, ``""`` for the core group (``/api/v1``).
+        version: API version, e.g. ``"v1"``.
+        plural: the REST collection name (``"services"``).
+        kind: the object kind (``"Service"``).
+        namespaced: ``True`` for namespaced kinds, ``False`` for cluster-scoped ones.
+    """
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        """``apiVersion`` of the objects: ``"v1"`` or ``"group/version"``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version_path(self) -> str:
+        """``/api/v1`` or ``/apis/{group}/{version}``: the discovery document of this kind's group."""
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    @property
+    def full_name(self) -> str:
+        """``plural.group`` (``"apirules.gateway.kyma-project.io"``), the name of the kind's CRD."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def path(self, namespace: str | None = None, name: str | None = None,
+             subresource: str | None = None) -> str:
+        """The REST path of the collection, an object or an object's subresource.
+
+        ``namespace=None`` on a namespaced kind is the all-namespaces collection; ``namespace`` is
+        ignored for cluster-scoped kinds. Raises ``ValueError`` for a subresource without a name.
+        """
+        if subresource and not name:
+            raise ValueError("a subresource needs an object name")
+        parts = [self.group_version_path]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.plural)
+        if name:
+            parts.append(quote(name, safe=""))
+        if subresource:
+            parts.append(subresource)
+        return "/".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.api_version}"
+
+
+def object_ref(obj: dict) -> str:
+    """``Kind namespace/name`` (or ``Kind name``) of an object dict, for logs and errors."""
+    meta = obj.get("metadata") or {}
+    ns, name = meta.get("namespace"), meta.get("name", "?")
+    return f"{obj.get('kind', '?')} {ns}/{name}" if ns else f"{obj.get('kind', '?')} {name}"

@@ -1,0 +1,48 @@
+"""Resource references of the built-in kinds every domain uses.
+
+Custom kinds are declared by their domain: ``Resource("gateway.kyma-project.io", "v2", "apirules",
+"APIRule", True)``.
+"""
+
+from __future__ import annotations
+
+from kube.resource import Resource
+
+NAMESPACE = Resource("", "v1", "namespaces", "Namespace", False)
+NODE = Resource("", "v1", "nodes", "Node", False)
+POD = Resource("", "v1", "pods", "Pod", True)
+SERVICE = Resource("", "v1", "services", "Service", True)
+ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", True)
+CONFIGMAP = Resource("", "v1", "configmaps", "ConfigMap", True)
+SECRET = Resource("", "v1", "secrets", "Secret", True)
+SERVICE_ACCOUNT = Resource("", "v1", "serviceaccounts", "ServiceAccount", True)
+EVENT = Resource("", "v1", "events", "Event", True)
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
+LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+MUTATING_WEBHOOK_CONFIGURATION = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+    False,
+)
+VALIDATING_WEBHOOK_CONFIGURATION = Resource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
+    False,
+)
+CRD = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
+
+__all__ = [
+    "CONFIGMAP",
+    "CRD",
+    "DEPLOYMENT",
+    "ENDPOINTS",
+    "EVENT",
+    "LEASE",
+    "MUTATING_WEBHOOK_CONFIGURATION",
+    "NAMESPACE",
+    "NODE",
+    "POD",
+    "SECRET",
+    "SERVICE",
+    "SERVICE_ACCOUNT",
+    "VALIDATING_WEBHOOK_CONFIGURATION",
+    "Resource",
+]

@@ -1,0 +1,358 @@
+"""``reconcilery up``: every component of Reconcilery on one machine.
+
+Starts, in order: the dev Kubernetes API server (unless a kubeconfig is given) and a local Redis
+(unless a URL is given); the CRDs the controllers need (dev server only); the local stand-ins the
+examples talk to (NGINX Plus hosts named in ``nkl-config`` that live on loopback, the Snatch webhook);
+then the processes of a deployment: the watchers, one worker per queue that has controllers, beat
+and Flower. Manifests given with ``--apply`` are applied once everything is ready.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from rich.console import Console
+from rich.table import Table
+
+from reconcilery.localredis import LocalRedis
+from reconcilery.manifests import Discovery, ManifestError, apply, manifest_files, read_documents
+
+ROOT = Path(__file__).resolve().parents[1]
+CRD_DIRS = (ROOT / "deploy" / "apigateway" / "crds",)
+SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+
+console = Console()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class UpOptions:
+    """Options of ``reconcilery up`` (see the CLI for their meaning)."""
+
+    kubeconfig: str | None = None
+    redis_url: str | None = None
+    apply: list[str] = field(default_factory=list)
+    state_dir: Path = Path(".reconcilery")
+    once: bool = False
+    timeout: float = 180.0
+    api_port: int = 0
+    flower_port: int = 5555
+    concurrency: int = 4
+
+
+@dataclass
+class _Child:
+    name: str
+    proc: subprocess.Popen[bytes]
+
+
+class LocalRuntime:
+    """The running components; :meth:`stop` stops every process and server it started."""
+
+    def __init__(self, options: UpOptions) -> None:
+        self.o = options
+        self.state_dir = options.state_dir.resolve()
+        self.logs = self.state_dir / "logs"
+        self.endpoints: dict[str, Any] = {}
+        self.children: list[_Child] = []
+        self._stops: list[Callable[[], None]] = []
+        self.applied: list[dict[str, Any]] = []
+        self.documents: list[dict[str, Any]] = []
+        self.kubeconfig = ""
+        self.env: dict[str, str] = {}
+
+    # -- start ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.documents = [d for f in manifest_files(self.o.apply) for d in read_documents(f)]
+        self._start_kubernetes()
+        self._start_redis()
+        os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
+        dev = self.o.kubeconfig is None
+        if dev:
+            self._apply_crds()
+        self._start_nginx_standins()
+        self._start_webhook()
+        self._start_processes()
+        self._write_endpoints()
+
+    def _start_kubernetes(self) -> None:
+        if self.o.kubeconfig:
+            self.kubeconfig = str(Path(self.o.kubeconfig).resolve())
+            import yaml
+
+            cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
+            self.endpoints["kubernetes"] = cfg["clusters"][0]["cluster"]["server"]
+        else:
+            from kubedev import DevAPIServer
+
+            server = DevAPIServer(port=self.o.api_port).start()
+            self._stops.append(server.stop)
+            self.kubeconfig = str(self.state_dir / "kubeconfig")
+            server.write_kubeconfig(self.kubeconfig)
+            self.endpoints["kubernetes"] = server.url
+            console.print(f"[green]✓[/green] dev Kubernetes API server at {server.url}")
+        self.env["RECONCILERY_KUBECONFIG"] = self.kubeconfig
+
+    def _start_redis(self) -> None:
+        if self.o.redis_url:
+            url = self.o.redis_url
+        else:
+            redis_dir = self.state_dir / "redis"
+            server = LocalRedis(_free_port(), workdir=str(redis_dir)).start()
+            self._stops.append(server.stop)
+            url = server.url
+            console.print(f"[green]✓[/green] Redis at {url}")
+        self.endpoints["redis"] = url
+        self.env["RECONCILERY_REDIS_URL"] = url
+
+    def _kube(self) -> Any:
+        from kube import client_for
+        from kube.clusters import reset
+
+        reset()  # RECONCILERY_KUBECONFIG was just set
+        return client_for("local")
+
+    def _apply_crds(self) -> None:
+        kube = self._kube()
+        discovery = Discovery(kube)
+        for doc in (d for f in manifest_files([p for p in CRD_DIRS if p.exists()]) for d in read_documents(f)):
+            apply(kube, discovery, doc)
+
+    def _start_nginx_standins(self) -> None:
+        """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,
+        declaring the upstreams the applied Services name."""
+        hosts = [h.strip() for d in self.documents if d.get("kind") == "ConfigMap"
+                 and d.get("metadata", {}).get("name") == "nkl-config"
+                 for h in str((d.get("data") or {}).get("nginx-hosts", "")).split(",") if h.strip()]
+        if not hosts:
+            return
+        from standins.nginxplus import NginxPlusStandIn
+        from tasks.nginx.settings import EdgeNames
+        from tasks.nginx.translate import service_ports
+
+        names = EdgeNames()
+        ports = [p for d in self.documents if d.get("kind") == "Service" for p in service_ports(d, names)]
+        http = sorted({str(p.upstream.name) for p in ports if p.upstream.protocol == "http"})
+        stream = sorted({str(p.upstream.name) for p in ports if p.upstream.protocol == "stream"})
+        self.endpoints["nginx_plus"] = []
+        for host in hosts:
+            url = urlsplit(host)
+            if url.hostname not in ("127.0.0.1", "localhost") or not url.port:
+                continue
+            standin = NginxPlusStandIn(port=url.port, http_upstreams=http, stream_upstreams=stream,
+                                       prefix=url.path or "/api").start()
+            self._stops.append(standin.stop)
+            self.endpoints["nginx_plus"].append(standin.url)
+            console.print(f"[green]✓[/green] NGINX Plus stand-in at {standin.url}")
+
+    def _start_webhook(self) -> None:
+        from tasks.snatch.webhook import start_dev_webhook
+
+        url, ca_path, stop = start_dev_webhook(self.state_dir, self.kubeconfig, "cpu-worker-0")
+        self._stops.append(stop)
+        self.endpoints.update(webhook=url, webhook_ca=ca_path)
+        self.env["RECONCILERY_SNATCH_CERT_DIR"] = str(Path(ca_path).parent)
+        console.print(f"[green]✓[/green] Snatch webhook at {url}")
+
+    def _spawn(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child's lifetime
+        env = {**os.environ, **self.env, **(extra_env or {})}
+        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=ROOT)
+        self.children.append(_Child(name, proc))
+
+    def _start_processes(self) -> None:
+        from workers.app import load_domains
+        from workers.controller import registry
+
+        load_domains()
+        cli = [sys.executable, "-m", "reconcilery.cli"]
+        health = _free_port()
+        self._spawn("watch", [*cli, "watch", "--health-port", str(health), "--health-host", "127.0.0.1"])
+        queues = sorted({c.queue for c in registry})
+        for q in queues:
+            self._spawn(f"worker-{q}", [*cli, "worker", "-Q", q, "-c", str(self.o.concurrency), "-n", f"{q}@%h"])
+        self._spawn("beat", [*cli, "beat"])
+        self._spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
+                               f"--port={self.o.flower_port}", "--address=127.0.0.1"],
+                    {"FLOWER_UNAUTHENTICATED_API": "true"})
+        self.endpoints["flower"] = f"http://127.0.0.1:{self.o.flower_port}"
+        self.endpoints["watch_health"] = f"http://127.0.0.1:{health}"
+        self._wait_ready(len(queues), health)
+        console.print(f"[green]✓[/green] watchers, {len(queues)} worker pools ({', '.join(queues)}), beat, Flower")
+
+    def _wait_ready(self, workers: int, health_port: int) -> None:
+        import redis
+
+        from workers.app import WORKERS_READY
+
+        r = redis.Redis.from_url(self.endpoints["redis"])
+        r.delete(WORKERS_READY)  # stale pids of an earlier run on an external Redis
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            self._check_children()
+            with contextlib.suppress(requests.RequestException):
+                if (r.scard(WORKERS_READY) >= workers
+                        and requests.get(f"http://127.0.0.1:{health_port}/readyz", timeout=1).ok):
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"components not ready after 60 s; see {self.logs}")
+
+    def _check_children(self) -> None:
+        for child in self.children:
+            if child.proc.poll() is not None:
+                tail = (self.logs / f"{child.name}.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{child.name} exited with {child.proc.returncode}:\n{tail}")
+
+    def _write_endpoints(self) -> None:
+        (self.state_dir / "endpoints.json").write_text(json.dumps(self.endpoints, indent=2) + "\n")
+
+    # -- apply and settle ----------------------------------------------------------------------------
+
+    def apply_manifests(self) -> int:
+        """Apply ``--apply`` documents in order; returns how many failed (each failure is printed)."""
+        kube = self._kube()
+        discovery = Discovery(kube)
+        failed = 0
+        for doc in self.documents:
+            ref = f"{doc['kind']} {doc.get('metadata', {}).get('namespace', '')}/{doc['metadata'].get('name')}"
+            try:
+                self.applied.append(apply(kube, discovery, json.loads(json.dumps(doc))))
+            except (ManifestError, Exception) as exc:
+                failed += 1
+                console.print(f"[red]✗[/red] {ref}: {exc}")
+        console.print(f"[green]✓[/green] applied {len(self.applied)} objects"
+                      + (f", [red]{failed} failed[/red]" if failed else ""))
+        return failed
+
+    def settled(self) -> bool:
+        """Every applied APIRule has a final state and no controller has work due within 2 s."""
+        from workers.app import workqueue
+        from workers.controller import registry
+
+        wq = workqueue()
+        for c in registry:
+            s = wq.status(c.name)
+            due = wq.next_due(c.name)
+            if s.waiting or s.in_progress or (due is not None and due < 2):
+                return False
+        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] == "APIRule")
+
+    def wait_settled(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        stable = 0
+        while time.monotonic() < deadline:
+            self._check_children()
+            stable = stable + 1 if self.settled() else 0
+            if stable >= 3:
+                return True
+            time.sleep(0.5)
+        return False
+
+    def summary_rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, namespace/name, state, detail) for APIRules and NGINX upstreams."""
+        from kube import Resource
+
+        kube = self._kube()
+        rows: list[tuple[str, str, str, str]] = []
+        for obj in self.applied:
+            if obj.get("kind") != "APIRule":
+                continue
+            group, _, version = obj["apiVersion"].rpartition("/")
+            res = Resource(group, version, "apirules", "APIRule", True)
+            meta = obj["metadata"]
+            current = kube.get(res, meta["name"], meta["namespace"]) or {}
+            status = current.get("status") or {}
+            detail = str(status.get("description", "")).splitlines()
+            rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", str(status.get("state", "Pending")),
+                         detail[0] if detail else ""))
+        for base in self.endpoints.get("nginx_plus", []):
+            with contextlib.suppress(requests.RequestException, ValueError):
+                for kind in ("http", "stream"):
+                    version = max(requests.get(f"{base}/", timeout=2).json())
+                    ups = requests.get(f"{base}/{version}/{kind}/upstreams", timeout=2).json()
+                    for name, up in sorted(ups.items()):
+                        servers = sorted(s["server"] for s in up.get("peers", []))
+                        rows.append((f"NGINX {kind} upstream", f"{base} {name}", f"{len(servers)} servers",
+                                     ", ".join(servers)))
+        return rows
+
+    def print_summary(self) -> None:
+        table = Table("kind", "object", "state", "detail", title="Reconcilery", show_lines=False)
+        for row in self.summary_rows():
+            color = {"Ready": "green", "Error": "red", "Warning": "yellow"}.get(row[2], "")
+            table.add_row(row[0], row[1], f"[{color}]{row[2]}[/{color}]" if color else row[2], row[3][:100])
+        console.print(table)
+        ep = Table("endpoint", "value", title="endpoints.json")
+        for k, v in self.endpoints.items():
+            ep.add_row(k, ", ".join(v) if isinstance(v, list) else str(v))
+        console.print(ep)
+        console.print(f"kubectl --kubeconfig {self.kubeconfig} get apirules,virtualservices -A")
+
+    # -- stop ----------------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop every child process (SIGTERM, then SIGKILL after 10 s) and every server, in reverse."""
+        import signal
+
+        for child in reversed(self.children):
+            if child.proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGTERM)
+        for child in reversed(self.children):
+            try:
+                child.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+                child.proc.wait(5)
+        for stop in reversed(self._stops):
+            with contextlib.suppress(Exception):
+                stop()
+
+
+def run_up(options: UpOptions) -> int:
+    """Run until Ctrl-C (or, with ``--once``, until settled); returns the exit code."""
+    runtime = LocalRuntime(options)
+    try:
+        runtime.start()
+        failed = runtime.apply_manifests() if runtime.documents else 0
+        if options.once:
+            ok = runtime.wait_settled(options.timeout)
+            runtime.print_summary()
+            if not ok:
+                console.print(f"[red]not settled within {options.timeout:.0f} s[/red]; logs in {runtime.logs}")
+                return 1
+            return 1 if failed else 0
+        runtime.print_summary()
+        console.print("running; Ctrl-C stops every process")
+        while True:
+            runtime._check_children()
+            time.sleep(1)
+    except KeyboardInterrupt:
+        return 0
+    except (ManifestError, RuntimeError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    finally:
+        runtime.stop()

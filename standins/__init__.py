@@ -1,0 +1,1 @@
+"""HTTP stand-ins for external APIs that speak their real wire protocols (tests and ``reconcilery up``)."""

@@ -1,0 +1,556 @@
+"""NGINX Plus REST API stand-in (the ``ngx_http_api_module`` upstream endpoints), on aiohttp.
+
+Faithful to the API as described in ``nginx.org/yaml/nginx_api.yaml`` (version 9) for what the NGINX
+edge controller uses:
+
+- ``GET /api`` and ``GET /api/``: the supported API versions, ``[1, ..., 9]``;
+- ``GET /api/{v}/``: the root endpoint names; an unknown ``{v}`` is ``404 UnknownVersion``;
+- ``GET /api/{v}/http/upstreams``: name -> upstream status (peers, keepalive, zombies, zone);
+- ``GET|DELETE /api/{v}/http/upstreams/{u}``: one upstream's status / reset its statistics (204);
+- ``GET|POST /api/{v}/http/upstreams/{u}/servers``: the server objects / add one (201);
+- ``GET|PATCH|DELETE /api/{v}/http/upstreams/{u}/servers/{id}``: one server / modify (200) / remove
+  (200 with the remaining servers);
+- the same under ``/stream/upstreams`` (stream servers have no ``route`` and no ``drain``).
+
+Paths are accepted with and without a trailing ``/`` and with ``//``. Every error answers
+``{"error": {"status", "text", "code"}, "request_id", "href"}`` with the real codes
+(``UpstreamNotFound``, ``UpstreamServerNotFound``, ``UnknownVersion``, ``UpstreamStatic``,
+``UpstreamBadServerId``, ``UpstreamConfFormatError``, ``UpstreamBadAddress``, ``UpstreamBadWeight``,
+``UpstreamBadMaxConns``, ``UpstreamBadMaxFails``, ``UpstreamBadFailTimeout``, ``UpstreamBadSlowStart``,
+``UpstreamBadRoute``, ``UpstreamConfNoResolver``, ``UpstreamServerImmutable``, ``EntryExists``,
+``JsonError``, ``MethodDisabled``, ``MethodNotSupported``, ``PathNotFound``).
+
+Upstreams are declared up front, as ``upstream NAME { zone ...; }`` blocks in nginx.conf are, so an
+unknown upstream is a real ``404 UpstreamNotFound``; an upstream declared ``static`` (no ``zone``)
+answers ``400 UpstreamStatic`` on its server endpoints.
+
+Use in-process::
+
+    plus = NginxPlusStandIn(port=0, http_upstreams=["web"], stream_upstreams=["db"]).start()
+    plus.url            # "http://127.0.0.1:PORT/api", the base URL clients are configured with
+    plus.servers("http", "web")
+    plus.stop(); plus.start()   # "down" then back on the same port, state kept
+
+or as a process: ``python -m standins.nginxplus --port 9000 --upstream http:web --upstream stream:db``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import ipaddress
+import json
+import logging
+import re
+import signal
+import ssl
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+log = logging.getLogger("standins.nginxplus")
+
+HREF = "https://nginx.org/en/docs/http/ngx_http_api_module.html"
+KINDS = ("http", "stream")
+ROOT_ENDPOINTS = ["nginx", "processes", "connections", "slabs", "http", "stream", "resolvers", "ssl",
+                  "workers", "license"]
+
+#: Defaults of a new server, as NGINX Plus returns them (clients compare against exactly these).
+SERVER_DEFAULTS: dict[str, Any] = {
+    "weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s", "slow_start": "0s",
+    "route": "", "backup": False, "down": False,
+}
+_HTTP_FIELDS = ("server", "service", "weight", "max_conns", "max_fails", "fail_timeout", "slow_start",
+                "route", "backup", "down", "drain")
+_STREAM_FIELDS = ("server", "service", "weight", "max_conns", "max_fails", "fail_timeout", "slow_start",
+                  "backup", "down")
+_TIME_RE = re.compile(r"^\d+(ms|s|m|h|d|w|M|y)?$")
+_MAX_ROUTE = 32
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, the API's error code and text."""
+
+    def __init__(self, status: int, code: str, text: str) -> None:
+        super().__init__(f"{status} {code}: {text}")
+        self.status = status
+        self.code = code
+        self.text = text
+
+
+@dataclass
+class Upstream:
+    """One upstream zone: servers by id, the next id to assign, and whether it is static (no zone)."""
+
+    kind: str
+    name: str
+    static: bool = False
+    servers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    next_id: int = 0
+
+
+def _fields_for(kind: str) -> tuple[str, ...]:
+    return _HTTP_FIELDS if kind == "http" else _STREAM_FIELDS
+
+
+def _normalise_address(kind: str, address: Any) -> str:
+    """``address`` as NGINX stores it: HTTP gets ``:80`` when no port; stream requires a port.
+
+    Raises ``ApiError(400, UpstreamBadAddress|UpstreamConfNoResolver)``.
+    """
+    if not isinstance(address, str) or not address:
+        raise ApiError(400, "UpstreamConfFormatError", "invalid \"server\" argument")
+    if address.startswith("unix:"):
+        if len(address) == len("unix:"):
+            raise ApiError(400, "UpstreamBadAddress", "invalid address")
+        return address
+    host, port, has_port = address, "", False
+    if address.startswith("["):
+        end = address.find("]")
+        if end < 0:
+            raise ApiError(400, "UpstreamBadAddress", "invalid IPv6 address")
+        host, rest = address[1:end], address[end + 1:]
+        if rest and not rest.startswith(":"):
+            raise ApiError(400, "UpstreamBadAddress", "invalid address")
+        has_port, port = bool(rest), rest[1:]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ApiError(400, "UpstreamBadAddress", "invalid IPv6 address") from None
+        host = f"[{host}]"
+    elif address.count(":") == 1:
+        host, port = address.split(":")
+        has_port = True
+    elif address.count(":") > 1:
+        raise ApiError(400, "UpstreamBadAddress", "invalid address (IPv6 needs brackets)")
+    if has_port:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ApiError(400, "UpstreamBadAddress", "invalid port")
+    elif kind == "stream":
+        raise ApiError(400, "UpstreamBadAddress", "no port in server")
+    else:
+        port = "80"
+    if not host.startswith("["):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            # A domain name needs a resolver in the upstream block; the stand-in declares none.
+            raise ApiError(400, "UpstreamConfNoResolver", "no resolver defined to resolve " + host) from None
+    return f"{host}:{port}"
+
+
+def _validate_fields(kind: str, body: Any, creating: bool, current: dict[str, Any] | None) -> dict[str, Any]:
+    """Checked and normalised server fields from a POST/PATCH body (``id`` is ignored).
+
+    Raises ``ApiError`` with the code NGINX Plus uses for the first bad field.
+    """
+    if not isinstance(body, dict):
+        raise ApiError(400, "UpstreamConfFormatError", "request body must be a JSON object")
+    allowed = _fields_for(kind)
+    out: dict[str, Any] = {}
+    for name, value in body.items():
+        if name == "id":
+            continue
+        if name not in allowed:
+            raise ApiError(400, "UpstreamConfFormatError", f"unknown parameter \"{name}\"")
+        if isinstance(value, dict | list):
+            raise ApiError(400, "UpstreamConfFormatError", f"invalid \"{name}\" argument")
+        out[name] = value
+    if creating and "server" not in out:
+        raise ApiError(400, "UpstreamConfFormatError", "missing \"server\" argument")
+    if "server" in out:
+        out["server"] = _normalise_address(kind, out["server"])
+    for name, code, minimum in (("weight", "UpstreamBadWeight", 1), ("max_conns", "UpstreamBadMaxConns", 0),
+                                ("max_fails", "UpstreamBadMaxFails", 0)):
+        if name in out:
+            value = out[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ApiError(400, code, f"invalid \"{name}\" argument")
+    for name, code in (("fail_timeout", "UpstreamBadFailTimeout"), ("slow_start", "UpstreamBadSlowStart")):
+        if name in out and (not isinstance(out[name], str) or not _TIME_RE.match(out[name])):
+            raise ApiError(400, code, f"invalid \"{name}\" argument")
+    if "route" in out and (not isinstance(out["route"], str) or len(out["route"]) > _MAX_ROUTE):
+        raise ApiError(400, "UpstreamBadRoute", "invalid \"route\" argument")
+    for name in ("backup", "down", "drain"):
+        if name in out and not isinstance(out[name], bool):
+            raise ApiError(400, "UpstreamConfFormatError", f"invalid \"{name}\" argument")
+    if "service" in out and not isinstance(out["service"], str):
+        raise ApiError(400, "UpstreamBadService", "invalid \"service\" argument")
+    if not creating and current is not None:
+        for name in ("backup", "service"):
+            if name in out and out[name] != current.get(name, SERVER_DEFAULTS.get(name)):
+                raise ApiError(400, "UpstreamConfFormatError", f"\"{name}\" cannot be modified")
+        if "server" in out and out["server"] != current["server"] and "service" in current:
+            raise ApiError(400, "UpstreamServerImmutable", "server address is immutable")
+    return out
+
+
+def _server_view(kind: str, server: dict[str, Any]) -> dict[str, Any]:
+    """A server object in the API's field order, with NGINX's defaults filled in."""
+    view: dict[str, Any] = {"id": server["id"], "server": server["server"]}
+    if "service" in server:
+        view["service"] = server["service"]
+    for name in ("weight", "max_conns", "max_fails", "fail_timeout", "slow_start", "route", "backup", "down"):
+        if name == "route" and kind == "stream":
+            continue
+        view[name] = server.get(name, SERVER_DEFAULTS[name])
+    if kind == "http" and "drain" in server:
+        view["drain"] = server["drain"]
+    return view
+
+
+def _peer_view(kind: str, server: dict[str, Any]) -> dict[str, Any]:
+    """The status ("peer") view of a server, as in ``GET /http/upstreams/{u}``."""
+    state = "down" if server.get("down") else ("draining" if server.get("drain") else "up")
+    peer: dict[str, Any] = {
+        "id": server["id"], "server": server["server"], "name": server["server"],
+        "backup": server.get("backup", False), "weight": server.get("weight", 1), "state": state,
+        "active": 0, "max_conns": server.get("max_conns", 0), "sent": 0, "received": 0, "fails": 0,
+        "unavail": 0, "health_checks": {"checks": 0, "fails": 0, "unhealthy": 0}, "downtime": 0,
+    }
+    if kind == "http":
+        peer.update(requests=0, responses={"1xx": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0, "total": 0})
+    else:
+        peer.update(connections=0)
+    return peer
+
+
+class PlusState:
+    """The upstream zones of one NGINX Plus instance; thread-safe (the test thread reads it)."""
+
+    def __init__(self, http_upstreams: Iterable[str] = (), stream_upstreams: Iterable[str] = (),
+                 static_upstreams: Iterable[tuple[str, str]] = (), versions: Iterable[int] = range(1, 10),
+                 write: bool = True, unique_servers: bool = False) -> None:
+        self.lock = threading.Lock()
+        self.upstreams: dict[tuple[str, str], Upstream] = {}
+        for name in http_upstreams:
+            self.declare("http", name)
+        for name in stream_upstreams:
+            self.declare("stream", name)
+        for kind, name in static_upstreams:
+            self.declare(kind, name, static=True)
+        self.versions = sorted(set(versions))
+        self.write = write
+        #: ``True``: a POST of an address already present answers ``409 EntryExists`` (the spec lists
+        #: it; real NGINX Plus accepts duplicates, so the default is ``False``).
+        self.unique_servers = unique_servers
+        self.request_count = 0
+        self.request_log: list[tuple[str, str]] = []
+
+    def declare(self, kind: str, name: str, static: bool = False,
+                servers: Iterable[dict[str, Any]] = ()) -> None:
+        """Declare an upstream (as an ``upstream`` block would), optionally with configured servers."""
+        if kind not in KINDS:
+            raise ValueError(f"upstream kind must be http or stream, got {kind!r}")
+        with self.lock:
+            upstream = Upstream(kind, name, static=static)
+            for body in servers:
+                fields = _validate_fields(kind, body, creating=True, current=None)
+                upstream.servers[upstream.next_id] = {"id": upstream.next_id, **fields}
+                upstream.next_id += 1
+            self.upstreams[(kind, name)] = upstream
+
+    def servers(self, kind: str, name: str) -> list[dict[str, Any]]:
+        """The server objects of an upstream (a deep copy), ordered by id. ``KeyError`` if undeclared."""
+        with self.lock:
+            upstream = self.upstreams[(kind, name)]
+            return [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+
+    # -- request handling (called on the event loop thread, under the lock) -------------------------
+
+    def handle(self, method: str, parts: list[str], body: Any) -> tuple[int, Any]:
+        """Answer one request below the API prefix: ``(status, json body or None)``. Raises ``ApiError``."""
+        if not parts:
+            if method != "GET":
+                raise ApiError(405, "MethodNotSupported", "method not supported")
+            return 200, list(self.versions)
+        version = parts[0]
+        if not version.isdigit() or int(version) not in self.versions:
+            raise ApiError(404, "UnknownVersion", "unknown version")
+        rest = parts[1:]
+        if not rest:
+            self._only(method, "GET")
+            return 200, list(ROOT_ENDPOINTS)
+        if rest[0] not in KINDS or len(rest) < 2 or rest[1] != "upstreams":
+            if len(rest) == 1 and rest[0] in ROOT_ENDPOINTS:
+                self._only(method, "GET")
+                return 200, self._root(rest[0])
+            raise ApiError(404, "PathNotFound", "path not found")
+        kind = rest[0]
+        if len(rest) == 2:
+            self._only(method, "GET")
+            return 200, {u.name: self._upstream_view(u) for (k, _), u in sorted(self.upstreams.items())
+                         if k == kind}
+        upstream = self.upstreams.get((kind, rest[2]))
+        if len(rest) == 3:
+            self._only(method, "GET", "DELETE")
+            upstream = self._zone(upstream, kind)
+            if method == "DELETE":
+                self._writable()
+                return 204, None
+            return 200, self._upstream_view(upstream)
+        if rest[3] != "servers" or len(rest) > 5:
+            raise ApiError(404, "PathNotFound", "path not found")
+        if len(rest) == 4:
+            self._only(method, "GET", "POST")
+            upstream = self._zone(upstream, kind)
+            if method == "GET":
+                return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+            self._writable()
+            fields = _validate_fields(kind, body, creating=True, current=None)
+            taken = {s["server"] for s in upstream.servers.values()}
+            if self.unique_servers and fields["server"] in taken:
+                raise ApiError(409, "EntryExists", "entry exists")
+            server = {"id": upstream.next_id, **fields}
+            upstream.servers[upstream.next_id] = server
+            upstream.next_id += 1
+            return 201, _server_view(kind, server)
+        self._only(method, "GET", "PATCH", "DELETE")
+        upstream = self._zone(upstream, kind)
+        raw_id = rest[4]
+        if not raw_id.isdigit():
+            raise ApiError(400, "UpstreamBadServerId", "invalid server id")
+        found = upstream.servers.get(int(raw_id))
+        if found is None:
+            raise ApiError(404, "UpstreamServerNotFound", "server not found")
+        server = found
+        if method == "GET":
+            return 200, _server_view(kind, server)
+        self._writable()
+        if method == "DELETE":
+            del upstream.servers[server["id"]]
+            return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+        fields = _validate_fields(kind, body, creating=False, current=server)
+        server.update(fields)
+        return 200, _server_view(kind, server)
+
+    @staticmethod
+    def _only(method: str, *allowed: str) -> None:
+        if method not in allowed:
+            raise ApiError(405, "MethodNotSupported", "method not supported")
+
+    def _writable(self) -> None:
+        if not self.write:
+            raise ApiError(405, "MethodDisabled", "method disabled")
+
+    @staticmethod
+    def _zone(upstream: Upstream | None, kind: str) -> Upstream:
+        if upstream is None:
+            raise ApiError(404, "UpstreamNotFound", "upstream not found")
+        if upstream.static:
+            raise ApiError(400, "UpstreamStatic", "upstream is static")
+        return upstream
+
+    def _upstream_view(self, upstream: Upstream) -> dict[str, Any]:
+        peers = [_peer_view(upstream.kind, s) for _, s in sorted(upstream.servers.items())]
+        view: dict[str, Any] = {"peers": peers, "zombies": 0, "zone": upstream.name}
+        if upstream.kind == "http":
+            view["keepalive"] = 0
+        return view
+
+    def _root(self, name: str) -> Any:
+        if name == "nginx":
+            return {"version": "1.27.4", "build": "nginx-plus-r34 (reconcilery stand-in)", "generation": 1,
+                    "pid": 1, "ppid": 0}
+        if name in KINDS:
+            return ["upstreams"]
+        return {}
+
+
+class NginxPlusStandIn:
+    """A running NGINX Plus API stand-in: an aiohttp server on its own event loop thread.
+
+    Args:
+        port: TCP port on ``host`` (0 = any free port, fixed after the first :meth:`start`).
+        http_upstreams / stream_upstreams: names of the zone upstreams to declare.
+        prefix: the ``location`` of the API (default ``/api``).
+        ssl_context: serve HTTPS with this context (e.g. requiring client certificates for mTLS).
+        state: share a :class:`PlusState` (otherwise a new one from the upstream lists).
+
+    :meth:`stop` then :meth:`start` makes the host unreachable then brings it back on the same port
+    with its state, like an NGINX restart with a ``state`` file.
+    """
+
+    def __init__(self, port: int = 0, http_upstreams: Iterable[str] = (),
+                 stream_upstreams: Iterable[str] = (), host: str = "127.0.0.1", prefix: str = "/api",
+                 ssl_context: ssl.SSLContext | None = None,
+                 state: PlusState | None = None, **state_options: Any) -> None:
+        self.host = host
+        self.port = port
+        self.prefix = "/" + prefix.strip("/")
+        self.ssl_context = ssl_context
+        self.state = state or PlusState(http_upstreams, stream_upstreams, **state_options)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The API base URL clients are configured with, e.g. ``http://127.0.0.1:9000/api``."""
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://{self.host}:{self.port}{self.prefix}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> NginxPlusStandIn:
+        """Start serving (blocks until the port is bound); returns ``self``. Raises ``OSError``."""
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        errors: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+
+        async def _serve() -> None:
+            runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, reuse_address=True)
+            await site.start()
+            sockets = getattr(site._server, "sockets", None)
+            if self.port == 0 and sockets:
+                self.port = int(sockets[0].getsockname()[1])
+            self._runner = runner
+
+        def _run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(_serve())
+            except BaseException as exc:  # handed to the starting thread
+                errors.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.close()
+
+        thread = threading.Thread(target=_run, name=f"nginxplus-standin-{self.port}", daemon=True)
+        thread.start()
+        ready.wait(10)
+        if errors:
+            thread.join(5)
+            raise errors[0]
+        self._loop, self._thread = loop, thread
+        log.info("nginx plus stand-in listening url=%s", self.url)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (connections are refused afterwards); the state is kept for a later :meth:`start`."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        if loop is None or thread is None:
+            return
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        self._loop = self._thread = self._runner = None
+
+    def __enter__(self) -> NginxPlusStandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- test helpers ----------------------------------------------------------------------------------
+
+    def servers(self, kind: str, upstream: str) -> list[dict[str, Any]]:
+        """The upstream's server objects as ``GET .../servers`` would return them."""
+        return self.state.servers(kind, upstream)
+
+    def addresses(self, kind: str, upstream: str) -> list[str]:
+        """The sorted ``server`` addresses of an upstream."""
+        return sorted(s["server"] for s in self.servers(kind, upstream))
+
+    @property
+    def request_count(self) -> int:
+        """Requests answered since start (or since :meth:`reset_requests`)."""
+        return self.state.request_count
+
+    @property
+    def request_log(self) -> list[tuple[str, str]]:
+        """``(method, path)`` of every request answered, oldest first."""
+        with self.state.lock:
+            return list(self.state.request_log)
+
+    def reset_requests(self) -> None:
+        with self.state.lock:
+            self.state.request_count = 0
+            self.state.request_log.clear()
+
+    # -- the aiohttp application --------------------------------------------------------------------
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024)
+        app.router.add_route("*", self.prefix, self._handle)
+        app.router.add_route("*", self.prefix + "/{tail:.*}", self._handle)
+        return app
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        request_id = uuid.uuid4().hex
+        tail = request.path[len(self.prefix):]
+        parts = [p for p in tail.split("/") if p]
+        body: Any = None
+        try:
+            if request.method in ("POST", "PATCH"):
+                raw = await request.read()
+                try:
+                    body = json.loads(raw or b"null")
+                except (ValueError, UnicodeDecodeError):
+                    raise ApiError(415, "JsonError", "json error") from None
+            with self.state.lock:
+                self.state.request_count += 1
+                self.state.request_log.append((request.method, request.path))
+                status, payload = self.state.handle(request.method, parts, copy.deepcopy(body))
+        except ApiError as err:
+            return web.json_response(
+                {"error": {"status": err.status, "text": err.text, "code": err.code},
+                 "request_id": request_id, "href": HREF}, status=err.status)
+        if status == 204:
+            return web.Response(status=204)
+        return web.json_response(payload, status=status)
+
+
+def _parse_upstream(value: str) -> tuple[str, str]:
+    kind, sep, name = value.partition(":")
+    if not sep or kind not in KINDS or not name:
+        raise argparse.ArgumentTypeError(f"expected http:NAME or stream:NAME, got {value!r}")
+    return kind, name
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m standins.nginxplus --port N --upstream http:NAME --upstream stream:NAME``; runs until
+    SIGINT/SIGTERM."""
+    parser = argparse.ArgumentParser(prog="python -m standins.nginxplus", description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9000)
+    parser.add_argument("--prefix", default="/api")
+    parser.add_argument("--upstream", action="append", type=_parse_upstream, default=[],
+                        help="declare a zone upstream, http:NAME or stream:NAME (repeatable)")
+    parser.add_argument("--read-only", action="store_true", help="answer writes with 405 MethodDisabled")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    standin = NginxPlusStandIn(
+        port=args.port, host=args.host, prefix=args.prefix,
+        http_upstreams=[n for k, n in args.upstream if k == "http"],
+        stream_upstreams=[n for k, n in args.upstream if k == "stream"], write=not args.read_only)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    standin.start()
+    print(f"nginx plus stand-in: {standin.url} upstreams="
+          + ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams)), flush=True)
+    stop.wait()
+    standin.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

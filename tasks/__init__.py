@@ -1,0 +1,1 @@
+"""Domains: one package per controller domain (pure logic modules + thin Celery tasks)."""

@@ -1,0 +1,51 @@
+"""Installing what the ``apirule`` controller needs in a cluster: the APIRule CRD and, on clusters
+without Istio (the dev API server), the minimal Istio CRDs. Used by tests, the benchmark and ``up``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kube import Kube, Resource, resources
+from tasks.apigateway.controller import APIRULE, GATEWAY, OWNED
+
+ROOT = Path(__file__).resolve().parents[2]
+APIRULE_CRD = ROOT / "deploy/apigateway/crds/apirules.gateway.kyma-project.io.yaml"
+ISTIO_CRDS = ROOT / "deploy/apigateway/crds/istio/istio-crds.yaml"
+#: Kinds that must be served before the controller runs (the APIRule and the Istio kinds it writes).
+REQUIRED = (APIRULE, GATEWAY, *(OWNED[k] for k in ("VirtualService", "AuthorizationPolicy", "RequestAuthentication")))
+
+
+def load_crds(istio: bool = True) -> list[dict[str, Any]]:
+    """The CRD manifests: the APIRule CRD, then (``istio=True``) the Istio stand-in CRDs."""
+    docs: list[dict[str, Any]] = []
+    for path in (APIRULE_CRD, ISTIO_CRDS) if istio else (APIRULE_CRD,):
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def install_crds(kube: Kube, istio: bool = True, timeout: float = 30.0) -> None:
+    """Create (or replace) the CRDs and wait until their kinds are served.
+
+    ``istio=False`` on clusters where Istio is installed (never replace Istio's own CRDs). Raises
+    ``TimeoutError`` when a kind is not served within ``timeout`` seconds, ``kube.ApiError`` on failures.
+    """
+    for crd in load_crds(istio):
+        name = crd["metadata"]["name"]
+        current = kube.get(resources.CRD, name)
+        if current is None:
+            kube.create(resources.CRD, crd)
+        else:
+            crd = {**crd, "metadata": {**crd["metadata"],
+                                       "resourceVersion": current["metadata"]["resourceVersion"]}}
+            kube.replace(resources.CRD, crd)
+    wanted: tuple[Resource, ...] = REQUIRED if istio else (APIRULE,)
+    deadline = time.monotonic() + timeout
+    for res in wanted:
+        while not kube.served(res):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{res} not served after {timeout:.0f} s")
+            time.sleep(0.1)

@@ -1,0 +1,407 @@
+"""APIRule v2 / v2alpha1 as typed, read-only values, and the constants of the API Gateway domain.
+
+The parser is lenient on purpose: objects from a cluster were checked by the CRD schema, but `render`
+reads any YAML, so a field of the wrong type is read as absent instead of raising. ``None`` and an
+empty list stay distinct where the original's validation distinguishes them (``authorizations: []``).
+Names, labels and constants are api-gateway's (``apis/gateway/v2alpha1``, ``internal/processing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+GROUP = "gateway.kyma-project.io"
+KIND = "APIRule"
+PLURAL = "apirules"
+VERSIONS = ("v1beta1", "v2alpha1", "v2")
+
+#: Finalizer that protects the owned Istio objects (api-gateway's ``subresources`` finalizer).
+FINALIZER = "gateway.kyma-project.io/subresources"
+#: Which pipeline reconciles the APIRule: ``v1beta1``, ``v2alpha1`` or ``v2``.
+ORIGINAL_VERSION_ANNOTATION = "gateway.kyma-project.io/original-version"
+V1BETA1_SPEC_ANNOTATION = "gateway.kyma-project.io/v1beta1-spec"
+
+#: Owner labels written on every generated object.
+OWNER_NAME_LABEL = "apirule.gateway.kyma-project.io/name"
+OWNER_NAMESPACE_LABEL = "apirule.gateway.kyma-project.io/namespace"
+#: Legacy owner label (value ``<name>.<namespace>``): no longer written, still owns old objects.
+LEGACY_OWNER_LABEL = "apirule.gateway.kyma-project.io/v1beta1"
+#: AuthorizationPolicy diff labels.
+HASH_LABEL = "gateway.kyma-project.io/hash"
+INDEX_LABEL = "gateway.kyma-project.io/index"
+COMMON_LABELS: Mapping[str, str] = {
+    "kyma-project.io/module": "api-gateway",
+    "app.kubernetes.io/managed-by": "api-gateway",
+    "app.kubernetes.io/component": "api-gateway",
+    "app.kubernetes.io/part-of": "api-gateway",
+}
+
+#: The default Kyma gateway (``namespace``, ``name``), source of the default domain.
+DEFAULT_GATEWAY = ("kyma-system", "kyma-gateway")
+#: The operator's config map (``namespace``, ``name``) and its data key.
+CONFIG_MAP = ("kyma-system", "api-gateway-config")
+CONFIG_MAP_KEY = "api-gateway-config"
+#: Istio's mesh config map, source of the extAuth providers.
+ISTIO_CONFIG_MAP = ("istio-system", "istio")
+ISTIO_MESH_KEY = "mesh"
+
+DEFAULT_TIMEOUT_SECONDS = 180
+INGRESS_GATEWAY_PRINCIPAL = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"
+ISTIO_PROXY_CONTAINER = "istio-proxy"
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
+
+#: CRDs the v2 pipeline needs (api-gateway's dependency check).
+REQUIRED_CRDS = (
+    "virtualservices.networking.istio.io",
+    "authorizationpolicies.security.istio.io",
+    "requestauthentications.security.istio.io",
+)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A generated or read kind: ``api_version`` (``group/version``), ``kind``, ``plural``."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+
+VIRTUAL_SERVICE = Kind("networking.istio.io", "v1beta1", "VirtualService", "virtualservices")
+GATEWAY = Kind("networking.istio.io", "v1beta1", "Gateway", "gateways")
+AUTHORIZATION_POLICY = Kind("security.istio.io", "v1beta1", "AuthorizationPolicy", "authorizationpolicies")
+REQUEST_AUTHENTICATION = Kind("security.istio.io", "v1beta1", "RequestAuthentication", "requestauthentications")
+ORY_RULE = Kind("oathkeeper.ory.sh", "v1alpha1", "Rule", "rules")
+EXTERNAL_GATEWAY = Kind(GROUP, "v1alpha1", "ExternalGateway", "externalgateways")
+APIRULE = Kind(GROUP, "v2", KIND, PLURAL)
+#: Kinds the controller writes or deletes, by ``kind`` (the ``Action.kind`` values).
+OWNED_KINDS: Mapping[str, Kind] = {
+    k.kind: k for k in (VIRTUAL_SERVICE, AUTHORIZATION_POLICY, REQUEST_AUTHENTICATION, ORY_RULE)
+}
+
+
+# --- lenient readers ---------------------------------------------------------------------------
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return str(value)
+
+
+def _str(value: Any) -> str:
+    return _opt_str(value) or ""
+
+
+def _opt_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(_str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _opt_strs(value: Any) -> tuple[str, ...] | None:
+    return _strs(value) if isinstance(value, list) else None
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): _str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+# --- values ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServiceRef:
+    """``spec.service`` / ``spec.rules[i].service``: ``name``, optional ``namespace``, ``port``."""
+
+    name: str | None
+    namespace: str | None
+    port: int | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> ServiceRef | None:
+        if not isinstance(raw, dict):
+            return None
+        return cls(_opt_str(raw.get("name")), _opt_str(raw.get("namespace")), _opt_int(raw.get("port")))
+
+
+@dataclass(frozen=True)
+class FromHeader:
+    name: str
+    prefix: str | None
+
+
+@dataclass(frozen=True)
+class JwtAuthentication:
+    """One trusted issuer: ``issuer``, ``jwksUri``, token locations ``fromHeaders`` / ``fromParams``."""
+
+    issuer: str
+    jwks_uri: str
+    from_headers: tuple[FromHeader, ...]
+    from_params: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, raw: Any) -> JwtAuthentication:
+        raw = _map(raw)
+        headers = tuple(
+            FromHeader(_str(h.get("name")), _opt_str(h.get("prefix")))
+            for h in raw.get("fromHeaders") or []
+            if isinstance(h, dict)
+        )
+        return cls(_str(raw.get("issuer")), _str(raw.get("jwksUri")), headers, _strs(raw.get("fromParams")))
+
+
+@dataclass(frozen=True)
+class JwtAuthorization:
+    """``requiredScopes`` and ``audiences``; ``None`` = not given, ``()`` = given empty."""
+
+    required_scopes: tuple[str, ...] | None
+    audiences: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class JwtConfig:
+    """``jwt`` of a rule or ``extAuth.restrictions``; an authorization entry is ``None`` when null."""
+
+    authentications: tuple[JwtAuthentication, ...]
+    authorizations: tuple[JwtAuthorization | None, ...] | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> JwtConfig | None:
+        if not isinstance(raw, dict):
+            return None
+        authentications = tuple(JwtAuthentication.parse(a) for a in raw.get("authentications") or [])
+        authorizations: tuple[JwtAuthorization | None, ...] | None = None
+        if isinstance(raw.get("authorizations"), list):
+            authorizations = tuple(
+                JwtAuthorization(_opt_strs(a.get("requiredScopes")), _opt_strs(a.get("audiences")))
+                if isinstance(a, dict)
+                else None
+                for a in raw["authorizations"]
+            )
+        return cls(authentications, authorizations)
+
+
+@dataclass(frozen=True)
+class ExtAuth:
+    """``extAuth``: Istio extension provider names (json key ``authorizers``) and JWT restrictions."""
+
+    authorizers: tuple[str, ...]
+    restrictions: JwtConfig | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> ExtAuth | None:
+        if not isinstance(raw, dict):
+            return None
+        return cls(_strs(raw.get("authorizers")), JwtConfig.parse(raw.get("restrictions")))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One ``spec.rules[i]``; exactly one of ``no_auth``, ``jwt``, ``ext_auth`` is set in valid input."""
+
+    path: str
+    methods: tuple[str, ...]
+    service: ServiceRef | None
+    no_auth: bool
+    jwt: JwtConfig | None
+    ext_auth: ExtAuth | None
+    timeout: int | None
+    request_headers: dict[str, str] = field(default_factory=dict)
+    request_cookies: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: Any) -> Rule:
+        raw = _map(raw)
+        request = _map(raw.get("request"))
+        return cls(
+            path=_str(raw.get("path")),
+            methods=_strs(raw.get("methods")),
+            service=ServiceRef.parse(raw.get("service")),
+            no_auth=raw.get("noAuth") is True,
+            jwt=JwtConfig.parse(raw.get("jwt")),
+            ext_auth=ExtAuth.parse(raw.get("extAuth")),
+            timeout=_opt_int(raw.get("timeout")),
+            request_headers=_str_map(request.get("headers")),
+            request_cookies=_str_map(request.get("cookies")),
+        )
+
+
+@dataclass(frozen=True)
+class CorsPolicy:
+    """``spec.corsPolicy``; ``allow_origins`` keeps the one-key maps (``exact``/``prefix``/``regex``)."""
+
+    allow_origins: tuple[dict[str, str], ...]
+    allow_methods: tuple[str, ...]
+    allow_headers: tuple[str, ...]
+    expose_headers: tuple[str, ...]
+    allow_credentials: bool | None
+    max_age: int | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> CorsPolicy | None:
+        if not isinstance(raw, dict):
+            return None
+        credentials = raw.get("allowCredentials")
+        return cls(
+            allow_origins=tuple(_str_map(o) for o in raw.get("allowOrigins") or [] if isinstance(o, dict)),
+            allow_methods=_strs(raw.get("allowMethods")),
+            allow_headers=_strs(raw.get("allowHeaders")),
+            expose_headers=_strs(raw.get("exposeHeaders")),
+            allow_credentials=credentials if isinstance(credentials, bool) else None,
+            max_age=_opt_int(raw.get("maxAge")),
+        )
+
+
+@dataclass(frozen=True)
+class APIRule:
+    """An APIRule read as v2 (v2alpha1 has the same shape). ``raw`` is the object as given."""
+
+    name: str
+    namespace: str
+    api_version: str
+    annotations: dict[str, str]
+    finalizers: tuple[str, ...]
+    deleting: bool
+    spec_empty: bool
+    hosts: tuple[str, ...]
+    service: ServiceRef | None
+    gateway: str | None
+    external_gateway: str | None
+    cors: CorsPolicy | None
+    rules: tuple[Rule, ...]
+    timeout: int | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> APIRule:
+        """Read an APIRule manifest (any of the served versions; v1beta1 specs read as empty v2)."""
+        raw = dict(obj)
+        meta = _map(raw.get("metadata"))
+        spec = _map(raw.get("spec"))
+        return cls(
+            name=_str(meta.get("name")),
+            namespace=_str(meta.get("namespace")) or "default",
+            api_version=_str(raw.get("apiVersion")),
+            annotations=_str_map(meta.get("annotations")),
+            finalizers=_strs(meta.get("finalizers")),
+            deleting=bool(meta.get("deletionTimestamp")),
+            spec_empty=not any(v not in (None, [], {}, "") for v in spec.values()),
+            hosts=_strs(spec.get("hosts")),
+            service=ServiceRef.parse(spec.get("service")),
+            gateway=_opt_str(spec.get("gateway")),
+            external_gateway=_opt_str(spec.get("externalGateway")),
+            cors=CorsPolicy.parse(spec.get("corsPolicy")),
+            rules=tuple(Rule.parse(r) for r in spec.get("rules") or [] if isinstance(r, dict)),
+            timeout=_opt_int(spec.get("timeout")),
+            raw=raw,
+        )
+
+    @property
+    def original_version(self) -> str | None:
+        """The ``original-version`` annotation, or ``None`` when absent."""
+        return self.annotations.get(ORIGINAL_VERSION_ANNOTATION)
+
+    def rule_service(self, rule: Rule) -> ServiceRef | None:
+        """The service a rule routes to: the rule's own, else ``spec.service``."""
+        return rule.service if rule.service is not None else self.service
+
+    def service_namespace(self, rule: Rule) -> str:
+        """Namespace of a rule's service: rule.service.namespace → spec.service.namespace → the APIRule's
+        namespace, ``default`` when empty (api-gateway's ``FindServiceNamespace``)."""
+        if rule.service is not None and rule.service.namespace:
+            return rule.service.namespace
+        if self.service is not None and self.service.namespace:
+            return self.service.namespace
+        return self.namespace or "default"
+
+
+def owner_labels(name: str, namespace: str) -> dict[str, str]:
+    """The labels of every object generated for APIRule ``namespace/name``, in api-gateway's order."""
+    return {OWNER_NAME_LABEL: name, OWNER_NAMESPACE_LABEL: namespace, **COMMON_LABELS}
+
+
+def legacy_owner_value(name: str, namespace: str) -> str:
+    return f"{name}.{namespace}"
+
+
+def owner_label_selectors(name: str, namespace: str) -> list[str]:
+    """Label selectors that find the objects owned by APIRule ``namespace/name`` (new labels, and the
+    legacy label when its value fits a label value), as api-gateway's subresource repository queries."""
+    selectors = [f"{OWNER_NAME_LABEL}={name},{OWNER_NAMESPACE_LABEL}={namespace}"]
+    legacy = legacy_owner_value(name, namespace)
+    if len(legacy) <= 63:
+        selectors.append(f"{LEGACY_OWNER_LABEL}={legacy}")
+    return selectors
+
+
+def is_owned_by(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
+    """Whether ``obj`` carries the owner labels (new pair, or legacy) of APIRule ``namespace/name``.
+
+    As api-gateway's ownership check for occupied hosts: a legacy label decides alone when present.
+    """
+    labels = _str_map(_map(obj.get("metadata")).get("labels"))
+    if LEGACY_OWNER_LABEL in labels:
+        return labels[LEGACY_OWNER_LABEL] == legacy_owner_value(name, namespace)
+    return labels.get(OWNER_NAME_LABEL) == name and labels.get(OWNER_NAMESPACE_LABEL) == namespace
+
+
+def owned_objects(objects: Iterable[Mapping[str, Any]], name: str, namespace: str) -> list[dict[str, Any]]:
+    """The objects owned by APIRule ``namespace/name`` (either label set), deduplicated by
+    namespace/name keeping the higher ``metadata.generation``, sorted by namespace/name."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    legacy = legacy_owner_value(name, namespace)
+    for obj in objects:
+        meta = _map(obj.get("metadata"))
+        labels = _str_map(meta.get("labels"))
+        by_new = labels.get(OWNER_NAME_LABEL) == name and labels.get(OWNER_NAMESPACE_LABEL) == namespace
+        by_legacy = len(legacy) <= 63 and labels.get(LEGACY_OWNER_LABEL) == legacy
+        if not (by_new or by_legacy):
+            continue
+        key = (_str(meta.get("namespace")), _str(meta.get("name")))
+        previous = found.get(key)
+        if previous is None or (_opt_int(meta.get("generation")) or 0) > (
+            _opt_int(_map(previous.get("metadata")).get("generation")) or 0
+        ):
+            found[key] = dict(obj)
+    return [found[k] for k in sorted(found)]
+
+
+def referenced_services(apirule: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of every Service an APIRule references (spec level and rule level), in
+    first-use order. The Service watch maps a Service event to the APIRules whose list contains it."""
+    rule = APIRule.parse(apirule)
+    refs: list[tuple[str, str]] = []
+    candidates = [(r, rule.rule_service(r)) for r in rule.rules]
+    if rule.service is not None and not rule.rules:
+        candidates.append((Rule.parse({}), rule.service))
+    for r, service in candidates:
+        if service is None or not service.name:
+            continue
+        ref = (rule.service_namespace(r), service.name)
+        if ref not in refs:
+            refs.append(ref)
+    return refs

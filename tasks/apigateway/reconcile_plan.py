@@ -1,0 +1,233 @@
+"""One APIRule reconcile as a pure function: ``plan(apirule, state, settings) -> Plan``.
+
+The worker builds a :class:`~tasks.apigateway.state.ClusterState` through the ``kube`` layer, calls
+:func:`plan`, then applies ``Plan.actions`` in order, (un)sets the finalizer and writes ``Plan.status``;
+``render`` calls the same function on a snapshot made of manifests. Steps follow api-gateway's APIRule
+controller (``internal/controller/gateway``):
+
+1. deletion (``deletionTimestamp``): delete every owned object, then release the finalizer;
+2. pipeline selection by the ``original-version`` annotation (``v1beta1`` → not reconciled yet);
+3. finalizer (reported as ``add_finalizer``; the worker adds it before applying anything);
+4. gateway discovery, required CRDs, the ``api-gateway-config`` JWT handler;
+5. validation → ``Error`` with the failures;
+6. desired VirtualService, AuthorizationPolicies, RequestAuthentications, and their diff against the
+   owned objects (owned Ory Rules are deleted) → ``Ready``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks.apigateway import model
+from tasks.apigateway import status as st
+from tasks.apigateway.authorizationpolicy import desired_authorization_policies
+from tasks.apigateway.config import parse_config
+from tasks.apigateway.diff import (
+    Action,
+    delete_all,
+    diff_authorization_policies,
+    diff_request_authentications,
+    diff_virtual_service,
+)
+from tasks.apigateway.model import APIRule
+from tasks.apigateway.requestauthentication import desired_request_authentications
+from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
+from tasks.apigateway.validate import Failure, validate, workload_lookup
+from tasks.apigateway.virtualservice import HostError, desired_virtual_service, resolve_hosts
+
+_GATEWAY_REF = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?/([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)$")
+
+PIPELINE_V2 = "v2"
+PIPELINE_V1BETA1 = "v1beta1"
+PIPELINE_DELETION = "deletion"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Controller settings the plan needs.
+
+    Attributes:
+        reconciliation_interval: seconds until the next reconcile after success (seed: 30 minutes).
+        error_retry_interval: first retry delay after a failure in seconds (seed: 1 minute); the
+            worker's backoff base, carried here so both come from one place.
+        finalizer_requeue: seconds until the reconcile after the deletion step released the finalizer
+            (the original's 5 s).
+    """
+
+    reconciliation_interval: float = 1800.0
+    error_retry_interval: float = 60.0
+    finalizer_requeue: float = 5.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one reconcile does.
+
+    Attributes:
+        pipeline: ``v2``, ``v1beta1`` (not reconciled yet) or ``deletion``.
+        desired: desired manifests in processor order (VirtualService, AuthorizationPolicies,
+            RequestAuthentications); empty when validation failed.
+        actions: writes in order; apply them one by one and stop at the first failure.
+        status: the status to write, or ``None`` (deletion writes none).
+        add_finalizer: the finalizer is missing; add it before applying ``actions``.
+        remove_finalizer: release the finalizer after the deletes succeeded.
+        failures: the validation failures behind an ``Error`` status.
+        requeue_after: seconds until the next reconcile when the plan succeeds; ``None`` when the
+            status is ``Error`` (retry with backoff) or nothing is left to do.
+    """
+
+    pipeline: str
+    desired: tuple[dict[str, Any], ...] = ()
+    actions: tuple[Action, ...] = ()
+    status: st.Status | None = None
+    add_finalizer: bool = False
+    remove_finalizer: bool = False
+    failures: tuple[Failure, ...] = ()
+    requeue_after: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The status is ``Error``: the worker reports a failure so the key backs off and retries."""
+        return self.status is not None and self.status.state == st.ERROR
+
+    def with_status(self, status: st.Status) -> Plan:
+        """A copy with another status (the worker's apply errors, see :func:`status.apply_failed`)."""
+        failed = status.state == st.ERROR
+        return Plan(
+            self.pipeline,
+            self.desired,
+            self.actions,
+            status,
+            self.add_finalizer,
+            self.remove_finalizer,
+            self.failures,
+            None if failed else self.requeue_after,
+        )
+
+
+@dataclass(frozen=True)
+class _Owned:
+    virtual_services: list[dict[str, Any]] = field(default_factory=list)
+    authorization_policies: list[dict[str, Any]] = field(default_factory=list)
+    request_authentications: list[dict[str, Any]] = field(default_factory=list)
+    ory_rules: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _owned(rule: APIRule, state: ClusterState) -> _Owned:
+    return _Owned(
+        model.owned_objects(state.virtual_services, rule.name, rule.namespace),
+        model.owned_objects(state.authorization_policies, rule.name, rule.namespace),
+        model.owned_objects(state.request_authentications, rule.name, rule.namespace),
+        model.owned_objects(state.ory_rules, rule.name, rule.namespace),
+    )
+
+
+def select_pipeline(rule: APIRule) -> str:
+    """``v1beta1`` when the ``original-version`` annotation says so (or, without the annotation, the
+    object itself is v1beta1); every other APIRule goes through the v2 pipeline."""
+    version = rule.original_version
+    if version is None:
+        return PIPELINE_V1BETA1 if rule.api_version.endswith("/v1beta1") else PIPELINE_V2
+    return PIPELINE_V1BETA1 if version == "v1beta1" else PIPELINE_V2
+
+
+def _discover_gateway(rule: APIRule, state: ClusterState) -> tuple[str | None, st.Status | None]:
+    """``(namespace/name of the Istio Gateway, None)`` or ``(None, Error status)``."""
+    if bool(rule.gateway) == bool(rule.external_gateway):
+        return None, st.attribute_error("spec", "Either gateway or externalGateway must be specified")
+    if rule.gateway:
+        if not _GATEWAY_REF.fullmatch(rule.gateway):
+            return None, st.attribute_error("spec.gateway", "Gateway must be in the namespace/name format")
+        namespace, _, name = rule.gateway.partition("/")
+        if (namespace, name) not in state.gateways:
+            return None, st.attribute_error("spec.gateway", "Could not get specified Gateway")
+        return rule.gateway, None
+    ref = rule.external_gateway or ""
+    if not _GATEWAY_REF.fullmatch(ref):
+        return None, st.attribute_error("spec.externalGateway", "ExternalGateway must be in the namespace/name format")
+    namespace, _, name = ref.partition("/")
+    if (namespace, name) not in state.external_gateways:
+        return None, st.attribute_error("spec.externalGateway", "Could not get specified ExternalGateway")
+    generated = external_gateway_gateway_name(name)
+    if (namespace, generated) not in state.gateways:
+        return None, st.attribute_error(
+            "spec.externalGateway",
+            f"Could not find generated Gateway for ExternalGateway (expected: {namespace}/{generated})",
+        )
+    return f"{namespace}/{generated}", None
+
+
+def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | None = None) -> Plan:
+    """The reconcile of ``apirule`` (a v2 / v2alpha1 manifest) against ``state``. Pure; never raises for
+    bad input: every problem the user can fix is an ``Error`` or ``Warning`` status."""
+    settings = settings or Settings()
+    rule = APIRule.parse(apirule)
+    owned = _owned(rule, state)
+
+    if rule.deleting:
+        if model.FINALIZER not in rule.finalizers:
+            return Plan(PIPELINE_DELETION)
+        actions = (
+            delete_all(model.AUTHORIZATION_POLICY.kind, owned.authorization_policies)
+            + delete_all(model.REQUEST_AUTHENTICATION.kind, owned.request_authentications)
+            + delete_all(model.VIRTUAL_SERVICE.kind, owned.virtual_services)
+            + delete_all(model.ORY_RULE.kind, owned.ory_rules)
+        )
+        return Plan(PIPELINE_DELETION, actions=tuple(actions), remove_finalizer=True)
+
+    if select_pipeline(rule) == PIPELINE_V1BETA1:
+        return Plan(
+            PIPELINE_V1BETA1, status=st.v1beta1_not_reconciled(), requeue_after=settings.reconciliation_interval
+        )
+
+    add_finalizer = model.FINALIZER not in rule.finalizers
+
+    def result(status: st.Status, **kwargs: Any) -> Plan:
+        requeue = None if status.state == st.ERROR else settings.reconciliation_interval
+        return Plan(PIPELINE_V2, status=status, add_finalizer=add_finalizer, requeue_after=requeue, **kwargs)
+
+    if rule.spec_empty:  # checked first so the user sees the original's troubleshooting hint
+        failures = validate(rule, state)
+        return result(st.validation_failed(failures), failures=tuple(failures))
+
+    gateway_ref, error = _discover_gateway(rule, state)
+    if error is not None or gateway_ref is None:
+        return result(error or st.attribute_error("spec", "Either gateway or externalGateway must be specified"))
+
+    if state.crds is not None:
+        for crd in model.REQUIRED_CRDS:
+            if crd not in state.crds:
+                return result(st.missing_dependency(crd))
+
+    config = parse_config(state.config_maps.get(model.CONFIG_MAP))
+    if not config.valid:
+        return result(st.attribute_error("", f"Unsupported JWT Handler: {config.jwt_handler}"))
+
+    failures = validate(rule, state, gateway_ref)
+    if failures:
+        return result(st.validation_failed(failures), failures=tuple(failures))
+
+    gateway_ns, _, gateway_name = gateway_ref.partition("/")
+    try:
+        hosts = resolve_hosts(rule, state.gateways.get((gateway_ns, gateway_name)))
+    except HostError as exc:
+        return result(st.Status(st.ERROR, f"ApiRuleErrors: {exc}"))
+    selectors = [workload_lookup(rule, r, state)[1] for r in rule.rules]
+
+    virtual_service = desired_virtual_service(rule, hosts, gateway_ref)
+    policies = desired_authorization_policies(rule, hosts, selectors)
+    authentications = desired_request_authentications(rule, selectors)
+    actions = (
+        diff_virtual_service(virtual_service, owned.virtual_services)
+        + diff_authorization_policies(policies, owned.authorization_policies)
+        + diff_request_authentications(authentications, owned.request_authentications)
+        + delete_all(model.ORY_RULE.kind, owned.ory_rules)
+    )
+    return result(
+        st.ready(),
+        desired=(virtual_service, *policies, *authentications),
+        actions=tuple(actions),
+    )

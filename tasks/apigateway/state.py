@@ -1,0 +1,183 @@
+"""The cluster snapshot one APIRule reconcile reads: :class:`ClusterState`.
+
+The planner (:func:`tasks.apigateway.reconcile_plan.plan`) is pure and only looks at this snapshot.
+Two builders fill it: :meth:`ClusterState.from_manifests` from a list of manifests (``render`` and
+unit tests), and the worker's builder through the ``kube`` layer (wired separately), which reads the
+objects listed in :func:`reads_for`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks.apigateway import model
+
+NamespacedName = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What one reconcile may look up, as plain manifests.
+
+    Attributes:
+        gateways: Istio Gateways by ``(namespace, name)``.
+        external_gateways: ExternalGateway CRs by ``(namespace, name)``.
+        services: Services by ``(namespace, name)``.
+        config_maps: ConfigMaps by ``(namespace, name)`` (``api-gateway-config``, Istio's ``istio``).
+        pods: Pods (at least those selected by the referenced Services).
+        virtual_services: every VirtualService visible (occupied-host check, and the owned ones).
+        authorization_policies, request_authentications, ory_rules: at least the ones owned by the
+            APIRule; others are ignored.
+        crds: names of installed CRDs (``virtualservices.networking.istio.io``...); ``None`` = not
+            known, assume the required ones are installed.
+    """
+
+    gateways: Mapping[NamespacedName, dict[str, Any]] = field(default_factory=dict)
+    external_gateways: Mapping[NamespacedName, dict[str, Any]] = field(default_factory=dict)
+    services: Mapping[NamespacedName, dict[str, Any]] = field(default_factory=dict)
+    config_maps: Mapping[NamespacedName, dict[str, Any]] = field(default_factory=dict)
+    pods: tuple[dict[str, Any], ...] = ()
+    virtual_services: tuple[dict[str, Any], ...] = ()
+    authorization_policies: tuple[dict[str, Any], ...] = ()
+    request_authentications: tuple[dict[str, Any], ...] = ()
+    ory_rules: tuple[dict[str, Any], ...] = ()
+    crds: frozenset[str] | None = None
+
+    @classmethod
+    def from_manifests(cls, manifests: Iterable[Mapping[str, Any]]) -> ClusterState:
+        """Sort manifests into a snapshot by ``kind``; unknown kinds (and APIRules) are ignored.
+
+        A namespaced object without ``metadata.namespace`` is taken to be in ``default``, as kubectl does.
+        """
+        gateways: dict[NamespacedName, dict[str, Any]] = {}
+        external: dict[NamespacedName, dict[str, Any]] = {}
+        services: dict[NamespacedName, dict[str, Any]] = {}
+        config_maps: dict[NamespacedName, dict[str, Any]] = {}
+        pods: list[dict[str, Any]] = []
+        vss: list[dict[str, Any]] = []
+        aps: list[dict[str, Any]] = []
+        ras: list[dict[str, Any]] = []
+        rules: list[dict[str, Any]] = []
+        crds: set[str] = set()
+        for raw in manifests:
+            obj = _with_namespace(raw)
+            kind = obj.get("kind")
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            key = namespaced_name(obj)
+            if kind == "Gateway" and group == model.GATEWAY.group:
+                gateways[key] = obj
+            elif kind == model.EXTERNAL_GATEWAY.kind and group == model.GROUP:
+                external[key] = obj
+            elif kind == "Service" and group == "":
+                services[key] = obj
+            elif kind == "ConfigMap" and group == "":
+                config_maps[key] = obj
+            elif kind == "Pod" and group == "":
+                pods.append(obj)
+            elif kind == model.VIRTUAL_SERVICE.kind:
+                vss.append(obj)
+            elif kind == model.AUTHORIZATION_POLICY.kind:
+                aps.append(obj)
+            elif kind == model.REQUEST_AUTHENTICATION.kind:
+                ras.append(obj)
+            elif kind == model.ORY_RULE.kind and group == model.ORY_RULE.group:
+                rules.append(obj)
+            elif kind == "CustomResourceDefinition":
+                crds.add(str((raw.get("metadata") or {}).get("name", "")))
+        return cls(
+            gateways=gateways,
+            external_gateways=external,
+            services=services,
+            config_maps=config_maps,
+            pods=tuple(pods),
+            virtual_services=tuple(vss),
+            authorization_policies=tuple(aps),
+            request_authentications=tuple(ras),
+            ory_rules=tuple(rules),
+            crds=frozenset(crds) if crds else None,
+        )
+
+    def pods_selected(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
+        """Pods in ``namespace`` whose labels contain every ``selector`` pair (a Service's selection)."""
+        selected = []
+        for pod in self.pods:
+            meta = pod.get("metadata") or {}
+            labels = meta.get("labels") or {}
+            if meta.get("namespace") == namespace and all(labels.get(k) == v for k, v in selector.items()):
+                selected.append(pod)
+        return selected
+
+
+def namespaced_name(obj: Mapping[str, Any]) -> NamespacedName:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+_CLUSTER_SCOPED = {"Namespace", "Node", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
+
+
+def _with_namespace(raw: Mapping[str, Any]) -> dict[str, Any]:
+    obj = dict(raw)
+    meta = dict(obj.get("metadata") or {})
+    if obj.get("kind") not in _CLUSTER_SCOPED and not meta.get("namespace"):
+        meta["namespace"] = "default"
+    obj["metadata"] = meta
+    return obj
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What the worker's state builder reads for one APIRule (see :func:`reads_for`).
+
+    Attributes:
+        gateways: Gateways to get (the APIRule's ``spec.gateway`` and the default kyma-gateway).
+        external_gateways: ExternalGateways to get.
+        services: Services to get; then Pods in each Service's namespace selected by its selector.
+        config_maps: ConfigMaps to get (operator config, and Istio's mesh config when extAuth is used).
+        owner_selectors: label selectors for the owned VirtualServices, AuthorizationPolicies,
+            RequestAuthentications and Ory Rules (cluster-wide lists, results merged).
+        all_virtual_services: list every VirtualService (the occupied-host check needs them).
+    """
+
+    gateways: tuple[NamespacedName, ...]
+    external_gateways: tuple[NamespacedName, ...]
+    services: tuple[NamespacedName, ...]
+    config_maps: tuple[NamespacedName, ...]
+    owner_selectors: tuple[str, ...]
+    all_virtual_services: bool = True
+
+
+def reads_for(apirule: Mapping[str, Any]) -> Reads:
+    """The reads a reconcile of ``apirule`` needs, so the worker builds a complete :class:`ClusterState`."""
+    rule = model.APIRule.parse(apirule)
+    gateways = [model.DEFAULT_GATEWAY]
+    external: list[NamespacedName] = []
+    if rule.gateway and "/" in rule.gateway:
+        ns, _, name = rule.gateway.partition("/")
+        gateways.append((ns, name))
+    if rule.external_gateway and "/" in rule.external_gateway:
+        ns, _, name = rule.external_gateway.partition("/")
+        external.append((ns, name))
+        gateways.append((ns, external_gateway_gateway_name(name)))
+    config_maps = [model.CONFIG_MAP]
+    if any(r.ext_auth is not None for r in rule.rules):
+        config_maps.append(model.ISTIO_CONFIG_MAP)
+    return Reads(
+        gateways=tuple(dict.fromkeys(gateways)),
+        external_gateways=tuple(external),
+        services=tuple(model.referenced_services(apirule)),
+        config_maps=tuple(config_maps),
+        owner_selectors=tuple(model.owner_label_selectors(rule.name, rule.namespace)),
+    )
+
+
+def external_gateway_gateway_name(name: str) -> str:
+    """Name of the Istio Gateway generated for ExternalGateway ``name``: ``<base>-gw`` where base is the
+    name, or its first 37 characters + ``-`` + 7 hex digits of its sha256 when longer than 45."""
+    base = name
+    if len(name) > 45:
+        base = name[:37] + "-" + hashlib.sha256(name.encode()).hexdigest()[:7]
+    return f"{base}-gw"

@@ -1,0 +1,111 @@
+"""The APIRule v2 status the controller writes: ``Ready``, ``Error`` or ``Warning`` with a description.
+
+Texts are api-gateway's (``internal/processing/status``): "Reconciled successfully"; "Validation
+errors: " followed by at most three ``Attribute '<path>': <message>`` lines and "N more error(s)...";
+``<Kind>Errors: e1, e2`` lines when applying subresources fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+READY = "Ready"
+ERROR = "Error"
+WARNING = "Warning"
+RECONCILED = "Reconciled successfully"
+MAX_VALIDATION_LINES = 3
+V1BETA1_NOT_RECONCILED = (
+    "Version v1beta1 of APIRule is not reconciled yet: its processors (ory, istio) come in a later "
+    "release of Reconcilery, and the objects it generated before are left untouched. Migrate to version v2."
+)
+
+
+@dataclass(frozen=True)
+class Status:
+    """``status.state`` and ``status.description``."""
+
+    state: str
+    description: str
+
+    def to_dict(self, last_processed_time: str | None = None) -> dict[str, Any]:
+        """The ``status`` body; ``lastProcessedTime`` (RFC 3339) added when given."""
+        body: dict[str, Any] = {"state": self.state, "description": self.description}
+        if last_processed_time is not None:
+            body["lastProcessedTime"] = last_processed_time
+        return body
+
+    def same_as(self, current: Mapping[str, Any] | None) -> bool:
+        """Whether ``current`` (an APIRule's ``status``) already says this (time ignored)."""
+        current = current or {}
+        return current.get("state") == self.state and current.get("description") == self.description
+
+
+def ready() -> Status:
+    return Status(READY, RECONCILED)
+
+
+def validation_failed(failures: Sequence[object]) -> Status:
+    """``Error`` listing the first three failures (``str(failure)`` = ``Attribute '<p>': <m>``)."""
+    lines = [str(f) for f in failures[:MAX_VALIDATION_LINES]]
+    description = "Validation errors: " + "\n".join(lines)
+    if len(failures) > MAX_VALIDATION_LINES:
+        description += f"\n{len(failures) - MAX_VALIDATION_LINES} more error(s)..."
+    return Status(ERROR, description)
+
+
+def attribute_error(attribute_path: str, message: str) -> Status:
+    """``Error`` "Validation errors: Attribute '<path>': <message>" for one failure found before validation."""
+    return Status(ERROR, f"Validation errors: Attribute '{attribute_path}': {message}")
+
+
+def missing_dependency(crd: str) -> Status:
+    """``Warning`` for a CRD the v2 pipeline needs."""
+    return Status(WARNING, f"CRD {crd} is not present. Make sure to install required dependencies for the component")
+
+
+def v1beta1_not_reconciled() -> Status:
+    return Status(WARNING, V1BETA1_NOT_RECONCILED)
+
+
+def apply_failed(errors: Mapping[str, Sequence[str]]) -> Status:
+    """``Error`` with one ``<Kind>Errors: e1, e2`` line per kind that failed (``{"VirtualService": [...]}``)."""
+    lines = [f"{kind}Errors: {', '.join(messages)}" for kind, messages in errors.items() if messages]
+    return Status(ERROR, "\n".join(lines))
+
+
+#: Event reasons on the APIRule, one per kind of state change.
+REASON_RECONCILED = "Reconciled"
+REASON_VALIDATION_FAILED = "ValidationFailed"
+REASON_APPLY_FAILED = "ApplyFailed"
+REASON_WARNING = "Warning"
+
+
+def event_for(status: Status) -> tuple[str, str]:
+    """``(type, reason)`` of the Kubernetes Event announcing ``status``: ``Ready`` → Normal
+    ``Reconciled``; ``Error`` from validation → Warning ``ValidationFailed``; any other ``Error`` (a
+    write the API server refused) → Warning ``ApplyFailed``; ``Warning`` → Warning ``Warning``."""
+    if status.state == READY:
+        return "Normal", REASON_RECONCILED
+    if status.state == ERROR:
+        failed_validation = status.description.startswith("Validation errors")
+        return "Warning", REASON_VALIDATION_FAILED if failed_validation else REASON_APPLY_FAILED
+    return "Warning", REASON_WARNING
+
+
+def status_body(status: Status, generation: int | None, now: str) -> dict[str, Any]:
+    """The ``status`` the worker writes: state, description, ``lastProcessedTime`` ``now`` (RFC 3339)
+    and ``observedGeneration`` (the spec generation it describes; omitted when unknown)."""
+    body = status.to_dict(now)
+    if generation is not None:
+        body["observedGeneration"] = generation
+    return body
+
+
+def needs_write(status: Status, current: Mapping[str, Any] | None, generation: int | None) -> bool:
+    """Whether the status must be written: state or description differ from ``current`` (the
+    APIRule's ``status``), or it describes another generation. ``lastProcessedTime`` alone never
+    causes a write (a resync of an unchanged APIRule writes nothing)."""
+    current = current or {}
+    return not status.same_as(current) or (generation is not None and current.get("observedGeneration") != generation)

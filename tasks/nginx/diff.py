@@ -1,0 +1,109 @@
+"""Diff (pure): one upstream's current servers vs the desired addresses -> API actions.
+
+Ownership: the controller owns every server of every upstream that a prefixed Service port names
+(the original did the same: servers configured statically in such an upstream are removed). The
+desired set of an upstream is the union over *all* Services naming it, so deleting one Service (or
+one of its ports) removes exactly the addresses no other Service still wants, and an upstream no
+longer named by any Service is emptied. Upstreams never named by a Service are never touched.
+
+Level-triggered: :func:`diff` looks only at the current and desired state, never at events.
+Servers are created with NGINX Plus' default parameters and parameters drifted from them are
+PATCHed back, with a complete body, so one sync converges (the original PATCHed a body without the
+differing fields and so PATCHed again on every sync). ``backup`` cannot be PATCHed: such a server is
+deleted and added again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The parameters of a server this controller creates, as NGINX Plus reports its defaults.
+DESIRED_PARAMS: dict[str, Any] = {
+    "weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s", "slow_start": "0s",
+    "backup": False, "down": False,
+}
+_HTTP_ONLY_PARAMS: dict[str, Any] = {"route": "", "drain": False}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One API call: ``op`` is ``add`` (POST ``body``), ``delete`` (DELETE ``server_id``) or ``update``
+    (PATCH ``server_id`` with ``body``); ``server`` is the address, for logs."""
+
+    op: str
+    server: str
+    server_id: int | None = None
+    body: Mapping[str, Any] | None = None
+
+
+@dataclass
+class Plan:
+    """The actions of one sync, in execution order: adds, then deletes, then updates (so an upstream
+    keeps serving while its servers move)."""
+
+    adds: list[Action] = field(default_factory=list)
+    deletes: list[Action] = field(default_factory=list)
+    updates: list[Action] = field(default_factory=list)
+
+    @property
+    def actions(self) -> list[Action]:
+        return [*self.adds, *self.deletes, *self.updates]
+
+    def __bool__(self) -> bool:
+        return bool(self.adds or self.deletes or self.updates)
+
+    def summary(self) -> dict[str, int]:
+        return {"add": len(self.adds), "delete": len(self.deletes), "update": len(self.updates)}
+
+
+def desired_params(protocol: str) -> dict[str, Any]:
+    """Parameters every managed server should have (HTTP adds ``route: ""`` and ``drain: false``)."""
+    params = dict(DESIRED_PARAMS)
+    if protocol == "http":
+        params.update(_HTTP_ONLY_PARAMS)
+    return params
+
+
+def _drift(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of ``current`` that differ from ``params`` (absent ``drain`` counts as false)."""
+    return {k: v for k, v in params.items() if current.get(k, False if k == "drain" else None) != v}
+
+
+def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str]) -> Plan:
+    """The :class:`Plan` that turns ``current`` (server objects from ``GET .../servers``, with ``id``)
+    into exactly one server per ``desired`` address, each with :func:`desired_params`.
+
+    - an address wanted and absent -> ``add`` with the full body;
+    - a current server whose address is not wanted -> ``delete``;
+    - the same address present several times -> the lowest id is kept, the others deleted;
+    - a kept server with drifted parameters -> ``update`` with the full body (``server`` included);
+      a drifted ``backup`` flag (immutable) -> ``delete`` and ``add``.
+
+    ``protocol`` is ``http`` or ``stream``. Output order is deterministic (adds in address order,
+    deletes and updates by id).
+    """
+    params = desired_params(protocol)
+    wanted = set(desired)
+    kept: dict[str, Mapping[str, Any]] = {}
+    plan = Plan()
+    for server in sorted(current, key=lambda s: int(s["id"])):
+        address = str(server["server"])
+        if address not in wanted or address in kept:
+            plan.deletes.append(Action("delete", address, server_id=int(server["id"])))
+            continue
+        drift = _drift(server, params)
+        if "backup" in drift:
+            plan.deletes.append(Action("delete", address, server_id=int(server["id"])))
+            continue
+        kept[address] = server
+        if drift:
+            patch = {"server": address}
+            patch.update({k: v for k, v in params.items() if k != "backup"})
+            plan.updates.append(Action("update", address, server_id=int(server["id"]), body=patch))
+    for address in sorted(wanted - kept.keys()):
+        # ``drain`` is a PATCH-time state; a new server is simply not draining.
+        body = {"server": address, **{k: v for k, v in params.items() if k != "drain"}}
+        plan.adds.append(Action("add", address, body=body))
+    return plan

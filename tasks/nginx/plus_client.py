@@ -1,0 +1,274 @@
+"""NGINX Plus REST API client (the only code that talks to NGINX Plus), on ``requests``.
+
+Covers what the edge needs from ``ngx_http_api_module``: version negotiation (``GET <base>`` lists
+the versions; the highest one this client speaks is used and remembered per base URL) and the
+server endpoints of HTTP and stream upstreams, with the paths nginx-plus-go-client uses
+(``servers`` to list, ``servers/`` to add, ``servers/{id}/`` to modify or remove).
+
+Errors: :class:`PlusAPIError` for an error answer (status and code read from the JSON error body, as
+nginx-plus-go-client v2.4 does), :class:`PlusUnreachable` for connection failures and timeouts,
+:class:`PlusUnsupportedVersion` when the host speaks none of our versions. TLS follows the settings'
+:class:`~tasks.nginx.settings.TLSMode`; the PEM material never leaves memory except for a client key
+pair, which ``ssl`` can only load from files: it is written to a private temp file and removed at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import ssl
+import tempfile
+import threading
+from typing import Any
+from urllib.parse import quote
+
+import certifi
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+
+from tasks.nginx.settings import TLSMaterial, TLSMode
+
+log = logging.getLogger("tasks.nginx.plus_client")
+
+#: API versions this client speaks (the server fields it uses exist from version 4 on).
+SUPPORTED_VERSIONS = range(4, 10)
+#: (connect, read) timeouts in seconds; the original used 10 s for the whole request.
+DEFAULT_TIMEOUT = (3.0, 10.0)
+PROTOCOLS = ("http", "stream")
+
+
+class PlusError(Exception):
+    """Any failure talking to an NGINX Plus host."""
+
+
+class PlusUnreachable(PlusError):
+    """The host did not answer (connection refused, DNS, TLS handshake, timeout)."""
+
+
+class PlusUnsupportedVersion(PlusError):
+    """``GET <base>`` did not list any version this client speaks (or was not a version list)."""
+
+
+class PlusAPIError(PlusError):
+    """An error answer from the API.
+
+    Attributes: ``status`` and ``code`` from the JSON error body (``status`` falls back to the HTTP
+    status when the body is not the API's error JSON), ``text``, ``request_id``, ``href``,
+    ``http_status``, ``method``, ``url``.
+    """
+
+    def __init__(self, method: str, url: str, expected: int, response: requests.Response) -> None:
+        self.method, self.url, self.http_status = method, url, response.status_code
+        self.status, self.code, self.text, self.request_id, self.href = response.status_code, "", "", "", ""
+        try:
+            body = response.json()
+            error = body["error"]
+            self.status = int(error.get("status", response.status_code))
+            self.code = str(error.get("code", ""))
+            self.text = str(error.get("text", ""))
+            self.request_id = str(body.get("request_id", ""))
+            self.href = str(body.get("href", ""))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self.text = response.text[:200]
+        super().__init__(
+            f"{method} {url}: expected {expected} response, got {response.status_code}: "
+            f"error.status={self.status}; error.text={self.text}; error.code={self.code}; "
+            f"request_id={self.request_id}; href={self.href}")
+
+
+def _client_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+    fd, path = tempfile.mkstemp(prefix="nkl-client-", suffix=".pem")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(cert_pem.rstrip(b"\n") + b"\n" + key_pem)
+        context.load_cert_chain(path)
+    finally:
+        os.unlink(path)
+
+
+def ssl_context(tls: TLSMaterial) -> ssl.SSLContext:
+    """The client ``SSLContext`` for a TLS mode (see :class:`~tasks.nginx.settings.TLSMode`).
+
+    Raises :class:`PlusError` when the PEM material does not load (message without the material).
+    """
+    try:
+        if tls.mode in (TLSMode.SS_TLS, TLSMode.SS_MTLS):
+            assert tls.ca_pem is not None
+            context = ssl.create_default_context(cadata=tls.ca_pem.reveal().decode("ascii", "replace"))
+        else:
+            context = ssl.create_default_context()
+            if tls.mode is not TLSMode.NO_TLS:
+                context.load_verify_locations(certifi.where())
+        if tls.mode is TLSMode.NO_TLS:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if tls.mode.needs_client_cert:
+            assert tls.client_cert_pem is not None and tls.client_key_pem is not None
+            _client_chain(context, tls.client_cert_pem.reveal(), tls.client_key_pem.reveal())
+    except (ssl.SSLError, ValueError) as exc:
+        raise PlusError(f"tls-mode {tls.mode.value}: cannot load the certificates: {type(exc).__name__}: "
+                        f"{getattr(exc, 'reason', None) or 'invalid PEM'}") from None
+    return context
+
+
+class _ContextAdapter(HTTPAdapter):
+    """Uses one ``SSLContext`` for every HTTPS connection (and nothing else: no certifi bundle added)."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._context = context
+        super().__init__(pool_connections=4, pool_maxsize=4)
+
+    def build_connection_pool_key_attributes(self, request: Any, verify: Any, cert: Any = None) -> Any:
+        host_params, _ = super().build_connection_pool_key_attributes(request, verify, cert)
+        return host_params, {"ssl_context": self._context}
+
+    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        return None  # verification is the context's business
+
+
+def _fingerprint(tls: TLSMaterial) -> str:
+    digest = hashlib.sha256(tls.mode.value.encode())
+    for part in (tls.ca_pem, tls.client_cert_pem, tls.client_key_pem):
+        digest.update(b"\0" + (part.reveal() if part else b""))
+    return digest.hexdigest()
+
+
+_local = threading.local()
+_versions: dict[str, int] = {}
+_versions_lock = threading.Lock()
+
+
+def _session(tls: TLSMaterial) -> requests.Session:
+    """A keep-alive session per thread and TLS material (sessions are not shared between threads)."""
+    sessions: dict[str, requests.Session] = _local.__dict__.setdefault("sessions", {})
+    key = _fingerprint(tls)
+    session = sessions.get(key)
+    if session is None:
+        if tls.mode is TLSMode.NO_TLS:
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        session = requests.Session()
+        session.trust_env = False  # no proxies from the environment between us and NGINX Plus
+        session.mount("https://", _ContextAdapter(ssl_context(tls)))
+        session.headers.update({"Accept": "application/json"})
+        if len(sessions) > 16:
+            for old in sessions.values():
+                old.close()
+            sessions.clear()
+        sessions[key] = session
+    return session
+
+
+def forget_versions() -> None:
+    """Forget the negotiated API versions (tests; a host that was replaced)."""
+    with _versions_lock:
+        _versions.clear()
+
+
+class PlusClient:
+    """One NGINX Plus host's API.
+
+    Args:
+        base_url: the API location, e.g. ``http://10.1.1.4:9000/api`` (a trailing ``/`` is ignored).
+        tls: TLS material for the settings' mode (default ``no-tls``).
+        timeout: ``(connect, read)`` seconds.
+        api_version: skip negotiation and use this version.
+
+    ``requests_made`` counts the HTTP requests this client sent (version negotiation included).
+    """
+
+    def __init__(self, base_url: str, tls: TLSMaterial | None = None,
+                 timeout: tuple[float, float] = DEFAULT_TIMEOUT, api_version: int | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.tls = tls or TLSMaterial()
+        self.timeout = timeout
+        self._version = api_version
+        self.requests_made = 0
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    def _send(self, method: str, url: str, expected: int, body: Any = None) -> Any:
+        self.requests_made += 1
+        try:
+            response = _session(self.tls).request(method, url, json=body, timeout=self.timeout)
+        except requests.exceptions.SSLError as exc:
+            raise PlusUnreachable(f"{method} {url}: TLS failed ({self.tls.mode.value}): {exc}") from None
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise PlusUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
+        if response.status_code != expected:
+            error = PlusAPIError(method, url, expected, response)
+            if error.code == "UnknownVersion":
+                with _versions_lock:
+                    _versions.pop(self.base_url, None)
+            raise error
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise PlusError(f"{method} {url}: answer is not JSON") from None
+
+    def api_version(self) -> int:
+        """The highest version both sides speak: ``GET <base_url>`` once per base URL and process.
+
+        Raises :class:`PlusUnsupportedVersion`, :class:`PlusAPIError`, :class:`PlusUnreachable`.
+        """
+        if self._version is not None:
+            return self._version
+        with _versions_lock:
+            known = _versions.get(self.base_url)
+        if known is None:
+            listed = self._send("GET", self.base_url, 200)
+            if not isinstance(listed, list) or not all(isinstance(v, int) for v in listed):
+                raise PlusUnsupportedVersion(f"GET {self.base_url}: expected a list of API versions, got "
+                                             f"{str(listed)[:100]!r}")
+            common = set(listed) & set(SUPPORTED_VERSIONS)
+            if not common:
+                raise PlusUnsupportedVersion(
+                    f"{self.base_url} speaks API versions {listed}; this client needs one of "
+                    f"{SUPPORTED_VERSIONS.start}..{SUPPORTED_VERSIONS.stop - 1}")
+            known = max(common)
+            with _versions_lock:
+                _versions[self.base_url] = known
+        self._version = known
+        return known
+
+    def _url(self, protocol: str, *parts: str | int, trailing: bool = False) -> str:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be http or stream, got {protocol!r}")
+        path = "/".join(quote(str(p), safe="") for p in parts)
+        return f"{self.base_url}/{self.api_version()}/{protocol}/upstreams/{path}" + ("/" if trailing else "")
+
+    # -- endpoints ---------------------------------------------------------------------------------
+
+    def versions(self) -> list[int]:
+        """``GET <base_url>``: the versions the host lists."""
+        return list(self._send("GET", self.base_url, 200))
+
+    def list_upstreams(self, protocol: str) -> dict[str, Any]:
+        """``GET /{v}/{protocol}/upstreams``: upstream name -> status object."""
+        return dict(self._send("GET", self._url(protocol).rstrip("/"), 200))
+
+    def list_servers(self, protocol: str, upstream: str) -> list[dict[str, Any]]:
+        """``GET .../upstreams/{u}/servers``: the server objects (``404 UpstreamNotFound`` if undeclared)."""
+        return list(self._send("GET", self._url(protocol, upstream, "servers"), 200))
+
+    def get_server(self, protocol: str, upstream: str, server_id: int) -> dict[str, Any]:
+        """``GET .../servers/{id}``."""
+        return dict(self._send("GET", self._url(protocol, upstream, "servers", server_id), 200))
+
+    def add_server(self, protocol: str, upstream: str, server: dict[str, Any]) -> dict[str, Any]:
+        """``POST .../servers/`` (201): the created server object with its ``id``."""
+        return dict(self._send("POST", self._url(protocol, upstream, "servers", trailing=True), 201, server))
+
+    def update_server(self, protocol: str, upstream: str, server_id: int, fields: dict[str, Any]
+                      ) -> dict[str, Any]:
+        """``PATCH .../servers/{id}/`` (200): the updated server object."""
+        url = self._url(protocol, upstream, "servers", server_id, trailing=True)
+        return dict(self._send("PATCH", url, 200, fields))
+
+    def delete_server(self, protocol: str, upstream: str, server_id: int) -> list[dict[str, Any]]:
+        """``DELETE .../servers/{id}/`` (200): the remaining servers."""
+        url = self._url(protocol, upstream, "servers", server_id, trailing=True)
+        return list(self._send("DELETE", url, 200) or [])

@@ -1,0 +1,121 @@
+"""Commands of the Snatch domain: ``reconcilery render snatch`` and ``reconcilery webhook``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+from tasks.snatch.mutate import DEFAULT_POOL
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _expand(files: list[str]) -> list[str]:
+    out: list[str] = []
+    for f in files:
+        p = Path(f)
+        if f != "-" and p.is_dir():
+            out += sorted(str(c) for c in p.iterdir() if c.suffix in (".yaml", ".yml", ".json"))
+        else:
+            out.append(f)
+    return out
+
+
+def load_objects(files: list[str]) -> list[Any]:
+    """Every YAML/JSON document of ``files`` (``-`` is stdin; a directory means its *.yaml/*.yml/*.json).
+
+    Raises ``ValueError`` naming the file for unreadable input or a document that is not an object.
+    """
+    docs: list[Any] = []
+    for f in _expand(files):
+        try:
+            text = sys.stdin.read() if f == "-" else Path(f).read_text()
+            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cannot read {f}: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{f} is not valid YAML: {exc}") from None
+        for i, d in enumerate(loaded):
+            if not isinstance(d, dict):
+                raise ValueError(f"{f}: document {i + 1} is not a Kubernetes object")
+        docs += loaded
+    return docs
+
+
+def render(
+    files: list[str] = typer.Option(..., "-f", "--filename",
+                                    help="YAML/JSON with Pods, Namespaces and Nodes (repeatable, '-' = stdin)."),
+    kyma_worker_pool_name: str = typer.Option(DEFAULT_POOL, "--kyma-worker-pool-name",
+                                              help="The Kyma worker pool the injected affinity prefers."),
+) -> None:
+    """Print the Pods as the Snatch webhook would admit them (YAML stream), each after a comment with the
+    decision. Namespaces and Nodes of the input are the cluster context."""
+    from tasks.snatch.render import render as render_pods
+
+    try:
+        objects = load_objects(files)
+    except ValueError as exc:
+        _fail(str(exc))
+        return
+    rendered = render_pods(objects, kyma_worker_pool_name)
+    if not rendered:
+        typer.echo("# no Pods in the input", err=True)
+    for i, r in enumerate(rendered):
+        if i:
+            typer.echo("---")
+        typer.echo(f"# {r.ref}: {r.decision.reason.value}: {r.decision.message}")
+        typer.echo(yaml.safe_dump(r.pod, sort_keys=False).rstrip("\n"))
+
+
+def webhook(
+    cert_dir: str = typer.Option("/tmp/k8s-webhook-server/serving-certs", "--cert-dir",
+                                 help="Directory with tls.crt, tls.key and ca.crt (a mounted Secret)."),
+    kyma_worker_pool_name: str = typer.Option(DEFAULT_POOL, "--kyma-worker-pool-name",
+                                              help="The Kyma worker pool name."),
+    port: int = typer.Option(9443, "--port", help="HTTPS port of the admission endpoint."),
+    health_port: int = typer.Option(8081, "--health-port", help="Port of /healthz and /readyz (HTTP)."),
+    metrics_port: int = typer.Option(8080, "--metrics-port", help="Port of /metrics (HTTP); -1 disables."),
+    host: str = typer.Option("0.0.0.0", "--host", help="Listen address."),
+    kubeconfig: str = typer.Option("", "--kubeconfig", envvar="RECONCILERY_KUBECONFIG",
+                                   help="kubeconfig (default: in-cluster, else ~/.kube/config)."),
+    webhook_config_name: str = typer.Option("kim-snatch-mutating-webhook-configuration", "--webhook-cfg-name",
+                                            help="MutatingWebhookConfiguration whose caBundle is kept in sync "
+                                                 "('' disables the sync enqueue)."),
+    node_check_interval: float = typer.Option(10.0, "--node-check-interval",
+                                              help="Seconds between Kyma pool node checks."),
+    namespace_resync: float = typer.Option(30.0, "--namespace-resync",
+                                           help="Seconds between full namespace cache refreshes."),
+    dev_state_dir: str = typer.Option("", "--dev-state-dir",
+                                      help="Generate a dev CA and serving certificate under this directory "
+                                           "and serve them (overrides --cert-dir)."),
+    log_level: str = typer.Option("INFO", "--log-level", "-l"),
+) -> None:
+    """Run the Snatch mutating admission webhook until SIGTERM/SIGINT."""
+    from tasks.snatch.tls import CertificateError
+    from tasks.snatch.webhook import serve
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if dev_state_dir:
+        from tasks.snatch.certs import ensure_dev_certs
+
+        dev = ensure_dev_certs(dev_state_dir)
+        cert_dir = str(dev.cert_dir)
+        typer.echo(f"dev certificates in {cert_dir} (CA: {dev.ca_path})", err=True)
+    try:
+        serve(cert_dir, kyma_worker_pool_name, port, health_port, metrics_port, kubeconfig or None, host,
+              node_check_interval=node_check_interval, namespace_resync=namespace_resync,
+              webhook_config_name=webhook_config_name or None)
+    except CertificateError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        typer.echo(f"error: cannot listen: {exc}", err=True)
+        raise typer.Exit(1) from None

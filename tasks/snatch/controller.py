@@ -1,0 +1,186 @@
+"""caBundle sync: keep every ``clientConfig.caBundle`` of the webhook's MutatingWebhookConfiguration
+equal to the CA that signed the serving certificate.
+
+As KIM Snatch's certwatcher callback (``cmd/main.go``, notes §4.3): read ``ca.crt``, GET the
+configuration, set the caBundle of each webhook that differs, write only if something changed, retry
+quickly on conflicts. Here it is a controller on the ``snatch`` queue: the webhook enqueues the key
+after each certificate (re)load, and the periodic resync (beat) repairs a configuration that was
+re-applied without its caBundle. Failures back off and retry instead of the original's exit 1.
+
+The key is ``Key(cluster, "", <configuration name>)``. The CA comes from, in this order:
+``$RECONCILERY_SNATCH_CERT_DIR/ca.crt`` when that variable is set (local runs, where the worker sees
+the webhook's certificate directory), else key ``ca.crt`` of the Secret
+``$RECONCILERY_SNATCH_CA_SECRET`` (``namespace/name``, default ``kyma-system/kim-snatch-certificates``,
+the Secret the webhook mounts).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
+
+log = logging.getLogger("reconcilery.snatch.cabundle")
+
+CONTROLLER_NAME = "snatch-cabundle"
+QUEUE = "snatch"
+#: Name of the MutatingWebhookConfiguration in deploy/snatch (KIM Snatch's name).
+WEBHOOK_CONFIG_NAME = "kim-snatch-mutating-webhook-configuration"
+ENV_WEBHOOK_CONFIG = "RECONCILERY_SNATCH_WEBHOOK_CONFIG"
+ENV_CERT_DIR = "RECONCILERY_SNATCH_CERT_DIR"
+ENV_CA_SECRET = "RECONCILERY_SNATCH_CA_SECRET"
+DEFAULT_CA_SECRET = "kyma-system/kim-snatch-certificates"
+#: Seconds between resyncs (the original polls its certificate files every 10 s; a caBundle
+#: wiped by a re-apply is repaired within this interval).
+RESYNC_SECONDS = 60.0
+#: Attempts on 409 before the reconcile fails and backs off (client-go's DefaultBackoff has 4 steps).
+CONFLICT_ATTEMPTS = 4
+
+
+class CAError(Exception):
+    """The CA certificate is missing or is not PEM-encoded X.509."""
+
+
+def webhook_config_name() -> str:
+    """The configuration this process maintains: ``$RECONCILERY_SNATCH_WEBHOOK_CONFIG`` or the default."""
+    return os.environ.get(ENV_WEBHOOK_CONFIG) or WEBHOOK_CONFIG_NAME
+
+
+def webhook_config_key(name: str | None = None, cluster: str = LOCAL_CLUSTER) -> Key:
+    """The workqueue key of the caBundle sync of configuration ``name``."""
+    return Key(cluster, "", name or webhook_config_name())
+
+
+def validate_ca(pem: bytes) -> bytes:
+    """``pem`` if it holds at least one PEM X.509 certificate; raises :class:`CAError` otherwise."""
+    try:
+        if not x509.load_pem_x509_certificates(pem):
+            raise ValueError("no certificate")
+    except ValueError as exc:
+        raise CAError(f"CA is not a PEM certificate: {exc}") from None
+    return pem
+
+
+def _decoded_bundle(value: Any) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def with_ca_bundle(config: dict[str, Any], ca_pem: bytes) -> tuple[dict[str, Any] | None, list[str]]:
+    """Pure: ``config`` with every ``webhooks[*].clientConfig.caBundle`` set to ``ca_pem``.
+
+    Returns ``(updated, changed_webhook_names)``; ``updated`` is ``None`` when every caBundle already
+    equals ``ca_pem`` (no write needed, as the original's "up to date"). ``config`` is not modified.
+    """
+    updated = copy.deepcopy(config)
+    changed: list[str] = []
+    encoded = base64.b64encode(ca_pem).decode()
+    for i, hook in enumerate(updated.get("webhooks") or []):
+        if not isinstance(hook, dict):
+            continue
+        client_config = hook.setdefault("clientConfig", {})
+        if _decoded_bundle(client_config.get("caBundle")) != ca_pem:
+            client_config["caBundle"] = encoded
+            changed.append(str(hook.get("name") or i))
+    return (updated if changed else None), changed
+
+
+def read_ca(kube: Any) -> bytes:
+    """The CA PEM from the certificate directory or the Secret (see the module doc).
+
+    Raises :class:`CAError` when it is missing or invalid; API errors of the Secret read propagate.
+    """
+    cert_dir = os.environ.get(ENV_CERT_DIR)
+    if cert_dir:
+        path = Path(cert_dir) / "ca.crt"
+        try:
+            return validate_ca(path.read_bytes())
+        except OSError as exc:
+            raise CAError(f"unable to read certificate {path}: {exc}") from None
+    from kube import resources
+
+    ref = os.environ.get(ENV_CA_SECRET) or DEFAULT_CA_SECRET
+    namespace, _, name = ref.rpartition("/")
+    secret = kube.get(resources.SECRET, name, namespace=namespace or "kyma-system")
+    if secret is None:
+        raise CAError(f"Secret {ref} not found")
+    raw = (secret.get("data") or {}).get("ca.crt")
+    if not raw:
+        raise CAError(f"Secret {ref} has no ca.crt")
+    try:
+        return validate_ca(base64.b64decode(raw))
+    except (binascii.Error, ValueError) as exc:
+        raise CAError(f"Secret {ref} ca.crt is not base64: {exc}") from None
+
+
+def sync_ca_bundle(kube: Any, name: str, ca_pem: bytes) -> list[str]:
+    """Write ``ca_pem`` into configuration ``name`` (GET, pure update, PUT with resourceVersion,
+    again on 409 up to :data:`CONFLICT_ATTEMPTS` times). Returns the changed webhook names
+    (``[]`` when up to date or when the configuration does not exist). Raises ``kube.Conflict``
+    after the last attempt and any other ``kube.ApiError``.
+    """
+    from kube import Conflict, resources
+
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        config = kube.get(resources.MUTATING_WEBHOOK_CONFIGURATION, name)
+        if config is None:
+            log.info("mutating webhook configuration not found, nothing to sync name=%s", name)
+            return []
+        updated, changed = with_ca_bundle(config, ca_pem)
+        if updated is None:
+            log.debug("mutating webhook configuration up to date name=%s", name)
+            return []
+        updated.get("metadata", {}).pop("managedFields", None)
+        try:
+            kube.replace(resources.MUTATING_WEBHOOK_CONFIGURATION, updated)
+        except Conflict:
+            if attempt == CONFLICT_ATTEMPTS:
+                raise
+            continue
+        log.info("patched caBundle of mutating webhook configuration name=%s webhooks=%s attempt=%d", name,
+                 ",".join(changed), attempt)
+        return changed
+    return []  # pragma: no cover - the loop returns or raises
+
+
+def reconcile(key: Key) -> Result:
+    """Reconcile the caBundle of configuration ``key.name`` in cluster ``key.cluster``."""
+    from kube import client_for
+
+    kube = client_for(key.cluster)
+    try:
+        ca_pem = read_ca(kube)
+    except CAError as exc:
+        log.error("unable to read CA for caBundle sync name=%s error=%s", key.name, exc)
+        return Result.error(str(exc))
+    sync_ca_bundle(kube, key.name, ca_pem)
+    return Result.done()
+
+
+def list_keys() -> list[Key]:
+    """The one key the resync enqueues: the configured webhook configuration of the local cluster."""
+    return [webhook_config_key()]
+
+
+CONTROLLER = registry.register(
+    Controller(
+        name=CONTROLLER_NAME,
+        queue=QUEUE,
+        reconcile=reconcile,
+        backoff=Backoff(base=0.5, cap=60.0, jitter=0.1),
+        resync_interval=RESYNC_SECONDS,
+        list_keys=list_keys,
+    )
+)

@@ -1,0 +1,417 @@
+"""The Snatch webhook server: HTTPS admission endpoint, health probes and Prometheus metrics (aiohttp).
+
+As KIM Snatch (``cmd/main.go``): ``POST /mutate--v1-pod`` on the HTTPS port (9443) answers
+``admission.k8s.io/v1`` AdmissionReviews; ``/healthz`` and ``/readyz`` on the health port (8081);
+``/metrics`` over plain HTTP on the metrics port (8080). The serving key pair comes from the
+certificate directory and is reloaded in place when it changes (:mod:`tasks.snatch.tls`); on every
+(re)load the caBundle sync is enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`).
+
+Differences from the original: a malformed AdmissionReview is an HTTP 400 (not a 200 with
+``allowed: false``); a failure inside the mutation admits the Pod unchanged (the original denies it
+with 403); ``/readyz`` fails until a certificate is loaded and the listener is up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from tasks.snatch import metrics
+from tasks.snatch.clusterview import ClusterView, KubeClusterView
+from tasks.snatch.mutate import (
+    MAX_BODY_BYTES,
+    OMITTED_NAMESPACES,
+    AdmissionRequest,
+    ClusterContext,
+    Decision,
+    MalformedReview,
+    Reason,
+    decide,
+    parse_review,
+    review_response,
+)
+from tasks.snatch.tls import CertificateReloader
+
+log = logging.getLogger("reconcilery.snatch.webhook")
+
+#: Path of the Pod mutation endpoint (controller-runtime's path for the core/v1 Pod defaulter).
+MUTATE_PATH = "/mutate--v1-pod"
+DEFAULT_PORT = 9443
+DEFAULT_HEALTH_PORT = 8081
+DEFAULT_METRICS_PORT = 8080
+
+# Expected skips are debug; unexpected ones are warnings ("a log line and a metric").
+_UNEXPECTED = {Reason.NO_POOL_NODE, Reason.NAMESPACE_UNKNOWN, Reason.MALFORMED_POD, Reason.NOT_A_POD}
+
+
+def _bad_request(message: str, status: int = 400) -> web.Response:
+    reason = {400: "BadRequest", 413: "RequestEntityTooLarge"}.get(status, "BadRequest")
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason,
+            "code": status}
+    return web.json_response(body, status=status)
+
+
+class AdmissionHandler:
+    """Answers AdmissionReviews with the pool ``pool`` and the cluster knowledge of ``view``."""
+
+    def __init__(self, pool: str, view: ClusterView) -> None:
+        self.pool = pool
+        self.view = view
+
+    async def context_for(self, request: AdmissionRequest) -> ClusterContext:
+        """The cluster context; the namespace is only looked up when the decision needs it."""
+        present = self.view.pool_node_present
+        labels = None
+        if request.operation == "CREATE" and present and request.namespace not in OMITTED_NAMESPACES:
+            labels = await self.view.namespace_labels(request.namespace)
+        return ClusterContext(self.pool, present, labels)
+
+    async def handle(self, http: web.Request) -> web.Response:
+        started = time.perf_counter()
+        try:
+            body = await http.read()
+            review = parse_review(body, http.headers.get("Content-Type", ""))
+        except MalformedReview as exc:
+            metrics.ADMISSION_REQUESTS.labels("rejected", "malformed_review").inc()
+            log.warning("malformed admission review status=%d error=%s", exc.status, exc.message)
+            return _bad_request(exc.message, exc.status)
+        try:
+            decision = decide(review, await self.context_for(review))
+        except Exception as exc:  # never block a Pod: admit unchanged
+            log.exception("mutation failed, admitting unchanged uid=%s pod=%s/%s", review.uid, review.namespace,
+                          review.name)
+            decision = Decision(Reason.MALFORMED_POD, f"internal error: {exc}")
+            metrics.ADMISSION_REQUESTS.labels("unchanged", "internal_error").inc()
+        else:
+            metrics.ADMISSION_REQUESTS.labels("mutated" if decision.mutated else "unchanged",
+                                              decision.reason.value).inc()
+        level = (logging.INFO if decision.mutated else
+                 logging.WARNING if decision.reason in _UNEXPECTED else logging.DEBUG)
+        if log.isEnabledFor(level):
+            log.log(level, "admission uid=%s pod=%s/%s reason=%s message=%s", review.uid, review.namespace,
+                    review.name, decision.reason.value, decision.message)
+        response = web.Response(body=json.dumps(review_response(review, decision)).encode(),
+                                content_type="application/json")
+        metrics.ADMISSION_DURATION.observe(time.perf_counter() - started)
+        return response
+
+
+@dataclass
+class Ports:
+    """Bound ports (resolved when 0 was asked for)."""
+
+    webhook: int
+    health: int
+    metrics: int
+
+
+class WebhookServer:
+    """The three listeners, the certificate reloader and the cluster view of one webhook process.
+
+    Args:
+        cert_dir: directory with ``tls.crt``, ``tls.key`` (and ``ca.crt``).
+        pool: Kyma worker pool name.
+        view: cluster view (:class:`KubeClusterView` in production).
+        host: listen address of all three listeners.
+        port, health_port, metrics_port: ports; ``0`` picks a free one (see :attr:`ports`);
+            ``metrics_port < 0`` disables metrics.
+        on_cert_reload: called after each certificate (re)load (the caBundle sync enqueue).
+        cert_poll_interval: seconds between certificate polls besides file events.
+    """
+
+    def __init__(self, cert_dir: str | os.PathLike[str], pool: str, view: ClusterView, host: str = "0.0.0.0",
+                 port: int = DEFAULT_PORT, health_port: int = DEFAULT_HEALTH_PORT,
+                 metrics_port: int = DEFAULT_METRICS_PORT, on_cert_reload: Callable[[], None] | None = None,
+                 cert_poll_interval: float = 10.0) -> None:
+        self.host = host
+        self.view = view
+        self.handler = AdmissionHandler(pool, view)
+        self.reloader = CertificateReloader(cert_dir, on_reload=on_cert_reload, poll_interval=cert_poll_interval)
+        self._wanted = Ports(port, health_port, metrics_port)
+        self.ports = Ports(port, health_port, metrics_port)
+        self._runners: list[web.AppRunner] = []
+        self._stop = asyncio.Event()
+        self._watch: asyncio.Task[None] | None = None
+        self.serving = False
+
+    # ---- apps ------------------------------------------------------------------------------
+
+    def _webhook_app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
+        app.router.add_post(MUTATE_PATH, self.handler.handle)
+        return app
+
+    def _health_app(self) -> web.Application:
+        async def healthz(_: web.Request) -> web.Response:
+            return web.Response(text="ok")
+
+        async def readyz(_: web.Request) -> web.Response:
+            if self.serving and self.reloader.loaded:
+                return web.Response(text="ok")
+            return web.Response(status=503, text="webhook not serving yet")
+
+        app = web.Application()
+        for path in ("/healthz", "/healthz/ping"):
+            app.router.add_get(path, healthz)
+        for path in ("/readyz", "/readyz/ping"):
+            app.router.add_get(path, readyz)
+        return app
+
+    @staticmethod
+    def _metrics_app() -> web.Application:
+        async def metrics_handler(_: web.Request) -> web.Response:
+            resp = web.Response(body=generate_latest(REGISTRY))
+            resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+            return resp
+
+        app = web.Application()
+        app.router.add_get("/metrics", metrics_handler)
+        return app
+
+    async def _listen(self, app: web.Application, port: int, ssl_context: Any = None) -> int:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        self._runners.append(runner)
+        site = web.TCPSite(runner, self.host, port, ssl_context=ssl_context, shutdown_timeout=5.0)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        return int(sockets[0].getsockname()[1]) if sockets else port
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load the key pair (raises :class:`tasks.snatch.tls.CertificateError` if it is unusable,
+        as the original fails start-up), run the first cluster checks, then listen."""
+        self._stop.clear()
+        self.reloader.load()
+        self.ports.health = await self._listen(self._health_app(), self._wanted.health)
+        if self._wanted.metrics >= 0:
+            self.ports.metrics = await self._listen(self._metrics_app(), self._wanted.metrics)
+        await self.view.start()
+        self._watch = asyncio.create_task(self.reloader.run(self._stop))
+        self.ports.webhook = await self._listen(self._webhook_app(), self._wanted.webhook, self.reloader.context)
+        self.serving = True
+        log.info("webhook serving host=%s port=%d health_port=%d metrics_port=%d path=%s", self.host,
+                 self.ports.webhook, self.ports.health, self.ports.metrics, MUTATE_PATH)
+
+    async def stop(self) -> None:
+        """Stop listening (open requests finish), stop the watchers and the cluster view."""
+        self.serving = False
+        self._stop.set()
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        self._runners = []
+        if self._watch is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+            self._watch = None
+        await self.view.stop()
+        self.reloader.close()
+
+    @property
+    def url(self) -> str:
+        """URL of the Pod mutation endpoint (``https://<host>:<port>/mutate--v1-pod``)."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"https://{host}:{self.ports.webhook}{MUTATE_PATH}"
+
+
+class RunningWebhook:
+    """A :class:`WebhookServer` running on its own event loop in a daemon thread (tests, ``reconcilery up``)."""
+
+    def __init__(self, server: WebhookServer) -> None:
+        self.server = server
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="snatch-webhook", daemon=True)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._done: asyncio.Event | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def main() -> None:
+            self._done = asyncio.Event()
+            try:
+                await self.server.start()
+            except BaseException as exc:
+                self._error = exc
+                self._started.set()
+                await self.server.stop()
+                return
+            self._started.set()
+            await self._done.wait()
+            await self.server.stop()
+
+        try:
+            self._loop.run_until_complete(main())
+        finally:
+            self._loop.close()
+
+    def start(self, timeout: float = 30.0) -> RunningWebhook:
+        """Start and wait until listening. Raises the start-up error, or ``TimeoutError``."""
+        self._thread.start()
+        if not self._started.wait(timeout):
+            raise TimeoutError("snatch webhook did not start")
+        if self._error is not None:
+            self._thread.join(5)
+            raise self._error
+        return self
+
+    def call(self, fn: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Run ``fn`` (sync) on the server's loop thread and return its result."""
+        async def wrapped() -> Any:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop the server and join the thread (idempotent)."""
+        if self._thread.is_alive() and self._done is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._done.set)
+        self._thread.join(timeout)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+
+# ---- process wiring ----------------------------------------------------------------------------
+
+
+def _kube_factory(kubeconfig: str | None, timeout: float = 5.0) -> Callable[[], Any]:
+    def build() -> Any:
+        from kube import Kube, client_for
+        from kube.kubeconfig import from_kubeconfig
+
+        if kubeconfig:
+            return Kube(from_kubeconfig(kubeconfig), cluster="local", timeout=timeout)
+        return client_for("local")
+
+    return build
+
+
+def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
+    """A callback that enqueues the caBundle sync of ``webhook_config_name`` on the ``snatch`` queue of
+    this process's workqueue (``$RECONCILERY_REDIS_URL``).
+
+    Best effort (a failure is logged): beat's periodic resync of the controller catches up.
+    The enqueue runs in a short-lived thread so the event loop is never blocked on Redis.
+    """
+    def enqueue() -> None:
+        try:
+            from tasks.snatch.controller import CONTROLLER_NAME, webhook_config_key
+            from workers.app import workqueue
+
+            workqueue().add(CONTROLLER_NAME, webhook_config_key(webhook_config_name))
+            log.info("caBundle sync enqueued webhook_config=%s", webhook_config_name)
+        except Exception as exc:
+            log.warning("caBundle sync not enqueued (beat resync will catch up) webhook_config=%s error=%r",
+                        webhook_config_name, exc)
+
+    def callback() -> None:
+        threading.Thread(target=enqueue, name="snatch-ca-enqueue", daemon=True).start()
+
+    return callback
+
+
+def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: int,
+                 kubeconfig: str | None, host: str, *, node_check_interval: float = 10.0,
+                 namespace_resync: float = 30.0, webhook_config_name: str | None = None,
+                 cert_poll_interval: float = 10.0) -> WebhookServer:
+    """A :class:`WebhookServer` with a :class:`KubeClusterView` over ``kubeconfig`` (``None``: the
+    local cluster as :func:`kube.client_for`). With ``webhook_config_name`` every certificate
+    (re)load enqueues that MutatingWebhookConfiguration's caBundle sync."""
+    view = KubeClusterView(_kube_factory(kubeconfig), pool, node_interval=node_check_interval,
+                           namespace_interval=namespace_resync)
+    on_reload = ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
+    return WebhookServer(cert_dir, pool, view, host=host, port=port, health_port=health_port,
+                         metrics_port=metrics_port, on_cert_reload=on_reload, cert_poll_interval=cert_poll_interval)
+
+
+def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: int, kubeconfig: str | None,
+          host: str, *, node_check_interval: float = 10.0, namespace_resync: float = 30.0,
+          webhook_config_name: str | None = None) -> None:
+    """Run the webhook until SIGTERM or SIGINT (blocking; must run in the main thread).
+
+    Raises :class:`tasks.snatch.tls.CertificateError` when the key pair cannot be loaded at start,
+    ``OSError`` when a port cannot be bound.
+    """
+    server = build_server(cert_dir, pool, port, health_port, metrics_port, kubeconfig, host,
+                          node_check_interval=node_check_interval, namespace_resync=namespace_resync,
+                          webhook_config_name=webhook_config_name)
+
+    async def main() -> None:
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, done.set)
+        try:
+            await server.start()
+            await done.wait()
+            log.info("webhook stopping")
+        finally:
+            await server.stop()
+
+    asyncio.run(main())
+
+
+def start_dev_webhook(state_dir: str | os.PathLike[str], kubeconfig: str | None, pool: str = "cpu-worker-0",
+                      *, host: str = "127.0.0.1", port: int = 0, health_port: int = 0, metrics_port: int = 0,
+                      webhook_config_name: str | None = None) -> tuple[str, str, Callable[[], None]]:
+    """Generate a dev CA + serving certificate under ``<state_dir>/snatch`` and run the webhook in a
+    background thread of this process (``reconcilery up``).
+
+    Returns ``(url, ca_path, stop)``: the Pod mutation URL, the CA certificate clients verify
+    against, and a callable that stops the server. Ports ``0`` pick free ones. With
+    ``webhook_config_name`` each certificate (re)load enqueues its caBundle sync on this process's
+    workqueue; the snatch worker then needs ``RECONCILERY_SNATCH_CERT_DIR=<dirname of ca_path>``.
+    """
+    from tasks.snatch.certs import ensure_dev_certs
+
+    dev = ensure_dev_certs(state_dir)
+    server = build_server(str(dev.cert_dir), pool, port, health_port, metrics_port, kubeconfig, host,
+                          webhook_config_name=webhook_config_name)
+    running = RunningWebhook(server).start()
+    return running.url, str(Path(dev.ca_path).absolute()), running.stop
+
+
+def dev_webhook_configuration(url: str, name: str | None = None) -> dict[str, Any]:
+    """The MutatingWebhookConfiguration of deploy/snatch with ``clientConfig.url`` = ``url`` instead of the
+    in-cluster Service (for a dev API server: ``reconcilery up`` may create it so the caBundle sync has
+    a target). ``caBundle`` is left to the ``snatch-cabundle`` controller."""
+    from tasks.snatch.controller import webhook_config_name
+    from tasks.snatch.mutate import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name or webhook_config_name(), "labels": {"app.kubernetes.io/component": "kim-snatch"}},
+        "webhooks": [{
+            "name": "mpod-v1.kb.io",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"url": url},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"],
+                       "scope": "Namespaced"}],
+            "namespaceSelector": {"matchLabels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
+            "failurePolicy": "Ignore",
+            "sideEffects": "None",
+            "matchPolicy": "Exact",
+            "reinvocationPolicy": "Never",
+            "timeoutSeconds": 2,
+        }],
+    }

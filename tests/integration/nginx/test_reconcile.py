@@ -1,0 +1,209 @@
+"""The reconcile driven directly, with the dev API server and two NGINX Plus stand-in hosts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+from kubernetes.client import ApiClient
+
+from kube import Kube, resources
+from standins.nginxplus import NginxPlusStandIn
+from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, key_for, reconcile, sync_upstream
+from tasks.nginx.translate import UpstreamRef
+from workers.controller import Key, Outcome
+
+pytestmark = pytest.mark.integration
+
+WEB, WEBS, TCP = UpstreamRef("http", "nginx-lb-http"), UpstreamRef("http", "nginx-lb-https"), UpstreamRef(
+    "stream", "nginx-lb-tcp")
+
+
+@pytest.fixture
+def kube(kube_client: ApiClient) -> Kube:
+    k = Kube(kube_client)
+    for ns in ("nkl", "nginx-ingress"):
+        k.create(resources.NAMESPACE, {"metadata": {"name": ns}})
+    return k
+
+
+@pytest.fixture
+def hosts(plus_factory: Callable[..., NginxPlusStandIn]) -> list[NginxPlusStandIn]:
+    return [plus_factory(), plus_factory()]
+
+
+def configmap(kube: Kube, hosts: Iterable[NginxPlusStandIn], **extra: str) -> None:
+    data = {"nginx-hosts": ", ".join(h.url for h in hosts), **extra}
+    if kube.get(resources.CONFIGMAP, "nkl-config", "nkl") is None:
+        kube.create(resources.CONFIGMAP, {"metadata": {"name": "nkl-config", "namespace": "nkl"}, "data": data})
+    else:
+        kube.patch(resources.CONFIGMAP, "nkl-config", {"data": data}, namespace="nkl")
+
+
+def node(kube: Kube, name: str, ip: str, control_plane: bool = False) -> None:
+    labels = {"node-role.kubernetes.io/control-plane": ""} if control_plane else {}
+    kube.create(resources.NODE, {"metadata": {"name": name, "labels": labels},
+                                 "status": {"addresses": [{"type": "InternalIP", "address": ip}]}})
+
+
+def service(kube: Kube, ports: list[tuple[str, int]], annotations: dict[str, str] | None = None,
+            name: str = "nginx-ingress") -> None:
+    body: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": "nginx-ingress", "annotations": annotations or {}},
+        "spec": {"type": "NodePort", "selector": {"app": "nginx-ingress"},
+                 "ports": [{"name": n, "port": 80 + i, "nodePort": p, "protocol": "TCP"}
+                           for i, (n, p) in enumerate(ports)]}}
+    if kube.get(resources.SERVICE, name, "nginx-ingress") is None:
+        kube.create(resources.SERVICE, body)
+    else:
+        current = kube.get(resources.SERVICE, name, "nginx-ingress")
+        assert current is not None
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        kube.replace(resources.SERVICE, body)
+
+
+def sync(kube: Kube, hosts: list[NginxPlusStandIn], *also: UpstreamRef) -> list[Outcome]:
+    """Reconcile every key the watchers would enqueue: the desired ones plus ``also`` on every host."""
+    keys = set(desired_keys(kube)) | {key_for(h.url, ref) for h in hosts for ref in also}
+    return [reconcile(key, kube=kube).outcome for key in sorted(keys)]
+
+
+def addresses(hosts: list[NginxPlusStandIn], ref: UpstreamRef) -> list[list[str]]:
+    return [h.addresses(ref.protocol, ref.name) for h in hosts]
+
+
+def test_create_scale_change_and_delete(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts)
+    node(kube, "cp", "10.0.0.10", control_plane=True)
+    node(kube, "w0", "10.0.1.11")
+    node(kube, "w1", "10.0.1.12")
+    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-tcp", 30432), ("metrics", 30913)],
+            {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
+
+    # create: both hosts get the worker nodes, not the control plane
+    assert set(sync(kube, hosts)) == {Outcome.SUCCESS}
+    assert addresses(hosts, WEB) == [["10.0.1.11:30080", "10.0.1.12:30080"]] * 2
+    assert addresses(hosts, TCP) == [["10.0.1.11:30432", "10.0.1.12:30432"]] * 2
+
+    # a converged sync is one GET per (host, upstream) and nothing else
+    for h in hosts:
+        h.reset_requests()
+    report = sync_upstream(kube, hosts[0].url, WEB)
+    assert (report.requests, bool(report.plan)) == (1, False)
+
+    # scale nodes: one joins, one leaves
+    node(kube, "w2", "10.0.1.13")
+    kube.delete(resources.NODE, "w0")
+    sync(kube, hosts)
+    assert addresses(hosts, WEB) == [["10.0.1.12:30080", "10.0.1.13:30080"]] * 2
+
+    # a node changes address
+    kube.patch_status(resources.NODE, "w1", {"addresses": [{"type": "InternalIP", "address": "10.0.1.99"}]})
+    sync(kube, hosts)
+    assert addresses(hosts, WEB) == [["10.0.1.13:30080", "10.0.1.99:30080"]] * 2
+
+    # change ports: new nodePort, a port renamed to another upstream (the old one is emptied)
+    service(kube, [("nkl-nginx-lb-http", 31080), ("nkl-nginx-lb-https", 30443)])
+    sync(kube, hosts, TCP)
+    assert addresses(hosts, WEB) == [["10.0.1.13:31080", "10.0.1.99:31080"]] * 2
+    assert addresses(hosts, WEBS) == [["10.0.1.13:30443", "10.0.1.99:30443"]] * 2
+    assert addresses(hosts, TCP) == [[], []]
+
+    # annotation: nginx-lb-https becomes a stream upstream -> the http one is emptied
+    hosts[0].state.declare("stream", "nginx-lb-https")
+    hosts[1].state.declare("stream", "nginx-lb-https")
+    service(kube, [("nkl-nginx-lb-http", 31080), ("nkl-nginx-lb-https", 30443)],
+            {"nginxinc.io/nkl-nginx-lb-https": "stream"})
+    sync(kube, hosts, WEBS)
+    assert addresses(hosts, WEBS) == [[], []]
+    assert addresses(hosts, UpstreamRef("stream", "nginx-lb-https")) == [["10.0.1.13:30443", "10.0.1.99:30443"]] * 2
+
+    # delete the Service: exactly its servers go, on every host
+    kube.delete(resources.SERVICE, "nginx-ingress", "nginx-ingress")
+    sync(kube, hosts, WEB, UpstreamRef("stream", "nginx-lb-https"))
+    assert addresses(hosts, WEB) == [[], []]
+    assert addresses(hosts, UpstreamRef("stream", "nginx-lb-https")) == [[], []]
+
+
+def test_two_services_share_an_upstream_and_deleting_one_keeps_the_other(kube: Kube,
+                                                                         hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts)
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080)], name="a")
+    service(kube, [("nkl-nginx-lb-http", 30081)], name="b")
+    sync(kube, hosts)
+    assert addresses(hosts, WEB) == [["10.0.1.11:30080", "10.0.1.11:30081"]] * 2
+    kube.delete(resources.SERVICE, "a", "nginx-ingress")
+    sync(kube, hosts, WEB)
+    assert addresses(hosts, WEB) == [["10.0.1.11:30081"]] * 2
+
+
+def test_drifted_and_foreign_servers_are_repaired(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    plus = hosts[0]
+    plus.state.declare("http", "nginx-lb-http", servers=[{"server": "10.9.9.9:80"},
+                                                         {"server": "10.0.1.11:30080", "weight": 5, "down": True}])
+    assert set(sync(kube, hosts[:1])) == {Outcome.SUCCESS}
+    assert plus.servers("http", "nginx-lb-http") == [
+        {"id": 1, "server": "10.0.1.11:30080", "weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s",
+         "slow_start": "0s", "route": "", "backup": False, "down": False, "drain": False}]
+    plus.reset_requests()
+    sync(kube, hosts[:1])
+    assert plus.request_count == 1  # converged: no PATCH on every sync (the original's bug)
+
+
+def test_a_host_down_fails_then_converges_when_back(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts)
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    down, up = hosts
+    down.stop()
+    results = {k.namespace: reconcile(k, kube=kube) for k in desired_keys(kube)}
+    assert results[up.url].outcome is Outcome.SUCCESS
+    assert results[down.url].outcome is Outcome.ERROR and "ConnectionError" in results[down.url].message
+    assert up.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
+    down.start()
+    assert reconcile(key_for(down.url, WEB), kube=kube).outcome is Outcome.SUCCESS
+    assert down.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
+
+
+def test_a_host_added_to_the_configmap_gets_the_full_state(kube: Kube, hosts: list[NginxPlusStandIn],
+                                                          plus_factory: Callable[..., NginxPlusStandIn]) -> None:
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-tcp", 30432)],
+            {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
+    sync(kube, hosts)
+    assert addresses(hosts, WEB) == [["10.0.1.11:30080"], []]  # the second host is not configured yet
+    configmap(kube, hosts)
+    sync(kube, hosts)
+    assert addresses(hosts, WEB) == [["10.0.1.11:30080"]] * 2
+    assert addresses(hosts, TCP) == [["10.0.1.11:30432"]] * 2
+
+
+def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-not-declared", 30080)])
+    key = key_for(hosts[0].url, UpstreamRef("http", "not-declared"))
+    result = reconcile(key, kube=kube)
+    assert result.outcome is Outcome.ERROR and "missing" in result.message
+    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 1
+    hosts[0].state.declare("http", "not-declared")
+    assert reconcile(key, kube=kube).outcome is Outcome.SUCCESS
+    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 0
+
+
+def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Kube,
+                                                                        hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts[:1], **{"tls-mode": "bogus"})
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    result = reconcile(key_for(hosts[0].url, WEB), kube=kube)
+    assert result.outcome is Outcome.TERMINAL and "tls-mode: 'bogus'" in result.message
+    configmap(kube, hosts[:1], **{"tls-mode": "no-tls"})
+    assert reconcile(key_for(hosts[1].url, WEB), kube=kube).outcome is Outcome.SUCCESS
+    assert hosts[1].request_count == 0
+    assert reconcile(Key("local", hosts[0].url, "bad-key"), kube=kube).outcome is Outcome.TERMINAL

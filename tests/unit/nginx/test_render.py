@@ -1,0 +1,75 @@
+"""``reconcilery render nginx``: the sample gives the expected (host, upstream) documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from tasks.nginx.cli import render as render_command
+from tasks.nginx.render import render
+from tasks.nginx.settings import SettingsError
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "examples" / "nginx" / "00-edge.yaml"
+SAMPLE = Path("/work/shared/samples/nginx/00-edge.yaml")
+
+
+def example() -> Path:
+    return EXAMPLE if EXAMPLE.exists() else SAMPLE
+
+
+def app() -> typer.Typer:
+    a = typer.Typer()
+    a.command()(render_command)
+    a.command("other")(lambda: None)  # two commands keep typer from flattening the app
+    return a
+
+
+def test_the_example_renders_every_host_and_upstream() -> None:
+    docs, problems = render(yaml.safe_load_all(example().read_text()))
+    assert problems == []
+    hosts = ["http://127.0.0.1:9000/api", "http://127.0.0.1:9001/api"]
+    workers = ["10.0.1.11", "10.0.1.12", "10.0.1.13"]  # control-plane-0 (10.0.0.10) is left out
+    expected = [{"host": h, "upstream": u, "protocol": p, "servers": [f"{ip}:{port}" for ip in workers]}
+                for h in hosts for p, u, port in (("http", "nginx-lb-http", 30080), ("http", "nginx-lb-https", 30443),
+                                                  ("stream", "nginx-lb-tcp", 30432))]
+    assert docs == expected
+
+
+def test_kind_list_and_missing_configmap() -> None:
+    objects = [{"kind": "List", "items": [{"kind": "Service", "metadata": {"name": "s", "namespace": "nginx-ingress"},
+                                           "spec": {"ports": [{"name": "nkl-web", "nodePort": 30001}]}}]}]
+    docs, problems = render(objects)
+    assert docs == [] and any("no ConfigMap nkl/nkl-config" in p for p in problems)
+
+
+def test_invalid_settings_raise() -> None:
+    cm = {"kind": "ConfigMap", "metadata": {"name": "nkl-config", "namespace": "nkl"}, "data": {"tls-mode": "x"}}
+    with pytest.raises(SettingsError):
+        render([cm])
+
+
+def test_command_prints_a_yaml_stream() -> None:
+    result = CliRunner().invoke(app(), ["render", "-f", str(example())])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert len(docs) == 6 and docs[0]["servers"] == sorted(docs[0]["servers"])
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "cannot read"),
+    ("a: [", "is not valid YAML"),
+    ("- 1\n- 2\n", "document 1 is not a Kubernetes object"),
+    ("kind: ConfigMap\nmetadata: {name: nkl-config, namespace: nkl}\ndata: {tls-mode: bogus}\n", "invalid nkl-config"),
+])
+def test_unreadable_input_exits_2(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "in.yaml"
+    if content is not None:
+        path.write_text(content)
+    result = CliRunner().invoke(app(), ["render", "-f", str(path)])
+    assert result.exit_code == 2
+    assert message in result.output

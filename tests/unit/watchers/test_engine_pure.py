@@ -1,0 +1,91 @@
+import pytest
+
+from kube import resources
+from watchers.cache import Store, Stores, object_key, relist_events
+from watchers.engine import (
+    ReconnectBackoff,
+    WatchRegistration,
+    parse_watch_line,
+    select_registrations,
+    split_lines,
+)
+
+
+def obj(name: str, rv: str, namespace: str = "ns") -> dict:
+    return {"kind": "Service", "metadata": {"name": name, "namespace": namespace, "resourceVersion": rv}}
+
+
+def test_backoff_doubles_from_0_8_to_a_30_s_cap_and_resets() -> None:
+    backoff = ReconnectBackoff()
+    assert [backoff.next() for _ in range(8)] == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
+    backoff.reset()
+    assert backoff.next() == 0.8
+    many = ReconnectBackoff(0.8, 30.0)
+    assert [many.next() for _ in range(200)][-1] == 30.0
+
+
+def test_relist_diff_gives_each_missed_change_once() -> None:
+    cache = {object_key(o): o for o in (obj("same", "1"), obj("changed", "2"), obj("gone", "3"))}
+    fresh = [obj("same", "1"), obj("changed", "5"), obj("new", "6")]
+    events = relist_events(cache, fresh)
+    assert [(t, o["metadata"]["name"], old and old["metadata"]["resourceVersion"]) for t, o, old in events] == [
+        ("MODIFIED", "changed", "2"),
+        ("ADDED", "new", None),
+        ("DELETED", "gone", "3"),
+    ]
+    # the DELETED event carries the last known state
+    assert events[2][1] is cache[("ns", "gone")]
+    assert relist_events(cache, list(cache.values())) == []
+    assert [t for t, _, _ in relist_events({}, fresh)] == ["ADDED"] * 3
+
+
+def test_store_apply_returns_previous_object() -> None:
+    store = Store()
+    assert store.apply("ADDED", obj("a", "1")) is None
+    first = store.get("ns", "a")
+    assert store.apply("MODIFIED", obj("a", "2")) is first
+    assert store.get("ns", "a")["metadata"]["resourceVersion"] == "2"
+    assert store.apply("DELETED", obj("a", "3"))["metadata"]["resourceVersion"] == "2"
+    assert store.get("ns", "a") is None and len(store) == 0
+    store.replace([obj("b", "1"), obj("n", "1", namespace="")])
+    assert sorted(o["metadata"]["name"] for o in store.list()) == ["b", "n"]
+    assert store.get(None, "n") is not None
+
+
+def test_stores_by_registration() -> None:
+    stores = Stores()
+    stores.add("services").apply("ADDED", obj("a", "1"))
+    assert [o["metadata"]["name"] for o in stores.list("services")] == ["a"]
+    assert stores.get("services", "ns", "a") is not None
+    with pytest.raises(ValueError):
+        stores.add("services")
+    with pytest.raises(KeyError, match="services"):
+        stores.list("apirules")
+
+
+def test_split_lines_keeps_partial_lines() -> None:
+    buffer = bytearray()
+    assert split_lines(buffer, b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert split_lines(buffer, b":2}\n\n") == [b'{"b":2}']
+    assert buffer == bytearray()
+
+
+def test_parse_watch_line() -> None:
+    assert parse_watch_line(b'{"type":"ADDED","object":{"metadata":{"name":"x"}}}') == (
+        "ADDED", {"metadata": {"name": "x"}})
+    for bad in (b"[]", b'{"type":"ADDED"}', b"nope"):
+        with pytest.raises(ValueError):
+            parse_watch_line(bad)
+
+
+def test_select_registrations_by_controller() -> None:
+    def nothing(event, stores):  # type: ignore[no-untyped-def]
+        return []
+
+    a = WatchRegistration("apirules", resources.SERVICE, None, None, nothing, controllers=("apirule",))
+    b = WatchRegistration("nodes", resources.NODE, None, None, nothing, controllers=("nginx", "snatch"))
+    c = WatchRegistration("undeclared", resources.POD, None, None, nothing)
+    assert select_registrations([a, b, c], None) == [a, b, c]
+    assert select_registrations([a, b, c], ["snatch"]) == [b]
+    assert select_registrations([a, b, c], ["apirule", "nginx"]) == [a, b]
+    assert select_registrations([a, b, c], ["unknown"]) == []
