@@ -50,8 +50,11 @@ def reconcile(key: Key) -> Result:
         _redis.rpush(f"probe:runs:{key.name}", f"{os.getpid()} {start} {_now()} {outcome}")
 
 
+def list_keys() -> list[Key]:
+    return [Key("local", "ns", f"r{i}") for i in range(int(_redis.get("probe:resync_size") or 0))]
+
+
 PROBE = registry.register(Controller(
     name="probe", queue="apigateway", reconcile=reconcile, backoff=Backoff(base=0.2, cap=1.6),
-    resync_interval=3600, list_keys=lambda: [Key("local", "ns", f"r{i}") for i in range(int(
-        _redis.get("probe:resync_size") or 0))],
+    resync_interval=float(os.environ.get("PROBE_RESYNC_SECONDS", "3600")), list_keys=list_keys,
 ))

@@ -14,7 +14,7 @@ import redis
 
 from tests.fixtures.processes import wait_for
 from tests.fixtures.workers import WorkerPool
-from workers.controller import Key, Registry, registry
+from workers.controller import Key
 from workers.workqueue import WorkQueue
 
 pytestmark = pytest.mark.integration
@@ -22,17 +22,11 @@ PROBE = "tests.integration.workqueue.probe"
 
 
 @pytest.fixture
-def probe_wq(redis_url: str) -> WorkQueue:
+def probe_wq(inproc_probe: None) -> WorkQueue:
     """A producer-side WorkQueue that publishes real Celery messages to the test's Redis."""
-    import importlib
+    from workers.app import workqueue
 
-    from workers import app as celery_module
-
-    celery_module.app.conf.broker_url = redis_url
-    importlib.import_module(PROBE)  # registers "probe" in this process too
-    reg = Registry()
-    reg.register(registry.get("probe"))
-    return WorkQueue(redis.Redis.from_url(redis_url), celery_module.publish, reg)
+    return workqueue()
 
 
 @pytest.fixture

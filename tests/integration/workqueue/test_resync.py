@@ -1,0 +1,86 @@
+"""Periodic resync: RedBeat drives it, one scheduler is active, fresh changes overtake its backlog."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+from celery.contrib.testing.worker import start_worker
+
+from tests.fixtures.processes import stop_process, wait_for
+from tests.fixtures.workers import ROOT, WorkerPool, worker_env
+from workers.controller import Key
+
+pytestmark = pytest.mark.integration
+PROBE = "tests.integration.workqueue.probe"
+
+
+@pytest.mark.usefixtures("inproc_probe")
+def test_resync_task_enqueues_every_key_through_a_real_worker(redis_client: redis.Redis) -> None:
+    """The resync task itself, run by an in-process Celery worker (celery.contrib.testing)."""
+    from workers import app as celery_module
+    from workers.app import resync, workqueue
+    redis_client.set("probe:resync_size", 25)
+    with start_worker(celery_module.app, pool="solo", perform_ping_check=False, queues=["apigateway"],
+                      shutdown_timeout=10):
+        resync.apply_async(args=["probe"])
+        wait_for(lambda: sum(int(redis_client.get(f"probe:count:r{i}") or 0) for i in range(25)) == 25,
+                 timeout=30, message="every key reconciled once")
+    assert workqueue().status("probe").waiting == 0
+
+
+@pytest.mark.usefixtures("inproc_probe")
+def test_a_fresh_change_overtakes_a_resync_backlog(redis_client: redis.Redis,
+                                                   worker_pool: Callable[[str], WorkerPool]) -> None:
+    from workers.app import workqueue
+
+    wq = workqueue()
+    backlog = [Key("local", "ns", f"bulk{i}") for i in range(1500)]
+    for k in backlog:
+        redis_client.set(f"probe:plan:{k.name}", json.dumps({"sleep": 0.002}))
+    wq.add_many("probe", backlog, resync=True)
+    worker_pool(PROBE).start(1, concurrency=2)
+    wait_for(lambda: int(redis_client.get("probe:count:bulk0") or 0) or wq.status("probe").waiting < 1400,
+             timeout=30, message="resync under way")
+    live = Key("local", "ns", "live")
+    wq.add("probe", live)
+    wait_for(lambda: redis_client.get("probe:count:live"), timeout=30, message="live change reconciled")
+    _, started, _, _ = redis_client.lrange("probe:runs:live", 0, -1)[0].split()
+    ran_before = sum(1 for k in backlog for line in redis_client.lrange(f"probe:runs:{k.name}", 0, -1)
+                     if float(line.split()[1]) < float(started))
+    waiting_after = wq.status("probe").waiting
+    assert waiting_after > 500, "the live change did not wait for the backlog"
+    # it overtook the backlog: at most the reconciles already handed to the worker ran before it
+    assert ran_before < 1500 - waiting_after + 10
+
+
+def test_redbeat_runs_the_resync_schedule_with_one_active_scheduler(
+        redis_url: str, redis_client: redis.Redis, tmp_path: Path, worker_pool: Callable[[str], WorkerPool]) -> None:
+    env = worker_env(redis_url, PROBE, PROBE_RESYNC_SECONDS="1", RECONCILERY_REDBEAT_LOCK_TIMEOUT="5")
+    redis_client.set("probe:resync_size", 3)
+    worker_pool(PROBE).start(1, PROBE_RESYNC_SECONDS="1")
+    beats = []
+    try:
+        for i in range(2):
+            log = open(tmp_path / f"beat-{i}.log", "wb")  # noqa: SIM115 - closed with the process
+            beats.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "beat"], env=env, cwd=ROOT,
+                                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            time.sleep(1.5)
+        wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= 3, timeout=30,
+                 message="three resyncs of r0")
+        logs = [(tmp_path / f"beat-{i}.log").read_text() for i in range(2)]
+        active = [i for i, text in enumerate(logs) if "Sending due task resync-probe" in text]
+        assert active == [0], logs  # the second beat waits for the lock
+        stop_process(beats[0])
+        before = int(redis_client.get("probe:count:r0") or 0)
+        wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= before + 2, timeout=30,
+                 message="the standby beat took over")
+    finally:
+        for b in beats:
+            stop_process(b)
