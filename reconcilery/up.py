@@ -29,7 +29,6 @@ from reconcilery.localredis import LocalRedis
 from reconcilery.manifests import Discovery, ManifestError, apply, manifest_files, read_documents
 
 ROOT = Path(__file__).resolve().parents[1]
-CRD_DIRS = (ROOT / "deploy" / "apigateway" / "crds",)
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
 
 console = Console()
@@ -88,7 +87,7 @@ class LocalRuntime:
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
         dev = self.o.kubeconfig is None
-        if dev:
+        if dev:  # a real cluster brings its own CRDs (and Istio's)
             self._apply_crds()
         self._start_nginx_standins()
         self._start_webhook()
@@ -133,10 +132,9 @@ class LocalRuntime:
         return client_for("local")
 
     def _apply_crds(self) -> None:
-        kube = self._kube()
-        discovery = Discovery(kube)
-        for doc in (d for f in manifest_files([p for p in CRD_DIRS if p.exists()]) for d in read_documents(f)):
-            apply(kube, discovery, doc)
+        from tasks.apigateway.install import install_crds
+
+        install_crds(self._kube(), istio=True)
 
     def _start_nginx_standins(self) -> None:
         """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,
@@ -284,8 +282,10 @@ class LocalRuntime:
             current = kube.get(res, meta["name"], meta["namespace"]) or {}
             status = current.get("status") or {}
             detail = str(status.get("description", "")).splitlines()
-            rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", str(status.get("state", "Pending")),
-                         detail[0] if detail else ""))
+            state = str(status.get("state", "Pending"))
+            if status.get("observedGeneration") != (current.get("metadata") or {}).get("generation"):
+                state = f"{state} (reconciling)" if status else "Pending"
+            rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", state, detail[0] if detail else ""))
         for base in self.endpoints.get("nginx_plus", []):
             with contextlib.suppress(requests.RequestException, ValueError):
                 for kind in ("http", "stream"):

@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.devapi",
     "tests.fixtures.workers",
     "tests.fixtures.platform",
+    "tests.fixtures.kube",
 ]

@@ -38,6 +38,9 @@ from workers.controller import LOCAL_CLUSTER, Key
 log = logging.getLogger(__name__)
 
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED")
+#: Enqueue failures a retry cannot fix (unknown controller, bad key): logged and dropped, so a
+#: programming error never blocks a watch; anything else (Redis unreachable) is retried.
+PERMANENT_ENQUEUE_ERRORS = (KeyError, ValueError, TypeError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -297,7 +300,7 @@ class RegistrationWatcher:
         response = self.kube.open("GET", path, query, timeout=(self.kube.timeout, timeout + self.read_margin))
         with self._response_lock:
             self._response = response
-        started, events = time.monotonic(), 0
+        started, events, complete = time.monotonic(), 0, False
         try:
             if self._stop.is_set():
                 raise _Stopped
@@ -308,10 +311,14 @@ class RegistrationWatcher:
                 for line in split_lines(buffer, chunk):
                     self._handle_line(line)
                     events += 1
+            complete = True
         finally:
             with self._response_lock:
                 self._response = None
-            response.release_conn()
+            if complete:
+                response.release_conn()
+            else:  # half-read (410, stop, error): never back into the pool
+                response.close()
         if self._stop.is_set():
             raise _Stopped
         if events == 0 and time.monotonic() - started < 1.0:
@@ -367,6 +374,11 @@ class RegistrationWatcher:
             try:
                 self.enqueue(controller, key)
                 metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc()
+                return
+            except PERMANENT_ENQUEUE_ERRORS as exc:  # e.g. a controller not registered here: a bug
+                metrics.WATCH_ENQUEUE_ERRORS.labels(self.registration.name).inc()
+                log.error("enqueue refused %s controller=%s key=%s error=%r (key dropped)",
+                          self._log_ref, controller, key, exc)
                 return
             except Exception as exc:  # Redis down: keep the key, retry
                 metrics.WATCH_ENQUEUE_ERRORS.labels(self.registration.name).inc()

@@ -23,7 +23,7 @@ def test_crud(kube: Kube, unique_ns: str) -> None:
     assert created["metadata"]["resourceVersion"] and created["kind"] == "ConfigMap"
     kube.create(resources.CONFIGMAP, {**configmap("b", unique_ns), "metadata": {"name": "b", "namespace": unique_ns}})
 
-    assert kube.get(resources.CONFIGMAP, "a", unique_ns)["data"] == {"k": "v"}
+    assert (kube.get(resources.CONFIGMAP, "a", unique_ns) or {}).get("data") == {"k": "v"}
     assert kube.get(resources.CONFIGMAP, "missing", unique_ns) is None
     listed = kube.list(resources.CONFIGMAP, unique_ns, label_selector="app=t")
     assert [o["metadata"]["name"] for o in listed] == ["a"]

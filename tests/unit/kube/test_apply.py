@@ -1,3 +1,5 @@
+from typing import Any
+
 import pytest
 
 from kube.apply import (
@@ -11,7 +13,7 @@ from kube.apply import (
     strip_server_fields,
 )
 
-RULE = {"apiVersion": "gateway.kyma-project.io/v2", "kind": "APIRule",
+RULE: dict[str, Any] = {"apiVersion": "gateway.kyma-project.io/v2", "kind": "APIRule",
         "metadata": {"name": "r", "namespace": "ns", "uid": "u"}}
 
 
@@ -49,9 +51,13 @@ def test_owner_reference() -> None:
 
 
 def test_strip_server_fields() -> None:
-    actual = {"kind": "Service", "metadata": {"name": "s", "uid": "u", "resourceVersion": "3", "generation": 2,
-                                              "creationTimestamp": "t", "managedFields": [], "labels": {"a": "b"}},
-              "spec": {"x": 1}, "status": {"y": 2}}
+    actual: dict[str, Any] = {
+        "kind": "Service",
+        "metadata": {"name": "s", "uid": "u", "resourceVersion": "3", "generation": 2,
+                     "creationTimestamp": "t", "managedFields": [], "labels": {"a": "b"}},
+        "spec": {"x": 1},
+        "status": {"y": 2},
+    }
     assert strip_server_fields(actual) == {"kind": "Service", "metadata": {"name": "s", "labels": {"a": "b"}},
                                            "spec": {"x": 1}}
     assert actual["metadata"]["uid"] == "u"
@@ -81,10 +87,10 @@ def test_is_subset(desired: dict, actual: dict, subset: bool) -> None:
 
 
 def test_needs_update() -> None:
-    desired = {"apiVersion": "v1", "kind": "Service",
+    desired: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": "s", "labels": {"app": "x"}, "annotations": {"a": "1"}},
                "spec": {"ports": [{"port": 80}]}}
-    actual = {"apiVersion": "v1", "kind": "Service",
+    actual: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
               "metadata": {"name": "s", "uid": "u", "resourceVersion": "5", "labels": {"app": "x", "extra": "y"},
                            "annotations": {"a": "1", "other": "2"}},
               "spec": {"ports": [{"port": 80, "protocol": "TCP"}], "clusterIP": "10.0.0.1"},

@@ -1,12 +1,13 @@
 import datetime as dt
+from typing import Any
 
 import pytest
 
 from kube.events import MAX_MESSAGE_LENGTH, bump_event, event_name, new_event
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u1",
+POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u1",
                                                        "resourceVersion": "7"}}
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u2"}}
+NODE: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u2"}}
 T0 = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
 
 

@@ -4,11 +4,13 @@ from kube import resources
 from watchers.cache import Store, Stores, object_key, relist_events
 from watchers.engine import (
     ReconnectBackoff,
+    WatchEvent,
     WatchRegistration,
     parse_watch_line,
     select_registrations,
     split_lines,
 )
+from workers.controller import Key
 
 
 def obj(name: str, rv: str, namespace: str = "ns") -> dict:
@@ -44,8 +46,8 @@ def test_store_apply_returns_previous_object() -> None:
     assert store.apply("ADDED", obj("a", "1")) is None
     first = store.get("ns", "a")
     assert store.apply("MODIFIED", obj("a", "2")) is first
-    assert store.get("ns", "a")["metadata"]["resourceVersion"] == "2"
-    assert store.apply("DELETED", obj("a", "3"))["metadata"]["resourceVersion"] == "2"
+    assert (store.get("ns", "a") or {})["metadata"]["resourceVersion"] == "2"
+    assert (store.apply("DELETED", obj("a", "3")) or {})["metadata"]["resourceVersion"] == "2"
     assert store.get("ns", "a") is None and len(store) == 0
     store.replace([obj("b", "1"), obj("n", "1", namespace="")])
     assert sorted(o["metadata"]["name"] for o in store.list()) == ["b", "n"]
@@ -79,7 +81,7 @@ def test_parse_watch_line() -> None:
 
 
 def test_select_registrations_by_controller() -> None:
-    def nothing(event, stores):  # type: ignore[no-untyped-def]
+    def nothing(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
         return []
 
     a = WatchRegistration("apirules", resources.SERVICE, None, None, nothing, controllers=("apirule",))

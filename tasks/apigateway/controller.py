@@ -1,0 +1,337 @@
+"""The ``apirule`` controller: one workqueue key per APIRule, reconciled by the ``apigateway`` workers.
+
+The thin shell around :func:`tasks.apigateway.plan` (all decisions are there). One reconcile, in
+api-gateway's APIRule controller order (``internal/controller/gateway``):
+
+1. GET the APIRule (gone, or its CRD gone → done);
+2. build the :class:`ClusterState` snapshot through ``kube`` following :func:`state.reads_for`
+   (Gateways, Services and the Pods they select, ConfigMaps, every VirtualService for the
+   occupied-host check, the owned AuthorizationPolicies / RequestAuthentications / Ory Rules by owner
+   labels). A kind that is not served (CRD missing) reads as empty, so an APIRule never blocks
+   forever because a CRD is gone; which of the required kinds are served fills ``ClusterState.crds``;
+3. :func:`plan`;
+4. deletion: apply the deletes, then release the finalizer ``gateway.kyma-project.io/subresources``;
+5. otherwise add the finalizer (merge patch with a resourceVersion precondition), apply the actions
+   one by one (create / replace / delete; the first failure stops, as ``applyChanges``), write the
+   status via the status subresource unless it is unchanged (``lastProcessedTime`` alone is no
+   change), and emit an Event on the APIRule when state or description changed.
+
+Results: ``Ready`` / ``Warning`` → requeue after the reconciliation interval (seed: 30 min);
+``Error`` → :meth:`Result.error`, retried with backoff starting at the error retry interval (seed:
+1 min); a 409 Conflict or an API failure → :meth:`Result.error` without touching the status.
+
+Environment (seconds): ``RECONCILERY_APIRULE_RECONCILIATION_SECONDS`` (1800),
+``RECONCILERY_APIRULE_ERROR_RETRY_SECONDS`` (60), ``RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS``
+(300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from prometheus_client import REGISTRY, Counter
+
+from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events, resources
+from tasks.apigateway import model, state
+from tasks.apigateway import status as st
+from tasks.apigateway.diff import Action
+from tasks.apigateway.reconcile_plan import PIPELINE_DELETION, Plan, Settings, plan
+from tasks.apigateway.state import ClusterState, NamespacedName
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
+
+log = structlog.get_logger("tasks.apigateway")
+
+CONTROLLER_NAME = "apirule"
+QUEUE = "apigateway"
+
+
+def resource_of(kind: model.Kind, namespaced: bool = True) -> Resource:
+    """The ``kube`` resource reference of a domain kind."""
+    return Resource(kind.group, kind.version, kind.plural, kind.kind, namespaced)
+
+
+APIRULE = resource_of(model.APIRULE)
+GATEWAY = resource_of(model.GATEWAY)
+EXTERNAL_GATEWAY = resource_of(model.EXTERNAL_GATEWAY)
+#: Resources of the kinds the controller writes, by ``Action.kind``.
+OWNED: Mapping[str, Resource] = {kind: resource_of(k) for kind, k in model.OWNED_KINDS.items()}
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """Timing of the ``apirule`` controller.
+
+    Attributes:
+        plan: the planner's settings (reconciliation interval, error retry interval), seconds.
+        error_retry_cap: longest backoff between retries of a failing APIRule, seconds.
+        resync_interval: seconds between two resyncs of every APIRule (beat).
+    """
+
+    plan: Settings
+    error_retry_cap: float
+    resync_interval: float
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
+        """Read ``RECONCILERY_APIRULE_*`` (see the module doc). Raises ``ValueError`` naming a bad value."""
+        env = os.environ if environ is None else environ
+
+        def seconds(name: str, default: float) -> float:
+            raw = env.get(name, "")
+            if not raw.strip():
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ValueError(f"{name}={raw!r}: expected seconds") from None
+            if value < 0:
+                raise ValueError(f"{name}={raw!r}: must be >= 0")
+            return value
+
+        retry = seconds("RECONCILERY_APIRULE_ERROR_RETRY_SECONDS", 60.0)
+        return cls(
+            plan=Settings(
+                reconciliation_interval=seconds("RECONCILERY_APIRULE_RECONCILIATION_SECONDS", 1800.0),
+                error_retry_interval=retry,
+            ),
+            error_retry_cap=max(retry, seconds("RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS", 300.0)),
+            resync_interval=seconds("RECONCILERY_APIRULE_RESYNC_SECONDS", 1800.0),
+        )
+
+
+SETTINGS = ControllerSettings.from_env()
+
+
+def _counter(name: str, doc: str, labels: list[str]) -> Any:
+    """Register a counter once per process (a re-imported module gets the existing one)."""
+    try:
+        return Counter(name, doc, labels)
+    except ValueError:
+        return REGISTRY._names_to_collectors[name]
+
+
+RECONCILES = _counter(
+    "reconcilery_apirule_reconciles_total",
+    "APIRule reconciles by result: the status written (Ready, Error, Warning), Deleted (finalizer "
+    "released), Gone (APIRule not found), Conflict or ApiError (retried).", ["state"])
+WRITES = _counter(
+    "reconcilery_apirule_writes_total", "Istio objects created, updated or deleted for APIRules.",
+    ["kind", "verb"])
+API_ERRORS = _counter(
+    "reconcilery_apirule_api_errors_total", "Failed Kubernetes API calls of APIRule reconciles.", ["reason"])
+
+
+# ---- reads ---------------------------------------------------------------------------------
+
+
+def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
+    """The snapshot one reconcile of ``apirule`` needs, read through ``kube`` (:func:`state.reads_for`).
+
+    Reads: one GET per Gateway, ExternalGateway, Service and ConfigMap; one LIST of Pods per
+    referenced Service with a selector; one cluster-wide LIST of VirtualServices; one LIST per owner
+    label selector of AuthorizationPolicies, RequestAuthentications and Ory Rules (a kind that is not
+    served is asked once). Kinds that are not served read as empty. Raises :class:`ApiError` on
+    other failures.
+    """
+    reads = state.reads_for(apirule)
+    served: set[str] = set()
+
+    def get(res: Resource, ref: NamespacedName) -> dict[str, Any] | None:
+        try:
+            return kube.get(res, ref[1], ref[0])
+        except ResourceMissing:
+            return None
+
+    def owned(res: Resource, selectors: tuple[str, ...] | None) -> tuple[dict[str, Any], ...]:
+        found: list[dict[str, Any]] = []
+        try:
+            for selector in selectors if selectors is not None else (None,):
+                found.extend(kube.list(res, label_selector=selector))
+        except ResourceMissing:
+            return ()
+        served.add(res.full_name)
+        return tuple(found)
+
+    gateways = {ref: obj for ref in reads.gateways if (obj := get(GATEWAY, ref)) is not None}
+    external = {ref: obj for ref in reads.external_gateways if (obj := get(EXTERNAL_GATEWAY, ref)) is not None}
+    services = {ref: obj for ref in reads.services if (obj := get(resources.SERVICE, ref)) is not None}
+    config_maps = {ref: obj for ref in reads.config_maps if (obj := get(resources.CONFIGMAP, ref)) is not None}
+    pods: list[dict[str, Any]] = []
+    for (namespace, _), service in services.items():
+        selector = (service.get("spec") or {}).get("selector") or {}
+        if selector:
+            text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+            pods.extend(kube.list(resources.POD, namespace=namespace, label_selector=text))
+    selectors = reads.owner_selectors
+    return ClusterState(
+        gateways=gateways,
+        external_gateways=external,
+        services=services,
+        config_maps=config_maps,
+        pods=tuple(pods),
+        virtual_services=owned(OWNED[model.VIRTUAL_SERVICE.kind], None if reads.all_virtual_services else selectors),
+        authorization_policies=owned(OWNED[model.AUTHORIZATION_POLICY.kind], selectors),
+        request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
+        ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
+        crds=frozenset(served),
+    )
+
+
+# ---- writes --------------------------------------------------------------------------------
+
+
+def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def set_finalizers(kube: Kube, apirule: Mapping[str, Any], finalizers: list[str]) -> dict[str, Any]:
+    """Merge-patch ``metadata.finalizers`` with the APIRule's resourceVersion as precondition (a
+    concurrent change of the list raises :class:`Conflict` instead of being overwritten)."""
+    meta = _meta(apirule)
+    patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
+    return kube.patch(APIRULE, str(meta.get("name")), patch, namespace=meta.get("namespace"))
+
+
+def apply_actions(kube: Kube, actions: tuple[Action, ...]) -> dict[str, list[str]]:
+    """Apply ``actions`` in order (create, replace with the read resourceVersion, delete) and stop at
+    the first failure, as api-gateway's ``applyChanges``. Returns the error messages by kind (empty:
+    all applied). A kind that is no longer served fails its action. Raises :class:`Conflict` (the
+    object changed since it was read: retry the reconcile)."""
+    for action in actions:
+        res = OWNED[action.kind]
+        try:
+            if action.verb == "create":
+                kube.create(res, action.object)
+            elif action.verb == "update":
+                kube.replace(res, action.object)
+            else:
+                kube.delete(res, action.name, action.namespace)
+        except Conflict:
+            raise
+        except ApiError as exc:
+            API_ERRORS.labels(exc.reason or str(exc.status)).inc()
+            log.warning("apply failed", action=action.describe(), status=exc.status, error=exc.message)
+            return {action.kind: [f"{action.describe()}: {exc.message}"]}
+        WRITES.labels(action.kind, action.verb).inc()
+    return {}
+
+
+def write_status(kube: Kube, apirule: Mapping[str, Any], status: st.Status) -> bool:
+    """Patch the status subresource unless it already says ``status`` for this generation; emit an
+    Event when state or description changed. Returns whether a write happened."""
+    meta = _meta(apirule)
+    current = apirule.get("status") if isinstance(apirule.get("status"), dict) else None
+    generation = meta.get("generation") if isinstance(meta.get("generation"), int) else None
+    if not st.needs_write(status, current, generation):
+        return False
+    kube.patch_status(APIRULE, str(meta.get("name")), st.status_body(status, generation, events.now_rfc3339()),
+                      namespace=meta.get("namespace"))
+    if not status.same_as(current):
+        type_, reason = st.event_for(status)
+        kube.emit_event(dict(apirule), reason, status.description, type_)
+    return True
+
+
+# ---- reconcile -----------------------------------------------------------------------------
+
+
+def _finish(p: Plan) -> Result:
+    if p.failed and p.status is not None:
+        return Result.error(p.status.description)
+    if p.requeue_after is not None:
+        return Result.requeue(p.requeue_after)
+    return Result.done()
+
+
+def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSettings = SETTINGS) -> tuple[
+        Plan, Result]:
+    """Reconcile one APIRule object (as read) and return the plan it carried out and the result.
+
+    Raises :class:`Conflict` and :class:`ApiError` from reads and writes (the caller retries).
+    """
+    p = plan(apirule, read_state(kube, apirule), settings.plan)
+    meta = _meta(apirule)
+    if p.pipeline == PIPELINE_DELETION:
+        errors = apply_actions(kube, p.actions)
+        if errors:
+            message = "; ".join(m for ms in errors.values() for m in ms)
+            return p, Result.error(f"deleting owned objects: {message}")
+        if p.remove_finalizer:
+            remaining = [f for f in meta.get("finalizers") or [] if f != model.FINALIZER]
+            set_finalizers(kube, apirule, remaining)
+            kube.emit_event(apirule, "Deleted", "Owned objects deleted, finalizer released")
+        return p, Result.done()
+    if p.add_finalizer:
+        apirule = set_finalizers(kube, apirule, [*(meta.get("finalizers") or []), model.FINALIZER])
+    if p.actions and not p.failed:
+        errors = apply_actions(kube, p.actions)
+        if errors:
+            p = p.with_status(st.apply_failed(errors))
+    if p.status is not None:
+        write_status(kube, apirule, p.status)
+    return p, _finish(p)
+
+
+def reconcile(key: Key) -> Result:
+    """The ``apirule`` controller's reconcile of ``key`` (cluster, namespace, name of an APIRule)."""
+    kube = client_for(key.cluster)
+    started = time.perf_counter()
+    try:
+        apirule = kube.get(APIRULE, key.name, key.namespace)
+    except ResourceMissing:
+        apirule = None
+    except ApiError as exc:
+        return _failed(key, "ApiError", exc)
+    if apirule is None:
+        RECONCILES.labels("Gone").inc()
+        return Result.done()
+    try:
+        p, result = reconcile_object(kube, apirule)
+    except Conflict as exc:
+        return _failed(key, "Conflict", exc)
+    except NotFound as exc:  # deleted while we worked: the next event (or none) decides
+        log.info("apirule gone during reconcile", cluster=key.cluster, key=key.ref, error=exc.message)
+        RECONCILES.labels("Gone").inc()
+        return Result.done()
+    except ApiError as exc:
+        return _failed(key, "ApiError", exc)
+    label = "Deleted" if p.pipeline == PIPELINE_DELETION else (p.status.state if p.status else "None")
+    RECONCILES.labels(label).inc()
+    # resyncs of unchanged APIRules are the bulk: log them at debug
+    emit = log.info if p.actions or p.failed or p.pipeline == PIPELINE_DELETION else log.debug
+    emit("apirule reconciled", cluster=key.cluster, key=key.ref, pipeline=p.pipeline, state=label,
+         actions=len(p.actions), seconds=round(time.perf_counter() - started, 4))
+    return result
+
+
+def _failed(key: Key, label: str, exc: ApiError) -> Result:
+    RECONCILES.labels(label).inc()
+    API_ERRORS.labels(exc.reason or str(exc.status)).inc()
+    log.warning("apirule reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
+                reason=exc.reason, error=exc.message)
+    return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+
+
+def list_keys() -> list[Key]:
+    """Every APIRule of the local cluster (the resync); none when the APIRule CRD is not installed."""
+    try:
+        items = client_for(LOCAL_CLUSTER).list(APIRULE)
+    except ResourceMissing:
+        return []
+    return [Key(LOCAL_CLUSTER, str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))) for o in items]
+
+
+CONTROLLER = registry.register(Controller(
+    name=CONTROLLER_NAME,
+    queue=QUEUE,
+    reconcile=reconcile,
+    backoff=Backoff(base=SETTINGS.plan.error_retry_interval, cap=SETTINGS.error_retry_cap, jitter=0.1),
+    resync_interval=SETTINGS.resync_interval or None,
+    list_keys=list_keys,
+))

@@ -1,0 +1,199 @@
+"""The pure parts of the APIRule wiring: which watch events enqueue which APIRules, the controller's
+settings from the environment, and the status / Event decisions of the worker."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tasks.apigateway import status as st
+from tasks.apigateway.controller import CONTROLLER, ControllerSettings
+from watchers.apigateway import (
+    APIRULES,
+    REGISTRATIONS,
+    map_apirule,
+    map_config,
+    map_gateway,
+    map_owned,
+    map_service,
+    owner_of,
+)
+from watchers.cache import Stores
+from watchers.engine import WatchEvent
+from workers.controller import Key
+
+
+def apirule(name: str, namespace: str = "shop", generation: int = 1, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "hosts": [name], "gateway": "kyma-system/kyma-gateway",
+        "rules": [{"path": "/*", "methods": ["GET"], "noAuth": True}],
+    }
+    body.update(spec)
+    return {"apiVersion": "gateway.kyma-project.io/v2", "kind": "APIRule",
+            "metadata": {"name": name, "namespace": namespace, "generation": generation, "resourceVersion": "1"},
+            "spec": body}
+
+
+def obj(kind: str, name: str, namespace: str, **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"}, **fields}
+
+
+def event(type_: str, new: dict[str, Any], old: dict[str, Any] | None = None) -> WatchEvent:
+    return WatchEvent(type_, new, old, "local")
+
+
+def keys(pairs: Any) -> list[str]:
+    return sorted(key.ref for controller, key in pairs if controller == "apirule")
+
+
+@pytest.fixture
+def stores() -> Stores:
+    """A cache with three APIRules fed through the APIRule map function (as the engine does)."""
+    stores = Stores()
+    for reg in REGISTRATIONS:
+        stores.add(reg.name)
+    rules = [
+        apirule("spec-level", service={"name": "orders", "port": 80}),
+        apirule("rule-level", rules=[{"path": "/a", "methods": ["GET"], "noAuth": True,
+                                      "service": {"name": "orders", "namespace": "shop", "port": 80}}]),
+        apirule("other-ns", namespace="team", service={"name": "orders", "port": 80},
+                gateway="team/own-gateway"),
+    ]
+    for rule in rules:
+        stores.store(APIRULES).apply("ADDED", rule)
+        list(map_apirule(event("ADDED", rule), stores))
+    return stores
+
+
+def test_apirule_events_that_enqueue(stores: Stores) -> None:
+    rule = apirule("x")
+    assert keys(map_apirule(event("ADDED", rule), stores)) == ["shop/x"]
+    assert keys(map_apirule(event("DELETED", rule, rule), stores)) == ["shop/x"]
+    status_only = copy.deepcopy(rule)
+    status_only["status"] = {"state": "Ready"}
+    status_only["metadata"]["resourceVersion"] = "2"
+    assert keys(map_apirule(event("MODIFIED", status_only, rule), stores)) == []
+    finalizer = copy.deepcopy(rule)
+    finalizer["metadata"]["finalizers"] = ["gateway.kyma-project.io/subresources"]
+    assert keys(map_apirule(event("MODIFIED", finalizer, rule), stores)) == []
+    changed = apirule("x", generation=2)
+    assert keys(map_apirule(event("MODIFIED", changed, rule), stores)) == ["shop/x"]
+    annotated = copy.deepcopy(rule)
+    annotated["metadata"]["annotations"] = {"gateway.kyma-project.io/original-version": "v1beta1"}
+    assert keys(map_apirule(event("MODIFIED", annotated, rule), stores)) == ["shop/x"]
+    other = copy.deepcopy(rule)
+    other["metadata"]["annotations"] = {"unrelated": "x"}
+    assert keys(map_apirule(event("MODIFIED", other, rule), stores)) == []
+    deleting = copy.deepcopy(rule)
+    deleting["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    assert keys(map_apirule(event("MODIFIED", deleting, rule), stores)) == ["shop/x"]
+
+
+def test_service_maps_to_every_apirule_referencing_it_spec_or_rule_level(stores: Stores) -> None:
+    svc = obj("Service", "orders", "shop", spec={"selector": {"app": "orders"}})
+    assert keys(map_service(event("ADDED", svc), stores)) == ["shop/rule-level", "shop/spec-level"]
+    moved = copy.deepcopy(svc)
+    moved["spec"]["selector"] = {"app": "orders-v2"}
+    assert keys(map_service(event("MODIFIED", moved, svc), stores)) == ["shop/rule-level", "shop/spec-level"]
+    assert keys(map_service(event("DELETED", svc, svc), stores)) == ["shop/rule-level", "shop/spec-level"]
+    same = copy.deepcopy(svc)
+    same["metadata"]["resourceVersion"] = "9"
+    assert keys(map_service(event("MODIFIED", same, svc), stores)) == []
+    assert keys(map_service(event("ADDED", obj("Service", "orders", "team", spec={})), stores)) == ["team/other-ns"]
+    assert keys(map_service(event("ADDED", obj("Service", "unused", "shop", spec={})), stores)) == []
+
+
+def test_the_index_follows_apirule_changes_and_deletions(stores: Stores) -> None:
+    svc = obj("Service", "catalog", "shop", spec={})
+    assert keys(map_service(event("ADDED", svc), stores)) == []
+    old = apirule("spec-level", service={"name": "orders", "port": 80})
+    new = apirule("spec-level", generation=2, service={"name": "catalog", "port": 80})
+    list(map_apirule(event("MODIFIED", new, old), stores))
+    assert keys(map_service(event("ADDED", svc), stores)) == ["shop/spec-level"]
+    orders = obj("Service", "orders", "shop", spec={})
+    assert keys(map_service(event("ADDED", orders), stores)) == ["shop/rule-level"]
+    list(map_apirule(event("DELETED", new, new), stores))
+    assert keys(map_service(event("ADDED", svc), stores)) == []
+
+
+def test_config_map_and_default_gateway_enqueue_every_apirule(stores: Stores) -> None:
+    everything = ["shop/rule-level", "shop/spec-level", "team/other-ns"]
+    config = obj("ConfigMap", "api-gateway-config", "kyma-system", data={"api-gateway-config": "jwtHandler: istio"})
+    assert keys(map_config(event("ADDED", config), stores)) == everything
+    same = copy.deepcopy(config)
+    same["metadata"]["labels"] = {"x": "y"}
+    assert keys(map_config(event("MODIFIED", same, config), stores)) == []
+    assert keys(map_config(event("DELETED", config, config), stores)) == everything
+    gateway = obj("Gateway", "kyma-gateway", "kyma-system", spec={"servers": []})
+    assert keys(map_gateway(event("ADDED", gateway), stores)) == everything
+    own = obj("Gateway", "own-gateway", "team", spec={"servers": []})
+    assert keys(map_gateway(event("ADDED", own), stores)) == ["team/other-ns"]
+
+
+def test_owned_objects_changed_by_someone_else_enqueue_their_owner(stores: Stores) -> None:
+    labels = {"apirule.gateway.kyma-project.io/name": "orders", "apirule.gateway.kyma-project.io/namespace": "shop"}
+    vs = obj("VirtualService", "orders-abcde", "shop", spec={"hosts": ["a"]})
+    vs["metadata"]["labels"] = labels
+    assert keys(map_owned(event("ADDED", vs), stores)) == []
+    edited = copy.deepcopy(vs)
+    edited["spec"]["hosts"] = ["b"]
+    assert keys(map_owned(event("MODIFIED", edited, vs), stores)) == ["shop/orders"]
+    touched = copy.deepcopy(vs)
+    touched["metadata"]["annotations"] = {"x": "y"}
+    assert keys(map_owned(event("MODIFIED", touched, vs), stores)) == []
+    assert keys(map_owned(event("DELETED", vs, vs), stores)) == ["shop/orders"]
+
+
+@pytest.mark.parametrize(("labels", "owner"), [
+    ({"apirule.gateway.kyma-project.io/name": "a.b", "apirule.gateway.kyma-project.io/namespace": "ns"},
+     ("ns", "a.b")),
+    ({"apirule.gateway.kyma-project.io/v1beta1": "my.rule.ns"}, ("ns", "my.rule")),
+    ({"apirule.gateway.kyma-project.io/name": "only-name"}, None),
+    ({}, None),
+])
+def test_owner_from_labels(labels: dict[str, str], owner: tuple[str, str] | None) -> None:
+    assert owner_of({"metadata": {"labels": labels}}) == owner
+
+
+def test_registrations_feed_the_apirule_controller() -> None:
+    names = [r.name for r in REGISTRATIONS]
+    assert len(names) == len(set(names)) == 7
+    assert all(r.controllers == ("apirule",) for r in REGISTRATIONS)
+    assert Key("local", "shop", "x").encode() == "local/shop/x"
+
+
+def test_settings_from_environment() -> None:
+    default = ControllerSettings.from_env({})
+    assert (default.plan.reconciliation_interval, default.plan.error_retry_interval) == (1800.0, 60.0)
+    assert (default.resync_interval, default.error_retry_cap) == (1800.0, 300.0)
+    fast = ControllerSettings.from_env({"RECONCILERY_APIRULE_ERROR_RETRY_SECONDS": "1",
+                                        "RECONCILERY_APIRULE_RECONCILIATION_SECONDS": "5",
+                                        "RECONCILERY_APIRULE_RESYNC_SECONDS": "600"})
+    assert (fast.plan.error_retry_interval, fast.plan.reconciliation_interval, fast.resync_interval) == (1, 5, 600)
+    assert ControllerSettings.from_env({"RECONCILERY_APIRULE_ERROR_RETRY_SECONDS": "900"}).error_retry_cap == 900
+    with pytest.raises(ValueError, match="RECONCILERY_APIRULE_RESYNC_SECONDS"):
+        ControllerSettings.from_env({"RECONCILERY_APIRULE_RESYNC_SECONDS": "soon"})
+    assert CONTROLLER.name == "apirule" and CONTROLLER.queue == "apigateway" and CONTROLLER.list_keys is not None
+
+
+@pytest.mark.parametrize(("status", "event"), [
+    (st.ready(), ("Normal", "Reconciled")),
+    (st.attribute_error("spec", "x"), ("Warning", "ValidationFailed")),
+    (st.apply_failed({"VirtualService": ["boom"]}), ("Warning", "ApplyFailed")),
+    (st.missing_dependency("virtualservices.networking.istio.io"), ("Warning", "Warning")),
+])
+def test_event_per_state(status: st.Status, event: tuple[str, str]) -> None:
+    assert st.event_for(status) == event
+
+
+def test_status_is_written_only_when_state_description_or_generation_change() -> None:
+    ready = st.ready()
+    body = st.status_body(ready, 3, "2024-01-01T00:00:00Z")
+    assert body == {"state": "Ready", "description": "Reconciled successfully",
+                    "lastProcessedTime": "2024-01-01T00:00:00Z", "observedGeneration": 3}
+    assert not st.needs_write(ready, {**body, "lastProcessedTime": "2020-01-01T00:00:00Z"}, 3)
+    assert st.needs_write(ready, body, 4)
+    assert st.needs_write(st.attribute_error("spec", "x"), body, 3)
+    assert st.needs_write(ready, None, None)

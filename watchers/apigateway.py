@@ -1,0 +1,221 @@
+"""API Gateway watch registrations: which changes enqueue which APIRules (``apirule`` controller).
+
+As api-gateway's APIRule controller watches (``SetupWithManager``), plus the owned kinds:
+
+- APIRules: added, deleted, ``metadata.generation`` changed, the ``original-version`` /
+  ``v1beta1-spec`` annotations changed, or ``deletionTimestamp`` appeared. Status-only updates
+  (our own status writes) and metadata-only updates (our finalizer) enqueue nothing.
+- Services: a Service added, deleted or whose ``spec`` changed → every APIRule that references it
+  (spec level or rule level, namespace defaulting to the APIRule's), for the old and the new object.
+- The ``kyma-system/api-gateway-config`` ConfigMap (data changed, added, deleted) → every APIRule.
+- Istio Gateways: ``kyma-system/kyma-gateway`` → every APIRule; another Gateway → the APIRules that
+  name it in ``spec.gateway`` (or through an ExternalGateway).
+- Owned VirtualServices, AuthorizationPolicies and RequestAuthentications (label selector on the owner
+  label) deleted, or whose spec or labels changed → their owner APIRule, as controller-runtime's
+  ``Owns()`` (someone else's edit is reverted at once). Our own creates enqueue nothing.
+
+Services and Gateways are mapped through an index ``dependency → APIRules`` that the APIRule map
+function keeps up to date from the APIRule cache's events (one per :class:`Stores`), so a Service
+event costs a dictionary lookup instead of parsing every cached APIRule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kube import resources
+from tasks.apigateway import model
+from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
+from tasks.apigateway.state import reads_for
+from watchers.cache import Stores, object_key
+from watchers.engine import WatchEvent, WatchRegistration
+from workers.controller import Key
+
+APIRULES = "apigateway-apirules"
+SERVICES = "apigateway-services"
+CONFIG = "apigateway-config"
+GATEWAYS = "apigateway-gateways"
+OWNED_PREFIX = "apigateway-owned-"
+
+#: A dependency of an APIRule: ``("Service" | "Gateway", namespace, name)``.
+Dependency = tuple[str, str, str]
+WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, model.V1BETA1_SPEC_ANNOTATION)
+
+
+def _meta(obj: Mapping[str, Any] | None) -> dict[str, Any]:
+    meta = (obj or {}).get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def dependencies(apirule: Mapping[str, Any]) -> set[Dependency]:
+    """The Services and Gateways whose changes can change the reconcile of ``apirule`` (pure)."""
+    reads = reads_for(apirule)
+    deps = {("Service", ns, name) for ns, name in reads.services}
+    deps |= {("Gateway", ns, name) for ns, name in reads.gateways}
+    return deps
+
+
+class DependencyIndex:
+    """``dependency → APIRule (namespace, name)`` for the APIRules of one cache. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_rule: dict[tuple[str, str], set[Dependency]] = {}
+        self._by_dep: dict[Dependency, set[tuple[str, str]]] = {}
+        self.seen = False
+
+    def update(self, apirule: Mapping[str, Any], deleted: bool = False) -> None:
+        """Record the APIRule's current dependencies (none once ``deleted``)."""
+        key = object_key(apirule)
+        deps = set() if deleted else dependencies(apirule)
+        with self._lock:
+            self.seen = True
+            for dep in self._by_rule.pop(key, set()) - deps:
+                rules = self._by_dep.get(dep)
+                if rules is not None:
+                    rules.discard(key)
+                    if not rules:
+                        del self._by_dep[dep]
+            if deps:
+                self._by_rule[key] = deps
+                for dep in deps:
+                    self._by_dep.setdefault(dep, set()).add(key)
+
+    def rebuild(self, apirules: Iterable[Mapping[str, Any]]) -> None:
+        """Index exactly ``apirules`` (the cache, when the index starts late)."""
+        with self._lock:
+            self.seen = True
+            self._by_rule.clear()
+            self._by_dep.clear()
+        for apirule in apirules:
+            self.update(apirule)
+
+    def rules_for(self, dep: Dependency) -> list[tuple[str, str]]:
+        """The APIRules depending on ``dep``, sorted."""
+        with self._lock:
+            return sorted(self._by_dep.get(dep, ()))
+
+
+_indexes: weakref.WeakKeyDictionary[Stores, DependencyIndex] = weakref.WeakKeyDictionary()
+_indexes_lock = threading.Lock()
+
+
+def index_of(stores: Stores) -> DependencyIndex:
+    """The dependency index of the APIRule cache in ``stores`` (built from the cache on first use)."""
+    with _indexes_lock:
+        index = _indexes.get(stores)
+        if index is None:
+            index = _indexes[stores] = DependencyIndex()
+    if not index.seen:
+        with contextlib.suppress(KeyError):  # KeyError: APIRules are not watched in this process
+            index.rebuild(stores.list(APIRULES))
+    return index
+
+
+def _key(event: WatchEvent, namespace: str, name: str) -> tuple[str, Key]:
+    return CONTROLLER_NAME, Key(event.cluster, namespace, name)
+
+
+def _all_apirules(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
+    return [_key(event, *object_key(obj)) for obj in stores.list(APIRULES)]
+
+
+def apirule_changed(event: WatchEvent) -> bool:
+    """Whether an APIRule event needs a reconcile (controller-runtime's GenerationChangedPredicate
+    or the version annotations, as api-gateway's predicate; plus a deletionTimestamp appearing)."""
+    if event.type != "MODIFIED" or event.old is None:
+        return True
+    new, old = _meta(event.object), _meta(event.old)
+    if new.get("generation") != old.get("generation"):
+        return True
+    if bool(new.get("deletionTimestamp")) != bool(old.get("deletionTimestamp")):
+        return True
+    new_ann, old_ann = new.get("annotations") or {}, old.get("annotations") or {}
+    return any(new_ann.get(a) != old_ann.get(a) for a in WATCHED_ANNOTATIONS)
+
+
+def map_apirule(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index."""
+    index_of(stores).update(event.object, deleted=event.type == "DELETED")
+    if not apirule_changed(event):
+        return []
+    return [_key(event, *object_key(event.object))]
+
+
+def _spec_changed(event: WatchEvent) -> bool:
+    if event.type != "MODIFIED" or event.old is None:
+        return True
+    return event.object.get("spec") != event.old.get("spec")
+
+
+def map_service(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """A Service added, deleted or with a changed spec → every APIRule referencing it."""
+    if not _spec_changed(event):
+        return []
+    namespace, name = object_key(event.object)
+    return [_key(event, *ref) for ref in index_of(stores).rules_for(("Service", namespace, name))]
+
+
+def map_config(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """The ``api-gateway-config`` ConfigMap added, deleted or with changed data → every APIRule."""
+    if object_key(event.object) != model.CONFIG_MAP:
+        return []
+    if event.type == "MODIFIED" and event.old is not None and event.object.get("data") == event.old.get("data"):
+        return []
+    return _all_apirules(event, stores)
+
+
+def map_gateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """The default ``kyma-gateway`` → every APIRule; another Gateway → the APIRules using it."""
+    if not _spec_changed(event):
+        return []
+    namespace, name = object_key(event.object)
+    if (namespace, name) == model.DEFAULT_GATEWAY:
+        return _all_apirules(event, stores)
+    return [_key(event, *ref) for ref in index_of(stores).rules_for(("Gateway", namespace, name))]
+
+
+def owner_of(obj: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """``(namespace, name)`` of the APIRule owning ``obj`` by its owner labels (new or legacy)."""
+    labels = _meta(obj).get("labels") or {}
+    name, namespace = labels.get(model.OWNER_NAME_LABEL), labels.get(model.OWNER_NAMESPACE_LABEL)
+    if name and namespace:
+        return str(namespace), str(name)
+    legacy = str(labels.get(model.LEGACY_OWNER_LABEL) or "")
+    name, dot, namespace = legacy.rpartition(".")  # names may hold dots, namespaces may not
+    return (namespace, name) if dot and name and namespace else None
+
+
+def map_owned(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """An owned object deleted, or its spec or labels changed → its owner APIRule."""
+    if event.type == "ADDED":
+        return []
+    if event.type == "MODIFIED" and event.old is not None and event.object.get("spec") == event.old.get("spec") \
+            and _meta(event.object).get("labels") == _meta(event.old).get("labels"):
+        return []
+    owners = {owner_of(event.object), owner_of(event.old)} - {None}
+    return [_key(event, *owner) for owner in sorted(o for o in owners if o is not None)]
+
+
+_CONTROLLERS = (CONTROLLER_NAME,)
+
+REGISTRATIONS: list[WatchRegistration] = [
+    WatchRegistration(name=APIRULES, resource=APIRULE, namespace=None, label_selector=None,
+                      map_event=map_apirule, controllers=_CONTROLLERS),
+    WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=None, label_selector=None,
+                      map_event=map_service, controllers=_CONTROLLERS),
+    WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=model.CONFIG_MAP[0],
+                      label_selector=None, map_event=map_config, controllers=_CONTROLLERS,
+                      field_selector=f"metadata.name={model.CONFIG_MAP[1]}"),
+    WatchRegistration(name=GATEWAYS, resource=GATEWAY, namespace=None, label_selector=None,
+                      map_event=map_gateway, controllers=_CONTROLLERS),
+    *(
+        WatchRegistration(name=OWNED_PREFIX + kind.lower(), resource=OWNED[kind], namespace=None,
+                          label_selector=model.OWNER_NAME_LABEL, map_event=map_owned, controllers=_CONTROLLERS)
+        for kind in (model.VIRTUAL_SERVICE.kind, model.AUTHORIZATION_POLICY.kind, model.REQUEST_AUTHENTICATION.kind)
+    ),
+]
