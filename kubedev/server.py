@@ -23,6 +23,7 @@ import yaml
 from aiohttp import web
 
 from kubedev import discovery, errors
+from kubedev.admission import Admission
 from kubedev.errors import ApiError
 from kubedev.protobuf import ProtobufError, decode_object
 from kubedev.resources import ResourceType
@@ -98,6 +99,7 @@ class _Handler:
         self.store = store
         self.watches = watches
         self.bookmark_interval = bookmark_interval
+        self.admission = Admission(store)
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -191,7 +193,8 @@ class _Handler:
             if method == "GET":
                 return self._list(request, rt, namespace)
             if method == "POST":
-                body = await self._body(request)
+                body = await self.admission.admit(rt, namespace, "CREATE", await self._body(request),
+                                                  dry_run=dry_run)
                 return _json(view(rt, self.store.create(rt, namespace, body, dry_run)), 201)
             if method == "DELETE":
                 deleted = self.store.delete_collection(rt, namespace, query.get("labelSelector"),
@@ -208,6 +211,9 @@ class _Handler:
             return _json(view(rt, self.store.get(rt, namespace, name)))
         if method == "PUT":
             body = await self._body(request)
+            if self._exists(rt, namespace, name):
+                old = view(rt, self.store.get(rt, namespace, name))
+                body = await self.admission.admit(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
             return _json(view(rt, self.store.replace(rt, namespace, name, body, subresource, dry_run)))
         if method == "PATCH":
             content_type = request.content_type

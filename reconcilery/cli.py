@@ -92,7 +92,9 @@ def watch(
 ) -> None:
     """Run the watchers: list + watch the cluster and enqueue keys for the controllers."""
     from workers.app import workqueue
+    from workers.logs import configure_logging
 
+    configure_logging("INFO")
     _celery()
     from watchers.runner import run
 

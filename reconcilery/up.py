@@ -30,6 +30,8 @@ from reconcilery.manifests import Discovery, ManifestError, apply, manifest_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+SNATCH_POOL = "cpu-worker-0"  # the Kyma worker pool of the local run (examples/snatch)
+POOL_LABEL = "worker.gardener.cloud/pool"
 
 console = Console()
 
@@ -164,13 +166,26 @@ class LocalRuntime:
             console.print(f"[green]✓[/green] NGINX Plus stand-in at {standin.url}")
 
     def _start_webhook(self) -> None:
-        from tasks.snatch.webhook import start_dev_webhook
+        """Run the Snatch webhook in this process; on the dev API server also register it (a
+        MutatingWebhookConfiguration with the dev CA as caBundle) so Pods are mutated as in a cluster."""
+        import base64
 
-        url, ca_path, stop = start_dev_webhook(self.state_dir, self.kubeconfig, "cpu-worker-0")
+        from tasks.snatch.webhook import dev_webhook_configuration, start_dev_webhook
+
+        url, ca_path, stop = start_dev_webhook(self.state_dir, self.kubeconfig, SNATCH_POOL)
         self._stops.append(stop)
         self.endpoints.update(webhook=url, webhook_ca=ca_path)
         self.env["RECONCILERY_SNATCH_CERT_DIR"] = str(Path(ca_path).parent)
         console.print(f"[green]✓[/green] Snatch webhook at {url}")
+        if self.o.kubeconfig is None:  # never register a loopback webhook on a real cluster
+            from kube import resources
+
+            config = dev_webhook_configuration(url)
+            for hook in config["webhooks"]:
+                hook["clientConfig"]["caBundle"] = base64.b64encode(Path(ca_path).read_bytes()).decode()
+            self._kube().create(resources.MUTATING_WEBHOOK_CONFIGURATION, config)
+            console.print(f"[green]✓[/green] MutatingWebhookConfiguration {config['metadata']['name']} "
+                          "(the dev API server calls it)")
 
     def _spawn(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child's lifetime
@@ -268,7 +283,7 @@ class LocalRuntime:
         return False
 
     def summary_rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, namespace/name, state, detail) for APIRules and NGINX upstreams."""
+        """(kind, namespace/name, state, detail) for APIRules, Pods (Snatch) and NGINX upstreams."""
         from kube import Resource
 
         kube = self._kube()
@@ -286,6 +301,7 @@ class LocalRuntime:
             if status.get("observedGeneration") != (current.get("metadata") or {}).get("generation"):
                 state = f"{state} (reconciling)" if status else "Pending"
             rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", state, detail[0] if detail else ""))
+        rows.extend(self._pod_rows(kube))
         for base in self.endpoints.get("nginx_plus", []):
             with contextlib.suppress(requests.RequestException, ValueError):
                 for kind in ("http", "stream"):
@@ -295,6 +311,39 @@ class LocalRuntime:
                         servers = sorted(s["server"] for s in up.get("peers", []))
                         rows.append((f"NGINX {kind} upstream", f"{base} {name}", f"{len(servers)} servers",
                                      ", ".join(servers)))
+        return rows
+
+    def _pod_rows(self, kube: Any) -> list[tuple[str, str, str, str]]:
+        """One row per applied Pod: ``mutated`` when it carries Snatch's preferred pool term, else
+        ``unchanged`` with the reason Snatch would give for the applied manifest now."""
+        from kube import resources
+        from tasks.snatch.mutate import ClusterContext, admission_review, decide, parse_review
+
+        pods = [o for o in self.applied if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
+        if not pods:
+            return []
+        pool_present = bool(kube.list(resources.NODE, label_selector=f"{POOL_LABEL}={SNATCH_POOL}"))
+        rows: list[tuple[str, str, str, str]] = []
+        for obj in pods:
+            meta = obj["metadata"]
+            current = kube.get(resources.POD, meta["name"], meta["namespace"]) or {}
+            terms = (((current.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+                "preferredDuringSchedulingIgnoredDuringExecution") or []
+            if any(e.get("key") == POOL_LABEL for t in terms if isinstance(t, dict)
+                   for e in (t.get("preference") or {}).get("matchExpressions") or [] if isinstance(e, dict)):
+                rows.append(("Pod", f"{meta['namespace']}/{meta['name']}", "mutated",
+                             f"preferred node affinity {POOL_LABEL} In [{SNATCH_POOL}]"))
+                continue
+            original = next((d for d in self.documents if d.get("kind") == "Pod"
+                             and (d.get("metadata") or {}).get("name") == meta["name"]
+                             and (d.get("metadata") or {}).get("namespace", "default") == meta["namespace"]), obj)
+            namespace = kube.get(resources.NAMESPACE, meta["namespace"]) or {}
+            labels = (namespace.get("metadata") or {}).get("labels") or {}
+            review = admission_review({**original, "metadata": {**original.get("metadata", {}),
+                                                                 "namespace": meta["namespace"]}})
+            decision = decide(parse_review(review, None), ClusterContext(SNATCH_POOL, pool_present, labels))
+            detail = decision.message if not decision.mutated else "not mutated at admission (webhook not called)"
+            rows.append(("Pod", f"{meta['namespace']}/{meta['name']}", "unchanged", detail))
         return rows
 
     def print_summary(self) -> None:

@@ -8,6 +8,7 @@ restore every second, so a reconcile whose worker was SIGKILLed is delivered aga
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import threading
 from typing import Any
@@ -20,6 +21,7 @@ from kombu import Queue
 from workers import metrics
 from workers.controller import Controller, Key, registry
 from workers.dispatch import LeaseKeeper, run_reconcile
+from workers.logs import configure_logging
 from workers.settings import PRIORITY_FRESH, QUEUES, Settings, load
 from workers.workqueue import WorkQueue
 
@@ -196,6 +198,11 @@ class Pump:
 @signals.worker_init.connect
 def _load_domains_in_worker(**_: Any) -> None:
     load_domains()
+
+
+@signals.after_setup_logger.connect
+def _structured_logs(**_: Any) -> None:
+    configure_logging(logging.getLogger().level or logging.INFO)
 
 
 #: Redis set of the pids of worker processes that are ready (for tests and ``queue status``).

@@ -27,6 +27,10 @@ class ClusterView(Protocol):
     @property
     def pool_node_present(self) -> bool: ...
 
+    async def pool_node_present_now(self) -> bool:
+        """Whether a pool node exists, re-checked (rate-limited) when none is known."""
+        ...
+
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         """Labels of ``namespace``; ``None`` when it does not exist or cannot be read."""
         ...
@@ -45,6 +49,9 @@ class StaticClusterView:
 
     @property
     def pool_node_present(self) -> bool:
+        return self._present
+
+    async def pool_node_present_now(self) -> bool:
         return self._present
 
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
@@ -83,6 +90,7 @@ class KubeClusterView:
         self.lookup_timeout = lookup_timeout
         self._present = False
         self._checked = False
+        self._last_check = float("-inf")
         self._namespaces: dict[str, dict[str, str]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
@@ -110,8 +118,17 @@ class KubeClusterView:
                                                            label_selector=f"{POOL_LABEL}={self.pool}")
         return result
 
+    async def pool_node_present_now(self, min_interval: float = 1.0) -> bool:
+        """Like :attr:`pool_node_present`, but when no pool node is known, list the nodes again if the
+        last check is older than ``min_interval`` seconds: a node that joined a moment ago (e.g. applied
+        together with the Pods) is seen at once instead of after the periodic check."""
+        if not self._present and time.monotonic() - self._last_check >= min_interval:
+            await self.check_nodes()
+        return self._present
+
     async def check_nodes(self) -> bool:
         """List nodes of the pool once and update the mode. On an API error the mode is unchanged."""
+        self._last_check = time.monotonic()
         try:
             nodes = await asyncio.to_thread(self._list_pool_nodes)
         except Exception as exc:

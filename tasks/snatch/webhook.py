@@ -73,7 +73,7 @@ class AdmissionHandler:
 
     async def context_for(self, request: AdmissionRequest) -> ClusterContext:
         """The cluster context; the namespace is only looked up when the decision needs it."""
-        present = self.view.pool_node_present
+        present = await self.view.pool_node_present_now()
         labels = None
         if request.operation == "CREATE" and present and request.namespace not in OMITTED_NAMESPACES:
             labels = await self.view.namespace_labels(request.namespace)

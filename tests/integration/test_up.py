@@ -1,0 +1,58 @@
+"""The README's main command: ``reconcilery up --apply examples/... --once`` settles and cleans up."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.fixtures.processes import free_port
+from tests.fixtures.workers import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def _closed(url: str) -> bool:
+    parts = urlsplit(url)
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 80)) != 0
+
+
+def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Path) -> None:
+    examples = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", examples)
+    edge = examples / "nginx" / "00-edge.yaml"  # free ports for the two NGINX Plus stand-ins
+    edge.write_text(edge.read_text().replace("127.0.0.1:9000", f"127.0.0.1:{free_port()}")
+                    .replace("127.0.0.1:9001", f"127.0.0.1:{free_port()}"))
+    state = tmp_path / "state"
+    proc = subprocess.run(
+        [sys.executable, "-m", "reconcilery.cli", "up", "--once", "--timeout", "120", "--state-dir", str(state),
+         "--flower-port", str(free_port()), "--apply", str(examples / "apigateway"),
+         "--apply", str(examples / "nginx"), "--apply", str(examples / "snatch")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out + "".join(p.read_text()[-2000:] for p in (state / "logs").glob("*.log"))
+
+    endpoints = json.loads((state / "endpoints.json").read_text())
+    assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca"} <= set(endpoints)
+    assert len(endpoints["nginx_plus"]) == 2 and Path(endpoints["webhook_ca"]).is_file()
+    assert "server:" in (state / "kubeconfig").read_text()
+
+    rows = [line for line in out.splitlines() if "APIRule" in line]
+    assert sum("Ready" in r for r in rows) == 3 and sum("Error" in r for r in rows) == 1, out
+    pods = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if "│ Pod " in line}
+    assert pods == {"kyma-system/telemetry-agent": "mutated", "kyma-system/eventing-publisher": "mutated",
+                    "customer-apps/shop-frontend": "unchanged"}, out  # the dev API server called the webhook
+    assert "10.0.1.11:30080" in out and "10.0.0.10" not in out  # NGINX servers, no control plane node
+
+    # every process and server it started is gone
+    for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["flower"], *endpoints["nginx_plus"],
+                endpoints["webhook"]):
+        assert _closed(url), f"{url} still open after up exited"
