@@ -73,7 +73,8 @@ def test_cli_unreadable_input(tmp_path: Path) -> None:
 
 
 def test_edge_case_examples() -> None:
-    objects = [d for d in yaml.safe_load_all((EXAMPLE.parents[1] / "render" / "snatch-edge-cases.yaml").read_text()) if d]
+    edge_cases = EXAMPLE.parents[1] / "render" / "snatch-edge-cases.yaml"
+    objects = [d for d in yaml.safe_load_all(edge_cases.read_text()) if d]
     reasons = {r.ref: r.decision.reason for r in render(objects, "cpu-worker-0")}
     assert reasons == {
         "kyma-integration/bound-pod": Reason.ALREADY_SCHEDULED,
