@@ -3,28 +3,46 @@
 Setup (defaults): the dev API server, 100 Services (one ``nkl-`` port each) x 20 worker nodes, two NGINX
 Plus stand-in hosts declaring the 100 upstreams; everything synced once first.
 
-Mode ``direct`` (the only one so far): the watch mapping of :mod:`watchers.nginx` turns each change into
+Mode ``platform`` (default): the real system. A local Redis, then one ``reconcilery watch --controllers
+nginx-upstream`` process and two ``reconcilery worker -Q nginx -c 4`` processes; each change is made
+through the API server and timed until both stand-ins hold the expected servers (polled every 5 ms), so
+the numbers include the watch, the workqueue, the 250-750 ms sync jitter (by design) and the Celery hop.
+Reconciles are counted from the workers' Prometheus metrics (``controller_runtime_reconcile_total``).
+
+Mode ``direct``: the watch mapping of :mod:`watchers.nginx` turns each change into
 keys and a thread pool (``--concurrency``, like one threads worker) calls the reconcile; the 250-750 ms
 ``sync_delay`` jitter the workqueue adds before each sync is *not* included (add it to the numbers: it
 is there by design). Prints p50/p99 per change kind and the NGINX Plus API requests per sync.
 
-    .venv/bin/python -m bench.nginx [--services 100] [--nodes 20] [--changes 20] [--concurrency 8]
+    .venv/bin/python -m bench.nginx [--mode platform|direct] [--services 100] [--nodes 20] [--changes 20]
+        [--node-changes 10] [--workers 2] [--concurrency 4|8]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import redis
+import requests
 from kubernetes import config
+from prometheus_client.parser import text_string_to_metric_families
 
 from kube import Kube, resources
 from kubedev import DevAPIServer
+from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
@@ -44,9 +62,10 @@ class Bench:
         self.n_services, self.n_nodes = services, nodes
         self.pool = ThreadPoolExecutor(concurrency)
         self.api = DevAPIServer(port=0).start()
-        kubeconfig = Path(tempfile.mkdtemp()) / "kubeconfig"
-        self.api.write_kubeconfig(kubeconfig)
-        self.kube = Kube(config.new_client_from_config(str(kubeconfig)))
+        self.workdir = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.api.write_kubeconfig(self.kubeconfig)
+        self.kube = Kube(config.new_client_from_config(str(self.kubeconfig)))
         names = [f"svc-{i}" for i in range(services)]
         self.hosts = [NginxPlusStandIn(http_upstreams=names).start() for _ in range(2)]
         self.requests: list[int] = []
@@ -64,7 +83,8 @@ class Bench:
     def node_body(self, name: str, ip: str) -> dict[str, Any]:
         return {"metadata": {"name": name}, "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
 
-    def setup(self) -> float:
+    def create_objects(self) -> None:
+        """The namespaces, the settings ConfigMap naming both hosts, the Nodes and the Services."""
         k = self.kube
         for ns in ("nkl", "nginx-ingress"):
             k.create(resources.NAMESPACE, {"metadata": {"name": ns}})
@@ -74,6 +94,10 @@ class Bench:
             k.create(resources.NODE, self.node_body(f"w{n}", f"10.1.{n // 250}.{n % 250 + 1}"))
         for i in range(self.n_services):
             k.create(resources.SERVICE, self.service_body(i, 30000 + i))
+
+    def setup(self) -> float:
+        """Create the objects and sync every key once; returns the seconds of that sync."""
+        self.create_objects()
         t0 = time.perf_counter()
         keys = [key for _, key in map_node(WatchEvent("ADDED", self.node_body("x", "1.1.1.1"), None, "local"),
                                            self.stores())]
@@ -126,19 +150,239 @@ class Bench:
         return elapsed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--services", type=int, default=100)
-    parser.add_argument("--nodes", type=int, default=20)
-    parser.add_argument("--changes", type=int, default=20, help="Service changes measured (Node changes: 1/4)")
-    parser.add_argument("--concurrency", type=int, default=8)
-    args = parser.parse_args()
-    bench = Bench(args.services, args.nodes, args.concurrency)
+ROOT = Path(__file__).resolve().parents[1]
+RECONCILE_METRIC = "controller_runtime_reconcile"
+POLL_SECONDS = 0.005
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, what: str, interval: float = POLL_SECONDS) -> None:
+    """Poll ``predicate`` every ``interval`` s; raises ``TimeoutError`` naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM the process group of ``proc``, SIGKILL it if still alive after ``timeout`` s."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+class PlatformBench(Bench):
+    """The real pipeline: local Redis, one watcher process, ``workers`` worker processes (``-Q nginx``).
+
+    Changes go through the API server; each is timed until both stand-ins hold the expected servers.
+    Every process is started in its own process group and stopped by :meth:`close`.
+    """
+
+    def __init__(self, services: int, nodes: int, concurrency: int, workers: int) -> None:
+        super().__init__(services, nodes, concurrency)
+        self.n_workers = workers
+        self.redis = LocalRedis(free_port()).start()
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.metrics_ports: list[int] = []
+        self.health_url = ""
+        #: node name -> InternalIP, and Service index -> nodePort: what the hosts must hold.
+        self.node_ips = {f"w{n}": f"10.1.{n // 250}.{n % 250 + 1}" for n in range(nodes)}
+        self.node_ports = {i: 30000 + i for i in range(services)}
+
+    def close(self) -> None:
+        try:
+            for proc in reversed(self.procs):
+                stop_process(proc)
+        finally:
+            self.redis.stop()
+            super().close()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({"RECONCILERY_REDIS_URL": self.redis.url, "RECONCILERY_KUBECONFIG": str(self.kubeconfig),
+                    "RECONCILERY_DOMAINS": "tasks.nginx.controller", "RECONCILERY_TASK_EVENTS": "0",
+                    "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"})
+        env.update(extra)
+        return env
+
+    def spawn(self, name: str, args: list[str], **env: str) -> subprocess.Popen[bytes]:
+        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen([sys.executable, "-m", "reconcilery.cli", *args], env=self.env(**env),
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+        self.procs.append(proc)
+        return proc
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n" + p.read_text(errors="replace")[-3000:]
+                         for p in sorted(self.workdir.glob("*.log")))
+
+    def alive(self, proc: subprocess.Popen[bytes], what: str) -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{self.logs()}")
+
+    def start_workers(self) -> None:
+        client = redis.Redis.from_url(self.redis.url)
+        new = []
+        for i in range(self.n_workers):
+            port = free_port()
+            self.metrics_ports.append(port)
+            new.append(self.spawn(f"worker-{i}", ["worker", "-Q", "nginx", "-c", str(self.pool._max_workers),
+                                                  "--name", f"bench{i}-{os.getpid()}@%h", "--loglevel", "WARNING"],
+                                  RECONCILERY_METRICS_PORT=str(port)))
+        for i, proc in enumerate(new):
+            def ready(p: subprocess.Popen[bytes] = proc, n: int = i) -> bool:
+                self.alive(p, f"worker {n}")
+                return bool(client.sismember("reconcilery:workers-ready", str(p.pid)))
+
+            wait_until(ready, 60, f"worker {i} ready", interval=0.05)
+
+    def start_watcher(self) -> None:
+        port = free_port()
+        self.health_url = f"http://127.0.0.1:{port}"
+        proc = self.spawn("watcher", ["watch", "--controllers", "nginx-upstream", "--health-port", str(port),
+                                      "--health-host", "127.0.0.1"])
+
+        def ready() -> bool:
+            self.alive(proc, "watcher")
+            with contextlib.suppress(requests.RequestException):
+                return requests.get(self.health_url + "/readyz", timeout=1).status_code == 200
+            return False
+
+        wait_until(ready, 60, "watcher /readyz", interval=0.02)
+
+    def reconciles(self) -> int:
+        """``controller_runtime_reconcile_total{controller="nginx-upstream"}`` summed over workers and results."""
+        total = 0.0
+        for port in self.metrics_ports:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            for family in text_string_to_metric_families(text):
+                if family.name == RECONCILE_METRIC:
+                    total += sum(s.value for s in family.samples if s.name.endswith("_total")
+                                 and s.labels.get("controller") == "nginx-upstream")
+        return int(total)
+
+    def quiet(self, seconds: float = 1.5) -> int:
+        """Wait until no reconcile ran for ``seconds`` (longer than the jitter); returns the reconcile count."""
+        last, since = self.reconciles(), time.monotonic()
+        while time.monotonic() - since < seconds:
+            time.sleep(0.1)
+            now = self.reconciles()
+            if now != last:
+                last, since = now, time.monotonic()
+        return last
+
+    def requests_sent(self) -> int:
+        return sum(h.request_count for h in self.hosts)
+
+    def expected(self, i: int) -> set[str]:
+        return {f"{ip}:{self.node_ports[i]}" for ip in self.node_ips.values()}
+
+    def all_hold(self) -> bool:
+        return all(self.holds(f"svc-{i}", self.expected(i)) for i in range(self.n_services))
+
+    def setup(self) -> float:
+        """Objects, workers, then the watcher; returns seconds from the watcher's start until both hosts
+        hold every server (includes the watcher's start-up and initial list)."""
+        self.create_objects()
+        self.start_workers()
+        t0 = time.perf_counter()
+        self.start_watcher()
+        self.watcher_ready = time.perf_counter() - t0
+        wait_until(self.all_hold, 120, "initial sync")
+        return time.perf_counter() - t0
+
+    def timed(self, change: Callable[[], object], done: Callable[[], bool], what: str) -> float:
+        t0 = time.perf_counter()
+        change()
+        wait_until(done, 60, what)
+        return time.perf_counter() - t0
+
+    def service_change(self, i: int, node_port: int) -> float:
+        old = self.kube.get(resources.SERVICE, f"svc-{i}", "nginx-ingress")
+        assert old is not None
+        body = self.service_body(i, node_port)
+        body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self.node_ports[i] = node_port
+        return self.timed(lambda: self.kube.replace(resources.SERVICE, body),
+                          lambda: self.holds(f"svc-{i}", self.expected(i)), f"svc-{i} nodePort {node_port}")
+
+    def node_change(self, n: int) -> float:
+        """Even ``n``: node ``extra-n`` joins; odd ``n``: the node that joined before leaves."""
+        joins = n % 2 == 0
+        name, ip = f"extra-{n - n % 2}", f"10.2.0.{n - n % 2 + 1}"
+
+        def change() -> None:
+            if joins:
+                self.kube.create(resources.NODE, self.node_body(name, ip))
+            else:
+                self.kube.delete(resources.NODE, name)
+
+        if joins:
+            self.node_ips[name] = ip
+        else:
+            del self.node_ips[name]
+        return self.timed(change, self.all_hold, f"node {'join' if joins else 'leave'} {name}")
+
+
+def report(label: str, times: list[float]) -> None:
+    print(f"{label:<34} n={len(times):<3} p50={pct(times, 0.5) * 1000:8.1f} ms  "
+          f"p99={pct(times, 0.99) * 1000:8.1f} ms  max={max(times) * 1000:8.1f} ms")
+
+
+def run_platform(args: argparse.Namespace) -> None:
+    bench = PlatformBench(args.services, args.nodes, args.concurrency or 4, args.workers)
+    try:
+        try:
+            initial = bench.setup()
+            setup_reconciles, setup_requests = bench.quiet(), bench.requests_sent()
+            print(f"setup: {args.services} Services x {args.nodes} nodes x 2 hosts, {args.workers} workers "
+                  f"x {bench.pool._max_workers} threads; initial sync of {2 * args.services} keys "
+                  f"({2 * args.services * args.nodes} servers) took {initial:.2f} s from the watcher's start "
+                  f"(watcher ready after {bench.watcher_ready:.2f} s); mode platform, jitter included")
+            print(f"initial sync: {setup_reconciles} reconciles, {setup_requests} NGINX Plus requests "
+                  f"({setup_requests / max(1, setup_reconciles):.1f} per sync)")
+            phases: list[tuple[str, list[float], int, int]] = []
+            for label, changes in (
+                    ("Service nodePort change (2 keys)",
+                     [lambda i=i: bench.service_change(i % args.services, 31000 + i) for i in range(args.changes)]),
+                    (f"Node join/leave ({2 * args.services} keys)",
+                     [lambda n=n: bench.node_change(n) for n in range(args.node_changes)])):
+                before_r, before_q = bench.quiet(), bench.requests_sent()
+                times = [change() for change in changes]
+                phases.append((label, times, bench.quiet() - before_r, bench.requests_sent() - before_q))
+        except Exception:
+            print(bench.logs(), file=sys.stderr)
+            raise
+        for label, times, _, _ in phases:
+            report(label, times)
+        print("NGINX Plus API requests per sync (stand-in requests / reconciles): " + ", ".join(
+            f"{label.split(' (')[0]} {sent / max(1, syncs):.1f} ({sent}/{syncs})"
+            for label, _, syncs, sent in phases))
+    finally:
+        bench.close()
+
+
+def run_direct(args: argparse.Namespace) -> None:
+    bench = Bench(args.services, args.nodes, args.concurrency or 8)
     try:
         initial = bench.setup()
         print(f"setup: {args.services} Services x {args.nodes} nodes x 2 hosts; initial sync of "
               f"{2 * args.services} keys ({2 * args.services * args.nodes} servers) took {initial:.2f} s "
-              f"(concurrency {args.concurrency}, mode direct, jitter not included)")
+              f"(concurrency {args.concurrency or 8}, mode direct, jitter not included)")
         converged_before = len(bench.requests)
         bench.run([Key("local", h.url, f"http:svc-{i}") for h in bench.hosts for i in range(3)])
         converged = bench.requests[converged_before:]
@@ -150,14 +394,28 @@ def main() -> None:
         node_requests = list(bench.requests)
         for label, times in (("Service nodePort change (2 keys)", service_times),
                              (f"Node join ({2 * args.services} keys)", node_times)):
-            print(f"{label:<34} n={len(times):<3} p50={pct(times, 0.5) * 1000:8.1f} ms  "
-                  f"p99={pct(times, 0.99) * 1000:8.1f} ms  max={max(times) * 1000:8.1f} ms")
+            report(label, times)
         print(f"API requests per sync: converged {statistics.mean(converged):.1f}, Service change "
               f"{statistics.mean(service_requests):.1f} (1 GET + {args.nodes} POST + {args.nodes} DELETE), "
               f"Node join {statistics.mean(node_requests):.1f} (1 GET + 1 POST)")
         assert reconcile(Key("local", bench.hosts[0].url, "http:svc-0"), kube=bench.kube).outcome is Outcome.SUCCESS
     finally:
         bench.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", choices=("platform", "direct"), default="platform")
+    parser.add_argument("--services", type=int, default=100)
+    parser.add_argument("--nodes", type=int, default=20)
+    parser.add_argument("--changes", type=int, default=20, help="Service changes measured")
+    parser.add_argument("--node-changes", type=int, default=10,
+                        help="Node joins/leaves measured (platform; direct measures changes/4 joins)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (platform)")
+    parser.add_argument("--concurrency", type=int, default=0,
+                        help="threads per worker (platform, default 4) or in the pool (direct, default 8)")
+    args = parser.parse_args()
+    (run_platform if args.mode == "platform" else run_direct)(args)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ api-gateway's APIRule controller order (``internal/controller/gateway``):
 
 1. GET the APIRule (gone, or its CRD gone → done);
 2. build the :class:`ClusterState` snapshot through ``kube`` following :func:`state.reads_for`
-   (Gateways, Services and the Pods they select, ConfigMaps, every VirtualService for the
-   occupied-host check, the owned AuthorizationPolicies / RequestAuthentications / Ory Rules by owner
-   labels). A kind that is not served (CRD missing) reads as empty, so an APIRule never blocks
+   (Gateways, Services and the Pods they select, ConfigMaps, the owned VirtualServices /
+   AuthorizationPolicies / RequestAuthentications / Ory Rules by owner labels, and the other
+   VirtualServices for the occupied-host check from the worker process's watch-fed cache,
+   :mod:`tasks.apigateway.cache`). A kind that is not served (CRD missing) reads as empty, so an APIRule never blocks
    forever because a CRD is gone; which of the required kinds are served fills ``ClusterState.crds``;
 3. :func:`plan`;
 4. deletion: apply the deletes, then release the finalizer ``gateway.kyma-project.io/subresources``;
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ import structlog
 from prometheus_client import REGISTRY, Counter
 
 from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events, resources
+from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, state
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
@@ -133,10 +135,13 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     """The snapshot one reconcile of ``apirule`` needs, read through ``kube`` (:func:`state.reads_for`).
 
     Reads: one GET per Gateway, ExternalGateway, Service and ConfigMap; one LIST of Pods per
-    referenced Service with a selector; one cluster-wide LIST of VirtualServices; one LIST per owner
-    label selector of AuthorizationPolicies, RequestAuthentications and Ory Rules (a kind that is not
-    served is asked once). Kinds that are not served read as empty. Raises :class:`ApiError` on
-    other failures.
+    referenced Service with a selector; one LIST per owner label selector of VirtualServices,
+    AuthorizationPolicies, RequestAuthentications and Ory Rules (a kind that is not served is asked
+    once). The other VirtualServices (occupied-host check) come from the process's VirtualService
+    cache (:mod:`tasks.apigateway.cache`: those sharing a first host label with the APIRule's hosts),
+    or from one cluster-wide LIST when the cache is disabled or not ready. The owned ones are always
+    read directly, so a cache lagging our own writes never makes a reconcile create a second
+    VirtualService. Kinds that are not served read as empty. Raises :class:`ApiError` on other failures.
     """
     reads = state.reads_for(apirule)
     served: set[str] = set()
@@ -174,12 +179,35 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
         services=services,
         config_maps=config_maps,
         pods=tuple(pods),
-        virtual_services=owned(OWNED[model.VIRTUAL_SERVICE.kind], None if reads.all_virtual_services else selectors),
+        virtual_services=_virtual_services(kube, apirule, reads, owned, served),
         authorization_policies=owned(OWNED[model.AUTHORIZATION_POLICY.kind], selectors),
         request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
         ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
         crds=frozenset(served),
     )
+
+
+def _virtual_services(kube: Kube, apirule: Mapping[str, Any], reads: state.Reads,
+                      owned: Callable[[Resource, tuple[str, ...] | None], tuple[dict[str, Any], ...]],
+                      served: set[str]) -> tuple[dict[str, Any], ...]:
+    """The owned VirtualServices (direct LIST by owner labels) plus the others that may occupy one
+    of the APIRule's hosts (cache), or every VirtualService (one LIST) without a ready cache."""
+    res = OWNED[model.VIRTUAL_SERVICE.kind]
+    if not reads.all_virtual_services:
+        return owned(res, reads.owner_selectors)
+    cache = vs_cache.cache_for(res, kube, kube.cluster)
+    if cache is None:
+        vs_cache.VS_READS.labels("list").inc()
+        return owned(res, None)
+    mine = owned(res, reads.owner_selectors)
+    if res.full_name not in served:
+        return ()
+    vs_cache.VS_READS.labels("cache").inc()
+    rule = model.APIRule.parse(apirule)
+    direct = {state.namespaced_name(o) for o in mine}
+    others = [o for o in cache.with_hosts(rule.hosts) if state.namespaced_name(o) not in direct
+              and not model.owned_objects([o], rule.name, rule.namespace)]
+    return (*mine, *others)
 
 
 # ---- writes --------------------------------------------------------------------------------

@@ -2,47 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any
-
 import typer
 import yaml
 
+from kube.manifests import load_objects
 from tasks.nginx.settings import EdgeNames, SettingsError
 
 
 def _fail(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
-
-
-def load_objects(files: list[str]) -> list[dict[str, Any]]:
-    """Every YAML/JSON document of ``files`` (``-`` = stdin; a directory = its *.yaml/*.yml/*.json).
-
-    Raises ``ValueError`` naming the file for unreadable input or a document that is not an object.
-    """
-    paths: list[str] = []
-    for f in files:
-        p = Path(f)
-        if f != "-" and p.is_dir():
-            paths += sorted(str(c) for c in p.iterdir() if c.suffix in (".yaml", ".yml", ".json"))
-        else:
-            paths.append(f)
-    docs: list[dict[str, Any]] = []
-    for f in paths:
-        try:
-            text = sys.stdin.read() if f == "-" else Path(f).read_text()
-            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"cannot read {f}: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{f} is not valid YAML: {exc}") from None
-        for i, d in enumerate(loaded):
-            if not isinstance(d, dict):
-                raise ValueError(f"{f}: document {i + 1} is not a Kubernetes object")
-        docs += loaded
-    return docs
 
 
 def render(

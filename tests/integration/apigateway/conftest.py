@@ -17,6 +17,7 @@ import yaml
 
 from kube import Kube, Resource, clusters, resources
 from kubedev import DevAPIServer
+from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import controller, install
 from tests.fixtures.devapi import real_cluster
 
@@ -86,4 +87,5 @@ def agw(devapi_clean: DevAPIServer | None, kubeconfig_path: Path, monkeypatch: p
             helper.create(doc)
         yield helper
     finally:
+        vs_cache.reset()  # the VirtualService cache's watch thread, if a reconcile started it
         clusters.reset()
