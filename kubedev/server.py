@@ -302,7 +302,8 @@ class _Handler:
             failure: ApiError | None = None
             initial: list[tuple[str, dict[str, Any]]] = []
             if send_initial or rv_param in ("", "0"):
-                initial = [("ADDED", o) for o in self.store.list(rt, ns_filter).items if predicate(o)]
+                initial = [("ADDED", o) for o in self.store.list(rt, ns_filter, query.get("labelSelector")).items
+                           if predicate(o)]
             else:
                 rv = _parse_int(rv_param, "resourceVersion") or 0
                 try:

@@ -39,9 +39,18 @@ from typing import Any
 
 from kubedev import errors
 from kubedev.errors import ApiError
+from kubedev.labelindex import LabelIndex, indexable
 from kubedev.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge_patch
 from kubedev.resources import Registry, ResourceType
-from kubedev.selectors import SelectorError, match_fields, match_labels, parse_field_selector, parse_label_selector
+from kubedev.selectors import (
+    FieldRequirement,
+    LabelRequirement,
+    SelectorError,
+    match_fields,
+    match_labels,
+    parse_field_selector,
+    parse_label_selector,
+)
 
 __all__ = ["DEFAULT_NAMESPACES", "ListResult", "Store", "StoreEvent", "compile_filter", "view"]
 
@@ -107,6 +116,13 @@ def compile_filter(rt: ResourceType, namespace: str | None, label_selector: str 
 
     Raises 400 BadRequest for a bad selector or a field the resource does not support.
     """
+    labels, fields = parse_selectors(rt, label_selector, field_selector)
+    return _predicate(namespace, labels, fields)
+
+
+def parse_selectors(rt: ResourceType, label_selector: str | None, field_selector: str | None
+                    ) -> tuple[tuple[LabelRequirement, ...], tuple[FieldRequirement, ...]]:
+    """The parsed label and field requirements; raises 400 BadRequest as :func:`compile_filter`."""
     try:
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
@@ -115,7 +131,11 @@ def compile_filter(rt: ResourceType, namespace: str | None, label_selector: str 
     for req in fields:
         if not rt.allows_field(req.path):
             raise errors.bad_request(f'field label not supported: {req.path}')
+    return labels, fields
 
+
+def _predicate(namespace: str | None, labels: tuple[LabelRequirement, ...],
+               fields: tuple[FieldRequirement, ...]) -> Callable[[Obj], bool]:
     def predicate(obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
         if namespace is not None and meta.get("namespace", "") != namespace:
@@ -152,6 +172,7 @@ class Store:
         self._listener_ids = 0
         self._crd_by_key: dict[str, str] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
+        self._labels = LabelIndex()
         self._bootstrap()
 
     # ----------------------------------------------------------------- bookkeeping
@@ -184,6 +205,7 @@ class Store:
             for key in list(self._listeners):
                 self._notify(StoreEvent(self._rv, "CLOSE", key, "", {}, None))
             self._objects.clear()
+            self._labels.clear()
             self._crd_by_key.clear()
             self._dependents.clear()
             self.registry.clear_crds()
@@ -246,6 +268,11 @@ class Store:
     def _bucket(self, key: str, namespace: str) -> dict[str, Obj]:
         return self._objects.setdefault(key, {}).setdefault(namespace, {})
 
+    def _put(self, key: str, ns: str, name: str, obj: Obj) -> None:
+        """Store ``obj`` as ``ns/name`` of ``key``: the only write to ``_objects`` (keeps the label index)."""
+        self._bucket(key, ns)[name] = obj
+        self._labels.put(key, ns, name, obj)
+
     def _find(self, key: str, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
 
@@ -272,17 +299,28 @@ class Store:
 
         ``limit``/``continue_token`` page through the result like the real server (continue tokens are
         opaque ``namespace/name`` positions); raises 400 on a bad selector or token.
+        Equality (``k=v``, ``k==v``) and ``in`` label requirements are answered from the label index
+        (cost O(matches)); a selector without any of them scans every object of ``rt`` in scope.
         """
         with self._lock:
             ns = None if namespace is None or not rt.namespaced else namespace
             if not rt.namespaced:
                 ns = ""
-            predicate = compile_filter(rt, None, label_selector, field_selector)
+            labels, fields = parse_selectors(rt, label_selector, field_selector)
+            predicate = _predicate(None, labels, fields)
             after = _decode_continue(continue_token) if continue_token else None
             items: list[Obj] = []
             remaining = 0
             last: tuple[str, str] | None = None
-            for obj_ns, name, obj in self._iter(rt.storage_key, ns):
+            indexed = indexable(labels)
+            found: Iterator[tuple[str, str, Obj]]
+            if indexed:
+                scope = self._labels.candidates(rt.storage_key, ns, indexed)
+                bucket = self._objects.get(rt.storage_key, {})
+                found = ((o_ns, o_name, bucket[o_ns][o_name]) for o_ns, o_name in sorted(scope))
+            else:
+                found = self._iter(rt.storage_key, ns)
+            for obj_ns, name, obj in found:
                 if after is not None and (obj_ns, name) <= after:
                     continue
                 if not predicate(obj):
@@ -366,7 +404,7 @@ class Store:
                 meta["resourceVersion"] = str(self._rv)
                 return obj
             meta["resourceVersion"] = str(self._next_rv())
-            self._bucket(rt.storage_key, ns)[name] = obj
+            self._put(rt.storage_key, ns, name, obj)
             self._index_owners(rt.storage_key, obj, None)
             if rt.storage_key == CRD_KEY:
                 self._serve_crd(obj)
@@ -545,7 +583,7 @@ class Store:
         releasing = bool(new["metadata"].get("deletionTimestamp")) and not new["metadata"].get("finalizers")
         if releasing and key not in (NAMESPACE_KEY, CRD_KEY):
             return self._remove(key, ns, name, new, current)
-        self._bucket(key, ns)[name] = new
+        self._put(key, ns, name, new)
         self._index_owners(key, new, current)
         if key == CRD_KEY:
             self._serve_crd(new)
@@ -596,7 +634,7 @@ class Store:
             new = {**current, "metadata": new_meta}
             if key == NAMESPACE_KEY:
                 new["status"] = {**(current.get("status") or {}), "phase": "Terminating"}
-            self._objects[key][ns][name] = new
+            self._put(key, ns, name, new)
             self._emit("MODIFIED", key, new, current)
             if key == NAMESPACE_KEY:
                 self._cascade_namespace(name)
@@ -610,6 +648,7 @@ class Store:
     def _remove(self, key: str, ns: str, name: str, final: Obj, previous: Obj) -> Obj:
         """Drop an object for good, emit DELETED, then finish whatever waited for it."""
         del self._objects[key][ns][name]
+        self._labels.drop(key, ns, name)
         if not self._objects[key][ns]:
             del self._objects[key][ns]
         self._index_owners(key, None, previous)
