@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -46,6 +45,7 @@ from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
+from tests.fixtures.processes import stop_process
 from watchers.cache import Stores
 from watchers.engine import WatchEvent
 from watchers.nginx import CONFIG, NODES, SERVICES, map_node, map_service
@@ -169,20 +169,6 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str, inter
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """SIGTERM the process group of ``proc``, SIGKILL it if still alive after ``timeout`` s."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(5)
 
 
 class PlatformBench(Bench):

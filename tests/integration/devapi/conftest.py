@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -11,6 +10,8 @@ from typing import Any
 
 import pytest
 from kubernetes import client, watch
+
+from tests.fixtures.processes import wait_for
 
 
 @dataclass
@@ -47,17 +48,10 @@ def crd_manifest(group: str, plural: str, kind: str, scope: str = "Namespaced") 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05) -> Any:
     """Poll ``predicate`` until truthy (exceptions count as not yet); raises ``AssertionError`` on timeout."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except Exception as exc:
-            last = exc
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s (last error: {last!r})")
+    try:
+        return wait_for(predicate, timeout=timeout, interval=interval)
+    except TimeoutError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 def make_crd(kube_client: client.ApiClient, scope: str = "Namespaced") -> Crd:
