@@ -1,8 +1,9 @@
-"""Reading manifest files for the ``render`` dry runs: YAML/JSON documents as plain dicts."""
+"""Reading manifest files: YAML/JSON documents as plain dicts, for ``render`` and ``up --apply``."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,34 +12,48 @@ import yaml
 SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def expand(files: list[str]) -> list[str]:
-    """``files`` with each directory replaced by its ``*.yaml|*.yml|*.json`` files (sorted); ``-`` kept."""
+class ManifestError(ValueError):
+    """Input that cannot be read as Kubernetes manifests; the message names the file."""
+
+
+def expand(files: Iterable[str | Path], recursive: bool = False) -> list[str]:
+    """``files`` with each directory replaced by its ``*.yaml|*.yml|*.json`` files, sorted by path
+    (``recursive``: in sub-folders too); ``-`` (stdin) is kept."""
     out: list[str] = []
     for f in files:
         p = Path(f)
-        if f != "-" and p.is_dir():
-            out += sorted(str(c) for c in p.iterdir() if c.suffix in SUFFIXES)
+        if str(f) != "-" and p.is_dir():
+            found = p.rglob("*") if recursive else p.iterdir()
+            out += sorted(str(c) for c in found if c.suffix in SUFFIXES and c.is_file())
         else:
-            out.append(f)
+            out.append(str(f))
     return out
 
 
-def load_objects(files: list[str]) -> list[dict[str, Any]]:
-    """Every YAML/JSON document of ``files`` (``-`` = stdin; a directory = its *.yaml/*.yml/*.json).
+def load_objects(files: Iterable[str | Path], recursive: bool = False,
+                 required: tuple[str, ...] = ("kind",)) -> list[dict[str, Any]]:
+    """Every object in ``files`` (``-`` = stdin, folders expanded), in order; ``List`` kinds are
+    flattened and empty documents skipped.
 
-    Raises ``ValueError`` naming the file for unreadable input or a document that is not an object.
+    Raises :class:`ManifestError` naming the file for unreadable input, bad YAML/JSON and documents
+    that are not objects or lack one of the ``required`` fields.
     """
     docs: list[dict[str, Any]] = []
-    for f in expand(files):
+    for f in expand(files, recursive):
         try:
-            text = sys.stdin.read() if f == "-" else Path(f).read_text()
-            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
+            text = sys.stdin.read() if f == "-" else Path(f).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"cannot read {f}: {exc}") from None
+            raise ManifestError(f"cannot read {f}: {getattr(exc, 'strerror', None) or exc}") from None
+        try:
+            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
         except yaml.YAMLError as exc:
-            raise ValueError(f"{f} is not valid YAML: {exc}") from None
-        for i, d in enumerate(loaded):
-            if not isinstance(d, dict):
-                raise ValueError(f"{f}: document {i + 1} is not a Kubernetes object")
-        docs += loaded
+            raise ManifestError(f"{f} is not valid YAML or JSON: {exc}") from None
+        for i, doc in enumerate(loaded):
+            if not isinstance(doc, dict) or any(k not in doc for k in required):
+                raise ManifestError(f"{f}: document {i + 1} is not a Kubernetes object "
+                                    f"(needs {' and '.join(required)})")
+            if str(doc["kind"]).endswith("List") and isinstance(doc.get("items"), list):
+                docs.extend(item for item in doc["items"] if isinstance(item, dict))
+            else:
+                docs.append(doc)
     return docs

@@ -1,4 +1,4 @@
-"""Reading manifest files and applying them through the ``kube`` layer (``reconcilery up --apply``).
+"""Applying manifests through the ``kube`` layer (``reconcilery up --apply``).
 
 Applying is ``kubectl apply`` reduced to what a local run needs: create, or merge-patch an existing
 object; a ``status`` in the manifest is written through the status subresource afterwards (Nodes in
@@ -7,50 +7,11 @@ the examples carry their addresses there, as a kubelet would have reported them)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kube import Kube, Resource
 from kube.errors import NotFound
-
-
-class ManifestError(ValueError):
-    """A file that cannot be read as Kubernetes manifests; the message names the file."""
-
-
-def manifest_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files to apply, in order: each path as given; a folder's ``*.yaml|*.yml|*.json`` files
-    recursively, sorted by path (so ``00-cluster.yaml`` comes before ``10-apirules.yaml``)."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()))
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ManifestError(f"{path}: no such file or folder")
-    return files
-
-
-def read_documents(path: Path) -> Iterator[dict[str, Any]]:
-    """The objects in one YAML/JSON file (``List`` kinds are flattened; empty documents skipped)."""
-    try:
-        docs = list(yaml.safe_load_all(path.read_text()))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ManifestError(f"{path}: {exc}") from exc
-    for doc in docs:
-        if doc is None:
-            continue
-        if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
-            raise ManifestError(f"{path}: every document needs apiVersion and kind")
-        if doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
-            yield from doc["items"]
-        else:
-            yield doc
+from kube.manifests import ManifestError
 
 
 class Discovery:

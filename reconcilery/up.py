@@ -25,8 +25,9 @@ import requests
 from rich.console import Console
 from rich.table import Table
 
+from kube.manifests import ManifestError, load_objects
 from reconcilery.localredis import LocalRedis
-from reconcilery.manifests import Discovery, ManifestError, apply, manifest_files, read_documents
+from reconcilery.manifests import Discovery, apply
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
@@ -84,7 +85,7 @@ class LocalRuntime:
 
     def start(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.documents = [d for f in manifest_files(self.o.apply) for d in read_documents(f)]
+        self.documents = load_objects(self.o.apply, recursive=True, required=("apiVersion", "kind"))
         self._start_kubernetes()
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
@@ -251,7 +252,7 @@ class LocalRuntime:
             ref = f"{doc['kind']} {doc.get('metadata', {}).get('namespace', '')}/{doc['metadata'].get('name')}"
             try:
                 self.applied.append(apply(kube, discovery, json.loads(json.dumps(doc))))
-            except (ManifestError, Exception) as exc:
+            except Exception as exc:
                 failed += 1
                 console.print(f"[red]✗[/red] {ref}: {exc}")
         console.print(f"[green]✓[/green] applied {len(self.applied)} objects"

@@ -120,11 +120,12 @@ def workqueue() -> WorkQueue:
 
 
 def lease_keeper() -> LeaseKeeper:
+    """This process's :class:`LeaseKeeper`, renewing leases on :func:`workqueue`."""
+    wq = workqueue()
     with _state_lock:
         if "leases" not in _state:
             s = settings_of()
-            _state["leases"] = LeaseKeeper(_state.get("wq") or WorkQueue.from_url(app.conf.broker_url),
-                                           s.lease_seconds, s.task_time_limit)
+            _state["leases"] = LeaseKeeper(wq, s.lease_seconds, s.task_time_limit)
         return _state["leases"]
 
 

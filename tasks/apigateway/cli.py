@@ -11,48 +11,16 @@ Exit 0 when every APIRule was rendered (an ``Error`` status is a result), 2 for 
 from __future__ import annotations
 
 import copy
-import sys
-from collections.abc import Iterable
 from typing import Any
 
 import jsonpatch
 import typer
 import yaml
 
+from kube.manifests import ManifestError, load_objects
 from tasks.apigateway import model
 from tasks.apigateway.reconcile_plan import Plan, Settings, plan
 from tasks.apigateway.state import ClusterState
-
-
-class InputError(Exception):
-    """Input that cannot be read as Kubernetes manifests."""
-
-
-def read_documents(files: Iterable[str]) -> list[dict[str, Any]]:
-    """Every manifest in ``files`` (``-`` = stdin), ``List`` kinds expanded, empty documents skipped.
-
-    Raises :class:`InputError` with the file name for missing files, bad YAML/JSON and non-objects.
-    """
-    docs: list[dict[str, Any]] = []
-    for name in files:
-        try:
-            text = sys.stdin.read() if name == "-" else open(name, encoding="utf-8").read()  # noqa: SIM115
-        except OSError as exc:
-            raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc
-        try:
-            loaded = list(yaml.safe_load_all(text))
-        except yaml.YAMLError as exc:
-            raise InputError(f"{name}: not valid YAML or JSON: {exc}") from exc
-        for i, doc in enumerate(loaded):
-            if doc is None:
-                continue
-            if not isinstance(doc, dict) or "kind" not in doc:
-                raise InputError(f"{name}: document {i + 1} is not a Kubernetes object (no kind)")
-            if str(doc["kind"]).endswith("List") and isinstance(doc.get("items"), list):
-                docs.extend(item for item in doc["items"] if isinstance(item, dict))
-            else:
-                docs.append(doc)
-    return docs
 
 
 def is_apirule(doc: dict[str, Any]) -> bool:
@@ -118,8 +86,8 @@ def render(
 ) -> None:
     """Render APIRules into the Istio objects and status the controller would write (no cluster needed)."""
     try:
-        docs = read_documents(files)
-    except InputError as exc:
+        docs = load_objects(files)
+    except ManifestError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     if not any(is_apirule(d) for d in docs):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 import yaml
 
-from kube.manifests import load_objects
+from kube.manifests import ManifestError, load_objects
 from tasks.nginx.settings import EdgeNames, SettingsError
 
 
@@ -26,7 +26,7 @@ def render(
 
     try:
         objects = load_objects(files)
-    except ValueError as exc:
+    except ManifestError as exc:
         _fail(str(exc))
         return
     try:

@@ -7,7 +7,7 @@ import logging
 import typer
 import yaml
 
-from kube.manifests import load_objects
+from kube.manifests import ManifestError, load_objects
 from tasks.snatch.mutate import DEFAULT_POOL
 
 
@@ -28,7 +28,7 @@ def render(
 
     try:
         objects = load_objects(files)
-    except ValueError as exc:
+    except ManifestError as exc:
         _fail(str(exc))
         return
     rendered = render_pods(objects, kyma_worker_pool_name)

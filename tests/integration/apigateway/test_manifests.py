@@ -12,8 +12,9 @@ import pytest
 import yaml
 from kubernetes import client
 
+from kube.manifests import load_objects
 from kubedev import DevAPIServer
-from tasks.apigateway.cli import read_documents, render_documents
+from tasks.apigateway.cli import render_documents
 from tests.fixtures.devapi import real_cluster
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,7 +49,7 @@ def test_crds_examples_and_rendered_objects_are_accepted(
     )
 
     custom = client.CustomObjectsApi(kube_client)
-    rendered = [d for d in yaml.safe_load_all(render_documents(read_documents(map(str, EXAMPLES)))) if d]
+    rendered = [d for d in yaml.safe_load_all(render_documents(load_objects(EXAMPLES))) if d]
     created = 0
     for obj in rendered:
         if obj["kind"] == "APIRule":
