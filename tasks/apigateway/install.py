@@ -4,7 +4,7 @@ without Istio (the dev API server), the minimal Istio CRDs. Used by tests, the b
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from importlib import resources as package_data
 from typing import Any
 
 import yaml
@@ -12,9 +12,10 @@ import yaml
 from kube import Kube, Resource, resources
 from tasks.apigateway.controller import APIRULE, GATEWAY, OWNED
 
-ROOT = Path(__file__).resolve().parents[2]
-APIRULE_CRD = ROOT / "deploy/apigateway/crds/apirules.gateway.kyma-project.io.yaml"
-ISTIO_CRDS = ROOT / "deploy/apigateway/crds/istio/istio-crds.yaml"
+#: Package data (``importlib.resources``): the installed package carries its CRDs.
+CRDS = package_data.files("tasks.apigateway").joinpath("crds")
+APIRULE_CRD = CRDS.joinpath("apirules.gateway.kyma-project.io.yaml")
+ISTIO_CRDS = CRDS.joinpath("istio", "istio-crds.yaml")
 #: Kinds that must be served before the controller runs (the APIRule and the Istio kinds it writes).
 REQUIRED = (APIRULE, GATEWAY, *(OWNED[k] for k in ("VirtualService", "AuthorizationPolicy", "RequestAuthentication")))
 

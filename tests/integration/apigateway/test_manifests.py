@@ -18,7 +18,7 @@ from tasks.apigateway.cli import render_documents
 from tests.fixtures.devapi import real_cluster
 
 ROOT = Path(__file__).resolve().parents[3]
-CRDS = [ROOT / "deploy/apigateway/crds/apirules.gateway.kyma-project.io.yaml", ROOT / "deploy/apigateway/crds/istio"]
+CRDS = [ROOT / "tasks/apigateway/crds/apirules.gateway.kyma-project.io.yaml", ROOT / "tasks/apigateway/crds/istio"]
 EXAMPLES = [ROOT / "examples/apigateway/00-cluster.yaml", ROOT / "examples/apigateway/10-apirules.yaml"]
 
 pytestmark = [pytest.mark.integration, pytest.mark.kubectl]
