@@ -148,6 +148,11 @@ class Controller:
         list_keys: every key the resync enqueues; required when ``resync_interval`` is set.
         sync_delay: ``(low, high)`` seconds; a fresh enqueue is delayed by a uniform random
             value in this range (the NGINX edge's 250-750 ms jitter). ``None``: immediately.
+        timeout: the reconcile's deadline in seconds (``None``: the process default,
+            ``RECONCILERY_RECONCILE_TIMEOUT``). Enforced cooperatively: every request through
+            ``kube`` (and every I/O layer that asks :mod:`fencing`) is bounded by what is left, and
+            a reconcile past it ends as an error with backoff. Long reconciles (an SKR connect) set
+            it higher; the lease keeps the key theirs for as long as they run.
     """
 
     name: str
@@ -157,6 +162,7 @@ class Controller:
     resync_interval: float | None = None
     list_keys: ListKeys | None = None
     sync_delay: tuple[float, float] | None = None
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.resync_interval is not None and self.list_keys is None:
