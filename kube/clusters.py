@@ -1,17 +1,23 @@
-"""One :class:`~kube.client.Kube` per cluster name, built once and shared by the process.
+"""Clients of clusters: one shared :class:`~kube.client.Kube` per registered name, and short-lived ones.
 
-``"local"`` is built on first use by :func:`kube.kubeconfig.local_api_client`; other clusters
-(SKRs) are added by :func:`register` when the SKR loop has their kubeconfig.
+``"local"`` is built on first use by :func:`kube.kubeconfig.local_api_client`; other long-lived
+clusters are added by :func:`register`. Remote clusters reached through a kubeconfig Secret in the
+local cluster (an SKR's ``kcp-system/kubeconfig-<kyma>``, the Garden's ``gardener-credentials``) get a
+short-lived client from :func:`remote`, closed when the ``with`` block ends, as the original SKR
+looper builds a manager per connect and throws it away.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kubernetes.client import ApiClient
 
+from kube import resources
 from kube.client import Kube
-from kube.kubeconfig import local_api_client
+from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
 LOCAL = "local"
 
@@ -64,4 +70,35 @@ def reset() -> None:
         old = list(_clients.values())
         _clients.clear()
     for kube in old:
+        kube.close()
+
+
+def client_from_secret(local: Kube, namespace: str, name: str, key: str = "config", cluster: str = "",
+                       timeout: float = 30.0) -> tuple[Kube, dict]:
+    """A new :class:`Kube` for the cluster whose kubeconfig is in Secret ``namespace/name`` (key
+    ``key``) of ``local``, and the parsed kubeconfig. The caller closes it (see :func:`remote`).
+
+    Raises :class:`~kube.kubeconfig.KubeconfigError` when the Secret, the key or a usable kubeconfig is
+    missing, :class:`~kube.errors.ApiError` when the Secret cannot be read.
+    """
+    secret = local.get(resources.SECRET, name, namespace)
+    if secret is None:
+        raise KubeconfigError(f"Secret {namespace}/{name} not found")
+    config = parse_kubeconfig(secret_value(secret, key))
+    return Kube(from_kubeconfig_dict(config), cluster=cluster or name, timeout=timeout), config
+
+
+@contextmanager
+def remote(local: Kube, namespace: str, name: str, key: str = "config", cluster: str = "",
+           timeout: float = 30.0) -> Iterator[Kube]:
+    """A short-lived client of the cluster whose kubeconfig is in Secret ``namespace/name``.
+
+    ``with remote(kcp, "kcp-system", f"kubeconfig-{kyma}", cluster=kyma, timeout=10) as skr: ...``
+    builds the client, yields it and closes its connection pool when the block ends, whatever happens.
+    ``timeout`` bounds connect and each read of a request (seconds). Raises as :func:`client_from_secret`.
+    """
+    kube, _ = client_from_secret(local, namespace, name, key, cluster, timeout)
+    try:
+        yield kube
+    finally:
         kube.close()

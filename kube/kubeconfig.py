@@ -6,10 +6,14 @@ account, else the default kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
@@ -21,8 +25,11 @@ ENV_KUBECONFIG = "RECONCILERY_KUBECONFIG"
 POOL_MAXSIZE = 64
 
 
-def _tune(configuration: Any) -> None:
-    configuration.connection_pool_maxsize = max(POOL_MAXSIZE, configuration.connection_pool_maxsize or 0)
+def _tune(configuration: Any, small: bool = False) -> None:
+    """Pool size: :data:`POOL_MAXSIZE` for long-lived clients; a short-lived SKR client (``small``) is
+    used by one connect at a time and keeps urllib3's default."""
+    if not small:
+        configuration.connection_pool_maxsize = max(POOL_MAXSIZE, configuration.connection_pool_maxsize or 0)
 
 
 def from_kubeconfig(path: str | None = None, context: str | None = None) -> k8s_client.ApiClient:
@@ -37,12 +44,60 @@ def from_kubeconfig(path: str | None = None, context: str | None = None) -> k8s_
     return k8s_client.ApiClient(configuration)
 
 
+class KubeconfigError(Exception):
+    """A kubeconfig that cannot be used: missing, not valid YAML, or without a usable context."""
+
+
+def parse_kubeconfig(text: str | bytes) -> dict[str, Any]:
+    """The kubeconfig document in ``text`` (YAML or JSON). Raises :class:`KubeconfigError`."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise KubeconfigError(f"kubeconfig is not valid YAML: {exc}") from exc
+    if not isinstance(doc, dict) or not doc.get("clusters"):
+        raise KubeconfigError("kubeconfig has no clusters")
+    return doc
+
+
+def secret_value(secret: Mapping[str, Any], key: str) -> str:
+    """The decoded value of ``key`` in a Secret object (``data`` is base64, ``stringData`` plain).
+
+    Raises :class:`KubeconfigError` when the key is missing or not valid base64/UTF-8.
+    """
+    data = secret.get("data") or {}
+    if key in data:
+        try:
+            return base64.b64decode(str(data[key]), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise KubeconfigError(f"key {key!r} of the Secret is not valid base64 text") from exc
+    string_data = secret.get("stringData") or {}
+    if key in string_data:
+        return str(string_data[key])
+    name = (secret.get("metadata") or {}).get("name", "?")
+    raise KubeconfigError(f"Secret {name} has no key {key!r}")
+
+
+def current_namespace(config: Mapping[str, Any]) -> str:
+    """The namespace of the kubeconfig's current context (``""`` when it names none)."""
+    current = config.get("current-context")
+    for entry in config.get("contexts") or []:
+        if isinstance(entry, dict) and entry.get("name") == current:
+            return str((entry.get("context") or {}).get("namespace") or "")
+    return ""
+
+
 def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None) -> k8s_client.ApiClient:
-    """An ApiClient from a kubeconfig already parsed into a dict (e.g. an SKR's kubeconfig Secret)."""
+    """An ApiClient from a kubeconfig already parsed into a dict (e.g. an SKR's kubeconfig Secret).
+
+    Raises :class:`KubeconfigError` when the kubeconfig is not usable.
+    """
     configuration = k8s_client.Configuration()
-    k8s_config.load_kube_config_from_dict(config, context=context, client_configuration=configuration,
-                                          persist_config=False)
-    _tune(configuration)
+    try:
+        k8s_config.load_kube_config_from_dict(config, context=context, client_configuration=configuration,
+                                              persist_config=False)
+    except (k8s_config.ConfigException, KeyError, TypeError, ValueError) as exc:
+        raise KubeconfigError(f"kubeconfig not usable: {exc}") from exc
+    _tune(configuration, small=True)
     return k8s_client.ApiClient(configuration)
 
 

@@ -117,12 +117,15 @@ def _gv_path(group_version: str) -> str:
     return "api/v1" if group_version == "v1" else f"apis/{group_version}"
 
 
-def openapi_v3_root(types: Iterable[ResourceType]) -> dict[str, Any]:
-    """``/openapi/v3``: one entry per served group version, pointing at its document."""
+def openapi_v3_root(types: Iterable[ResourceType], prefix: str = "") -> dict[str, Any]:
+    """``/openapi/v3``: one entry per served group version, pointing at its document.
+
+    ``prefix`` is the cluster's URL path prefix (``/clusters/<name>``): the URLs are server-relative.
+    """
     paths: dict[str, Any] = {}
     for gv in sorted({rt.group_version for rt in types}):
         path = _gv_path(gv)
-        paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={_hash(path).upper()}"}
+        paths[path] = {"serverRelativeURL": f"{prefix}/openapi/v3/{path}?hash={_hash(path).upper()}"}
     return {"paths": paths}
 
 

@@ -2,9 +2,15 @@
 
 ``build_app(store)`` gives an aiohttp application (for embedding in a running loop);
 :class:`DevAPIServer` runs one in a background thread with its own event loop, for tests and
-``reconcilery up``. The HTTP layer parses URLs, query parameters and bodies, calls the store and
-serializes its answers; watches stream one JSON event per line (``application/json``, chunked) like the
-real server, so the official client's ``watch.Watch`` and ``kubectl get -w`` both work.
+``reconcilery up``. Besides the default cluster (``store``, served at the root), the server serves any
+number of independent clusters at URL path prefixes: cluster ``skr-1`` is
+``http://host:port/clusters/skr-1`` (its own :class:`~kubedev.store.Store`, CRDs, watches and
+resourceVersions; the official client and kubectl take the prefixed URL as their ``server``), so one
+process can stand in for a KCP, a Garden and a thousand SKRs (see :class:`Clusters`).
+
+The HTTP layer parses URLs, query parameters and bodies, calls the store and serializes its answers;
+watches stream one JSON event per line (``application/json``, chunked) like the real server, so the
+official client's ``watch.Watch`` and ``kubectl get -w`` both work.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from kubedev.protobuf import ProtobufError, decode_object
 from kubedev.resources import ResourceType
 from kubedev.store import Store, StoreEvent, compile_filter, view
 
-__all__ = ["DevAPIServer", "build_app", "kubeconfig_dict"]
+__all__ = ["CLUSTERS_PREFIX", "Clusters", "DevAPIServer", "build_app", "kubeconfig_dict"]
 
 log = logging.getLogger("kubedev.server")
 T = TypeVar("T")
@@ -44,6 +50,8 @@ _OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the real server's --min-request-timeout
 _STORE_KEY = web.AppKey("store", Store)
 _STATE_KEY = web.AppKey("state", dict)
+#: URL path prefix of the named clusters: ``/clusters/<name>/api/v1/...``.
+CLUSTERS_PREFIX = "/clusters/"
 
 
 def _dumps(obj: Any) -> bytes:
@@ -69,19 +77,100 @@ class _Watches:
             queue.put_nowait(None)
 
 
-def build_app(store: Store, bookmark_interval: float = 5.0) -> web.Application:
-    """The aiohttp application serving ``store``; ``bookmark_interval`` is seconds between BOOKMARKs."""
+class Clusters:
+    """The named clusters of one dev API server: ``name -> Store``, each served at ``/clusters/<name>``.
+
+    A cluster costs one small :class:`~kubedev.store.Store` (its four default namespaces) and one
+    request handler, so thousands fit in one process. Thread-safe: :meth:`add` and :meth:`remove` may be
+    called from any thread while the server runs. Names must be non-empty and contain no ``/``.
+    """
+
+    def __init__(self, bookmark_interval: float = 5.0, event_log_size: int = 1_000) -> None:
+        self.bookmark_interval = bookmark_interval
+        self.event_log_size = event_log_size
+        self._handlers: dict[str, _Handler] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, store: Store | None = None) -> Store:
+        """Serve cluster ``name`` (idempotent: an existing cluster keeps its store); returns its store.
+
+        Raises ``ValueError`` for an empty name or one containing ``/``.
+        """
+        if not name or "/" in name:
+            raise ValueError(f"cluster name must be non-empty and contain no '/': {name!r}")
+        with self._lock:
+            handler = self._handlers.get(name)
+            if handler is None:
+                handler = _Handler(store if store is not None else Store(event_log_size=self.event_log_size),
+                                   _Watches(), self.bookmark_interval, prefix=f"{CLUSTERS_PREFIX}{name}")
+                self._handlers[name] = handler
+            return handler.store
+
+    def remove(self, name: str) -> bool:
+        """Stop serving ``name``: its open watches end, its objects are gone. Returns whether it existed."""
+        with self._lock:
+            handler = self._handlers.pop(name, None)
+        if handler is None:
+            return False
+        handler.store.reset()  # ends the cluster's watches (CLOSE) and frees its objects
+        handler.watches.close_all()
+        return True
+
+    def store(self, name: str) -> Store | None:
+        """The store of cluster ``name``, or ``None``."""
+        handler = self._handlers.get(name)
+        return handler.store if handler is not None else None
+
+    def names(self) -> list[str]:
+        """The served cluster names, sorted."""
+        with self._lock:
+            return sorted(self._handlers)
+
+    def handler(self, name: str) -> _Handler | None:
+        return self._handlers.get(name)
+
+    def close_all(self) -> None:
+        """End the open watches of every cluster (server shutdown)."""
+        with self._lock:
+            handlers = list(self._handlers.values())
+        for handler in handlers:
+            handler.watches.close_all()
+
+    def clear(self) -> None:
+        """Stop serving every named cluster."""
+        for name in self.names():
+            self.remove(name)
+
+
+def build_app(store: Store, bookmark_interval: float = 5.0, clusters: Clusters | None = None) -> web.Application:
+    """The aiohttp application serving ``store``; ``bookmark_interval`` is seconds between BOOKMARKs.
+
+    ``clusters``: the named clusters served under ``/clusters/<name>`` (an unknown name answers 404).
+    """
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[_STORE_KEY] = store
     watches = _Watches()
-    app[_STATE_KEY] = {"watches": watches, "bookmark_interval": bookmark_interval}
+    named = clusters if clusters is not None else Clusters(bookmark_interval)
+    app[_STATE_KEY] = {"watches": watches, "bookmark_interval": bookmark_interval, "clusters": named}
 
     async def on_shutdown(_: web.Application) -> None:
         watches.close_all()
+        named.close_all()
 
     app.on_shutdown.append(on_shutdown)
     handler = _Handler(store, watches, bookmark_interval)
-    app.router.add_route("*", "/{tail:.*}", handler.dispatch)
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path.startswith(CLUSTERS_PREFIX):
+            name, _, tail = path[len(CLUSTERS_PREFIX):].partition("/")
+            target = named.handler(name)
+            if target is None:
+                return _error(errors.ApiError(404, "NotFound", f"cluster {name!r} is not served here"))
+            return await target.dispatch(request, "/" + tail)
+        return await handler.dispatch(request, path)
+
+    app.router.add_route("*", "/{tail:.*}", route)
     return app
 
 
@@ -95,15 +184,16 @@ def _parse_int(value: str | None, name: str) -> int | None:
 
 
 class _Handler:
-    def __init__(self, store: Store, watches: _Watches, bookmark_interval: float) -> None:
+    def __init__(self, store: Store, watches: _Watches, bookmark_interval: float, prefix: str = "") -> None:
         self.store = store
         self.watches = watches
         self.bookmark_interval = bookmark_interval
         self.admission = Admission(store)
+        self.prefix = prefix  # the cluster's URL path prefix ("" for the default cluster)
 
-    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def dispatch(self, request: web.Request, path: str | None = None) -> web.StreamResponse:
         try:
-            return await self._dispatch(request)
+            return await self._dispatch(request, request.path if path is None else path)
         except ApiError as exc:
             return _error(exc)
         except (ConnectionResetError, asyncio.CancelledError):
@@ -112,8 +202,8 @@ class _Handler:
             log.exception("event=internal_error method=%s path=%s", request.method, request.path)
             return _error(ApiError(500, "InternalError", f"Internal error occurred: {exc!r}"))
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        parts = [p for p in request.path.split("/") if p]
+    async def _dispatch(self, request: web.Request, path: str) -> web.StreamResponse:
+        parts = [p for p in path.split("/") if p]
         if not parts:
             return _json({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
                                     "/openapi/v3", "/readyz", "/version"]})
@@ -154,7 +244,7 @@ class _Handler:
             # validation (it only falls back to v2 for CRs created after its CRD cache was filled).
             return web.Response(body=b"", headers={"Content-Type": _OPENAPI_V2_PB})
         if rest == ["v3"]:
-            return _json(discovery.openapi_v3_root(types))
+            return _json(discovery.openapi_v3_root(types, self.prefix))
         if len(rest) >= 3 and rest[0] == "v3":
             gv = "v1" if rest[1:] == ["api", "v1"] else "/".join(rest[2:])
             if not any(rt.group_version == gv for rt in types):
@@ -399,13 +489,13 @@ def _translate(event: StoreEvent, predicate: Callable[[dict[str, Any]], bool]) -
     return None
 
 
-def kubeconfig_dict(url: str, token: str = "dev", name: str = "kubedev") -> dict[str, Any]:
-    """A kubeconfig (as a dict) pointing at ``url`` with a bearer ``token``; context namespace ``default``."""
+def kubeconfig_dict(url: str, token: str = "dev", name: str = "kubedev", namespace: str = "default") -> dict[str, Any]:
+    """A kubeconfig (as a dict) pointing at ``url`` with a bearer ``token``; context namespace ``namespace``."""
     return {
         "apiVersion": "v1", "kind": "Config", "preferences": {},
         "clusters": [{"name": name, "cluster": {"server": url}}],
         "users": [{"name": name, "user": {"token": token}}],
-        "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": namespace}}],
         "current-context": name,
     }
 
@@ -423,6 +513,8 @@ class DevAPIServer:
         self._port = port
         self.store = store if store is not None else Store(event_log_size=event_log_size)
         self.bookmark_interval = bookmark_interval
+        #: The named clusters served at ``/clusters/<name>`` (see :meth:`add_cluster`).
+        self.clusters = Clusters(bookmark_interval)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -474,7 +566,7 @@ class DevAPIServer:
 
     async def _serve(self, ready: threading.Event) -> None:
         self._stopped = asyncio.Event()
-        self._app = build_app(self.store, self.bookmark_interval)
+        self._app = build_app(self.store, self.bookmark_interval, self.clusters)
         runner = web.AppRunner(self._app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0)
         await runner.setup()
         self._runner = runner
@@ -515,18 +607,40 @@ class DevAPIServer:
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
 
     def reset(self) -> None:
-        """Wipe all objects and CRDs, end open watches, drop the event log (see :meth:`Store.reset`)."""
+        """Wipe all objects and CRDs, end open watches, drop the event log (see :meth:`Store.reset`);
+        the named clusters are removed."""
         self.call(self.store.reset)
+        self.clusters.clear()
+
+    def add_cluster(self, name: str) -> str:
+        """Serve a fresh, independent cluster ``name`` (idempotent); returns its URL
+        ``http://host:port/clusters/<name>``. Raises ``ValueError`` for a bad name."""
+        self.clusters.add(name)
+        return self.cluster_url(name)
+
+    def remove_cluster(self, name: str) -> bool:
+        """Stop serving cluster ``name`` (its watches end); returns whether it existed."""
+        return self.clusters.remove(name)
+
+    def cluster_url(self, name: str | None = None) -> str:
+        """URL of cluster ``name`` (``None``: the default cluster, :attr:`url`)."""
+        return self.url if name is None else f"{self.url}{CLUSTERS_PREFIX}{name}"
+
+    def kubeconfig(self, cluster: str | None = None, token: str = "dev", namespace: str = "default") -> dict[str, Any]:
+        """A kubeconfig dict for cluster ``cluster`` (``None``: the default one)."""
+        return kubeconfig_dict(self.cluster_url(cluster), token, cluster or "kubedev", namespace)
 
     def compact(self) -> None:
         """Drop the event log: watches from older resourceVersions now get 410 Gone."""
         self.call(self.store.compact)
 
-    def write_kubeconfig(self, path: str | Path, token: str = "dev") -> Path:
-        """Write a kubectl-usable kubeconfig for this server to ``path`` (parents created); returns it."""
+    def write_kubeconfig(self, path: str | Path, token: str = "dev", cluster: str | None = None,
+                         namespace: str = "default") -> Path:
+        """Write a kubectl-usable kubeconfig for this server (``cluster``: one of its named clusters) to
+        ``path`` (parents created); returns it."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(kubeconfig_dict(self.url, token), sort_keys=False))
+        target.write_text(yaml.safe_dump(self.kubeconfig(cluster, token, namespace), sort_keys=False))
         return target
 
     def __enter__(self) -> DevAPIServer:

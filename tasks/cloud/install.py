@@ -1,0 +1,81 @@
+"""The domain's CRDs as package data, and installing them into a cluster.
+
+Sets (folders of ``tasks/cloud/crds``):
+
+- ``kcp``: the KCP kinds (``cloud-control.kyma-project.io``: IpRange, Scope, Network, Nuke, SkrStatus);
+- ``kyma``: the outside KCP kinds the loops read (Kyma, GardenerCluster), for local runs;
+- ``garden``: the Gardener kinds the Scope is built from (Shoot, CredentialsBinding, SecretBinding),
+  for a local Garden;
+- ``module``: the CloudResources module CRD, installed into an SKR by Kyma's lifecycle manager (locally
+  by ``up`` and the tests);
+- ``skr``: the SKR kinds the connect's installer keeps up to date by version annotation
+  (``skr/<provider>/`` holds provider-specific ones).
+"""
+
+from __future__ import annotations
+
+import time
+from importlib import resources as package_data
+from importlib.resources.abc import Traversable
+from typing import Any
+
+import yaml
+
+from kube import Kube, Resource, resources
+
+CRDS = package_data.files("tasks.cloud").joinpath("crds")
+SETS = ("kcp", "kyma", "garden", "module", "skr")
+
+
+def _docs(folder: Traversable) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if not folder.is_dir():
+        return out
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.is_file() and entry.name.endswith(".yaml"):
+            out.extend(d for d in yaml.safe_load_all(entry.read_text()) if d)
+    return out
+
+
+def load_crds(*sets: str, provider: str = "") -> list[dict[str, Any]]:
+    """The CRDs of ``sets`` (``skr`` with ``provider``: also ``skr/<provider>/``). Raises ``ValueError``
+    for an unknown set."""
+    docs: list[dict[str, Any]] = []
+    for name in sets:
+        if name not in SETS:
+            raise ValueError(f"unknown CRD set {name!r} (known: {', '.join(SETS)})")
+        docs.extend(_docs(CRDS.joinpath(name)))
+        if name == "skr" and provider:
+            docs.extend(_docs(CRDS.joinpath(name, provider)))
+    return docs
+
+
+def resource_of(crd: dict[str, Any]) -> Resource:
+    """The :class:`kube.Resource` a CRD serves (its storage version)."""
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("storage", True))
+    return Resource(spec["group"], version, spec["names"]["plural"], spec["names"]["kind"],
+                    spec.get("scope", "Namespaced") == "Namespaced")
+
+
+def install(kube: Kube, *sets: str, provider: str = "", timeout: float = 30.0) -> list[Resource]:
+    """Create or replace the CRDs of ``sets`` in ``kube``'s cluster and wait until they are served.
+
+    Returns the resources served. Raises ``TimeoutError`` after ``timeout`` seconds, ``kube.ApiError``.
+    """
+    served: list[Resource] = []
+    for crd in load_crds(*sets, provider=provider):
+        current = kube.get(resources.CRD, crd["metadata"]["name"])
+        if current is None:
+            kube.create(resources.CRD, crd)
+        else:
+            kube.replace(resources.CRD, {**crd, "metadata": {**crd["metadata"],
+                                                            "resourceVersion": current["metadata"]["resourceVersion"]}})
+        served.append(resource_of(crd))
+    deadline = time.monotonic() + timeout
+    for res in served:
+        while not kube.served(res):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{res} not served after {timeout:.0f} s")
+            time.sleep(0.05)
+    return served
