@@ -1,0 +1,205 @@
+"""Cloud providers: what a provider implements for Scope, Network and IpRange, and their registry.
+
+The KCP controllers (:mod:`tasks.cloud.kcp`) do the provider-independent part of each object (the
+original's "common part") and hand the rest to the provider named by ``Scope.spec.provider``:
+
+===========================  ===========================================================================
+``scope_info(inputs)``       ``Scope.spec.scope.<provider>`` from the Shoot and the credential Secret
+                             (:class:`ScopeInputs`); may call the cloud (AWS: the account from STS).
+                             Raise :class:`ProviderError` (``retryable`` or not) when it cannot.
+``scope_incomplete(scope)``  whether a stored Scope misses provider data and must be rebuilt (GCP:
+                             ``workers`` empty; Azure: ``network.nodes`` empty).
+``network_reference(scope)`` the ``spec.network.reference`` of the ``<kyma>--kyma`` Network
+                             (``{"aws": {...}}``).
+``nat_gateway_ips(scope)``   public NAT gateway IPs of the shoot's network (exposed data), sorted.
+``existing_ranges(scope)``   ``[nodes, pods, services]`` for CIDR allocation (``nodes`` ``""`` when unknown).
+``reconcile_iprange(ctx)``   provision ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is set): return
+                             ``None`` when provisioned (the common part then writes Ready), else a
+                             :class:`~workers.controller.Result` to stop this reconcile (``done()`` =
+                             forget after writing an error, ``requeue(s)``, ``error(msg)`` = backoff).
+``delete_iprange(ctx)``      remove what ``reconcile_iprange`` made: ``None`` when gone (the common part
+                             then releases the finalizer), else a ``Result`` (wait / error).
+``reconcile_network(ctx)``   provision a managed Network (type ``cloud-resources``); same contract.
+``delete_network(ctx)``      delete it; same contract.
+===========================  ===========================================================================
+
+Status changes go through ``ctx.status`` (a :class:`~tasks.cloud.status.StatusWriter`), so they are
+written only when they differ. I/O layers call :func:`fencing.check` before each write to the cloud.
+
+A provider registers itself when its package is imported (``tasks/cloud/<type>/__init__.py`` calls
+``register(MyProvider())``); :func:`get` imports ``tasks.cloud.<type>`` on first use, so adding a
+provider needs no change here or in the controllers. :class:`Provider` is a base class with the
+defaults (unsupported operations answer a clear error).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kube import Kube
+from tasks.cloud import names
+from tasks.cloud.settings import CloudSettings
+from tasks.cloud.status import StatusWriter
+from workers.controller import Result
+
+__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeInputs", "get", "register",
+           "registered"]
+
+
+class ProviderError(Exception):
+    """A provider call failed. ``retryable``: transient (throttling, 5xx, timeouts) -> requeue without
+    touching the status; else the message is the user's or operator's answer."""
+
+    def __init__(self, message: str, retryable: bool = False, code: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ScopeInputs:
+    """What the Scope is built from.
+
+    Attributes:
+        kyma: the runtime's name (Kyma CR, GardenerCluster and Scope share it).
+        region: the shoot's region.
+        shoot: the Garden's Shoot object.
+        credentials: the decoded data of the credentials binding's Secret (e.g. ``accessKeyID``).
+        vpc_network: ``shoot--<project>--<shoot>``.
+        gardener_namespace: the Gardener project namespace.
+    """
+
+    kyma: str
+    region: str
+    shoot: Mapping[str, Any]
+    credentials: Mapping[str, str]
+    vpc_network: str
+    gardener_namespace: str
+
+
+@dataclass
+class IpRangeContext:
+    """One KCP IpRange reconcile as the provider sees it.
+
+    Attributes:
+        kube: the KCP client.
+        obj: the IpRange (current; ``status`` has ``cidr`` set when provisioning).
+        scope: its Scope.
+        network: the KCP Network it lives in (``None`` when gone, only while deleting).
+        settings: the domain's settings (timings: ``settings.t(10)``).
+        status: writes the IpRange's status only when it changes.
+    """
+
+    kube: Kube
+    obj: dict[str, Any]
+    scope: Mapping[str, Any]
+    network: Mapping[str, Any] | None
+    settings: CloudSettings
+    status: StatusWriter
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.obj["metadata"].get("namespace") or "")
+
+    @property
+    def cidr(self) -> str:
+        """``status.cidr`` (allocated or copied from ``spec.cidr``)."""
+        return str((self.status.obj.get("status") or {}).get("cidr") or "")
+
+    @property
+    def scope_name(self) -> str:
+        return str((self.obj.get("spec") or {}).get("scope", {}).get("name") or "")
+
+
+@dataclass
+class NetworkContext:
+    """One KCP Network reconcile (managed networks) as the provider sees it; see :class:`IpRangeContext`."""
+
+    kube: Kube
+    obj: dict[str, Any]
+    scope: Mapping[str, Any]
+    settings: CloudSettings
+    status: StatusWriter
+
+
+class Provider:
+    """Base class of a cloud provider (see the module doc for the contract of each method)."""
+
+    #: The Gardener provider type (``aws``, ``gcp``, ``azure``).
+    name: str = ""
+
+    def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
+        raise ProviderError(f"provider {self.name} can not build a Scope")
+
+    def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
+        return False
+
+    def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def nat_gateway_ips(self, scope: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def existing_ranges(self, scope: Mapping[str, Any]) -> list[str]:
+        network = (((scope.get("spec") or {}).get("scope") or {}).get(self.name) or {}).get("network") or {}
+        return [str(network.get(k) or "") for k in ("nodes", "pods", "services")]
+
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
+        ctx.status.fail(names.REASON_UNKNOWN, f"IpRange is not supported on provider {self.name}")
+        return Result.done()
+
+    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
+        return None
+
+    def reconcile_network(self, ctx: NetworkContext) -> Result | None:
+        ctx.status.fail(names.REASON_UNKNOWN, "Unsupported network type")
+        return Result.done()
+
+    def delete_network(self, ctx: NetworkContext) -> Result | None:
+        return None
+
+
+_lock = threading.Lock()
+_providers: dict[str, Provider] = {}
+
+
+def register(provider: Provider) -> Provider:
+    """Make ``provider`` the one of ``provider.name`` (replacing an earlier one); returns it."""
+    if not provider.name:
+        raise ValueError("a provider needs a name")
+    with _lock:
+        _providers[provider.name] = provider
+    return provider
+
+
+def registered() -> list[str]:
+    """Names of the providers registered so far."""
+    with _lock:
+        return sorted(_providers)
+
+
+def get(name: str) -> Provider | None:
+    """The provider of type ``name``, importing ``tasks.cloud.<name>`` on first use; ``None`` when
+    there is none (the caller reports an unknown provider)."""
+    with _lock:
+        found = _providers.get(name)
+    if found is not None or not name.isidentifier():
+        return found
+    try:
+        importlib.import_module(f"tasks.cloud.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not f"tasks.cloud.{name}".startswith(exc.name):
+            raise
+        return None
+    with _lock:
+        return _providers.get(name)
