@@ -17,6 +17,7 @@ DOMAIN_MODULES: tuple[str, ...] = (
     "tasks.apigateway.controller",
     "tasks.nginx.controller",
     "tasks.snatch.controller",
+    "tasks.cloud.controller",
 )
 
 #: Celery message priorities on the Redis broker (lower number is served first).

@@ -36,8 +36,10 @@ class CloudSettings:
     notif_min_interval: float = 10.0
     #: Deadline of one connect (``workerTimeout``, 10 min): the connect controller's ``timeout``.
     worker_timeout: float = 600.0
-    #: Seconds between two looks of the sweep at the rotation (beat's tick).
+    #: Seconds between two looks of the sweep at the rotation (its key requeues itself this often).
     sweep_tick: float = 1.0
+    #: Seconds between beat's (re)starts of the sweep (a no-op while it runs: its key is deduplicated).
+    sweep_resync: float = 30.0
     #: An SKR dispatched this long ago whose connect never reported back is dispatched again.
     stranded_after: float = 900.0
     #: Per-request timeout (connect and read) of the short-lived SKR client.

@@ -77,8 +77,12 @@ class StatusWriter:
         return self.set_conditions(cond.set_exclusive(self.conditions, new), state, **fields)
 
     def fail(self, reason: str, message: str, state: str = names.STATE_ERROR, type_: str = names.COND_ERROR) -> bool:
-        """State ``state`` (``Error``) and the exclusive condition ``type_/True`` with ``reason``, ``message``."""
-        return self.exclusive(type_, True, reason, message, state)
+        """State ``state`` (``Error``) and the exclusive condition ``type_/True`` with ``reason``, ``message``;
+        a Warning Event with the same words is recorded when the status changed."""
+        changed = self.exclusive(type_, True, reason, message, state)
+        if changed:
+            self.kube.emit_event(self.obj, reason, message, "Warning")
+        return changed
 
     def ready(self, message: str = "Ready", **fields: Any) -> bool:
         """State ``Ready`` and the single condition ``Ready/True`` reason ``Ready``."""

@@ -1,0 +1,274 @@
+"""Cloud Resources on one machine: the Garden and the SKRs as clusters of the dev API server, AWS as
+moto's server. Used by ``reconcilery up`` (:class:`CloudLocal`), the tests and the benchmark.
+
+What Kyma's control plane provides in a landscape is simulated here:
+
+- the Garden: dev API server cluster ``garden`` with the Gardener CRDs; its kubeconfig (context namespace
+  = the project namespace) in Secret ``kcp-system/gardener-credentials`` (key ``kubeconfig``);
+- an SKR per Kyma CR: cluster ``<kyma>`` with the CloudResources module CRD and its ``kyma-system/default``
+  instance (as Kyma's lifecycle manager installs them) and the SKR CRDs of the installer; its kubeconfig
+  in Secret ``kcp-system/kubeconfig-<kyma>`` (key ``config``, as the infrastructure manager writes it);
+- AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway).
+
+Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
+or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kube import Kube, Resource, resources
+from tasks.cloud import install, names
+
+__all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "add_garden", "add_skr", "cluster_of", "kubeconfig_secret",
+           "seed_aws_shoot"]
+
+#: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
+CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
+GARDEN = "garden"
+
+
+def cluster_of(doc: Mapping[str, Any]) -> str:
+    """The cluster a document is meant for: ``""`` (KCP), ``garden`` or an SKR's kyma name."""
+    annotations = (doc.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(CLUSTER_ANNOTATION) or "")
+
+
+def kubeconfig_secret(config: Mapping[str, Any], name: str, namespace: str, key: str) -> dict[str, Any]:
+    """A Secret holding ``config`` (a kubeconfig dict) under ``key``."""
+    text = yaml.safe_dump(dict(config), sort_keys=False)
+    return {"metadata": {"name": name, "namespace": namespace},
+            "data": {key: base64.b64encode(text.encode()).decode()}}
+
+
+def _put(kube: Kube, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
+    meta = body["metadata"]
+    current = kube.get(res, meta["name"], meta.get("namespace"))
+    if current is None:
+        return kube.create(res, body)
+    return kube.replace(res, {**body, "metadata": {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}})
+
+
+def _namespace(kube: Kube, name: str) -> None:
+    if kube.get(resources.NAMESPACE, name) is None:
+        with contextlib.suppress(Exception):
+            kube.create(resources.NAMESPACE, {"metadata": {"name": name}})
+
+
+def add_garden(server: Any, kcp: Kube, project_namespace: str = "garden-kyma",
+               kcp_namespace: str = names.KCP_NAMESPACE) -> Kube:
+    """Serve cluster ``garden`` on the dev API server ``server`` with the Gardener CRDs and the project
+    namespace; store its kubeconfig in the KCP Secret ``gardener-credentials``. Returns a client."""
+    server.add_cluster(GARDEN)
+    garden = _client(server, GARDEN)
+    install.install(garden, "garden")
+    _namespace(garden, project_namespace)
+    _namespace(kcp, kcp_namespace)
+    config = server.kubeconfig(GARDEN, namespace=project_namespace)
+    _put(kcp, resources.SECRET, kubeconfig_secret(config, names.GARDENER_CREDENTIALS, kcp_namespace,
+                                                  names.GARDENER_CREDENTIALS_KEY))
+    return garden
+
+
+def add_skr(server: Any, kcp: Kube, kyma: str, provider: str = "aws", state_dir: Path | None = None,
+            kcp_namespace: str = names.KCP_NAMESPACE, module: bool = True) -> Kube:
+    """Serve the SKR cluster ``kyma``: the module CRD and ``kyma-system/default`` CloudResources (as
+    Kyma's lifecycle manager installs them; ``module=False`` leaves them out), the installer's SKR CRDs,
+    and its kubeconfig in KCP Secret ``kubeconfig-<kyma>`` (and ``state_dir/skrs/<kyma>.kubeconfig``)."""
+    server.add_cluster(kyma)
+    skr = _client(server, kyma)
+    if module:
+        install.install(skr, "module", "skr", provider=provider)
+        _namespace(skr, names.KYMA_SYSTEM)
+        if skr.get(names.CLOUD_RESOURCES, "default", names.KYMA_SYSTEM) is None:
+            skr.create(names.CLOUD_RESOURCES, {"metadata": {"name": "default", "namespace": names.KYMA_SYSTEM},
+                                               "spec": {}})
+    _namespace(kcp, kcp_namespace)
+    config = server.kubeconfig(kyma)
+    _put(kcp, resources.SECRET, kubeconfig_secret(config, names.kubeconfig_secret(kyma), kcp_namespace, "config"))
+    if state_dir is not None:
+        path = state_dir / "skrs" / f"{kyma}.kubeconfig"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return skr
+
+
+def _client(server: Any, cluster: str | None) -> Kube:
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = server.cluster_url(cluster)
+    cfg.connection_pool_maxsize = 4
+    return Kube(k8s.ApiClient(cfg), cluster=cluster or "local", timeout=30.0)
+
+
+def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: str,
+                   access_key: str = "testing", secret_key: str = "testing") -> str:
+    """Create the shoot's VPC in moto (idempotent): CIDR and zones from its AWS InfrastructureConfig
+    (default one /16 with three zones), Name tag ``shoot--<project>--<shoot>``, the zones' workers,
+    public and internal subnets, and a NAT gateway in the first public subnet. Returns the VPC id."""
+    import boto3
+
+    spec = shoot.get("spec") or {}
+    region = str(spec.get("region") or "eu-central-1")
+    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
+    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
+    cidr = str((networks.get("vpc") or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
+               or "10.250.0.0/16")
+    ec2 = boto3.client("ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+                       aws_secret_access_key=secret_key)
+    found = ec2.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
+    if found:
+        return str(found[0]["VpcId"])
+    vpc = ec2.create_vpc(CidrBlock=cidr, TagSpecifications=[
+        {"ResourceType": "vpc", "Tags": [{"Key": "Name", "Value": name}]}])["Vpc"]
+    public_subnet = ""
+    for zone in networks.get("zones") or []:
+        for role in ("workers", "public", "internal"):
+            if not zone.get(role):
+                continue
+            subnet = ec2.create_subnet(VpcId=vpc["VpcId"], CidrBlock=zone[role], AvailabilityZone=zone["name"],
+                                       TagSpecifications=[{"ResourceType": "subnet", "Tags": [
+                                           {"Key": "Name", "Value": f"{name}-{role}-z{zone['name'][-1]}"}]}])["Subnet"]
+            if role == "public" and not public_subnet:
+                public_subnet = subnet["SubnetId"]
+    if public_subnet:
+        eip = ec2.allocate_address(Domain="vpc")
+        ec2.create_nat_gateway(SubnetId=public_subnet, AllocationId=eip["AllocationId"])
+    return str(vpc["VpcId"])
+
+
+class CloudLocal:
+    """The Cloud Resources part of ``reconcilery up`` on the dev API server.
+
+    ``wanted(documents)`` says whether the applied documents hold Cloud Resources objects;
+    :meth:`start` starts moto's server, installs the KCP CRDs and serves the Garden; :meth:`split`
+    keeps the KCP documents for ``up``'s own apply and :meth:`apply_others` applies the Garden and SKR
+    ones, after creating an SKR per Kyma CR; :meth:`pending` names what has not settled yet.
+    """
+
+    KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope"}
+
+    def __init__(self, server: Any, kcp: Kube, state_dir: Path, log: Callable[[str], None] = print) -> None:
+        self.server = server
+        self.kcp = kcp
+        self.state_dir = state_dir
+        self.log = log
+        self.moto: Any = None
+        self.endpoint = ""
+        self.garden: Kube | None = None
+        self.skrs: dict[str, Kube] = {}
+        self.others: list[dict[str, Any]] = []
+        self.kymas: list[str] = []
+        self.skr_ipranges: list[tuple[str, str]] = []
+
+    @classmethod
+    def wanted(cls, documents: Iterable[Mapping[str, Any]]) -> bool:
+        return any(d.get("kind") in cls.KINDS or cluster_of(d) for d in documents)
+
+    def start(self, port: int = 0) -> dict[str, str]:
+        """Start moto's server, serve the Garden, install the KCP CRDs; returns the processes' env."""
+        from moto.server import ThreadedMotoServer
+
+        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self.moto.start()
+        host, bound = self.moto.get_host_and_port()
+        self.endpoint = f"http://{host}:{bound}"
+        install.install(self.kcp, "kcp", "kyma")
+        self.garden = add_garden(self.server, self.kcp)
+        self.log(f"moto (AWS) at {self.endpoint}; Garden at {self.server.cluster_url(GARDEN)}")
+        return {"RECONCILERY_AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+                "AWS_SECRET_ACCESS_KEY": "testing"}
+
+    def split(self, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The KCP documents; the Garden and SKR ones are kept for :meth:`apply_others`."""
+        self.others = [d for d in documents if cluster_of(d)]
+        self.kymas = [str(d["metadata"]["name"]) for d in documents if d.get("kind") == "Kyma" and not cluster_of(d)]
+        return [d for d in documents if not cluster_of(d)]
+
+    def apply_others(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
+        """Seed moto with the shoots, create an SKR per Kyma CR, apply the Garden and SKR documents with
+        ``apply(kube, doc)``; returns how many failed."""
+        failed = 0
+        for kyma in self.kymas:
+            self.skrs[kyma] = add_skr(self.server, self.kcp, kyma, state_dir=self.state_dir)
+        for doc in self.others:
+            target = cluster_of(doc)
+            kube = self.garden if target == GARDEN else self.skrs.get(target)
+            ref = f"{doc.get('kind')} {target}:{doc.get('metadata', {}).get('name')}"
+            if kube is None:
+                self.log(f"✗ {ref}: no cluster {target!r} (an SKR exists for each Kyma CR applied)")
+                failed += 1
+                continue
+            try:
+                stored = apply(kube, json.loads(json.dumps(doc)))
+            except Exception as exc:
+                self.log(f"✗ {ref}: {exc}")
+                failed += 1
+                continue
+            if doc.get("kind") == "Shoot" and target == GARDEN:
+                ns = str(stored["metadata"].get("namespace") or "garden-kyma")
+                if ((stored.get("spec") or {}).get("provider") or {}).get("type") == "aws":
+                    seed_aws_shoot(self.endpoint, stored, ns)
+            if doc.get("kind") == "IpRange" and target != GARDEN:
+                self.skr_ipranges.append((target, str(stored["metadata"]["name"])))
+        return failed
+
+    def endpoints(self) -> dict[str, Any]:
+        return {"aws": self.endpoint, "garden": str(self._garden_kubeconfig()),
+                "skrs": {k: str(self.state_dir / "skrs" / f"{k}.kubeconfig") for k in self.skrs}}
+
+    def _garden_kubeconfig(self) -> Path:
+        path = self.state_dir / "garden.kubeconfig"
+        if not path.exists():
+            self.server.write_kubeconfig(path, cluster=GARDEN, namespace="garden-kyma")
+        return path
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, object, state, detail) of each SKR IpRange applied and its subnets."""
+        rows: list[tuple[str, str, str, str]] = []
+        for kyma, name in self.skr_ipranges:
+            skr = self.skrs[kyma]
+            obj = skr.get(names.SKR_IPRANGE, name) or {}
+            status = obj.get("status") or {}
+            detail = ""
+            if status.get("id"):
+                kcp_obj = self.kcp.get(names.KCP_IPRANGE, status["id"], names.KCP_NAMESPACE) or {}
+                kst = kcp_obj.get("status") or {}
+                subnets = ", ".join(f"{s.get('zone')} {s.get('range')} {s.get('id')}" for s in kst.get("subnets") or [])
+                detail = f"cidr {kst.get('cidr', '?')}" + (f"; subnets: {subnets}" if subnets else "")
+            conds = status.get("conditions") or []
+            if status.get("state") != names.STATE_READY and conds:
+                detail = str(conds[0].get("message", detail))
+            rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+        return rows
+
+    def settled(self) -> bool:
+        """Every applied SKR IpRange is Ready (or Error)."""
+        return all(r[2] in (names.STATE_READY, names.STATE_ERROR) for r in self.rows())
+
+    def stop(self) -> None:
+        if self.moto is not None:
+            with contextlib.suppress(Exception):
+                self.moto.stop()
+            self.moto = None
+
+
+def wait(predicate: Callable[[], Any], timeout: float) -> Any:
+    """Poll ``predicate`` until truthy; raises ``TimeoutError``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise TimeoutError

@@ -1,0 +1,89 @@
+"""The Cloud Resources controller registrations (imported by the worker, watcher and beat processes).
+
+KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP object):
+
+========================  ===================================================================
+``cloud-kyma``            SKR activation from the Kyma CR and the Scope (:mod:`tasks.cloud.kcp.kyma`)
+``cloud-scope``           Scope from the Garden, the kyma Network, exposed data (:mod:`.kcp.scope`)
+``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
+``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
+``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
+========================  ===================================================================
+
+SKR loop, queue ``cloud-skr``:
+
+========================  ===================================================================
+``cloud-skr-sweep``       one key (``local//sweep``): a look at the rotation each tick; beat's
+                          resync (re)starts it, it requeues itself every ``sweep_tick`` seconds
+``cloud-skr-connect``     one key per SKR (``local/kcp-system/<kyma>``): one connect
+                          (:mod:`tasks.cloud.skr.connect`); the workqueue's exclusivity per key is
+                          the per-SKR gate
+========================  ===================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kube import Resource, ResourceMissing, client_for
+from tasks.cloud import names, settings
+from tasks.cloud.kcp import iprange, kyma, network, nuke, scope
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
+
+KCP_QUEUE = "cloud-kcp"
+SKR_QUEUE = "cloud-skr"
+
+KYMA = "cloud-kyma"
+SCOPE = "cloud-scope"
+NETWORK = "cloud-network"
+IPRANGE = "cloud-iprange"
+NUKE = "cloud-nuke"
+SWEEP = "cloud-skr-sweep"
+CONNECT = "cloud-skr-connect"
+
+#: The sweep's only key.
+SWEEP_KEY = Key(LOCAL_CLUSTER, "", "sweep")
+
+
+def _keys_of(*kinds: Resource) -> list[Key]:
+    kube = client_for(LOCAL_CLUSTER)
+    found: set[Key] = set()
+    for res in kinds:
+        try:
+            objects = kube.list(res)
+        except ResourceMissing:
+            continue
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            found.add(Key(LOCAL_CLUSTER, str(meta.get("namespace") or ""), str(meta.get("name"))))
+    return sorted(found)
+
+
+def kyma_keys() -> Iterable[Key]:
+    """Every Kyma CR (resync of activation: idempotent, so it can never strand an SKR)."""
+    return _keys_of(names.KYMA)
+
+
+def scope_keys() -> Iterable[Key]:
+    """Every GardenerCluster and Scope."""
+    return _keys_of(names.GARDENER_CLUSTER, names.SCOPE)
+
+
+def iprange_keys() -> Iterable[Key]:
+    """Every KCP IpRange (re-checks those that stopped on a user error)."""
+    return _keys_of(names.KCP_IPRANGE)
+
+
+_KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
+
+registry.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
+                             list_keys=kyma_keys))
+registry.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_BACKOFF, resync_interval=1800.0,
+                             list_keys=scope_keys, timeout=120.0))
+registry.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
+registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
+                             list_keys=iprange_keys, timeout=120.0))
+registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
+
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
+           "SWEEP_KEY", "settings"]

@@ -1,0 +1,144 @@
+"""The ``cloud-iprange`` controller: KCP IpRanges into cloud subnets (``pkg/kcp/iprange``).
+
+The common part, in the original's order, then the provider's flow (:mod:`tasks.cloud.providers`):
+
+1. load the IpRange and its Scope (missing Scope: Error ``ScopeNoFound`` (sic) ``Scope <name> does not
+   exist``, requeue 60 s); add the finalizer;
+2. allocate a CIDR when neither ``spec.cidr`` nor ``status.cidr`` is set (the first free /22 after the
+   nodes range; unknown nodes: ``CidrAllocationFailed`` ``Error due to unknown SKR nodes range``),
+   else copy ``spec.cidr`` into ``status.cidr``;
+3. the Network: ``spec.network.name`` or ``<scope>--kyma``; a missing kyma network is an Error
+   ``Kyma network not found`` (requeue 300 s), another missing one ``Network not found``; a missing
+   ``<scope>--cm`` network is created (type ``cloud-resources``); wait until it is Ready (10 s), an
+   Error network gives ``Network in error state`` (300 s);
+4. deleting: refused while an NfsInstance, RedisInstance or RedisCluster uses it (Warning
+   ``DeleteWhileUsed`` ``Can not be deleted while used by <Kind>: [ns/name ...]``, requeue 10 s);
+   then the provider's delete (skipped when the network is already gone), the ``--cm`` network, the
+   finalizer;
+5. the provider's flow; provisioned: state ``Ready``, the single condition Ready/True ``Ready``.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from kube import Kube, client_for
+from tasks.cloud import conditions as cond
+from tasks.cloud import names, providers, settings
+from tasks.cloud.allocate import AllocationError, allocate_cidr
+from tasks.cloud.kcp.common import add_finalizer, deleting, go_list, ignored, remove_finalizer, used_by
+from tasks.cloud.providers import IpRangeContext
+from tasks.cloud.status import StatusWriter
+from workers.controller import Key, Result
+
+log = structlog.get_logger("tasks.cloud.iprange")
+
+__all__ = ["reconcile"]
+
+
+def reconcile(key: Key) -> Result:
+    """Reconcile the KCP IpRange ``key``."""
+    s = settings.current()
+    kcp = client_for(key.cluster)
+    obj = kcp.get(names.KCP_IPRANGE, key.name, key.namespace)
+    if obj is None or ignored(obj):
+        return Result.done()
+    status = StatusWriter(kcp, names.KCP_IPRANGE, obj)
+    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+    scope = kcp.get(names.SCOPE, scope_name, key.namespace)
+    if scope is None:
+        if deleting(obj):  # nothing can have been provisioned without a Scope to reach the cloud with
+            remove_finalizer(kcp, names.KCP_IPRANGE, obj)
+            return Result.done()
+        status.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist")
+        return Result.requeue(s.t(60))
+    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
+    if not deleting(obj):
+        obj = add_finalizer(kcp, names.KCP_IPRANGE, obj)
+        status.obj = obj
+        if provider is None:
+            status.fail(names.REASON_UNKNOWN, f"Unknown provider {(scope.get('spec') or {}).get('provider')}")
+            return Result.done()
+        stop = _cidr(status, scope, provider, s)
+        if stop is not None:
+            return stop
+    network_name = str(((obj.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope_name))
+    network = kcp.get(names.NETWORK, network_name, key.namespace)
+    if network is None and not deleting(obj):
+        stop = _missing_network(kcp, status, scope, network_name, scope_name, s)
+        if stop is not None:
+            return stop
+    if network is not None and not deleting(obj):
+        net_conds = (network.get("status") or {}).get("conditions") or []
+        if cond.is_true(net_conds, names.COND_ERROR) or (network.get("status") or {}).get("state") == names.STATE_ERROR:
+            status.fail(names.REASON_UNKNOWN, "Network in error state")
+            return Result.requeue(s.t(300))
+        if not cond.is_true(net_conds, names.COND_READY):
+            return Result.requeue(s.t(10))
+    ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s, status=status)
+    if deleting(obj):
+        return _delete(kcp, ctx, provider, scope_name, network_name, s)
+    assert provider is not None
+    result = provider.reconcile_iprange(ctx)
+    if result is not None:
+        return result
+    status.ready()
+    return Result.done()
+
+
+def _cidr(status: StatusWriter, scope: dict, provider: providers.Provider, s: settings.CloudSettings) -> Result | None:
+    spec_cidr = str((status.obj.get("spec") or {}).get("cidr") or "")
+    if status.status.get("cidr"):
+        return None
+    if spec_cidr:
+        status.patch(cidr=spec_cidr)
+        return None
+    existing = provider.existing_ranges(scope)
+    if not existing or not existing[0]:
+        status.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Error due to unknown SKR nodes range")
+        return Result.done()
+    try:
+        cidr = allocate_cidr(existing)
+    except AllocationError as exc:
+        log.warning("cidr allocation failed", iprange=status.obj["metadata"]["name"], error=str(exc))
+        status.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Unable to allocate CIDR")
+        return Result.done()
+    status.patch(cidr=cidr)
+    return None
+
+
+def _missing_network(kcp: Kube, status: StatusWriter, scope: dict, network_name: str, scope_name: str,
+                     s: settings.CloudSettings) -> Result | None:
+    if network_name == names.kyma_network(scope_name):
+        status.fail(names.REASON_NOT_FOUND, "Kyma network not found")
+        return Result.requeue(s.t(300))
+    if network_name != names.cm_network(scope_name):
+        status.fail(names.REASON_NOT_FOUND, "Network not found")
+        return Result.requeue(s.t(300))
+    kcp.create(names.NETWORK, {
+        "metadata": {"name": network_name, "namespace": status.obj["metadata"]["namespace"],
+                     "labels": {names.LABEL_KYMA_NAME: scope_name}},
+        "spec": {"scope": {"name": scope_name}, "type": "cloud-resources",
+                 "network": {"managed": {"cidr": status.status.get("cidr", ""),
+                                         "location": (scope.get("spec") or {}).get("region", "")}}},
+    })
+    return Result.requeue(s.t(10))
+
+
+def _delete(kcp: Kube, ctx: IpRangeContext, provider: providers.Provider | None, scope_name: str,
+            network_name: str, s: settings.CloudSettings) -> Result:
+    users = used_by(kcp, names.KCP_IPRANGE_CONSUMERS, ctx.namespace, ctx.name)
+    if users:
+        message = "; ".join(f"Can not be deleted while used by {kind}: {go_list(refs)}" for kind, refs in users.items())
+        ctx.status.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED, message, names.STATE_WARNING)
+        return Result.requeue(s.t(10))
+    if ctx.status.state not in (names.STATE_DELETING,):
+        ctx.status.patch(state=names.STATE_DELETING)
+    if provider is not None and ctx.network is not None:
+        result = provider.delete_iprange(ctx)
+        if result is not None:
+            return result
+    if network_name == names.cm_network(scope_name) and ctx.network is not None:
+        kcp.delete(names.NETWORK, network_name, ctx.namespace)
+    remove_finalizer(kcp, names.KCP_IPRANGE, ctx.status.obj)
+    return Result.done()

@@ -1,0 +1,62 @@
+"""The ``cloud-nuke`` controller: deletes every KCP object of a scope whose runtime is gone (``pkg/kcp/nuke``).
+
+Lists, in the Nuke's namespace, the objects of :data:`tasks.cloud.names.NUKED_KINDS` whose
+``spec.scope.name`` is the nuked scope (kinds that are not served are skipped), deletes those not yet
+being deleted, and tracks each in ``status.resources[]{kind, resourceType: KCP, objects{name: state}}``
+(``Deleting``, then ``Deleted``). Ready when all are gone. A list error is state Error reason
+``ErrorListingResources`` (requeue 300 s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube import ApiError, ResourceMissing, client_for
+from tasks.cloud import conditions as cond
+from tasks.cloud import names, settings
+from tasks.cloud.kcp.common import deleting
+from tasks.cloud.status import StatusWriter
+from workers.controller import Key, Result
+
+__all__ = ["reconcile"]
+
+
+def reconcile(key: Key) -> Result:
+    """Reconcile the Nuke ``key``."""
+    s = settings.current()
+    kcp = client_for(key.cluster)
+    nuke = kcp.get(names.NUKE, key.name, key.namespace)
+    if nuke is None or deleting(nuke):
+        return Result.done()
+    scope_name = str(((nuke.get("spec") or {}).get("scope") or {}).get("name") or "")
+    status = StatusWriter(kcp, names.NUKE, nuke)
+    before = {r.get("kind"): dict(r.get("objects") or {}) for r in status.status.get("resources") or []}
+    resources: list[dict[str, Any]] = []
+    remaining = 0
+    for res in names.NUKED_KINDS:
+        try:
+            found = kcp.list(res, key.namespace)
+        except ResourceMissing:
+            continue
+        except ApiError as exc:
+            status.fail(names.REASON_ERROR_LISTING_RESOURCES, f"Error listing {res.kind} resources: {exc.message}")
+            return Result.requeue(s.t(300))
+        objects = {name: "Deleted" for name in before.get(res.kind, {})}
+        for obj in found:
+            if str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "") != scope_name:
+                continue
+            name = str(obj["metadata"]["name"])
+            if not deleting(obj):
+                kcp.delete(res, name, key.namespace)
+            objects[name] = "Deleting"
+            remaining += 1
+        if objects:
+            resources.append({"kind": res.kind, "resourceType": "KCP", "objects": objects})
+    fields: dict[str, Any] = {"resources": resources}
+    if not status.status.get("initializedOn"):
+        fields["initializedOn"] = cond.now_rfc3339()
+    if remaining:
+        status.patch(state=names.STATE_PROCESSING, **fields)
+        return Result.requeue(s.t(1))
+    status.ready(**fields)
+    return Result.done()

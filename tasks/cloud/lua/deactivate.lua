@@ -1,0 +1,10 @@
+-- Make an SKR inactive: it leaves the rotation (waiting or in flight) and the notification state.
+-- A connect already running is not aborted; its finish finds no membership and does not re-add it.
+-- KEYS: rotation, inflight, failures (hash kyma->n), notified (hash kyma->time), pending (set)
+-- ARGV: kyma   Returns 1 when the SKR was active.
+local was = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('SREM', KEYS[5], ARGV[1])
+if was > 0 then return 1 end
+return 0

@@ -1,0 +1,84 @@
+"""Cloud Resources watch registrations on the KCP (the SKRs are never watched: the sweep visits them).
+
+- Kyma CRs -> ``cloud-kyma`` (activation);
+- GardenerClusters -> ``cloud-scope``; Scopes -> ``cloud-scope`` and ``cloud-kyma`` (a new Scope
+  activates its SKR);
+- KCP IpRanges -> ``cloud-iprange``; a deleted one also -> its Network and its scope's Nuke (both
+  wait for it);
+- Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
+  (they wait for it to be Ready);
+- Nukes -> ``cloud-nuke``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tasks.cloud import names
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
+from watchers.cache import Stores
+from watchers.engine import WatchEvent, WatchRegistration
+from workers.controller import Key
+
+KYMAS = "cloud-kymas"
+GARDENER_CLUSTERS = "cloud-gardenerclusters"
+SCOPES = "cloud-scopes"
+IPRANGES = "cloud-kcp-ipranges"
+NETWORKS = "cloud-networks"
+NUKES = "cloud-nukes"
+
+
+def _key(event: WatchEvent, name: str | None = None) -> Key:
+    meta = event.object.get("metadata") or {}
+    return Key(event.cluster, str(meta.get("namespace") or ""), name or str(meta.get("name")))
+
+
+def _scope_of(obj: dict) -> str:
+    return str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+
+
+def map_kyma(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    return [(KYMA, _key(event))]
+
+
+def map_gardener_cluster(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    return [(SCOPE, _key(event))]
+
+
+def map_scope(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    return [(SCOPE, _key(event)), (KYMA, _key(event))]
+
+
+def map_iprange(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    out = [(IPRANGE, _key(event))]
+    if event.type == "DELETED":
+        scope = _scope_of(event.object)
+        network = str(((event.object.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope))
+        out += [(NETWORK, _key(event, network)), (NUKE, _key(event, scope))]
+    return out
+
+
+def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    out = [(NETWORK, _key(event))]
+    if event.old is None or (event.old.get("status") != event.object.get("status")):
+        scope = _scope_of(event.object)
+        namespace = (event.object.get("metadata") or {}).get("namespace")
+        for ipr in stores.list(IPRANGES):
+            meta = ipr.get("metadata") or {}
+            if _scope_of(ipr) == scope and meta.get("namespace") == namespace:
+                out.append((IPRANGE, Key(event.cluster, str(namespace), str(meta.get("name")))))
+    return out
+
+
+def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    return [(NUKE, _key(event))]
+
+
+REGISTRATIONS: list[WatchRegistration] = [
+    WatchRegistration(KYMAS, names.KYMA, None, None, map_kyma, (KYMA,)),
+    WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, None, None, map_gardener_cluster, (SCOPE,)),
+    WatchRegistration(SCOPES, names.SCOPE, None, None, map_scope, (SCOPE, KYMA)),
+    WatchRegistration(IPRANGES, names.KCP_IPRANGE, None, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
+    WatchRegistration(NETWORKS, names.NETWORK, None, None, map_network, (NETWORK, IPRANGE)),
+    WatchRegistration(NUKES, names.NUKE, None, None, map_nuke, (NUKE,)),
+]
