@@ -189,6 +189,10 @@ _register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",
                          "Pods with Namespaces and Nodes -> the Pods as the webhook admits them.")
 _register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
                          "Run the Snatch mutating admission webhook (HTTPS).")
+_register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
+                         "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
+_register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
+                         "Run the runtime-watcher listener: SKR events connect their SKR sooner.")
 
 
 def main() -> None:

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kube import Resource, ResourceMissing, client_for
-from tasks.cloud import names, settings
+from tasks.cloud import names, settings, sweep
 from tasks.cloud.kcp import iprange, kyma, network, nuke, scope
+from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
 
 KCP_QUEUE = "cloud-kcp"
@@ -38,8 +39,8 @@ SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
 NUKE = "cloud-nuke"
-SWEEP = "cloud-skr-sweep"
-CONNECT = "cloud-skr-connect"
+SWEEP = sweep.SWEEP
+CONNECT = sweep.CONNECT
 
 #: The sweep's only key.
 SWEEP_KEY = Key(LOCAL_CLUSTER, "", "sweep")
@@ -84,6 +85,14 @@ registry.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP
 registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                              list_keys=iprange_keys, timeout=120.0))
 registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
+
+_SETTINGS = settings.current()
+registry.register(Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
+                             resync_interval=_SETTINGS.sweep_resync, list_keys=lambda: [SWEEP_KEY]))
+#: Failures never reach the workqueue's backoff (a failed connect is a terminal error: the rotation
+#: retries it with its own backoff); the timeout is the original's workerTimeout.
+registry.register(Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
+                             timeout=_SETTINGS.worker_timeout))
 
 __all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
            "SWEEP_KEY", "settings"]

@@ -39,11 +39,16 @@ from typing import Any
 
 import redis
 
+from tasks.cloud import settings as cloud_settings
 from tasks.cloud.rotation import cyclic_threshold
 from tasks.cloud.settings import CloudSettings
+from workers.controller import LOCAL_CLUSTER, Key, Result
 
-__all__ = ["Finish", "Rotation", "rotation"]
+__all__ = ["CONNECT", "SWEEP", "Finish", "Rotation", "connect_keys", "reconcile", "rotation"]
 
+#: The controllers of the SKR loop (registered in :mod:`tasks.cloud.controller`).
+CONNECT = "cloud-skr-connect"
+SWEEP = "cloud-skr-sweep"
 _SCRIPTS = ("activate", "deactivate", "dispatch", "finish", "notify")
 PREFIX = "cloud:{skr}:"
 
@@ -156,8 +161,18 @@ def rotation(settings: CloudSettings, url: str | None = None) -> Rotation:
         return found
 
 
-def connect_keys(kymas: Sequence[str], namespace: str) -> list[Any]:
+def connect_keys(kymas: Sequence[str], namespace: str) -> list[Key]:
     """The ``connect`` workqueue keys of ``kymas`` (``local/<kcp namespace>/<kyma>``)."""
-    from workers.controller import LOCAL_CLUSTER, Key
-
     return [Key(LOCAL_CLUSTER, namespace, k) for k in kymas]
+
+
+def reconcile(key: Key) -> Result:
+    """The sweep (beat's tick): dispatch the due SKRs, enqueue their connect keys in rotation order at
+    resync priority (a notification's fresh connect goes first), look again after ``sweep_tick``."""
+    s = cloud_settings.current()
+    due = rotation(s).dispatch()
+    if due:
+        from workers.app import workqueue  # the process's workqueue (worker processes only)
+
+        workqueue().add_many(CONNECT, connect_keys(due, s.kcp_namespace), resync=True)
+    return Result.requeue(s.sweep_tick)

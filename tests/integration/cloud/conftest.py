@@ -45,6 +45,7 @@ CLOUD_ENV = {
     "RECONCILERY_CLOUD_SWEEP_TICK": "0.2",
     "RECONCILERY_CLOUD_SWEEP_RESYNC": "2",
     "RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL": "2",
+    "RECONCILERY_CLOUD_CYCLIC_WORKERS": "100",  # threshold 40: the few test SKRs wait the min interval
     "RECONCILERY_CLOUD_NOTIF_MIN_INTERVAL": "3",
     "RECONCILERY_CLOUD_RECONCILE_TIMEOUT": "5",
     "RECONCILERY_CLOUD_SKR_REQUEST_TIMEOUT": "3",
@@ -93,6 +94,7 @@ class CloudEnv:
     logdir: Path
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: WorkerPool | None = None
+    listener: str = ""
 
     @property
     def rotation(self) -> Rotation:
@@ -197,8 +199,11 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         env.workers = WorkerPool(local_redis.url, domains, logdir)
         env.workers.start(2, queues="cloud-kcp,cloud-skr", concurrency=4, **extra)
         health = free_port()
+        listener = free_port()
+        env.listener = f"http://127.0.0.1:{listener}"
         for name, args in (("watcher", ["watch", "--health-port", str(health), "--health-host", "127.0.0.1"]),
-                           ("beat", ["beat"])):
+                           ("beat", ["beat"]),
+                           ("listener", ["skr-listener", "--host", "127.0.0.1", "--port", str(listener)])):
             log = open(logdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
             env.procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", *args],
                                               env={**worker_env(local_redis.url, domains, **extra)},
@@ -206,6 +211,8 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                                               cwd=ROOT))
         wait_for(lambda: requests.get(f"http://127.0.0.1:{health}/readyz", timeout=1).ok, timeout=60,
                  message="watcher ready")
+        wait_for(lambda: requests.get(f"{env.listener}/v2/cloud-manager/event", timeout=1).status_code == 405,
+                 timeout=60, message="listener ready")
         yield env
     finally:
         if env is not None:

@@ -1,0 +1,71 @@
+"""Commands of the Cloud Resources domain: ``reconcilery render iprange`` and ``reconcilery skr-listener``."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kube.manifests import ManifestError, load_objects
+from tasks.cloud import names
+from tasks.cloud.render import render_ipranges
+
+
+def render(
+    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR or KCP IpRange manifests (repeatable)."),
+    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    output: str = typer.Option("table", "--output", "-o", help="table or json"),
+) -> None:
+    """IpRanges with a Scope -> the CIDR (given or allocated), its zone ranges and the validation outcome."""
+    try:
+        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
+        objects = load_objects(files)
+    except ManifestError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if len(scopes) != 1:
+        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
+        raise typer.Exit(2)
+    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
+    rows = render_ipranges(scopes[0], ipranges)
+    if output == "json":
+        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("IpRange", "CIDR", "zone ranges", "outcome", title=f"Scope {scopes[0]['metadata']['name']}")
+    for r in rows:
+        ranges = "\n".join(f"{z}: {c}" for z, c in r.ranges) or "-"
+        table.add_row(r.name, r.cidr or "-", ranges, r.outcome)
+    Console().print(table)
+    if any(r.state == names.STATE_ERROR for r in rows):
+        raise typer.Exit(1)
+
+
+def listener(
+    host: str = typer.Option("0.0.0.0", "--host"),
+    port: int = typer.Option(8083, "--port", help="The original's SKR_RUNTIME_NOTIFICATION_LISTENER_ADDR port."),
+) -> None:
+    """Run the runtime-watcher listener: SKR events connect their SKR sooner (rate-limited per SKR)."""
+    from tasks.cloud.notify import Listener, notify_connect
+    from workers.app import load_domains
+    from workers.logs import configure_logging
+
+    configure_logging("INFO")
+    load_domains(("tasks.cloud.controller",))
+    stop = threading.Event()
+
+    def _stop(*_: Any) -> None:
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop)
+    server = Listener(notify_connect, host, port).start()
+    typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event")
+    stop.wait()
+    server.stop()

@@ -1,0 +1,183 @@
+"""One connect to one SKR: the ``cloud-skr-connect`` controller's reconcile (``handleOneSkr``).
+
+Key ``local/kcp-system/<kyma>``; the workqueue never runs two reconciles of one key at once, which is
+the per-SKR gate. A connect:
+
+1. drops the key when the SKR is no longer active (deactivated mid-sweep);
+2. loads the Scope (missing: the connect fails) and builds a short-lived client from Secret
+   ``kcp-system/kubeconfig-<kyma>`` (key ``config``), closed when the connect ends;
+3. checks readiness: the CloudResources CRD is served, an instance exists and not all instances are
+   deleted and finalizer-less (retried every 1 s for ~3.5 s); not ready: SkrStatus says so and the
+   connect ends;
+4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
+5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
+   (CloudResources, then IpRange; skipped on ``trial`` plans, whose APIs are disabled);
+6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
+   the SKR back at the tail, with backoff when the connect failed.
+
+A connect that fails (SKR unreachable, bad kubeconfig, API errors) is a terminal error for the
+workqueue (no workqueue retry: the rotation owns the retry and its backoff), so one unreachable SKR
+costs one short failed connect per turn and never slows the others. ``connect_delay`` injects a
+delay (benchmarks).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from prometheus_client import REGISTRY, Counter, Histogram
+
+from kube import ApiError, Kube, ResourceMissing, client_for, clusters
+from kube.kubeconfig import KubeconfigError
+from tasks.cloud import names, settings, sweep
+from tasks.cloud.settings import CloudSettings
+from tasks.cloud.skr import cloudresources, installer, iprange, skrstatus
+from tasks.cloud.skr.context import SkrContext, run_object
+from workers.controller import Key, Outcome, Result
+
+log = structlog.get_logger("tasks.cloud.skr")
+
+__all__ = ["ConnectReport", "connect", "ready", "reconcile"]
+
+
+def _metric(kind: type[Any], name: str, doc: str, labels: list[str]) -> Any:
+    try:
+        return kind(name, doc, labels)
+    except ValueError:
+        return REGISTRY._names_to_collectors[name]
+
+
+CONNECTS = _metric(Counter, "reconcilery_cloud_skr_connects_total",
+                   "SKR connects by result (ok, not_ready, failed, inactive) and kind (rotation, notification).",
+                   ["result", "kind"])
+CONNECT_SECONDS = _metric(Histogram, "reconcilery_cloud_skr_connect_seconds", "Duration of SKR connects.", ["result"])
+
+#: An SKR reconciler: ``(ctx, namespace, name) -> Result``, and the kind it reconciles.
+Reconciler = Callable[[SkrContext, str, str], Result]
+
+
+@dataclass
+class ConnectReport:
+    """What one connect did: ``result`` ``ok`` / ``not_ready`` / ``failed``, the handles for SkrStatus."""
+
+    kyma: str
+    result: str = "ok"
+    message: str = ""
+    handles: list[dict[str, Any]] = field(default_factory=list)
+    objects: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.result != "failed"
+
+
+def ready(skr: Kube, s: CloudSettings) -> bool:
+    """The SKR readiness check, retried every 1 s up to ~3.5 s."""
+    deadline = time.monotonic() + s.t(3.5)
+    while True:
+        try:
+            found = skr.list(names.CLOUD_RESOURCES)
+        except ResourceMissing:
+            found = []
+        alive = [o for o in found
+                 if not (o["metadata"].get("deletionTimestamp") and not o["metadata"].get("finalizers"))]
+        if alive:
+            return True
+        if time.monotonic() + s.t(1) > deadline:
+            return False
+        time.sleep(s.t(1))
+
+
+def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[str, Any]:
+    outcomes: list[str] = []
+    ok = True
+    try:
+        objects = ctx.skr.list(res)
+    except ResourceMissing:
+        objects = []
+    for obj in objects:
+        if ctx.remaining() <= 0:
+            outcomes.append("window ended")
+            break
+        meta = obj["metadata"]
+        ref = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
+        try:
+            result = run_object(ctx, reconcile, str(meta.get("namespace") or ""), str(meta["name"]))
+        except ApiError as exc:
+            ok = False
+            outcomes.append(f"{ref}: {exc.reason}: {exc.message}"[:300])
+            continue
+        if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
+            ok = False
+            outcomes.append(f"{ref}: {result.message}"[:300])
+        else:
+            current = ctx.skr.get(res, str(meta["name"]), meta.get("namespace")) or {}
+            outcomes.append(f"{ref}: {(current.get('status') or {}).get('state', 'gone' if not current else '')}")
+    return {"title": f"Controller {title}", "objKindGroup": f"{res.kind.lower()}.{res.group}", "ok": ok,
+            "outcomes": outcomes}
+
+
+def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
+    """One connect (steps 2-6 of the module doc). Raises ``ApiError`` / ``KubeconfigError`` on failures."""
+    report = ConnectReport(kyma)
+    scope = kcp.get(names.SCOPE, kyma, s.kcp_namespace)
+    if scope is None:
+        time.sleep(0.1)
+        report.result, report.message = "failed", "SKR scope not found"
+        return report
+    provider = str((scope.get("spec") or {}).get("provider") or "")
+    with clusters.remote(kcp, s.kcp_namespace, names.kubeconfig_secret(kyma), cluster=kyma,
+                         timeout=s.skr_request_timeout) as skr:
+        if provider and not ready(skr, s):
+            report.result = "not_ready"
+            report.handles.append({"title": "Readiness", "ok": False, "outcomes": ["NotReady"]})
+            skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
+            return report
+        if s.connect_delay:
+            time.sleep(s.connect_delay)
+        ctx = SkrContext(kyma=kyma, skr=skr, kcp=kcp, scope=scope, settings=s,
+                         deadline=time.monotonic() + s.reconcile_timeout)
+        trial = ctx.broker_plan == "trial"
+        outcomes = installer.install_crds(skr, provider, s, api_disabled=trial)
+        report.handles.append({"title": "Installer", "ok": True, "outcomes": outcomes})
+        report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
+        if not trial:
+            report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
+        report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
+    skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
+    return report
+
+
+def reconcile(key: Key) -> Result:
+    """The connect controller's reconcile (see the module doc)."""
+    s = settings.current()
+    kyma = key.name
+    rotation = sweep.rotation(s)
+    if not rotation.is_active(kyma):
+        CONNECTS.labels("inactive", "none").inc()
+        return Result.done()
+    started = time.perf_counter()
+    report = ConnectReport(kyma, result="failed")
+    try:
+        report = connect(client_for(key.cluster), kyma, s)
+    except (ApiError, KubeconfigError) as exc:
+        report.message = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:
+        log.exception("connect raised", kyma=kyma)
+        report.message = f"{type(exc).__name__}: {exc}"
+    finally:
+        finished = rotation.finish(kyma, report.ok)
+        elapsed = time.perf_counter() - started
+        CONNECTS.labels(report.result, finished.kind).inc()
+        CONNECT_SECONDS.labels(report.result).observe(elapsed)
+    if not report.ok:
+        log.warning("connect failed", kyma=kyma, error=report.message, failures=finished.failures,
+                    next_in=round(finished.delay, 3), kind=finished.kind)
+        return Result.terminal(f"connect to SKR {kyma} failed: {report.message}")
+    log.info("connected", kyma=kyma, result=report.result, kind=finished.kind, objects=report.objects,
+             seconds=round(elapsed, 3), next_in=round(finished.delay, 3))
+    return Result.done()
