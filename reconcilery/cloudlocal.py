@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -152,9 +153,12 @@ class CloudLocal:
 
     ``wanted(documents)`` says whether the applied documents hold Cloud Resources objects;
     :meth:`start` starts moto's server, installs the KCP CRDs and serves the Garden; :meth:`split`
-    keeps the KCP documents for ``up``'s own apply and :meth:`apply_others` applies the Garden and SKR
-    ones, after creating an SKR per Kyma CR; :meth:`pending` names what has not settled yet.
+    keeps the KCP documents for ``up``'s own apply; :meth:`apply_before` (Garden documents, an SKR per
+    Kyma CR) and :meth:`apply_after` (SKR documents) surround it; :meth:`settled` and :meth:`rows` report.
     """
+
+    #: Controllers that are never idle (the sweep ticks, SKRs are revisited): ``up --once`` ignores them.
+    ALWAYS_BUSY = ("cloud-skr-sweep", "cloud-skr-connect")
 
     KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope"}
 
@@ -179,6 +183,7 @@ class CloudLocal:
         """Start moto's server, serve the Garden, install the KCP CRDs; returns the processes' env."""
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
         host, bound = self.moto.get_host_and_port()
@@ -190,38 +195,49 @@ class CloudLocal:
                 "AWS_SECRET_ACCESS_KEY": "testing"}
 
     def split(self, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The KCP documents; the Garden and SKR ones are kept for :meth:`apply_others`."""
+        """The KCP documents; the Garden and SKR ones are kept for :meth:`apply_before` / :meth:`apply_after`."""
         self.others = [d for d in documents if cluster_of(d)]
         self.kymas = [str(d["metadata"]["name"]) for d in documents if d.get("kind") == "Kyma" and not cluster_of(d)]
         return [d for d in documents if not cluster_of(d)]
 
-    def apply_others(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
-        """Seed moto with the shoots, create an SKR per Kyma CR, apply the Garden and SKR documents with
-        ``apply(kube, doc)``; returns how many failed."""
-        failed = 0
+    def apply_before(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
+        """Before the KCP documents: the Garden documents (moto seeded with each AWS Shoot's VPC) and an
+        SKR cluster per Kyma CR (with its kubeconfig Secret). Returns how many documents failed."""
         for kyma in self.kymas:
             self.skrs[kyma] = add_skr(self.server, self.kcp, kyma, state_dir=self.state_dir)
-        for doc in self.others:
-            target = cluster_of(doc)
-            kube = self.garden if target == GARDEN else self.skrs.get(target)
-            ref = f"{doc.get('kind')} {target}:{doc.get('metadata', {}).get('name')}"
-            if kube is None:
-                self.log(f"✗ {ref}: no cluster {target!r} (an SKR exists for each Kyma CR applied)")
+        failed = 0
+        for doc in [d for d in self.others if cluster_of(d) == GARDEN]:
+            stored = self._apply(apply, doc)
+            if stored is None:
                 failed += 1
-                continue
-            try:
-                stored = apply(kube, json.loads(json.dumps(doc)))
-            except Exception as exc:
-                self.log(f"✗ {ref}: {exc}")
-                failed += 1
-                continue
-            if doc.get("kind") == "Shoot" and target == GARDEN:
-                ns = str(stored["metadata"].get("namespace") or "garden-kyma")
-                if ((stored.get("spec") or {}).get("provider") or {}).get("type") == "aws":
-                    seed_aws_shoot(self.endpoint, stored, ns)
-            if doc.get("kind") == "IpRange" and target != GARDEN:
-                self.skr_ipranges.append((target, str(stored["metadata"]["name"])))
+            elif doc.get("kind") == "Shoot" and ((stored.get("spec") or {}).get("provider") or {}).get("type") == "aws":
+                seed_aws_shoot(self.endpoint, stored, str(stored["metadata"].get("namespace") or "garden-kyma"))
+        self._garden_kubeconfig()
         return failed
+
+    def apply_after(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
+        """After the KCP documents: the SKR documents. Returns how many failed."""
+        failed = 0
+        for doc in [d for d in self.others if cluster_of(d) != GARDEN]:
+            stored = self._apply(apply, doc)
+            if stored is None:
+                failed += 1
+            elif doc.get("kind") == "IpRange":
+                self.skr_ipranges.append((cluster_of(doc), str(stored["metadata"]["name"])))
+        return failed
+
+    def _apply(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> dict | None:
+        target = cluster_of(doc)
+        kube = self.garden if target == GARDEN else self.skrs.get(target)
+        ref = f"{doc.get('kind')} {target}:{doc.get('metadata', {}).get('name')}"
+        if kube is None:
+            self.log(f"✗ {ref}: no cluster {target!r} (an SKR exists for each Kyma CR applied)")
+            return None
+        try:
+            return apply(kube, json.loads(json.dumps(doc)))
+        except Exception as exc:
+            self.log(f"✗ {ref}: {exc}")
+            return None
 
     def endpoints(self) -> dict[str, Any]:
         return {"aws": self.endpoint, "garden": str(self._garden_kubeconfig()),

@@ -80,6 +80,8 @@ class LocalRuntime:
         self.documents: list[dict[str, Any]] = []
         self.kubeconfig = ""
         self.env: dict[str, str] = {}
+        self.devapi: Any = None  # the dev API server (None with --kubeconfig)
+        self.cloud: Any = None  # reconcilery.cloudlocal.CloudLocal when Cloud Resources are applied
 
     # -- start ---------------------------------------------------------------------------------------
 
@@ -92,6 +94,7 @@ class LocalRuntime:
         dev = self.o.kubeconfig is None
         if dev:  # a real cluster brings its own CRDs (and Istio's)
             self._apply_crds()
+            self._start_cloud()
         self._start_nginx_standins()
         self._start_webhook()
         self._start_processes()
@@ -109,6 +112,7 @@ class LocalRuntime:
 
             server = DevAPIServer(port=self.o.api_port).start()
             self._stops.append(server.stop)
+            self.devapi = server
             self.kubeconfig = str(self.state_dir / "kubeconfig")
             server.write_kubeconfig(self.kubeconfig)
             self.endpoints["kubernetes"] = server.url
@@ -138,6 +142,44 @@ class LocalRuntime:
         from tasks.apigateway.install import install_crds
 
         install_crds(self._kube(), istio=True)
+
+    def _start_cloud(self) -> None:
+        """Cloud Resources locally (:mod:`reconcilery.cloudlocal`): moto's server for AWS, the Garden and
+        an SKR per Kyma CR as dev API server clusters, the runtime-watcher listener. Only when the applied
+        documents hold Cloud Resources objects."""
+        from reconcilery.cloudlocal import CloudLocal
+
+        if self.devapi is None or not CloudLocal.wanted(self.documents):
+            return
+        self.cloud = CloudLocal(self.devapi, self._kube(), self.state_dir, log=console.print)
+        self._stops.append(self.cloud.stop)
+        env = self.cloud.start()
+        if "RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL" not in os.environ:
+            env["RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL"] = "10"  # a small local fleet revisits every 10 s, not 60
+        self.env.update(env)
+        os.environ.update(env)
+        self.documents = self.cloud.split(self.documents)
+        port = _free_port()
+        self._spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",
+                                     "--port", str(port)])
+        self.endpoints["skr_listener"] = f"http://127.0.0.1:{port}/v2/cloud-manager/event"
+        console.print(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, Garden cluster, "
+                      f"runtime-watcher listener on :{port}")
+
+    def _apply_cloud(self, apply_one: Callable[[Any, dict[str, Any]], dict[str, Any]], before: bool) -> int:
+        """The Garden and SKR documents (``before``/after the KCP ones); after: endpoints and the sweep."""
+        if self.cloud is None:
+            return 0
+        if before:
+            return int(self.cloud.apply_before(apply_one))
+        failed = int(self.cloud.apply_after(apply_one))
+        self.endpoints.update(self.cloud.endpoints())
+        self._write_endpoints()
+        from tasks.cloud.controller import SWEEP, SWEEP_KEY
+        from workers.app import workqueue
+
+        workqueue().add(SWEEP, SWEEP_KEY)  # beat (re)starts it too, after its first interval
+        return failed
 
     def _start_nginx_standins(self) -> None:
         """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,
@@ -247,7 +289,12 @@ class LocalRuntime:
         """Apply ``--apply`` documents in order; returns how many failed (each failure is printed)."""
         kube = self._kube()
         discovery = Discovery(kube)
-        failed = 0
+        discoveries: dict[int, Discovery] = {}
+
+        def apply_one(target: Any, doc: dict[str, Any]) -> dict[str, Any]:
+            return apply(target, discoveries.setdefault(id(target), Discovery(target)), doc)
+
+        failed = self._apply_cloud(apply_one, before=True)
         for doc in self.documents:
             ref = f"{doc['kind']} {doc.get('metadata', {}).get('namespace', '')}/{doc['metadata'].get('name')}"
             try:
@@ -255,21 +302,27 @@ class LocalRuntime:
             except Exception as exc:
                 failed += 1
                 console.print(f"[red]✗[/red] {ref}: {exc}")
+        failed += self._apply_cloud(apply_one, before=False)
         console.print(f"[green]✓[/green] applied {len(self.applied)} objects"
                       + (f", [red]{failed} failed[/red]" if failed else ""))
         return failed
 
     def settled(self) -> bool:
         """Every applied APIRule has a final state and no controller has work due within 2 s."""
+        from reconcilery.cloudlocal import CloudLocal
         from workers.app import workqueue
         from workers.controller import registry
 
         wq = workqueue()
         for c in registry:
+            if c.name in CloudLocal.ALWAYS_BUSY:
+                continue
             s = wq.status(c.name)
             due = wq.next_due(c.name)
             if s.waiting or s.in_progress or (due is not None and due < 2):
                 return False
+        if self.cloud is not None and not self.cloud.settled():
+            return False
         return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] == "APIRule")
 
     def wait_settled(self, timeout: float) -> bool:
@@ -303,6 +356,8 @@ class LocalRuntime:
                 state = f"{state} (reconciling)" if status else "Pending"
             rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", state, detail[0] if detail else ""))
         rows.extend(self._pod_rows(kube))
+        if self.cloud is not None:
+            rows.extend(self.cloud.rows())
         for base in self.endpoints.get("nginx_plus", []):
             with contextlib.suppress(requests.RequestException, ValueError):
                 for kind in ("http", "stream"):

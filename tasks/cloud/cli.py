@@ -20,7 +20,9 @@ def render(
     scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
     output: str = typer.Option("table", "--output", "-o", help="table or json"),
 ) -> None:
-    """IpRanges with a Scope -> the CIDR (given or allocated), its zone ranges and the validation outcome."""
+    """IpRanges with a Scope -> the CIDR (given or allocated), its zone ranges and the validation outcome.
+
+    Exits 1 when an IpRange would end in Error, 2 on unreadable input."""
     try:
         scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
         objects = load_objects(files)
@@ -32,8 +34,11 @@ def render(
         raise typer.Exit(2)
     ipranges = [d for d in objects if d.get("kind") == "IpRange"]
     rows = render_ipranges(scopes[0], ipranges)
+    failed = any(r.state == names.STATE_ERROR for r in rows)
     if output == "json":
         typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        if failed:
+            raise typer.Exit(1)
         return
     from rich.console import Console
     from rich.table import Table
@@ -43,7 +48,7 @@ def render(
         ranges = "\n".join(f"{z}: {c}" for z, c in r.ranges) or "-"
         table.add_row(r.name, r.cidr or "-", ranges, r.outcome)
     Console().print(table)
-    if any(r.state == names.STATE_ERROR for r in rows):
+    if failed:
         raise typer.Exit(1)
 
 

@@ -170,8 +170,11 @@ class CloudEnv:
 @pytest.fixture(scope="module")
 def moto_endpoint() -> Iterator[str]:
     """moto's server (EC2, STS) on a free port for the module."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
     server.start()
     host, port = server.get_host_and_port()
