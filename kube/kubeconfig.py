@@ -44,6 +44,9 @@ def from_kubeconfig(path: str | None = None, context: str | None = None) -> k8s_
     return k8s_client.ApiClient(configuration)
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class KubeconfigError(Exception):
     """A kubeconfig that cannot be used: missing, not valid YAML, or without a usable context."""
 
@@ -51,7 +54,7 @@ class KubeconfigError(Exception):
 def parse_kubeconfig(text: str | bytes) -> dict[str, Any]:
     """The kubeconfig document in ``text`` (YAML or JSON). Raises :class:`KubeconfigError`."""
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise KubeconfigError(f"kubeconfig is not valid YAML: {exc}") from exc
     if not isinstance(doc, dict) or not doc.get("clusters"):

@@ -159,6 +159,7 @@ def build_app(store: Store, bookmark_interval: float = 5.0, clusters: Clusters |
 
     app.on_shutdown.append(on_shutdown)
     handler = _Handler(store, watches, bookmark_interval)
+    app[_STATE_KEY]["handler"] = handler
 
     async def route(request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -190,8 +191,10 @@ class _Handler:
         self.bookmark_interval = bookmark_interval
         self.admission = Admission(store)
         self.prefix = prefix  # the cluster's URL path prefix ("" for the default cluster)
+        self.requests = 0  # requests served (benchmarks read it)
 
     async def dispatch(self, request: web.Request, path: str | None = None) -> web.StreamResponse:
+        self.requests += 1
         try:
             return await self._dispatch(request, request.path if path is None else path)
         except ApiError as exc:
@@ -625,6 +628,16 @@ class DevAPIServer:
     def cluster_url(self, name: str | None = None) -> str:
         """URL of cluster ``name`` (``None``: the default cluster, :attr:`url`)."""
         return self.url if name is None else f"{self.url}{CLUSTERS_PREFIX}{name}"
+
+    def request_count(self, cluster: str | None = None) -> int:
+        """Requests served so far by cluster ``cluster`` (``None``: the default one; ``"*"``: every
+        named cluster together). 0 before :meth:`start`."""
+        if cluster == "*":
+            return sum(h.requests for n in self.clusters.names() if (h := self.clusters.handler(n)) is not None)
+        if cluster is not None:
+            named = self.clusters.handler(cluster)
+            return named.requests if named is not None else 0
+        return int(self._app[_STATE_KEY]["handler"].requests) if self._app is not None else 0
 
     def kubeconfig(self, cluster: str | None = None, token: str = "dev", namespace: str = "default") -> dict[str, Any]:
         """A kubeconfig dict for cluster ``cluster`` (``None``: the default one)."""

@@ -14,6 +14,8 @@ Sets (folders of ``tasks/cloud/crds``):
 
 from __future__ import annotations
 
+import copy
+import functools
 import time
 from importlib import resources as package_data
 from importlib.resources.abc import Traversable
@@ -27,19 +29,21 @@ CRDS = package_data.files("tasks.cloud").joinpath("crds")
 SETS = ("kcp", "kyma", "garden", "module", "skr")
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _docs(folder: Traversable) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if not folder.is_dir():
         return out
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.is_file() and entry.name.endswith(".yaml"):
-            out.extend(d for d in yaml.safe_load_all(entry.read_text()) if d)
+            out.extend(d for d in yaml.load_all(entry.read_text(), Loader=_LOADER) if d)
     return out
 
 
-def load_crds(*sets: str, provider: str = "") -> list[dict[str, Any]]:
-    """The CRDs of ``sets`` (``skr`` with ``provider``: also ``skr/<provider>/``). Raises ``ValueError``
-    for an unknown set."""
+@functools.lru_cache(maxsize=32)
+def _parsed(sets: tuple[str, ...], provider: str) -> tuple[dict[str, Any], ...]:
     docs: list[dict[str, Any]] = []
     for name in sets:
         if name not in SETS:
@@ -47,7 +51,14 @@ def load_crds(*sets: str, provider: str = "") -> list[dict[str, Any]]:
         docs.extend(_docs(CRDS.joinpath(name)))
         if name == "skr" and provider:
             docs.extend(_docs(CRDS.joinpath(name, provider)))
-    return docs
+    return tuple(docs)
+
+
+def load_crds(*sets: str, provider: str = "") -> list[dict[str, Any]]:
+    """The CRDs of ``sets`` (``skr`` with ``provider``: also ``skr/<provider>/``), fresh copies (the files
+    are parsed once per process: every connect's installer reads them). Raises ``ValueError`` for an
+    unknown set."""
+    return copy.deepcopy(list(_parsed(tuple(sets), provider)))
 
 
 def resource_of(crd: dict[str, Any]) -> Resource:

@@ -42,6 +42,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     if obj is None or ignored(obj):
         return Result.done()
     status = StatusWriter(skr, names.CLOUD_RESOURCES, obj)
+    ctx.track(f"{namespace}/{name}", status)
     everyone = skr.list(names.CLOUD_RESOURCES)
     served = [o for o in everyone if (o.get("status") or {}).get("served") == "True"]
     if not served:

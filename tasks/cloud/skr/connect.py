@@ -115,8 +115,7 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
             ok = False
             outcomes.append(f"{ref}: {result.message}"[:300])
         else:
-            current = ctx.skr.get(res, str(meta["name"]), meta.get("namespace")) or {}
-            outcomes.append(f"{ref}: {(current.get('status') or {}).get('state', 'gone' if not current else '')}")
+            outcomes.append(f"{ref}: {ctx.state_of(ref)}")
     return {"title": f"Controller {title}", "objKindGroup": f"{res.kind.lower()}.{res.group}", "ok": ok,
             "outcomes": outcomes}
 

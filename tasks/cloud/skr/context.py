@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kube import Kube
@@ -34,7 +34,16 @@ class SkrContext:
     scope: Mapping[str, Any]
     settings: CloudSettings
     deadline: float
-    outcomes: dict[str, list[str]] = field(default_factory=dict)
+    def track(self, ref: str, status: Any) -> None:
+        """Remember the :class:`~tasks.cloud.status.StatusWriter` of ``ref``: its final state is reported."""
+        self._tracked[ref] = status
+
+    def state_of(self, ref: str) -> str:
+        status = self._tracked.get(ref)
+        return str(status.state) if status is not None else "gone"
+
+    def __post_init__(self) -> None:
+        self._tracked: dict[str, Any] = {}
 
     @property
     def provider(self) -> str:

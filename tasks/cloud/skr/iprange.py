@@ -65,6 +65,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     if obj is None or ignored(obj):
         return Result.done()
     status = StatusWriter(skr, names.SKR_IPRANGE, obj)
+    ctx.track(name, status)
     meta = obj["metadata"]
     deleting = bool(meta.get("deletionTimestamp"))
     spec_cidr = str((obj.get("spec") or {}).get("cidr") or "")
