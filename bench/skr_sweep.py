@@ -1,12 +1,13 @@
-# mypy: disable-error-code="union-attr, arg-type"
+# mypy: disable-error-code="union-attr, arg-type, method-assign"
 """The SKR sweep at fleet scale: ``python bench/skr_sweep.py [--skrs 1000] [--connect 0.2] [--workers 1,2,4,8,16]``.
 
 One dev API server holds the KCP and ``--skrs`` SKR clusters (each with the CloudResources module CR and a
 provisioned IpRange, whose KCP mirror is Ready: the steady state, so every connect does the real reads
 of a connect and no cloud work); ``reconcilery worker`` processes consume ``cloud-skr`` with W threads in
 total (two processes from W=2 on, so both cores are used) and every connect sleeps ``--connect`` seconds
-on top of its real work (the injected connect time: real connects take 10-20 s). All SKRs are activated
-in Redis, the sweep is started, and the run ends when every SKR was connected ``--sweeps`` times.
+on top of its real work (the injected connect time: real connects take 10-20 s); ``--mode sleep`` replaces
+the connect by the sleep alone (``bench/skr_sleep_domain.py``), to show the scheduling cost. All SKRs are
+activated in Redis, the sweep is started, and the run ends when every SKR was connected ``--sweeps`` times.
 
 Measured from outside the engine: a connect's end is its SkrStatus write (a KCP store event), request
 counts are the dev API server's (per cluster), Redis load is ``total_commands_processed``. Printed per
@@ -101,6 +102,23 @@ def seed(server: DevAPIServer, skrs: int) -> list[str]:
     return kymas
 
 
+def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock) -> None:
+    """Record a connect's start in each SKR cluster: the installer's read of the IpRange CRD, which every
+    connect makes once, right after its readiness check (bench-side wrapper of the cluster's handler)."""
+    marker = "/customresourcedefinitions/ipranges.cloud-resources.kyma-project.io"
+    for name in server.clusters.names():
+        handler = server.clusters.handler(name)
+        original = handler.dispatch
+
+        async def dispatch(request: Any, path: str | None = None, _original: Any = original, _name: str = name) -> Any:
+            if request.method == "GET" and (path or "").endswith(marker):
+                with lock:
+                    starts[_name].append(time.monotonic())
+            return await _original(request, path)
+
+        handler.dispatch = dispatch
+
+
 @dataclass
 class Run:
     workers: int
@@ -112,6 +130,7 @@ class Run:
     revisit_min: float
     revisit_max: float
     between_min: int
+    twice_before_once: int
     redis_per_s: float
     kcp_per_s: float
     skr_per_s: float
@@ -119,7 +138,7 @@ class Run:
 
 
 def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, connect: float, sweeps: int,
-        logdir: Path) -> Run:
+        logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real") -> Run:
     from tasks.cloud.settings import CloudSettings
     from tasks.cloud.sweep import Rotation
 
@@ -130,7 +149,8 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
         rotation.activate(kyma)
     processes = 1 if workers == 1 else 2
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILERY_REDIS_URL": redis_url,
-           "RECONCILERY_DOMAINS": "tasks.cloud.controller", "RECONCILERY_KUBECONFIG": str(logdir / "kubeconfig"),
+           "RECONCILERY_DOMAINS": "tasks.cloud.controller" if mode == "real" else "bench.skr_sleep_domain",
+           "RECONCILERY_KUBECONFIG": str(logdir / "kubeconfig"),
            "RECONCILERY_TASK_EVENTS": "0", "RECONCILERY_CLOUD_CONNECT_DELAY": str(connect),
            "RECONCILERY_CLOUD_CYCLIC_WORKERS": str(workers), "RECONCILERY_CLOUD_SWEEP_TICK": "0.25",
            "RECONCILERY_CLOUD_SKR_REQUEST_TIMEOUT": "30"}
@@ -143,7 +163,8 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
                                       stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
-    lock = threading.Lock()
+    with lock:
+        starts.clear()
 
     def on_status(event: StoreEvent) -> None:
         if event.type in ("ADDED", "MODIFIED"):
@@ -167,8 +188,16 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
         load_before = os.getloadavg()[0]
         started = time.monotonic()
         workqueue().add(SWEEP, SWEEP_KEY)
+        redis_started = sum(x / 10 ** (6 * i) for i, x in enumerate(client.time()))
         deadline = started + len(kymas) * connect * sweeps / workers * 6 + 120
         while time.monotonic() < deadline:
+            if mode == "sleep":
+                for raw in client.lrange("bench:ends", len(order), -1):
+                    at, _, kyma = raw.decode().partition(":")
+                    stamp = started + float(at) - redis_started
+                    with lock:
+                        ends[kyma].append(stamp)
+                        order.append((stamp, kyma))
             with lock:
                 done = len(ends) == len(kymas) and min(len(v) for v in ends.values()) >= sweeps
             if done:
@@ -185,16 +214,20 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
         firsts = [v[0] for v in ends.values() if v]
         sweep_s = (max(firsts) - started) if len(firsts) == len(kymas) else float("nan")
         intervals = [b - a for v in ends.values() for a, b in itertools.pairwise(v)]
-        position = {}
-        between = []
+        position: dict[str, int] = {}
+        between: list[int] = []
         for index, (_, kyma) in enumerate(order):
             if kyma in position:
                 between.append(len({k for _, k in order[position[kyma] + 1:index]} - {kyma}))
             position[kyma] = index
         connects = len(order)
+        # "no SKR revisited twice before every other active SKR once", by connect starts (real mode)
+        firsts_started = [v[0] for v in starts.values() if v]
+        twice = sum(1 for v in starts.values() if len(v) > 1 and v[1] < max(firsts_started)) \
+            if len(firsts_started) == len(kymas) else -1
     return Run(workers, processes, sweep_s, len(kymas) * connect / workers, connects, elapsed,
                min(intervals) if intervals else float("nan"), max(intervals) if intervals else float("nan"),
-               min(between) if between else -1, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
+               min(between) if between else -1, twice, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
                f"{load_before:.1f}")
 
 
@@ -204,6 +237,8 @@ def main() -> None:
     parser.add_argument("--connect", type=float, default=0.2, help="injected seconds per connect")
     parser.add_argument("--workers", default="1,2,4,8,16", help="total worker threads to measure")
     parser.add_argument("--sweeps", type=int, default=2, help="connects per SKR to wait for (>= 2 for revisits)")
+    parser.add_argument("--mode", choices=("real", "sleep"), default="real",
+                        help="real: connects do their real API work; sleep: connects only sleep (scheduling cost)")
     args = parser.parse_args()
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"skr-sweep-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
@@ -212,24 +247,30 @@ def main() -> None:
     try:
         started = time.perf_counter()
         kymas = server.call(lambda: seed(server, args.skrs))
+        what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
         print(f"seeded {args.skrs} SKR clusters in one dev API server in {time.perf_counter() - started:.1f} s; "
-              f"connect = real reads + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores")
+              f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores")
         server.write_kubeconfig(logdir / "kubeconfig")
         rows = []
+        starts: dict[str, list[float]] = defaultdict(list)
+        lock = threading.Lock()
+        mark_starts(server, starts, lock)
         for w in (int(x) for x in args.workers.split(",")):
-            r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir)
+            r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode)
             rows.append(r)
             print(f"  W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
                   f"in {r.elapsed_s:.1f} s", flush=True)
         print()
         print("| worker threads | processes | sweep wall time | ideal N x c / W | ratio | revisit min / max (s) | "
-              "max/min | fewest others between revisits | Redis cmd/s | KCP req/s | SKR req/s | load before |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "max/min | fewest others between two ends | SKRs started twice before all once | Redis cmd/s | "
+              "KCP req/s | SKR req/s | load before |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             ratio = r.sweep_s / r.ideal_s if r.ideal_s else float("nan")
             fair = r.revisit_max / r.revisit_min if r.revisit_min else float("nan")
             print(f"| {r.workers} | {r.processes} | {r.sweep_s:.1f} s | {r.ideal_s:.1f} s | {ratio:.2f} | "
                   f"{r.revisit_min:.1f} / {r.revisit_max:.1f} | {fair:.2f} | {r.between_min} of {len(kymas) - 1} | "
+                  f"{r.twice_before_once if r.twice_before_once >= 0 else 'n/a'} | "
                   f"{r.redis_per_s:.0f} | {r.kcp_per_s:.0f} | {r.skr_per_s:.0f} | {r.load} |")
         if rows:
             spread = statistics.mean(r.kcp_per_s / max(1e-9, r.connects / r.elapsed_s) for r in rows)

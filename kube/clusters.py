@@ -85,7 +85,9 @@ def client_from_secret(local: Kube, namespace: str, name: str, key: str = "confi
     if secret is None:
         raise KubeconfigError(f"Secret {namespace}/{name} not found")
     config = parse_kubeconfig(secret_value(secret, key))
-    return Kube(from_kubeconfig_dict(config), cluster=cluster or name, timeout=timeout), config
+    meta = secret.get("metadata") or {}
+    version = (meta.get("uid"), meta.get("resourceVersion"), key) if meta.get("resourceVersion") else None
+    return Kube(from_kubeconfig_dict(config, cache_key=version), cluster=cluster or name, timeout=timeout), config
 
 
 @contextmanager

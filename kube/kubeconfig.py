@@ -10,7 +10,9 @@ import base64
 import binascii
 import logging
 import os
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import yaml
@@ -89,11 +91,8 @@ def current_namespace(config: Mapping[str, Any]) -> str:
     return ""
 
 
-def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None) -> k8s_client.ApiClient:
-    """An ApiClient from a kubeconfig already parsed into a dict (e.g. an SKR's kubeconfig Secret).
-
-    Raises :class:`KubeconfigError` when the kubeconfig is not usable.
-    """
+def configuration_from_dict(config: dict[str, Any], context: str | None = None) -> k8s_client.Configuration:
+    """The client Configuration of a kubeconfig dict. Raises :class:`KubeconfigError` when not usable."""
     configuration = k8s_client.Configuration()
     try:
         k8s_config.load_kube_config_from_dict(config, context=context, client_configuration=configuration,
@@ -101,7 +100,38 @@ def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None) -> 
     except (k8s_config.ConfigException, KeyError, TypeError, ValueError) as exc:
         raise KubeconfigError(f"kubeconfig not usable: {exc}") from exc
     _tune(configuration, small=True)
+    return configuration
+
+
+def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None,
+                         cache_key: Hashable | None = None) -> k8s_client.ApiClient:
+    """A new ApiClient (its own connection pool) from a kubeconfig already parsed into a dict (e.g. an
+    SKR's kubeconfig Secret).
+
+    ``cache_key`` (e.g. the Secret's uid and resourceVersion) lets the parsed Configuration be reused by
+    later clients of the same kubeconfig: building one costs milliseconds (the official loader), which a
+    fleet of short-lived SKR clients would pay on every connect. The client itself is always new.
+    Raises :class:`KubeconfigError` when the kubeconfig is not usable.
+    """
+    if cache_key is None:
+        return k8s_client.ApiClient(configuration_from_dict(config, context))
+    with _cache_lock:
+        configuration = _configurations.get(cache_key)
+        if configuration is not None:
+            _configurations.move_to_end(cache_key)
+    if configuration is None:
+        configuration = configuration_from_dict(config, context)
+        with _cache_lock:
+            _configurations[cache_key] = configuration
+            while len(_configurations) > CONFIGURATION_CACHE_SIZE:
+                _configurations.popitem(last=False)
     return k8s_client.ApiClient(configuration)
+
+
+#: How many parsed kubeconfigs :func:`from_kubeconfig_dict` keeps (least recently used dropped).
+CONFIGURATION_CACHE_SIZE = 8192
+_configurations: OrderedDict[Hashable, k8s_client.Configuration] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def local_api_client() -> k8s_client.ApiClient:

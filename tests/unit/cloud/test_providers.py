@@ -1,0 +1,40 @@
+"""The provider registry: AWS registers itself on import, unknown types are None, new ones plug in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.cloud import providers
+from tasks.cloud.providers import Provider
+
+
+def test_aws_is_found_by_its_gardener_type() -> None:
+    aws = providers.get("aws")
+    assert aws is not None and aws.name == "aws"
+    scope = {"spec": {"region": "eu-central-1", "scope": {"aws": {"accountId": "1", "vpcNetwork": "shoot--kyma--c",
+                                                                  "network": {"nodes": "10.250.0.0/16",
+                                                                              "pods": "p", "services": "s"}}}}}
+    assert aws.existing_ranges(scope) == ["10.250.0.0/16", "p", "s"]
+    assert aws.network_reference(scope) == {"aws": {"awsAccountId": "1", "region": "eu-central-1",
+                                                    "networkName": "shoot--kyma--c"}}
+
+
+def test_unknown_provider_is_none() -> None:
+    assert providers.get("no-such-cloud") is None
+    assert providers.get("../etc") is None
+
+
+def test_a_new_provider_plugs_in_without_touching_the_controllers() -> None:
+    class Fake(Provider):
+        name = "fakecloud"
+
+        def scope_info(self, inputs: Any) -> dict[str, Any]:
+            return {"project": "p"}
+
+    providers.register(Fake())
+    try:
+        found = providers.get("fakecloud")
+        assert isinstance(found, Fake) and "fakecloud" in providers.registered()
+        assert found.existing_ranges({"spec": {"scope": {}}}) == ["", "", ""]
+    finally:
+        providers._providers.pop("fakecloud", None)
