@@ -38,12 +38,12 @@ def _group_kinds(ctx: SkrContext) -> list[tuple[str, Resource]]:
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     """One turn of the CloudResources ``namespace/name``."""
     skr = ctx.skr
-    obj = skr.get(names.CLOUD_RESOURCES, name, namespace)
+    obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
     status = StatusWriter(skr, names.CLOUD_RESOURCES, obj)
     ctx.track(f"{namespace}/{name}", status)
-    everyone = skr.list(names.CLOUD_RESOURCES)
+    everyone = ctx.objects(names.CLOUD_RESOURCES)
     served = [o for o in everyone if (o.get("status") or {}).get("served") == "True"]
     if not served:
         status.patch(served="True")

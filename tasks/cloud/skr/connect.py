@@ -75,8 +75,9 @@ class ConnectReport:
         return self.result != "failed"
 
 
-def ready(skr: Kube, s: CloudSettings) -> bool:
-    """The SKR readiness check, retried every 1 s up to ~3.5 s."""
+def ready(skr: Kube, s: CloudSettings) -> list[dict[str, Any]] | None:
+    """The SKR readiness check, retried every 1 s up to ~3.5 s: the CloudResources instances when ready
+    (the connect's snapshot of them), ``None`` when not."""
     deadline = time.monotonic() + s.t(3.5)
     while True:
         try:
@@ -86,9 +87,9 @@ def ready(skr: Kube, s: CloudSettings) -> bool:
         alive = [o for o in found
                  if not (o["metadata"].get("deletionTimestamp") and not o["metadata"].get("finalizers"))]
         if alive:
-            return True
+            return found
         if time.monotonic() + s.t(1) > deadline:
-            return False
+            return None
         time.sleep(s.t(1))
 
 
@@ -96,7 +97,7 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
     outcomes: list[str] = []
     ok = True
     try:
-        objects = ctx.skr.list(res)
+        objects = list(ctx.objects(res))
     except ResourceMissing:
         objects = []
     for obj in objects:
@@ -106,7 +107,7 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
         meta = obj["metadata"]
         ref = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
         try:
-            result = run_object(ctx, reconcile, str(meta.get("namespace") or ""), str(meta["name"]))
+            result = run_object(ctx, reconcile, res, str(meta.get("namespace") or ""), str(meta["name"]))
         except ApiError as exc:
             ok = False
             outcomes.append(f"{ref}: {exc.reason}: {exc.message}"[:300])
@@ -131,7 +132,8 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
     provider = str((scope.get("spec") or {}).get("provider") or "")
     with clusters.remote(kcp, s.kcp_namespace, names.kubeconfig_secret(kyma), cluster=kyma,
                          timeout=s.skr_request_timeout) as skr:
-        if provider and not ready(skr, s):
+        instances = ready(skr, s) if provider else []
+        if instances is None:
             report.result = "not_ready"
             report.handles.append({"title": "Readiness", "ok": False, "outcomes": ["NotReady"]})
             skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
@@ -140,6 +142,8 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
             time.sleep(s.connect_delay)
         ctx = SkrContext(kyma=kyma, skr=skr, kcp=kcp, scope=scope, settings=s,
                          deadline=time.monotonic() + s.reconcile_timeout)
+        if instances:
+            ctx.remember(names.CLOUD_RESOURCES, instances)
         trial = ctx.broker_plan == "trial"
         outcomes = installer.install_crds(skr, provider, s, api_disabled=trial)
         report.handles.append({"title": "Installer", "ok": True, "outcomes": outcomes})

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube import Kube
+from kube import Kube, Resource
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
 from workers.controller import Outcome, Result
@@ -34,6 +34,33 @@ class SkrContext:
     scope: Mapping[str, Any]
     settings: CloudSettings
     deadline: float
+    def objects(self, res: Resource) -> list[dict[str, Any]]:
+        """Objects of ``res`` from the connect's snapshot (listed once, like the original's short-lived
+        cache), read from the SKR when there is none. Raises ``kube.ApiError``."""
+        key = res.full_name
+        if key not in self._cache:
+            self._cache[key] = self.skr.list(res)
+        return self._cache[key]
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """One object from the snapshot when there is one, else from the SKR."""
+        key = res.full_name
+        if key in self._cache:
+            for obj in self._cache[key]:
+                meta = obj.get("metadata") or {}
+                if meta.get("name") == name and (not res.namespaced or meta.get("namespace") == namespace):
+                    return obj
+            return None
+        return self.skr.get(res, name, namespace)
+
+    def remember(self, res: Resource, objects: list[dict[str, Any]]) -> None:
+        """Use ``objects`` as the snapshot of ``res``."""
+        self._cache[res.full_name] = objects
+
+    def forget(self, res: Resource) -> None:
+        """Drop the snapshot of ``res``: after a write, reads go to the SKR again."""
+        self._cache.pop(res.full_name, None)
+
     def track(self, ref: str, status: Any) -> None:
         """Remember the :class:`~tasks.cloud.status.StatusWriter` of ``ref``: its final state is reported."""
         self._tracked[ref] = status
@@ -44,6 +71,7 @@ class SkrContext:
 
     def __post_init__(self) -> None:
         self._tracked: dict[str, Any] = {}
+        self._cache: dict[str, list[dict[str, Any]]] = {}
 
     @property
     def provider(self) -> str:
@@ -66,16 +94,18 @@ MAX_WAIT_IN_WINDOW = 1.0
 MAX_TURNS = 50
 
 
-def run_object(ctx: SkrContext, reconcile: Callable[[SkrContext, str, str], Result], namespace: str,
-               name: str) -> Result:
+def run_object(ctx: SkrContext, reconcile: Callable[[SkrContext, str, str], Result], res: Resource,
+               namespace: str, name: str) -> Result:
     """Reconcile one SKR object until it is done, fails, or asks for a requeue longer than
     :data:`MAX_WAIT_IN_WINDOW` or past the window (the original's short-lived manager gives each object
-    at least one reconcile per connect; a longer requeue-after means the next connect)."""
+    at least one reconcile per connect; a longer requeue-after means the next connect). The first turn
+    reads the connect's snapshot; a requeued turn has written, so later turns read the SKR."""
     result = Result.done()
     for _ in range(MAX_TURNS):
         result = reconcile(ctx, namespace, name)
         if result.outcome is not Outcome.REQUEUE_AFTER:
             return result
+        ctx.forget(res)
         delay = result.requeue_after or 0.0
         if delay > MAX_WAIT_IN_WINDOW or delay >= ctx.remaining():
             return result

@@ -61,7 +61,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     """One turn of the SKR IpRange ``name``."""
     t = ctx.settings.t
     skr, kcp = ctx.skr, ctx.kcp
-    obj = skr.get(names.SKR_IPRANGE, name)
+    obj = ctx.get(names.SKR_IPRANGE, name)
     if obj is None or ignored(obj):
         return Result.done()
     status = StatusWriter(skr, names.SKR_IPRANGE, obj)
@@ -90,7 +90,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
             status.fail(names.REASON_INVALID_CIDR, failure)
             return Result.done()
         status.patch(cidr=spec_cidr)
-    everyone = skr.list(names.SKR_IPRANGE)
+    everyone = ctx.objects(names.SKR_IPRANGE)
     if not deleting:
         winner = overlap_winner(obj, everyone)  # 4
         if winner is not None:
