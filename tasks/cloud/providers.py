@@ -11,6 +11,9 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``workers`` empty; Azure: ``network.nodes`` empty).
 ``network_reference(scope)`` the ``spec.network.reference`` of the ``<kyma>--kyma`` Network
                              (``{"aws": {...}}``).
+``reconcile_scope(ctx)``     provider steps of the Scope reconcile once its kyma Network is Ready (GCP:
+                             enable the service APIs, tracked in ``status.gcpOperations``): ``None`` to
+                             go on, a ``Result`` to stop here (e.g. requeue while an operation runs).
 ``nat_gateway_ips(scope)``   public NAT gateway IPs of the shoot's network (exposed data), sorted.
 ``existing_ranges(scope)``   ``[nodes, pods, services]`` for CIDR allocation (``nodes`` ``""`` when unknown).
 ``reconcile_iprange(ctx)``   provision ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is set): return
@@ -46,8 +49,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.status import StatusWriter
 from workers.controller import Result
 
-__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeInputs", "get", "register",
-           "registered"]
+__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs", "get",
+           "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -80,6 +83,16 @@ class ScopeInputs:
     credentials: Mapping[str, str]
     vpc_network: str
     gardener_namespace: str
+
+
+@dataclass
+class ScopeContext:
+    """One Scope reconcile as the provider sees it (after the kyma Network is Ready)."""
+
+    kube: Kube
+    scope: Mapping[str, Any]
+    settings: CloudSettings
+    status: StatusWriter
 
 
 @dataclass
@@ -146,6 +159,9 @@ class Provider:
 
     def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         return {}
+
+    def reconcile_scope(self, ctx: ScopeContext) -> Result | None:
+        return None
 
     def nat_gateway_ips(self, scope: Mapping[str, Any]) -> list[str]:
         return []

@@ -132,8 +132,7 @@ def _delete(kcp: Kube, ctx: IpRangeContext, provider: providers.Provider | None,
         message = "; ".join(f"Can not be deleted while used by {kind}: {go_list(refs)}" for kind, refs in users.items())
         ctx.status.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED, message, names.STATE_WARNING)
         return Result.requeue(s.t(10))
-    if ctx.status.state not in (names.STATE_DELETING,):
-        ctx.status.patch(state=names.STATE_DELETING)
+    ctx.status.set_conditions(cond.remove(ctx.status.conditions, names.COND_WARNING), names.STATE_DELETING)
     if provider is not None and ctx.network is not None:
         result = provider.delete_iprange(ctx)
         if result is not None:

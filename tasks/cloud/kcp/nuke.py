@@ -3,8 +3,8 @@
 Lists, in the Nuke's namespace, the objects of :data:`tasks.cloud.names.NUKED_KINDS` whose
 ``spec.scope.name`` is the nuked scope (kinds that are not served are skipped), deletes those not yet
 being deleted, and tracks each in ``status.resources[]{kind, resourceType: KCP, objects{name: state}}``
-(``Deleting``, then ``Deleted``). Ready when all are gone. A list error is state Error reason
-``ErrorListingResources`` (requeue 300 s).
+(``Deleting``, then ``Deleted``). Ready when all are gone; a Ready Nuke is done for good. A list error is
+state Error reason ``ErrorListingResources`` (requeue 300 s).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def reconcile(key: Key) -> Result:
     s = settings.current()
     kcp = client_for(key.cluster)
     nuke = kcp.get(names.NUKE, key.name, key.namespace)
-    if nuke is None or deleting(nuke):
-        return Result.done()
+    if nuke is None or deleting(nuke) or (nuke.get("status") or {}).get("state") == names.STATE_READY:
+        return Result.done()  # a completed Nuke never acts again (a runtime re-created under the name is safe)
     scope_name = str(((nuke.get("spec") or {}).get("scope") or {}).get("name") or "")
     status = StatusWriter(kcp, names.NUKE, nuke)
     before = {r.get("kind"): dict(r.get("objects") or {}) for r in status.status.get("resources") or []}

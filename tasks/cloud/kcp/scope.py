@@ -8,7 +8,8 @@ Triggered by the Scope and by the GardenerCluster of the same name. While the Ga
    ``kubeconfig``; the project namespace is its context's namespace, else ``GARDENER_NAMESPACE``), the
    Shoot from the GardenerCluster's shoot name, the credentials from its CredentialsBinding (falling
    back to a SecretBinding), ``spec.scope.<provider>`` from the provider (AWS: the account from STS);
-2. create the ``<kyma>--kyma`` Network and wait until it is Ready (1 s);
+2. create the ``<kyma>--kyma`` Network and wait until it is Ready (1 s); the provider's own steps
+   (:meth:`~tasks.cloud.providers.Provider.reconcile_scope`, e.g. GCP's service APIs);
 3. exposed data (flag ``exposeData``, not on ``trial`` plans, at most once an hour): the NAT gateway
    IPs into ``status.exposedData`` and the SKR's ConfigMap ``kyma-system/kyma-info`` key
    ``cloud.natGatewayIps``;
@@ -32,7 +33,7 @@ from kube.kubeconfig import KubeconfigError, current_namespace
 from tasks.cloud import conditions as cond
 from tasks.cloud import names, providers, settings, sweep
 from tasks.cloud.kcp.common import deleting, remove_finalizer
-from tasks.cloud.providers import ProviderError, ScopeInputs
+from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
 from tasks.cloud.scope import (
     ScopeError,
     binding_secret_ref,
@@ -79,6 +80,9 @@ def reconcile(key: Key) -> Result:
     if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
         return Result.requeue(s.t(1))
     status = StatusWriter(kcp, names.SCOPE, scope)
+    stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s, status=status))
+    if stop is not None:
+        return stop
     retry = _exposed_data(kcp, key, scope, status, provider, s)
     status.ready()
     return Result.requeue(s.t(60) if retry else s.t(RESYNC))
@@ -215,6 +219,10 @@ def _gone(kcp: Kube, key: Key, scope: dict | None, s: settings.CloudSettings) ->
             kcp.create(names.NUKE, {"metadata": {"name": key.name, "namespace": key.namespace,
                                                  "labels": {names.LABEL_KYMA_NAME: key.name}},
                                     "spec": {"scope": {"name": key.name}}})
+            return Result.requeue(s.t(1))
+        created = str((nuke.get("metadata") or {}).get("creationTimestamp") or "")
+        if created < str((scope.get("metadata") or {}).get("creationTimestamp") or ""):
+            kcp.delete(names.NUKE, key.name, key.namespace)  # a finished Nuke of an earlier runtime of this name
             return Result.requeue(s.t(1))
         if (nuke.get("status") or {}).get("state") != names.STATE_READY:
             return Result.requeue(s.t(1))
