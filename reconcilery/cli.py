@@ -63,7 +63,7 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
 
     celery_app = _celery()
     celery_app.conf.beat_schedule = beat_schedule()
-    celery_app.Beat(loglevel=loglevel, scheduler="redbeat.RedBeatScheduler").run()
+    celery_app.Beat(loglevel=loglevel, scheduler="workers.beat:Scheduler").run()
 
 
 #: Modules whose ``REGISTRATIONS`` list the domains' watches.
@@ -100,7 +100,14 @@ def watch(
 
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
     try:
-        run(wanted, load_registrations(), workqueue().add, health_port or None, health_host=health_host)
+        from workers.app import settings_of
+        from workers.epoch import RedisEpoch
+
+        wq = workqueue()
+        epoch = RedisEpoch(wq.redis)  # its first check is the baseline; later ones tell a restart or a loss
+        run(wanted, load_registrations(), wq.add, health_port or None, health_host=health_host,
+            enqueue_many=wq.add_batch, redis_check=epoch.check,
+            redis_check_interval=settings_of().redis_check_interval)
     except ValueError as exc:
         fail(str(exc))
 

@@ -83,7 +83,8 @@ def test_add_during_processing_runs_again(probe_wq: WorkQueue, pool: WorkerPool,
     key = plan(redis_client, "again", sleep_first=1.0, sleep=0)
     probe_wq.add("probe", key)
     wait_for(lambda: redis_client.get("probe:running:again"), timeout=20, message="reconcile started")
-    assert probe_wq.add("probe", key) is False  # held, not waiting in the Celery queue
+    assert probe_wq.add("probe", key) is True  # marked waiting (dirty): runs again after this one
+    assert probe_wq.add("probe", key) is False  # already waiting
     wait_for(lambda: len(runs(redis_client, "again")) == 2, timeout=10, message="second reconcile")
     first, second = runs(redis_client, "again")
     assert second[1] >= first[2]

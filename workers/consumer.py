@@ -1,0 +1,115 @@
+"""The Celery worker's reconcile step: hosts a :class:`~workers.dispatch.Dispatcher` in every worker.
+
+A consumer bootstep, so every ``celery worker`` of the app (``reconcilery worker``, and
+``celery.contrib.testing.worker.start_worker`` in tests) takes keys of the queues it consumes
+(``-Q``) and runs ``-c`` reconciles at once, beside Celery's own consumer (which runs the resync
+tasks beat sends). Reconciles are reported as Celery task events when events are on, so Flower
+shows them as ``reconcilery.reconcile`` tasks.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import structlog
+from celery import bootsteps
+
+from workers import epoch as redis_epoch
+from workers import metrics
+from workers.controller import registry
+from workers.dispatch import Dispatcher, Heartbeat
+from workers.settings import Settings
+from workers.workqueue import WorkQueue
+
+log = structlog.get_logger("reconcilery.worker")
+
+
+class _CeleryEvents:
+    """Sends task events through the consumer's event dispatcher (thread-safe: it publishes under a
+    lock), only when task events are enabled."""
+
+    def __init__(self, consumer: Any) -> None:
+        self.consumer = consumer
+
+    def send(self, type: str, **fields: Any) -> None:
+        dispatcher = getattr(self.consumer, "event_dispatcher", None)
+        if dispatcher is None or not dispatcher.enabled:
+            return
+        try:
+            dispatcher.send(type, **fields)
+        except Exception as exc:  # events are best effort
+            log.debug("task event not sent", type=type, error=str(exc))
+
+
+class RedisWatch:
+    """Re-enqueues every key of the controllers that list their own keys when Redis lost its data
+    (checked from the dispatcher's loop every ``interval`` seconds; one process does it per loss)."""
+
+    def __init__(self, wq: WorkQueue, queues: list[str], interval: float) -> None:
+        self.wq = wq
+        self.queues = queues
+        self.interval = interval
+        self.epoch = redis_epoch.RedisEpoch(wq.redis)
+        self._last = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - self._last < self.interval or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._last = now
+            if not self.epoch.check() or self.epoch.last is None:
+                return
+            metrics.REDIS_RESTARTS.inc()
+            log.warning("Redis restarted or lost its data", epoch=self.epoch.last.epoch)
+            for ctrl in registry:
+                if ctrl.queue in self.queues and ctrl.list_keys is not None \
+                        and redis_epoch.claim(self.wq.redis, self.epoch.last.epoch, f"resync:{ctrl.name}"):
+                    added = self.wq.add_many(ctrl.name, ctrl.list_keys(), resync=True)
+                    log.warning("re-enqueued keys after a Redis loss", controller=ctrl.name, added=added)
+        except Exception as exc:
+            log.warning("Redis check failed", error=str(exc))
+        finally:
+            self._lock.release()
+
+
+class ReconcileStep(bootsteps.StartStopStep):
+    """Starts the dispatcher once the consumer knows its queues; stops it at worker shutdown
+    (waiting for running reconciles so their results are recorded)."""
+
+    requires = ("celery.worker.consumer.tasks:Tasks",)
+    label = "Reconciles"
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.dispatcher: Dispatcher | None = None
+
+    def start(self, parent: Any) -> None:
+        if self.dispatcher is not None:  # a broker reconnect restarts consumer steps: keep running
+            return
+        settings: Settings = parent.app.reconcilery_settings
+        queues = sorted(parent.app.amqp.queues.consume_from)
+        concurrency = int(getattr(parent.controller, "concurrency", None) or 1)
+        wq: WorkQueue = parent.app.reconcilery_workqueue()
+        self.dispatcher = Dispatcher(
+            wq, queues, concurrency, lease_seconds=settings.lease_seconds,
+            default_timeout=settings.reconcile_timeout, idle_wait=settings.idle_wait,
+            hung_grace=settings.hung_grace, heartbeat=Heartbeat(settings.heartbeat_file),
+            events=_CeleryEvents(parent), hostname=parent.hostname,
+        )
+        self.dispatcher.on_fetch = RedisWatch(wq, queues, settings.redis_check_interval)
+        self.dispatcher.start()
+        log.info("reconciling", queues=",".join(queues), concurrency=concurrency,
+                 controllers=",".join(c.name for c in registry if c.queue in queues))
+
+    def stop(self, parent: Any) -> None:
+        pass
+
+    def shutdown(self, parent: Any) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.stop(timeout=parent.app.reconcilery_settings.reconcile_timeout)
+            self.dispatcher = None
