@@ -1,0 +1,54 @@
+"""Fixtures of the GCP tests: a running GCP stand-in (stopped at teardown) and SDK clients aimed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import compute_v1
+from googleapiclient import discovery
+
+from standins.gcp import GcpStandIn
+
+PROJECT = "sap-kyma-example-42"
+VPC = "shoot--kyma--c-91b7d03"
+NETWORK = f"projects/{PROJECT}/global/networks/{VPC}"
+NETWORK_URL = f"https://www.googleapis.com/compute/v1/{NETWORK}"
+
+
+@pytest.fixture
+def gcp() -> Iterator[GcpStandIn]:
+    """A GCP stand-in whose operations finish 50 ms after they start; the test project is known."""
+    standin = GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start()
+    try:
+        yield standin
+    finally:
+        standin.stop()
+
+
+def compute_kwargs(standin: GcpStandIn) -> dict[str, Any]:
+    return {"credentials": AnonymousCredentials(), "transport": "rest",
+            "client_options": ClientOptions(api_endpoint=standin.url)}
+
+
+def discovery_client(standin: GcpStandIn, api: str) -> Any:
+    """An unmodified google-api-python-client service built from its bundled discovery document."""
+    return discovery.build(api, "v1", credentials=AnonymousCredentials(), static_discovery=True,
+                           cache_discovery=False, client_options={"api_endpoint": standin.url})
+
+
+@pytest.fixture
+def addresses(gcp: GcpStandIn) -> compute_v1.GlobalAddressesClient:
+    """GlobalAddressesClient on the stand-in, with ExtendedOperation polling aimed there too."""
+    client = compute_v1.GlobalAddressesClient(**compute_kwargs(gcp))
+    client._transport._extended_operations_services["global_operations"] = compute_v1.GlobalOperationsClient(
+        **compute_kwargs(gcp))
+    return client
+
+
+@pytest.fixture
+def operations(gcp: GcpStandIn) -> compute_v1.GlobalOperationsClient:
+    return compute_v1.GlobalOperationsClient(**compute_kwargs(gcp))
