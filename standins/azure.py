@@ -224,11 +224,12 @@ class AzureState:
         if gone["type"].endswith("virtualNetworkPeerings"):
             # The remote side's peering back to this VNet loses its partner.
             vnet_id = key.rsplit("/virtualnetworkpeerings/", 1)[0]
-            remote = gone["properties"]["remoteVirtualNetwork"]["id"].lower()
-            for other in self.resources.values():
-                if other["type"].endswith("virtualNetworkPeerings") and other["id"].lower().startswith(remote + "/") \
-                        and other["properties"]["remoteVirtualNetwork"]["id"].lower() == vnet_id:
-                    other["properties"]["peeringState"] = "Disconnected"
+            remote_id = gone["properties"]["remoteVirtualNetwork"]["id"].lower()
+            for peer in self.resources.values():
+                if peer["type"].endswith("virtualNetworkPeerings") \
+                        and peer["id"].lower().startswith(remote_id + "/") \
+                        and peer["properties"]["remoteVirtualNetwork"]["id"].lower() == vnet_id:
+                    peer["properties"]["peeringState"] = "Disconnected"
 
     def _start(self, kind: str, key: str, name: str) -> AsyncOp:
         error = None
@@ -549,11 +550,11 @@ class AzureState:
                                  or uuid.uuid4().hex}
         elif collection == "privatednszones/virtualnetworklinks":
             vnet_id = ((props.get("virtualNetwork") or {}).get("id") or "")
-            vnet = self.resources.get(vnet_id.lower())
-            if vnet is None or vnet["type"] != _TYPES["virtualnetworks"]:
+            linked = self.resources.get(vnet_id.lower())
+            if linked is None or linked["type"] != _TYPES["virtualnetworks"]:
                 raise ArmError(400, "InvalidResourceReference",
                                f"Virtual network resource not found for '{vnet_id}'.")
-            out["properties"] = {**state, "virtualNetwork": {"id": vnet["id"]},
+            out["properties"] = {**state, "virtualNetwork": {"id": linked["id"]},
                                  "registrationEnabled": bool(props.get("registrationEnabled", False)),
                                  "virtualNetworkLinkState": "InProgress"}
         return out
