@@ -344,6 +344,7 @@ class AzureState:
         if method == "DELETE":
             if found is None:
                 raise ArmError(404, "ResourceGroupNotFound", f"Resource group '{rg}' could not be found.")
+            found["properties"]["provisioningState"] = "Deleting"
             op = self._start("delete", key, rg)
             location = f"{base}/subscriptions/{sub}/operationresults/{op.op_id}?api-version={api_version}"
             return 202, None, {"Location": location, "Retry-After": self.retry_after}
