@@ -208,9 +208,11 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     """One reconcile step of a KCP IpRange on Azure (see the module docstring for the contract).
 
     Never raises for cloud errors (they become conditions or requeues); raises ``fencing.FenceError``
-    when the reconcile must stop writing.
+    when the reconcile must stop writing and ``ValueError`` for a Scope without the Azure fields.
     """
     run = _Run(iprange, scope, client, now or now_rfc3339(), timing, cloud)
+    if not run.vpc or not run.shoot or not run.scope_name:
+        raise ValueError(f"Scope {run.scope_name!r} has no spec.scope.azure.vpcNetwork, spec.shootName or name")
     try:
         if run.deleting:
             return _delete(run)

@@ -174,9 +174,13 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     """One reconcile step of a KCP IpRange on GCP (see the module docstring for the contract).
 
     Never raises for cloud errors (they become conditions); raises ``fencing.FenceError`` when the
-    reconcile must stop writing, and ``KeyError`` when ``iprange`` has no ``metadata.name``.
+    reconcile must stop writing, ``ValueError`` for a Scope without a GCP project and VPC, and
+    ``KeyError`` when ``iprange`` has no ``metadata.name``.
     """
     run = _Run(iprange, scope, client, now or now_rfc3339(), retry_wait)
+    if not run.project or not run.vpc:
+        raise ValueError(f"Scope {(scope.get('metadata') or {}).get('name')!r} has no spec.scope.gcp project "
+                         "and vpcNetwork")
 
     # CIDR (create path only: deletion finds the address by name)
     prefix = 0

@@ -182,3 +182,17 @@ def test_a_fenced_reconcile_writes_nothing(azure: AzureStandIn, client: AzureCli
     with fencing.fenced(fence), pytest.raises(fencing.LeaseLost):
         _reconcile(kcp_iprange(name="ipr-fence"), client)
     assert len(azure.state.history) == before
+
+
+def test_an_allocated_cidr_in_status_is_used(azure: AzureStandIn, client: AzureClient) -> None:
+    """The common part allocates a CIDR into status.cidr when spec.cidr is empty (notes §5.4)."""
+    obj = kcp_iprange(name="ipr-alloc", cidr="", status={"cidr": "10.251.0.0/22"})
+    _, states = drive(_reconcile, obj, client)
+    assert states[-1] == "Ready"
+    subnet = azure.state.resource(f"{NET.format(rg=CM)}/virtualNetworks/{CM}/subnets/{CM}")
+    assert subnet is not None and subnet["properties"]["addressPrefix"] == "10.251.0.0/22"
+
+
+def test_a_scope_without_azure_fields_is_a_clear_error(client: AzureClient) -> None:
+    with pytest.raises(ValueError, match=r"no spec\.scope\.azure"):
+        iprange.reconcile(kcp_iprange(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, client)

@@ -189,3 +189,16 @@ def test_a_fenced_reconcile_writes_nothing(gcp: GcpStandIn, client: GcpClient) -
     with fencing.fenced(fence), pytest.raises(fencing.LeaseLost):
         _reconcile(obj, client)
     assert not any(m == "POST" for m, _ in gcp.state.request_log)
+
+
+def test_an_allocated_cidr_in_status_is_used(gcp: GcpStandIn, client: GcpClient) -> None:
+    """The common part allocates a CIDR into status.cidr when spec.cidr is empty (notes §5.4)."""
+    obj = kcp_iprange(name="ipr-alloc", cidr="", status={"cidr": "10.250.4.0/22"})
+    _, states = drive(_reconcile, obj, client)
+    assert states[-1] == "Ready"
+    assert gcp.state.addresses(PROJECT)["cm-ipr-alloc"]["address"] == "10.250.4.0"
+
+
+def test_a_scope_without_gcp_fields_is_a_clear_error(client: GcpClient) -> None:
+    with pytest.raises(ValueError, match=r"no spec\.scope\.gcp"):
+        iprange.reconcile(kcp_iprange(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, client)
