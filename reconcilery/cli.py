@@ -104,7 +104,8 @@ def watch(
         from workers.epoch import RedisEpoch
 
         wq = workqueue()
-        epoch = RedisEpoch(wq.redis)  # its first check is the baseline; later ones tell a restart or a loss
+        # its first check is the baseline; later ones tell a restart or a loss
+        epoch = RedisEpoch(wq.redis, settings_of().lease_seconds)
         run(wanted, load_registrations(), wq.add, health_port or None, health_host=health_host,
             enqueue_many=wq.add_batch, redis_check=epoch.check,
             redis_check_interval=settings_of().redis_check_interval)

@@ -38,7 +38,7 @@ class Scheduler(RedBeatScheduler):
             return False
         self._checked = now
         if self._epoch is None:
-            self._epoch = RedisEpoch(get_redis(self.app))
+            self._epoch = RedisEpoch(get_redis(self.app), self.app.reconcilery_settings.lease_seconds)
         try:
             return self._epoch.check()
         except Exception as exc:  # Redis away: RedBeat's own calls will tell

@@ -9,14 +9,13 @@ shows them as ``reconcilery.reconcile`` tasks.
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from celery import bootsteps
 
 from workers import epoch as redis_epoch
-from workers import metrics
 from workers.controller import registry
 from workers.dispatch import Dispatcher, Heartbeat
 from workers.settings import Settings
@@ -42,39 +41,23 @@ class _CeleryEvents:
             log.debug("task event not sent", type=type, error=str(exc))
 
 
-class RedisWatch:
-    """Re-enqueues every key of the controllers that list their own keys when Redis lost its data
-    (checked from the dispatcher's loop every ``interval`` seconds; one process does it per loss)."""
+def resync_after_loss(wq: WorkQueue, queues: list[str]) -> Callable[[str, str], None]:
+    """The dispatcher's ``on_epoch_change``: after Redis lost its data, re-enqueue every key of the
+    controllers of ``queues`` that list their own keys (one process per controller and loss does it;
+    watchers re-enqueue the watched kinds themselves)."""
 
-    def __init__(self, wq: WorkQueue, queues: list[str], interval: float) -> None:
-        self.wq = wq
-        self.queues = queues
-        self.interval = interval
-        self.epoch = redis_epoch.RedisEpoch(wq.redis)
-        self._last = 0.0
-        self._lock = threading.Lock()
-
-    def __call__(self) -> None:
-        import time
-
-        now = time.monotonic()
-        if now - self._last < self.interval or not self._lock.acquire(blocking=False):
-            return
-        try:
-            self._last = now
-            if not self.epoch.check() or self.epoch.last is None:
-                return
-            metrics.REDIS_RESTARTS.inc()
-            log.warning("Redis restarted or lost its data", epoch=self.epoch.last.epoch)
-            for ctrl in registry:
-                if ctrl.queue in self.queues and ctrl.list_keys is not None \
-                        and redis_epoch.claim(self.wq.redis, self.epoch.last.epoch, f"resync:{ctrl.name}"):
-                    added = self.wq.add_many(ctrl.name, ctrl.list_keys(), resync=True)
+    def resync(_old: str, new: str) -> None:
+        for ctrl in registry:
+            if ctrl.queue not in queues or ctrl.list_keys is None:
+                continue
+            try:
+                if redis_epoch.claim(wq.redis, new, f"resync:{ctrl.name}"):
+                    added = wq.add_many(ctrl.name, ctrl.list_keys(), resync=True)
                     log.warning("re-enqueued keys after a Redis loss", controller=ctrl.name, added=added)
-        except Exception as exc:
-            log.warning("Redis check failed", error=str(exc))
-        finally:
-            self._lock.release()
+            except Exception as exc:  # the periodic resync will catch up
+                log.warning("re-enqueue after a Redis loss failed", controller=ctrl.name, error=str(exc))
+
+    return resync
 
 
 class ReconcileStep(bootsteps.StartStopStep):
@@ -101,7 +84,7 @@ class ReconcileStep(bootsteps.StartStopStep):
             hung_grace=settings.hung_grace, heartbeat=Heartbeat(settings.heartbeat_file),
             events=_CeleryEvents(parent), hostname=parent.hostname,
         )
-        self.dispatcher.on_fetch = RedisWatch(wq, queues, settings.redis_check_interval)
+        self.dispatcher.on_epoch_change = resync_after_loss(wq, queues)
         self.dispatcher.start()
         log.info("reconciling", queues=",".join(queues), concurrency=concurrency,
                  controllers=",".join(c.name for c in registry if c.queue in queues))

@@ -281,7 +281,9 @@ class Dispatcher:
         self._stopping = threading.Event()
         self._executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
         self._thread = threading.Thread(target=self._loop, name="dispatcher", daemon=True)
-        self.on_fetch: Callable[[], None] | None = None
+        self.epoch = ""
+        #: Called with ``(old, new)`` when Redis lost its data set (its epoch changed) under us.
+        self.on_epoch_change: Callable[[str, str], None] | None = None
 
     def start(self) -> Dispatcher:
         self._thread.start()
@@ -321,7 +323,7 @@ class Dispatcher:
             audit = time.monotonic() - last_audit >= self.audit_interval
             sent = time.monotonic()
             try:
-                got = self.wq.fetch(order, free, self.lease_seconds, audit=audit)
+                got = self.wq.fetch(order, free, self.lease_seconds, audit=audit, known_epoch=self.epoch)
             except redis.RedisError as exc:
                 log.warning("fetch failed", queues=",".join(self.queues), error=str(exc), retry_in=backoff)
                 self._stopping.wait(backoff)
@@ -337,8 +339,13 @@ class Dispatcher:
                 metrics.REPAIRED.inc(got.repaired)
                 log.warning("queued waiting keys that had lost their ready entry", count=got.repaired)
             self.heartbeat.beat()
-            if self.on_fetch is not None:
-                self.on_fetch()
+            if got.epoch != self.epoch:
+                old, self.epoch = self.epoch, got.epoch
+                if old:
+                    metrics.REDIS_RESTARTS.inc()
+                    log.warning("Redis lost its data: keys are held back for one lease", quiet=got.quiet)
+                    if self.on_epoch_change is not None:
+                        self.on_epoch_change(old, got.epoch)
             order = order[1:] + order[:1]
             for taken in got.taken:
                 self._submit(taken, sent)

@@ -17,6 +17,7 @@ Times come from the Redis server clock (``TIME``), so worker clocks need not agr
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -27,7 +28,7 @@ import redis
 from workers import metrics
 from workers.controller import Controller, Key, Outcome, Registry, Result, registry
 
-_SCRIPTS = ("add", "add_after", "fetch", "renew", "done")
+_SCRIPTS = ("add", "add_after", "fetch", "renew", "done", "epoch")
 #: Items per script call in batched operations (one round trip each).
 BATCH = 1000
 
@@ -72,13 +73,17 @@ class Taken:
 
 @dataclass(frozen=True)
 class Fetch:
-    """Answer of :meth:`WorkQueue.fetch`: keys taken, seconds until the next delayed key or lease
-    expiry (None: nothing scheduled), leases recovered, ready entries rebuilt by the audit."""
+    """Answer of :meth:`WorkQueue.fetch`: keys taken, seconds until the next delayed key, lease
+    expiry or end of a quiet period (None: nothing scheduled), leases recovered, ready entries
+    rebuilt by the audit, the data set's epoch, and seconds left of a quiet period (0: none; keys
+    are held back for one lease after Redis restarted or lost data, see ``lib.lua``)."""
 
     taken: list[Taken]
     next_due: float | None
     recovered: int
     repaired: int
+    epoch: str = ""
+    quiet: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -208,15 +213,19 @@ class WorkQueue:
         """``(queue, controllers registered here for it)`` for each of ``queues``."""
         return [(q, [c.name for c in self.controllers if c.queue == q]) for q in queues]
 
-    def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False) -> Fetch:
+    def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False,
+              known_epoch: str = "") -> Fetch:
         """Promote due keys, recover lapsed leases, (``audit``) repair the ready lists, and take up
         to ``limit`` keys of ``queues`` (fresh before resync, round robin in the order given).
 
         Each :class:`Taken` key is held under a new fencing token with a lease of ``lease_seconds``
         until :meth:`done`; renew it with :meth:`renew` or it is recovered once the lease lapses.
+        ``known_epoch``: the epoch of the last fetch; a Redis that lost its data under the caller
+        (or restarted) holds back takes for one lease (:attr:`Fetch.quiet`).
         """
         layout = self.queues_of(queues)
-        args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", len(layout)]
+        args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", known_epoch, uuid.uuid4().hex,
+                           len(layout)]
         args += [q for q, _ in layout]
         for _, names in layout:
             args += [len(names), *names]
@@ -225,9 +234,16 @@ class WorkQueue:
         taken = [
             Taken(_text(raw[i]), Key.decode(_text(raw[i + 1])), _text(raw[i + 2]), float(_text(raw[i + 3])),
                   int(_text(raw[i + 4])))
-            for i in range(3, len(raw), 5)
+            for i in range(5, len(raw), 5)
         ]
-        return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]))
+        return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]), _text(raw[3]),
+                     float(_text(raw[4])))
+
+    def check_epoch(self, known_epoch: str, quiet_seconds: float) -> tuple[str, str]:
+        """``(epoch, run_id)`` of the Redis now; notices a restart or a loss of data under a caller
+        that knew ``known_epoch`` and then holds back takes for ``quiet_seconds`` (see ``lib.lua``)."""
+        epoch, run_id = self._scripts["epoch"](args=[quiet_seconds, known_epoch, uuid.uuid4().hex])
+        return _text(epoch), _text(run_id)
 
     def wait(self, queues: Sequence[str], timeout: float) -> bool:
         """Block until a wake-up token arrives on one of ``queues`` or ``timeout`` seconds pass

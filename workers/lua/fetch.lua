@@ -7,16 +7,20 @@
 --      given), then the resync lists; each gets a new fencing token and a lease;
 --   5. wake-up tokens are trimmed to what is left to take.
 -- Entries of controllers this process does not run are put back and not taken (every worker of a
--- queue must run all of its controllers).
+-- queue must run all of its controllers). Nothing is taken while rq:quiet exists (see guard in lib.lua).
 -- KEYS: none
--- ARGV: lease_seconds, max, audit '0'|'1', nq, q1..qnq, then per queue in that order: k, c1..ck
--- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired,
+-- ARGV: lease_seconds, max, audit '0'|'1', known epoch ('' none), epoch to write if none,
+--       nq, q1..qnq, then per queue in that order: k, c1..ck
+-- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired, epoch, quiet seconds,
 --           then per taken key: controller, key, token, waited seconds, failures}
 local now = now_s()
 local lease, max, audit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
-local nq = tonumber(ARGV[4])
+local epoch = guard(lease, ARGV[4], ARGV[5])
+local quiet = redis.call('PTTL', 'rq:quiet')
+if quiet > 0 then max = 0 else quiet = 0 end
+local nq = tonumber(ARGV[6])
 local queues, ctls, known = {}, {}, {}
-local i = 5
+local i = 7
 for j = 1, nq do queues[j] = ARGV[i]; i = i + 1 end
 for j = 1, nq do
   local k = tonumber(ARGV[i]); i = i + 1
@@ -77,7 +81,7 @@ for _, q in ipairs(queues) do
   if audit then repaired = repaired + audit_queue(q) end
 end
 
-local out = {'', recovered, repaired}
+local out = {'', recovered, repaired, epoch, tostring(quiet / 1000)}
 local taken = 0
 local blocked = {}
 
@@ -112,7 +116,7 @@ for _, list in ipairs({'ready', 'ready-resync'}) do
           local enqueued = tonumber(redis.call('ZSCORE', ck(c, 'waiting'), key))
           redis.call('ZREM', ck(c, 'waiting'), key)
           redis.call('SREM', ck(c, 'resync'), key)
-          local token = redis.call('INCR', 'rq:fence')
+          local token = next_token()
           redis.call('HSET', ck(c, 'processing'), key, token)
           redis.call('ZADD', ck(c, 'leases'), now + lease, key)
           local failures = redis.call('HGET', ck(c, 'failures'), key) or '0'
@@ -141,6 +145,7 @@ for _, q in ipairs(queues) do
     end
   end
 end
+if quiet > 0 and (nxt == nil or quiet / 1000 < nxt) then nxt = quiet / 1000 end
 out[1] = tostring(nxt or -1)
 
 for _, q in ipairs(queues) do

@@ -113,7 +113,7 @@ class QueueMachine(RuleBasedStateMachine):
         if not self.damaged:
             assert len(taken) == min(limit, len(ready))
         fresh_ready = {k for k in ready if m.waiting[k] == "fresh"}
-        if any(m.waiting[k] == "resync" for k in taken):  # resync only once no fresh key is left
+        if not self.damaged and any(m.waiting[k] == "resync" for k in taken):  # resync once no fresh is left
             assert fresh_ready <= set(taken)
         for t in got.taken:
             k = (t.controller, t.key)
@@ -176,8 +176,8 @@ class QueueMachine(RuleBasedStateMachine):
     @rule()
     def entries_lost(self) -> None:
         """Ready entries vanish outside the scripts (what the audit exists for)."""
-        if self.redis.delete(queue_key(Q, "ready"), queue_key(Q, "ready-resync")) and self.model.ready():
-            self.damaged = True
+        if self.redis.delete(queue_key(Q, "ready"), queue_key(Q, "ready-resync")):
+            self.damaged = True  # entries (and with them the stale count's meaning) are gone
 
     # -- invariants ---------------------------------------------------------------------------
 

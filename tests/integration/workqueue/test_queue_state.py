@@ -195,3 +195,39 @@ def test_unknown_controller_is_a_clear_error(wq: WorkQueue) -> None:
 def test_controller_names_with_spaces_are_refused() -> None:
     with pytest.raises(ValueError, match="without spaces"):
         Controller(name="a b", queue=Q, reconcile=lambda k: None)
+
+
+def test_a_new_process_on_a_new_redis_takes_at_once(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0)
+    assert got.quiet == 0 and [t.key for t in got.taken] == [K] and got.epoch
+
+
+def test_a_restarted_redis_holds_back_takes_for_one_lease(wq: WorkQueue) -> None:
+    epoch = wq.fetch([Q], 10, 5.0).epoch
+    wq.redis.set("rq:run-id", "another-server-run")  # as after a restart or a failover
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0, known_epoch=epoch)
+    assert got.taken == [] and 4.5 < got.quiet <= 5.0 and got.next_due is not None and got.next_due <= 5.0
+    wq.redis.delete("rq:quiet")  # the lease has passed
+    assert [t.key for t in wq.fetch([Q], 10, 5.0, known_epoch=epoch).taken] == [K]
+
+
+def test_a_redis_that_lost_its_data_holds_back_takes_for_those_who_knew_it(wq: WorkQueue) -> None:
+    old = wq.fetch([Q], 10, 5.0).epoch
+    wq.redis.flushall()
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0, known_epoch=old)
+    assert got.epoch != old and got.quiet > 4 and got.taken == []
+    assert wq.fetch([Q], 10, 5.0, known_epoch=got.epoch).taken == []  # still quiet for everybody
+    assert wq.check_epoch(got.epoch, 5.0)[0] == got.epoch
+
+
+def test_fencing_tokens_never_repeat_even_when_the_last_writes_are_lost(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    (first,) = take(wq)
+    wq.done(first, Result.done())
+    wq.redis.set("rq:fence", "1")  # the counter lost its last writes (AOF everysec, a crash)
+    wq.add("c", K)
+    (second,) = take(wq)
+    assert int(second.token) > int(first.token)

@@ -128,3 +128,50 @@ def test_sigkilled_worker_mid_reconcile_gets_its_key_reconciled_again(
     ((survivor, _, _, outcome),) = runs(redis_client, "kill")
     assert survivor != pid and outcome == "ok"
     assert recovered_in < 10  # lease 2 s / visibility 6 s in the test settings
+
+
+def test_a_reconcile_three_times_longer_than_its_lease_keeps_its_key(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2, concurrency=2)  # lease 2 s
+    key = plan(redis_client, "long", sleep_first=6.0, sleep=0, write=True)
+    probe_wq.add("probe", key)
+    wait_for(lambda: redis_client.get("probe:running:long"), timeout=20, message="reconcile started")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # changes keep coming while it runs: they wait for it
+        probe_wq.add("probe", key)
+        time.sleep(0.2)
+    wait_for(lambda: len(runs(redis_client, "long")) == 2, timeout=20, message="the run after it")
+    (_, s1, e1, o1), (_, s2, _, o2) = runs(redis_client, "long")
+    assert (o1, o2) == ("ok", "ok") and s2 >= e1 and e1 - s1 >= 6.0
+    assert redis_client.get("probe:overlaps") is None
+    assert len(redis_client.lrange("probe:writes:long", 0, -1)) == 2
+
+
+def test_a_worker_frozen_past_its_lease_is_fenced_when_it_resumes(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2)
+    key = plan(redis_client, "frozen", sleep_first=4.0, sleep=0, write=True)
+    probe_wq.add("probe", key)
+    pid = int(wait_for(lambda: redis_client.get("probe:running:frozen"), timeout=20, message="reconcile started"))
+    os.kill(pid, signal.SIGSTOP)  # a GC pause, a partition: it cannot renew its lease
+    try:
+        wait_for(lambda: runs(redis_client, "frozen"), timeout=20, message="another worker took the key over")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: len(runs(redis_client, "frozen")) == 2, timeout=20, message="the frozen run ended")
+    by_pid = {p: outcome for p, _, _, outcome in runs(redis_client, "frozen")}
+    assert by_pid[pid] == "fenced"  # it woke up without its lease and did not write
+    writes = [w.split() for w in redis_client.lrange("probe:writes:frozen", 0, -1)]
+    assert [int(p) for p, _ in writes] == [p for p in by_pid if p != pid]
+
+
+def test_a_reconcile_past_its_deadline_ends_as_an_error_with_backoff(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(1, RECONCILERY_RECONCILE_TIMEOUT="1.5")
+    key = plan(redis_client, "slow", busy_loop=30)
+    probe_wq.add("probe", key)
+    wait_for(lambda: len(runs(redis_client, "slow")) >= 2, timeout=20, message="a retry after the deadline")
+    (_, s1, e1, o1), (_, s2, _, o2) = runs(redis_client, "slow")[:2]
+    assert (o1, o2) == ("deadline", "deadline")
+    assert 1.4 <= e1 - s1 < 5.0  # ended by the deadline, not by the 30 s loop
+    assert s2 - e1 >= 0.15  # after the probe's backoff (base 0.2 s, jitter none)
