@@ -72,8 +72,11 @@ WATCH_MODULES = ("watchers.apigateway", "watchers.nginx", "watchers.snatch")
 
 def load_registrations() -> list[Any]:
     """Every domain's watch registrations (domains not installed are skipped)."""
+    from workers.app import settings_of
+
     found: list[Any] = []
-    for name in WATCH_MODULES:
+    configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
+    for name in configured or WATCH_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

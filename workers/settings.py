@@ -55,6 +55,9 @@ class Settings:
     metrics_port: int = 0
     #: Comma-separated modules that register controllers (default: every domain of Reconcilery).
     domains: str = ",".join(DOMAIN_MODULES)
+    #: Comma-separated modules whose ``REGISTRATIONS`` ``reconcilery watch`` runs (empty: every
+    #: domain's).
+    watch_modules: str = ""
     #: Seconds RedBeat's lock lives; a standby beat takes over after it when the active one dies.
     redbeat_lock_timeout: float = 30.0
     #: Seconds between checks for a Redis that restarted (watchers, dispatchers, beat).
