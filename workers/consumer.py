@@ -25,20 +25,23 @@ log = structlog.get_logger("reconcilery.worker")
 
 
 class _CeleryEvents:
-    """Sends task events through the consumer's event dispatcher (thread-safe: it publishes under a
-    lock), only when task events are enabled."""
+    """Sends task events through a dispatcher of its own (the consumer's buffers task events for its
+    event loop, which our threads must not touch). Thread-safe: the dispatcher publishes under a lock."""
 
-    def __init__(self, consumer: Any) -> None:
-        self.consumer = consumer
+    def __init__(self, app: Any, hostname: str) -> None:
+        self._connection = app.connection_for_write()
+        self._dispatcher = app.events.Dispatcher(self._connection, hostname=hostname, enabled=True,
+                                                 buffer_while_offline=False)
 
     def send(self, type: str, **fields: Any) -> None:
-        dispatcher = getattr(self.consumer, "event_dispatcher", None)
-        if dispatcher is None or not dispatcher.enabled:
-            return
         try:
-            dispatcher.send(type, **fields)
+            self._dispatcher.send(type, **fields)
         except Exception as exc:  # events are best effort
-            log.debug("task event not sent", type=type, error=str(exc))
+            log.debug("task event not sent", type=type, error=repr(exc))
+
+    def close(self) -> None:
+        self._dispatcher.close()
+        self._connection.release()
 
 
 def resync_after_loss(wq: WorkQueue, queues: list[str]) -> Callable[[str, str], None]:
@@ -82,7 +85,7 @@ class ReconcileStep(bootsteps.StartStopStep):
             wq, queues, concurrency, lease_seconds=settings.lease_seconds,
             default_timeout=settings.reconcile_timeout, idle_wait=settings.idle_wait,
             hung_grace=settings.hung_grace, heartbeat=Heartbeat(settings.heartbeat_file),
-            events=_CeleryEvents(parent), hostname=parent.hostname,
+            events=_CeleryEvents(parent.app, parent.hostname) if parent.app.conf.worker_send_task_events else None,
         )
         self.dispatcher.on_epoch_change = resync_after_loss(wq, queues)
         self.dispatcher.start()
@@ -95,4 +98,6 @@ class ReconcileStep(bootsteps.StartStopStep):
     def shutdown(self, parent: Any) -> None:
         if self.dispatcher is not None:
             self.dispatcher.stop(timeout=parent.app.reconcilery_settings.reconcile_timeout)
+            if isinstance(self.dispatcher.events, _CeleryEvents):
+                self.dispatcher.events.close()
             self.dispatcher = None

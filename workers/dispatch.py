@@ -20,7 +20,6 @@ the worker and of Redis run at rates that differ by less than ``LEASE_MARGIN`` o
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -161,8 +160,7 @@ class LeaseKeeper:
                 log.exception("lease keeper failed")
 
 
-def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: TaskEvents | None = None,
-                  hostname: str = "") -> str:
+def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: TaskEvents | None = None) -> str:
     """Reconcile one taken key under ``fence`` and record the result; returns what happened.
 
     Returns ``lost`` (the key was recovered meanwhile: nothing recorded) or the :class:`Outcome`
@@ -177,8 +175,8 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
     if events is not None:
         events.send("task-received", uuid=uuid, name="reconcilery.reconcile",
                     args=repr([ctrl.name, key.encode()]), kwargs="{}", retries=taken.failures,
-                    eta=None, expires=None, root_id=uuid, parent_id=None, hostname=hostname)
-        events.send("task-started", uuid=uuid, hostname=hostname)
+                    eta=None, expires=None, root_id=uuid, parent_id=None)
+        events.send("task-started", uuid=uuid)
     t0 = time.perf_counter()
     try:
         with fencing.fenced(fence):
@@ -202,7 +200,7 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
                     controller=ctrl.name, cluster=key.cluster, key=key.ref, token=taken.token,
                     outcome=result.outcome.value)
         if events is not None:
-            events.send("task-failed", uuid=uuid, exception="LeaseLost", traceback="", hostname=hostname)
+            events.send("task-failed", uuid=uuid, exception="LeaseLost", traceback="")
         return "lost"
     metrics.RECONCILE_TOTAL.labels(ctrl.name, result.outcome.value).inc()
     if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
@@ -219,10 +217,9 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
                   seconds=round(elapsed, 4), requeue_after=result.requeue_after)
     if events is not None:
         if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
-            events.send("task-failed", uuid=uuid, exception=result.message, traceback="", hostname=hostname)
+            events.send("task-failed", uuid=uuid, exception=result.message, traceback="")
         else:
-            events.send("task-succeeded", uuid=uuid, result=repr(result.outcome.value), runtime=elapsed,
-                        hostname=hostname)
+            events.send("task-succeeded", uuid=uuid, result=repr(result.outcome.value), runtime=elapsed)
     return result.outcome.value
 
 
@@ -256,13 +253,12 @@ class Dispatcher:
         audit_interval: seconds between audits of the ready lists (repairs lost entries).
         hung_grace, heartbeat: see :class:`LeaseKeeper`.
         events: Celery task events sink (``None``: no events).
-        hostname: the worker's node name, for events.
     """
 
     def __init__(self, wq: WorkQueue, queues: Sequence[str], concurrency: int, *, lease_seconds: float,
                  default_timeout: float, idle_wait: float = 2.0, audit_interval: float = 2.0,
                  hung_grace: float = 120.0, heartbeat: Heartbeat | None = None,
-                 events: TaskEvents | None = None, hostname: str = "") -> None:
+                 events: TaskEvents | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         self.wq = wq
@@ -275,7 +271,6 @@ class Dispatcher:
         self.heartbeat = heartbeat or Heartbeat(None)
         self.leases = LeaseKeeper(wq, lease_seconds, hung_grace, self.heartbeat)
         self.events = events
-        self.hostname = hostname or f"pid-{os.getpid()}"
         self._cond = threading.Condition()
         self._running = 0
         self._stopping = threading.Event()
@@ -368,7 +363,7 @@ class Dispatcher:
 
     def _run_one(self, taken: Taken, fence: fencing.Fence) -> None:
         try:
-            run_reconcile(self.wq, taken, fence, self.events, self.hostname)
+            run_reconcile(self.wq, taken, fence, self.events)
         except Exception:  # recorded by run_reconcile; a bug here must not leak the slot
             log.exception("dispatch failed", controller=taken.controller, key=str(taken.key))
         finally:

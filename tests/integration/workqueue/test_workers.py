@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 
@@ -175,3 +177,30 @@ def test_a_reconcile_past_its_deadline_ends_as_an_error_with_backoff(
     assert (o1, o2) == ("deadline", "deadline")
     assert 1.4 <= e1 - s1 < 5.0  # ended by the deadline, not by the 30 s loop
     assert s2 - e1 >= 0.15  # after the probe's backoff (base 0.2 s, jitter none)
+
+
+def test_reconciles_are_celery_task_events_for_flower(probe_wq: WorkQueue, pool: WorkerPool,
+                                                      redis_client: redis.Redis) -> None:
+    from workers.app import app
+
+    seen: list[dict] = []
+    pool.start(1, RECONCILERY_TASK_EVENTS="1")
+    key = plan(redis_client, "evented")
+    with app.connection_for_read() as conn:
+        recv = app.events.Receiver(conn, handlers={"*": seen.append})
+
+        def capture() -> None:
+            with contextlib.suppress(Exception):
+                recv.capture(limit=None, timeout=15, wakeup=False)
+
+        thread = threading.Thread(target=capture, daemon=True)
+        thread.start()
+        time.sleep(1.0)  # the receiver's queue is bound before the reconcile
+        probe_wq.add("probe", key)
+        wait_for(lambda: any(e["type"] == "task-succeeded" for e in seen), timeout=15,
+                 message=f"task events (seen {sorted({e['type'] for e in seen})})")
+        recv.should_stop = True
+    received = [e for e in seen if e["type"] == "task-received" and "evented" in e.get("args", "")]
+    assert received and received[0]["name"] == "reconcilery.reconcile"
+    uuid = received[0]["uuid"]
+    assert {e["type"] for e in seen if e.get("uuid") == uuid} >= {"task-received", "task-started", "task-succeeded"}
