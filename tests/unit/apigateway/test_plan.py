@@ -304,3 +304,20 @@ def test_external_gateway_is_used_for_hosts_and_gateways() -> None:
     assert result.status == st.ready()
     assert result.desired[0]["spec"]["gateways"] == ["shop/ext-gw"]
     assert result.desired[0]["spec"]["hosts"] == ["orders.ext.example.com"]
+
+
+def test_prefix_then_double_asterisk_is_accepted_and_ordered_by_not_paths() -> None:
+    """The issue's example: ``/abc`` GET then ``/abc/{**}`` GET is valid; the second policy excludes the first."""
+    result = plan(apirule(rule("/abc"), rule("/abc/{**}")), state())
+    assert result.status == st.ready()
+    policies = [d for d in result.desired if d["kind"] == "AuthorizationPolicy"]
+    operations = [p["spec"]["rules"][0]["to"][0]["operation"] for p in policies]
+    assert [o["paths"] for o in operations] == [["/abc"], ["/abc/{**}"]]
+    assert "notPaths" not in operations[0] and operations[1]["notPaths"] == ["/abc"]
+
+
+def test_shadowed_rule_is_rejected() -> None:
+    result = plan(apirule(rule("/abc/{**}"), rule("/abc/def")), state())
+    assert result.status == st.Status(
+        "Error", "Validation errors: Attribute '.spec.rules': Path /abc/def with method GET conflicts with at "
+        "least one of the previous rule paths")
