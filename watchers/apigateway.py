@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import structlog
+
 from kube import resources
 from tasks.apigateway import model
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
@@ -34,6 +36,8 @@ from tasks.apigateway.state import reads_for
 from watchers.cache import Stores, object_key
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
+
+log = structlog.get_logger("watchers.apigateway")
 
 APIRULES = "apigateway-apirules"
 SERVICES = "apigateway-services"
@@ -139,8 +143,14 @@ def apirule_changed(event: WatchEvent) -> bool:
 
 
 def map_apirule(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index."""
-    index_of(stores).update(event.object, deleted=event.type == "DELETED")
+    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index.
+
+    A malformed spec never costs the APIRule its key: the parsers do not raise on wrong types, and
+    should indexing fail anyway the key is still enqueued (the reconcile reports the problem)."""
+    try:
+        index_of(stores).update(event.object, deleted=event.type == "DELETED")
+    except Exception:  # defence in depth, see above
+        log.exception("apirule dependency index update failed", key="/".join(object_key(event.object)))
     if not apirule_changed(event):
         return []
     return [_key(event, *object_key(event.object))]

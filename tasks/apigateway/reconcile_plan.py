@@ -185,6 +185,11 @@ def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | N
 
     add_finalizer = model.FINALIZER not in rule.finalizers
 
+    if rule.type_failures:  # fields of the wrong type: nothing else can be trusted
+        failures = list(rule.type_failures)
+        return Plan(PIPELINE_V2, status=st.validation_failed(failures), add_finalizer=add_finalizer,
+                    failures=tuple(failures))
+
     def result(status: st.Status, **kwargs: Any) -> Plan:
         requeue = None if status.state == st.ERROR else settings.reconciliation_interval
         return Plan(PIPELINE_V2, status=status, add_finalizer=add_finalizer, requeue_after=requeue, **kwargs)

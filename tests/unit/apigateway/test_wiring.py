@@ -91,6 +91,21 @@ def test_apirule_events_that_enqueue(stores: Stores) -> None:
     assert keys(map_apirule(event("MODIFIED", deleting, rule), stores)) == ["shop/x"]
 
 
+@pytest.mark.parametrize("spec", [
+    {"rules": 3.5}, {"rules": [7, "x"]}, {"service": "orders"}, {"hosts": {"a": 1}},
+    {"rules": [{"path": 1, "methods": "GET", "service": ["orders"]}]}, {"gateway": ["kyma-system/kyma-gateway"]},
+])
+def test_malformed_apirules_are_still_enqueued(stores: Stores, spec: dict[str, Any]) -> None:
+    """The issue: the map function raised on ``spec.rules: 3.5`` and dropped the event; the key must be
+    enqueued so that the reconcile writes an Error status."""
+    rule = apirule("broken", **spec)
+    assert keys(map_apirule(event("ADDED", rule), stores)) == ["shop/broken"]
+    changed = apirule("broken", generation=2, **spec)
+    assert keys(map_apirule(event("MODIFIED", changed, rule), stores)) == ["shop/broken"]
+    not_a_spec = {**rule, "spec": "nonsense"}
+    assert keys(map_apirule(event("ADDED", not_a_spec), stores)) == ["shop/broken"]
+
+
 def test_service_maps_to_every_apirule_referencing_it_spec_or_rule_level(stores: Stores) -> None:
     svc = obj("Service", "orders", "shop", spec={"selector": {"app": "orders"}})
     assert keys(map_service(event("ADDED", svc), stores)) == ["shop/rule-level", "shop/spec-level"]
