@@ -1,7 +1,8 @@
 """``reconcilery render apirules -f FILE ... [--diff]``: the APIRule reconcile without a cluster.
 
-Reads YAML or JSON documents (``-`` = stdin; ``kind: List`` documents are expanded). APIRules are
-rendered in input order; every other document is the cluster state the reconcile may look up. For each
+Reads YAML or JSON documents (``-`` = stdin; ``kind: List`` documents are expanded). APIRules of every
+served version (v1beta1 included, through its ``istio`` or ``ory`` processor) are rendered in input order;
+every other document is the cluster state the reconcile may look up. For each
 APIRule the output is a YAML stream of the desired objects in processor order, then the APIRule with
 the status (and finalizer) the controller would write. With ``--diff``: one document per APIRule with
 its status and the create / update / delete actions against the owned objects in the input.
@@ -42,6 +43,8 @@ def written_apirule(apirule: dict[str, Any], result: Plan) -> dict[str, Any]:
         meta.pop("finalizers", None)
     if result.status is not None:
         obj["status"] = result.status.to_dict()
+        if result.v1beta1 is not None:  # the per-component v1beta1 status behind state/description
+            obj["status"].update(result.v1beta1.to_dict())
     return obj
 
 
@@ -59,7 +62,11 @@ def _action_doc(action: Any) -> dict[str, Any]:
 
 
 def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: Settings | None = None) -> str:
-    """The output of ``render`` for already-read ``docs`` (APIRules rendered, the rest is state)."""
+    """The output of ``render`` for already-read ``docs`` (APIRules rendered, the rest is state).
+
+    Default settings are the controller's, with v1beta1 access allowed (a dry run shows what the
+    v1beta1 processors would write)."""
+    settings = settings or Settings(v1beta1_access=True)
     state = ClusterState.from_manifests(d for d in docs if not is_apirule(d))
     out: list[dict[str, Any]] = []
     for apirule in (d for d in docs if is_apirule(d)):
@@ -70,7 +77,7 @@ def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: S
                 {
                     "apirule": f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}",
                     "pipeline": result.pipeline,
-                    "status": result.status.to_dict() if result.status else None,
+                    "status": written_apirule(apirule, result).get("status"),
                     "actions": [_action_doc(a) for a in result.actions],
                 }
             )

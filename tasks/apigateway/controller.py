@@ -23,7 +23,9 @@ Results: ``Ready`` / ``Warning`` → requeue after the reconciliation interval (
 
 Environment (seconds): ``RECONCILERY_APIRULE_RECONCILIATION_SECONDS`` (1800),
 ``RECONCILERY_APIRULE_ERROR_RETRY_SECONDS`` (60), ``RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS``
-(300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule).
+(300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule),
+``RECONCILERY_APIRULE_V1BETA1_ACCESS`` (``deny``; ``allow`` reconciles v1beta1 APIRules, the original's
+signed ``apirule-access`` ConfigMap).
 """
 
 from __future__ import annotations
@@ -96,10 +98,14 @@ class ControllerSettings:
             return value
 
         retry = seconds("RECONCILERY_APIRULE_ERROR_RETRY_SECONDS", 60.0)
+        access = env.get("RECONCILERY_APIRULE_V1BETA1_ACCESS", "").strip().lower()
+        if access not in ("", "0", "false", "no", "off", "deny", "1", "true", "yes", "on", "allow"):
+            raise ValueError(f"RECONCILERY_APIRULE_V1BETA1_ACCESS={access!r}: expected allow or deny")
         return cls(
             plan=Settings(
                 reconciliation_interval=seconds("RECONCILERY_APIRULE_RECONCILIATION_SECONDS", 1800.0),
                 error_retry_interval=retry,
+                v1beta1_access=access in ("1", "true", "yes", "on", "allow"),
             ),
             error_retry_cap=max(retry, seconds("RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS", 300.0)),
             resync_interval=seconds("RECONCILERY_APIRULE_RESYNC_SECONDS", 1800.0),
@@ -300,7 +306,7 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     if p.actions and not p.failed:
         errors = apply_actions(kube, p.actions)
         if errors:
-            p = p.with_status(st.apply_failed(errors))
+            p = p.with_apply_errors(errors)
     if p.status is not None:
         write_status(kube, apirule, p.status)
     return p, _finish(p)

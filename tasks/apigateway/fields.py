@@ -9,9 +9,51 @@ prunes ``null`` from fields that are not nullable).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
+
+_DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+                   "m": 60_000_000_000, "h": 3_600_000_000_000}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_duration_ns(text: str) -> int:
+    """Nanoseconds of a Go duration string (``time.ParseDuration``: ``60s``, ``1m30s``, ``50ms``,
+    ``-1.5h``, ``0``), exact (no float rounding). Raises ``ValueError`` with Go's wording otherwise."""
+    raw = text
+    sign = 1
+    if text[:1] in ("+", "-"):
+        sign = -1 if text[0] == "-" else 1
+        text = text[1:]
+    if text == "0":
+        return 0
+    if not text:
+        raise ValueError(f'time: invalid duration "{raw}"')
+    total, pos = Decimal(0), 0
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if match is None:
+            if re.fullmatch(r"[0-9.]+", text[pos:]):
+                raise ValueError(f'time: missing unit in duration "{raw}"')
+            raise ValueError(f'time: invalid duration "{raw}"')
+        total += Decimal(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        pos = match.end()
+    return sign * int(total)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a Go duration string (see :func:`parse_duration_ns`). Raises ``ValueError``."""
+    return parse_duration_ns(text) / 1e9
+
+
+def format_seconds(seconds: float) -> str:
+    """A protobuf JSON duration: ``60s``, ``0.050s`` (as Istio serialises ``maxAge`` and timeouts)."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{seconds:.9f}".rstrip("0") + "s"
 
 
 @dataclass(frozen=True)
@@ -23,6 +65,16 @@ class Failure:
 
     def __str__(self) -> str:
         return f"Attribute '{self.attribute_path}': {self.message}"
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}`` (reading cluster objects defensively)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else ``[]``."""
+    return value if isinstance(value, list) else []
 
 
 def json_type(value: Any) -> str:
@@ -92,6 +144,17 @@ class Reader:
 
     def boolean(self, value: Any, path: str) -> bool | None:
         return value if self._typed(value, path, "boolean", isinstance(value, bool)) else None
+
+    def duration(self, value: Any, path: str) -> int | None:
+        """A Go duration string (``60s``, ``50ms``) in nanoseconds; other values are failures."""
+        text = self.string(value, path)
+        if text is None:
+            return None
+        try:
+            return parse_duration_ns(text)
+        except ValueError as exc:
+            self.fail(path, f"must be a duration such as 60s or 50ms: {exc}")
+            return None
 
     def strings(self, value: Any, path: str) -> tuple[str, ...]:
         """An array of strings; entries of another type are failures and left out."""

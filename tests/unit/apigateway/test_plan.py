@@ -190,9 +190,10 @@ def test_deletion_deletes_owned_then_releases_finalizer() -> None:
 def test_pipeline_selection(annotations: dict[str, str] | None, version: str, pipeline: str) -> None:
     result = plan(apirule(annotations=annotations, version=version), state())
     assert result.pipeline == pipeline
-    if pipeline == "v1beta1":
-        assert result.status == st.v1beta1_not_reconciled() and result.actions == ()
-        assert result.status.state == "Warning"
+    if pipeline == "v1beta1":  # v1beta1 access is not allowed by default: the original's gate
+        assert result.status == st.Status("Error", "Version v1beta1 of APIRule is no longer supported and this "
+                                                   "APIRule is not reconciled. Make sure to migrate to version v2.")
+        assert result.actions == () and not result.add_finalizer
 
 
 @pytest.mark.parametrize(
