@@ -88,6 +88,11 @@ REQUEST_AUTHENTICATION = Kind("security.istio.io", "v1beta1", "RequestAuthentica
 ORY_RULE = Kind("oathkeeper.ory.sh", "v1alpha1", "Rule", "rules")
 EXTERNAL_GATEWAY = Kind(GROUP, "v1alpha1", "ExternalGateway", "externalgateways")
 APIRULE = Kind(GROUP, "v2", KIND, PLURAL)
+ENVOY_FILTER = Kind("networking.istio.io", "v1alpha3", "EnvoyFilter", "envoyfilters")
+RATELIMIT = Kind(GROUP, "v1alpha1", "RateLimit", "ratelimits")
+APIGATEWAY = Kind("operator.kyma-project.io", "v1alpha1", "APIGateway", "apigateways")
+CERTIFICATE = Kind("cert.gardener.cloud", "v1alpha1", "Certificate", "certificates")
+DNS_ENTRY = Kind("dns.gardener.cloud", "v1alpha1", "DNSEntry", "dnsentries")
 #: Kinds the controller writes or deletes, by ``kind`` (the ``Action.kind`` values).
 OWNED_KINDS: Mapping[str, Kind] = {
     k.kind: k for k in (VIRTUAL_SERVICE, AUTHORIZATION_POLICY, REQUEST_AUTHENTICATION, ORY_RULE)

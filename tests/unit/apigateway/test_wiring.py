@@ -172,10 +172,12 @@ def test_owner_from_labels(labels: dict[str, str], owner: tuple[str, str] | None
     assert owner_of({"metadata": {"labels": labels}}) == owner
 
 
-def test_registrations_feed_the_apirule_controller() -> None:
+def test_registrations_feed_the_three_controllers() -> None:
     names = [r.name for r in REGISTRATIONS]
-    assert len(names) == len(set(names)) == 7
-    assert all(r.controllers == ("apirule",) for r in REGISTRATIONS)
+    assert len(names) == len(set(names)) == 11
+    fed = {c for r in REGISTRATIONS for c in r.controllers}
+    assert fed == {"apirule", "apigateway", "ratelimit"}
+    assert sum("apirule" in r.controllers for r in REGISTRATIONS) == 8
     assert Key("local", "shop", "x").encode() == "local/shop/x"
 
 
