@@ -82,7 +82,8 @@ class RateLimit:
         if spec.get("local") is None:
             r.fail(".spec.local", "is required")
         local = r.object(spec.get("local"), ".spec.local")
-        default = Bucket.parse(local.get("defaultBucket"), ".spec.local.defaultBucket", r) if local else None
+        has_local = isinstance(spec.get("local"), dict)
+        default = Bucket.parse(local.get("defaultBucket"), ".spec.local.defaultBucket", r) if has_local else None
         buckets = []
         for i, item in r.objects(local.get("buckets"), ".spec.local.buckets"):
             at = f".spec.local.buckets[{i}]"

@@ -89,13 +89,13 @@ def validate(rl: RateLimit, state: RateLimitState) -> str | None:
     """The first problem of ``rl`` (the original stops at the first), or ``None``."""
     if rl.failures:
         return "; ".join(str(f) for f in rl.failures)
-    assert rl.default_bucket is not None
+    if rl.default_bucket is None or any(b.bucket is None for b in rl.buckets):  # not reached: parse fails first
+        return "Attribute '.spec.local': incomplete buckets"
     default = rl.default_bucket.fill_interval_ns
     if default < MIN_FILL_INTERVAL_NS:
         return "defaultBucket: fillInterval must be greater or equal 50ms"
     for i, config in enumerate(rl.buckets):
-        assert config.bucket is not None
-        interval = config.bucket.fill_interval_ns
+        interval = config.bucket.fill_interval_ns if config.bucket else default
         if interval < MIN_FILL_INTERVAL_NS:
             return f"bucket '[{i}]': fillInterval must be greater or equal 50ms"
         if interval % default != 0:
@@ -135,12 +135,13 @@ def config_patches(rl: RateLimit) -> list[dict[str, Any]]:
     """The two patches: the local rate limit HTTP filter before the HTTP connection manager, and the route
     configuration (``rate_limits`` actions and ``typed_per_filter_config``). Context ``GATEWAY`` when
     the selector has ``app: istio-ingressgateway``, else ``SIDECAR_INBOUND``."""
-    assert rl.default_bucket is not None
+    default = rl.default_bucket or Bucket(0, 0, 0)  # only valid RateLimits get here
     context = "GATEWAY" if rl.selector_labels.get("app") == "istio-ingressgateway" else "SIDECAR_INBOUND"
     actions: list[dict[str, Any]] = []
     descriptors = []
     for config in rl.buckets:
-        assert config.bucket is not None
+        if config.bucket is None:
+            continue
         entries = ([{"key": "path", "value": config.path}] if config.path else []) + [
             {"key": k, "value": v} for k, v in sorted(config.headers.items())]
         for entry in entries:
@@ -176,7 +177,7 @@ def config_patches(rl: RateLimit) -> list[dict[str, Any]]:
                                             "default_value": {"numerator": 100 if rl.enforce else 0,
                                                               "denominator": "HUNDRED"}},
                         "always_consume_default_token_bucket": False,
-                        "token_bucket": token_bucket(rl.default_bucket),
+                        "token_bucket": token_bucket(default),
                         "descriptors": descriptors,
                     },
                 }},
