@@ -245,7 +245,8 @@ def test_oathkeeper_removed_without_v1beta1_access_once_no_rules_remain() -> Non
 
 def test_quantities() -> None:
     assert [quantity(q) for q in ("4", "3800m", "16Gi", "1k", "x")] == pytest.approx([4, 3.8, 16 * 2**30, 1000, 0])
-    assert evaluation_cluster(()) and not evaluation_cluster(({"status": {"capacity": {"cpu": "8", "memory": "32Gi"}}},))
+    big = {"status": {"capacity": {"cpu": "8", "memory": "32Gi"}}}
+    assert evaluation_cluster(()) and not evaluation_cluster((big,))
 
 
 @settings(max_examples=200, deadline=None)
