@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -164,7 +164,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str
     if error is not None:
         failed = OperatorStatus("Error", "Error during reconciliation", "ReconcileFailed", f": {error}")
         write_status(kube, obj, failed)
-        return p, Result.error(error)
+        return replace(p, status=failed, failed=True), Result.error(error)
     if p.remove_finalizers:
         obj = _set_finalizers(kube, obj, [f for f in finalizers if f not in p.remove_finalizers])
     if p.status is not None:  # None: deleting, the CR goes once its finalizers do
