@@ -407,3 +407,13 @@ def test_any_json_value_in_any_v1beta1_field(data: st.DataObject, value: Any) ->
     if wrong_type(old, value) and not inside_free_config(base, path):
         assert result.status.state == "Error", (path, value, result.status)
         assert f'"{attribute(path)}"' in result.status.description, (path, value, result.status)
+
+
+@pytest.mark.parametrize("gateway", ["kyma-system/kyma-gateway", "kyma-gateway.kyma-system.svc.cluster.local",
+                                     "kyma-gateway.kyma-system"])
+def test_gateway_name_formats_are_copied_verbatim(gateway: str) -> None:
+    """v1beta1 accepts the legacy ``name.namespace[.svc[.cluster[.local]]]`` gateway names; the processors
+    copy ``spec.gateway`` into the VirtualService as written (Istio reads both formats)."""
+    result = run(v1beta1(gateway=gateway))
+    assert result.status is not None and result.status.state == "Ready"
+    assert result.desired[0]["spec"]["gateways"] == [gateway]
