@@ -194,6 +194,10 @@ def _register_domain_command(target: typer.Typer, name: str, module: str, attr: 
 
 _register_domain_command(render_app, "apirules", "tasks.apigateway.cli", "render",
                          "APIRules with cluster state -> the Istio objects and status the controller writes.")
+_register_domain_command(render_app, "ratelimit", "tasks.apigateway.cli", "render_ratelimit",
+                         "RateLimits with cluster state -> the EnvoyFilter and status the controller writes.")
+_register_domain_command(render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway",
+                         "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status.")
 _register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
                          "Services, Nodes and nkl-config -> the servers of every (host, upstream).")
 _register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",

@@ -31,6 +31,8 @@ from reconcilery.manifests import Discovery, apply
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+#: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
 SNATCH_POOL = "cpu-worker-0"  # the Kyma worker pool of the local run (examples/snatch)
 POOL_LABEL = "worker.gardener.cloud/pool"
 
@@ -92,6 +94,10 @@ class LocalRuntime:
         dev = self.o.kubeconfig is None
         if dev:  # a real cluster brings its own CRDs (and Istio's)
             self._apply_crds()
+            # the dev cluster allows v1beta1 APIRules, and has no kubelet to start Oathkeeper's Pods
+            for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
+                                ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
+                self.env[name] = os.environ.setdefault(name, value)
         self._start_nginx_standins()
         self._start_webhook()
         self._start_processes()
@@ -270,7 +276,7 @@ class LocalRuntime:
             due = wq.next_due(c.name)
             if s.waiting or s.in_progress or (due is not None and due < 2):
                 return False
-        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] == "APIRule")
+        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] in STATUS_KINDS)
 
     def wait_settled(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -290,18 +296,21 @@ class LocalRuntime:
         kube = self._kube()
         rows: list[tuple[str, str, str, str]] = []
         for obj in self.applied:
-            if obj.get("kind") != "APIRule":
+            if obj.get("kind") not in STATUS_KINDS:
                 continue
             group, _, version = obj["apiVersion"].rpartition("/")
-            res = Resource(group, version, "apirules", "APIRule", True)
+            namespaced = obj["kind"] != "APIGateway"
+            res = Resource(group, version, f"{obj['kind'].lower()}s", obj["kind"], namespaced)
             meta = obj["metadata"]
-            current = kube.get(res, meta["name"], meta["namespace"]) or {}
+            current = kube.get(res, meta["name"], meta.get("namespace") if namespaced else None) or {}
             status = current.get("status") or {}
             detail = str(status.get("description", "")).splitlines()
             state = str(status.get("state", "Pending"))
-            if status.get("observedGeneration") != (current.get("metadata") or {}).get("generation"):
+            if obj["kind"] == "APIRule" and status.get("observedGeneration") != (current.get("metadata") or {}).get(
+                    "generation"):
                 state = f"{state} (reconciling)" if status else "Pending"
-            rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", state, detail[0] if detail else ""))
+            ref = f"{meta['namespace']}/{meta['name']}" if namespaced else meta["name"]
+            rows.append((obj["kind"], ref, state, detail[0] if detail else ""))
         rows.extend(self._pod_rows(kube))
         for base in self.endpoints.get("nginx_plus", []):
             with contextlib.suppress(requests.RequestException, ValueError):

@@ -15,6 +15,8 @@ QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "sna
 #: Modules that register controllers (``workers.controller.registry``) when imported.
 DOMAIN_MODULES: tuple[str, ...] = (
     "tasks.apigateway.controller",
+    "tasks.apigateway.operator.controller",
+    "tasks.apigateway.ratelimit.controller",
     "tasks.nginx.controller",
     "tasks.snatch.controller",
 )

@@ -45,11 +45,14 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert len(endpoints["nginx_plus"]) == 2 and Path(endpoints["webhook_ca"]).is_file()
     assert "server:" in (state / "kubeconfig").read_text()
 
-    rows = [line for line in out.splitlines() if "APIRule" in line]
-    assert sum("Ready" in r for r in rows) == 3 and sum("Error" in r for r in rows) == 1, out
+    rows = [line for line in out.splitlines() if "│ APIRule " in line]
+    assert sum("Ready" in r for r in rows) == 4 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    states = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines()
+              if "│ APIGateway " in line or "│ RateLimit " in line}
+    assert states == {"default": "Ready", "shop/httpbin": "Ready"}, out
     pods = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if "│ Pod " in line}
     assert pods == {"kyma-system/telemetry-agent": "mutated", "kyma-system/eventing-publisher": "mutated",
-                    "customer-apps/shop-frontend": "unchanged"}, out  # the dev API server called the webhook
+                    "customer-apps/shop-frontend": "unchanged", "shop/httpbin-0": "unchanged"}, out
     assert "10.0.1.11:30080" in out and "10.0.0.10" not in out  # NGINX servers, no control plane node
 
     # every process and server it started is gone
