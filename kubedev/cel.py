@@ -1,0 +1,229 @@
+"""``x-kubernetes-validations`` rules of CRD schemas, evaluated with ``cel-python`` (pure).
+
+As the API server's CEL validator (``k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel``): a
+rule sees the value of its schema node as ``self`` (and, for transition rules, the value before the
+update as ``oldSelf``); it must evaluate to ``true``. A rule that is ``false`` reports its ``message``,
+else the string its ``messageExpression`` evaluates to, else ``failed rule: <rule>``; a rule that
+cannot be evaluated reports the evaluation error. Besides CEL's standard functions and macros, the
+Kubernetes string and list extensions that CRDs commonly use are provided (``lowerAscii``,
+``upperAscii``, ``trim``, ``split``, ``join``, ``indexOf``, ``lastIndexOf``, ``replace``,
+``substring``, ``find``, ``findAll``, ``isSorted``, ``sum``, ``min``, ``max``).
+
+Differences from a real API server: no cost budget, no type checking at CRD creation (a rule that
+does not compile is reported when an object is validated), ``optionalOldSelf`` is not supported (such
+rules are skipped without an old value, as transition rules are).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import celpy
+from celpy import celtypes
+
+__all__ = ["CelError", "CompiledRule", "RuleOutcome", "compile_rule", "evaluate", "to_cel"]
+
+_OLD_SELF = re.compile(r"\boldSelf\b")
+_MAX_ERROR = 300  # cel-python's errors embed the whole activation: keep only the head
+
+
+class CelError(Exception):
+    """A rule that does not compile, or whose evaluation failed (``str()`` is the short reason)."""
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc.args[0]) if exc.args else str(exc)
+    if "undeclared reference to" in text:
+        text = text.split(" (in activation")[0]
+    return text[:_MAX_ERROR]
+
+
+# ---- Kubernetes CEL extension functions (k8s.io/apiserver/pkg/cel/library) ------------------------
+
+
+def _lower_ascii(s: Any) -> celtypes.StringType:
+    return celtypes.StringType("".join(c.lower() if c.isascii() else c for c in str(s)))
+
+
+def _upper_ascii(s: Any) -> celtypes.StringType:
+    return celtypes.StringType("".join(c.upper() if c.isascii() else c for c in str(s)))
+
+
+def _split(s: Any, sep: Any, limit: Any = None) -> celtypes.ListType:
+    parts = str(s).split(str(sep)) if limit is None or int(limit) < 0 else str(s).split(str(sep), max(0, int(limit) - 1))
+    if limit is not None and int(limit) == 0:
+        parts = []
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _join(items: Any, sep: Any = "") -> celtypes.StringType:
+    return celtypes.StringType(str(sep).join(str(i) for i in items))
+
+
+def _index_of(s: Any, sub: Any, start: Any = 0) -> celtypes.IntType:
+    if isinstance(s, list):
+        return celtypes.IntType(next((i for i, v in enumerate(s) if v == sub), -1))
+    return celtypes.IntType(str(s).find(str(sub), int(start)))
+
+
+def _last_index_of(s: Any, sub: Any) -> celtypes.IntType:
+    if isinstance(s, list):
+        return celtypes.IntType(max((i for i, v in enumerate(s) if v == sub), default=-1))
+    return celtypes.IntType(str(s).rfind(str(sub)))
+
+
+def _replace(s: Any, old: Any, new: Any, count: Any = -1) -> celtypes.StringType:
+    return celtypes.StringType(str(s).replace(str(old), str(new), int(count)))
+
+
+def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
+    text = str(s)
+    lo, hi = int(start), len(text) if end is None else int(end)
+    if lo < 0 or hi > len(text) or lo > hi:
+        raise ValueError(f"substring({lo}, {hi}) out of range")
+    return celtypes.StringType(text[lo:hi])
+
+
+def _find(s: Any, pattern: Any) -> celtypes.StringType:
+    m = re.search(str(pattern), str(s))
+    return celtypes.StringType(m.group(0) if m else "")
+
+
+def _find_all(s: Any, pattern: Any, limit: Any = -1) -> celtypes.ListType:
+    found = [m.group(0) for m in re.finditer(str(pattern), str(s))]
+    if int(limit) >= 0:
+        found = found[: int(limit)]
+    return celtypes.ListType([celtypes.StringType(f) for f in found])
+
+
+def _is_sorted(items: Any) -> celtypes.BoolType:
+    values = list(items)
+    return celtypes.BoolType(all(a <= b for a, b in zip(values, values[1:], strict=False)))
+
+
+def _sum(items: Any) -> Any:
+    values = list(items)
+    total: Any = celtypes.IntType(0)
+    for v in values:
+        total = total + v
+    return total
+
+
+def _min(items: Any) -> Any:
+    values = list(items)
+    if not values:
+        raise ValueError("min called on an empty list")
+    return min(values)
+
+
+def _max(items: Any) -> Any:
+    values = list(items)
+    if not values:
+        raise ValueError("max called on an empty list")
+    return max(values)
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "lowerAscii": _lower_ascii, "upperAscii": _upper_ascii,
+    "trim": lambda s: celtypes.StringType(str(s).strip()),
+    "split": _split, "join": _join, "indexOf": _index_of, "lastIndexOf": _last_index_of,
+    "replace": _replace, "substring": _substring, "find": _find, "findAll": _find_all,
+    "isSorted": _is_sorted, "sum": _sum, "min": _min, "max": _max,
+}
+
+
+# ---- compile and evaluate ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """One ``x-kubernetes-validations`` entry, compiled.
+
+    ``transition`` is true when the rule reads ``oldSelf`` (it is then only evaluated on an update
+    whose old object has a value at the same place). ``reason`` is the ``FieldValue*`` cause reason
+    (default ``FieldValueInvalid``); ``field_path`` the rule's ``fieldPath`` (relative, ``.a.b``).
+    """
+
+    rule: str
+    message: str
+    program: Any
+    message_program: Any
+    transition: bool
+    reason: str
+    field_path: str
+
+
+_ENV_LOCK = threading.Lock()
+_ENV = celpy.Environment()
+
+
+def compile_rule(entry: Mapping[str, Any]) -> CompiledRule:
+    """Compile one ``{rule, message, messageExpression, reason, fieldPath}`` entry.
+
+    Raises :class:`CelError` when the rule (or its message expression) does not compile.
+    """
+    rule = str(entry.get("rule") or "")
+    if not rule.strip():
+        raise CelError("rule is empty")
+    with _ENV_LOCK:  # lark's parser is not re-entrant
+        try:
+            program = _ENV.program(_ENV.compile(rule), functions=_FUNCTIONS)
+        except Exception as exc:
+            raise CelError(f"compilation failed: {_short(exc)}") from None
+        message_program = None
+        if entry.get("messageExpression"):
+            try:
+                message_program = _ENV.program(_ENV.compile(str(entry["messageExpression"])), functions=_FUNCTIONS)
+            except Exception as exc:
+                raise CelError(f"messageExpression compilation failed: {_short(exc)}") from None
+    return CompiledRule(rule=rule, message=str(entry.get("message") or ""), program=program,
+                        message_program=message_program, transition=bool(_OLD_SELF.search(rule)),
+                        reason=str(entry.get("reason") or "FieldValueInvalid"),
+                        field_path=str(entry.get("fieldPath") or ""))
+
+
+def to_cel(value: Any) -> Any:
+    """A JSON value as a CEL value (objects become maps, integers ``int``, floats ``double``)."""
+    return celpy.json_to_cel(value)
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """Result of one rule: ``ok``, or the ``message`` to report (``error`` when evaluation failed)."""
+
+    ok: bool
+    message: str = ""
+    error: bool = False
+
+
+def evaluate(rule: CompiledRule, value: Any, old: Any = None, has_old: bool = False) -> RuleOutcome:
+    """Evaluate ``rule`` with ``self = value`` (and ``oldSelf = old`` when ``has_old``). Never raises."""
+    activation: dict[str, Any] = {"self": to_cel(value)}
+    if has_old:
+        activation["oldSelf"] = to_cel(old)
+    try:
+        result = rule.program.evaluate(activation)
+    except Exception as exc:
+        return RuleOutcome(False, _short(exc), error=True)
+    if isinstance(result, Exception):  # cel-python returns some errors as values
+        return RuleOutcome(False, _short(result), error=True)
+    if result is True or (isinstance(result, celtypes.BoolType) and bool(result)):
+        return RuleOutcome(True)
+    if not isinstance(result, (bool, celtypes.BoolType)):
+        return RuleOutcome(False, f"rule did not evaluate to a bool: {result!r}"[:_MAX_ERROR], error=True)
+    return RuleOutcome(False, _failure_message(rule, activation))
+
+
+def _failure_message(rule: CompiledRule, activation: dict[str, Any]) -> str:
+    if rule.message_program is not None:
+        try:
+            text = rule.message_program.evaluate(activation)
+            if isinstance(text, str) and text.strip() and "\n" not in text:
+                return str(text)
+        except Exception:  # the API server then falls back to message / the default
+            pass
+    return rule.message or f"failed rule: {rule.rule}"
