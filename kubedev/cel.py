@@ -16,6 +16,8 @@ rules are skipped without an old value, as transition rules are).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -54,7 +56,8 @@ def _upper_ascii(s: Any) -> celtypes.StringType:
 
 
 def _split(s: Any, sep: Any, limit: Any = None) -> celtypes.ListType:
-    parts = str(s).split(str(sep)) if limit is None or int(limit) < 0 else str(s).split(str(sep), max(0, int(limit) - 1))
+    text, separator = str(s), str(sep)
+    parts = text.split(separator) if limit is None or int(limit) < 0 else text.split(separator, max(0, int(limit) - 1))
     if limit is not None and int(limit) == 0:
         parts = []
     return celtypes.ListType([celtypes.StringType(p) for p in parts])
@@ -102,7 +105,7 @@ def _find_all(s: Any, pattern: Any, limit: Any = -1) -> celtypes.ListType:
 
 def _is_sorted(items: Any) -> celtypes.BoolType:
     values = list(items)
-    return celtypes.BoolType(all(a <= b for a, b in zip(values, values[1:], strict=False)))
+    return celtypes.BoolType(all(a <= b for a, b in itertools.pairwise(values)))
 
 
 def _sum(items: Any) -> Any:
@@ -162,28 +165,30 @@ _ENV = celpy.Environment()
 
 
 def compile_rule(entry: Mapping[str, Any]) -> CompiledRule:
-    """Compile one ``{rule, message, messageExpression, reason, fieldPath}`` entry.
+    """Compile one ``{rule, message, messageExpression, reason, fieldPath}`` entry (compiled programs
+    are cached by their text: CRDs are re-created often in tests and ``up``).
 
     Raises :class:`CelError` when the rule (or its message expression) does not compile.
     """
     rule = str(entry.get("rule") or "")
     if not rule.strip():
         raise CelError("rule is empty")
-    with _ENV_LOCK:  # lark's parser is not re-entrant
-        try:
-            program = _ENV.program(_ENV.compile(rule), functions=_FUNCTIONS)
-        except Exception as exc:
-            raise CelError(f"compilation failed: {_short(exc)}") from None
-        message_program = None
-        if entry.get("messageExpression"):
-            try:
-                message_program = _ENV.program(_ENV.compile(str(entry["messageExpression"])), functions=_FUNCTIONS)
-            except Exception as exc:
-                raise CelError(f"messageExpression compilation failed: {_short(exc)}") from None
+    program = _program(rule, "")
+    message_program = _program(str(entry["messageExpression"]), "messageExpression ") \
+        if entry.get("messageExpression") else None
     return CompiledRule(rule=rule, message=str(entry.get("message") or ""), program=program,
                         message_program=message_program, transition=bool(_OLD_SELF.search(rule)),
                         reason=str(entry.get("reason") or "FieldValueInvalid"),
                         field_path=str(entry.get("fieldPath") or ""))
+
+
+@functools.lru_cache(maxsize=1024)
+def _program(expression: str, what: str) -> Any:
+    with _ENV_LOCK:  # lark's parser is not re-entrant
+        try:
+            return _ENV.program(_ENV.compile(expression), functions=_FUNCTIONS)
+        except Exception as exc:
+            raise CelError(f"{what}compilation failed: {_short(exc)}") from None
 
 
 def to_cel(value: Any) -> Any:

@@ -229,7 +229,7 @@ def _compile_pattern(pattern: str) -> Any:
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
-def _format_ok(fmt: str, value: str) -> bool:  # noqa: PLR0911 - one line per format
+def _format_ok(fmt: str, value: str) -> bool:
     try:
         if fmt in ("date-time", "datetime"):
             if not _DATE_TIME.match(value):
@@ -453,7 +453,7 @@ def _correlate_items(node: Node, value: list[Any], old: Any) -> list[tuple[Any, 
     return out
 
 
-def _validate(node: Node, value: Any, old: Any, has_old: bool, path: Path,  # noqa: PLR0912, PLR0915
+def _validate(node: Node, value: Any, old: Any, has_old: bool, path: Path,
               errors: list[FieldError]) -> None:
     if has_old and _same(value, old):
         return  # ratcheting: an unchanged value is not validated again
