@@ -459,9 +459,14 @@ class Store:
             raise errors.invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, "spec",
                                  "FieldValueRequired", "Required value: names.kind and versions are required")
 
+    def crd_for(self, rt: ResourceType) -> Obj | None:
+        """The CRD that serves ``rt`` (``None`` for built-ins; do not mutate)."""
+        with self._lock:
+            return self._find(CRD_KEY, "", self._crd_by_key.get(rt.storage_key, "")) if rt.custom else None
+
     def _admit_custom(self, rt: ResourceType, obj: Obj, old: Obj | None, subresource: str | None) -> Obj:
         """``obj`` pruned and defaulted by its CRD version's schema; raises 422 when it is invalid."""
-        crd = self._find(CRD_KEY, "", self._crd_by_key.get(rt.storage_key, ""))
+        crd = self.crd_for(rt)
         if crd is None:
             return obj
         return self.schemas.admit(crd, rt, obj, old, subresource)
