@@ -1,7 +1,7 @@
 """APIRule conversion between v1beta1, v2alpha1 (the hub and storage version) and v2 (pure).
 
 As api-gateway's ``apis/gateway/{v1beta1,v2}/apirule_conversion.go`` (+ ``jwt_conversion.go``,
-``path_conversion.go``, ``internal/gatewaytranslator``); notes §1.5–§1.6. Objects are plain dicts;
+``path_conversion.go``, ``internal/gatewaytranslator``); notes §1.5-§1.6. Objects are plain dicts;
 :func:`convert` takes any of the three versions to any other through the hub. What survives which
 step:
 
@@ -28,7 +28,9 @@ Deliberate differences: status ``observedGeneration`` (a Reconcilery addition to
 the v1beta1 status field of that name; a v2 read of a v1beta1-origin object whose annotation has no
 CORS policy keeps its CORS policy (the original dereferences nil and the webhook call fails); a
 ``jwt`` access strategy whose ``config`` is not an object makes the rules unconvertible (the original
-fails the conversion). Failures (an annotation that is not JSON) raise :class:`ConversionError`.
+fails the conversion); an annotation that is missing or not JSON is ignored (the original fails the
+conversion, and a failing object makes every LIST of that version fail). Only an object that is not an
+APIRule of a served version raises :class:`ConversionError`.
 """
 
 from __future__ import annotations
@@ -167,15 +169,16 @@ def format_go_duration(seconds: float) -> str:
 
 # ---- Go-shaped JSON of the v1beta1 spec (the v1beta1-spec annotation) ------------------------------
 
-# (json key, always emitted: no omitempty, nested shape)
-_SERVICE = (("name", True, None), ("namespace", False, None), ("port", True, None), ("external", False, None))
-_HANDLER = (("handler", True, None), ("config", False, None))
-_CORS = (("allowHeaders", False, None), ("allowMethods", False, None), ("allowOrigins", False, None),
-         ("allowCredentials", False, None), ("exposeHeaders", False, None), ("maxAge", False, "duration"))
-_RULE = (("path", True, None), ("service", False, _SERVICE), ("methods", True, None),
-         ("accessStrategies", True, [_HANDLER]), ("mutators", False, [_HANDLER]), ("timeout", False, None))
-_SPEC = (("host", True, None), ("service", False, _SERVICE), ("gateway", True, None), ("corsPolicy", False, _CORS),
-         ("rules", True, [_RULE]), ("timeout", False, None))
+# (json key, how Go emits it, nested shape): "always" (no omitempty: null when absent), "ptr" (a pointer
+# with omitempty: left out only when nil), "slice" (omitempty slice or map: left out when nil or empty)
+_SERVICE = (("name", "always", None), ("namespace", "ptr", None), ("port", "always", None), ("external", "ptr", None))
+_HANDLER = (("handler", "always", None), ("config", "ptr", None))
+_CORS = (("allowHeaders", "slice", None), ("allowMethods", "slice", None), ("allowOrigins", "slice", None),
+         ("allowCredentials", "ptr", None), ("exposeHeaders", "slice", None), ("maxAge", "ptr", "duration"))
+_RULE = (("path", "always", None), ("service", "ptr", _SERVICE), ("methods", "always", None),
+         ("accessStrategies", "always", [_HANDLER]), ("mutators", "slice", [_HANDLER]), ("timeout", "ptr", None))
+_SPEC = (("host", "always", None), ("service", "ptr", _SERVICE), ("gateway", "always", None),
+         ("corsPolicy", "ptr", _CORS), ("rules", "always", [_RULE]), ("timeout", "ptr", None))
 
 
 def _go_shape(value: Any, shape: Any) -> Any:
@@ -190,13 +193,13 @@ def _go_shape(value: Any, shape: Any) -> Any:
         return [_go_shape(v, shape[0]) for v in value] if isinstance(value, list) else value
     if isinstance(shape, tuple) and isinstance(value, Mapping):
         out: Obj = {}
-        for key, always, sub in shape:
-            if key in value and value[key] is not None:
-                item = value[key]
-                if always or item not in ("", [], {}):
-                    out[key] = _go_shape(item, sub) if sub is not None else item
-            elif always:
-                out[key] = None
+        for key, mode, sub in shape:
+            item = value.get(key)
+            if item is None:
+                if mode == "always":
+                    out[key] = None
+            elif mode != "slice" or item not in ([], {}):
+                out[key] = _go_shape(item, sub) if sub is not None else item
         return out
     return value
 
@@ -227,7 +230,7 @@ def _drop_nulls(value: Any) -> Any:
 
 def _meta(obj: Mapping[str, Any]) -> Obj:
     meta = obj.get("metadata")
-    return copy.deepcopy(meta) if isinstance(meta, Mapping) else {}
+    return copy.deepcopy(dict(meta)) if isinstance(meta, Mapping) else {}
 
 
 def _annotations(meta: Obj) -> Obj:
@@ -414,18 +417,25 @@ def v1beta1_to_hub(obj: Mapping[str, Any]) -> Obj:
         hub["corsPolicy"] = _cors_v1_to_v2(spec["corsPolicy"])
     if isinstance(spec.get("host"), str):
         hub["hosts"] = [spec["host"]]
-    rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
+    raw_rules = spec.get("rules")
+    rules: list[Any] = raw_rules if isinstance(raw_rules, list) else []
     if _rules_convertible(rules):
         v2_rules = _map(obj.get("metadata")).get("annotations") or {}
         raw = v2_rules.get(V2ALPHA1_RULES_ANNOTATION) if isinstance(v2_rules, Mapping) else None
-        if raw is not None and annotations.get(ORIGINAL) in ("v2", "v2alpha1"):
-            try:
-                hub["rules"] = json.loads(raw)
-            except (TypeError, ValueError) as exc:
-                raise ConversionError(f"annotation {V2ALPHA1_RULES_ANNOTATION} is not JSON: {exc}") from None
+        annotated = _json_list(raw) if annotations.get(ORIGINAL) in ("v2", "v2alpha1") else None
+        if annotated is not None:
+            hub["rules"] = annotated
         elif rules:
             hub["rules"] = [_convert_rule(_map(r)) for r in rules]
     return _object(HUB, meta, _drop_nulls(hub), status)
+
+
+def _json_list(raw: Any) -> list[Any] | None:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
 
 
 def hub_to_v1beta1(obj: Mapping[str, Any]) -> Obj:
@@ -449,19 +459,19 @@ def hub_to_v1beta1(obj: Mapping[str, Any]) -> Obj:
     spec: Obj = {}
     annotations = _map(meta.get("annotations"))
     if annotations.get(ORIGINAL) == "v1beta1":
-        spec = _v1beta1_spec_of(annotations)
+        spec = _v1beta1_spec_of(annotations) or {}
     return _object("v1beta1", meta, _drop_nulls(spec), status)
 
 
-def _v1beta1_spec_of(annotations: Mapping[str, Any]) -> Obj:
+def _v1beta1_spec_of(annotations: Mapping[str, Any]) -> Obj | None:
+    """The spec of the ``v1beta1-spec`` annotation; ``None`` when it is missing or not a JSON object
+    (the original fails the whole conversion, so one edited annotation breaks listing every APIRule)."""
     raw = annotations.get(V1BETA1_SPEC)
     try:
-        spec = json.loads(raw if isinstance(raw, str) else "")
-    except ValueError as exc:
-        raise ConversionError(f"annotation {V1BETA1_SPEC}: {exc}") from None
-    if not isinstance(spec, dict):
-        raise ConversionError(f"annotation {V1BETA1_SPEC} is not a JSON object")
-    return spec
+        spec = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    return spec if isinstance(spec, dict) else None
 
 
 # ---- v2 <-> hub --------------------------------------------------------------------------------------
@@ -483,8 +493,8 @@ def hub_to_v2(obj: Mapping[str, Any]) -> Obj:
     meta = _meta(obj)
     spec = copy.deepcopy(_map(obj.get("spec")))
     annotations = _map(meta.get("annotations"))
-    if spec.get("gateway") is None and annotations.get(ORIGINAL) == "v1beta1":
-        v1 = _v1beta1_spec_of(annotations)
+    v1 = _v1beta1_spec_of(annotations) if annotations.get(ORIGINAL) == "v1beta1" else None
+    if spec.get("gateway") is None and v1 is not None:
         gateway = _converted_gateway(v1.get("gateway"), "")  # the original's empty namespace
         spec.pop("gateway", None)
         if gateway is not None:

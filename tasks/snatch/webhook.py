@@ -356,15 +356,22 @@ def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: i
                           webhook_config_name=webhook_config_name)
 
     async def main() -> None:
+        import webhooks
+
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, done.set)
+        others = webhooks.load()  # listeners of other domains served by this process (own certificates)
         try:
             await server.start()
+            for listener in others:
+                await listener.start()
             await done.wait()
             log.info("webhook stopping")
         finally:
+            for listener in reversed(others):
+                await listener.stop()
             await server.stop()
 
     asyncio.run(main())
