@@ -15,6 +15,7 @@ QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "sna
 #: Modules that register controllers (``workers.controller.registry``) when imported.
 DOMAIN_MODULES: tuple[str, ...] = (
     "tasks.apigateway.controller",
+    "tasks.apigateway.certificate_controller",
     "tasks.nginx.controller",
     "tasks.snatch.controller",
 )

@@ -17,7 +17,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tasks.apigateway.install import APIRULE_CRD
+from tasks.apigateway.install import load_crds
 from tests.fixtures.devapi import real_cluster
 from tests.fixtures.processes import wait_for
 
@@ -32,7 +32,7 @@ SPEC = {"hosts": ["shop.example.com"], "service": {"name": "shop", "port": 80}, 
 @pytest.fixture
 def apirules(kube_client: client.ApiClient) -> client.CustomObjectsApi:
     ext = client.ApiextensionsV1Api(kube_client)
-    ext.create_custom_resource_definition(yaml.safe_load(APIRULE_CRD.read_text()))
+    ext.create_custom_resource_definition(load_crds(istio=False)[0])
     custom = client.CustomObjectsApi(kube_client)
     wait_for(lambda: _served(custom), timeout=10, message="APIRule CRD not served")
     return custom
@@ -119,13 +119,13 @@ def test_a_metadata_only_update_of_an_object_stored_before_the_schema_is_accepte
     """Ratcheting: the controller can still add its finalizer to an object that is invalid today."""
     ext = client.ApiextensionsV1Api(kube_client)
     crd = ext.read_custom_resource_definition(f"{PLURAL}.{GROUP}").to_dict()
-    loose = yaml.safe_load(APIRULE_CRD.read_text())
+    loose = load_crds(istio=False)[0]
     for version in loose["spec"]["versions"]:
         version["schema"] = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     loose["metadata"]["resourceVersion"] = crd["metadata"]["resource_version"]
     ext.replace_custom_resource_definition(f"{PLURAL}.{GROUP}", loose)
     apirules.create_namespaced_custom_object(GROUP, "v2", "default", PLURAL, body({"hosts": "not a list"}, "old"))
-    strict = yaml.safe_load(APIRULE_CRD.read_text())
+    strict = load_crds(istio=False)[0]
     strict["metadata"]["resourceVersion"] = ext.read_custom_resource_definition(
         f"{PLURAL}.{GROUP}").metadata.resource_version
     ext.replace_custom_resource_definition(f"{PLURAL}.{GROUP}", strict)

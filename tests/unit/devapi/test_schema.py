@@ -8,14 +8,13 @@ import functools
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubedev.errors import ApiError
 from kubedev.schema import FieldError, Schema, aggregate, go_float
 from kubedev.store import Store
-from tasks.apigateway.install import APIRULE_CRD
+from tasks.apigateway.install import load_crds
 
 Obj = dict[str, Any]
 
@@ -203,7 +202,7 @@ def apirule_store() -> Store:
     store = Store()
     crd_rt = store.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     assert crd_rt is not None
-    store.create(crd_rt, None, yaml.safe_load(APIRULE_CRD.read_text()))
+    store.create(crd_rt, None, load_crds(istio=False)[0])
     return store
 
 
@@ -375,7 +374,7 @@ def test_unknown_fields_are_pruned(pair: tuple[Obj, Any], data: st.DataObject) -
 
 @functools.cache
 def _v2_schema() -> Schema:
-    return Schema.compile(yaml.safe_load(APIRULE_CRD.read_text())["spec"]["versions"][2]["schema"]["openAPIV3Schema"])
+    return Schema.compile(load_crds(istio=False)[0]["spec"]["versions"][2]["schema"]["openAPIV3Schema"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
