@@ -207,10 +207,10 @@ class RuleOutcome:
 
 def evaluate(rule: CompiledRule, value: Any, old: Any = None, has_old: bool = False) -> RuleOutcome:
     """Evaluate ``rule`` with ``self = value`` (and ``oldSelf = old`` when ``has_old``). Never raises."""
-    activation: dict[str, Any] = {"self": to_cel(value)}
-    if has_old:
-        activation["oldSelf"] = to_cel(old)
     try:
+        activation: dict[str, Any] = {"self": to_cel(value)}
+        if has_old:
+            activation["oldSelf"] = to_cel(old)
         result = rule.program.evaluate(activation)
     except Exception as exc:
         return RuleOutcome(False, _short(exc), error=True)

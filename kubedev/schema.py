@@ -260,6 +260,14 @@ def _format_ok(fmt: str, value: str) -> bool:
     return True  # formats not checked here (hostname, uri, ...) accept everything
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass
 class Node:
     """One compiled schema node (see :meth:`Schema.compile`)."""
@@ -293,7 +301,8 @@ class Node:
         node.int_or_string = bool(raw.get("x-kubernetes-int-or-string"))
         node.preserve_unknown = bool(raw.get("x-kubernetes-preserve-unknown-fields"))
         node.embedded = bool(raw.get("x-kubernetes-embedded-resource"))
-        for name, sub in (raw.get("properties") or {}).items():
+        properties = raw.get("properties")
+        for name, sub in (properties.items() if isinstance(properties, Mapping) else ()):
             if isinstance(sub, Mapping):
                 node.properties[str(name)] = cls.build(sub)
         additional = raw.get("additionalProperties")
@@ -303,25 +312,27 @@ class Node:
             node.additional_any = True
         if isinstance(raw.get("items"), Mapping):
             node.items = cls.build(raw["items"])
-        node.required = tuple(str(r) for r in raw.get("required") or ())
+        required = raw.get("required")
+        node.required = tuple(str(r) for r in required) if isinstance(required, list) else ()
         if "default" in raw:
             node.default = raw["default"]
         if isinstance(raw.get("pattern"), str):
             node.pattern = _compile_pattern(raw["pattern"])
-        for entry in raw.get("x-kubernetes-validations") or ():
+        rules = raw.get("x-kubernetes-validations")
+        for entry in rules if isinstance(rules, list) else ():
             if not isinstance(entry, Mapping):
                 continue
             try:
                 node.rules.append(cel.compile_rule(entry))
             except cel.CelError as exc:
                 node.rules.append(exc)
-        node.all_of = [cls.build(s) for s in raw.get("allOf") or () if isinstance(s, Mapping)]
-        node.any_of = [cls.build(s) for s in raw.get("anyOf") or () if isinstance(s, Mapping)]
-        node.one_of = [cls.build(s) for s in raw.get("oneOf") or () if isinstance(s, Mapping)]
+        node.all_of = [cls.build(s) for s in _list(raw.get("allOf")) if isinstance(s, Mapping)]
+        node.any_of = [cls.build(s) for s in _list(raw.get("anyOf")) if isinstance(s, Mapping)]
+        node.one_of = [cls.build(s) for s in _list(raw.get("oneOf")) if isinstance(s, Mapping)]
         if isinstance(raw.get("not"), Mapping):
             node.not_ = cls.build(raw["not"])
         node.list_type = str(raw.get("x-kubernetes-list-type") or "")
-        node.map_keys = tuple(str(k) for k in raw.get("x-kubernetes-list-map-keys") or ())
+        node.map_keys = tuple(str(k) for k in _list(raw.get("x-kubernetes-list-map-keys")))
         return node
 
     @property
@@ -503,9 +514,9 @@ def _errors_of(node: Node, value: Any, path: Path) -> list[FieldError]:
 
 def _validate_string(node: Node, value: str, name: str, fld: str, errors: list[FieldError]) -> None:
     raw = node.raw
-    if isinstance(raw.get("maxLength"), int) and len(value) > raw["maxLength"]:
+    if _int(raw.get("maxLength")) and len(value) > raw["maxLength"]:
         errors.append(FieldError("FieldValueTooLong", fld, OMIT, f"may not be longer than {raw['maxLength']}"))
-    if isinstance(raw.get("minLength"), int) and len(value) < raw["minLength"]:
+    if _int(raw.get("minLength")) and len(value) < raw["minLength"]:
         errors.append(FieldError("FieldValueInvalid", fld, value,
                                  f"{name} in body should be at least {raw['minLength']} chars long"))
     if isinstance(raw.get("pattern"), str) and (node.pattern is None or not node.pattern.search(value)):
@@ -550,9 +561,9 @@ def _validate_number(node: Node, value: float, name: str, fld: str, errors: list
 def _validate_array(node: Node, value: list[Any], old: Any, has_old: bool, path: Path, name: str, fld: str,
                     errors: list[FieldError]) -> None:
     raw = node.raw
-    if isinstance(raw.get("maxItems"), int) and len(value) > raw["maxItems"]:
+    if _int(raw.get("maxItems")) and len(value) > raw["maxItems"]:
         errors.append(FieldError("FieldValueTooMany", fld, len(value), f"must have at most {raw['maxItems']} items"))
-    if isinstance(raw.get("minItems"), int) and len(value) < raw["minItems"]:
+    if _int(raw.get("minItems")) and len(value) < raw["minItems"]:
         errors.append(FieldError("FieldValueInvalid", fld, len(value),
                                  f"{name} in body should have at least {raw['minItems']} items"))
     if node.items is not None:
@@ -580,10 +591,10 @@ def _validate_array(node: Node, value: list[Any], old: Any, has_old: bool, path:
 def _validate_object(node: Node, value: Mapping[str, Any], old: Any, has_old: bool, path: Path, name: str,
                      fld: str, errors: list[FieldError]) -> None:
     raw = node.raw
-    if isinstance(raw.get("maxProperties"), int) and len(value) > raw["maxProperties"]:
+    if _int(raw.get("maxProperties")) and len(value) > raw["maxProperties"]:
         errors.append(FieldError("FieldValueTooMany", fld, len(value),
                                  f"must have at most {raw['maxProperties']} items"))
-    if isinstance(raw.get("minProperties"), int) and len(value) < raw["minProperties"]:
+    if _int(raw.get("minProperties")) and len(value) < raw["minProperties"]:
         errors.append(FieldError("FieldValueInvalid", fld, len(value),
                                  f"{name} in body should have at least {raw['minProperties']} properties"))
     for req in node.required:

@@ -71,9 +71,10 @@ class Outcome:
     written: tuple[str, ...] = ()
 
 
-def ensure_certificate(kube: Any) -> Outcome:
-    """One reconcile's work (also ``reconcilery up``'s start-up step). Raises :class:`CertificateError`
-    (a CRD without conversion client config) and ``kube.ApiError``."""
+def ensure_certificate(kube: Any, bits: int | None = None) -> Outcome:
+    """One reconcile's work (also ``reconcilery up``'s start-up step); ``bits``: RSA key size of a new
+    pair (default :func:`key_size`). Raises :class:`CertificateError` (a CRD without conversion client
+    config) and ``kube.ApiError``."""
     crd = kube.get(resources.CRD, certificate.APIRULE_CRD)
     if not _conversion_webhook(crd):
         log.info("APIRule CRD has no conversion webhook; no certificate needed crd=%s", certificate.APIRULE_CRD)
@@ -88,7 +89,7 @@ def ensure_certificate(kube: Any) -> Outcome:
     except CertificateError as exc:
         reason = str(exc)
         log.info("certificate verification did not succeed, renewing secret=%s/%s error=%s", namespace, name, reason)
-        pair = certificate.generate(key_size=key_size())
+        pair = certificate.generate(key_size=bits or key_size())
         _write_secret(kube, secret, pair)
         cert_pem, renewed = pair.cert_pem, True
         log.info("certificate renewed secret=%s/%s not_after=%s", namespace, name,

@@ -22,11 +22,10 @@ from kubernetes.client.rest import ApiException
 
 from kube import Kube, resources
 from tasks.apigateway import certificate
-from tasks.apigateway.certificate_controller import ensure_certificate
 from tasks.apigateway.install import install_crds
 from tasks.apigateway.webhook import ConversionWebhook
 from tests.fixtures.devapi import real_cluster
-from tests.fixtures.processes import wait_for
+from tests.integration.apigateway.conftest import conversion_webhook
 from webhooks import ThreadedListener
 
 pytestmark = [pytest.mark.integration,
@@ -70,28 +69,12 @@ class Versions:
 
 
 @pytest.fixture
-def versions(kube_client: client.ApiClient, monkeypatch: pytest.MonkeyPatch) -> Iterator[Versions]:
-    monkeypatch.setenv("RECONCILERY_APIGATEWAY_CERT_KEY_BITS", "2048")
+def versions(kube_client: client.ApiClient) -> Iterator[Versions]:
     kube = Kube(kube_client, timeout=10.0)
     install_crds(kube, istio=False, conversion=True)
-    for ns in ("kyma-system", NS):
-        kube.create(resources.NAMESPACE, {"metadata": {"name": ns}})
-    assert ensure_certificate(kube).renewed  # what `reconcilery up` does at start-up (the original's init)
-    namespace, name = certificate.SECRET
-    listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
-                                                  host="127.0.0.1", port=0, poll_interval=0.2)).start()
-    try:
-        port = listener.listener.port
-        kube.create(resources.SERVICE, {"metadata": {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"},
-                                        "spec": {"ports": [{"name": "https-convert", "port": 9443,
-                                                            "targetPort": port}]}})
-        kube.create(resources.ENDPOINTS, {"metadata": {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"},
-                                          "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                                       "ports": [{"name": "https-convert", "port": port}]}]})
-        wait_for(lambda: listener.listener.ready, timeout=10, message="conversion webhook has no certificate")
+    kube.create(resources.NAMESPACE, {"metadata": {"name": NS}})
+    with conversion_webhook(kube) as listener:
         yield Versions(kube, client.CustomObjectsApi(kube_client), listener)
-    finally:
-        listener.stop()
 
 
 def test_v1beta1_object_reads_in_every_version(versions: Versions) -> None:

@@ -389,3 +389,28 @@ def test_arbitrary_json_never_raises(spec: Any) -> None:
         obj, _ = schema.normalize({"spec": candidate, "status": spec})
         errors = schema.validate(obj)
         assert all(isinstance(e, FieldError) and str(e) for e in errors)
+
+
+_KEYWORDS = st.sampled_from(["type", "properties", "items", "required", "enum", "pattern", "minimum", "maximum",
+                             "exclusiveMinimum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems",
+                             "nullable", "default", "format", "allOf", "anyOf", "oneOf", "not",
+                             "additionalProperties", "x-kubernetes-int-or-string",
+                             "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+                             "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-validations"])
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=True) | st.sampled_from(
+        ["string", "integer", "object", "array", "number", "boolean", "date-time", "set", "map", "^[a-z]+$", "(",
+         "self.size() > 1", "self == oldSelf", "has(self.a)", "a"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYWORDS | st.text(max_size=3), inner, max_size=4)
+    | st.builds(lambda rule, msg: [{"rule": rule, "messageExpression": msg}], inner, inner),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYWORDS, _VALUES, max_size=6), _VALUES, _VALUES)
+def test_arbitrary_schemas_and_objects_never_raise(node: Obj, value: Any, old: Any) -> None:
+    """Whatever a CRD declares and a client sends, the validator answers with errors, never an exception."""
+    schema = schema_of(node)
+    obj, _ = schema.normalize({"spec": value})
+    for previous in (None, {"spec": old}):
+        assert all(str(e) for e in schema.validate(obj, previous))
