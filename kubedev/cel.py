@@ -29,6 +29,8 @@ from typing import Any
 import celpy
 from celpy import celtypes
 
+from kubedev.celfast import Fallback, compile_fast
+
 __all__ = ["CelError", "CompiledRule", "RuleOutcome", "compile_rule", "evaluate", "to_cel"]
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
@@ -163,6 +165,8 @@ class CompiledRule:
     #: The members of ``self`` (and ``oldSelf``) the rule reads, when it reads nothing else of them
     #: (only ``self.<name>`` without a call): its result then depends on those members alone.
     members: frozenset[str] | None = None
+    #: The rule compiled to Python (:mod:`kubedev.celfast`) when it stays in that subset.
+    fast: Callable[[Any, Any, bool], Any] | None = None
 
 
 _ENV_LOCK = threading.Lock()
@@ -186,7 +190,7 @@ def compile_rule(entry: Mapping[str, Any]) -> CompiledRule:
                         message_program=message_program, transition=bool(_OLD_SELF.search(rule)),
                         reason=str(entry.get("reason") or "FieldValueInvalid"),
                         field_path=str(entry.get("fieldPath") or ""),
-                        members=_members(rule + " " + message_text))
+                        members=_members(rule + " " + message_text), fast=compile_fast(rule))
 
 
 _SELF_USE = re.compile(r"\b(?:self|oldSelf)\b(?:\.([A-Za-z_][A-Za-z0-9_]*))?(\s*\()?")
@@ -263,6 +267,15 @@ def evaluate(rule: CompiledRule, value: Any, old: Any = None, has_old: bool = Fa
 
 
 def _evaluate(rule: CompiledRule, value: Any, old: Any, has_old: bool) -> RuleOutcome:
+    if rule.fast is not None:
+        try:
+            result = rule.fast(value, old, has_old)
+        except Fallback:
+            result = None
+        if result is True:
+            return RuleOutcome(True)
+        if result is False and rule.message_program is None:
+            return RuleOutcome(False, rule.message or f"failed rule: {rule.rule}")
     try:
         activation: dict[str, Any] = {"self": to_cel(value)}
         if has_old:
