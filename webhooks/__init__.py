@@ -7,6 +7,6 @@ registered listener and starts and stops them with its own. The same listeners r
 ``reconcilery up`` with :class:`ThreadedListener`. Lower layer: imports no domain.
 """
 
-from webhooks.listeners import MODULES, Listener, ThreadedListener, factories, load, register
+from webhooks.listeners import MODULES, Listener, ThreadedListener, factories, load, register, start_all
 
-__all__ = ["MODULES", "Listener", "ThreadedListener", "factories", "load", "register"]
+__all__ = ["MODULES", "Listener", "ThreadedListener", "factories", "load", "register", "start_all"]

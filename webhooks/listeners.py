@@ -26,7 +26,8 @@ class Listener(Protocol):
     async def stop(self) -> None: ...
 
 
-Factory = Callable[[], "Listener | None"]
+#: ``factory(host=..., kubeconfig=...)``: the webhook process's listen address and kubeconfig.
+Factory = Callable[..., "Listener | None"]
 _factories: dict[str, Factory] = {}
 
 
@@ -41,16 +42,32 @@ def factories() -> dict[str, Factory]:
     return dict(_factories)
 
 
-def load(modules: tuple[str, ...] = MODULES) -> list[Listener]:
-    """Import ``modules`` and build every registered listener (disabled ones are left out)."""
+def load(modules: tuple[str, ...] = MODULES, **options: Any) -> list[Listener]:
+    """Import ``modules`` and build every registered listener with ``options`` (``host``,
+    ``kubeconfig``); disabled ones are left out."""
     for name in modules:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name is None or not name.startswith(exc.name):
                 raise
-    built = [factory() for factory in _factories.values()]
+    built = [factory(**options) for factory in _factories.values()]
     return [listener for listener in built if listener is not None]
+
+
+async def start_all(listeners: list[Listener]) -> list[Listener]:
+    """Start each listener; one that cannot (a port in use) is logged and left out, so the process
+    keeps serving the others. Returns the started ones."""
+    started: list[Listener] = []
+    for listener in listeners:
+        try:
+            await listener.start()
+        except OSError as exc:
+            log.error("webhook listener not started name=%s error=%s", listener.name, exc)
+            await listener.stop()
+            continue
+        started.append(listener)
+    return started
 
 
 class ThreadedListener:

@@ -15,9 +15,10 @@ Kubernetes API and polls it (``poll_interval``), loading a new pair into the liv
 place; until a pair is loaded TLS handshakes fail and ``ready`` is false.
 
 The listener registers with :mod:`webhooks`, so ``reconcilery webhook`` serves it next to the Snatch
-webhook. Settings (environment): ``RECONCILERY_APIGATEWAY_WEBHOOK_PORT`` (9444; ``-1`` disables it),
-``RECONCILERY_APIGATEWAY_WEBHOOK_HOST`` (``0.0.0.0``), ``RECONCILERY_APIGATEWAY_CERT_POLL_SECONDS``
-(10).
+webhook (on the process's ``--host`` and with its ``--kubeconfig``). Settings (environment):
+``RECONCILERY_APIGATEWAY_WEBHOOK_PORT`` (9444; ``-1`` disables it), ``RECONCILERY_APIGATEWAY_WEBHOOK_HOST``
+(overrides ``--host``), ``RECONCILERY_APIGATEWAY_CERT_POLL_SECONDS`` (10). A port that cannot be bound
+is logged and the process keeps serving the Snatch webhook.
 """
 
 from __future__ import annotations
@@ -239,7 +240,11 @@ class ConversionWebhook:
         runner = web.AppRunner(conversion_app(), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, ssl_context=self.certificate.context, shutdown_timeout=5.0)
-        await site.start()
+        try:
+            await site.start()
+        except OSError:
+            await runner.cleanup()
+            raise
         self._runner = runner
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
@@ -269,7 +274,12 @@ def build(kubeconfig: str | None = None, host: str | None = None, port: int | No
           poll_interval: float | None = None) -> ConversionWebhook | None:
     """The listener with the process settings (``None`` when ``RECONCILERY_APIGATEWAY_WEBHOOK_PORT``
     is negative). ``kubeconfig`` ``None``: the local cluster (:func:`kube.client_for`)."""
-    port = int(os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_PORT", DEFAULT_PORT)) if port is None else port
+    if port is None:
+        try:
+            port = int(os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_PORT", DEFAULT_PORT))
+        except ValueError:
+            log.error("RECONCILERY_APIGATEWAY_WEBHOOK_PORT is not a number; conversion webhook disabled")
+            return None
     if port < 0:
         return None
 
@@ -283,7 +293,7 @@ def build(kubeconfig: str | None = None, host: str | None = None, port: int | No
 
     return ConversionWebhook(
         _secret_reader(kube_factory),
-        host=host or os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_HOST", "0.0.0.0"),
+        host=os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_HOST") or host or "0.0.0.0",
         port=port,
         poll_interval=poll_interval if poll_interval is not None else float(
             os.environ.get("RECONCILERY_APIGATEWAY_CERT_POLL_SECONDS", "10")),

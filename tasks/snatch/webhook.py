@@ -362,11 +362,11 @@ def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: i
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, done.set)
-        others = webhooks.load()  # listeners of other domains served by this process (own certificates)
+        # listeners of other domains served by this process (their own certificates)
+        others = webhooks.load(host=host, kubeconfig=kubeconfig)
         try:
             await server.start()
-            for listener in others:
-                await listener.start()
+            others = await webhooks.start_all(others)
             await done.wait()
             log.info("webhook stopping")
         finally:
