@@ -67,7 +67,7 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
 
 
 #: Modules whose ``REGISTRATIONS`` list the domains' watches.
-WATCH_MODULES = ("watchers.apigateway", "watchers.nginx", "watchers.snatch")
+WATCH_MODULES = ("watchers.apigateway", "watchers.apigateway_certificate", "watchers.nginx", "watchers.snatch")
 
 
 def load_registrations() -> list[Any]:

@@ -98,6 +98,7 @@ class LocalRuntime:
             for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
                                 ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
                 self.env[name] = os.environ.setdefault(name, value)
+            self._start_conversion_webhook()
         self._start_nginx_standins()
         self._start_webhook()
         self._start_processes()
@@ -143,7 +144,45 @@ class LocalRuntime:
     def _apply_crds(self) -> None:
         from tasks.apigateway.install import install_crds
 
-        install_crds(self._kube(), istio=True)
+        install_crds(self._kube(), istio=True, conversion=True)
+
+    def _start_conversion_webhook(self) -> None:
+        """The APIRule conversion webhook in this process, as the dev API server reaches it: the
+        certificate Secret and caBundle first (the original's init step; the ``apigateway-certificate``
+        controller renews them later), then the listener, then the Service
+        ``kyma-system/api-gateway-webhook-service`` with Endpoints on loopback."""
+        from kube import resources
+        from tasks.apigateway import certificate
+        from tasks.apigateway.certificate_controller import ensure_certificate
+        from tasks.apigateway.webhook import ConversionWebhook
+        from webhooks import ThreadedListener
+
+        kube = self._kube()
+        # the applied Namespaces first, with their labels (the Snatch webhook's namespace cache sees them
+        # from its start), then kyma-system for the certificate Secret if none of them is it
+        discovery = Discovery(kube)
+        for doc in self.documents:
+            if doc.get("apiVersion") == "v1" and doc.get("kind") == "Namespace":
+                apply(kube, discovery, json.loads(json.dumps(doc)))
+        if kube.get(resources.NAMESPACE, "kyma-system") is None:
+            kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
+        ensure_certificate(kube)
+        namespace, name = certificate.SECRET
+        listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
+                                                      host="127.0.0.1", port=0, poll_interval=2.0)).start()
+        self._stops.append(listener.stop)
+        webhook = listener.listener
+        meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
+        kube.create(resources.SERVICE, {"metadata": meta, "spec": {
+            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
+        kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
+            "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
+        deadline = time.monotonic() + 30
+        while not webhook.ready and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.endpoints["conversion_webhook"] = webhook.url
+        console.print(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
+                      f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
 
     def _start_nginx_standins(self) -> None:
         """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,

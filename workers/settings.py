@@ -17,6 +17,7 @@ DOMAIN_MODULES: tuple[str, ...] = (
     "tasks.apigateway.controller",
     "tasks.apigateway.operator.controller",
     "tasks.apigateway.ratelimit.controller",
+    "tasks.apigateway.certificate_controller",
     "tasks.nginx.controller",
     "tasks.snatch.controller",
 )

@@ -37,29 +37,46 @@ ISTIO = tuple(_resource(k) for k in (model.GATEWAY, model.VIRTUAL_SERVICE, model
                                      model.REQUEST_AUTHENTICATION, model.ENVOY_FILTER))
 
 
-def load_crds(istio: bool = True, gardener: bool = False) -> list[dict[str, Any]]:
+def load_crds(istio: bool = True, gardener: bool = False, conversion: bool = False) -> list[dict[str, Any]]:
     """The CRD manifests: our own, then (``istio=True``) the Istio stand-ins, then (``gardener=True``)
-    the Gardener stand-ins (Certificate, DNSEntry)."""
+    the Gardener stand-ins (Certificate, DNSEntry).
+
+    ``conversion=False`` replaces the APIRule CRD's conversion webhook by ``strategy: None``, for
+    clusters that do not run the conversion webhook (the tests and the benchmark: v2 and v2alpha1
+    have the same schema, so a dev API server then only relabels objects; v1beta1 objects are not
+    converted).
+    """
     paths = [*OWN_CRDS, *([ISTIO_CRDS] if istio else []), *([GARDENER_CRDS] if gardener else [])]
     docs: list[dict[str, Any]] = []
     for path in paths:
         docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    if not conversion:
+        docs[0]["spec"]["conversion"] = {"strategy": "None"}
     return docs
 
 
-def install_crds(kube: Kube, istio: bool = True, timeout: float = 30.0, gardener: bool = False) -> None:
+def _ca_bundle(crd: dict[str, Any] | None) -> Any:
+    webhook = (((crd or {}).get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+    return (webhook.get("clientConfig") or {}).get("caBundle")
+
+
+def install_crds(kube: Kube, istio: bool = True, timeout: float = 30.0, gardener: bool = False,
+                 conversion: bool = False) -> None:
     """Create (or replace) the CRDs and wait until their kinds are served.
 
     ``istio=False`` on clusters where Istio is installed (never replace Istio's own CRDs); likewise
-    ``gardener=True`` only where Gardener's are not. Raises ``TimeoutError`` when a kind is not served
-    within ``timeout`` seconds, ``kube.ApiError`` on failures.
+    ``gardener=True`` only where Gardener's are not; ``conversion`` see :func:`load_crds` (a caBundle
+    already in the cluster is kept). Raises ``TimeoutError`` when a kind is not served within
+    ``timeout`` seconds, ``kube.ApiError`` on failures.
     """
-    for crd in load_crds(istio, gardener):
+    for crd in load_crds(istio, gardener, conversion):
         name = crd["metadata"]["name"]
         current = kube.get(resources.CRD, name)
         if current is None:
             kube.create(resources.CRD, crd)
         else:
+            if conversion and _ca_bundle(current) and not _ca_bundle(crd):
+                crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = _ca_bundle(current)
             crd = {**crd, "metadata": {**crd["metadata"],
                                        "resourceVersion": current["metadata"]["resourceVersion"]}}
             kube.replace(resources.CRD, crd)

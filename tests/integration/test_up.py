@@ -41,7 +41,8 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert proc.returncode == 0, out + "".join(p.read_text()[-2000:] for p in (state / "logs").glob("*.log"))
 
     endpoints = json.loads((state / "endpoints.json").read_text())
-    assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca"} <= set(endpoints)
+    assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca", "conversion_webhook"} <= set(
+        endpoints)
     assert len(endpoints["nginx_plus"]) == 2 and Path(endpoints["webhook_ca"]).is_file()
     assert "server:" in (state / "kubeconfig").read_text()
 
@@ -57,5 +58,5 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
 
     # every process and server it started is gone
     for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["flower"], *endpoints["nginx_plus"],
-                endpoints["webhook"]):
+                endpoints["webhook"], endpoints["conversion_webhook"]):
         assert _closed(url), f"{url} still open after up exited"
