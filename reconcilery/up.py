@@ -338,6 +338,8 @@ class LocalRuntime:
             if obj.get("kind") not in STATUS_KINDS:
                 continue
             group, _, version = obj["apiVersion"].rpartition("/")
+            if obj["kind"] == "APIRule":
+                version = "v2alpha1"  # the hub: its status has a state whatever version was applied
             namespaced = obj["kind"] != "APIGateway"
             res = Resource(group, version, f"{obj['kind'].lower()}s", obj["kind"], namespaced)
             meta = obj["metadata"]

@@ -87,7 +87,9 @@ AUTHORIZATION_POLICY = Kind("security.istio.io", "v1beta1", "AuthorizationPolicy
 REQUEST_AUTHENTICATION = Kind("security.istio.io", "v1beta1", "RequestAuthentication", "requestauthentications")
 ORY_RULE = Kind("oathkeeper.ory.sh", "v1alpha1", "Rule", "rules")
 EXTERNAL_GATEWAY = Kind(GROUP, "v1alpha1", "ExternalGateway", "externalgateways")
-APIRULE = Kind(GROUP, "v2", KIND, PLURAL)
+#: The version the controllers read and write: the storage version (the conversion hub), as the
+#: original does, so their own writes never go through the conversion webhook.
+APIRULE = Kind(GROUP, "v2alpha1", KIND, PLURAL)
 ENVOY_FILTER = Kind("networking.istio.io", "v1alpha3", "EnvoyFilter", "envoyfilters")
 RATELIMIT = Kind(GROUP, "v1alpha1", "RateLimit", "ratelimits")
 APIGATEWAY = Kind("operator.kyma-project.io", "v1alpha1", "APIGateway", "apigateways")

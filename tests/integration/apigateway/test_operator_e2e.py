@@ -24,9 +24,10 @@ from cryptography import x509
 
 from kube import Resource, events, resources
 from tasks.apigateway import reads
+from tasks.apigateway.install import install_crds
 from tests.fixtures.platform import Platform
 from tests.fixtures.processes import wait_for
-from tests.integration.apigateway.conftest import AGW, ROOT
+from tests.integration.apigateway.conftest import AGW, ROOT, conversion_webhook
 
 pytestmark = pytest.mark.integration
 
@@ -158,6 +159,14 @@ def test_ratelimit_waits_for_the_apigateway_then_writes_its_envoy_filter(agw: AG
 
 
 def test_v1beta1_apirule_through_the_istio_handler(agw: AGW, platform: Callable[..., Platform]) -> None:
+    """As in a cluster, v1beta1 objects reach the controller (which reads v2) through the conversion webhook."""
+    kube = agw.kube
+    install_crds(kube, istio=True, conversion=True)
+    with conversion_webhook(kube):
+        _v1beta1_through_the_istio_handler(agw, platform)
+
+
+def _v1beta1_through_the_istio_handler(agw: AGW, platform: Callable[..., Platform]) -> None:
     plat = start(platform)
     kube = agw.kube
     legacy = docs(EXAMPLES / "30-v1beta1.yaml")[0]
