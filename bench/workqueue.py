@@ -59,27 +59,38 @@ def enqueue_rates(wq: Any, r: redis.Redis, n: int, burst: int) -> list[str]:
     ]
 
 
+_LOADED_SERVER = """
+import sys, time
+from kubedev import DevAPIServer
+server = DevAPIServer(port={port}).start()
+store = server.store
+store.create(store.registry.lookup("", "v1", "namespaces"), None, {{"metadata": {{"name": "bench"}}}})
+rt = store.registry.lookup("", "v1", "configmaps")
+t0 = time.perf_counter()
+for i in range({n}):
+    store.create(rt, "bench", {{"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {{"name": f"cm{{i}}", "namespace": "bench"}}, "data": {{"k": "v" * 64}}}})
+print(f"ready {{time.perf_counter() - t0:.1f}}", flush=True)
+time.sleep(3600)
+"""
+
+
 def initial_list(wq: Any, r: redis.Redis, n: int) -> list[str]:
-    """The watch engine's initial list of ``n`` ConfigMaps from the dev API server, mapped to keys and
-    enqueued in batches; timed from the engine's start until every key waits in Redis."""
+    """The watch engine's initial list of ``n`` ConfigMaps from a dev API server in its own process,
+    mapped to keys and enqueued in batches; timed from the engine's start until every key waits in Redis."""
     from kube import Kube, resources
     from kube.kubeconfig import from_kubeconfig_dict
-    from kubedev import DevAPIServer
-    from kubedev.server import kubeconfig_dict
+    from kubedev import kubeconfig_dict
     from watchers.engine import WatchManager, WatchRegistration
     from workers.controller import Key
 
-    with DevAPIServer() as server:
-        rt = server.store.registry.lookup("", "v1", "configmaps")
-        ns_rt = server.store.registry.lookup("", "v1", "namespaces")
-        server.store.create(ns_rt, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
-        t0 = time.perf_counter()
-        for i in range(n):
-            server.store.create(rt, "bench", {"apiVersion": "v1", "kind": "ConfigMap",
-                                             "metadata": {"name": f"cm{i}", "namespace": "bench"},
-                                             "data": {"k": "v" * 64}})
-        load_s = time.perf_counter() - t0
-        kube = Kube(from_kubeconfig_dict(kubeconfig_dict(server.url)))
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", _LOADED_SERVER.format(port=port, n=n)], cwd=ROOT,
+                              stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert server.stdout is not None
+        load_s = float(server.stdout.readline().decode().split()[1])
+        kube = Kube(from_kubeconfig_dict(kubeconfig_dict(f"http://127.0.0.1:{port}")))
         reg = WatchRegistration(
             name="configmaps", resource=resources.CONFIGMAP, namespace=None, label_selector=None,
             map_event=lambda ev, _: [("bench-noop", Key(ev.cluster, ev.object["metadata"]["namespace"],
@@ -93,6 +104,8 @@ def initial_list(wq: Any, r: redis.Redis, n: int) -> list[str]:
         list_s = time.perf_counter() - t0
         manager.stop()
         kube.close()
+    finally:
+        stop_process(server)
     r.flushall()
     return [f"initial list of {n:,} objects enqueued (list + map + batched enqueue): {list_s:.2f} s "
             f"({n / list_s:,.0f} objects/s; loading them into the dev API server took {load_s:.1f} s)"]

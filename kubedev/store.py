@@ -24,6 +24,7 @@ listeners are called synchronously with the lock held.
 from __future__ import annotations
 
 import base64
+import bisect
 import copy
 import datetime
 import json
@@ -174,6 +175,9 @@ class Store:
         self._crd_by_key: dict[str, str] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
         self._labels = LabelIndex()
+        #: sorted (namespace, name) keys per (storage key, namespace or None), rebuilt after a create or
+        #: a delete of that storage key: paging through a long list is a bisect per page, not a scan
+        self._order: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
         #: CRD schemas enforced on custom objects (the one hook: :meth:`_admit_custom`).
         self.schemas = SchemaAdmission()
         self._bootstrap()
@@ -208,6 +212,7 @@ class Store:
             for key in list(self._listeners):
                 self._notify(StoreEvent(self._rv, "CLOSE", key, "", {}, None))
             self._objects.clear()
+            self._order.clear()
             self._labels.clear()
             self._crd_by_key.clear()
             self._dependents.clear()
@@ -273,8 +278,22 @@ class Store:
 
     def _put(self, key: str, ns: str, name: str, obj: Obj) -> None:
         """Store ``obj`` as ``ns/name`` of ``key``: the only write to ``_objects`` (keeps the label index)."""
-        self._bucket(key, ns)[name] = obj
+        bucket = self._bucket(key, ns)
+        if name not in bucket:
+            self._forget_order(key)
+        bucket[name] = obj
         self._labels.put(key, ns, name, obj)
+
+    def _forget_order(self, key: str) -> None:
+        for cached in [k for k in self._order if k[0] == key]:
+            del self._order[cached]
+
+    def _sorted_keys(self, key: str, namespace: str | None) -> list[tuple[str, str]]:
+        """``(namespace, name)`` of every object of ``key`` (in ``namespace``), sorted; cached."""
+        cached = self._order.get((key, namespace))
+        if cached is None:
+            cached = self._order[(key, namespace)] = [(ns, name) for ns, name, _ in self._iter(key, namespace)]
+        return cached
 
     def _find(self, key: str, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
@@ -316,19 +335,22 @@ class Store:
             remaining = 0
             last: tuple[str, str] | None = None
             indexed = indexable(labels)
-            found: Iterator[tuple[str, str, Obj]]
+            bucket = self._objects.get(rt.storage_key, {})
             if indexed:
-                scope = self._labels.candidates(rt.storage_key, ns, indexed)
-                bucket = self._objects.get(rt.storage_key, {})
-                found = ((o_ns, o_name, bucket[o_ns][o_name]) for o_ns, o_name in sorted(scope))
+                order = sorted(self._labels.candidates(rt.storage_key, ns, indexed))
             else:
-                found = self._iter(rt.storage_key, ns)
-            for obj_ns, name, obj in found:
-                if after is not None and (obj_ns, name) <= after:
-                    continue
-                if not predicate(obj):
+                order = self._sorted_keys(rt.storage_key, ns)
+            start = bisect.bisect_right(order, after) if after is not None else 0
+            unfiltered = not labels and not fields
+            for i in range(start, len(order)):
+                obj_ns, name = order[i]
+                obj = bucket[obj_ns][name]
+                if not unfiltered and not predicate(obj):
                     continue
                 if limit and len(items) >= limit:
+                    if unfiltered:  # every later object matches too
+                        remaining = len(order) - i
+                        break
                     remaining += 1
                     continue
                 items.append(obj)
@@ -669,6 +691,7 @@ class Store:
     def _remove(self, key: str, ns: str, name: str, final: Obj, previous: Obj) -> Obj:
         """Drop an object for good, emit DELETED, then finish whatever waited for it."""
         del self._objects[key][ns][name]
+        self._forget_order(key)
         self._labels.drop(key, ns, name)
         if not self._objects[key][ns]:
             del self._objects[key][ns]

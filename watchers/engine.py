@@ -189,6 +189,7 @@ class RegistrationWatcher:
         self.silence_timeout = silence_timeout
         self.healthy_after = healthy_after
         self._watch_opened: float | None = None
+        self._event_counters: dict[str, Any] = {}
         self.resource_version = ""
         self.listed = threading.Event()
         self.last_activity = time.monotonic()
@@ -397,10 +398,16 @@ class RegistrationWatcher:
             self.resource_version = version
         return self._map((type_, obj, old))
 
+    def _count_event(self, type_: str) -> None:
+        counter = self._event_counters.get(type_)
+        if counter is None:
+            counter = self._event_counters[type_] = metrics.WATCH_EVENTS.labels(self.registration.name, type_)
+        counter.inc()
+
     def _map(self, change: RawEvent) -> list[tuple[str, Key]]:
         reg = self.registration
         type_, obj, old = change
-        metrics.WATCH_EVENTS.labels(reg.name, type_).inc()
+        self._count_event(type_)
         event = WatchEvent(type_, obj, old, self.cluster)
         try:
             return list(reg.map_event(event, self.stores))

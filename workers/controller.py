@@ -12,9 +12,13 @@ from __future__ import annotations
 import enum
 import functools
 import random
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
+
+#: Strings ``quote`` leaves as they are: skip it for them (most Kubernetes names).
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 #: The cluster name of objects in the cluster Reconcilery itself runs against.
 LOCAL_CLUSTER = "local"
@@ -36,7 +40,8 @@ class Key:
     @functools.cached_property
     def encoded(self) -> str:
         """:meth:`encode`, computed once per key (hot in batched enqueues)."""
-        return "/".join(quote(p, safe="") for p in (self.cluster, self.namespace, self.name))
+        return "/".join(p if _UNRESERVED.fullmatch(p) else quote(p, safe="")
+                        for p in (self.cluster, self.namespace, self.name))
 
     def encode(self) -> str:
         """``cluster/namespace/name`` with each part percent-quoted."""

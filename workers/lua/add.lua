@@ -12,7 +12,6 @@ local i = 2
 for _ = 1, tonumber(ARGV[1]) do
   local c, q, resync, n = ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1', tonumber(ARGV[i + 3])
   i = i + 4
-  redis.call('SADD', qk(q, 'controllers'), c)
   local waiting, processing, resyncs = ck(c, 'waiting'), ck(c, 'processing'), ck(c, 'resync')
   local upgrades = (not resync) and redis.call('SCARD', resyncs) > 0
   local queued = 0
@@ -37,6 +36,7 @@ for _ = 1, tonumber(ARGV[1]) do
     out[#out + 1] = flag
   end
   i = i + n
+  if queued > 0 then redis.call('SADD', qk(q, 'controllers'), c) end
   woken[q] = (woken[q] or 0) + queued
 end
 for q, k in pairs(woken) do if k > 0 then wake(q, k) end end
