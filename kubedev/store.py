@@ -24,6 +24,7 @@ listeners are called synchronously with the lock held.
 from __future__ import annotations
 
 import base64
+import bisect
 import copy
 import datetime
 import json
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedev import errors
+from kubedev.customresources import SchemaAdmission
 from kubedev.errors import ApiError
 from kubedev.labelindex import LabelIndex, indexable
 from kubedev.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge_patch
@@ -173,6 +175,11 @@ class Store:
         self._crd_by_key: dict[str, str] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
         self._labels = LabelIndex()
+        #: sorted (namespace, name) keys per (storage key, namespace or None), rebuilt after a create or
+        #: a delete of that storage key: paging through a long list is a bisect per page, not a scan
+        self._order: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
+        #: CRD schemas enforced on custom objects (the one hook: :meth:`_admit_custom`).
+        self.schemas = SchemaAdmission()
         self._bootstrap()
 
     # ----------------------------------------------------------------- bookkeeping
@@ -205,6 +212,7 @@ class Store:
             for key in list(self._listeners):
                 self._notify(StoreEvent(self._rv, "CLOSE", key, "", {}, None))
             self._objects.clear()
+            self._order.clear()
             self._labels.clear()
             self._crd_by_key.clear()
             self._dependents.clear()
@@ -270,8 +278,22 @@ class Store:
 
     def _put(self, key: str, ns: str, name: str, obj: Obj) -> None:
         """Store ``obj`` as ``ns/name`` of ``key``: the only write to ``_objects`` (keeps the label index)."""
-        self._bucket(key, ns)[name] = obj
+        bucket = self._bucket(key, ns)
+        if name not in bucket:
+            self._forget_order(key)
+        bucket[name] = obj
         self._labels.put(key, ns, name, obj)
+
+    def _forget_order(self, key: str) -> None:
+        for cached in [k for k in self._order if k[0] == key]:
+            del self._order[cached]
+
+    def _sorted_keys(self, key: str, namespace: str | None) -> list[tuple[str, str]]:
+        """``(namespace, name)`` of every object of ``key`` (in ``namespace``), sorted; cached."""
+        cached = self._order.get((key, namespace))
+        if cached is None:
+            cached = self._order[(key, namespace)] = [(ns, name) for ns, name, _ in self._iter(key, namespace)]
+        return cached
 
     def _find(self, key: str, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
@@ -313,19 +335,22 @@ class Store:
             remaining = 0
             last: tuple[str, str] | None = None
             indexed = indexable(labels)
-            found: Iterator[tuple[str, str, Obj]]
+            bucket = self._objects.get(rt.storage_key, {})
             if indexed:
-                scope = self._labels.candidates(rt.storage_key, ns, indexed)
-                bucket = self._objects.get(rt.storage_key, {})
-                found = ((o_ns, o_name, bucket[o_ns][o_name]) for o_ns, o_name in sorted(scope))
+                order = sorted(self._labels.candidates(rt.storage_key, ns, indexed))
             else:
-                found = self._iter(rt.storage_key, ns)
-            for obj_ns, name, obj in found:
-                if after is not None and (obj_ns, name) <= after:
-                    continue
-                if not predicate(obj):
+                order = self._sorted_keys(rt.storage_key, ns)
+            start = bisect.bisect_right(order, after) if after is not None else 0
+            unfiltered = not labels and not fields
+            for i in range(start, len(order)):
+                obj_ns, name = order[i]
+                obj = bucket[obj_ns][name]
+                if not unfiltered and not predicate(obj):
                     continue
                 if limit and len(items) >= limit:
+                    if unfiltered:  # every later object matches too
+                        remaining = len(order) - i
+                        break
                     remaining += 1
                     continue
                 items.append(obj)
@@ -343,11 +368,13 @@ class Store:
     def _ns(rt: ResourceType, namespace: str | None) -> str:
         return (namespace or "") if rt.namespaced else ""
 
-    def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False) -> Obj:
+    def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
+               validated: bool = False) -> Obj:
         """Create an object of ``rt``; returns the stored object.
 
         Raises 400 (bad body, namespace mismatch), 404 (namespace missing), 403 (namespace terminating),
-        409 AlreadyExists, 422 Invalid (missing or malformed name).
+        409 AlreadyExists, 422 Invalid (missing or malformed name, or a custom object its CRD's schema
+        rejects; ``validated=True``: the caller already validated it in another version).
         """
         with self._lock:
             if not isinstance(body, dict):
@@ -398,6 +425,8 @@ class Store:
                 obj.pop("status", None)
             obj["metadata"] = meta
             obj = self._defaults_on_create(rt, obj)
+            if rt.custom and not validated:
+                obj = self._admit_custom(rt, obj, None, None)
             if rt.storage_key == CRD_KEY:
                 self._validate_crd(obj)
             if dry_run:
@@ -452,6 +481,18 @@ class Store:
             raise errors.invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, "spec",
                                  "FieldValueRequired", "Required value: names.kind and versions are required")
 
+    def crd_for(self, rt: ResourceType) -> Obj | None:
+        """The CRD that serves ``rt`` (``None`` for built-ins; do not mutate)."""
+        with self._lock:
+            return self._find(CRD_KEY, "", self._crd_by_key.get(rt.storage_key, "")) if rt.custom else None
+
+    def _admit_custom(self, rt: ResourceType, obj: Obj, old: Obj | None, subresource: str | None) -> Obj:
+        """``obj`` pruned and defaulted by its CRD version's schema; raises 422 when it is invalid."""
+        crd = self.crd_for(rt)
+        if crd is None:
+            return obj
+        return self.schemas.admit(crd, rt, obj, old, subresource)
+
     def _serve_crd(self, crd: Obj) -> None:
         types = self.registry.set_crd(crd)
         for rt in types:
@@ -464,7 +505,7 @@ class Store:
 
     # ----------------------------------------------------------------- update / patch
     def replace(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
-                subresource: str | None = None, dry_run: bool = False) -> Obj:
+                subresource: str | None = None, dry_run: bool = False, validated: bool = False) -> Obj:
         """PUT: replace the object (or only its status for ``subresource="status"``).
 
         A ``metadata.resourceVersion`` in the body must equal the stored one (else 409 Conflict); without
@@ -482,7 +523,7 @@ class Store:
                 raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on "
                                          f"the URL ({name})")
             self._check_rv(rt, name, current, meta.get("resourceVersion"))
-            return self._update(rt, current, body, subresource, dry_run)
+            return self._update(rt, current, body, subresource, dry_run, validated)
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, patch: Any,
               subresource: str | None = None, dry_run: bool = False) -> tuple[Obj, bool]:
@@ -533,7 +574,7 @@ class Store:
             raise errors.conflict(rt.group, rt.plural, name)
 
     def _update(self, rt: ResourceType, current: Obj, body: Obj, subresource: str | None,
-                dry_run: bool) -> Obj:
+                dry_run: bool, validated: bool = False) -> Obj:
         cur_meta = current["metadata"]
         if subresource == "status":
             new: Obj = dict(current)
@@ -568,6 +609,8 @@ class Store:
                                          f"deleted, found new finalizers {sorted(added)!r}")
         new["apiVersion"] = current.get("apiVersion", rt.api_version)
         new["kind"] = current.get("kind", rt.kind)
+        if rt.custom and not validated:
+            new = self._admit_custom(rt, new, current, subresource)
         if rt.storage_key == CRD_KEY and subresource != "status":
             self._validate_crd(new)
             new["status"] = _crd_status(new, current.get("status"))
@@ -648,6 +691,7 @@ class Store:
     def _remove(self, key: str, ns: str, name: str, final: Obj, previous: Obj) -> Obj:
         """Drop an object for good, emit DELETED, then finish whatever waited for it."""
         del self._objects[key][ns][name]
+        self._forget_order(key)
         self._labels.drop(key, ns, name)
         if not self._objects[key][ns]:
             del self._objects[key][ns]
