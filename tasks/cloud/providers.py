@@ -30,8 +30,9 @@ Status changes go through ``ctx.status`` (a :class:`~tasks.cloud.status.StatusWr
 written only when they differ. I/O layers call :func:`fencing.check` before each write to the cloud.
 
 A provider registers itself when its package is imported (``tasks/cloud/<type>/__init__.py`` calls
-``register(MyProvider())``); :func:`get` imports ``tasks.cloud.<type>`` on first use, so adding a
-provider needs no change here or in the controllers. :class:`Provider` is a base class with the
+``register(MyProvider())``); :func:`get` imports ``tasks.cloud.<type>`` on first use (then
+:mod:`tasks.cloud.bridge`, which adapts the GCP and Azure layers), so adding a provider needs no change
+here or in the controllers. :class:`Provider` is a base class with the
 defaults (unsupported operations answer a clear error).
 """
 
@@ -211,11 +212,15 @@ def get(name: str) -> Provider | None:
         found = _providers.get(name)
     if found is not None or not name.isidentifier():
         return found
-    try:
-        importlib.import_module(f"tasks.cloud.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not f"tasks.cloud.{name}".startswith(exc.name):
-            raise
-        return None
-    with _lock:
-        return _providers.get(name)
+    for module in (f"tasks.cloud.{name}", "tasks.cloud.bridge"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module.startswith(exc.name):
+                raise
+            continue
+        with _lock:
+            found = _providers.get(name)
+        if found is not None:
+            return found
+    return None

@@ -9,6 +9,7 @@ tick). Timings run 10x faster (``RECONCILERY_CLOUD_TIME_SCALE=10``). Each test m
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -34,6 +35,8 @@ from tests.fixtures.processes import free_port, stop_process, wait_for
 from tests.fixtures.workers import ROOT, WorkerPool, worker_env
 
 PROJECT = "garden-kyma"
+GCP_PROJECT = "sap-kyma-example-42"
+AZURE_SUBSCRIPTION = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
 REGION = "eu-central-1"
 ZONES = [("eu-central-1a", "10.250.0.0/19", "10.250.32.0/20", "10.250.48.0/20"),
          ("eu-central-1b", "10.250.64.0/19", "10.250.96.0/20", "10.250.112.0/20"),
@@ -95,6 +98,8 @@ class CloudEnv:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: WorkerPool | None = None
     listener: str = ""
+    gcp: Any = None  # standins.gcp.GcpStandIn
+    azure: Any = None  # standins.azure.AzureStandIn
 
     @property
     def rotation(self) -> Rotation:
@@ -109,7 +114,7 @@ class CloudEnv:
                          for p in sorted(self.logdir.glob("*.log")))
 
     def runtime(self, *, vpc: bool = True, module: str | None = "Ready", skr: bool = True, plan: str = "aws",
-                zones: int = 3, kcp_objects: bool = True) -> Runtime:
+                zones: int = 3, kcp_objects: bool = True, provider: str = "aws") -> Runtime:
         """A new runtime (unique names). ``module=None``: the Kyma CR lists no cloud-manager module;
         ``skr=False``: no SKR cluster (its kubeconfig Secret points nowhere); ``vpc=False``: no VPC in moto."""
         kyma = str(uuid.uuid4())
@@ -126,16 +131,19 @@ class CloudEnv:
                 "networks": {"vpc": {"cidr": "10.250.0.0/16"},
                              "zones": [{"name": z, "workers": w, "public": p, "internal": i}
                                        for z, w, p, i in ZONES[:zones]]}}}}}
+        credentials = {"accessKeyID": "AKIAEXAMPLE", "secretAccessKey": "secret"}
+        if provider != "aws":
+            shoot_obj, credentials = self._other_shoot(provider, shoot, vpc)
+        shoot_obj["spec"]["credentialsBindingName"] = f"{shoot}-{provider}"
         self.garden.create(names.SHOOT, shoot_obj)
         self.garden.create(names.CREDENTIALS_BINDING, {
-            "metadata": {"name": f"{shoot}-aws", "namespace": PROJECT}, "provider": {"type": "aws"},
+            "metadata": {"name": f"{shoot}-{provider}", "namespace": PROJECT}, "provider": {"type": provider},
             "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": f"{shoot}-secret",
                                "namespace": PROJECT}})
         self.garden.create(resources.SECRET, {
-            "metadata": {"name": f"{shoot}-secret", "namespace": PROJECT},
-            "stringData": {"accessKeyID": "AKIAEXAMPLE", "secretAccessKey": "secret"}})
-        vpc_id = seed_aws_shoot(self.aws, shoot_obj, PROJECT) if vpc else ""
-        skr_kube = add_skr(self.server, self.kcp, kyma) if skr else None
+            "metadata": {"name": f"{shoot}-secret", "namespace": PROJECT}, "stringData": credentials})
+        vpc_id = seed_aws_shoot(self.aws, shoot_obj, PROJECT) if vpc and provider == "aws" else ""
+        skr_kube = add_skr(self.server, self.kcp, kyma, provider=provider) if skr else None
         if not skr:
             dead = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
                     "clusters": [{"name": "x", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
@@ -156,6 +164,33 @@ class CloudEnv:
                 self.kcp.patch_status(names.KYMA, kyma, {"state": "Ready", "modules": [
                     {"name": "cloud-manager", "state": module}]}, names.KCP_NAMESPACE)
         return Runtime(kyma, shoot, skr_kube, vpc_id)
+
+    def _other_shoot(self, provider: str, shoot: str, vpc: bool) -> tuple[dict[str, Any], dict[str, str]]:
+        """A GCP or Azure shoot (after samples/cloud/11-garden-gcp-azure.yaml) and its credentials; the
+        Azure shoot's VNet is created in the Azure stand-in (``vpc``)."""
+        networking = {"type": "calico", "nodes": "10.250.0.0/16", "pods": "100.64.0.0/12",
+                      "services": "100.104.0.0/13"}
+        if provider == "gcp":
+            return ({"metadata": {"name": shoot, "namespace": PROJECT}, "spec": {
+                "region": "us-east4", "networking": networking, "provider": {
+                    "type": "gcp", "infrastructureConfig": {"networks": {"workers": "10.250.0.0/16"}},
+                    "workers": [{"name": "cpu-worker-0", "zones": ["us-east4-a", "us-east4-b", "us-east4-c"]}]}}},
+                    {"serviceaccount.json": json.dumps({"type": "service_account", "project_id": GCP_PROJECT})})
+        if vpc:
+            from tasks.cloud.azure.client import AzureClient
+
+            vnet = names.vpc_network(PROJECT, shoot)
+            client = AzureClient(AZURE_SUBSCRIPTION, base_url=self.azure.url, retry_total=0)
+            client.create_resource_group(vnet, "northeurope")
+            client.create_vnet(vnet, vnet, "northeurope", "10.250.0.0/16")
+        return ({"metadata": {"name": shoot, "namespace": PROJECT}, "spec": {
+            "region": "northeurope", "networking": networking, "provider": {
+                "type": "azure", "infrastructureConfig": {"zoned": True, "networks": {
+                    "vnet": {"cidr": "10.250.0.0/16"},
+                    "zones": [{"name": 1, "cidr": "10.250.0.0/19"}, {"name": 2, "cidr": "10.250.32.0/19"}]}},
+                "workers": [{"name": "cpu-worker-0", "zones": ["1", "2"]}]}}},
+                {"subscriptionID": AZURE_SUBSCRIPTION, "tenantID": "8e7d6c5b-0000-4a3b-8c2d-1e0f9a8b7c6d",
+                 "clientID": "c", "clientSecret": "s"})
 
     def wait(self, predicate: Callable[[], Any], timeout: float = 60.0, message: str = "condition") -> Any:
         try:
@@ -188,16 +223,22 @@ def moto_endpoint() -> Iterator[str]:
 def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CloudEnv]:
     """The environment with its processes running (see the module doc)."""
     logdir = tmp_path_factory.mktemp("cloud")
+    from standins.azure import AzureStandIn
+    from standins.gcp import GcpStandIn
+
     server = DevAPIServer(port=0, bookmark_interval=1.0).start()
     local_redis = LocalRedis(free_port()).start()
+    gcp = GcpStandIn(op_delay=0.05, projects=(GCP_PROJECT,)).start()
+    azure = AzureStandIn(op_delay=0.05).start()
     env: CloudEnv | None = None
     try:
         kcp = _client(server, None)
         install.install(kcp, "kcp", "kyma")
         garden = add_garden(server, kcp, PROJECT)
         kubeconfig = server.write_kubeconfig(logdir / "kubeconfig")
-        env = CloudEnv(server, kcp, garden, local_redis.url, moto_endpoint, logdir)
-        extra = {**CLOUD_ENV, "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_AWS_ENDPOINT_URL": moto_endpoint}
+        env = CloudEnv(server, kcp, garden, local_redis.url, moto_endpoint, logdir, gcp=gcp, azure=azure)
+        extra = {**CLOUD_ENV, "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_AWS_ENDPOINT_URL": moto_endpoint,
+                 "RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_AZURE_ENDPOINT_URL": azure.url}
         domains = "tasks.cloud.controller"
         env.workers = WorkerPool(local_redis.url, domains, logdir)
         env.workers.start(2, queues="cloud-kcp,cloud-skr", concurrency=4, **extra)
@@ -225,3 +266,5 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                 env.workers.stop()
         local_redis.stop()
         server.stop()
+        gcp.stop()
+        azure.stop()

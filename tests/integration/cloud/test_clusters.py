@@ -153,3 +153,32 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
     install.install(skr, "skr")
     with pytest.raises(ValueError, match="unknown CRD set"):
         install.load_crds("nope")
+
+
+def test_crd_schemas_enforce_the_immutability_rules(devapi_clean: DevAPIServer) -> None:
+    from kube import ApiError
+    from tasks.cloud import install, names
+
+    local = Kube(api_for(devapi_clean, None), timeout=10)
+    install.install(local, "kcp", "skr")
+    local.create(names.SKR_IPRANGE, {"metadata": {"name": "r"}, "spec": {"cidr": "10.251.0.0/22"}})
+    with pytest.raises(ApiError) as exc:
+        local.patch(names.SKR_IPRANGE, "r", {"spec": {"cidr": "10.252.0.0/22"}})
+    assert exc.value.status == 422 and "Cidr is immutable." in exc.value.message
+    local.create(names.SKR_IPRANGE, {"metadata": {"name": "later"}, "spec": {}})
+    local.patch(names.SKR_IPRANGE, "later", {"spec": {"cidr": "10.253.0.0/22"}})  # unset -> set is allowed
+    local.create(resources.NAMESPACE, {"metadata": {"name": "kcp-system"}})
+    with pytest.raises(ApiError) as exc:
+        local.create(names.KCP_IPRANGE, {"metadata": {"name": "x", "namespace": "kcp-system"},
+                                         "spec": {"remoteRef": {"name": "r"}}})
+    assert exc.value.status == 422 and "scope" in exc.value.message
+    local.create(names.KCP_IPRANGE, {"metadata": {"name": "y", "namespace": "kcp-system"},
+                                     "spec": {"remoteRef": {"name": "r"}, "scope": {"name": "s"}}})
+    with pytest.raises(ApiError) as exc:
+        local.patch(names.KCP_IPRANGE, "y", {"spec": {"scope": {"name": "other"}}}, "kcp-system")
+    assert exc.value.status == 422 and "Scope is immutable." in exc.value.message
+    with pytest.raises(ApiError) as exc:
+        local.create(names.SCOPE, {"metadata": {"name": "s", "namespace": "kcp-system"},
+                                   "spec": {"kymaName": "s", "shootName": "c", "region": "r", "provider": "ibm",
+                                            "scope": {}}})
+    assert exc.value.status == 422

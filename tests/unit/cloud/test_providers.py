@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tasks.cloud import providers
 from tasks.cloud.providers import Provider
 
@@ -38,3 +40,20 @@ def test_a_new_provider_plugs_in_without_touching_the_controllers() -> None:
         assert found.existing_ranges({"spec": {"scope": {}}}) == ["", "", ""]
     finally:
         providers._providers.pop("fakecloud", None)
+
+
+def test_gcp_and_azure_come_from_the_bridge() -> None:
+    from tasks.cloud.bridge import AzureProvider, GcpProvider
+    from tasks.cloud.providers import ScopeInputs
+
+    gcp, azure = providers.get("gcp"), providers.get("azure")
+    assert isinstance(gcp, GcpProvider) and isinstance(azure, AzureProvider)
+    shoot = {"metadata": {"name": "c-1", "namespace": "garden-kyma"},
+             "spec": {"networking": {"nodes": "10.250.0.0/22"}, "provider": {"workers": [{"zones": ["z-a"]}]}}}
+    inputs = ScopeInputs("k", "us-east4", shoot, {"serviceaccount.json": '{"project_id": "p-1"}'},
+                         "shoot--kyma--c-1", "garden-kyma")
+    info = gcp.scope_info(inputs)
+    assert info["project"] == "p-1" and info["workers"] == [{"zones": ["z-a"]}]
+    broken = ScopeInputs("k", "us-east4", shoot, {}, "shoot--kyma--c-1", "garden-kyma")
+    with pytest.raises(providers.ProviderError):
+        gcp.scope_info(broken)

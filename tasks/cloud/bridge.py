@@ -1,0 +1,167 @@
+"""GCP and Azure as providers: adapters of ``tasks/cloud/gcp`` and ``tasks/cloud/azure`` (issue 10) to
+:mod:`tasks.cloud.providers`.
+
+Those layers answer one :class:`Step` per reconcile (a status merge patch, an Event, the finalizer
+decision, when to come back) and never write to Kubernetes; the adapters apply a Step through the
+context (``ctx.status`` writes only changes, the Event is recorded) and turn it into the contract's
+answer: ``None`` when a deletion may release the finalizer, else the step's
+:class:`~workers.controller.Result` (a Ready step has written its own Ready status, with its own
+message, so the common part does not overwrite it). Scopes: ``scope_section`` / ``needs_rebuild`` /
+``kyma_network_reference`` of each layer.
+
+Clients (cached per process): GCP ``GcpClient(endpoint=RECONCILERY_GCP_ENDPOINT_URL,
+credentials_file=GCP_SA_JSON_KEY_PATH)``; Azure ``AzureClient(<scope subscription>,
+base_url=RECONCILERY_AZURE_ENDPOINT_URL, tenant/client id and secret from AZURE_TENANT_ID,
+AZURE_CLIENT_ID, AZURE_CLIENT_SECRET)``. The layers' own timings are scaled with ``time_scale``.
+Azure's IpRange step provisions the Cloud Manager network itself, so its managed KCP Network
+(``<kyma>--cm``) is Ready as soon as it exists.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from tasks.cloud import providers
+from tasks.cloud.providers import IpRangeContext, NetworkContext, Provider, ProviderError, ScopeInputs
+from workers.controller import Result
+
+__all__ = ["AzureProvider", "GcpProvider", "apply_step"]
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, ...], Any] = {}
+
+
+def _cached(key: tuple[str, ...], build: Any) -> Any:
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = build()
+        return client
+
+
+def apply_step(ctx: IpRangeContext | NetworkContext, step: Any, deleting: bool) -> Result | None:
+    """Write ``step``'s status patch and Event; ``None`` when a deletion may release the finalizer."""
+    if step.status:
+        ctx.status.patch(**step.status)
+    if step.event is not None:
+        ctx.kube.emit_event(ctx.status.obj, step.event.reason, step.event.message, step.event.type)
+    if deleting and step.remove_finalizer:
+        return None
+    return step.as_result()
+
+
+def _section(module: Any, inputs: ScopeInputs, provider: str) -> dict[str, Any]:
+    section = module.scope_section(inputs.shoot, inputs.credentials)
+    if section is None:
+        raise ProviderError(f"the {provider} Scope can not be built from the shoot's credentials (see the log)")
+    return dict(section[provider])
+
+
+class GcpProvider(Provider):
+    """The ``gcp`` provider over :mod:`tasks.cloud.gcp`."""
+
+    name = "gcp"
+
+    def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
+        from tasks.cloud.gcp import scope
+
+        return _section(scope, inputs, "gcp")
+
+    def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
+        from tasks.cloud.gcp.scope import needs_rebuild
+
+        return needs_rebuild(scope)
+
+    def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
+        from tasks.cloud.gcp.scope import kyma_network_reference
+
+        return kyma_network_reference(scope)
+
+    def _client(self) -> Any:
+        from tasks.cloud.gcp import GcpClient
+
+        endpoint = os.environ.get("RECONCILERY_GCP_ENDPOINT_URL") or None
+        keyfile = os.environ.get("GCP_SA_JSON_KEY_PATH") or None
+        return _cached(("gcp", endpoint or "", keyfile or ""),
+                       lambda: GcpClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def _step(self, ctx: IpRangeContext, deleting: bool) -> Result | None:
+        from tasks.cloud.gcp import iprange
+
+        try:
+            step = iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(),
+                                     retry_wait=ctx.settings.t(iprange.RETRY_WAIT))
+        except ValueError as exc:
+            ctx.status.fail("GCPError", str(exc))
+            return Result.done()
+        return apply_step(ctx, step, deleting)
+
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
+        return self._step(ctx, deleting=False)
+
+    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
+        return self._step(ctx, deleting=True)
+
+
+class AzureProvider(Provider):
+    """The ``azure`` provider over :mod:`tasks.cloud.azure`."""
+
+    name = "azure"
+
+    def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
+        from tasks.cloud.azure import scope
+
+        return _section(scope, inputs, "azure")
+
+    def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
+        from tasks.cloud.azure.scope import needs_rebuild
+
+        return needs_rebuild(scope)
+
+    def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
+        from tasks.cloud.azure.scope import kyma_network_reference
+
+        return kyma_network_reference(scope)
+
+    def _client(self, scope: Mapping[str, Any]) -> Any:
+        from tasks.cloud.azure.client import AzureClient
+
+        azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
+        subscription = str(azure.get("subscriptionId") or "")
+        base_url = os.environ.get("RECONCILERY_AZURE_ENDPOINT_URL") or None
+        tenant = os.environ.get("AZURE_TENANT_ID", str(azure.get("tenantId") or ""))
+        return _cached(("azure", subscription, base_url or ""), lambda: AzureClient(
+            subscription, base_url=base_url, tenant_id=tenant, client_id=os.environ.get("AZURE_CLIENT_ID", ""),
+            client_secret=os.environ.get("AZURE_CLIENT_SECRET", "")))
+
+    def _step(self, ctx: IpRangeContext, deleting: bool) -> Result | None:
+        from tasks.cloud.azure import iprange
+
+        network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None
+        try:
+            step = iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(ctx.scope),
+                                     timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
+                                     network_type=network_type)
+        except ValueError as exc:
+            ctx.status.fail("Error", str(exc))
+            return Result.done()
+        return apply_step(ctx, step, deleting)
+
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
+        return self._step(ctx, deleting=False)
+
+    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
+        return self._step(ctx, deleting=True)
+
+    def reconcile_network(self, ctx: NetworkContext) -> Result | None:
+        return None  # the IpRange step creates and deletes the Cloud Manager VNet itself
+
+    def delete_network(self, ctx: NetworkContext) -> Result | None:
+        return None
+
+
+GCP = providers.register(GcpProvider())
+AZURE = providers.register(AzureProvider())

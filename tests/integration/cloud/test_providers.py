@@ -1,0 +1,71 @@
+"""GCP and Azure runtimes through the same KCP and SKR controllers (the providers of
+:mod:`tasks.cloud.bridge` over the issue-10 layers), against the GCP and Azure stand-ins."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tasks.cloud import names
+from tests.integration.cloud.conftest import AZURE_SUBSCRIPTION, GCP_PROJECT, CloudEnv
+
+pytestmark = pytest.mark.integration
+
+
+def ready_scope(cloud: CloudEnv, kyma: str) -> dict[str, Any]:
+    return cloud.wait(lambda: (s := cloud.kcp_get(names.SCOPE, kyma)) and (s.get("status") or {}).get("state")
+                      == "Ready" and s, timeout=90, message="Scope Ready")
+
+
+def ready_skr_range(cloud: CloudEnv, skr: Any, name: str) -> dict[str, Any]:
+    return cloud.wait(lambda: (o := skr.get(names.SKR_IPRANGE, name)) and (o.get("status") or {}).get("state")
+                      in ("Ready", "Error") and o, timeout=120, message=f"SKR IpRange {name} settled")
+
+
+def test_gcp_runtime_scope_and_iprange(cloud: CloudEnv) -> None:
+    rt = cloud.runtime(provider="gcp")
+    scope = ready_scope(cloud, rt.kyma)
+    gcp = scope["spec"]["scope"]["gcp"]
+    assert scope["spec"]["provider"] == "gcp" and gcp["project"] == GCP_PROJECT
+    assert gcp["vpcNetwork"] == rt.vpc_network and gcp["workers"] == [{"zones": ["us-east4-a", "us-east4-b",
+                                                                                  "us-east4-c"]}]
+    network = cloud.kcp_get(names.NETWORK, f"{rt.kyma}--kyma")
+    assert network is not None and network["status"]["network"] == {
+        "gcp": {"gcpProject": GCP_PROJECT, "networkName": rt.vpc_network}}
+    assert rt.skr is not None
+    name = f"r-{uuid.uuid4().hex[:6]}"
+    rt.skr.create(names.SKR_IPRANGE, {"metadata": {"name": name}, "spec": {"cidr": "10.251.0.0/22"}})
+    obj = ready_skr_range(cloud, rt.skr, name)
+    assert obj["status"]["state"] == "Ready", obj["status"]
+    kcp = cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"])
+    assert kcp is not None and kcp["status"]["id"] == f"cm-{obj['status']['id']}"
+    assert f"cm-{obj['status']['id']}" in cloud.gcp.state.addresses(GCP_PROJECT)
+    rt.skr.delete(names.SKR_IPRANGE, name)
+    cloud.wait(lambda: rt.skr.get(names.SKR_IPRANGE, name) is None, timeout=120, message="deleted")
+    assert f"cm-{obj['status']['id']}" not in cloud.gcp.state.addresses(GCP_PROJECT)
+
+
+def test_azure_runtime_scope_and_iprange_on_the_cm_network(cloud: CloudEnv) -> None:
+    rt = cloud.runtime(provider="azure")
+    scope = ready_scope(cloud, rt.kyma)
+    azure = scope["spec"]["scope"]["azure"]
+    assert scope["spec"]["provider"] == "azure" and azure["subscriptionId"] == AZURE_SUBSCRIPTION
+    assert [z["name"] for z in azure["network"]["zones"]] == ["1", "2"]
+    assert rt.skr is not None
+    name = f"r-{uuid.uuid4().hex[:6]}"
+    rt.skr.create(names.SKR_IPRANGE, {"metadata": {"name": name}, "spec": {}})
+    obj = ready_skr_range(cloud, rt.skr, name)
+    assert obj["status"]["state"] == "Ready", obj["status"]
+    kcp = cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"])
+    assert kcp is not None and kcp["spec"]["network"] == {"name": f"{rt.kyma}--cm"}
+    assert kcp["status"]["cidr"] == "10.251.0.0/22"  # allocated after the nodes
+    cm = cloud.kcp_get(names.NETWORK, f"{rt.kyma}--cm")
+    assert cm is not None and cm["spec"]["type"] == "cloud-resources" and cm["status"]["state"] == "Ready"
+    subnets = [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
+    assert subnets, cloud.azure.state.ids()
+    rt.skr.delete(names.SKR_IPRANGE, name)
+    cloud.wait(lambda: rt.skr.get(names.SKR_IPRANGE, name) is None, timeout=120, message="deleted")
+    cloud.wait(lambda: cloud.kcp_get(names.NETWORK, f"{rt.kyma}--cm") is None, timeout=60, message="cm network gone")
+    assert not [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
