@@ -159,7 +159,8 @@ def up(
     once: bool = typer.Option(False, "--once", help="Exit once every applied object has settled."),
     timeout: float = typer.Option(180.0, "--timeout", help="Seconds --once waits before failing."),
     api_port: int = typer.Option(0, "--api-port", help="Port of the dev API server (0: any free port)."),
-    flower_port: int = typer.Option(5555, "--flower-port"),
+    flower_port: int | None = typer.Option(None, "--flower-port",
+                                           help="Port of Flower (default 5555, or a free one if taken)."),
 ) -> None:
     """Start every component locally (dev API server, Redis, watchers, workers, beat, Flower, stand-ins)."""
     from pathlib import Path

@@ -40,10 +40,13 @@ class LocalRedis:
     """One ``redis-server`` child process on ``127.0.0.1:port`` without persistence.
 
     Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``redis://127.0.0.1:PORT/0``.
+    ``die_with_parent``: the server is SIGKILLed by the kernel when the thread that started it dies
+    (``reconcilery up`` sets it; the server then never outlives ``up``).
     """
 
-    def __init__(self, port: int, workdir: str | None = None) -> None:
+    def __init__(self, port: int, workdir: str | None = None, die_with_parent: bool = False) -> None:
         self.port = port
+        self.die_with_parent = die_with_parent
         self._own_dir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="reconcilery-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
@@ -60,7 +63,12 @@ class LocalRedis:
             "--save", "", "--appendonly", "no", "--dir", self.workdir, "--protected-mode", "no",
             "--loglevel", "warning", "--logfile", str(Path(self.workdir) / "redis.log"),
         ]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        preexec = None
+        if self.die_with_parent:  # ``up``: the kernel kills the server when this thread's process dies
+            from reconcilery.supervisor import die_with_parent
+
+            preexec = die_with_parent()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec)
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
