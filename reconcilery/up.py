@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import requests
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kube.manifests import ManifestError, load_objects
@@ -76,6 +77,9 @@ class UpOptions:
 
 
 DEFAULT_FLOWER_PORT = 5555
+#: Said when ``up`` needs the embedded default (distribution reconcilery-embedded) and it is missing.
+EMBEDDED_MISSING = ("{what} is not installed: pip install 'reconcilery[embedded]' for the embedded default, "
+                    "or pass --kubeconfig to use a real cluster")
 
 
 class LocalRuntime:
@@ -117,7 +121,10 @@ class LocalRuntime:
             cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
             self.endpoints["kubernetes"] = cfg["clusters"][0]["cluster"]["server"]
         else:
-            from kubedev import DevAPIServer
+            try:
+                from kubedev import DevAPIServer
+            except ImportError:
+                raise RuntimeError(EMBEDDED_MISSING.format(what="the dev Kubernetes API server")) from None
 
             server = DevAPIServer(port=self.o.api_port).start()
             self._stops.append(server.stop)
@@ -159,7 +166,12 @@ class LocalRuntime:
                  for h in str((d.get("data") or {}).get("nginx-hosts", "")).split(",") if h.strip()]
         if not hosts:
             return
-        from standins.nginxplus import NginxPlusStandIn
+        try:
+            from standins.nginxplus import NginxPlusStandIn
+        except ImportError:
+            console.print(f"[yellow]![/yellow] NGINX Plus hosts {', '.join(hosts)} left to their own servers: "
+                          "the stand-ins are not installed (pip install 'reconcilery\\[embedded]')", soft_wrap=True)
+            return
         from tasks.nginx.settings import EdgeNames
         from tasks.nginx.translate import service_ports
 
@@ -413,7 +425,7 @@ def _run(runtime: LocalRuntime, options: UpOptions) -> int:
         console.print(f"stopping ({'Ctrl-C' if signum == 2 else signal.Signals(signum).name})")
         return 128 + signum if options.once else 0
     except (ManifestError, RuntimeError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     finally:
         runtime.stop()
