@@ -26,6 +26,7 @@ from typing import Any, Literal
 import redis
 
 from workers.controller import Controller, Key, Outcome, Registry, Result, registry
+from workers.redis_client import redis_client
 from workers.settings import PRIORITY_FRESH, PRIORITY_RESYNC
 
 #: ``publish(controller, key, priority)``: sends the Celery message for one key.
@@ -94,8 +95,9 @@ class WorkQueue:
 
     @classmethod
     def from_url(cls, url: str, publish: Publish | None = None, controllers: Registry = registry) -> WorkQueue:
-        """A workqueue on the Redis at ``url`` (``redis://host:port/db``)."""
-        return cls(redis.Redis.from_url(url), publish, controllers)
+        """A workqueue on the Redis at ``url`` (``redis://host:port/db``, or Sentinels: see
+        :mod:`workers.redis_client`)."""
+        return cls(redis_client(url), publish, controllers)
 
     # -- publishing --------------------------------------------------------------------------------
 
