@@ -16,8 +16,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 queue_app = typer.Typer(no_args_is_help=True, help="Inspect the Redis workqueue.")
 render_app = typer.Typer(no_args_is_help=True,
                          help="Dry runs: print what a controller would write, without cluster or Redis.")
+probe_app = typer.Typer(no_args_is_help=True, help="Exec probes for Kubernetes (exit 0 healthy, 1 not).")
 app.add_typer(queue_app, name="queue")
 app.add_typer(render_app, name="render")
+app.add_typer(probe_app, name="probe")
 
 err = Console(stderr=True)
 
@@ -148,6 +150,26 @@ def queue_status(output: str = typer.Option("table", "--output", "-o", help="tab
         table.add_row(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress,
                                                                   r.delayed, r.failing)))
     Console().print(table)
+
+
+@probe_app.command("worker")
+def probe_worker(
+    heartbeat_file: str = typer.Option("", "--heartbeat-file",
+                                       help="Default: $RECONCILERY_HEARTBEAT_FILE, else /tmp/...heartbeat."),
+    max_age: float = typer.Option(60.0, "--max-age", help="Seconds a heartbeat stays fresh."),
+    ping: bool = typer.Option(False, "--ping", help="Also PING Redis (readiness)."),
+) -> None:
+    """Liveness/readiness of a worker: its heartbeat file is fresh (and Redis answers). One line out."""
+    from reconcilery.probes import check_heartbeat, ping_redis
+    from reconcilery.probes import heartbeat_file as default_file
+
+    result = check_heartbeat(heartbeat_file or default_file(), max_age)
+    if result.ok and ping:
+        from workers.settings import load
+
+        result = ping_redis(load().redis_url)
+    print(result.message)
+    raise typer.Exit(0 if result.ok else 1)
 
 
 @app.command()
