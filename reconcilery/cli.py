@@ -91,6 +91,14 @@ def watch(
     controllers: str = typer.Option("", "--controllers", help="Comma-separated controllers to feed (default: all)."),
     health_port: int = typer.Option(8081, "--health-port", help="Port of /readyz, /livez and /metrics (0: none)."),
     health_host: str = typer.Option("0.0.0.0", "--health-host"),
+    leader_elect: bool = typer.Option(False, "--leader-elect/--no-leader-elect", envvar="RECONCILERY_LEADER_ELECT",
+                                      help="Watch only while holding a coordination.k8s.io Lease (replicas > 1)."),
+    lease_name: str = typer.Option("reconcilery-watch", "--lease-name"),
+    lease_namespace: str = typer.Option("", "--lease-namespace",
+                                        help="Default: $POD_NAMESPACE, else the service account's namespace."),
+    lease_duration: float = typer.Option(15.0, "--lease-duration", help="Seconds (controller-runtime: 15)."),
+    renew_deadline: float = typer.Option(10.0, "--renew-deadline", help="Seconds (controller-runtime: 10)."),
+    retry_period: float = typer.Option(2.0, "--retry-period", help="Seconds (controller-runtime: 2)."),
 ) -> None:
     """Run the watchers: list + watch the cluster and enqueue keys for the controllers."""
     from workers.app import workqueue
@@ -98,13 +106,20 @@ def watch(
 
     configure_logging("INFO")
     _celery()
-    from watchers.runner import run
+    from watchers.leader import LeaderElectionConfig, default_namespace
+    from watchers.runner import LeadershipLost, run
 
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
     try:
-        run(wanted, load_registrations(), workqueue().add, health_port or None, health_host=health_host)
+        election = LeaderElectionConfig(lease_namespace or default_namespace(), lease_name,
+                                        lease_duration=lease_duration, renew_deadline=renew_deadline,
+                                        retry_period=retry_period) if leader_elect else None
+        run(wanted, load_registrations(), workqueue().add, health_port or None, health_host=health_host,
+            leader_election=election)
     except ValueError as exc:
         fail(str(exc))
+    except LeadershipLost as exc:
+        fail(str(exc), 1)
 
 
 @app.command()
