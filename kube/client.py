@@ -17,7 +17,7 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from kube import events
+from kube import audit, events
 from kube.errors import ApiError, Conflict, NotFound, ResourceMissing, error_for
 from kube.resource import Resource, object_ref
 from kube.resources import EVENT
@@ -62,6 +62,7 @@ class Kube:
         ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both.
         Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
         """
+        audit.record(method, path, query)  # RBAC check of deploy/ (no-op unless RECONCILERY_KUBE_AUDIT_DIR)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"
