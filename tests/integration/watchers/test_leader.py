@@ -69,7 +69,8 @@ def test_exactly_one_watcher_leads_and_the_other_takes_over(
     lease = client.CoordinationV1Api(kube_client).read_namespaced_lease("reconcilery-watch", "default")
     assert lease.spec.holder_identity.split("_")[1] == str(procs[leader].pid)
     # the standby is ready (it campaigns) but watches nothing
-    assert requests.get(f"http://127.0.0.1:{ports[standby]}/readyz", timeout=2).status_code == 200
+    wait_for(lambda: requests.get(f"http://127.0.0.1:{ports[standby]}/readyz", timeout=2).status_code == 200,
+             timeout=30, message="the standby ready")
     assert enqueued(ports[standby]) == 0 and not leading(ports[standby]), logs()
 
     procs[leader].send_signal(signal.SIGKILL)
