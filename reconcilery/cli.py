@@ -187,6 +187,17 @@ def probe_worker(
     raise typer.Exit(0 if result.ok else 1)
 
 
+@probe_app.command("beat")
+def probe_beat() -> None:
+    """Health of the scheduler: an active beat holds RedBeat's lock in Redis. One line out."""
+    from reconcilery.probes import check_beat_lock
+    from workers.settings import load
+
+    result = check_beat_lock(load().redis_url)
+    print(result.message)
+    raise typer.Exit(0 if result.ok else 1)
+
+
 @app.command()
 def up(
     apply: list[str] = typer.Option([], "--apply", help="Manifest file or folder to apply once ready (repeatable)."),

@@ -54,4 +54,23 @@ def ping_redis(url: str, timeout: float = 2.0) -> ProbeResult:
     return ProbeResult(True, "redis ok")
 
 
-__all__ = ["DEFAULT_HEARTBEAT_FILE", "ProbeResult", "check_heartbeat", "heartbeat_file", "ping_redis"]
+#: RedBeat's lock (``redbeat_key_prefix`` + ``:lock``): held, and renewed, by the active scheduler.
+REDBEAT_LOCK_KEY = "redbeat::lock"
+
+
+def check_beat_lock(url: str, timeout: float = 2.0) -> ProbeResult:
+    """Whether an active beat holds RedBeat's lock in the Redis of ``url``."""
+    from workers.redis_client import redis_client
+
+    try:
+        held = redis_client(url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=None).exists(
+            REDBEAT_LOCK_KEY)
+    except Exception as exc:
+        return ProbeResult(False, f"beat not ready: Redis does not answer: {exc}")
+    if not held:
+        return ProbeResult(False, f"beat unhealthy: no scheduler holds {REDBEAT_LOCK_KEY}")
+    return ProbeResult(True, f"beat ok: {REDBEAT_LOCK_KEY} is held")
+
+
+__all__ = ["DEFAULT_HEARTBEAT_FILE", "REDBEAT_LOCK_KEY", "ProbeResult", "check_beat_lock", "check_heartbeat",
+           "heartbeat_file", "ping_redis"]
