@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -98,6 +99,7 @@ def sentinel_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, spawn: Callabl
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     before = dict(celery_module.app.conf)
+    _reset_connections(celery_module.app)
     celery_module.configure(celery_module.app, load())
     celery_module._state.clear()
     importlib.reload(importlib.import_module(PROBE))
@@ -106,8 +108,17 @@ def sentinel_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, spawn: Callabl
     finally:
         celery_module._state.clear()
         registry.unregister("failover-probe")
+        _reset_connections(celery_module.app)  # the app's pools still point at the Sentinel
         celery_module.app.conf.update(before)
         celery_module.configure(celery_module.app, load({}))
+
+
+def _reset_connections(app: Any) -> None:
+    """Drop the Celery app's cached broker connections and producers (they keep their transport)."""
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
 
 
 def test_a_master_failover_mid_run_loses_no_key(sentinel_app: tuple[Cluster, str], tmp_path: Path,
