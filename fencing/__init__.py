@@ -53,18 +53,25 @@ class Fence:
     valid_until: float
     _lost: threading.Event = field(default_factory=threading.Event, repr=False)
     reason: str = ""
+    #: Wall-clock time (``time.time()``) from which the lease was no longer trusted, once lost.
+    lost_at: float | None = None
 
     @property
     def lost(self) -> bool:
         """True once the lease is gone (told by a failed renewal or expired locally)."""
-        if not self._lost.is_set() and time.monotonic() >= self.valid_until:
-            self.mark_lost("lease expired before it could be renewed")
+        now = time.monotonic()
+        if not self._lost.is_set() and now >= self.valid_until:
+            self.mark_lost("lease expired before it could be renewed", at=time.time() - (now - self.valid_until))
         return self._lost.is_set()
 
-    def mark_lost(self, reason: str) -> None:
-        """Record that the lease is gone (called by the lease keeper)."""
+    def mark_lost(self, reason: str, at: float | None = None) -> None:
+        """Record that the lease is gone (called by the lease keeper); ``at``: since when (wall clock)."""
         if not self._lost.is_set():
             self.reason = reason
+            if at is None:  # no later than the end of the lease as this process trusted it
+                wall, mono = time.time(), time.monotonic()
+                at = min(wall, wall - (mono - self.valid_until))
+            self.lost_at = at
             self._lost.set()
 
     def extend(self, valid_until: float) -> None:

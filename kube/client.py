@@ -17,6 +17,7 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+import fencing
 from kube import audit, events
 from kube.errors import ApiError, Conflict, NotFound, ResourceMissing, error_for
 from kube.resource import Resource, object_ref
@@ -59,10 +60,20 @@ class Kube:
              name: str | None = None) -> urllib3.BaseHTTPResponse:
         """Send one request; the open urllib3 response on 2xx (caller reads and closes it).
 
-        ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both.
+        ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both. Inside a
+        reconcile the timeout is bounded by what is left of its deadline (and, for writes, of its
+        lease), and a reconcile that must stop gets :class:`fencing.LeaseLost` or
+        :class:`fencing.DeadlineExceeded` instead of a request (see :mod:`fencing`).
         Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
         """
         audit.record(method, path, query)  # RBAC check of deploy/ (no-op unless RECONCILERY_KUBE_AUDIT_DIR)
+        if fencing.current() is not None:
+            write = method not in ("GET", "HEAD")
+            if timeout is None:
+                bounded = fencing.timeout(self.timeout, write=write)
+                timeout = (bounded, bounded)
+            else:
+                fencing.check()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"

@@ -15,6 +15,7 @@ __all__ = [
     "expired",
     "forbidden",
     "invalid",
+    "invalid_causes",
     "method_not_allowed",
     "not_found",
     "resource_not_found",
@@ -115,3 +116,14 @@ def unsupported_media_type(content_type: str) -> ApiError:
 def expired(requested: int, oldest: int) -> ApiError:
     """410 Gone for a watch from a resourceVersion older than the event log."""
     return ApiError(410, "Expired", f"too old resource version: {requested} ({oldest})")
+
+
+def invalid_causes(group: str, kind: str, name: str, causes: list[dict[str, str]], message: str) -> ApiError:
+    """422 Invalid with several causes (``{reason, message, field}``); ``message`` is the aggregate,
+    e.g. ``[spec.a: Required value, spec.b: Invalid value: ...]``."""
+    details: dict[str, Any] = {"name": name}
+    if group:
+        details["group"] = group
+    details["kind"] = kind
+    details["causes"] = causes
+    return ApiError(422, "Invalid", f'{kind}{"." + group if group else ""} "{name}" is invalid: {message}', details)

@@ -105,6 +105,11 @@ BUILTINS: tuple[ResourceType, ...] = (
     _r("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), True, ("all",)),
     _r("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), True, ("all",)),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
+    _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), True),
+    _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
+    _r("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    _r("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
     _r("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
        ("crd", "crds"), True, ("api-extensions",)),
 )

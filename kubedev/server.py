@@ -24,6 +24,7 @@ from aiohttp import web
 
 from kubedev import discovery, errors
 from kubedev.admission import Admission
+from kubedev.conversion import Converter
 from kubedev.errors import ApiError
 from kubedev.protobuf import ProtobufError, decode_object
 from kubedev.resources import ResourceType
@@ -100,6 +101,7 @@ class _Handler:
         self.watches = watches
         self.bookmark_interval = bookmark_interval
         self.admission = Admission(store)
+        self.converter = Converter(store)
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -187,6 +189,8 @@ class _Handler:
             raise errors.resource_not_found()
         method = request.method
         dry_run = bool(query.get("dryRun"))
+        if self.converter.needed(rt):
+            return await self._converted(request, rt, namespace, name, subresource, watch, dry_run)
         if name is None:
             if method == "GET" and watch:
                 return await self._watch(request, rt, namespace)
@@ -277,7 +281,61 @@ class _Handler:
         return _json({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta,
                       "items": [view(rt, o) for o in result.items]})
 
-    async def _watch(self, request: web.Request, rt: ResourceType, namespace: str | None) -> web.StreamResponse:
+    async def _converted(self, request: web.Request, rt: ResourceType, namespace: str | None, name: str | None,
+                         subresource: str | None, watch: bool, dry_run: bool) -> web.StreamResponse:
+        """A request for a version served through the CRD's conversion webhook (:mod:`kubedev.conversion`)."""
+        conv, method, query = self.converter, request.method, request.query
+        storage = conv.storage_type(rt)
+        if name is None:
+            if method == "GET" and watch:
+                return await self._watch(request, storage, namespace, view_as=rt)
+            if method == "GET":
+                result = self.store.list(storage, namespace, query.get("labelSelector"), query.get("fieldSelector"),
+                                         _parse_int(query.get("limit"), "limit"), query.get("continue") or None)
+                meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+                if result.continue_token:
+                    meta.update({"continue": result.continue_token, "remainingItemCount": result.remaining})
+                items = await conv.to_request_version(rt, list(result.items))
+                return _json({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta, "items": items})
+            if method == "POST":
+                body = await self.admission.admit(rt, namespace, "CREATE", await self._body(request), dry_run=dry_run)
+                return _json(await conv.create(rt, namespace, body, dry_run), 201)
+            if method == "DELETE":
+                deleted = self.store.delete_collection(storage, namespace, query.get("labelSelector"),
+                                                       query.get("fieldSelector"))
+                return _json({"kind": f"{rt.kind}List", "apiVersion": rt.api_version,
+                              "metadata": {"resourceVersion": self.store.resource_version},
+                              "items": await conv.to_request_version(rt, deleted)})
+            raise errors.method_not_allowed()
+        if rt.namespaced and namespace is None:
+            raise errors.resource_not_found()
+        if method == "GET" and not watch:
+            return _json((await conv.to_request_version(rt, [self.store.get(storage, namespace, name)]))[0])
+        if method == "PUT":
+            body = await self._body(request)
+            if self._exists(storage, namespace, name):
+                old = (await conv.to_request_version(rt, [self.store.get(storage, namespace, name)]))[0]
+                body = await self.admission.admit(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
+            return _json(await conv.replace(rt, namespace, name, body, subresource, dry_run))
+        if method == "PATCH":
+            patch_type = _PATCH_TYPES.get(request.content_type)
+            if patch_type is None:
+                raise errors.unsupported_media_type(request.content_type)
+            body = await self._body(request, yaml_ok=patch_type == "apply")
+            obj, created = await conv.patch(rt, namespace, name, patch_type, body, subresource, dry_run)
+            return _json(obj, 201 if created else 200)
+        if method == "DELETE":
+            gone = self.store.delete(storage, namespace, name, await self._body(request, optional=True), dry_run)
+            if gone["metadata"].get("deletionTimestamp") and self._exists(storage, namespace, name):
+                return _json((await conv.to_request_version(rt, [gone]))[0])
+            details: dict[str, Any] = {"name": name, "group": rt.group, "kind": rt.plural,
+                                       "uid": gone["metadata"].get("uid", "")}
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                          "details": details})
+        raise errors.method_not_allowed()
+
+    async def _watch(self, request: web.Request, rt: ResourceType, namespace: str | None,
+                     view_as: ResourceType | None = None) -> web.StreamResponse:
         query = request.query
         ns_filter = namespace if rt.namespaced else None
         predicate = compile_filter(rt, ns_filter, query.get("labelSelector"), query.get("fieldSelector"))
@@ -320,12 +378,19 @@ class _Handler:
             if failure is not None:
                 await response.write(_dumps({"type": "ERROR", "object": failure.status()}) + b"\n")
                 return response
+            shown = view_as or rt
             if initial:
-                await response.write(b"".join(_event_line(rt, t, o) for t, o in initial))
+                await response.write(await self._event_lines(shown, initial, view_as is not None))
             if send_initial:
-                await response.write(self._bookmark(rt, initial_end=True))
-            await self._stream(response, rt, queue, predicate, timeout, bookmarks)
+                await response.write(self._bookmark(shown, initial_end=True))
+            await self._stream(response, shown, queue, predicate, timeout, bookmarks, view_as is not None)
             return response
+        except ApiError as exc:  # a conversion failed mid-stream: the real server ends the watch with an ERROR
+            if response is not None:
+                with contextlib.suppress(ConnectionError):
+                    await response.write(_dumps({"type": "ERROR", "object": exc.status()}) + b"\n")
+                return response
+            raise
         except ConnectionError:
             return response if response is not None else web.Response()  # the client went away
         finally:
@@ -339,9 +404,16 @@ class _Handler:
         return _dumps({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version,
                                                       "metadata": meta}}) + b"\n"
 
+    async def _event_lines(self, rt: ResourceType, events: list[tuple[str, dict[str, Any]]], convert: bool) -> bytes:
+        """Watch event lines; ``convert``: objects go through the conversion webhook first (one review)."""
+        if not convert:
+            return b"".join(_event_line(rt, t, o) for t, o in events)
+        objs = await self.converter.to_request_version(rt, [o for _, o in events])
+        return b"".join(_dumps({"type": t, "object": o}) + b"\n" for (t, _), o in zip(events, objs, strict=True))
+
     async def _stream(self, response: web.StreamResponse, rt: ResourceType,
                       queue: asyncio.Queue[StoreEvent | None], predicate: Callable[[dict[str, Any]], bool],
-                      timeout: int | None, bookmarks: bool) -> None:
+                      timeout: int | None, bookmarks: bool, convert: bool = False) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout if timeout and timeout > 0 else _DEFAULT_WATCH_TIMEOUT)
         next_bookmark = loop.time() + self.bookmark_interval
@@ -363,7 +435,7 @@ class _Handler:
             batch = [first]
             while not queue.empty():
                 batch.append(queue.get_nowait())
-            chunks: list[bytes] = []
+            chunks: list[tuple[str, dict[str, Any]]] = []
             done = False
             for event in batch:
                 if event is None or event.type == "CLOSE":
@@ -371,9 +443,9 @@ class _Handler:
                     break
                 translated = _translate(event, predicate)
                 if translated:
-                    chunks.append(_event_line(rt, *translated))
+                    chunks.append(translated)
             if chunks:
-                await response.write(b"".join(chunks))
+                await response.write(await self._event_lines(rt, chunks, convert))
             if done:
                 return
             if bookmarks and loop.time() >= next_bookmark and queue.empty():

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedev import errors
+from kubedev.customresources import SchemaAdmission
 from kubedev.errors import ApiError
 from kubedev.labelindex import LabelIndex, indexable
 from kubedev.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge_patch
@@ -173,6 +174,8 @@ class Store:
         self._crd_by_key: dict[str, str] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
         self._labels = LabelIndex()
+        #: CRD schemas enforced on custom objects (the one hook: :meth:`_admit_custom`).
+        self.schemas = SchemaAdmission()
         self._bootstrap()
 
     # ----------------------------------------------------------------- bookkeeping
@@ -343,11 +346,13 @@ class Store:
     def _ns(rt: ResourceType, namespace: str | None) -> str:
         return (namespace or "") if rt.namespaced else ""
 
-    def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False) -> Obj:
+    def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
+               validated: bool = False) -> Obj:
         """Create an object of ``rt``; returns the stored object.
 
         Raises 400 (bad body, namespace mismatch), 404 (namespace missing), 403 (namespace terminating),
-        409 AlreadyExists, 422 Invalid (missing or malformed name).
+        409 AlreadyExists, 422 Invalid (missing or malformed name, or a custom object its CRD's schema
+        rejects; ``validated=True``: the caller already validated it in another version).
         """
         with self._lock:
             if not isinstance(body, dict):
@@ -398,6 +403,8 @@ class Store:
                 obj.pop("status", None)
             obj["metadata"] = meta
             obj = self._defaults_on_create(rt, obj)
+            if rt.custom and not validated:
+                obj = self._admit_custom(rt, obj, None, None)
             if rt.storage_key == CRD_KEY:
                 self._validate_crd(obj)
             if dry_run:
@@ -452,6 +459,18 @@ class Store:
             raise errors.invalid("apiextensions.k8s.io", "CustomResourceDefinition", name, "spec",
                                  "FieldValueRequired", "Required value: names.kind and versions are required")
 
+    def crd_for(self, rt: ResourceType) -> Obj | None:
+        """The CRD that serves ``rt`` (``None`` for built-ins; do not mutate)."""
+        with self._lock:
+            return self._find(CRD_KEY, "", self._crd_by_key.get(rt.storage_key, "")) if rt.custom else None
+
+    def _admit_custom(self, rt: ResourceType, obj: Obj, old: Obj | None, subresource: str | None) -> Obj:
+        """``obj`` pruned and defaulted by its CRD version's schema; raises 422 when it is invalid."""
+        crd = self.crd_for(rt)
+        if crd is None:
+            return obj
+        return self.schemas.admit(crd, rt, obj, old, subresource)
+
     def _serve_crd(self, crd: Obj) -> None:
         types = self.registry.set_crd(crd)
         for rt in types:
@@ -464,7 +483,7 @@ class Store:
 
     # ----------------------------------------------------------------- update / patch
     def replace(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
-                subresource: str | None = None, dry_run: bool = False) -> Obj:
+                subresource: str | None = None, dry_run: bool = False, validated: bool = False) -> Obj:
         """PUT: replace the object (or only its status for ``subresource="status"``).
 
         A ``metadata.resourceVersion`` in the body must equal the stored one (else 409 Conflict); without
@@ -482,7 +501,7 @@ class Store:
                 raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on "
                                          f"the URL ({name})")
             self._check_rv(rt, name, current, meta.get("resourceVersion"))
-            return self._update(rt, current, body, subresource, dry_run)
+            return self._update(rt, current, body, subresource, dry_run, validated)
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, patch_type: str, patch: Any,
               subresource: str | None = None, dry_run: bool = False) -> tuple[Obj, bool]:
@@ -533,7 +552,7 @@ class Store:
             raise errors.conflict(rt.group, rt.plural, name)
 
     def _update(self, rt: ResourceType, current: Obj, body: Obj, subresource: str | None,
-                dry_run: bool) -> Obj:
+                dry_run: bool, validated: bool = False) -> Obj:
         cur_meta = current["metadata"]
         if subresource == "status":
             new: Obj = dict(current)
@@ -568,6 +587,8 @@ class Store:
                                          f"deleted, found new finalizers {sorted(added)!r}")
         new["apiVersion"] = current.get("apiVersion", rt.api_version)
         new["kind"] = current.get("kind", rt.kind)
+        if rt.custom and not validated:
+            new = self._admit_custom(rt, new, current, subresource)
         if rt.storage_key == CRD_KEY and subresource != "status":
             self._validate_crd(new)
             new["status"] = _crd_status(new, current.get("status"))

@@ -65,17 +65,20 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
 
     celery_app = _celery()
     celery_app.conf.beat_schedule = beat_schedule()
-    celery_app.Beat(loglevel=loglevel, scheduler="redbeat.RedBeatScheduler").run()
+    celery_app.Beat(loglevel=loglevel, scheduler="workers.beat:Scheduler").run()
 
 
 #: Modules whose ``REGISTRATIONS`` list the domains' watches.
-WATCH_MODULES = ("watchers.apigateway", "watchers.nginx", "watchers.snatch")
+WATCH_MODULES = ("watchers.apigateway", "watchers.apigateway_certificate", "watchers.nginx", "watchers.snatch")
 
 
 def load_registrations() -> list[Any]:
     """Every domain's watch registrations (domains not installed are skipped)."""
+    from workers.app import settings_of
+
     found: list[Any] = []
-    for name in WATCH_MODULES:
+    configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
+    for name in configured or WATCH_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -111,11 +114,18 @@ def watch(
 
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
     try:
+        from workers.app import settings_of
+        from workers.epoch import RedisEpoch
+
+        wq = workqueue()
+        # its first check is the baseline; later ones tell a restart or a loss
+        epoch = RedisEpoch(wq.redis, settings_of().lease_seconds)
         election = LeaderElectionConfig(lease_namespace or default_namespace(), lease_name,
                                         lease_duration=lease_duration, renew_deadline=renew_deadline,
                                         retry_period=retry_period) if leader_elect else None
-        run(wanted, load_registrations(), workqueue().add, health_port or None, health_host=health_host,
-            leader_election=election)
+        run(wanted, load_registrations(), wq.add, health_port or None, health_host=health_host,
+            enqueue_many=wq.add_batch, redis_check=epoch.check,
+            redis_check_interval=settings_of().redis_check_interval, leader_election=election)
     except ValueError as exc:
         fail(str(exc))
     except LeadershipLost as exc:
@@ -232,6 +242,10 @@ def _register_domain_command(target: typer.Typer, name: str, module: str, attr: 
 
 _register_domain_command(render_app, "apirules", "tasks.apigateway.cli", "render",
                          "APIRules with cluster state -> the Istio objects and status the controller writes.")
+_register_domain_command(render_app, "ratelimit", "tasks.apigateway.cli", "render_ratelimit",
+                         "RateLimits with cluster state -> the EnvoyFilter and status the controller writes.")
+_register_domain_command(render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway",
+                         "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status.")
 _register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
                          "Services, Nodes and nkl-config -> the servers of every (host, upstream).")
 _register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",

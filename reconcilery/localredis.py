@@ -37,39 +37,48 @@ def find_redis_server() -> str:
 
 
 class LocalRedis:
-    """One ``redis-server`` child process on ``127.0.0.1:port`` without persistence.
+    """One ``redis-server`` child process on ``127.0.0.1:port``.
 
-    Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``redis://127.0.0.1:PORT/0``.
-    ``die_with_parent``: the server is SIGKILLed by the kernel when the thread that started it dies
-    (``reconcilery up`` sets it; the server then never outlives ``up``).
+    Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``redis://127.0.0.1:PORT/0``
+    (with the password when one is set). ``appendonly=True`` persists to an AOF in ``workdir``
+    (``appendfsync everysec``, as deployments run it), so :meth:`kill` + :meth:`start` is a restart
+    that keeps the data set. ``die_with_parent``: the server is SIGKILLed by the kernel when the
+    thread that started it dies (``reconcilery up`` sets it; the server then never outlives ``up``).
     """
 
-    def __init__(self, port: int, workdir: str | None = None, die_with_parent: bool = False) -> None:
+    def __init__(self, port: int, workdir: str | None = None, appendonly: bool = False,
+                 password: str | None = None, die_with_parent: bool = False) -> None:
         self.port = port
         self.die_with_parent = die_with_parent
         self._own_dir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="reconcilery-redis-")
+        self.appendonly = appendonly
+        self.password = password
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> LocalRedis:
         """Start the server and wait until it answers PING. Raises ``RuntimeError`` if it does not."""
         Path(self.workdir).mkdir(parents=True, exist_ok=True)
         args = [
             find_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--dir", self.workdir, "--protected-mode", "no",
+            "--save", "", "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "everysec",
+            "--dir", self.workdir, "--protected-mode", "no",
             "--loglevel", "warning", "--logfile", str(Path(self.workdir) / "redis.log"),
         ]
+        if self.password:
+            args += ["--requirepass", self.password]
         preexec = None
         if self.die_with_parent:  # ``up``: the kernel kills the server when this thread's process dies
             from reconcilery.supervisor import die_with_parent
 
             preexec = die_with_parent()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec)
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.2)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -77,7 +86,7 @@ class LocalRedis:
             try:
                 if client.ping():
                     return self
-            except redis.ConnectionError:
+            except (redis.ConnectionError, redis.BusyLoadingError):
                 time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"redis-server on port {self.port} did not answer within {timeout}s")
@@ -94,6 +103,13 @@ class LocalRedis:
         self.proc = None
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash): the working directory, and an AOF in it, stay for :meth:`start`."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+        self.proc = None
 
     def __enter__(self) -> LocalRedis:
         return self.start()

@@ -46,6 +46,8 @@ from reconcilery.supervisor import (
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+#: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
 SNATCH_POOL = "cpu-worker-0"  # the Kyma worker pool of the local run (examples/snatch)
 POOL_LABEL = "worker.gardener.cloud/pool"
 
@@ -108,6 +110,11 @@ class LocalRuntime:
         dev = self.o.kubeconfig is None
         if dev:  # a real cluster brings its own CRDs (and Istio's)
             self._apply_crds()
+            # the dev cluster allows v1beta1 APIRules, and has no kubelet to start Oathkeeper's Pods
+            for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
+                                ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
+                self.env[name] = os.environ.setdefault(name, value)
+            self._start_conversion_webhook()
         self._start_nginx_standins()
         self._start_webhook()
         self._start_processes()
@@ -156,7 +163,45 @@ class LocalRuntime:
     def _apply_crds(self) -> None:
         from tasks.apigateway.install import install_crds
 
-        install_crds(self._kube(), istio=True)
+        install_crds(self._kube(), istio=True, conversion=True)
+
+    def _start_conversion_webhook(self) -> None:
+        """The APIRule conversion webhook in this process, as the dev API server reaches it: the
+        certificate Secret and caBundle first (the original's init step; the ``apigateway-certificate``
+        controller renews them later), then the listener, then the Service
+        ``kyma-system/api-gateway-webhook-service`` with Endpoints on loopback."""
+        from kube import resources
+        from tasks.apigateway import certificate
+        from tasks.apigateway.certificate_controller import ensure_certificate
+        from tasks.apigateway.webhook import ConversionWebhook
+        from webhooks import ThreadedListener
+
+        kube = self._kube()
+        # the applied Namespaces first, with their labels (the Snatch webhook's namespace cache sees them
+        # from its start), then kyma-system for the certificate Secret if none of them is it
+        discovery = Discovery(kube)
+        for doc in self.documents:
+            if doc.get("apiVersion") == "v1" and doc.get("kind") == "Namespace":
+                apply(kube, discovery, json.loads(json.dumps(doc)))
+        if kube.get(resources.NAMESPACE, "kyma-system") is None:
+            kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
+        ensure_certificate(kube)
+        namespace, name = certificate.SECRET
+        listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
+                                                      host="127.0.0.1", port=0, poll_interval=2.0)).start()
+        self._stops.append(listener.stop)
+        webhook = listener.listener
+        meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
+        kube.create(resources.SERVICE, {"metadata": meta, "spec": {
+            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
+        kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
+            "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
+        deadline = time.monotonic() + 30
+        while not webhook.ready and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.endpoints["conversion_webhook"] = webhook.url
+        console.print(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
+                      f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
 
     def _start_nginx_standins(self) -> None:
         """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,
@@ -295,7 +340,7 @@ class LocalRuntime:
             due = wq.next_due(c.name)
             if s.waiting or s.in_progress or (due is not None and due < 2):
                 return False
-        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] == "APIRule")
+        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] in STATUS_KINDS)
 
     def wait_settled(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -315,18 +360,21 @@ class LocalRuntime:
         kube = self._kube()
         rows: list[tuple[str, str, str, str]] = []
         for obj in self.applied:
-            if obj.get("kind") != "APIRule":
+            if obj.get("kind") not in STATUS_KINDS:
                 continue
             group, _, version = obj["apiVersion"].rpartition("/")
-            res = Resource(group, version, "apirules", "APIRule", True)
+            namespaced = obj["kind"] != "APIGateway"
+            res = Resource(group, version, f"{obj['kind'].lower()}s", obj["kind"], namespaced)
             meta = obj["metadata"]
-            current = kube.get(res, meta["name"], meta["namespace"]) or {}
+            current = kube.get(res, meta["name"], meta.get("namespace") if namespaced else None) or {}
             status = current.get("status") or {}
             detail = str(status.get("description", "")).splitlines()
             state = str(status.get("state", "Pending"))
-            if status.get("observedGeneration") != (current.get("metadata") or {}).get("generation"):
+            if obj["kind"] == "APIRule" and status.get("observedGeneration") != (current.get("metadata") or {}).get(
+                    "generation"):
                 state = f"{state} (reconciling)" if status else "Pending"
-            rows.append(("APIRule", f"{meta['namespace']}/{meta['name']}", state, detail[0] if detail else ""))
+            ref = f"{meta['namespace']}/{meta['name']}" if namespaced else meta["name"]
+            rows.append((obj["kind"], ref, state, detail[0] if detail else ""))
         rows.extend(self._pod_rows(kube))
         for base in self.endpoints.get("nginx_plus", []):
             with contextlib.suppress(requests.RequestException, ValueError):

@@ -1,4 +1,5 @@
-"""API Gateway watch registrations: which changes enqueue which APIRules (``apirule`` controller).
+"""API Gateway watch registrations: which changes enqueue which keys of the ``apirule``, ``apigateway``
+and ``ratelimit`` controllers.
 
 As api-gateway's APIRule controller watches (``SetupWithManager``), plus the owned kinds:
 
@@ -14,6 +15,13 @@ As api-gateway's APIRule controller watches (``SetupWithManager``), plus the own
   label) deleted, or whose spec or labels changed → their owner APIRule, as controller-runtime's
   ``Owns()`` (someone else's edit is reverted at once). Our own creates enqueue nothing.
 
+- APIGateway CRs: added or deleted → every APIGateway; generation or deletionTimestamp changed → itself;
+  ``status.state`` changed → every RateLimit (they wait for a ``Ready`` APIGateway). The ingress gateway
+  Service and the ``kyma-gateway`` Gateway → the oldest APIGateway. APIRules and RateLimits deleted →
+  the APIGateways being deleted (they may no longer be blocked).
+- RateLimits: added, deleted or new generation → the RateLimits of its namespace (conflicts); owned
+  EnvoyFilters deleted or changed → their RateLimit.
+
 Services and Gateways are mapped through an index ``dependency → APIRules`` that the APIRule map
 function keeps up to date from the APIRule cache's events (one per :class:`Stores`), so a Service
 event costs a dictionary lookup instead of parsing every cached APIRule.
@@ -27,15 +35,27 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import structlog
+
 from kube import resources
-from tasks.apigateway import model
+from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
+from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.state import reads_for
 from watchers.cache import Stores, object_key
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
+log = structlog.get_logger("watchers.apigateway")
+
 APIRULES = "apigateway-apirules"
+APIGATEWAYS = "apigateway-apigateways"
+RATELIMITS = "apigateway-ratelimits"
+ENVOY_FILTERS = "apigateway-envoyfilters"
+APIGATEWAY_CONTROLLER = "apigateway"
+RATELIMIT_CONTROLLER = "ratelimit"
+#: The ingress gateway Service: its load balancer is the Kyma Gateway's DNSEntry target.
+INGRESS_SERVICE = ("istio-system", "istio-ingressgateway")
 SERVICES = "apigateway-services"
 CONFIG = "apigateway-config"
 GATEWAYS = "apigateway-gateways"
@@ -139,11 +159,17 @@ def apirule_changed(event: WatchEvent) -> bool:
 
 
 def map_apirule(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index."""
-    index_of(stores).update(event.object, deleted=event.type == "DELETED")
+    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index.
+
+    A malformed spec never costs the APIRule its key: the parsers do not raise on wrong types, and
+    should indexing fail anyway the key is still enqueued (the reconcile reports the problem)."""
+    try:
+        index_of(stores).update(event.object, deleted=event.type == "DELETED")
+    except Exception:  # defence in depth, see above
+        log.exception("apirule dependency index update failed", key="/".join(object_key(event.object)))
     if not apirule_changed(event):
         return []
-    return [_key(event, *object_key(event.object))]
+    return [_key(event, *object_key(event.object)), *_deleting_apigateways(event, stores)]
 
 
 def _spec_changed(event: WatchEvent) -> bool:
@@ -153,10 +179,16 @@ def _spec_changed(event: WatchEvent) -> bool:
 
 
 def map_service(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    """A Service added, deleted or with a changed spec → every APIRule referencing it."""
+    """A Service added, deleted or with a changed spec → every APIRule referencing it; the ingress
+    gateway Service (spec or load balancer status changed) → the oldest APIGateway (its DNSEntry)."""
+    namespace, name = object_key(event.object)
+    if (namespace, name) == INGRESS_SERVICE and (
+            _spec_changed(event) or event.object.get("status") != (event.old or {}).get("status")):
+        return [*_oldest_apigateway(event, stores),
+                *([_key(event, *ref) for ref in index_of(stores).rules_for(("Service", namespace, name))]
+                  if _spec_changed(event) else [])]
     if not _spec_changed(event):
         return []
-    namespace, name = object_key(event.object)
     return [_key(event, *ref) for ref in index_of(stores).rules_for(("Service", namespace, name))]
 
 
@@ -174,8 +206,8 @@ def map_gateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     if not _spec_changed(event):
         return []
     namespace, name = object_key(event.object)
-    if (namespace, name) == model.DEFAULT_GATEWAY:
-        return _all_apirules(event, stores)
+    if (namespace, name) == model.DEFAULT_GATEWAY:  # also managed by the APIGateway: edits are reverted
+        return [*_all_apirules(event, stores), *_oldest_apigateway(event, stores)]
     return [_key(event, *ref) for ref in index_of(stores).rules_for(("Gateway", namespace, name))]
 
 
@@ -201,21 +233,100 @@ def map_owned(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [_key(event, *owner) for owner in sorted(o for o in owners if o is not None)]
 
 
+# --- APIGateway and RateLimit --------------------------------------------------------------------
+
+
+def _apigateway_key(event: WatchEvent, name: str) -> tuple[str, Key]:
+    return APIGATEWAY_CONTROLLER, Key(event.cluster, "", name)
+
+
+def _oldest_apigateway(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
+    try:
+        oldest = oldest_apigateway(stores.list(APIGATEWAYS))
+    except KeyError:  # APIGateways are not watched in this process
+        return []
+    return [_apigateway_key(event, str(_meta(oldest).get("name")))] if oldest else []
+
+
+def _deleting_apigateways(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
+    """APIGateways whose deletion may wait for the object of ``event`` (a blocker went away)."""
+    if event.type != "DELETED":
+        return []
+    try:
+        items = stores.list(APIGATEWAYS)
+    except KeyError:
+        return []
+    return [_apigateway_key(event, str(_meta(o).get("name"))) for o in items if _meta(o).get("deletionTimestamp")]
+
+
+def _all_ratelimits(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
+    try:
+        items = stores.list(RATELIMITS)
+    except KeyError:
+        return []
+    return [(RATELIMIT_CONTROLLER, Key(event.cluster, *object_key(o))) for o in items]
+
+
+def map_apigateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """An APIGateway added or deleted → every APIGateway (which one is the oldest may change); its
+    generation or deletionTimestamp changed → itself; its ``status.state`` changed → every RateLimit
+    (they wait for the oldest APIGateway to be ``Ready``)."""
+    keys: list[tuple[str, Key]] = []
+    if event.type in ("ADDED", "DELETED") or event.old is None:
+        keys += [_apigateway_key(event, str(_meta(o).get("name"))) for o in stores.list(APIGATEWAYS)]
+        keys.append(_apigateway_key(event, str(_meta(event.object).get("name"))))
+    elif apirule_changed(event):  # generation or deletionTimestamp (annotations are not ours to watch)
+        keys.append(_apigateway_key(event, str(_meta(event.object).get("name"))))
+    state = ((event.object.get("status") or {}).get("state"), ((event.old or {}).get("status") or {}).get("state"))
+    if event.type != "MODIFIED" or state[0] != state[1]:
+        keys += _all_ratelimits(event, stores)
+    return list(dict.fromkeys(keys))
+
+
+def map_ratelimit(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """A RateLimit added, deleted or with a new generation → itself and (same namespace) the RateLimits
+    that may conflict with it; deleted → APIGateways waiting for it to go."""
+    if not apirule_changed(event):
+        return []
+    namespace, _ = object_key(event.object)
+    keys = [(RATELIMIT_CONTROLLER, Key(event.cluster, *object_key(o))) for o in stores.list(RATELIMITS)
+            if object_key(o)[0] == namespace]
+    keys.append((RATELIMIT_CONTROLLER, Key(event.cluster, *object_key(event.object))))
+    return list(dict.fromkeys([*keys, *_deleting_apigateways(event, stores)]))
+
+
+def map_envoy_filter(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """An EnvoyFilter owned by a RateLimit deleted, or its spec changed → the RateLimit (reverts edits)."""
+    if event.type == "ADDED" or not _spec_changed(event):
+        return []
+    owners = _meta(event.object).get("ownerReferences") or []
+    namespace, _ = object_key(event.object)
+    return [(RATELIMIT_CONTROLLER, Key(event.cluster, namespace, str(o.get("name")))) for o in owners
+            if isinstance(o, dict) and o.get("kind") == model.RATELIMIT.kind and o.get("name")]
+
+
 _CONTROLLERS = (CONTROLLER_NAME,)
 
 REGISTRATIONS: list[WatchRegistration] = [
     WatchRegistration(name=APIRULES, resource=APIRULE, namespace=None, label_selector=None,
-                      map_event=map_apirule, controllers=_CONTROLLERS),
+                      map_event=map_apirule, controllers=(CONTROLLER_NAME, APIGATEWAY_CONTROLLER)),
     WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=None, label_selector=None,
-                      map_event=map_service, controllers=_CONTROLLERS),
+                      map_event=map_service, controllers=(CONTROLLER_NAME, APIGATEWAY_CONTROLLER)),
     WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=model.CONFIG_MAP[0],
                       label_selector=None, map_event=map_config, controllers=_CONTROLLERS,
                       field_selector=f"metadata.name={model.CONFIG_MAP[1]}"),
     WatchRegistration(name=GATEWAYS, resource=GATEWAY, namespace=None, label_selector=None,
-                      map_event=map_gateway, controllers=_CONTROLLERS),
+                      map_event=map_gateway, controllers=(CONTROLLER_NAME, APIGATEWAY_CONTROLLER)),
     *(
         WatchRegistration(name=OWNED_PREFIX + kind.lower(), resource=OWNED[kind], namespace=None,
                           label_selector=model.OWNER_NAME_LABEL, map_event=map_owned, controllers=_CONTROLLERS)
-        for kind in (model.VIRTUAL_SERVICE.kind, model.AUTHORIZATION_POLICY.kind, model.REQUEST_AUTHENTICATION.kind)
+        for kind in (model.VIRTUAL_SERVICE.kind, model.AUTHORIZATION_POLICY.kind, model.REQUEST_AUTHENTICATION.kind,
+                     model.ORY_RULE.kind)
     ),
+    WatchRegistration(name=APIGATEWAYS, resource=reads.APIGATEWAY, namespace=None, label_selector=None,
+                      map_event=map_apigateway, controllers=(APIGATEWAY_CONTROLLER, RATELIMIT_CONTROLLER)),
+    WatchRegistration(name=RATELIMITS, resource=reads.RATELIMIT, namespace=None, label_selector=None,
+                      map_event=map_ratelimit, controllers=(RATELIMIT_CONTROLLER, APIGATEWAY_CONTROLLER)),
+    WatchRegistration(name=ENVOY_FILTERS, resource=reads.ENVOY_FILTER, namespace=None, label_selector=None,
+                      map_event=map_envoy_filter, controllers=(RATELIMIT_CONTROLLER,)),
 ]

@@ -7,13 +7,20 @@ One thread per :class:`WatchRegistration` does what client-go's reflector does:
 - resume from the last resourceVersion seen (events and BOOKMARKs) when a watch ends or breaks;
 - relist on 410 Gone (an ERROR event or a 410 answer) and emit the differences between the cache
   and the new list as events, so nothing is lost (objects gone during the gap become DELETED);
-- reconnect with capped backoff (0.8 s doubling to 30 s, reset after a successful list or watch);
+- reconnect with capped backoff (0.8 s doubling to 30 s); the backoff is reset only by a successful
+  list or by a watch that stayed healthy (``healthy_after`` seconds, or ended by the server), so a
+  server that accepts watches and drops them at once is retried ever more slowly;
+- a watch silent for ``silence_timeout`` seconds (no event, no bookmark: the API server sends
+  bookmarks about once a minute) is dropped and resumed from its resourceVersion, as kopf does: a
+  half-open connection is not trusted for longer than that;
 - a kind that is not served (CRD deleted) counts as an empty list, retried with the same backoff.
 
 Map functions turn a :class:`WatchEvent` into ``(controller, Key)`` pairs; their errors are logged
-with the object and counted, never kill the thread. Keys go to the ``enqueue`` callable (the
-workqueue's ``WorkQueue.add``); a failing enqueue is retried until it succeeds or the engine stops
-(the next start's initial list enqueues everything again).
+with the object and counted, never kill the thread. Keys go to the workqueue in batches (the
+``enqueue_many`` callable, ``WorkQueue.add_batch``): the initial list and each chunk of a watch
+stream are one round trip per batch. A failing enqueue is retried until it succeeds or the engine
+stops (the next start's initial list enqueues everything again). :meth:`WatchManager.resync_all`
+enqueues every cached object again (after Redis restarted or lost its data).
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ class WatchEvent:
 
 MapEvent = Callable[[WatchEvent, Stores], Iterable[tuple[str, Key]]]
 Enqueue = Callable[[str, Key], object]
+EnqueueMany = Callable[[Sequence[tuple[str, Key]]], object]
 
 
 @dataclass(frozen=True)
@@ -157,23 +165,30 @@ class RegistrationWatcher:
         watch_timeout: ``(low, high)`` seconds; each watch asks the server for a uniform random
             ``timeoutSeconds`` in this range (client-go: 5-10 min) so watches do not end together.
         backoff: reconnect delays.
-        read_margin: seconds a watch may stay silent beyond its ``timeoutSeconds`` before the client
-            gives up on the connection.
+        silence_timeout: seconds without a byte from an open watch after which it is dropped and
+            resumed (kopf's lesson: about 70 s, just over the API server's bookmark period).
+        enqueue_many: ``[(controller, key), ...]``, the workqueue's ``add_batch`` (default: one
+            ``enqueue`` call per key).
+        healthy_after: seconds a watch must stay open before its reconnect backoff is reset.
     """
 
     def __init__(self, registration: WatchRegistration, kube: Kube, store: Store, stores: Stores,
                  enqueue: Enqueue, cluster: str = LOCAL_CLUSTER,
                  watch_timeout: tuple[float, float] = (300.0, 600.0),
-                 backoff: ReconnectBackoff | None = None, read_margin: float = 30.0) -> None:
+                 backoff: ReconnectBackoff | None = None, silence_timeout: float = 70.0,
+                 enqueue_many: EnqueueMany | None = None, healthy_after: float = 30.0) -> None:
         self.registration = registration
         self.kube = kube
         self.store = store
         self.stores = stores
         self.enqueue = enqueue
+        self.enqueue_many = enqueue_many
         self.cluster = cluster
         self.watch_timeout = watch_timeout
         self.backoff = backoff or ReconnectBackoff()
-        self.read_margin = read_margin
+        self.silence_timeout = silence_timeout
+        self.healthy_after = healthy_after
+        self._watch_opened: float | None = None
         self.resource_version = ""
         self.listed = threading.Event()
         self.last_activity = time.monotonic()
@@ -206,6 +221,7 @@ class RegistrationWatcher:
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
+        metrics.WATCH_LAST_EVENT.labels(self.registration.name).set(time.time())
 
     # ---- loop ------------------------------------------------------------------------------
 
@@ -243,8 +259,16 @@ class RegistrationWatcher:
         except Exception as exc:  # a watch thread must not die; log and retry
             if self._stop.is_set():
                 raise _Stopped from None
+            opened, self._watch_opened = self._watch_opened, None
+            if opened is not None and time.monotonic() - opened >= self.healthy_after:
+                self.backoff.reset()  # it broke after a healthy while: not a failing server
             delay = self.backoff.next()
-            metrics.WATCH_RESTARTS.labels(reg.name, "error").inc()
+            silent = isinstance(exc, urllib3.exceptions.ReadTimeoutError) or "timed out" in str(exc)
+            metrics.WATCH_RESTARTS.labels(reg.name, "silent" if silent else "error").inc()
+            if silent:  # no byte for silence_timeout: resume at once from the resourceVersion
+                log.info("watch silent for %.0fs, resuming %s rv=%s", self.silence_timeout, self._log_ref,
+                         self.resource_version)
+                return 0.0
             expected = (ApiError, urllib3.exceptions.HTTPError, OSError, ValueError)
             log.log(logging.WARNING if isinstance(exc, expected) else logging.ERROR,
                     "watch failed %s rv=%s retry_in=%.1fs error=%r", self._log_ref, self.resource_version,
@@ -282,8 +306,20 @@ class RegistrationWatcher:
         changes = relist_events(self.store.snapshot(), items)
         self.store.replace(items)
         metrics.WATCH_STORE_OBJECTS.labels(self.registration.name).set(len(items))
+        keys: list[tuple[str, Key]] = []
         for change in changes:
-            self._dispatch(change)
+            keys += self._map(change)
+        self._enqueue_all(keys)
+
+    def resync(self) -> int:
+        """Enqueue the keys of every cached object again (as ``ADDED`` events: the object is new to
+        a workqueue that lost its state); returns how many keys were mapped."""
+        keys: list[tuple[str, Key]] = []
+        for obj in self.store.list():
+            keys += self._map(("ADDED", obj, None))
+        metrics.WATCH_RESYNCS.labels(self.registration.name).inc()
+        self._enqueue_all(keys)
+        return len(keys)
 
     def _watch(self) -> None:
         reg = self.registration
@@ -297,21 +333,27 @@ class RegistrationWatcher:
         if reg.field_selector:
             query.append(("fieldSelector", reg.field_selector))
         path = reg.resource.path(reg.namespace)
-        response = self.kube.open("GET", path, query, timeout=(self.kube.timeout, timeout + self.read_margin))
+        response = self.kube.open("GET", path, query, timeout=(self.kube.timeout, self.silence_timeout))
         with self._response_lock:
             self._response = response
         started, events, complete = time.monotonic(), 0, False
+        self._watch_opened = started
         try:
             if self._stop.is_set():
                 raise _Stopped
-            self.backoff.reset()
             self._touch()
             buffer = bytearray()
             for chunk in response.stream(amt=None, decode_content=True):
-                for line in split_lines(buffer, chunk):
-                    self._handle_line(line)
-                    events += 1
+                keys: list[tuple[str, Key]] = []
+                try:
+                    for line in split_lines(buffer, chunk):
+                        keys += self._handle_line(line)
+                        events += 1
+                finally:  # what the chunk mapped before an ERROR line still goes out
+                    self._enqueue_all(keys)
             complete = True
+            self._watch_opened = None
+            self.backoff.reset()
         finally:
             with self._response_lock:
                 self._response = None
@@ -327,7 +369,8 @@ class RegistrationWatcher:
         metrics.WATCH_RESTARTS.labels(reg.name, "timeout").inc()
         log.debug("watch ended %s rv=%s events=%d", self._log_ref, self.resource_version, events)
 
-    def _handle_line(self, line: bytes) -> None:
+    def _handle_line(self, line: bytes) -> list[tuple[str, Key]]:
+        """Apply one watch line to the cache; the keys its event maps to."""
         type_, obj = parse_watch_line(line)
         reg = self.registration
         if type_ == "ERROR":
@@ -342,31 +385,59 @@ class RegistrationWatcher:
             metrics.WATCH_EVENTS.labels(reg.name, "BOOKMARK").inc()
             if version:
                 self.resource_version = version
-            return
+            return []
         if type_ not in EVENT_TYPES:
             log.warning("unknown watch event type %s %s", type_, self._log_ref)
-            return
+            return []
         obj.setdefault("apiVersion", reg.resource.api_version)
         obj.setdefault("kind", reg.resource.kind)
         old = self.store.apply(type_, obj)
         metrics.WATCH_STORE_OBJECTS.labels(reg.name).set(len(self.store))
         if version:
             self.resource_version = version
-        self._dispatch((type_, obj, old))
+        return self._map((type_, obj, old))
 
-    def _dispatch(self, change: RawEvent) -> None:
+    def _map(self, change: RawEvent) -> list[tuple[str, Key]]:
         reg = self.registration
         type_, obj, old = change
         metrics.WATCH_EVENTS.labels(reg.name, type_).inc()
         event = WatchEvent(type_, obj, old, self.cluster)
         try:
-            keys = list(reg.map_event(event, self.stores))
+            return list(reg.map_event(event, self.stores))
         except Exception:  # one bad object must not stop the watch
             metrics.WATCH_MAP_ERRORS.labels(reg.name).inc()
             log.exception("map failed %s event=%s object=%s", self._log_ref, type_, object_ref(obj))
+            return []
+
+    def _enqueue_all(self, keys: Sequence[tuple[str, Key]]) -> None:
+        """Enqueue mapped keys: one batch when the workqueue takes batches, retried like a key."""
+        if not keys:
             return
-        for controller, key in keys:
-            self._enqueue(controller, key)
+        if self.enqueue_many is None or len(keys) == 1:
+            for controller, key in keys:
+                self._enqueue(controller, key)
+            return
+        backoff = ReconnectBackoff(self.backoff.base, self.backoff.cap)
+        while True:
+            try:
+                self.enqueue_many(keys)
+            except PERMANENT_ENQUEUE_ERRORS:  # one bad pair refuses the batch: find it key by key
+                for controller, key in keys:
+                    self._enqueue(controller, key)
+                return
+            except Exception as exc:  # Redis down: keep the keys, retry
+                metrics.WATCH_ENQUEUE_ERRORS.labels(self.registration.name).inc()
+                delay = backoff.next()
+                log.warning("enqueue failed %s keys=%d retry_in=%.1fs error=%s", self._log_ref, len(keys),
+                            delay, exc)
+                self._sleep(delay)
+                continue
+            counts: dict[str, int] = {}
+            for controller, _ in keys:
+                counts[controller] = counts.get(controller, 0) + 1
+            for controller, n in counts.items():
+                metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc(n)
+            return
 
     def _enqueue(self, controller: str, key: Key) -> None:
         backoff = ReconnectBackoff(self.backoff.base, self.backoff.cap)
@@ -407,7 +478,7 @@ class WatchManager:
         kube: the cluster's client (default :func:`kube.client_for` of ``cluster``).
         watch_timeout: ``(low, high)`` seconds for each watch's ``timeoutSeconds``.
         backoff_base, backoff_cap: reconnect backoff in seconds.
-        read_margin: see :class:`RegistrationWatcher`.
+        silence_timeout, enqueue_many, healthy_after: see :class:`RegistrationWatcher`.
 
     Raises ``ValueError`` for duplicate registration names.
     """
@@ -415,13 +486,15 @@ class WatchManager:
     def __init__(self, registrations: Sequence[WatchRegistration], enqueue: Enqueue,
                  cluster: str = LOCAL_CLUSTER, kube: Kube | None = None,
                  watch_timeout: tuple[float, float] = (300.0, 600.0),
-                 backoff_base: float = 0.8, backoff_cap: float = 30.0, read_margin: float = 30.0) -> None:
+                 backoff_base: float = 0.8, backoff_cap: float = 30.0, silence_timeout: float = 70.0,
+                 enqueue_many: EnqueueMany | None = None, healthy_after: float = 30.0) -> None:
         self.cluster = cluster
         self.kube = kube or client_for(cluster)
         self.stores = Stores()
         self.watchers = [
             RegistrationWatcher(reg, self.kube, self.stores.add(reg.name), self.stores, enqueue, cluster,
-                                watch_timeout, ReconnectBackoff(backoff_base, backoff_cap), read_margin)
+                                watch_timeout, ReconnectBackoff(backoff_base, backoff_cap), silence_timeout,
+                                enqueue_many, healthy_after)
             for reg in registrations
         ]
         self._started = False
@@ -442,6 +515,11 @@ class WatchManager:
         for watcher in self.watchers:
             if self._started:
                 watcher.join(max(0.0, deadline - time.monotonic()))
+
+    def resync_all(self) -> int:
+        """Enqueue the keys of every cached object of every registration again (after Redis lost its
+        state; the caches are current, so no relist is needed). Returns how many keys were mapped."""
+        return sum(w.resync() for w in self.watchers if w.listed.is_set())
 
     def ready(self) -> bool:
         """Whether every registration finished its initial list."""
@@ -479,6 +557,7 @@ class WatchManager:
 
 
 __all__ = [
+    "EnqueueMany",
     "MapEvent",
     "ReconnectBackoff",
     "RegistrationWatcher",

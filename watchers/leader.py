@@ -157,9 +157,10 @@ class LeaderElector:
 
     # ---- the loop --------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event) -> bool:
+    def run(self, stop: threading.Event, while_leading: Callable[[], None] | None = None) -> bool:
         """Campaign until leader, lead until ``stop`` is set or the Lease is lost. Returns ``True``
-        after a normal stop (the Lease released), ``False`` when leadership was lost."""
+        after a normal stop (the Lease released), ``False`` when leadership was lost.
+        ``while_leading`` is called after every renewal attempt while leading (every retry period)."""
         cfg = self.config
         log.info("leader election: candidate identity=%s lease=%s/%s", self.identity, cfg.namespace, cfg.name)
         while not stop.is_set():
@@ -177,6 +178,8 @@ class LeaderElector:
             while not stop.wait(cfg.retry_period):
                 if self.try_acquire_or_renew():
                     last_renew = time.monotonic()
+                    if while_leading is not None:
+                        while_leading()
                 elif time.monotonic() - last_renew > cfg.renew_deadline:
                     lost = True
                     log.error("leader election: lost lease %s/%s identity=%s (no renewal for %.0f s)",

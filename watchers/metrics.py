@@ -27,3 +27,10 @@ WATCH_ENQUEUE_ERRORS = Counter(
     "reconcilery_watch_enqueue_errors_total", "Failed enqueue attempts (retried).", ["registration"]
 )
 WATCH_STORE_OBJECTS = Gauge("reconcilery_watch_store_objects", "Objects in the cache.", ["registration"])
+WATCH_LAST_EVENT = Gauge(
+    "reconcilery_watch_last_event_timestamp_seconds",
+    "Unix time of the last event, bookmark or list of the watch (a silent watch's value stops moving).",
+    ["registration"])
+WATCH_RESYNCS = Counter(
+    "reconcilery_watch_cache_resyncs_total",
+    "Times every cached object was enqueued again (Redis restarted or lost its data).", ["registration"])

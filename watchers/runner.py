@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from kube import Kube
-from watchers.engine import Enqueue, WatchManager, WatchRegistration, select_registrations
+from watchers.engine import Enqueue, EnqueueMany, WatchManager, WatchRegistration, select_registrations
 from watchers.health import DEFAULT_MAX_SILENCE_S, HealthServer
 from watchers.leader import LeaderElectionConfig, LeaderElector
 from workers.controller import LOCAL_CLUSTER
@@ -44,7 +44,9 @@ class _LeaderAware:
 def run(controllers: Sequence[str] | None, registrations: Sequence[WatchRegistration], enqueue: Enqueue,
         health_port: int | None = None, *, cluster: str = LOCAL_CLUSTER, kube: Kube | None = None,
         stop: threading.Event | None = None, max_silence_s: float = DEFAULT_MAX_SILENCE_S,
-        health_host: str = "0.0.0.0", leader_election: LeaderElectionConfig | None = None) -> None:
+        health_host: str = "0.0.0.0", enqueue_many: EnqueueMany | None = None,
+        redis_check: Callable[[], bool] | None = None, redis_check_interval: float = 2.0,
+        leader_election: LeaderElectionConfig | None = None) -> None:
     """Watch until SIGTERM/SIGINT (or ``stop`` is set), then close every watch and return.
 
     Args:
@@ -55,6 +57,9 @@ def run(controllers: Sequence[str] | None, registrations: Sequence[WatchRegistra
         cluster, kube: the cluster watched (default the local one).
         stop: an event that ends the run (tests, embedding); signals set it too when called from
             the main thread.
+        enqueue_many: ``[(controller, key), ...]``, e.g. ``WorkQueue.add_batch`` (batches).
+        redis_check: returns True when Redis restarted or lost its data since the last call
+            (``workers.epoch.RedisEpoch.check``); every cached object is then enqueued again.
 
         leader_election: run the watches only while holding this Lease (:mod:`watchers.leader`);
             a standby waits, serving its health endpoints.
@@ -66,7 +71,8 @@ def run(controllers: Sequence[str] | None, registrations: Sequence[WatchRegistra
     if not selected:
         raise ValueError(f"no watch registration feeds controllers {sorted(controllers or [])}")
     stop = stop or threading.Event()
-    manager = WatchManager(selected, enqueue, cluster=cluster, kube=kube)
+    manager = WatchManager(selected, enqueue, cluster=cluster, kube=kube, enqueue_many=enqueue_many)
+
     def start_watching() -> None:
         manager.start()
         log.info("watching registrations=%s cluster=%s", ",".join(r.name for r in selected), cluster)
@@ -87,15 +93,33 @@ def run(controllers: Sequence[str] | None, registrations: Sequence[WatchRegistra
         if health is not None:
             health.start()
         if elector is not None:
-            if not elector.run(stop):
+            # the Redis check runs on the leader's renew ticks (retry period, 2 s)
+            if not elector.run(stop, while_leading=lambda: _check_redis(manager, redis_check)):
                 cfg = elector.config
                 raise LeadershipLost(f"lost the lease {cfg.namespace}/{cfg.name} as {elector.identity}")
             return
         start_watching()
-        stop.wait()
+        if redis_check is None:
+            stop.wait()
+        while not stop.wait(redis_check_interval):
+            _check_redis(manager, redis_check)
     finally:
         manager.stop()
         if health is not None:
             health.stop()
         for signum, handler in previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+def _check_redis(manager: WatchManager, redis_check: Callable[[], bool] | None) -> None:
+    """Enqueue every cached object again when Redis restarted or lost its data."""
+    if redis_check is None:
+        return
+    try:
+        lost = redis_check()
+    except Exception as exc:  # Redis away: the enqueues retry on their own; check again later
+        log.warning("Redis check failed: %s", exc)
+        return
+    if lost:
+        log.warning("Redis restarted or lost its data: enqueueing every cached object again")
+        log.info("re-enqueued keys=%d", manager.resync_all())

@@ -1,8 +1,9 @@
-"""The Celery app: settings, queues and routes, the one generic reconcile task, resync, the pump.
+"""The Celery app: settings, queues and routes, the reconcile step, resync, beat.
 
-Reliability settings (see ``shared/spec/test-infrastructure.md`` §2): late acknowledgement, reject on
-worker loss, prefetch 1, JSON only, time limits below the visibility timeout, and kombu's unacked
-restore every second, so a reconcile whose worker was SIGKILLed is delivered again within seconds.
+Reconciles do not travel as Celery messages: every worker hosts :class:`workers.consumer.ReconcileStep`,
+which takes keys from the Redis workqueue directly (see :mod:`workers.workqueue` for why). Celery runs
+the worker processes, the resync tasks beat sends (``reconcilery.resync``, idempotent: it only
+enqueues keys), remote control, and the task events Flower shows (reconciles included).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from celery.schedules import schedule
 from kombu import Queue
 
 from workers import metrics
-from workers.controller import Controller, Key, registry
-from workers.dispatch import LeaseKeeper, run_reconcile
+from workers.consumer import ReconcileStep
+from workers.controller import registry
 from workers.logs import configure_logging
-from workers.redis_client import celery_broker_settings, redbeat_settings
-from workers.settings import PRIORITY_FRESH, QUEUES, Settings, load
+from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
+from workers.settings import QUEUES, Settings, load
 from workers.workqueue import WorkQueue
 
 RECONCILE_TASK = "reconcilery.reconcile"
@@ -50,8 +51,8 @@ def load_domains(modules: tuple[str, ...] | None = None) -> list[str]:
 
 
 def route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str] | None:
-    """Celery router: the reconcile and resync tasks go to the queue of the controller they name."""
-    if name in (RECONCILE_TASK, RESYNC_TASK) and args:
+    """Celery router: a resync task goes to the queue of the controller it names."""
+    if name == RESYNC_TASK and args:
         return {"queue": registry.get(args[0]).queue}
     return None
 
@@ -71,10 +72,8 @@ def configure(app: Celery, settings: Settings) -> None:
         task_soft_time_limit=settings.task_soft_time_limit,
         **celery_broker_settings(settings.redis_url, {
             "visibility_timeout": settings.visibility_timeout,
-            "unacked_restore_interval": 1,
-            "unacked_restore_throttle": 1,
-            "priority_steps": [0, 9],
-            "queue_order_strategy": "round_robin",
+            # only resync tasks are Celery messages now: an idle worker need not sweep every second
+            "unacked_restore_interval": 10,
         }),
         broker_connection_retry_on_startup=True,
         task_queues=[Queue(q, routing_key=q) for q in QUEUES],
@@ -86,7 +85,7 @@ def configure(app: Celery, settings: Settings) -> None:
         worker_hijack_root_logger=False,
         **redbeat_settings(settings.redis_url),
         redbeat_lock_timeout=settings.redbeat_lock_timeout,
-        beat_scheduler="redbeat.RedBeatScheduler",
+        beat_scheduler="workers.beat:Scheduler",
         beat_max_loop_interval=5,
     )
     app.reconcilery_settings = settings
@@ -94,17 +93,11 @@ def configure(app: Celery, settings: Settings) -> None:
 
 app = Celery("reconcilery")
 configure(app, load())
+app.steps["consumer"].add(ReconcileStep)
 
 
 def settings_of(celery_app: Celery = app) -> Settings:
     return celery_app.reconcilery_settings
-
-
-def publish(controller: Controller, key: Key, priority: int = PRIORITY_FRESH) -> None:
-    """Send the Celery message for one key to the controller's queue."""
-    app.send_task(RECONCILE_TASK, args=[controller.name, key.encode()], queue=controller.queue,
-                  priority=priority)
-    metrics.ADDS.labels(controller.name).inc()
 
 
 _state: dict[str, Any] = {}
@@ -115,24 +108,11 @@ def workqueue() -> WorkQueue:
     """This process's :class:`WorkQueue` on the app's Redis (created on first use)."""
     with _state_lock:
         if "wq" not in _state:
-            _state["wq"] = WorkQueue.from_url(app.conf.broker_url)
+            _state["wq"] = WorkQueue(redis_client(app.conf.broker_url))
         return _state["wq"]
 
 
-def lease_keeper() -> LeaseKeeper:
-    """This process's :class:`LeaseKeeper`, renewing leases on :func:`workqueue`."""
-    wq = workqueue()
-    with _state_lock:
-        if "leases" not in _state:
-            s = settings_of()
-            _state["leases"] = LeaseKeeper(wq, s.lease_seconds, s.task_time_limit)
-        return _state["leases"]
-
-
-@app.task(name=RECONCILE_TASK, bind=True, acks_late=True, ignore_result=True)
-def reconcile(self: Any, controller: str, key: str) -> str:
-    """Reconcile one key of one controller (every controller shares this task)."""
-    return run_reconcile(workqueue(), lease_keeper(), controller, Key.decode(key), self.request.id)
+app.reconcilery_workqueue = workqueue
 
 
 @app.task(name=RESYNC_TASK, ignore_result=True)
@@ -141,9 +121,9 @@ def resync(controller: str) -> int:
     ctrl = registry.get(controller)
     if ctrl.list_keys is None:
         return 0
-    published = workqueue().add_many(controller, ctrl.list_keys(), resync=True)
-    log.info("resync enqueued", controller=controller, published=published)
-    return published
+    added = workqueue().add_many(controller, ctrl.list_keys(), resync=True)
+    log.info("resync enqueued", controller=controller, added=added)
+    return added
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:
@@ -153,47 +133,6 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
                              "options": {"queue": c.queue}}
         for c in registry if c.resync_interval
     }
-
-
-class Pump:
-    """Moves due keys (requeue_after, backoff, lapsed leases, orphans) into Celery, in a thread.
-
-    Every worker process runs one; the scripts are atomic, so several pumps never publish a key twice.
-    """
-
-    def __init__(self, wq: WorkQueue, interval: float, orphan_seconds: float) -> None:
-        self.wq = wq
-        self.interval = interval
-        self.orphan_seconds = orphan_seconds
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="workqueue-pump", daemon=True)
-
-    def start(self) -> Pump:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def tick(self) -> float:
-        """One pass over every controller; returns seconds to sleep."""
-        sleep = self.interval
-        for ctrl in registry:
-            _, due = self.wq.pump(ctrl.name, orphan_seconds=self.orphan_seconds)
-            if due is not None:
-                sleep = min(sleep, max(0.005, due))
-            metrics.DEPTH.labels(ctrl.name).set(self.wq.status(ctrl.name).waiting)
-        return sleep
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sleep = self.tick()
-            except Exception:
-                log.exception("pump failed")
-                sleep = 1.0
-            self._stop.wait(sleep)
 
 
 @signals.worker_init.connect
@@ -206,24 +145,35 @@ def _structured_logs(**_: Any) -> None:
     configure_logging(logging.getLogger().level or logging.INFO)
 
 
-#: Redis set of the pids of worker processes that are ready (for tests and ``queue status``).
+#: Redis set of the pids of worker processes that are ready (for tests and ``up``).
 WORKERS_READY = "reconcilery:workers-ready"
 
 
 @signals.worker_ready.connect
-def _start_pump(**_: Any) -> None:
+def _ready(**_: Any) -> None:
     s = settings_of()
-    workqueue().redis.sadd(WORKERS_READY, str(os.getpid()))
     if s.metrics_port:
         from prometheus_client import start_http_server
 
         start_http_server(s.metrics_port, addr="0.0.0.0")
-    _state["pump"] = Pump(workqueue(), s.pump_interval, s.orphan_seconds).start()
+        threading.Thread(target=_depth_gauges, name="depth-gauges", daemon=True).start()
+    workqueue().redis.sadd(WORKERS_READY, str(os.getpid()))
 
 
 @signals.worker_shutdown.connect
-def _stop_pump(**_: Any) -> None:
-    workqueue().redis.srem(WORKERS_READY, str(os.getpid()))
-    pump = _state.pop("pump", None)
-    if pump is not None:
-        pump.stop()
+def _not_ready(**_: Any) -> None:
+    try:
+        workqueue().redis.srem(WORKERS_READY, str(os.getpid()))
+    except Exception as exc:  # Redis gone at shutdown: nothing to clean
+        log.debug("could not unregister worker", error=str(exc))
+
+
+def _depth_gauges(interval: float = 10.0) -> None:
+    """Refresh ``workqueue_depth`` (only where metrics are served: it costs one round trip)."""
+    stop = threading.Event()
+    while not stop.wait(interval):
+        try:
+            for ctrl in registry:
+                metrics.DEPTH.labels(ctrl.name).set(workqueue().status(ctrl.name).waiting)
+        except Exception as exc:
+            log.debug("depth gauges not refreshed", error=str(exc))

@@ -10,6 +10,7 @@ that backs off, :class:`TerminalError` is not retried). Registrations are plain 
 from __future__ import annotations
 
 import enum
+import functools
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,9 +33,14 @@ class Key:
     namespace: str
     name: str
 
+    @functools.cached_property
+    def encoded(self) -> str:
+        """:meth:`encode`, computed once per key (hot in batched enqueues)."""
+        return "/".join(quote(p, safe="") for p in (self.cluster, self.namespace, self.name))
+
     def encode(self) -> str:
         """``cluster/namespace/name`` with each part percent-quoted."""
-        return "/".join(quote(p, safe="") for p in (self.cluster, self.namespace, self.name))
+        return self.encoded
 
     @classmethod
     def decode(cls, raw: str) -> Key:
@@ -165,6 +171,8 @@ class Controller:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
+        if not self.name or any(ch.isspace() for ch in self.name):
+            raise ValueError(f"controller name must be non-empty without spaces, got {self.name!r}")
         if self.resync_interval is not None and self.list_keys is None:
             raise ValueError(f"controller {self.name}: resync_interval needs list_keys")
 

@@ -11,15 +11,20 @@ RECONCILE_ERRORS = Counter(
 RECONCILE_TIME = Histogram(
     "controller_runtime_reconcile_time_seconds", "Length of one reconcile.", ["controller"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
-ADDS = Counter("workqueue_adds_total", "Keys published to the workqueue.", ["name"])
+ADDS = Counter("workqueue_adds_total", "Keys newly waiting in the workqueue.", ["name"])
 RETRIES = Counter("workqueue_retries_total", "Keys scheduled again after a failure.", ["name"])
 DEPTH = Gauge("workqueue_depth", "Keys waiting in the workqueue.", ["name"])
 QUEUE_DURATION = Histogram(
     "workqueue_queue_duration_seconds", "Seconds a key waited before its reconcile started.", ["name"],
     buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300))
-DROPPED = Counter(
-    "reconcilery_workqueue_dropped_messages_total",
-    "Celery messages dropped because the key was not waiting (duplicate) or is held by another worker.",
-    ["name", "reason"])
 LEASES_LOST = Counter(
-    "reconcilery_workqueue_leases_lost_total", "Reconciles whose key was taken over before they ended.", ["name"])
+    "workqueue_leases_lost_total", "Reconciles whose key was recovered by another worker before they ended.",
+    ["name"])
+RECOVERED = Counter(
+    "reconcilery_workqueue_recovered_total", "Keys whose lease lapsed (worker dead or cut off), handed on.")
+REPAIRED = Counter(
+    "reconcilery_workqueue_repaired_total", "Waiting keys that had lost their ready entry, queued again by the audit.")
+STUCK = Gauge(
+    "reconcilery_reconciles_stuck", "Reconciles of this process running far past their deadline.")
+REDIS_RESTARTS = Counter(
+    "reconcilery_redis_restarts_total", "Times this process found Redis restarted (run_id changed or state lost).")

@@ -15,13 +15,12 @@ QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "sna
 #: Modules that register controllers (``workers.controller.registry``) when imported.
 DOMAIN_MODULES: tuple[str, ...] = (
     "tasks.apigateway.controller",
+    "tasks.apigateway.operator.controller",
+    "tasks.apigateway.ratelimit.controller",
+    "tasks.apigateway.certificate_controller",
     "tasks.nginx.controller",
     "tasks.snatch.controller",
 )
-
-#: Celery message priorities on the Redis broker (lower number is served first).
-PRIORITY_FRESH = 0
-PRIORITY_RESYNC = 9
 
 
 @dataclass(frozen=True)
@@ -32,29 +31,40 @@ class Settings:
     redis_url: str = "redis://127.0.0.1:6379/0"
     #: kubeconfig of the local cluster; empty means in-cluster config, else ``~/.kube/config``.
     kubeconfig: str = ""
-    #: Seconds after which kombu redelivers an unacknowledged message (the worker died).
-    #: Must exceed ``task_time_limit``; the default hour would delay crash recovery by an hour.
-    visibility_timeout: float = 30.0
-    #: Hard time limit of one reconcile (seconds; enforced by the prefork pool, and by the
-    #: lease for the threads pool).
-    task_time_limit: float = 25.0
-    #: Soft time limit (seconds): the reconcile gets ``SoftTimeLimitExceeded`` and is retried.
-    task_soft_time_limit: float = 20.0
-    #: Seconds a worker holds a key without renewing it; a dead worker's key is taken over after it.
+    #: Seconds after which kombu redelivers an unacknowledged Celery message (resync and beat
+    #: tasks; reconciles do not travel as Celery messages). Must exceed ``task_time_limit``.
+    visibility_timeout: float = 60.0
+    #: Hard time limit of one Celery task (seconds; resync tasks, not reconciles).
+    task_time_limit: float = 50.0
+    #: Soft time limit of one Celery task (seconds).
+    task_soft_time_limit: float = 45.0
+    #: Deadline of a reconcile whose controller sets no ``timeout`` (seconds). Enforced
+    #: cooperatively: requests through ``kube`` are bounded by what is left; past it the reconcile
+    #: ends as an error with backoff.
+    reconcile_timeout: float = 30.0
+    #: Seconds a key's lease lasts without renewal: a dead worker's key is recovered after it.
     lease_seconds: float = 10.0
-    #: A waiting key whose message was never delivered is published again after this many seconds.
-    orphan_seconds: float = 300.0
-    #: Longest sleep of the pump between two looks at the delayed set (seconds).
-    pump_interval: float = 0.1
+    #: Longest block of an idle dispatcher on the wake-up lists (seconds): a lapsed lease or a
+    #: repaired ready entry is noticed within about this long.
+    idle_wait: float = 2.0
+    #: Seconds past its deadline after which a reconcile still running counts as stuck (its worker
+    #: stops its heartbeat, so the liveness probe restarts it; its key is never handed on meanwhile).
+    hung_grace: float = 120.0
+    #: File a worker touches while healthy (``reconcilery probe worker`` checks its age).
+    heartbeat_file: str = "/tmp/reconcilery-worker.heartbeat"
     #: Send Celery task events (Flower needs them; they cost about 40% of throughput).
     task_events: bool = True
     #: Port of the Prometheus metrics endpoint of a worker or watcher process (0 = off).
     metrics_port: int = 0
     #: Comma-separated modules that register controllers (default: every domain of Reconcilery).
     domains: str = ",".join(DOMAIN_MODULES)
+    #: Comma-separated modules whose ``REGISTRATIONS`` ``reconcilery watch`` runs (empty: every
+    #: domain's).
+    watch_modules: str = ""
     #: Seconds RedBeat's lock lives; a standby beat takes over after it when the active one dies.
     redbeat_lock_timeout: float = 30.0
-
+    #: Seconds between checks for a Redis that restarted (watchers, dispatchers, beat).
+    redis_check_interval: float = 2.0
 
     @property
     def domain_modules(self) -> tuple[str, ...]:

@@ -1,61 +1,95 @@
 """The workqueue: controller-runtime's guarantees across processes, kept in Redis.
 
-Per controller ``c`` the state is five Redis structures (hash-tagged so that they share a slot):
+Every operation is one Lua script (``workers/lua/*.lua``; ``lib.lua`` documents the key layout and
+the invariant every script keeps), so it is atomic and one round trip, and many keys go in one call
+(a burst of adds or the watch engine's initial list is one round trip per batch).
 
-- ``rq:{c}:waiting``    ZSET key -> time it was enqueued; a key is in it at most once (dedupe);
-- ``rq:{c}:low``        SET of waiting keys whose only message is a resync (low priority) one;
-- ``rq:{c}:processing`` HASH key -> token (Celery task id) of the worker reconciling it;
-- ``rq:{c}:leases``     ZSET key -> lease expiry; a running reconcile renews it, a dead one lets it lapse;
-- ``rq:{c}:delayed``    ZSET key -> due time (``requeue_after`` and failure backoff; earliest wins);
-- ``rq:{c}:failures``   HASH key -> consecutive failures (forgotten on success).
+Workers do not get one Celery message per key. A worker process's dispatcher
+(:mod:`workers.dispatch`) *takes* ready keys straight from the queue's Redis lists with
+``fetch.lua``, which hands each key out with a fresh fencing token and a lease in the same atomic
+step. There is therefore no message that could be lost between marking a key waiting and
+publishing it, no redelivered message that could run a key twice, and priorities are exact (fresh
+changes before the resync backlog). The argument is in the README ("The workqueue").
 
-Every operation is one Lua script (``workers/lua/*.lua``), so it is atomic and one round trip; a
-duplicate enqueue costs exactly one. Celery messages only carry ``(controller, key)``: when a script
-says a key needs a message, :class:`WorkQueue` publishes one through the ``publish`` callable.
-Times come from the Redis server clock, so worker clocks may differ.
+Times come from the Redis server clock (``TIME``), so worker clocks need not agree.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 import redis
 
+from workers import metrics
 from workers.controller import Controller, Key, Outcome, Registry, Result, registry
-from workers.redis_client import redis_client
-from workers.settings import PRIORITY_FRESH, PRIORITY_RESYNC
 
-#: ``publish(controller, key, priority)``: sends the Celery message for one key.
-Publish = Callable[[Controller, Key, int], None]
-
-_SCRIPTS = ("add", "add_after", "start", "renew", "done", "pump")
+_SCRIPTS = ("add", "add_after", "fetch", "renew", "done", "epoch")
+#: Items per script call in batched operations (one round trip each).
+BATCH = 1000
 
 
 def _load_script(name: str) -> str:
-    return resources.files("workers").joinpath(f"lua/{name}.lua").read_text()
+    lua = resources.files("workers").joinpath("lua")
+    return lua.joinpath("lib.lua").read_text() + "\n" + lua.joinpath(f"{name}.lua").read_text()
 
 
-def _keys(controller: str, *names: str) -> list[str]:
-    return [f"rq:{{{controller}}}:{n}" for n in names]
+def controller_key(controller: str, part: str) -> str:
+    """Redis key of one of a controller's structures (``waiting``, ``processing``, ...)."""
+    return f"rq:ctl:{controller}:{part}"
+
+
+def queue_key(queue: str, part: str) -> str:
+    """Redis key of one of a queue's structures (``ready``, ``ready-resync``, ``wake``, ...)."""
+    return f"rq:{queue}:{part}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 @dataclass(frozen=True)
-class Start:
-    """Answer of :meth:`WorkQueue.start`: ``status`` is ``ok`` (reconcile now), ``busy`` or ``stale``
-    (drop the message); ``waited`` is seconds the key waited since it was enqueued."""
+class Taken:
+    """A key handed to this process by :meth:`WorkQueue.fetch`.
 
-    status: Literal["ok", "busy", "stale"]
+    Attributes:
+        controller: the controller's name.
+        key: the key.
+        token: the fencing token (decimal string, strictly increasing across the whole Redis).
+        waited: seconds the key waited since it was enqueued.
+        failures: consecutive failures so far (the backoff of a failure now uses ``failures + 1``).
+    """
+
+    controller: str
+    key: Key
+    token: str
     waited: float
+    failures: int
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """Answer of :meth:`WorkQueue.fetch`: keys taken, seconds until the next delayed key, lease
+    expiry or end of a quiet period (None: nothing scheduled), leases recovered, ready entries
+    rebuilt by the audit, the data set's epoch, and seconds left of a quiet period (0: none; keys
+    are held back for one lease after Redis restarted or lost data, see ``lib.lua``)."""
+
+    taken: list[Taken]
+    next_due: float | None
+    recovered: int
+    repaired: int
+    epoch: str = ""
+    quiet: float = 0.0
 
 
 @dataclass(frozen=True)
 class Finish:
-    """Answer of :meth:`WorkQueue.done`: ``again`` (it was re-added while running, a message was
-    published), ``lost`` (the lease was taken over; nothing recorded), failure count, delay in s."""
+    """Answer of :meth:`WorkQueue.done`: ``again`` (it was re-added while running and is queued
+    again), ``lost`` (the token no longer held the key; nothing recorded), failure count, delay in s."""
 
     again: bool
     lost: bool
@@ -82,160 +116,201 @@ class WorkQueue:
 
     Args:
         client: a ``redis.Redis`` (``decode_responses`` is not required).
-        publish: sends a Celery message; defaults to :func:`workers.app.publish`.
         controllers: where controller names are resolved (queue, backoff, sync delay).
     """
 
-    def __init__(self, client: redis.Redis, publish: Publish | None = None,
-                 controllers: Registry = registry) -> None:
+    def __init__(self, client: redis.Redis, controllers: Registry = registry) -> None:
         self.redis = client
-        self._publish = publish
         self.controllers = controllers
         self._scripts = {n: client.register_script(_load_script(n)) for n in _SCRIPTS}
 
     @classmethod
-    def from_url(cls, url: str, publish: Publish | None = None, controllers: Registry = registry) -> WorkQueue:
-        """A workqueue on the Redis at ``url`` (``redis://host:port/db``, or Sentinels: see
-        :mod:`workers.redis_client`)."""
-        return cls(redis_client(url), publish, controllers)
+    def from_url(cls, url: str, controllers: Registry = registry) -> WorkQueue:
+        """A workqueue on the Redis at ``url`` (see :func:`workers.redis_client.redis_client`)."""
+        from workers.redis_client import redis_client
 
-    # -- publishing --------------------------------------------------------------------------------
-
-    def publish(self, controller: Controller, key: Key, priority: int = PRIORITY_FRESH) -> None:
-        if self._publish is None:
-            from workers.app import publish  # late: the Celery app imports this module
-
-            self._publish = publish
-        self._publish(controller, key, priority)
+        return cls(redis_client(url), controllers)
 
     # -- producers ---------------------------------------------------------------------------------
 
     def add(self, controller: str, key: Key, *, resync: bool = False) -> bool:
-        """Enqueue ``key`` for ``controller``. Returns True when it was not already waiting.
+        """Enqueue ``key`` for ``controller``. Returns True when it was not already waiting (or was
+        waiting only at resync priority and this add is fresh).
 
         A key already waiting is not enqueued twice; a key being reconciled runs again right after.
         Controllers with a ``sync_delay`` get the key after a random delay in that range instead.
         ``resync=True`` enqueues at low priority: fresh adds overtake it. Raises ``KeyError`` for an
         unknown controller.
         """
-        ctrl = self.controllers.get(controller)
-        if ctrl.sync_delay is not None and not resync:
-            self.add_after(controller, key, random.uniform(*ctrl.sync_delay))
-            return True
-        keys = _keys(controller, "waiting", "processing", "low")
-        if self._scripts["add"](keys=keys, args=[key.encode(), "1" if resync else "0"]):
-            self.publish(ctrl, key, PRIORITY_RESYNC if resync else PRIORITY_FRESH)
-            return True
-        return False
+        return self.add_batch([(controller, key)], resync=resync) == 1
 
-    def add_many(self, controller: str, keys: Iterable[Key], *, resync: bool = False,
-                 batch: int = 1000) -> int:
-        """Enqueue many keys with pipelined scripts (``batch`` per round trip). Returns how many
-        messages were published. Meant for resyncs; ``sync_delay`` is not applied."""
-        ctrl = self.controllers.get(controller)
-        rkeys = _keys(controller, "waiting", "processing", "low")
-        script = self._scripts["add"]
-        priority = PRIORITY_RESYNC if resync else PRIORITY_FRESH
-        published = 0
-        chunk: list[Key] = []
+    def add_many(self, controller: str, keys: Iterable[Key], *, resync: bool = False) -> int:
+        """Enqueue many keys of one controller; returns how many were not already waiting."""
+        return self.add_batch(((controller, k) for k in keys), resync=resync)
 
-        def flush() -> int:
-            pipe = self.redis.pipeline(transaction=False)
-            for k in chunk:
-                script(keys=rkeys, args=[k.encode(), "1" if resync else "0"], client=pipe)
-            sent = 0
-            for k, need in zip(chunk, pipe.execute(), strict=True):
-                if need:
-                    self.publish(ctrl, k, priority)
-                    sent += 1
-            chunk.clear()
-            return sent
+    def add_batch(self, items: Iterable[tuple[str, Key]], *, resync: bool = False) -> int:
+        """Enqueue ``(controller, key)`` pairs of any controllers, :data:`BATCH` per round trip.
 
-        for k in keys:
-            chunk.append(k)
-            if len(chunk) >= batch:
-                published += flush()
-        if chunk:
-            published += flush()
-        return published
+        Returns how many keys were newly waiting (a key with a ``sync_delay`` counts as new: it is
+        scheduled). Raises ``KeyError`` for an unknown controller (nothing of the batch is sent).
+        """
+        flag = "1" if resync else "0"
+        delayed: list[tuple[str, Key, float]] = []
+        groups: list[tuple[str, str, list[str]]] = []  # runs of one controller, in order
+        size = 0
+        count = 0
+        for name, key in items:
+            ctrl = self.controllers.get(name)
+            if ctrl.sync_delay is not None and not resync:
+                delayed.append((name, key, random.uniform(*ctrl.sync_delay)))
+                continue
+            if not groups or groups[-1][0] != name:
+                groups.append((name, ctrl.queue, []))
+            groups[-1][2].append(key.encode())
+            size += 1
+            if size >= BATCH:
+                count += self._add(groups, flag)
+                groups, size = [], 0
+        if groups:
+            count += self._add(groups, flag)
+        if delayed:
+            self.add_after_batch(delayed)
+            count += len(delayed)
+        return count
+
+    def _add(self, groups: list[tuple[str, str, list[str]]], resync: str) -> int:
+        args: list[str | int] = [len(groups)]
+        for name, queue, keys in groups:
+            args += (name, queue, resync, len(keys), *keys)
+        flags = self._scripts["add"](args=args)
+        total, pos = 0, 0
+        for name, _, keys in groups:
+            added = sum(int(f) for f in flags[pos:pos + len(keys)])
+            pos += len(keys)
+            if added:
+                metrics.ADDS.labels(name).inc(added)
+                total += added
+        return total
 
     def add_after(self, controller: str, key: Key, seconds: float) -> float:
         """Enqueue ``key`` once ``seconds`` have passed; an earlier due time already set wins.
         Returns the due time in effect (Redis server clock, epoch seconds)."""
-        self.controllers.get(controller)
-        (delayed,) = _keys(controller, "delayed")
-        return float(self._scripts["add_after"](keys=[delayed], args=[key.encode(), max(0.0, seconds)]))
+        return self.add_after_batch([(controller, key, seconds)])[0]
+
+    def add_after_batch(self, items: Sequence[tuple[str, Key, float]]) -> list[float]:
+        """:meth:`add_after` for many ``(controller, key, seconds)``; due times in effect, in order."""
+        out: list[float] = []
+        for start in range(0, len(items), BATCH):
+            args: list[Any] = []
+            for name, key, seconds in items[start:start + BATCH]:
+                args += (name, self.controllers.get(name).queue, key.encode(), max(0.0, float(seconds)))
+            out += [float(d) for d in self._scripts["add_after"](args=[len(args) // 4, *args])]
+        return out
 
     # -- consumers ---------------------------------------------------------------------------------
 
-    def start(self, controller: str, key: Key, token: str, lease_seconds: float) -> Start:
-        """Try to take ``key`` for reconciling under ``token``; see :class:`Start`."""
-        keys = _keys(controller, "waiting", "processing", "leases", "low")
-        status, waited = self._scripts["start"](keys=keys, args=[key.encode(), token, lease_seconds])
-        text = status.decode() if isinstance(status, bytes) else str(status)
-        if text not in ("ok", "busy", "stale"):
-            raise RuntimeError(f"workqueue start script answered {text!r}")
-        return Start(text, float(waited))  # type: ignore[arg-type]
+    def queues_of(self, queues: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """``(queue, controllers registered here for it)`` for each of ``queues``."""
+        return [(q, [c.name for c in self.controllers if c.queue == q]) for q in queues]
 
-    def renew(self, controller: str, key: Key, token: str, lease_seconds: float) -> bool:
-        """Extend the lease; False when another worker took the key over."""
-        keys = _keys(controller, "processing", "leases")
-        return bool(self._scripts["renew"](keys=keys, args=[key.encode(), token, lease_seconds]))
+    def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False,
+              known_epoch: str = "") -> Fetch:
+        """Promote due keys, recover lapsed leases, (``audit``) repair the ready lists, and take up
+        to ``limit`` keys of ``queues`` (fresh before resync, round robin in the order given).
 
-    def done(self, controller: str, key: Key, token: str, result: Result) -> Finish:
-        """Release ``key`` after a reconcile that ended with ``result``.
+        Each :class:`Taken` key is held under a new fencing token with a lease of ``lease_seconds``
+        until :meth:`done`; renew it with :meth:`renew` or it is recovered once the lease lapses.
+        ``known_epoch``: the epoch of the last fetch; a Redis that lost its data under the caller
+        (or restarted) holds back takes for one lease (:attr:`Fetch.quiet`).
+        """
+        layout = self.queues_of(queues)
+        args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", known_epoch, uuid.uuid4().hex,
+                           len(layout)]
+        args += [q for q, _ in layout]
+        for _, names in layout:
+            args += [len(names), *names]
+        raw = self._scripts["fetch"](args=args)
+        next_due = float(_text(raw[0]))
+        taken = [
+            Taken(_text(raw[i]), Key.decode(_text(raw[i + 1])), _text(raw[i + 2]), float(_text(raw[i + 3])),
+                  int(_text(raw[i + 4])))
+            for i in range(5, len(raw), 5)
+        ]
+        return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]), _text(raw[3]),
+                     float(_text(raw[4])))
+
+    def check_epoch(self, known_epoch: str, quiet_seconds: float) -> tuple[str, str]:
+        """``(epoch, run_id)`` of the Redis now; notices a restart or a loss of data under a caller
+        that knew ``known_epoch`` and then holds back takes for ``quiet_seconds`` (see ``lib.lua``)."""
+        epoch, run_id = self._scripts["epoch"](args=[quiet_seconds, known_epoch, uuid.uuid4().hex])
+        return _text(epoch), _text(run_id)
+
+    def wait(self, queues: Sequence[str], timeout: float) -> bool:
+        """Block until a wake-up token arrives on one of ``queues`` or ``timeout`` seconds pass
+        (one ``BLPOP``); True when woken."""
+        if timeout <= 0:
+            return True
+        keys = [queue_key(q, "wake") for q in queues]
+        return self.redis.blpop(keys, timeout=max(0.01, timeout)) is not None
+
+    def renew(self, held: Sequence[tuple[str, Key, str]], lease_seconds: float) -> list[bool]:
+        """Extend the leases of ``(controller, key, token)`` in one round trip; False where the
+        token no longer holds the key (it was recovered after its lease lapsed)."""
+        if not held:
+            return []
+        args: list[Any] = [lease_seconds, len(held)]
+        for name, key, token in held:
+            args += (name, key.encode(), token)
+        return [bool(int(f)) for f in self._scripts["renew"](args=args)]
+
+    def done(self, taken: Taken, result: Result) -> Finish:
+        """Release a taken key after a reconcile that ended with ``result``.
 
         Success forgets the failure count; ``requeue_after`` schedules the key (earliest due time
-        wins); an error schedules it after the controller's backoff for its failure count; a terminal
-        error forgets and does not retry. A key re-added meanwhile is published again at once.
+        wins); an error schedules it after ``Backoff.delay(failures + 1)``; a terminal error forgets
+        and does not retry. A key re-added meanwhile is queued again at once. A token that lost the
+        key (lease lapsed and recovered) records nothing: ``Finish.lost``.
         """
-        ctrl = self.controllers.get(controller)
-        jitter_factor = 1.0 - ctrl.backoff.jitter * random.random() if ctrl.backoff.jitter else 1.0
-        keys = _keys(controller, "waiting", "processing", "leases", "delayed", "failures", "low")
-        again, failures, delay = self._scripts["done"](keys=keys, args=[
-            key.encode(), token, result.outcome.value, result.requeue_after or 0,
-            ctrl.backoff.base, ctrl.backoff.cap, jitter_factor,
+        ctrl = self.controllers.get(taken.controller)
+        backoff = ctrl.backoff.delay(taken.failures + 1) if result.outcome is Outcome.ERROR else 0.0
+        again, failures, delay = self._scripts["done"](args=[
+            taken.controller, ctrl.queue, taken.key.encode(), taken.token, result.outcome.value,
+            result.requeue_after or 0, backoff,
         ])
-        if again == -1:
+        if int(again) == -1:
             return Finish(again=False, lost=True, failures=0, delay=0.0)
-        if again:
-            low = bool(self.redis.sismember(_keys(controller, "low")[0], key.encode()))
-            self.publish(ctrl, key, PRIORITY_RESYNC if low else PRIORITY_FRESH)
-        return Finish(again=bool(again), lost=False, failures=int(failures), delay=float(delay))
-
-    def pump(self, controller: str, limit: int = 500, orphan_seconds: float = 300.0) -> tuple[int, float | None]:
-        """Publish due delayed keys, keys of dead workers (lapsed lease) and orphaned waiting keys.
-
-        Returns ``(published, seconds until the next due key or None)``. Safe to run in every worker:
-        the script is atomic, so a key is moved once.
-        """
-        ctrl = self.controllers.get(controller)
-        keys = _keys(controller, "waiting", "processing", "leases", "delayed", "low")
-        out = self._scripts["pump"](keys=keys, args=[limit, orphan_seconds])
-        next_due = float(out[-1])
-        for raw in out[:-1]:
-            self.publish(ctrl, Key.decode(raw.decode() if isinstance(raw, bytes) else raw))
-        return len(out) - 1, (None if next_due < 0 else next_due)
+        return Finish(again=bool(int(again)), lost=False, failures=int(failures), delay=float(_text(delay)))
 
     # -- inspection --------------------------------------------------------------------------------
 
     def status(self, controller: str) -> QueueStatus:
         """Counts of one controller's queue (one pipelined round trip)."""
         ctrl = self.controllers.get(controller)
-        waiting, low, processing, delayed, failures = _keys(
-            controller, "waiting", "low", "processing", "delayed", "failures")
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zcard(waiting)
-        pipe.scard(low)
-        pipe.hlen(processing)
-        pipe.zcard(delayed)
-        pipe.hlen(failures)
+        pipe.zcard(controller_key(controller, "waiting"))
+        pipe.scard(controller_key(controller, "resync"))
+        pipe.hlen(controller_key(controller, "processing"))
+        pipe.zcard(controller_key(controller, "delayed"))
+        pipe.hlen(controller_key(controller, "failures"))
         w, lo, p, d, f = pipe.execute()
         return QueueStatus(controller, ctrl.queue, w, lo, p, d, f)
 
+    def ready_depth(self, queue: str) -> tuple[int, int]:
+        """Entries on ``queue``'s fresh and resync ready lists (what KEDA scales on)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.llen(queue_key(queue, "ready"))
+        pipe.llen(queue_key(queue, "ready-resync"))
+        fresh, resync = pipe.execute()
+        return int(fresh), int(resync)
+
+    def holder(self, controller: str, key: Key) -> str | None:
+        """The fencing token holding ``key`` now, or None."""
+        value = self.redis.hget(controller_key(controller, "processing"), key.encode())
+        return None if value is None else _text(value)
+
     def next_due(self, controller: str) -> float | None:
         """Seconds until the earliest delayed key of ``controller`` is due (None: nothing delayed)."""
-        first = self.redis.zrange(_keys(controller, "delayed")[0], 0, 0, withscores=True)
+        first = self.redis.zrange(controller_key(controller, "delayed"), 0, 0, withscores=True)
         if not first:
             return None
         secs, micros = self.redis.time()
@@ -243,12 +318,12 @@ class WorkQueue:
 
     def failures(self, controller: str, key: Key) -> int:
         """Consecutive failures of ``key`` (0 when it last succeeded)."""
-        value: Any = self.redis.hget(_keys(controller, "failures")[0], key.encode())
+        value: Any = self.redis.hget(controller_key(controller, "failures"), key.encode())
         return int(value or 0)
 
     def due_in(self, controller: str, key: Key) -> float | None:
         """Seconds until ``key`` is due from the delayed set (negative when overdue), None if not delayed."""
-        score = self.redis.zscore(_keys(controller, "delayed")[0], key.encode())
+        score = self.redis.zscore(controller_key(controller, "delayed"), key.encode())
         if score is None:
             return None
         secs, micros = self.redis.time()
@@ -260,4 +335,16 @@ def outcome_of(result: Result | None) -> Result:
     return Result.done() if result is None else result
 
 
-__all__ = ["Finish", "Outcome", "Publish", "QueueStatus", "Start", "WorkQueue", "outcome_of"]
+__all__ = [
+    "BATCH",
+    "Controller",
+    "Fetch",
+    "Finish",
+    "Outcome",
+    "QueueStatus",
+    "Taken",
+    "WorkQueue",
+    "controller_key",
+    "outcome_of",
+    "queue_key",
+]

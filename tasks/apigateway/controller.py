@@ -23,7 +23,9 @@ Results: ``Ready`` / ``Warning`` → requeue after the reconciliation interval (
 
 Environment (seconds): ``RECONCILERY_APIRULE_RECONCILIATION_SECONDS`` (1800),
 ``RECONCILERY_APIRULE_ERROR_RETRY_SECONDS`` (60), ``RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS``
-(300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule).
+(300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule),
+``RECONCILERY_APIRULE_V1BETA1_ACCESS`` (``deny``; ``allow`` reconciles v1beta1 APIRules, the original's
+signed ``apirule-access`` ConfigMap).
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ from typing import Any
 import structlog
 from prometheus_client import REGISTRY, Counter
 
-from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events, resources
+from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events
 from tasks.apigateway import cache as vs_cache
-from tasks.apigateway import model, state
+from tasks.apigateway import model, reads, state
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
 from tasks.apigateway.reconcile_plan import PIPELINE_DELETION, Plan, Settings, plan
-from tasks.apigateway.state import ClusterState, NamespacedName
+from tasks.apigateway.settings import v1beta1_access
+from tasks.apigateway.state import ClusterState
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway")
@@ -52,14 +55,10 @@ CONTROLLER_NAME = "apirule"
 QUEUE = "apigateway"
 
 
-def resource_of(kind: model.Kind, namespaced: bool = True) -> Resource:
-    """The ``kube`` resource reference of a domain kind."""
-    return Resource(kind.group, kind.version, kind.plural, kind.kind, namespaced)
-
-
-APIRULE = resource_of(model.APIRULE)
-GATEWAY = resource_of(model.GATEWAY)
-EXTERNAL_GATEWAY = resource_of(model.EXTERNAL_GATEWAY)
+resource_of = reads.resource_of
+APIRULE = reads.APIRULE
+GATEWAY = reads.GATEWAY
+EXTERNAL_GATEWAY = reads.EXTERNAL_GATEWAY
 #: Resources of the kinds the controller writes, by ``Action.kind``.
 OWNED: Mapping[str, Resource] = {kind: resource_of(k) for kind, k in model.OWNED_KINDS.items()}
 
@@ -100,6 +99,7 @@ class ControllerSettings:
             plan=Settings(
                 reconciliation_interval=seconds("RECONCILERY_APIRULE_RECONCILIATION_SECONDS", 1800.0),
                 error_retry_interval=retry,
+                v1beta1_access=v1beta1_access(env),
             ),
             error_retry_cap=max(retry, seconds("RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS", 300.0)),
             resync_interval=seconds("RECONCILERY_APIRULE_RESYNC_SECONDS", 1800.0),
@@ -132,7 +132,8 @@ API_ERRORS = _counter(
 
 
 def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
-    """The snapshot one reconcile of ``apirule`` needs, read through ``kube`` (:func:`state.reads_for`).
+    """The snapshot one reconcile of ``apirule`` needs, read through :mod:`tasks.apigateway.reads`
+    following :func:`state.reads_for`.
 
     Reads: one GET per Gateway, ExternalGateway, Service and ConfigMap; one LIST of Pods per
     referenced Service with a selector; one LIST per owner label selector of VirtualServices,
@@ -143,43 +144,30 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     read directly, so a cache lagging our own writes never makes a reconcile create a second
     VirtualService. Kinds that are not served read as empty. Raises :class:`ApiError` on other failures.
     """
-    reads = state.reads_for(apirule)
+    wanted = state.reads_for(apirule)
     served: set[str] = set()
 
-    def get(res: Resource, ref: NamespacedName) -> dict[str, Any] | None:
-        try:
-            return kube.get(res, ref[1], ref[0])
-        except ResourceMissing:
-            return None
-
     def owned(res: Resource, selectors: tuple[str, ...] | None) -> tuple[dict[str, Any], ...]:
-        found: list[dict[str, Any]] = []
-        try:
-            for selector in selectors if selectors is not None else (None,):
-                found.extend(kube.list(res, label_selector=selector))
-        except ResourceMissing:
+        found = reads.owned(kube, res, selectors)
+        if found is None:
             return ()
         served.add(res.full_name)
         return tuple(found)
 
-    gateways = {ref: obj for ref in reads.gateways if (obj := get(GATEWAY, ref)) is not None}
-    external = {ref: obj for ref in reads.external_gateways if (obj := get(EXTERNAL_GATEWAY, ref)) is not None}
-    services = {ref: obj for ref in reads.services if (obj := get(resources.SERVICE, ref)) is not None}
-    config_maps = {ref: obj for ref in reads.config_maps if (obj := get(resources.CONFIGMAP, ref)) is not None}
+    services = reads.services(kube, wanted.services)
     pods: list[dict[str, Any]] = []
     for (namespace, _), service in services.items():
         selector = (service.get("spec") or {}).get("selector") or {}
-        if selector:
-            text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-            pods.extend(kube.list(resources.POD, namespace=namespace, label_selector=text))
-    selectors = reads.owner_selectors
+        if selector and isinstance(selector, dict):
+            pods.extend(reads.pods(kube, namespace, {str(k): str(v) for k, v in selector.items()}))
+    selectors = wanted.owner_selectors
     return ClusterState(
-        gateways=gateways,
-        external_gateways=external,
+        gateways=reads.gateways(kube, wanted.gateways),
+        external_gateways=reads.external_gateways(kube, wanted.external_gateways),
         services=services,
-        config_maps=config_maps,
+        config_maps=reads.config_maps(kube, wanted.config_maps),
         pods=tuple(pods),
-        virtual_services=_virtual_services(kube, apirule, reads, owned, served),
+        virtual_services=_virtual_services(kube, apirule, wanted, owned, served),
         authorization_policies=owned(OWNED[model.AUTHORIZATION_POLICY.kind], selectors),
         request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
         ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
@@ -187,27 +175,37 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     )
 
 
-def _virtual_services(kube: Kube, apirule: Mapping[str, Any], reads: state.Reads,
+def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Reads,
                       owned: Callable[[Resource, tuple[str, ...] | None], tuple[dict[str, Any], ...]],
                       served: set[str]) -> tuple[dict[str, Any], ...]:
     """The owned VirtualServices (direct LIST by owner labels) plus the others that may occupy one
     of the APIRule's hosts (cache), or every VirtualService (one LIST) without a ready cache."""
     res = OWNED[model.VIRTUAL_SERVICE.kind]
-    if not reads.all_virtual_services:
-        return owned(res, reads.owner_selectors)
+    if not wanted.all_virtual_services:
+        return owned(res, wanted.owner_selectors)
     cache = vs_cache.cache_for(res, kube, kube.cluster)
     if cache is None:
         vs_cache.VS_READS.labels("list").inc()
         return owned(res, None)
-    mine = owned(res, reads.owner_selectors)
+    mine = owned(res, wanted.owner_selectors)
     if res.full_name not in served:
         return ()
     vs_cache.VS_READS.labels("cache").inc()
     rule = model.APIRule.parse(apirule)
+    hosts = [*rule.hosts, *([v1] if (v1 := _v1beta1_host(apirule)) else [])]
     direct = {state.namespaced_name(o) for o in mine}
-    others = [o for o in cache.with_hosts(rule.hosts) if state.namespaced_name(o) not in direct
+    others = [o for o in cache.with_hosts(hosts) if state.namespaced_name(o) not in direct
               and not model.owned_objects([o], rule.name, rule.namespace)]
     return (*mine, *others)
+
+
+def _v1beta1_host(apirule: Mapping[str, Any]) -> str | None:
+    """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
+    from tasks.apigateway.v1beta1.model import V1beta1APIRule, looks_v1beta1
+
+    if model.APIRule.parse(apirule).original_version == "v1beta1" or looks_v1beta1(apirule):
+        return V1beta1APIRule.parse(apirule).host
+    return None
 
 
 # ---- writes --------------------------------------------------------------------------------
@@ -300,7 +298,7 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     if p.actions and not p.failed:
         errors = apply_actions(kube, p.actions)
         if errors:
-            p = p.with_status(st.apply_failed(errors))
+            p = p.with_apply_errors(errors)
     if p.status is not None:
         write_status(kube, apirule, p.status)
     return p, _finish(p)
@@ -311,7 +309,7 @@ def reconcile(key: Key) -> Result:
     kube = client_for(key.cluster)
     started = time.perf_counter()
     try:
-        apirule = kube.get(APIRULE, key.name, key.namespace)
+        apirule = reads.apirule(kube, key.namespace, key.name)
     except ResourceMissing:
         apirule = None
     except ApiError as exc:
@@ -348,10 +346,7 @@ def _failed(key: Key, label: str, exc: ApiError) -> Result:
 
 def list_keys() -> list[Key]:
     """Every APIRule of the local cluster (the resync); none when the APIRule CRD is not installed."""
-    try:
-        items = client_for(LOCAL_CLUSTER).list(APIRULE)
-    except ResourceMissing:
-        return []
+    items = reads.apirules(client_for(LOCAL_CLUSTER))
     return [Key(LOCAL_CLUSTER, str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))) for o in items]
 
 

@@ -5,7 +5,7 @@
 - AuthorizationPolicy: keyed ``hash:index`` from the labels; owned policies without both labels,
   duplicates and keys no longer desired are deleted.
 - RequestAuthentication: keyed by selector, issuers and namespace, same rules.
-- Ory Rules owned by the APIRule: always deleted.
+- Ory Rules: keyed by match URL for v1beta1 APIRules; owned by a v2 APIRule, always deleted.
 
 Differences from the original, on purpose: an update whose result equals the actual object is left out
 (the original writes every owned object on every reconcile), and surplus owned VirtualServices are
@@ -134,6 +134,12 @@ def diff_authorization_policies(desired: list[dict[str, Any]], owned: list[dict[
 def diff_request_authentications(desired: list[dict[str, Any]], owned: list[dict[str, Any]]) -> list[Action]:
     """Actions for RequestAuthentications keyed by selector, issuers and namespace."""
     return _keyed(model.REQUEST_AUTHENTICATION.kind, desired, owned, request_authentication_key)
+
+
+def diff_access_rules(desired: list[dict[str, Any]], owned: list[dict[str, Any]],
+                      key_of: Callable[[Mapping[str, Any]], str | None]) -> list[Action]:
+    """Actions for Oathkeeper Rules (v1beta1) keyed by match URL (and methods when paths repeat)."""
+    return _keyed(model.ORY_RULE.kind, desired, owned, key_of)
 
 
 def delete_all(kind: str, owned: Iterable[dict[str, Any]]) -> list[Action]:

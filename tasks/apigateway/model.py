@@ -1,7 +1,8 @@
 """APIRule v2 / v2alpha1 as typed, read-only values, and the constants of the API Gateway domain.
 
-The parser is lenient on purpose: objects from a cluster were checked by the CRD schema, but `render`
-reads any YAML, so a field of the wrong type is read as absent instead of raising. ``None`` and an
+The parser never raises: objects from a cluster were checked by the CRD schema (when it is enforced), but
+``render`` reads any YAML and a dev API server may store anything, so a field of the wrong type is read as
+absent and recorded in ``APIRule.type_failures`` (see :mod:`tasks.apigateway.fields`). ``None`` and an
 empty list stay distinct where the original's validation distinguishes them (``authorizations: []``).
 Names, labels and constants are api-gateway's (``apis/gateway/v2alpha1``, ``internal/processing``).
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from tasks.apigateway.fields import Failure, Reader
 
 GROUP = "gateway.kyma-project.io"
 KIND = "APIRule"
@@ -85,13 +88,18 @@ REQUEST_AUTHENTICATION = Kind("security.istio.io", "v1beta1", "RequestAuthentica
 ORY_RULE = Kind("oathkeeper.ory.sh", "v1alpha1", "Rule", "rules")
 EXTERNAL_GATEWAY = Kind(GROUP, "v1alpha1", "ExternalGateway", "externalgateways")
 APIRULE = Kind(GROUP, "v2", KIND, PLURAL)
+ENVOY_FILTER = Kind("networking.istio.io", "v1alpha3", "EnvoyFilter", "envoyfilters")
+RATELIMIT = Kind(GROUP, "v1alpha1", "RateLimit", "ratelimits")
+APIGATEWAY = Kind("operator.kyma-project.io", "v1alpha1", "APIGateway", "apigateways")
+CERTIFICATE = Kind("cert.gardener.cloud", "v1alpha1", "Certificate", "certificates")
+DNS_ENTRY = Kind("dns.gardener.cloud", "v1alpha1", "DNSEntry", "dnsentries")
 #: Kinds the controller writes or deletes, by ``kind`` (the ``Action.kind`` values).
 OWNED_KINDS: Mapping[str, Kind] = {
     k.kind: k for k in (VIRTUAL_SERVICE, AUTHORIZATION_POLICY, REQUEST_AUTHENTICATION, ORY_RULE)
 }
 
 
-# --- lenient readers ---------------------------------------------------------------------------
+# --- lenient readers (metadata and cluster objects; user specs go through fields.Reader) --------
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -99,9 +107,7 @@ def _map(value: Any) -> dict[str, Any]:
 
 
 def _opt_str(value: Any) -> str | None:
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    return str(value)
+    return value if isinstance(value, str) else None
 
 
 def _str(value: Any) -> str:
@@ -109,25 +115,15 @@ def _str(value: Any) -> str:
 
 
 def _opt_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _strs(value: Any) -> tuple[str, ...]:
-    return tuple(_str(v) for v in value) if isinstance(value, list) else ()
-
-
-def _opt_strs(value: Any) -> tuple[str, ...] | None:
-    return _strs(value) if isinstance(value, list) else None
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _str_map(value: Any) -> dict[str, str]:
-    return {str(k): _str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
 
 
 # --- values ------------------------------------------------------------------------------------
@@ -142,10 +138,13 @@ class ServiceRef:
     port: int | None
 
     @classmethod
-    def parse(cls, raw: Any) -> ServiceRef | None:
-        if not isinstance(raw, dict):
+    def parse(cls, raw: Any, path: str = ".spec.service", reader: Reader | None = None) -> ServiceRef | None:
+        r = reader or Reader()
+        obj = r.opt_object(raw, path)
+        if obj is None:
             return None
-        return cls(_opt_str(raw.get("name")), _opt_str(raw.get("namespace")), _opt_int(raw.get("port")))
+        return cls(r.string(obj.get("name"), path + ".name"), r.string(obj.get("namespace"), path + ".namespace"),
+                   r.integer(obj.get("port"), path + ".port"))
 
 
 @dataclass(frozen=True)
@@ -164,14 +163,15 @@ class JwtAuthentication:
     from_params: tuple[str, ...]
 
     @classmethod
-    def parse(cls, raw: Any) -> JwtAuthentication:
-        raw = _map(raw)
+    def parse(cls, raw: dict[str, Any], path: str, r: Reader) -> JwtAuthentication:
         headers = tuple(
-            FromHeader(_str(h.get("name")), _opt_str(h.get("prefix")))
-            for h in raw.get("fromHeaders") or []
-            if isinstance(h, dict)
+            FromHeader(r.string(h.get("name"), f"{path}.fromHeaders[{i}].name") or "",
+                       r.string(h.get("prefix"), f"{path}.fromHeaders[{i}].prefix"))
+            for i, h in r.objects(raw.get("fromHeaders"), path + ".fromHeaders")
         )
-        return cls(_str(raw.get("issuer")), _str(raw.get("jwksUri")), headers, _strs(raw.get("fromParams")))
+        return cls(r.string(raw.get("issuer"), path + ".issuer") or "",
+                   r.string(raw.get("jwksUri"), path + ".jwksUri") or "", headers,
+                   r.strings(raw.get("fromParams"), path + ".fromParams"))
 
 
 @dataclass(frozen=True)
@@ -190,18 +190,25 @@ class JwtConfig:
     authorizations: tuple[JwtAuthorization | None, ...] | None
 
     @classmethod
-    def parse(cls, raw: Any) -> JwtConfig | None:
-        if not isinstance(raw, dict):
+    def parse(cls, raw: Any, path: str = ".jwt", reader: Reader | None = None) -> JwtConfig | None:
+        r = reader or Reader()
+        obj = r.opt_object(raw, path)
+        if obj is None:
             return None
-        authentications = tuple(JwtAuthentication.parse(a) for a in raw.get("authentications") or [])
+        authentications = tuple(JwtAuthentication.parse(a, f"{path}.authentications[{i}]", r)
+                                for i, a in r.objects(obj.get("authentications"), path + ".authentications"))
         authorizations: tuple[JwtAuthorization | None, ...] | None = None
-        if isinstance(raw.get("authorizations"), list):
-            authorizations = tuple(
-                JwtAuthorization(_opt_strs(a.get("requiredScopes")), _opt_strs(a.get("audiences")))
-                if isinstance(a, dict)
-                else None
-                for a in raw["authorizations"]
-            )
+        items = r.opt_array(obj.get("authorizations"), path + ".authorizations")
+        if items is not None:
+            parsed: list[JwtAuthorization | None] = []
+            for i, a in enumerate(items):
+                at = f"{path}.authorizations[{i}]"
+                if a is None:
+                    parsed.append(None)  # "authorization is empty", as the original
+                elif (item := r.opt_object(a, at)) is not None:
+                    parsed.append(JwtAuthorization(r.opt_strings(item.get("requiredScopes"), at + ".requiredScopes"),
+                                                   r.opt_strings(item.get("audiences"), at + ".audiences")))
+            authorizations = tuple(parsed)
         return cls(authentications, authorizations)
 
 
@@ -213,10 +220,13 @@ class ExtAuth:
     restrictions: JwtConfig | None
 
     @classmethod
-    def parse(cls, raw: Any) -> ExtAuth | None:
-        if not isinstance(raw, dict):
+    def parse(cls, raw: Any, path: str = ".extAuth", reader: Reader | None = None) -> ExtAuth | None:
+        r = reader or Reader()
+        obj = r.opt_object(raw, path)
+        if obj is None:
             return None
-        return cls(_strs(raw.get("authorizers")), JwtConfig.parse(raw.get("restrictions")))
+        return cls(r.strings(obj.get("authorizers"), path + ".authorizers"),
+                   JwtConfig.parse(obj.get("restrictions"), path + ".restrictions", r))
 
 
 @dataclass(frozen=True)
@@ -234,25 +244,29 @@ class Rule:
     request_cookies: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, raw: Any) -> Rule:
-        raw = _map(raw)
-        request = _map(raw.get("request"))
+    def parse(cls, raw: Any, path: str = ".spec.rules[0]", reader: Reader | None = None) -> Rule:
+        r = reader or Reader()
+        obj = r.object(raw, path)
+        request = r.object(obj.get("request"), path + ".request")
         return cls(
-            path=_str(raw.get("path")),
-            methods=_strs(raw.get("methods")),
-            service=ServiceRef.parse(raw.get("service")),
-            no_auth=raw.get("noAuth") is True,
-            jwt=JwtConfig.parse(raw.get("jwt")),
-            ext_auth=ExtAuth.parse(raw.get("extAuth")),
-            timeout=_opt_int(raw.get("timeout")),
-            request_headers=_str_map(request.get("headers")),
-            request_cookies=_str_map(request.get("cookies")),
+            path=r.string(obj.get("path"), path + ".path") or "",
+            methods=r.strings(obj.get("methods"), path + ".methods"),
+            service=ServiceRef.parse(obj.get("service"), path + ".service", r),
+            no_auth=r.boolean(obj.get("noAuth"), path + ".noAuth") is True,
+            jwt=JwtConfig.parse(obj.get("jwt"), path + ".jwt", r),
+            ext_auth=ExtAuth.parse(obj.get("extAuth"), path + ".extAuth", r),
+            timeout=r.integer(obj.get("timeout"), path + ".timeout"),
+            request_headers=r.string_map(request.get("headers"), path + ".request.headers"),
+            request_cookies=r.string_map(request.get("cookies"), path + ".request.cookies"),
         )
 
 
 @dataclass(frozen=True)
 class CorsPolicy:
-    """``spec.corsPolicy``; ``allow_origins`` keeps the one-key maps (``exact``/``prefix``/``regex``)."""
+    """``spec.corsPolicy``; ``allow_origins`` keeps the one-key maps (``exact``/``prefix``/``regex``).
+
+    ``max_age`` is seconds (v2: an integer; v1beta1: a Go duration string, read by the v1beta1 model).
+    """
 
     allow_origins: tuple[dict[str, str], ...]
     allow_methods: tuple[str, ...]
@@ -262,23 +276,59 @@ class CorsPolicy:
     max_age: int | None
 
     @classmethod
-    def parse(cls, raw: Any) -> CorsPolicy | None:
-        if not isinstance(raw, dict):
+    def parse(cls, raw: Any, path: str = ".spec.corsPolicy", reader: Reader | None = None,
+              max_age: int | None = None, read_max_age: bool = True) -> CorsPolicy | None:
+        r = reader or Reader()
+        obj = r.opt_object(raw, path)
+        if obj is None:
             return None
-        credentials = raw.get("allowCredentials")
         return cls(
-            allow_origins=tuple(_str_map(o) for o in raw.get("allowOrigins") or [] if isinstance(o, dict)),
-            allow_methods=_strs(raw.get("allowMethods")),
-            allow_headers=_strs(raw.get("allowHeaders")),
-            expose_headers=_strs(raw.get("exposeHeaders")),
-            allow_credentials=credentials if isinstance(credentials, bool) else None,
-            max_age=_opt_int(raw.get("maxAge")),
+            allow_origins=tuple(r.string_map(o, f"{path}.allowOrigins[{i}]")
+                                for i, o in r.objects(obj.get("allowOrigins"), path + ".allowOrigins")),
+            allow_methods=r.strings(obj.get("allowMethods"), path + ".allowMethods"),
+            allow_headers=r.strings(obj.get("allowHeaders"), path + ".allowHeaders"),
+            expose_headers=r.strings(obj.get("exposeHeaders"), path + ".exposeHeaders"),
+            allow_credentials=r.boolean(obj.get("allowCredentials"), path + ".allowCredentials"),
+            max_age=r.integer(obj.get("maxAge"), path + ".maxAge") if read_max_age else max_age,
+        )
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What every parser reads from ``metadata`` (the API server guarantees its types; a manifest given
+    to ``render`` may not, so this never raises either)."""
+
+    name: str
+    namespace: str
+    annotations: dict[str, str]
+    labels: dict[str, str]
+    finalizers: tuple[str, ...]
+    deleting: bool
+    generation: int | None
+    creation_timestamp: str
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any], default_namespace: str = "default") -> Metadata:
+        meta = _map(obj.get("metadata"))
+        return cls(
+            name=_str(meta.get("name")),
+            namespace=_str(meta.get("namespace")) or default_namespace,
+            annotations=_str_map(meta.get("annotations")),
+            labels=_str_map(meta.get("labels")),
+            finalizers=_strs(meta.get("finalizers")),
+            deleting=bool(meta.get("deletionTimestamp")),
+            generation=_opt_int(meta.get("generation")),
+            creation_timestamp=_str(meta.get("creationTimestamp")),
         )
 
 
 @dataclass(frozen=True)
 class APIRule:
-    """An APIRule read as v2 (v2alpha1 has the same shape). ``raw`` is the object as given."""
+    """An APIRule read as v2 (v2alpha1 has the same shape). ``raw`` is the object as given.
+
+    ``type_failures`` lists every field whose JSON type is wrong (the field reads as absent); the
+    planner reports them as an ``Error`` before anything else, as the API server would with a schema.
+    """
 
     name: str
     namespace: str
@@ -295,29 +345,34 @@ class APIRule:
     rules: tuple[Rule, ...]
     timeout: int | None
     raw: dict[str, Any]
+    type_failures: tuple[Failure, ...] = ()
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> APIRule:
-        """Read an APIRule manifest (any of the served versions; v1beta1 specs read as empty v2)."""
+        """Read an APIRule manifest (any of the served versions; a v1beta1 spec reads as a v2 spec
+        without hosts and rules: :mod:`tasks.apigateway.v1beta1` reads those). Never raises."""
         raw = dict(obj)
-        meta = _map(raw.get("metadata"))
-        spec = _map(raw.get("spec"))
+        meta = Metadata.parse(raw)
+        r = Reader()
+        spec = r.object(raw.get("spec"), ".spec")
         return cls(
-            name=_str(meta.get("name")),
-            namespace=_str(meta.get("namespace")) or "default",
+            name=meta.name,
+            namespace=meta.namespace,
             api_version=_str(raw.get("apiVersion")),
-            annotations=_str_map(meta.get("annotations")),
-            finalizers=_strs(meta.get("finalizers")),
-            deleting=bool(meta.get("deletionTimestamp")),
+            annotations=meta.annotations,
+            finalizers=meta.finalizers,
+            deleting=meta.deleting,
             spec_empty=not any(v not in (None, [], {}, "") for v in spec.values()),
-            hosts=_strs(spec.get("hosts")),
-            service=ServiceRef.parse(spec.get("service")),
-            gateway=_opt_str(spec.get("gateway")),
-            external_gateway=_opt_str(spec.get("externalGateway")),
-            cors=CorsPolicy.parse(spec.get("corsPolicy")),
-            rules=tuple(Rule.parse(r) for r in spec.get("rules") or [] if isinstance(r, dict)),
-            timeout=_opt_int(spec.get("timeout")),
+            hosts=r.strings(spec.get("hosts"), ".spec.hosts"),
+            service=ServiceRef.parse(spec.get("service"), ".spec.service", r),
+            gateway=r.string(spec.get("gateway"), ".spec.gateway"),
+            external_gateway=r.string(spec.get("externalGateway"), ".spec.externalGateway"),
+            cors=CorsPolicy.parse(spec.get("corsPolicy"), ".spec.corsPolicy", r),
+            rules=tuple(Rule.parse(item, f".spec.rules[{i}]", r)
+                        for i, item in r.objects(spec.get("rules"), ".spec.rules")),
+            timeout=r.integer(spec.get("timeout"), ".spec.timeout"),
             raw=raw,
+            type_failures=tuple(r.failures),
         )
 
     @property

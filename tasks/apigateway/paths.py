@@ -2,14 +2,15 @@
 
 A path is literal segments, ``{*}`` (exactly one segment) and ``{**}`` (any number of segments, at most
 once and last) or exactly ``/*`` (everything). Translation is api-gateway's VirtualService and
-AuthorizationPolicy processors'; the conflict check is a port of its ``internal/path/segment_trie``,
-quirks included (see :class:`SegmentTrie`).
+AuthorizationPolicy processors'. The conflict check follows the current original (after its change
+"Support multiple paths with asterisks"): a later path conflicts only when an earlier one covers it,
+computed exactly (:func:`covers`) instead of with the original's segment trie and its quirks.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: The CRD pattern of ``spec.rules[].path``.
 PATH_PATTERN = r"^((\/([A-Za-z0-9-._~!$&'()+,;=:@]|%[0-9a-fA-F]{2})*)|(\/\{\*{1,2}\}))+$|^\/\*$"
@@ -77,7 +78,7 @@ def operator_failure(path: str) -> str | None:
     return None
 
 
-# --- segment trie ------------------------------------------------------------------------------
+# --- conflicts: does an earlier path cover a later one? ------------------------------------------
 
 IDENT, EMPTY, BRACED, BRACED_DOUBLE, ASTERISK = "IDENT", "EMPTY", "{*}", "{**}", "*"
 
@@ -89,9 +90,11 @@ class Token:
 
 
 def tokenize(path: str) -> list[Token]:
-    """Tokens of ``path`` after stripping leading ``/``: ``""`` → EMPTY, ``{*}``, ``{**}``, ``*``, else IDENT."""
+    """Tokens of ``path`` after its leading ``/``: ``""`` → EMPTY, ``{*}``, ``{**}``, ``*``, else IDENT.
+
+    Only one leading ``/`` is dropped (the original trims all of them, so ``//a`` read as ``/a``)."""
     tokens = []
-    for part in path.lstrip("/").split("/"):
+    for part in path.removeprefix("/").split("/"):
         if part == "":
             tokens.append(Token(EMPTY, ""))
         elif part in (BRACED, BRACED_DOUBLE, ASTERISK):
@@ -101,100 +104,92 @@ def tokenize(path: str) -> list[Token]:
     return tokens
 
 
-def _render(tokens: list[Token]) -> str:
-    return "".join("/" + t.literal for t in tokens)
+#: A segment no literal can equal (segments never contain ``/``): "any other non-empty segment".
+_FRESH = "/"
 
 
-@dataclass
-class _Node:
-    end: bool
-    children: dict[str, _Node] = field(default_factory=dict)
-    suffixes: list[str] = field(default_factory=list)
+def _step(tokens: list[Token], states: frozenset[int], symbol: str) -> frozenset[int]:
+    """The NFA of ``tokens`` after reading one segment ``symbol`` from ``states``.
 
-
-class SegmentTrie:
-    """Paths inserted one by one; :meth:`insert` reports whether an earlier path already matches the new one.
-
-    Port of api-gateway's segment trie with its quirks kept so that conflicts are the original's:
-    a node is an end node only when the path that *created* it ended there; ``{**}`` nodes keep the
-    path suffixes after the operator instead of children; EMPTY and ``*`` tokens never match in the
-    lookup (so ``/`` twice is not a conflict).
+    State ``i`` = the first ``i`` tokens matched. A literal (IDENT, EMPTY, ``*``) matches the equal
+    segment, ``{*}`` one non-empty segment, ``{**}`` one or more segments of any content (its regex
+    ``.*`` after a ``/`` spans at least one segment, possibly empty); the state after a ``{**}`` loops.
     """
-
-    def __init__(self) -> None:
-        self.root = _Node(end=False)
-
-    def insert(self, path: str) -> bool:
-        """Insert ``path``; ``True`` when it collides with an earlier one (it is then not inserted)."""
-        tokens = tokenize(path)
-        if self.root.children and _find(self.root, tokens, 0):
-            return True
-        node = self.root
-        for i, tok in enumerate(tokens):
-            last = i == len(tokens) - 1
+    out: set[int] = set()
+    for state in states:
+        if state > 0 and tokens[state - 1].type == BRACED_DOUBLE:
+            out.add(state)
+        if state < len(tokens):
+            tok = tokens[state]
             if tok.type == BRACED_DOUBLE:
-                child = node.children.get(BRACED_DOUBLE)
-                if child is None:
-                    node.children[BRACED_DOUBLE] = _Node(end=last, suffixes=[_render(tokens[i + 1 :])])
-                else:
-                    child.suffixes.append(_render(tokens[i:]))
-            elif tok.literal not in node.children:
-                node.children[tok.literal] = _Node(end=last)
-            node = node.children[tok.literal]
-        return False
+                matched = True
+            elif tok.type == BRACED:
+                matched = symbol != ""
+            else:
+                matched = symbol == tok.literal
+            if matched:
+                out.add(state + 1)
+    return frozenset(out)
 
 
-def _suffix_exists(node: _Node, suffix: list[Token], cur: int) -> bool:
-    if cur >= len(suffix):
-        return True
-    double = node.children.get(BRACED_DOUBLE)
-    if double is not None:
-        rendered = _render(suffix)
-        if any(rendered.endswith(s) or s.endswith(rendered) for s in double.suffixes):
-            return True
-    child = node.children.get(suffix[cur].literal)
-    if child is not None and _suffix_exists(child, suffix, cur + 1):
-        return True
-    return any(k != BRACED_DOUBLE and _suffix_exists(v, suffix, cur) for k, v in node.children.items())
-
-
-def _find(node: _Node, tokens: list[Token], cur: int) -> bool:
-    if cur >= len(tokens):
-        return node.end
-    if node.suffixes:
-        rendered = _render(tokens)
-        return any(rendered.endswith(s) for s in node.suffixes)
-    tok = tokens[cur]
-    if tok.type == IDENT:
-        return any(
-            child is not None and _find(child, tokens, cur + 1)
-            for child in (
-                node.children.get(tok.literal),
-                node.children.get(BRACED),
-                node.children.get(BRACED_DOUBLE),
-            )
-        )
+def _symbols(tok: Token) -> tuple[str, ...]:
+    """The segments worth trying for one token of the covered path: a literal is itself; ``{*}`` a fresh
+    non-empty segment; ``{**}`` a fresh or an empty one. A fresh segment is matched by fewer tokens of
+    the covering path than any literal, so these are the hardest cases (no other choice can escape)."""
     if tok.type == BRACED:
-        return any(_find(child, tokens, cur + 1) for child in node.children.values())
+        return (_FRESH,)
     if tok.type == BRACED_DOUBLE:
-        return _suffix_exists(node, tokens[cur + 1 :], 0)
-    return False
+        return (_FRESH, "")
+    return (tok.literal,)
+
+
+def covers(earlier: str, later: str) -> bool:
+    """Whether every request path ``later`` matches is also matched by ``earlier`` (``later`` would be
+    unreachable behind ``earlier``). Both are rule paths; ``/*`` is read as ``/{**}``.
+
+    Exact language inclusion of the two segment patterns (a product search over ``later``'s pattern
+    and the subset automaton of ``earlier``'s), so neither quirk of the original's segment trie
+    remains: ``/a/b/c`` then ``/a/b`` twice is a conflict, ``/a/{*}`` then ``/a/{**}`` is not.
+    """
+    q = tokenize(policy_path(earlier))
+    p = tokenize(policy_path(later))
+    accept_q, accept_p = len(q), len(p)
+    start = (0, frozenset({0}))
+    seen = {start}
+    todo = [start]
+    while todo:
+        p_state, q_states = todo.pop()
+        moves: list[tuple[int, str]] = []
+        if p_state < accept_p:
+            moves += [(p_state + 1, sym) for sym in _symbols(p[p_state])]
+        if p_state > 0 and p[p_state - 1].type == BRACED_DOUBLE:
+            moves += [(p_state, sym) for sym in (_FRESH, "")]
+        for next_p, sym in moves:
+            nxt = (next_p, _step(q, q_states, sym))
+            if next_p == accept_p and accept_q not in nxt[1]:
+                return False  # a request ``later`` matches and ``earlier`` does not
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return True
 
 
 def first_conflict(rules: list[tuple[str, tuple[str, ...]]]) -> tuple[str, str] | None:
-    """The first ``(path, method)`` that an earlier rule's path already matches, per method, or ``None``.
+    """The first ``(path, method)`` whose path an earlier rule path of the same method already covers
+    (:func:`covers`), or ``None``.
 
-    ``rules`` are ``(path, methods)`` in rule order; ``/*`` is checked as ``/{**}`` (and reported so,
-    as in the original). Methods are visited in first-appearance order so the report is deterministic.
+    As api-gateway since "Support multiple paths with asterisks": rules are ordered, the first match
+    wins, so a later path is only a conflict when it is fully shadowed; partial overlaps are ordered
+    by the AuthorizationPolicies' ``notPaths``. ``rules`` are ``(path, methods)`` in rule order (a
+    rule without methods counts as method ``NO_METHODS``); ``/*`` is reported as ``/{**}``, as in the
+    original. Methods are visited in first-appearance order so the report is deterministic.
     """
     by_method: dict[str, list[str]] = {}
     for path, methods in rules:
         for method in methods or ("NO_METHODS",):
             by_method.setdefault(method, []).append(path)
-    for method, paths in by_method.items():
-        trie = SegmentTrie()
-        for path in paths:
-            checked = policy_path(path)
-            if trie.insert(checked):
-                return checked, method
+    for method, method_paths in by_method.items():
+        for j, path in enumerate(method_paths):
+            if any(covers(earlier, path) for earlier in method_paths[:j]):
+                return policy_path(path), method
     return None

@@ -6,7 +6,8 @@ The worker builds a :class:`~tasks.apigateway.state.ClusterState` through the ``
 controller (``internal/controller/gateway``):
 
 1. deletion (``deletionTimestamp``): delete every owned object, then release the finalizer;
-2. pipeline selection by the ``original-version`` annotation (``v1beta1`` → not reconciled yet);
+2. pipeline selection by the ``original-version`` annotation (``v1beta1`` → the v1beta1 branch,
+   :mod:`tasks.apigateway.v1beta1`; without the annotation, a v1beta1 object or spec);
 3. finalizer (reported as ``add_finalizer``; the worker adds it before applying anything);
 4. gateway discovery, required CRDs, the ``api-gateway-config`` JWT handler;
 5. validation → ``Error`` with the failures;
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tasks.apigateway import model
@@ -35,6 +36,7 @@ from tasks.apigateway.diff import (
 from tasks.apigateway.model import APIRule
 from tasks.apigateway.requestauthentication import desired_request_authentications
 from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
+from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1, plan_v1beta1
 from tasks.apigateway.validate import Failure, validate, workload_lookup
 from tasks.apigateway.virtualservice import HostError, desired_virtual_service, resolve_hosts
 
@@ -55,11 +57,14 @@ class Settings:
             worker's backoff base, carried here so both come from one place.
         finalizer_requeue: seconds until the reconcile after the deletion step released the finalizer
             (the original's 5 s).
+        v1beta1_access: whether v1beta1 APIRules are reconciled (the original's signed
+            ``kyma-system/apirule-access`` ConfigMap, here a setting: notes §5.6); default no.
     """
 
     reconciliation_interval: float = 1800.0
     error_retry_interval: float = 60.0
     finalizer_requeue: float = 5.0
+    v1beta1_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,7 @@ class Plan:
         failures: the validation failures behind an ``Error`` status.
         requeue_after: seconds until the next reconcile when the plan succeeds; ``None`` when the
             status is ``Error`` (retry with backoff) or nothing is left to do.
+        v1beta1: the per-component v1beta1 status behind ``status`` (v1beta1 pipeline only).
     """
 
     pipeline: str
@@ -87,6 +93,7 @@ class Plan:
     remove_finalizer: bool = False
     failures: tuple[Failure, ...] = ()
     requeue_after: float | None = None
+    v1beta1: V1beta1Status | None = None
 
     @property
     def failed(self) -> bool:
@@ -96,16 +103,15 @@ class Plan:
     def with_status(self, status: st.Status) -> Plan:
         """A copy with another status (the worker's apply errors, see :func:`status.apply_failed`)."""
         failed = status.state == st.ERROR
-        return Plan(
-            self.pipeline,
-            self.desired,
-            self.actions,
-            status,
-            self.add_finalizer,
-            self.remove_finalizer,
-            self.failures,
-            None if failed else self.requeue_after,
-        )
+        return replace(self, status=status, requeue_after=None if failed else self.requeue_after)
+
+    def with_apply_errors(self, errors: Mapping[str, list[str]]) -> Plan:
+        """A copy whose status reports the writes the API server refused (``{kind: [messages]}``): v2
+        ``<Kind>Errors: ...`` lines; v1beta1 the failing component ``ERROR`` (``GetStatusForErrorMap``)."""
+        if self.v1beta1 is not None:
+            components = self.v1beta1.with_errors(errors)
+            return replace(self.with_status(components.written()), v1beta1=components)
+        return self.with_status(st.apply_failed(errors))
 
 
 @dataclass(frozen=True)
@@ -126,11 +132,12 @@ def _owned(rule: APIRule, state: ClusterState) -> _Owned:
 
 
 def select_pipeline(rule: APIRule) -> str:
-    """``v1beta1`` when the ``original-version`` annotation says so (or, without the annotation, the
-    object itself is v1beta1); every other APIRule goes through the v2 pipeline."""
+    """``v1beta1`` when the ``original-version`` annotation says so; without the annotation, when the
+    object is a v1beta1 one (its ``apiVersion``, or a v1beta1 spec read through v2 from an API server
+    that does not convert: :func:`~tasks.apigateway.v1beta1.looks_v1beta1`). Else the v2 pipeline."""
     version = rule.original_version
     if version is None:
-        return PIPELINE_V1BETA1 if rule.api_version.endswith("/v1beta1") else PIPELINE_V2
+        return PIPELINE_V1BETA1 if looks_v1beta1(rule.raw) else PIPELINE_V2
     return PIPELINE_V1BETA1 if version == "v1beta1" else PIPELINE_V2
 
 
@@ -161,8 +168,8 @@ def _discover_gateway(rule: APIRule, state: ClusterState) -> tuple[str | None, s
 
 
 def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | None = None) -> Plan:
-    """The reconcile of ``apirule`` (a v2 / v2alpha1 manifest) against ``state``. Pure; never raises for
-    bad input: every problem the user can fix is an ``Error`` or ``Warning`` status."""
+    """The reconcile of ``apirule`` (a manifest of any served version) against ``state``. Pure; never
+    raises for bad input: every problem the user can fix is an ``Error`` or ``Warning`` status."""
     settings = settings or Settings()
     rule = APIRule.parse(apirule)
     owned = _owned(rule, state)
@@ -179,11 +186,18 @@ def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | N
         return Plan(PIPELINE_DELETION, actions=tuple(actions), remove_finalizer=True)
 
     if select_pipeline(rule) == PIPELINE_V1BETA1:
-        return Plan(
-            PIPELINE_V1BETA1, status=st.v1beta1_not_reconciled(), requeue_after=settings.reconciliation_interval
-        )
+        v1 = plan_v1beta1(apirule, state, settings.v1beta1_access)
+        return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
+                    add_finalizer=v1.add_finalizer, failures=v1.failures,
+                    requeue_after=None if v1.status.state == st.ERROR else settings.reconciliation_interval,
+                    v1beta1=v1.components)
 
     add_finalizer = model.FINALIZER not in rule.finalizers
+
+    if rule.type_failures:  # fields of the wrong type: nothing else can be trusted
+        failures = list(rule.type_failures)
+        return Plan(PIPELINE_V2, status=st.validation_failed(failures), add_finalizer=add_finalizer,
+                    failures=tuple(failures))
 
     def result(status: st.Status, **kwargs: Any) -> Plan:
         requeue = None if status.state == st.ERROR else settings.reconciliation_interval

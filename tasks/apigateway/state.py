@@ -151,7 +151,11 @@ class Reads:
 
 
 def reads_for(apirule: Mapping[str, Any]) -> Reads:
-    """The reads a reconcile of ``apirule`` needs, so the worker builds a complete :class:`ClusterState`."""
+    """The reads a reconcile of ``apirule`` needs, so the worker builds a complete :class:`ClusterState`
+    (v1beta1 APIRules: the Services of their v1beta1 spec as well)."""
+    from tasks.apigateway.v1beta1.model import looks_v1beta1
+    from tasks.apigateway.v1beta1.model import referenced_services as v1beta1_services
+
     rule = model.APIRule.parse(apirule)
     gateways = [model.DEFAULT_GATEWAY]
     external: list[NamespacedName] = []
@@ -165,10 +169,13 @@ def reads_for(apirule: Mapping[str, Any]) -> Reads:
     config_maps = [model.CONFIG_MAP]
     if any(r.ext_auth is not None for r in rule.rules):
         config_maps.append(model.ISTIO_CONFIG_MAP)
+    services = model.referenced_services(apirule)
+    if rule.original_version == "v1beta1" or (rule.original_version is None and looks_v1beta1(apirule)):
+        services = [*services, *(s for s in v1beta1_services(apirule) if s not in services)]
     return Reads(
         gateways=tuple(dict.fromkeys(gateways)),
         external_gateways=tuple(external),
-        services=tuple(model.referenced_services(apirule)),
+        services=tuple(services),
         config_maps=tuple(config_maps),
         owner_selectors=tuple(model.owner_label_selectors(rule.name, rule.namespace)),
     )

@@ -16,10 +16,6 @@ ERROR = "Error"
 WARNING = "Warning"
 RECONCILED = "Reconciled successfully"
 MAX_VALIDATION_LINES = 3
-V1BETA1_NOT_RECONCILED = (
-    "Version v1beta1 of APIRule is not reconciled yet: its processors (ory, istio) come in a later "
-    "release of Reconcilery, and the objects it generated before are left untouched. Migrate to version v2."
-)
 
 
 @dataclass(frozen=True)
@@ -63,10 +59,6 @@ def attribute_error(attribute_path: str, message: str) -> Status:
 def missing_dependency(crd: str) -> Status:
     """``Warning`` for a CRD the v2 pipeline needs."""
     return Status(WARNING, f"CRD {crd} is not present. Make sure to install required dependencies for the component")
-
-
-def v1beta1_not_reconciled() -> Status:
-    return Status(WARNING, V1BETA1_NOT_RECONCILED)
 
 
 def apply_failed(errors: Mapping[str, Sequence[str]]) -> Status:

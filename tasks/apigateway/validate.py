@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from tasks.apigateway import model, paths
 from tasks.apigateway.config import MeshConfig, parse_mesh
+from tasks.apigateway.fields import Failure
 from tasks.apigateway.model import APIRule, JwtAuthentication, JwtAuthorization, JwtConfig, Rule
 from tasks.apigateway.state import ClusterState
 
@@ -28,17 +28,6 @@ SHORT_HOST_GATEWAY_MESSAGE = (
 _SHORT_HOST = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _FQDN_HOST = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]{2,63}$")
 _SCHEME_CHAR = re.compile(r"[A-Za-z0-9+.\-]")
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One validation failure: ``attribute_path`` (``.spec.rules[0].path``) and the ``message``."""
-
-    attribute_path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"Attribute '{self.attribute_path}': {self.message}"
 
 
 def is_short_host(host: str) -> bool:

@@ -356,15 +356,22 @@ def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: i
                           webhook_config_name=webhook_config_name)
 
     async def main() -> None:
+        import webhooks
+
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, done.set)
+        # listeners of other domains served by this process (their own certificates)
+        others = webhooks.load(host=host, kubeconfig=kubeconfig)
         try:
             await server.start()
+            others = await webhooks.start_all(others)
             await done.wait()
             log.info("webhook stopping")
         finally:
+            for listener in reversed(others):
+                await listener.stop()
             await server.stop()
 
     asyncio.run(main())

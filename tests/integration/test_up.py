@@ -41,18 +41,22 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert proc.returncode == 0, out + "".join(p.read_text()[-2000:] for p in (state / "logs").glob("*.log"))
 
     endpoints = json.loads((state / "endpoints.json").read_text())
-    assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca"} <= set(endpoints)
+    assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca", "conversion_webhook"} <= set(
+        endpoints)
     assert len(endpoints["nginx_plus"]) == 2 and Path(endpoints["webhook_ca"]).is_file()
     assert "server:" in (state / "kubeconfig").read_text()
 
-    rows = [line for line in out.splitlines() if "APIRule" in line]
-    assert sum("Ready" in r for r in rows) == 3 and sum("Error" in r for r in rows) == 1, out
+    rows = [line for line in out.splitlines() if "│ APIRule " in line]
+    assert sum("Ready" in r for r in rows) == 4 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    states = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines()
+              if "│ APIGateway " in line or "│ RateLimit " in line}
+    assert states == {"default": "Ready", "shop/httpbin": "Ready"}, out
     pods = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if "│ Pod " in line}
     assert pods == {"kyma-system/telemetry-agent": "mutated", "kyma-system/eventing-publisher": "mutated",
-                    "customer-apps/shop-frontend": "unchanged"}, out  # the dev API server called the webhook
+                    "customer-apps/shop-frontend": "unchanged", "shop/httpbin-0": "unchanged"}, out
     assert "10.0.1.11:30080" in out and "10.0.0.10" not in out  # NGINX servers, no control plane node
 
     # every process and server it started is gone
     for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["flower"], *endpoints["nginx_plus"],
-                endpoints["webhook"]):
+                endpoints["webhook"], endpoints["conversion_webhook"]):
         assert _closed(url), f"{url} still open after up exited"

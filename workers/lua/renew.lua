@@ -1,7 +1,16 @@
--- Extend the lease of a key this token holds. Returns 1, or 0 when the key was taken over.
--- KEYS: processing, leases   ARGV: key, token, lease_seconds
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-return 1
+-- Extend the leases of keys this process holds, all in one call.
+-- KEYS: none   ARGV: lease_seconds, n, then n x (controller, key, token)
+-- Returns: one integer per item: 1 extended, 0 lost (the key was recovered and handed to another token)
+local now = now_s()
+local lease, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out = {}
+for i = 0, n - 1 do
+  local c, key, token = ARGV[3 + 3 * i], ARGV[4 + 3 * i], ARGV[5 + 3 * i]
+  if redis.call('HGET', ck(c, 'processing'), key) == token then
+    redis.call('ZADD', ck(c, 'leases'), 'XX', now + lease, key)
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from kubedev import DevAPIServer
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import controller, install
 from tests.fixtures.devapi import real_cluster
+from tests.fixtures.processes import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 CLUSTER = ROOT / "examples/apigateway/00-cluster.yaml"
@@ -89,3 +91,33 @@ def agw(devapi_clean: DevAPIServer | None, kubeconfig_path: Path, monkeypatch: p
     finally:
         vs_cache.reset()  # the VirtualService cache's watch thread, if a reconcile started it
         clusters.reset()
+
+
+@contextlib.contextmanager
+def conversion_webhook(kube: Kube) -> Iterator[Any]:
+    """The APIRule conversion webhook as ``reconcilery up`` runs it (the APIRule CRD with the conversion
+    stanza must be installed): the certificate Secret and caBundle (2048-bit keys, for speed), the
+    ``/convert`` listener in a thread, the Service ``kyma-system/api-gateway-webhook-service`` with
+    Endpoints on loopback. Yields the :class:`webhooks.ThreadedListener`; stopped on exit."""
+    from tasks.apigateway import certificate
+    from tasks.apigateway.certificate_controller import ensure_certificate
+    from tasks.apigateway.webhook import ConversionWebhook
+    from webhooks import ThreadedListener
+
+    if kube.get(resources.NAMESPACE, "kyma-system") is None:
+        kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
+    ensure_certificate(kube, bits=2048)
+    namespace, name = certificate.SECRET
+    listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
+                                                  host="127.0.0.1", port=0, poll_interval=0.2)).start()
+    try:
+        port = listener.listener.port
+        meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
+        kube.create(resources.SERVICE, {"metadata": meta, "spec": {
+            "ports": [{"name": "https-convert", "port": 9443, "targetPort": port}]}})
+        kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
+            "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": port}]}]})
+        wait_for(lambda: listener.listener.ready, timeout=10, message="conversion webhook has no certificate")
+        yield listener
+    finally:
+        listener.stop()

@@ -12,10 +12,12 @@ import pytest
 import yaml
 from kubernetes import client
 
+from kube import Kube
 from kube.manifests import load_objects
 from kubedev import DevAPIServer
 from tasks.apigateway.cli import render_documents
 from tests.fixtures.devapi import real_cluster
+from tests.integration.apigateway.conftest import conversion_webhook
 
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = [ROOT / "tasks/apigateway/crds/apirules.gateway.kyma-project.io.yaml", ROOT / "tasks/apigateway/crds/istio"]
@@ -41,12 +43,15 @@ def test_crds_examples_and_rendered_objects_are_accepted(
     while "virtualservices" not in kubectl(kubeconfig_path, "api-resources"):
         assert time.monotonic() < deadline, "CRDs not served"
         time.sleep(0.2)
-    for path in EXAMPLES:
-        kubectl(kubeconfig_path, "apply", "-f", str(path))
-    assert (
-        len(kubectl(kubeconfig_path, "get", "apirules.gateway.kyma-project.io", "-n", "shop", "-o", "name").split())
-        == 4
-    )
+    # the CRD as shipped converts through api-gateway's webhook Service: run it, as `reconcilery up` does
+    with conversion_webhook(Kube(kube_client, timeout=10.0)):
+        for path in EXAMPLES:
+            kubectl(kubeconfig_path, "apply", "-f", str(path))
+        assert (
+            len(kubectl(kubeconfig_path, "get", "apirules.gateway.kyma-project.io", "-n", "shop", "-o",
+                        "name").split())
+            == 4
+        )
 
     custom = client.CustomObjectsApi(kube_client)
     rendered = [d for d in yaml.safe_load_all(render_documents(load_objects(EXAMPLES))) if d]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,25 +30,45 @@ def map_to(controller: str) -> Any:
 
 
 def test_keys_reach_the_redis_workqueue_once(kube: Kube, unique_ns: str, redis_url: str) -> None:
-    published: list[tuple[str, str]] = []
-    lock = threading.Lock()
-
-    def publish(controller: Controller, key: Key, _priority: int) -> None:
-        with lock:
-            published.append((controller.name, key.ref))
-
     controllers = Registry()
     controllers.register(Controller("cm", "nginx", lambda key: None))
-    wq = WorkQueue(redis.Redis.from_url(redis_url), publish, controllers)
+    wq = WorkQueue(redis.Redis.from_url(redis_url), controllers)
     manager = WatchManager([WatchRegistration("wq-cm", resources.CONFIGMAP, unique_ns, None, map_to("cm"))],
-                           wq.add, kube=kube, **FAST).start()
+                           wq.add, kube=kube, enqueue_many=wq.add_batch, **FAST).start()
     try:
         assert manager.wait_ready(10)
         kube.create(resources.CONFIGMAP, {"metadata": {"name": "a", "namespace": unique_ns}})
-        for i in range(5):  # changes before a worker takes the key: one message
+        for i in range(5):  # changes before a worker takes the key: one entry to take
             kube.patch(resources.CONFIGMAP, "a", {"data": {"i": str(i)}}, unique_ns)
         wait_for(lambda: wq.status("cm").waiting == 1, message="one waiting key")
-        assert published == [("cm", f"{unique_ns}/a")]
+        time.sleep(0.3)
+        taken = wq.fetch(["nginx"], 10, 10.0).taken
+        assert [(t.controller, t.key.ref) for t in taken] == [("cm", f"{unique_ns}/a")]
+    finally:
+        manager.stop()
+
+
+def test_a_redis_that_lost_its_state_gets_every_cached_key_again(kube: Kube, unique_ns: str,
+                                                                  redis_url: str) -> None:
+    from workers.epoch import RedisEpoch
+
+    controllers = Registry()
+    controllers.register(Controller("cm", "nginx", lambda key: None))
+    client = redis.Redis.from_url(redis_url)
+    wq = WorkQueue(client, controllers)
+    for i in range(3):
+        kube.create(resources.CONFIGMAP, {"metadata": {"name": f"c{i}", "namespace": unique_ns}})
+    manager = WatchManager([WatchRegistration("wq-cm", resources.CONFIGMAP, unique_ns, None, map_to("cm"))],
+                           wq.add, kube=kube, enqueue_many=wq.add_batch, **FAST).start()
+    epoch = RedisEpoch(client)
+    try:
+        assert manager.wait_ready(10)
+        wait_for(lambda: wq.status("cm").waiting == 3, message="three waiting keys")
+        assert epoch.check() is False  # the baseline
+        client.flushall()  # Redis came back empty
+        assert epoch.check() is True
+        assert manager.resync_all() == 3
+        assert wq.status("cm").waiting == 3 and epoch.check() is False
     finally:
         manager.stop()
 

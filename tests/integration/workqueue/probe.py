@@ -3,6 +3,12 @@
 Its reconcile is steered through Redis (``probe:plan:<name>``, a JSON object) and records every run:
 ``probe:runs:<name>`` gets ``"<pid> <start> <end> <outcome>"`` lines (Redis server time), and
 ``probe:overlaps`` counts runs that found another run of the same key active.
+
+Plans: ``sleep`` / ``sleep_first`` (seconds), ``fail_times``, ``terminal_times``, ``requeue_times`` +
+``requeue_after``, ``write`` (after sleeping, write through the fence: ``fencing.check()`` then
+``probe:writes:<name>`` gets ``"<pid> <token>"``; a fenced run records the outcome ``fenced``) and
+``busy_loop`` (seconds spent calling ``fencing.check()`` every 20 ms, as a reconcile making many
+requests would: the deadline ends it).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import time
 
 import redis
 
+import fencing
 from workers.controller import Backoff, Controller, Key, Result, registry
 
 _redis = redis.Redis.from_url(os.environ.get("RECONCILERY_REDIS_URL", "redis://127.0.0.1:6379/0"),
@@ -34,6 +41,16 @@ def reconcile(key: Key) -> Result:
     try:
         sleep = plan.get("sleep_first", plan.get("sleep", 0)) if run == 1 else plan.get("sleep", 0)
         time.sleep(sleep)
+        outcome = "deadline"
+        until = time.monotonic() + plan.get("busy_loop", 0)
+        while time.monotonic() < until:
+            fencing.check()
+            time.sleep(0.02)
+        if plan.get("write"):
+            outcome = "fenced"
+            fencing.check()
+            fence = fencing.current()
+            _redis.rpush(f"probe:writes:{key.name}", f"{os.getpid()} {fence.token if fence else '-'}")
         if run <= plan.get("fail_times", 0):
             outcome = "error"
             raise RuntimeError(f"planned failure {run}")

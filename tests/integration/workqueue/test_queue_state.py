@@ -1,4 +1,4 @@
-"""The workqueue's decisions against real Redis (no worker): what is published, held, delayed."""
+"""The workqueue's decisions against real Redis (no worker process): what is taken, held, fenced, delayed."""
 
 from __future__ import annotations
 
@@ -8,56 +8,96 @@ import pytest
 import redis
 
 from workers.controller import Backoff, Controller, Key, Registry, Result
-from workers.settings import PRIORITY_FRESH, PRIORITY_RESYNC
-from workers.workqueue import WorkQueue
+from workers.workqueue import WorkQueue, controller_key, queue_key
 
-K = Key("local", "default", "a")
-
-
-@pytest.fixture
-def published() -> list[tuple[str, Key, int]]:
-    return []
+K = Key("local", "ns", "a")
+Q = "apigateway"
 
 
 @pytest.fixture
-def wq(redis_url: str, published: list[tuple[str, Key, int]]) -> WorkQueue:
+def reg() -> Registry:
     reg = Registry()
-    reg.register(Controller("c", "apigateway", lambda k: None, backoff=Backoff(base=0.5, cap=2.0)))
-    reg.register(Controller("jitter", "nginx", lambda k: None, sync_delay=(0.25, 0.75)))
-    return WorkQueue(redis.Redis.from_url(redis_url), lambda c, k, p: published.append((c.name, k, p)), reg)
+    reg.register(Controller(name="c", queue=Q, reconcile=lambda k: None, backoff=Backoff(base=0.5, cap=2.0)))
+    reg.register(Controller(name="d", queue=Q, reconcile=lambda k: None))
+    reg.register(Controller(name="jitter", queue="nginx", reconcile=lambda k: None, sync_delay=(0.25, 0.75)))
+    return reg
 
 
-def test_duplicate_adds_publish_once(wq: WorkQueue, published: list) -> None:
+@pytest.fixture
+def wq(redis_url: str, reg: Registry) -> WorkQueue:
+    return WorkQueue(redis.Redis.from_url(redis_url), reg)
+
+
+def take(wq: WorkQueue, n: int = 10, lease: float = 10.0, queues: tuple[str, ...] = (Q,), audit: bool = False):
+    return wq.fetch(list(queues), n, lease, audit=audit).taken
+
+
+def test_duplicate_adds_queue_one_entry(wq: WorkQueue) -> None:
     assert wq.add("c", K) is True
-    assert [wq.add("c", K) for _ in range(50)] == [False] * 50
-    assert published == [("c", K, PRIORITY_FRESH)]
-    assert wq.status("c").waiting == 1
+    assert wq.add("c", K) is False
+    assert wq.ready_depth(Q) == (1, 0)
+    (t,) = take(wq)
+    assert (t.controller, t.key) == ("c", K)
+    assert take(wq) == []
 
 
-def test_start_takes_a_waiting_key_once(wq: WorkQueue) -> None:
+def test_every_take_gets_a_fresh_increasing_fencing_token(wq: WorkQueue) -> None:
+    tokens = []
+    for _ in range(3):
+        wq.add("c", K)
+        (t,) = take(wq)
+        tokens.append(int(t.token))
+        assert wq.done(t, Result.done()).lost is False
+    assert tokens == sorted(tokens) and len(set(tokens)) == 3
+
+
+def test_a_key_added_while_it_runs_runs_again_after_never_during(wq: WorkQueue) -> None:
     wq.add("c", K)
-    assert wq.start("c", K, "t1", 10).status == "ok"
-    assert wq.start("c", K, "t2", 10).status == "busy"  # a second message while t1 runs
-    s = wq.status("c")
-    assert (s.waiting, s.in_progress) == (0, 1)
+    (t1,) = take(wq)
+    assert wq.add("c", K) is True  # waiting again (dirty), but not ready while held
+    assert take(wq) == []
+    finish = wq.done(t1, Result.done())
+    assert finish.again is True
+    (t2,) = take(wq)
+    assert t2.key == K and int(t2.token) > int(t1.token)
 
 
-def test_a_duplicate_message_for_a_key_nobody_waits_for_is_stale(wq: WorkQueue) -> None:
-    assert wq.start("c", K, "t1", 10).status == "stale"
-
-
-def test_add_during_processing_publishes_again_when_done(wq: WorkQueue, published: list) -> None:
+def test_a_lapsed_lease_is_recovered_and_the_old_holder_is_fenced(wq: WorkQueue) -> None:
     wq.add("c", K)
-    wq.start("c", K, "t1", 10)
-    assert wq.add("c", K) is False  # no message while it is running...
-    assert len(published) == 1
-    finish = wq.done("c", K, "t1", Result.done())
-    assert finish.again is True  # ...but one right after
-    assert len(published) == 2
-    assert wq.start("c", K, "t2", 10).status == "ok"
+    (dead,) = take(wq, lease=0.2)
+    time.sleep(0.3)
+    got = wq.fetch([Q], 10, 10.0)
+    assert got.recovered == 1
+    (alive,) = got.taken
+    assert alive.key == K and int(alive.token) > int(dead.token)
+    assert wq.renew([("c", K, dead.token)], 10) == [False]
+    assert wq.done(dead, Result.done()).lost is True  # its late result is dropped
+    assert wq.holder("c", K) == alive.token
+    assert wq.done(alive, Result.done()).lost is False
 
 
-def test_earliest_requeue_wins(wq: WorkQueue) -> None:
+def test_renewal_keeps_the_key_through_many_lease_lengths(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    (t,) = take(wq, lease=0.3)
+    for _ in range(5):
+        time.sleep(0.15)
+        assert wq.renew([("c", K, t.token)], 0.3) == [True]
+        assert wq.fetch([Q], 10, 10.0).recovered == 0
+    assert wq.holder("c", K) == t.token
+
+
+def test_requeue_after_is_taken_only_when_due(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    (t,) = take(wq)
+    wq.done(t, Result.requeue(0.4))
+    got = wq.fetch([Q], 10, 10.0)
+    assert got.taken == [] and got.next_due is not None and 0 < got.next_due <= 0.4
+    time.sleep(0.45)
+    (again,) = take(wq)
+    assert again.key == K and wq.due_in("c", K) is None
+
+
+def test_the_earliest_due_time_wins(wq: WorkQueue) -> None:
     wq.add_after("c", K, 50)
     wq.add_after("c", K, 5)
     wq.add_after("c", K, 30)
@@ -65,101 +105,129 @@ def test_earliest_requeue_wins(wq: WorkQueue) -> None:
     assert due is not None and 4 < due <= 5
 
 
-def test_requeue_after_result_schedules_and_pump_publishes_when_due(wq: WorkQueue, published: list) -> None:
-    wq.add("c", K)
-    wq.start("c", K, "t1", 10)
-    wq.done("c", K, "t1", Result.requeue(0.3))
-    published.clear()
-    assert wq.pump("c")[0] == 0
-    time.sleep(0.35)
-    assert wq.pump("c")[0] == 1
-    assert published == [("c", K, PRIORITY_FRESH)]
-    assert wq.due_in("c", K) is None
-
-
-def test_failures_back_off_exponentially_and_success_forgets(wq: WorkQueue) -> None:
+def test_failures_back_off_by_the_controllers_backoff_and_success_forgets(wq: WorkQueue, reg: Registry) -> None:
     delays = []
     for i in range(4):
         wq.add("c", K)
-        assert wq.start("c", K, f"t{i}", 10).status == "ok"
-        finish = wq.done("c", K, f"t{i}", Result.error("boom"))
+        (t,) = take(wq)
+        assert t.failures == i
+        finish = wq.done(t, Result.error("boom"))
         delays.append(finish.delay)
         assert wq.failures("c", K) == i + 1
-    assert delays == [0.5, 1.0, 2.0, 2.0]  # base 0.5, capped at 2
+        wq.redis.delete(controller_key("c", "delayed"))
+    assert delays == [reg.get("c").backoff.delay(n) for n in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 2.0]
     wq.add("c", K)
-    wq.start("c", K, "ok", 10)
-    wq.done("c", K, "ok", Result.done())
-    assert wq.failures("c", K) == 0
-    assert wq.status("c").failing == 0
+    (t,) = take(wq)
+    wq.done(t, Result.done())
+    assert wq.failures("c", K) == 0 and wq.status("c").failing == 0
 
 
 def test_terminal_error_is_not_retried(wq: WorkQueue) -> None:
     wq.add("c", K)
-    wq.start("c", K, "t", 10)
-    finish = wq.done("c", K, "t", Result.terminal("bad input"))
+    (t,) = take(wq)
+    finish = wq.done(t, Result.terminal("bad input"))
     assert finish.delay == 0 and wq.due_in("c", K) is None and wq.failures("c", K) == 0
 
 
-def test_a_lapsed_lease_hands_the_key_to_another_worker(wq: WorkQueue, published: list) -> None:
-    wq.add("c", K)
-    wq.start("c", K, "dead-worker", 0.2)
-    published.clear()
-    time.sleep(0.25)
-    assert wq.pump("c")[0] == 1 and published[0][1] == K
-    assert wq.start("c", K, "new-worker", 10).status == "ok"
-    # the dead worker's late finish is ignored: the new holder decides
-    assert wq.done("c", K, "dead-worker", Result.done()).lost is True
-    assert wq.status("c").in_progress == 1
-
-
-def test_a_redelivered_message_takes_over_its_own_key(wq: WorkQueue) -> None:
-    wq.add("c", K)
-    wq.start("c", K, "task-1", 30)
-    # kombu redelivers the message of a SIGKILLed worker with the same task id
-    assert wq.start("c", K, "task-1", 30).status == "ok"
-
-
-def test_renew_keeps_the_key_and_fails_after_takeover(wq: WorkQueue) -> None:
-    wq.add("c", K)
-    wq.start("c", K, "t1", 0.3)
-    time.sleep(0.2)
-    assert wq.renew("c", K, "t1", 0.3)
-    time.sleep(0.2)
-    assert wq.start("c", K, "t2", 10).status == "busy"  # still held thanks to the renewal
-    assert not wq.renew("c", K, "t2", 10)
-
-
-def test_resync_adds_are_low_priority_and_a_fresh_add_overtakes(wq: WorkQueue, published: list) -> None:
+def test_resync_keys_wait_behind_fresh_ones_and_a_fresh_add_overtakes(wq: WorkQueue) -> None:
     keys = [Key("local", "ns", f"k{i}") for i in range(5)]
     assert wq.add_many("c", keys, resync=True) == 5
-    assert {p for _, _, p in published} == {PRIORITY_RESYNC}
-    assert wq.status("c").resync == 5
-    published.clear()
-    assert wq.add("c", keys[2]) is True  # a live change is not stuck behind the resync backlog
-    assert wq.add("c", keys[2]) is False
-    assert published == [("c", keys[2], PRIORITY_FRESH)]
-    assert wq.status("c").resync == 4
+    assert wq.status("c").resync == 5 and wq.ready_depth(Q) == (0, 5)
+    assert wq.add("c", keys[3]) is True  # a live change of a key in the backlog moves it ahead...
+    assert wq.add("c", keys[3]) is False
+    fresh = Key("local", "ns", "fresh")
+    wq.add("c", fresh)
+    order = [t.key for t in take(wq, n=1) + take(wq, n=1)]
+    assert order == [keys[3], fresh]  # ...in the order of the live changes, before the backlog
+    rest = [t.key.name for t in take(wq, n=10)]
+    assert rest == ["k0", "k1", "k2", "k4"]  # the superseded resync entry of k3 is skipped
+    assert wq.status("c").resync == 0 and wq.redis.get(queue_key(Q, "stale")) in (b"0", None)
 
 
-def test_orphaned_waiting_key_is_published_again(wq: WorkQueue, published: list) -> None:
-    wq.add("c", K)  # pretend the publisher died right after the script
-    published.clear()
-    time.sleep(0.2)
-    wq.pump("c", orphan_seconds=0.1)
-    assert published == [("c", K, PRIORITY_FRESH)]
+def test_the_audit_queues_a_waiting_key_whose_entry_was_lost(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    wq.redis.delete(queue_key(Q, "ready"))  # an entry lost outside the scripts
+    assert wq.fetch([Q], 10, 10.0).taken == []  # without an audit it is not found...
+    got = wq.fetch([Q], 10, 10.0, audit=True)
+    assert got.repaired == 1 and [t.key for t in got.taken] == [K]
 
 
-def test_sync_delay_debounces_into_one_delayed_key(wq: WorkQueue, published: list) -> None:
+def test_wake_tokens_follow_the_ready_entries(wq: WorkQueue) -> None:
+    assert wq.wait([Q], 0.05) is False  # nothing queued: the wait times out
+    wq.add("c", K)
+    t0 = time.monotonic()
+    assert wq.wait([Q], 5) is True and time.monotonic() - t0 < 1
+    take(wq)
+    assert wq.redis.llen(queue_key(Q, "wake")) == 0  # nothing left to take: no stale wake-ups
+
+
+def test_entries_of_controllers_a_process_does_not_run_are_left_for_others(redis_url: str, wq: WorkQueue) -> None:
+    wq.add("d", K)
+    wq.add("c", K)
+    only_c = Registry()
+    only_c.register(Controller(name="c", queue=Q, reconcile=lambda k: None))
+    other = WorkQueue(redis.Redis.from_url(redis_url), only_c)
+    assert other.fetch([Q], 10, 10.0).taken == []  # d's entry is first: put back, not taken
+    assert [(t.controller, t.key) for t in take(wq)] == [("d", K), ("c", K)]
+
+
+def test_sync_delay_debounces_into_one_delayed_key(wq: WorkQueue) -> None:
     for _ in range(10):
         wq.add("jitter", K)
-    assert published == []
+    assert take(wq, queues=("nginx",)) == []
     due = wq.due_in("jitter", K)
     assert due is not None and 0 < due <= 0.75
     time.sleep(0.8)
-    wq.pump("jitter")
-    assert published == [("jitter", K, PRIORITY_FRESH)]
+    assert [t.key for t in take(wq, queues=("nginx",))] == [K]
+
+
+def test_a_batch_with_duplicates_and_mixed_controllers_is_one_call(wq: WorkQueue) -> None:
+    items = [("c", Key("local", "ns", f"k{i % 500}")) for i in range(1000)] + [("d", K)]
+    assert wq.add_batch(items) == 501
+    assert wq.status("c").waiting == 500 and wq.status("d").waiting == 1
 
 
 def test_unknown_controller_is_a_clear_error(wq: WorkQueue) -> None:
     with pytest.raises(KeyError, match="unknown controller"):
         wq.add("nope", K)
+
+
+def test_controller_names_with_spaces_are_refused() -> None:
+    with pytest.raises(ValueError, match="without spaces"):
+        Controller(name="a b", queue=Q, reconcile=lambda k: None)
+
+
+def test_a_new_process_on_a_new_redis_takes_at_once(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0)
+    assert got.quiet == 0 and [t.key for t in got.taken] == [K] and got.epoch
+
+
+def test_a_restarted_redis_holds_back_takes_for_one_lease(wq: WorkQueue) -> None:
+    epoch = wq.fetch([Q], 10, 5.0).epoch
+    wq.redis.set("rq:run-id", "another-server-run")  # as after a restart or a failover
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0, known_epoch=epoch)
+    assert got.taken == [] and 4.5 < got.quiet <= 5.0 and got.next_due is not None and got.next_due <= 5.0
+    wq.redis.delete("rq:quiet")  # the lease has passed
+    assert [t.key for t in wq.fetch([Q], 10, 5.0, known_epoch=epoch).taken] == [K]
+
+
+def test_a_redis_that_lost_its_data_holds_back_takes_for_those_who_knew_it(wq: WorkQueue) -> None:
+    old = wq.fetch([Q], 10, 5.0).epoch
+    wq.redis.flushall()
+    wq.add("c", K)
+    got = wq.fetch([Q], 10, 5.0, known_epoch=old)
+    assert got.epoch != old and got.quiet > 4 and got.taken == []
+    assert wq.fetch([Q], 10, 5.0, known_epoch=got.epoch).taken == []  # still quiet for everybody
+    assert wq.check_epoch(got.epoch, 5.0)[0] == got.epoch
+
+
+def test_fencing_tokens_never_repeat_even_when_the_last_writes_are_lost(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    (first,) = take(wq)
+    wq.done(first, Result.done())
+    wq.redis.set("rq:fence", "1")  # the counter lost its last writes (AOF everysec, a crash)
+    wq.add("c", K)
+    (second,) = take(wq)
+    assert int(second.token) > int(first.token)

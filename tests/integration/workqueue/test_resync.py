@@ -84,3 +84,24 @@ def test_redbeat_runs_the_resync_schedule_with_one_active_scheduler(
     finally:
         for b in beats:
             stop_process(b)
+
+
+def test_beat_reinstalls_its_schedule_after_redis_lost_its_data(
+        redis_url: str, redis_client: redis.Redis, tmp_path: Path, worker_pool: Callable[[str], WorkerPool]) -> None:
+    env = worker_env(redis_url, PROBE, PROBE_RESYNC_SECONDS="1", RECONCILERY_REDBEAT_LOCK_TIMEOUT="5",
+                     RECONCILERY_LEASE_SECONDS="1")
+    redis_client.set("probe:resync_size", 2)
+    worker_pool(PROBE).start(1, PROBE_RESYNC_SECONDS="1", RECONCILERY_LEASE_SECONDS="1")
+    log = open(tmp_path / "beat.log", "wb")  # noqa: SIM115 - closed with the process
+    beat = subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "beat"], env=env, cwd=ROOT,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= 2, timeout=30, message="resyncs")
+        redis_client.flushall()  # Redis came back empty: the schedule and beat's lock are gone
+        redis_client.set("probe:resync_size", 2)
+        wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= 2, timeout=30,
+                 message="resyncs after the loss")
+        assert beat.poll() is None, (tmp_path / "beat.log").read_text()
+        assert "re-installing the beat schedule" in (tmp_path / "beat.log").read_text()
+    finally:
+        stop_process(beat)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 
@@ -83,7 +85,8 @@ def test_add_during_processing_runs_again(probe_wq: WorkQueue, pool: WorkerPool,
     key = plan(redis_client, "again", sleep_first=1.0, sleep=0)
     probe_wq.add("probe", key)
     wait_for(lambda: redis_client.get("probe:running:again"), timeout=20, message="reconcile started")
-    assert probe_wq.add("probe", key) is False  # held, not waiting in the Celery queue
+    assert probe_wq.add("probe", key) is True  # marked waiting (dirty): runs again after this one
+    assert probe_wq.add("probe", key) is False  # already waiting
     wait_for(lambda: len(runs(redis_client, "again")) == 2, timeout=10, message="second reconcile")
     first, second = runs(redis_client, "again")
     assert second[1] >= first[2]
@@ -127,3 +130,77 @@ def test_sigkilled_worker_mid_reconcile_gets_its_key_reconciled_again(
     ((survivor, _, _, outcome),) = runs(redis_client, "kill")
     assert survivor != pid and outcome == "ok"
     assert recovered_in < 10  # lease 2 s / visibility 6 s in the test settings
+
+
+def test_a_reconcile_three_times_longer_than_its_lease_keeps_its_key(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2, concurrency=2)  # lease 2 s
+    key = plan(redis_client, "long", sleep_first=6.0, sleep=0, write=True)
+    probe_wq.add("probe", key)
+    wait_for(lambda: redis_client.get("probe:running:long"), timeout=20, message="reconcile started")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # changes keep coming while it runs: they wait for it
+        probe_wq.add("probe", key)
+        time.sleep(0.2)
+    wait_for(lambda: len(runs(redis_client, "long")) == 2, timeout=20, message="the run after it")
+    (_, s1, e1, o1), (_, s2, _, o2) = runs(redis_client, "long")
+    assert (o1, o2) == ("ok", "ok") and s2 >= e1 and e1 - s1 >= 6.0
+    assert redis_client.get("probe:overlaps") is None
+    assert len(redis_client.lrange("probe:writes:long", 0, -1)) == 2
+
+
+def test_a_worker_frozen_past_its_lease_is_fenced_when_it_resumes(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(2)
+    key = plan(redis_client, "frozen", sleep_first=4.0, sleep=0, write=True)
+    probe_wq.add("probe", key)
+    pid = int(wait_for(lambda: redis_client.get("probe:running:frozen"), timeout=20, message="reconcile started"))
+    os.kill(pid, signal.SIGSTOP)  # a GC pause, a partition: it cannot renew its lease
+    try:
+        wait_for(lambda: runs(redis_client, "frozen"), timeout=20, message="another worker took the key over")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: len(runs(redis_client, "frozen")) == 2, timeout=20, message="the frozen run ended")
+    by_pid = {p: outcome for p, _, _, outcome in runs(redis_client, "frozen")}
+    assert by_pid[pid] == "fenced"  # it woke up without its lease and did not write
+    writes = [w.split() for w in redis_client.lrange("probe:writes:frozen", 0, -1)]
+    assert [int(p) for p, _ in writes] == [p for p in by_pid if p != pid]
+
+
+def test_a_reconcile_past_its_deadline_ends_as_an_error_with_backoff(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    pool.start(1, RECONCILERY_RECONCILE_TIMEOUT="1.5")
+    key = plan(redis_client, "slow", busy_loop=30)
+    probe_wq.add("probe", key)
+    wait_for(lambda: len(runs(redis_client, "slow")) >= 2, timeout=20, message="a retry after the deadline")
+    (_, s1, e1, o1), (_, s2, _, o2) = runs(redis_client, "slow")[:2]
+    assert (o1, o2) == ("deadline", "deadline")
+    assert 1.4 <= e1 - s1 < 5.0  # ended by the deadline, not by the 30 s loop
+    assert s2 - e1 >= 0.15  # after the probe's backoff (base 0.2 s, jitter none)
+
+
+def test_reconciles_are_celery_task_events_for_flower(probe_wq: WorkQueue, pool: WorkerPool,
+                                                      redis_client: redis.Redis) -> None:
+    from workers.app import app
+
+    seen: list[dict] = []
+    pool.start(1, RECONCILERY_TASK_EVENTS="1")
+    key = plan(redis_client, "evented")
+    with app.connection_for_read() as conn:
+        recv = app.events.Receiver(conn, handlers={"*": seen.append})
+
+        def capture() -> None:
+            with contextlib.suppress(Exception):
+                recv.capture(limit=None, timeout=15, wakeup=False)
+
+        thread = threading.Thread(target=capture, daemon=True)
+        thread.start()
+        time.sleep(1.0)  # the receiver's queue is bound before the reconcile
+        probe_wq.add("probe", key)
+        wait_for(lambda: any(e["type"] == "task-succeeded" for e in seen), timeout=15,
+                 message=f"task events (seen {sorted({e['type'] for e in seen})})")
+        recv.should_stop = True
+    received = [e for e in seen if e["type"] == "task-received" and "evented" in e.get("args", "")]
+    assert received and received[0]["name"] == "reconcilery.reconcile"
+    uuid = received[0]["uuid"]
+    assert {e["type"] for e in seen if e.get("uuid") == uuid} >= {"task-received", "task-started", "task-succeeded"}

@@ -190,9 +190,10 @@ def test_deletion_deletes_owned_then_releases_finalizer() -> None:
 def test_pipeline_selection(annotations: dict[str, str] | None, version: str, pipeline: str) -> None:
     result = plan(apirule(annotations=annotations, version=version), state())
     assert result.pipeline == pipeline
-    if pipeline == "v1beta1":
-        assert result.status == st.v1beta1_not_reconciled() and result.actions == ()
-        assert result.status.state == "Warning"
+    if pipeline == "v1beta1":  # v1beta1 access is not allowed by default: the original's gate
+        assert result.status == st.Status("Error", "Version v1beta1 of APIRule is no longer supported and this "
+                                                   "APIRule is not reconciled. Make sure to migrate to version v2.")
+        assert result.actions == () and not result.add_finalizer
 
 
 @pytest.mark.parametrize(
@@ -304,3 +305,20 @@ def test_external_gateway_is_used_for_hosts_and_gateways() -> None:
     assert result.status == st.ready()
     assert result.desired[0]["spec"]["gateways"] == ["shop/ext-gw"]
     assert result.desired[0]["spec"]["hosts"] == ["orders.ext.example.com"]
+
+
+def test_prefix_then_double_asterisk_is_accepted_and_ordered_by_not_paths() -> None:
+    """The issue's example: ``/abc`` GET then ``/abc/{**}`` GET is valid; the second policy excludes the first."""
+    result = plan(apirule(rule("/abc"), rule("/abc/{**}")), state())
+    assert result.status == st.ready()
+    policies = [d for d in result.desired if d["kind"] == "AuthorizationPolicy"]
+    operations = [p["spec"]["rules"][0]["to"][0]["operation"] for p in policies]
+    assert [o["paths"] for o in operations] == [["/abc"], ["/abc/{**}"]]
+    assert "notPaths" not in operations[0] and operations[1]["notPaths"] == ["/abc"]
+
+
+def test_shadowed_rule_is_rejected() -> None:
+    result = plan(apirule(rule("/abc/{**}"), rule("/abc/def")), state())
+    assert result.status == st.Status(
+        "Error", "Validation errors: Attribute '.spec.rules': Path /abc/def with method GET conflicts with at "
+        "least one of the previous rule paths")

@@ -11,12 +11,17 @@ import pytest
 from tasks.apigateway import status as st
 from tasks.apigateway.controller import CONTROLLER, ControllerSettings
 from watchers.apigateway import (
+    APIGATEWAYS,
     APIRULES,
+    RATELIMITS,
     REGISTRATIONS,
+    map_apigateway,
     map_apirule,
     map_config,
+    map_envoy_filter,
     map_gateway,
     map_owned,
+    map_ratelimit,
     map_service,
     owner_of,
 )
@@ -91,6 +96,21 @@ def test_apirule_events_that_enqueue(stores: Stores) -> None:
     assert keys(map_apirule(event("MODIFIED", deleting, rule), stores)) == ["shop/x"]
 
 
+@pytest.mark.parametrize("spec", [
+    {"rules": 3.5}, {"rules": [7, "x"]}, {"service": "orders"}, {"hosts": {"a": 1}},
+    {"rules": [{"path": 1, "methods": "GET", "service": ["orders"]}]}, {"gateway": ["kyma-system/kyma-gateway"]},
+])
+def test_malformed_apirules_are_still_enqueued(stores: Stores, spec: dict[str, Any]) -> None:
+    """The issue: the map function raised on ``spec.rules: 3.5`` and dropped the event; the key must be
+    enqueued so that the reconcile writes an Error status."""
+    rule = apirule("broken", **spec)
+    assert keys(map_apirule(event("ADDED", rule), stores)) == ["shop/broken"]
+    changed = apirule("broken", generation=2, **spec)
+    assert keys(map_apirule(event("MODIFIED", changed, rule), stores)) == ["shop/broken"]
+    not_a_spec = {**rule, "spec": "nonsense"}
+    assert keys(map_apirule(event("ADDED", not_a_spec), stores)) == ["shop/broken"]
+
+
 def test_service_maps_to_every_apirule_referencing_it_spec_or_rule_level(stores: Stores) -> None:
     svc = obj("Service", "orders", "shop", spec={"selector": {"app": "orders"}})
     assert keys(map_service(event("ADDED", svc), stores)) == ["shop/rule-level", "shop/spec-level"]
@@ -157,10 +177,12 @@ def test_owner_from_labels(labels: dict[str, str], owner: tuple[str, str] | None
     assert owner_of({"metadata": {"labels": labels}}) == owner
 
 
-def test_registrations_feed_the_apirule_controller() -> None:
+def test_registrations_feed_the_three_controllers() -> None:
     names = [r.name for r in REGISTRATIONS]
-    assert len(names) == len(set(names)) == 7
-    assert all(r.controllers == ("apirule",) for r in REGISTRATIONS)
+    assert len(names) == len(set(names)) == 11
+    fed = {c for r in REGISTRATIONS for c in r.controllers}
+    assert fed == {"apirule", "apigateway", "ratelimit"}
+    assert sum("apirule" in r.controllers for r in REGISTRATIONS) == 8
     assert Key("local", "shop", "x").encode() == "local/shop/x"
 
 
@@ -197,3 +219,62 @@ def test_status_is_written_only_when_state_description_or_generation_change() ->
     assert st.needs_write(ready, body, 4)
     assert st.needs_write(st.attribute_error("spec", "x"), body, 3)
     assert st.needs_write(ready, None, None)
+
+
+# --- APIGateway and RateLimit watches -------------------------------------------------------------
+
+
+def cr(name: str, created: str, state: str | None = None, deleting: bool = False, generation: int = 1) -> dict:
+    meta: dict[str, Any] = {"name": name, "creationTimestamp": created, "generation": generation,
+                            "resourceVersion": "1"}
+    if deleting:
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    return {"kind": "APIGateway", "metadata": meta, **({"status": {"state": state}} if state else {})}
+
+
+def rl(name: str, namespace: str = "shop", generation: int = 1) -> dict:
+    return {"kind": "RateLimit", "metadata": {"name": name, "namespace": namespace, "generation": generation,
+                                              "resourceVersion": "1"}, "spec": {}}
+
+
+def pairs(found: Any) -> list[str]:
+    return sorted(f"{controller}:{key.ref}" for controller, key in found)
+
+
+def test_apigateway_and_ratelimit_events(stores: Stores) -> None:
+    old, young = cr("old", "2024-01-01T00:00:00Z", "Ready"), cr("young", "2024-02-01T00:00:00Z")
+    for obj in (old, young):
+        stores.store(APIGATEWAYS).apply("ADDED", obj)
+    for obj in (rl("a"), rl("b"), rl("c", "team")):
+        stores.store(RATELIMITS).apply("ADDED", obj)
+    # a CR added: every CR (the oldest may change) and every RateLimit
+    assert pairs(map_apigateway(event("ADDED", young), stores)) == [
+        "apigateway:old", "apigateway:young", "ratelimit:shop/a", "ratelimit:shop/b", "ratelimit:team/c"]
+    # status only: the RateLimits (they wait for Ready), not the CR
+    waiting = cr("old", "2024-01-01T00:00:00Z", "Warning")
+    assert pairs(map_apigateway(event("MODIFIED", waiting, old), stores)) == [
+        "ratelimit:shop/a", "ratelimit:shop/b", "ratelimit:team/c"]
+    assert pairs(map_apigateway(event("MODIFIED", cr("old", "2024-01-01T00:00:00Z", "Ready", generation=2), old),
+                                stores)) == ["apigateway:old"]
+    # a RateLimit: the RateLimits of its namespace; deleted → the CRs being deleted too
+    assert pairs(map_ratelimit(event("ADDED", rl("a")), stores)) == ["ratelimit:shop/a", "ratelimit:shop/b"]
+    stores.store(APIGATEWAYS).apply("MODIFIED", cr("old", "2024-01-01T00:00:00Z", "Warning", deleting=True))
+    assert pairs(map_ratelimit(event("DELETED", rl("a"), rl("a")), stores)) == [
+        "apigateway:old", "ratelimit:shop/a", "ratelimit:shop/b"]
+    assert keys(map_apirule(event("DELETED", apirule("x"), apirule("x")), stores)) == ["shop/x"]
+    assert "apigateway:old" in pairs(map_apirule(event("DELETED", apirule("x"), apirule("x")), stores))
+    # an owned EnvoyFilter deleted or changed → its RateLimit; added → nothing
+    ef = {"kind": "EnvoyFilter", "metadata": {"name": "a", "namespace": "shop", "resourceVersion": "1",
+                                              "ownerReferences": [{"kind": "RateLimit", "name": "a"}]}, "spec": {}}
+    assert pairs(map_envoy_filter(event("ADDED", ef), stores)) == []
+    assert pairs(map_envoy_filter(event("DELETED", ef, ef), stores)) == ["ratelimit:shop/a"]
+
+
+def test_ingress_service_and_kyma_gateway_enqueue_the_oldest_apigateway(stores: Stores) -> None:
+    stores.store(APIGATEWAYS).apply("ADDED", cr("old", "2024-01-01T00:00:00Z"))
+    stores.store(APIGATEWAYS).apply("ADDED", cr("young", "2024-02-01T00:00:00Z"))
+    svc = obj("Service", "istio-ingressgateway", "istio-system", spec={"type": "LoadBalancer"})
+    with_lb = {**svc, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}
+    assert pairs(map_service(event("MODIFIED", with_lb, svc), stores)) == ["apigateway:old"]
+    gateway = obj("Gateway", "kyma-gateway", "kyma-system", spec={"servers": []})
+    assert "apigateway:old" in pairs(map_gateway(event("ADDED", gateway), stores))

@@ -1,0 +1,744 @@
+"""GCP stand-in: Compute global addresses and operations, Service Networking connections and operations,
+and Cloud Resource Manager ``projects.get``, on aiohttp, speaking the REST wire protocol the unmodified
+``google-cloud-compute`` (transport ``rest``) and ``google-api-python-client`` clients use.
+
+Served paths (one port for all three APIs; their paths do not collide):
+
+- Compute v1 (``compute.googleapis.com``):
+  ``POST|GET /compute/v1/projects/{p}/global/addresses`` (insert / list with ``filter``,
+  ``maxResults``, ``pageToken``), ``GET|DELETE /compute/v1/projects/{p}/global/addresses/{name}``,
+  ``GET|DELETE /compute/v1/projects/{p}/global/operations/{op}``,
+  ``POST /compute/v1/projects/{p}/global/operations/{op}/wait``.
+  Inserts and deletes answer a ``compute#operation`` whose ``id`` is a numeric string (the SDK parses
+  ``id`` as uint64 and fails on anything else, as with ``gcplocal``). The address appears (or goes)
+  when its operation is ``DONE``. Errors answer the JSON-API shape
+  ``{"error": {"code", "message", "errors": [{"message", "domain", "reason"}]}}`` with the real
+  reasons (``notFound``, ``alreadyExists``, ``invalid``, ``resourceInUseByAnotherResource``,
+  ``rateLimitExceeded``, ``backendError``).
+- Service Networking v1 (``servicenetworking.googleapis.com``):
+  ``POST|GET /v1/services/{service}/connections`` (create / list, ``network`` query required),
+  ``PATCH /v1/services/{service}/connections/{name}`` (``force``, ``updateMask``),
+  ``POST /v1/services/{service}/connections/{name}`` (``deleteConnection``: ``consumerNetwork`` must
+  name the project by *number*, as documented), ``GET /v1/operations/{id}``.
+  Writes answer a long-running ``Operation`` (``{"name": "operations/...", "done": false}``), done
+  after the operation delay with ``response`` or ``error`` (a ``google.rpc.Status``). Errors answer
+  ``{"error": {"code", "message", "status"}}``.
+- Cloud Resource Manager v1: ``GET /v1/projects/{projectId}`` (``projectNumber`` of a known project).
+
+Operations complete ``op_delay`` seconds after they start (time-based, so a client that only reads the
+resource sees it change too). Failures are injectable: :meth:`GcpState.fail_operation` makes the next
+matching operation end with an error (the resource is not changed), :meth:`GcpState.inject` answers
+the next matching requests with an HTTP error (429, 5xx, ...).
+
+Use in-process::
+
+    gcp = GcpStandIn(op_delay=0.1).start()
+    gcp.url                            # "http://127.0.0.1:PORT", the api_endpoint of every client
+    gcp.state.addresses("my-project")  # what was created
+    gcp.stop()
+
+or as a process: ``python -m standins.gcp --port 9101 --op-delay 0.5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import datetime
+import ipaddress
+import itertools
+import json
+import logging
+import re
+import signal
+import ssl
+import threading
+import time
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+log = logging.getLogger("standins.gcp")
+
+COMPUTE_BASE = "https://www.googleapis.com/compute/v1"
+PSA_SERVICE = "servicenetworking.googleapis.com"
+PSA_PEERING = "servicenetworking-googleapis-com"
+_NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+_NETWORK_RE = re.compile(r"^(?:https://www\.googleapis\.com/compute/v1/)?projects/([^/]+)/global/networks/([^/]+)$")
+_RPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+               409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_RPC_CODE = {"INVALID_ARGUMENT": 3, "NOT_FOUND": 5, "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7,
+             "RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9, "INTERNAL": 13, "UNAVAILABLE": 14}
+_COMPUTE_REASON = {400: "invalid", 403: "forbidden", 404: "notFound", 409: "alreadyExists",
+                   429: "rateLimitExceeded", 500: "backendError", 503: "backendError"}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+class ApiError(Exception):
+    """An HTTP error answer; ``reason`` is the Compute reason or the rpc status name."""
+
+    def __init__(self, status: int, message: str, reason: str = "", retry_after: str | None = None) -> None:
+        super().__init__(f"{status} {message}")
+        self.status = status
+        self.message = message
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def compute_error_body(status: int, message: str, reason: str = "") -> dict[str, Any]:
+    """The Compute (JSON API) error body."""
+    reason = reason or _COMPUTE_REASON.get(status, "backendError")
+    return {"error": {"code": status, "message": message,
+                      "errors": [{"message": message, "domain": "global", "reason": reason}]}}
+
+
+def rpc_error_body(status: int, message: str, rpc_status: str = "") -> dict[str, Any]:
+    """The One Platform (Service Networking, Resource Manager) error body."""
+    return {"error": {"code": status, "message": message, "status": rpc_status or _RPC_STATUS.get(status, "UNKNOWN")}}
+
+
+@dataclass
+class Fault:
+    """An injected HTTP error for the next ``times`` requests whose ``METHOD path`` matches ``pattern``."""
+
+    pattern: re.Pattern[str]
+    status: int
+    message: str
+    times: int
+    retry_after: str | None = None
+
+
+@dataclass
+class OpFailure:
+    """Make the next operation of ``api`` (``compute``/``servicenetworking``) whose kind
+    (``insert``/``delete``/``create``/``patch``/``deleteConnection``) and target name match end in error."""
+
+    api: str
+    kind: str
+    target: str
+    code: str
+    message: str
+    times: int = 1
+
+
+@dataclass
+class Operation:
+    """A long-running operation: its wire body and what happens when it completes."""
+
+    api: str
+    kind: str
+    target: str
+    body: dict[str, Any]
+    done_at: float
+    apply: Any = None  # callable run under the lock when the operation completes successfully
+    error: tuple[str, str] | None = None  # (code, message) when it is to fail
+    finished: bool = False
+
+
+@dataclass
+class GcpState:
+    """All resources of the stand-in; thread-safe (tests read it from their own thread)."""
+
+    op_delay: float = 0.05
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    projects: dict[str, int] = field(default_factory=dict)
+    _addresses: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _connections: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    _compute_ops: dict[tuple[str, str], Operation] = field(default_factory=dict)
+    _sn_ops: dict[str, Operation] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    op_failures: list[OpFailure] = field(default_factory=list)
+    request_log: list[tuple[str, str]] = field(default_factory=list)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(4_100_000_000_000_000_001))
+
+    # -- test helpers --------------------------------------------------------------------------------
+
+    def project_number(self, project: str) -> int:
+        """The project's number (stable: derived from its id), registering the project if new."""
+        with self.lock:
+            if project not in self.projects:
+                self.projects[project] = 100_000_000_000 + zlib.crc32(project.encode()) % 900_000_000_000
+            return self.projects[project]
+
+    def addresses(self, project: str) -> dict[str, dict[str, Any]]:
+        """Name -> global address resource (a copy) of ``project``."""
+        with self.lock:
+            self._advance()
+            return {n: copy.deepcopy(a) for (p, n), a in sorted(self._addresses.items()) if p == project}
+
+    def connections(self, project: str | None = None) -> list[dict[str, Any]]:
+        """The service networking connections (copies), optionally of one project's networks."""
+        with self.lock:
+            self._advance()
+            return [copy.deepcopy(c) for (_, p, _n), c in sorted(self._connections.items())
+                    if project is None or p == project]
+
+    def put_address(self, project: str, name: str, cidr: str, network: str, purpose: str = "VPC_PEERING",
+                    address_type: str = "INTERNAL") -> dict[str, Any]:
+        """Create an address directly (a fixture: an address made outside Reconcilery)."""
+        net = ipaddress.ip_network(cidr)
+        with self.lock:
+            self.project_number(project)
+            body = {"name": name, "address": str(net.network_address), "prefixLength": net.prefixlen,
+                    "network": _network_url(network, project), "purpose": purpose, "addressType": address_type}
+            resource = self._address_resource(project, body)
+            self._addresses[(project, name)] = resource
+            return copy.deepcopy(resource)
+
+    def inject(self, method: str, path_regex: str, status: int, message: str = "", times: int = 1,
+               retry_after: str | None = None) -> None:
+        """Answer the next ``times`` requests matching ``METHOD`` and ``path_regex`` with ``status``."""
+        pattern = re.compile(rf"^{method.upper()} .*{path_regex}")
+        with self.lock:
+            self.faults.append(Fault(pattern, status, message or f"injected HTTP {status}", times, retry_after))
+
+    def fail_operation(self, api: str, kind: str, target: str = "", code: str = "QUOTA_EXCEEDED",
+                       message: str = "injected operation failure", times: int = 1) -> None:
+        """Make the next ``times`` operations of ``api``/``kind`` on ``target`` (empty: any) fail."""
+        with self.lock:
+            self.op_failures.append(OpFailure(api, kind, target, code, message, times))
+
+    # -- operations ----------------------------------------------------------------------------------
+
+    def _take_failure(self, api: str, kind: str, target: str) -> tuple[str, str] | None:
+        for failure in self.op_failures:
+            if failure.api == api and failure.kind == kind and failure.target in ("", target):
+                failure.times -= 1
+                if failure.times <= 0:
+                    self.op_failures.remove(failure)
+                return failure.code, failure.message
+        return None
+
+    def _advance(self) -> None:
+        """Complete every operation whose time has come (called under the lock by every request)."""
+        now = time.monotonic()
+        for op in itertools.chain(self._compute_ops.values(), self._sn_ops.values()):
+            if op.finished or op.done_at > now:
+                continue
+            op.finished = True
+            if op.api == "compute":
+                op.body.update(status="DONE", progress=100, endTime=_now())
+                if op.error is not None:
+                    code, message = op.error
+                    op.body["error"] = {"errors": [{"code": code, "message": message}]}
+                    op.body["httpErrorStatusCode"] = 400
+                    op.body["httpErrorMessage"] = "BAD REQUEST"
+                elif op.apply is not None:
+                    op.apply()
+            else:
+                op.body["done"] = True
+                if op.error is not None:
+                    code, message = op.error
+                    op.body["error"] = {"code": _RPC_CODE.get(code, 9), "message": message}
+                else:
+                    if op.apply is not None:
+                        op.apply()
+                    op.body["response"] = {"@type": "type.googleapis.com/google.protobuf.Empty"}
+
+    def _compute_op(self, project: str, kind: str, target: str, target_link: str, apply: Any,
+                    target_id: str = "") -> dict[str, Any]:
+        op_id = str(next(self._ids))
+        name = f"operation-{int(time.time() * 1000)}-{uuid.uuid4().hex[:13]}-{uuid.uuid4().hex[:8]}"
+        body: dict[str, Any] = {
+            "kind": "compute#operation", "id": op_id, "name": name, "operationType": kind,
+            "targetLink": target_link, "status": "RUNNING", "user": "cloud-manager@example.iam.gserviceaccount.com",
+            "progress": 0, "insertTime": _now(), "startTime": _now(),
+            "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/operations/{name}",
+        }
+        if target_id:
+            body["targetId"] = target_id
+        op = Operation("compute", kind, target, body, time.monotonic() + self.op_delay, apply,
+                       self._take_failure("compute", kind, target))
+        self._compute_ops[(project, name)] = op
+        self._advance()
+        return copy.deepcopy(op.body)
+
+    def _sn_op(self, kind: str, target: str, apply: Any) -> dict[str, Any]:
+        name = f"operations/pssn.p24-{self.project_number(target.split('/')[1]) if '/' in target else 0}-" \
+               f"{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:4]}"
+        body: dict[str, Any] = {"name": name, "metadata": {"@type": "type.googleapis.com/google.protobuf.Empty"}}
+        op = Operation("servicenetworking", kind, target, body, time.monotonic() + self.op_delay, apply,
+                       self._take_failure("servicenetworking", kind, target))
+        self._sn_ops[name] = op
+        self._advance()
+        out = copy.deepcopy(op.body)
+        out.setdefault("done", False)
+        return out
+
+    # -- compute global addresses --------------------------------------------------------------------
+
+    def _address_resource(self, project: str, body: dict[str, Any]) -> dict[str, Any]:
+        name = body["name"]
+        resource = {
+            "kind": "compute#address", "id": str(next(self._ids)), "creationTimestamp": _now(), "name": name,
+            "address": body["address"], "status": "RESERVED",
+            "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/addresses/{name}",
+            "labelFingerprint": "42WmSpB8rSM=", "ipVersion": "IPV4",
+        }
+        for key in ("description", "prefixLength", "network", "purpose", "addressType"):
+            if body.get(key) not in (None, ""):
+                resource[key] = body[key]
+        return resource
+
+    def insert_address(self, project: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        name = body.get("name")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
+                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        self.project_number(project)
+        if (project, name) in self._addresses or self._pending(project, "insert", name):
+            raise ApiError(409, f"The resource 'projects/{project}/global/addresses/{name}' already exists",
+                           "alreadyExists")
+        address_type = body.get("addressType", "EXTERNAL")
+        purpose = body.get("purpose", "")
+        resource_body = dict(body)
+        if address_type == "INTERNAL":
+            if purpose not in ("VPC_PEERING", "PRIVATE_SERVICE_CONNECT"):
+                raise ApiError(400, f"Invalid value for field 'resource.purpose': '{purpose}'. "
+                                    "Global internal addresses need purpose VPC_PEERING or PRIVATE_SERVICE_CONNECT.")
+            network = body.get("network")
+            match = _NETWORK_RE.match(network or "")
+            if not match:
+                raise ApiError(400, f"Invalid value for field 'resource.network': '{network}'.")
+            resource_body["network"] = _network_url(network or "", project)
+            if purpose == "VPC_PEERING":
+                prefix = body.get("prefixLength")
+                if not isinstance(prefix, int) or not 8 <= prefix <= 29:
+                    raise ApiError(400, f"Invalid value for field 'resource.prefixLength': '{prefix}'. "
+                                        "Must be between 8 and 29.")
+                try:
+                    net = ipaddress.ip_network(f"{body.get('address')}/{prefix}", strict=True)
+                except ValueError:
+                    raise ApiError(400, f"Invalid value for field 'resource.address': '{body.get('address')}'. "
+                                        "The address must be the first address of a range of the given "
+                                        "prefix length.") from None
+                for (p, other), existing in self._addresses.items():
+                    if p != project or existing.get("network") != resource_body["network"] \
+                            or "prefixLength" not in existing:
+                        continue
+                    if net.overlaps(ipaddress.ip_network(f"{existing['address']}/{existing['prefixLength']}")):
+                        raise ApiError(400, f"Invalid IPCidrRange: {net} conflicts with existing range "
+                                            f"{existing['address']}/{existing['prefixLength']} of address "
+                                            f"'{other}'.", "invalid")
+        resource = self._address_resource(project, resource_body)
+
+        def apply() -> None:
+            self._addresses[(project, name)] = resource
+
+        return self._compute_op(project, "insert", name, resource["selfLink"], apply, resource["id"])
+
+    def _pending(self, project: str, kind: str, name: str) -> bool:
+        return any(op.kind == kind and op.target == name and not op.finished and p == project
+                   for (p, _), op in self._compute_ops.items())
+
+    def get_address(self, project: str, name: str) -> dict[str, Any]:
+        found = self._addresses.get((project, name))
+        if found is None:
+            raise ApiError(404, f"The resource 'projects/{project}/global/addresses/{name}' was not found",
+                           "notFound")
+        return copy.deepcopy(found)
+
+    def delete_address(self, project: str, name: str) -> dict[str, Any]:
+        found = self.get_address(project, name)
+        for (_, _p, _n), conn in self._connections.items():
+            if name in conn.get("reservedPeeringRanges", []) and _p == project:
+                raise ApiError(400, f"The address resource 'projects/{project}/global/addresses/{name}' is already "
+                                    f"being used by 'projects/{project}/global/networks/{_n}' "
+                                    f"(service networking connection {conn['peering']})",
+                               "resourceInUseByAnotherResource")
+
+        def apply() -> None:
+            self._addresses.pop((project, name), None)
+
+        return self._compute_op(project, "delete", name, found["selfLink"], apply, found["id"])
+
+    def list_addresses(self, project: str, query: dict[str, str]) -> dict[str, Any]:
+        try:
+            matches = _parse_filter(query.get("filter", ""))
+        except ValueError as err:
+            raise ApiError(400, f"Invalid value for field 'filter': '{query.get('filter')}'. {err}") from None
+        items = [copy.deepcopy(a) for (p, _), a in sorted(self._addresses.items())
+                 if p == project and all(_filter_match(a, f, op, v) for f, op, v in matches)]
+        page_size = min(int(query.get("maxResults") or 500), 500)
+        start = int(query.get("pageToken") or 0)
+        page = items[start:start + page_size]
+        out: dict[str, Any] = {"kind": "compute#addressList", "id": f"projects/{project}/global/addresses",
+                               "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/addresses"}
+        if page:
+            out["items"] = page
+        if start + page_size < len(items):
+            out["nextPageToken"] = str(start + page_size)
+        return out
+
+    def get_compute_op(self, project: str, name: str) -> dict[str, Any]:
+        op = self._compute_ops.get((project, name))
+        if op is None:
+            raise ApiError(404, f"The resource 'projects/{project}/global/operations/{name}' was not found",
+                           "notFound")
+        return copy.deepcopy(op.body)
+
+    # -- service networking --------------------------------------------------------------------------
+
+    def _network_key(self, service: str, network: str, *, by_number: bool = False) -> tuple[str, str, str]:
+        match = _NETWORK_RE.match(network or "")
+        if not match:
+            raise ApiError(400, f"Invalid network name '{network}': must be of the form "
+                                "projects/{project}/global/networks/{network}")
+        project, vpc = match.groups()
+        if project.isdigit():
+            numbers = {n: p for p, n in self.projects.items()}
+            if int(project) not in numbers:
+                raise ApiError(404, f"Project {project} not found")
+            project = numbers[int(project)]
+        elif by_number:
+            raise ApiError(400, f"Invalid consumer network '{network}': "
+                                "must be projects/{project number}/global/networks/{network}")
+        self.project_number(project)
+        return service, project, vpc
+
+    def _check_ranges(self, project: str, vpc: str, ranges: Any) -> str | None:
+        """Why ``ranges`` cannot be reserved for the network (None: they can)."""
+        if not isinstance(ranges, list) or not ranges:
+            return "At least one allocated range must be specified in reservedPeeringRanges."
+        for name in ranges:
+            found = self._addresses.get((project, name))
+            if found is None:
+                return f"Allocated IP range '{name}' not found in network."
+            if found.get("purpose") != "VPC_PEERING" or found.get("network") != _network_url(
+                    f"projects/{project}/global/networks/{vpc}", project):
+                return f"Allocated IP range '{name}' is not a VPC_PEERING range of network '{vpc}'."
+        return None
+
+    def create_connection(self, service: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        key = self._network_key(service, body.get("network", ""))
+        _, project, vpc = key
+        ranges = body.get("reservedPeeringRanges")
+        target = f"projects/{project}/global/networks/{vpc}"
+        problem = self._check_ranges(project, vpc, ranges)
+        exists = key in self._connections
+        number = self.project_number(project)
+
+        def apply() -> None:
+            self._connections[key] = {
+                "network": f"projects/{number}/global/networks/{vpc}", "reservedPeeringRanges": list(ranges or []),
+                "peering": PSA_PEERING, "service": f"services/{service}",
+            }
+
+        op = self._sn_op("create", target, apply)
+        if problem or exists:
+            stored = self._sn_ops[op["name"]]
+            stored.apply = None
+            stored.error = stored.error or ("FAILED_PRECONDITION", problem or (
+                "Cannot modify allocated ranges in CreateConnection. Please use UpdateConnection."))
+        return op
+
+    def list_connections(self, service: str, query: dict[str, str]) -> dict[str, Any]:
+        if not query.get("network"):
+            raise ApiError(400, "Request contains an invalid argument: network is required.")
+        key = self._network_key(service, query["network"])
+        found = self._connections.get(key)
+        return {"connections": [copy.deepcopy(found)]} if found else {}
+
+    def patch_connection(self, service: str, name: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        key = self._network_key(service, body.get("network", ""))
+        _, project, vpc = key
+        if name != PSA_PEERING or key not in self._connections:
+            raise ApiError(404, f"Connection {name} for network projects/{project}/global/networks/{vpc} "
+                                "not found.")
+        ranges = body.get("reservedPeeringRanges")
+        problem = self._check_ranges(project, vpc, ranges)
+
+        def apply() -> None:
+            self._connections[key]["reservedPeeringRanges"] = list(ranges or [])
+
+        op = self._sn_op("patch", f"projects/{project}/global/networks/{vpc}", apply)
+        if problem:
+            stored = self._sn_ops[op["name"]]
+            stored.apply = None
+            stored.error = stored.error or ("FAILED_PRECONDITION", problem)
+        return op
+
+    def delete_connection(self, service: str, name: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        key = self._network_key(service, body.get("consumerNetwork", ""), by_number=True)
+        _, project, vpc = key
+        if name != PSA_PEERING or key not in self._connections:
+            raise ApiError(404, f"Connection {name} for network projects/{project}/global/networks/{vpc} "
+                                "not found.")
+
+        def apply() -> None:
+            self._connections.pop(key, None)
+
+        return self._sn_op("deleteConnection", f"projects/{project}/global/networks/{vpc}", apply)
+
+    def get_sn_op(self, name: str) -> dict[str, Any]:
+        op = self._sn_ops.get(name)
+        if op is None:
+            raise ApiError(404, f"Operation {name} not found.")
+        out = copy.deepcopy(op.body)
+        out.setdefault("done", False)
+        return out
+
+    def get_project(self, project: str) -> dict[str, Any]:
+        if project not in self.projects:
+            raise ApiError(403, f"The caller does not have permission (project {project} unknown)")
+        return {"projectNumber": str(self.projects[project]), "projectId": project, "lifecycleState": "ACTIVE",
+                "name": project, "createTime": "2024-01-01T00:00:00.000Z"}
+
+
+def _network_url(network: str, project: str) -> str:
+    """A network reference as Compute stores it: the full ``https://www.googleapis.com/...`` URL."""
+    match = _NETWORK_RE.match(network)
+    if not match:
+        return network
+    return f"{COMPUTE_BASE}/projects/{match.group(1)}/global/networks/{match.group(2)}"
+
+
+_FILTER_RE = re.compile(r'\(?\s*([A-Za-z_.]+)\s*(=|!=|\beq\b|\bne\b)\s*("(?:[^"\\]|\\.)*"|[^\s()]+)\s*\)?')
+
+
+def _parse_filter(expr: str) -> list[tuple[str, str, str]]:
+    """``field = "value"`` terms joined by ``AND``/whitespace, as Compute's list filter accepts them.
+
+    Raises ``ValueError`` for anything else (OR, functions).
+    """
+    terms: list[tuple[str, str, str]] = []
+    rest = expr.strip()
+    while rest:
+        if rest.upper().startswith("AND "):
+            rest = rest[4:].lstrip()
+            continue
+        match = _FILTER_RE.match(rest)
+        if not match:
+            raise ValueError(f"unsupported filter expression near {rest[:30]!r}")
+        name, op, value = match.groups()
+        if value.startswith('"'):
+            value = json.loads(value)
+        terms.append((name, {"eq": "=", "ne": "!="}.get(op, op), value))
+        rest = rest[match.end():].lstrip()
+    return terms
+
+
+def _filter_match(resource: dict[str, Any], name: str, op: str, value: str) -> bool:
+    actual = resource.get(name)
+    equal = str(actual) == value if actual is not None else value == ""
+    return equal if op == "=" else not equal
+
+
+class GcpStandIn:
+    """A running GCP stand-in: an aiohttp server on its own event loop thread.
+
+    Args:
+        port: TCP port (0 = any free port, fixed after the first :meth:`start`).
+        op_delay: seconds until an operation is ``DONE``.
+        ssl_context: serve HTTPS with this context.
+        state: share a :class:`GcpState`.
+        projects: project ids known to Resource Manager from the start.
+    """
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", op_delay: float = 0.05,
+                 ssl_context: ssl.SSLContext | None = None, state: GcpState | None = None,
+                 projects: tuple[str, ...] = ()) -> None:
+        self.host = host
+        self.port = port
+        self.ssl_context = ssl_context
+        self.state = state or GcpState(op_delay=op_delay)
+        for project in projects:
+            self.state.project_number(project)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        """The endpoint every client is configured with, e.g. ``http://127.0.0.1:9101``."""
+        return f"{'https' if self.ssl_context else 'http'}://{self.host}:{self.port}"
+
+    def start(self) -> GcpStandIn:
+        """Start serving (blocks until the port is bound); returns ``self``. Raises ``OSError``."""
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        errors: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+
+        async def _serve() -> None:
+            runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, reuse_address=True)
+            await site.start()
+            sockets = getattr(site._server, "sockets", None)
+            if self.port == 0 and sockets:
+                self.port = int(sockets[0].getsockname()[1])
+            self._runner = runner
+
+        def _run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(_serve())
+            except BaseException as exc:  # handed to the starting thread
+                errors.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.close()
+
+        thread = threading.Thread(target=_run, name="gcp-standin", daemon=True)
+        thread.start()
+        ready.wait(10)
+        if errors:
+            thread.join(5)
+            raise errors[0]
+        self._loop, self._thread = loop, thread
+        log.info("gcp stand-in listening url=%s", self.url)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; the state is kept for a later :meth:`start`."""
+        loop, thread, runner = self._loop, self._thread, self._runner
+        if loop is None or thread is None:
+            return
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        self._loop = self._thread = self._runner = None
+
+    def __enter__(self) -> GcpStandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the aiohttp application --------------------------------------------------------------------
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        return app
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        compute = path.startswith("/compute/")
+        body: Any = None
+        try:
+            if request.method in ("POST", "PATCH", "PUT"):
+                raw = await request.read()
+                try:
+                    body = json.loads(raw) if raw else {}
+                except ValueError:
+                    raise ApiError(400, "Invalid JSON payload received.", "parseError") from None
+            wait_until = 0.0
+            with self.state.lock:
+                self.state.request_log.append((request.method, path))
+                self._inject(request.method, path)
+                self.state._advance()
+                status, payload, wait_until = self._route(request.method, path, dict(request.query), body)
+            if wait_until:
+                # operations.wait: hold the answer until the operation is done (at most 2 minutes, as GCP)
+                await asyncio.sleep(max(0.0, min(wait_until - time.monotonic(), 120.0)))
+                with self.state.lock:
+                    self.state._advance()
+                    status, payload, _ = self._route("GET", path[: -len("/wait")], {}, None)
+        except ApiError as err:
+            body_out = compute_error_body(err.status, err.message, err.reason) if compute else \
+                rpc_error_body(err.status, err.message, err.reason if err.reason.isupper() else "")
+            headers = {"Retry-After": err.retry_after} if err.retry_after else None
+            return web.json_response(body_out, status=err.status, headers=headers)
+        return web.json_response(payload, status=status)
+
+    def _inject(self, method: str, path: str) -> None:
+        for fault in self.state.faults:
+            if fault.pattern.match(f"{method} {path}"):
+                fault.times -= 1
+                if fault.times <= 0:
+                    self.state.faults.remove(fault)
+                raise ApiError(fault.status, fault.message, retry_after=fault.retry_after)
+
+    def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, float]:
+        s = self.state
+        parts = [p for p in path.split("/") if p]
+        if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
+            project, collection, rest = parts[3], parts[5], parts[6:]
+            if collection == "addresses":
+                if not rest:
+                    if method == "POST":
+                        return 200, s.insert_address(project, body), 0.0
+                    if method == "GET":
+                        return 200, s.list_addresses(project, query), 0.0
+                elif len(rest) == 1:
+                    if method == "GET":
+                        return 200, s.get_address(project, rest[0]), 0.0
+                    if method == "DELETE":
+                        return 200, s.delete_address(project, rest[0]), 0.0
+            elif collection == "operations" and rest:
+                if len(rest) == 1 and method == "GET":
+                    return 200, s.get_compute_op(project, rest[0]), 0.0
+                if len(rest) == 1 and method == "DELETE":
+                    s.get_compute_op(project, rest[0])
+                    s._compute_ops.pop((project, rest[0]), None)
+                    return 204, None, 0.0
+                if len(rest) == 2 and rest[1] == "wait" and method == "POST":
+                    op = s._compute_ops.get((project, rest[0]))
+                    if op is None:
+                        s.get_compute_op(project, rest[0])
+                    assert op is not None
+                    return 200, s.get_compute_op(project, rest[0]), (0.0 if op.finished else op.done_at)
+            raise ApiError(404, f"The requested URL {path} was not found on this server.", "notFound")
+        if parts[:2] == ["v1", "services"] and len(parts) >= 4 and parts[3] == "connections":
+            service = parts[2]
+            if len(parts) == 4:
+                if method == "POST":
+                    return 200, s.create_connection(service, body), 0.0
+                if method == "GET":
+                    return 200, s.list_connections(service, query), 0.0
+            elif len(parts) == 5:
+                if method == "PATCH":
+                    return 200, s.patch_connection(service, parts[4], body), 0.0
+                if method == "POST":
+                    return 200, s.delete_connection(service, parts[4], body), 0.0
+        if parts[:2] == ["v1", "operations"] and len(parts) == 3 and method == "GET":
+            return 200, s.get_sn_op(f"operations/{parts[2]}"), 0.0
+        if parts[:2] == ["v1", "projects"] and len(parts) == 3 and method == "GET":
+            return 200, s.get_project(parts[2]), 0.0
+        raise ApiError(404, f"Method not found: {method} {path}", "NOT_FOUND")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m standins.gcp --port N [--op-delay S] [--project ID ...]``; runs until SIGINT/SIGTERM."""
+    parser = argparse.ArgumentParser(prog="python -m standins.gcp", description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9101)
+    parser.add_argument("--op-delay", type=float, default=0.5, help="seconds until an operation is DONE")
+    parser.add_argument("--project", action="append", default=[], help="a project id known from the start")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    standin = GcpStandIn(port=args.port, host=args.host, op_delay=args.op_delay, projects=tuple(args.project))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    standin.start()
+    print(f"gcp stand-in: {standin.url}", flush=True)
+    stop.wait()
+    standin.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

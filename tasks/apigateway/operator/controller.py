@@ -1,0 +1,211 @@
+"""The ``apigateway`` controller: the APIGateway CR (cluster-scoped), reconciled by the ``apigateway`` workers.
+
+The thin shell around :func:`tasks.apigateway.operator.plan.plan`. One reconcile:
+
+1. GET the APIGateway (gone, or its CRD gone → done); LIST every APIGateway;
+2. read the rest through :mod:`tasks.apigateway.reads`: the CRDs it depends on, ``kube-system/shoot-info``,
+   the ingress gateway Service, the managed objects, and (for deletion checks) every APIRule,
+   VirtualService, Ory Rule and RateLimit, and the Nodes (Oathkeeper's replicas);
+3. plan; add finalizers (merge patch with the read resourceVersion), apply the writes in order (Secrets
+   whose content is generated get it now: :mod:`.secrets`; the first refused write stops and becomes
+   ``Error``), remove finalizers, and write the status when it changed, with an Event. Objects blocking
+   a deletion are logged one by one.
+
+Results: ``Ready`` → requeue after the reconciliation interval (seed: 10 h); ``Processing`` (waiting for
+Oathkeeper) → requeue after 2 s; ``Error`` / ``Warning`` → retried with backoff; a non-oldest CR's
+``Warning`` → done (the original does not requeue it).
+
+Environment: ``RECONCILERY_APIGATEWAY_RECONCILIATION_SECONDS`` (36000), ``..._ERROR_RETRY_SECONDS`` (1),
+``..._ERROR_RETRY_CAP_SECONDS`` (1000), ``..._RESYNC_SECONDS`` (36000),
+``RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS`` (120; 0 = do not wait for the Deployment),
+``RECONCILERY_APIRULE_V1BETA1_ACCESS`` (installs Oathkeeper when ``allow``), the Oathkeeper images
+(:class:`~tasks.apigateway.operator.resources.Images`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+
+from kube import ApiError, Conflict, Kube, ResourceMissing, client_for, events
+from tasks.apigateway import reads
+from tasks.apigateway.fields import as_dict
+from tasks.apigateway.operator import resources as res
+from tasks.apigateway.operator import secrets
+from tasks.apigateway.operator.plan import (
+    GARDENER_CRDS,
+    REQUIRED_CRDS,
+    OperatorPlan,
+    OperatorState,
+    OperatorStatus,
+    plan,
+)
+from tasks.apigateway.operator.plan import Settings as PlanSettings
+from tasks.apigateway.settings import env_seconds, v1beta1_access
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
+
+log = structlog.get_logger("tasks.apigateway.operator")
+
+CONTROLLER_NAME = "apigateway"
+QUEUE = "apigateway"
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The planner's settings plus the backoff and resync of the ``apigateway`` controller (seconds)."""
+
+    plan: PlanSettings
+    error_retry: float
+    error_retry_cap: float
+    resync_interval: float
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
+        """Read the environment (see the module doc). Raises ``ValueError`` naming a bad value."""
+        env = os.environ if environ is None else environ
+        retry = env_seconds(env, "RECONCILERY_APIGATEWAY_ERROR_RETRY_SECONDS", 1.0)
+        return cls(
+            plan=PlanSettings(
+                reconciliation_interval=env_seconds(env, "RECONCILERY_APIGATEWAY_RECONCILIATION_SECONDS", 36000.0),
+                v1beta1_access=v1beta1_access(env),
+                oathkeeper_ready_seconds=env_seconds(env, "RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", 120.0),
+                images=res.Images.from_env(),
+            ),
+            error_retry=retry,
+            error_retry_cap=max(retry, env_seconds(env, "RECONCILERY_APIGATEWAY_ERROR_RETRY_CAP_SECONDS", 1000.0)),
+            resync_interval=env_seconds(env, "RECONCILERY_APIGATEWAY_RESYNC_SECONDS", 36000.0),
+        )
+
+
+SETTINGS = ControllerSettings.from_env()
+
+
+def read_state(kube: Kube, apigateways: list[dict[str, Any]]) -> OperatorState:
+    """The snapshot of one reconcile (see the module doc)."""
+    refs = [*res.kyma_gateway_refs(), *res.oathkeeper_refs(),
+            *(("ConfigMap", ns, name) for ns, name in res.LEGACY_UI_CONFIG_MAPS)]
+    return OperatorState(
+        apigateways=tuple(apigateways),
+        crds=reads.crds(kube, [*REQUIRED_CRDS, *GARDENER_CRDS]),
+        shoot_info=reads.config_map(kube, res.SHOOT_INFO),
+        ingress_service=reads.service(kube, res.INGRESS_SERVICE),
+        managed=reads.managed(kube, refs, res.RESOURCES),
+        apirules=tuple(reads.apirules(kube)),
+        virtual_services=tuple(reads.virtual_services(kube)),
+        ory_rules=tuple(reads.ory_rules(kube)),
+        ratelimits=tuple(reads.ratelimits(kube)),
+        nodes=tuple(reads.nodes(kube)),
+    )
+
+
+def _set_finalizers(kube: Kube, obj: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
+    meta = as_dict(obj.get("metadata"))
+    patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
+    return kube.patch(reads.APIGATEWAY, str(meta.get("name")), patch)
+
+
+def _domain(state: OperatorState) -> str:
+    return str(as_dict((state.shoot_info or {}).get("data")).get("domain") or "") or res.NON_GARDENER_DOMAIN
+
+
+def apply_ops(kube: Kube, p: OperatorPlan, state: OperatorState) -> str | None:
+    """Apply the plan's writes in order; the first refused write's message, or ``None``.
+    Raises :class:`Conflict` (an object changed since it was read: retry)."""
+    for op in p.ops:
+        kind, namespace, name = op.ref
+        resource = res.RESOURCES[kind]
+        try:
+            if op.verb == "delete":
+                kube.delete(resource, name, namespace or None)
+            elif op.verb == "create":
+                assert op.obj is not None
+                body = secrets.generate(op.obj, _domain(state)) if op.obj.get("data", 0) is None else op.obj
+                kube.create(resource, body)
+            else:
+                assert op.obj is not None
+                kube.replace(resource, op.obj)
+        except Conflict:
+            raise
+        except ApiError as exc:
+            log.warning("apigateway write failed", op=op.describe(), status=exc.status, error=exc.message)
+            return f"{op.describe()}: {exc.message}"
+    return None
+
+
+def write_status(kube: Kube, obj: dict[str, Any], status: OperatorStatus) -> bool:
+    """Patch the status when it changed (condition times aside), with an Event. Returns whether it wrote."""
+    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
+    if status.same_as(current):
+        return False
+    meta = as_dict(obj.get("metadata"))
+    kube.patch_status(reads.APIGATEWAY, str(meta.get("name")), status.body(events.now_rfc3339(), current))
+    type_ = "Normal" if status.state in ("Ready", "Processing") else "Warning"
+    kube.emit_event(obj, status.reason, status.description, type_)
+    return True
+
+
+def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str, Any]],
+                     settings: ControllerSettings = SETTINGS) -> tuple[OperatorPlan, Result]:
+    """Reconcile one APIGateway (as read). Raises :class:`ApiError` (the caller retries)."""
+    state = read_state(kube, apigateways)
+    p = plan(obj, state, settings.plan)
+    for blocking in p.blocking:
+        log.warning("resource blocks the deletion", apigateway=as_dict(obj.get("metadata")).get("name"),
+                    resource=blocking, reason=p.status.reason if p.status else "")
+    finalizers = [str(f) for f in as_dict(obj.get("metadata")).get("finalizers") or []]
+    if p.add_finalizers:
+        finalizers = [*finalizers, *(f for f in p.add_finalizers if f not in finalizers)]
+        obj = _set_finalizers(kube, obj, finalizers)
+    error = apply_ops(kube, p, state)
+    if error is not None:
+        failed = OperatorStatus("Error", "Error during reconciliation", "ReconcileFailed", f": {error}")
+        write_status(kube, obj, failed)
+        return replace(p, status=failed, failed=True), Result.error(error)
+    if p.remove_finalizers:
+        obj = _set_finalizers(kube, obj, [f for f in finalizers if f not in p.remove_finalizers])
+    if p.status is not None:  # None: deleting, the CR goes once its finalizers do
+        write_status(kube, obj, p.status)
+    if p.failed and p.status is not None:
+        return p, Result.error(p.status.description)
+    if p.requeue_after is not None:
+        return p, Result.requeue(p.requeue_after)
+    return p, Result.done()
+
+
+def reconcile(key: Key) -> Result:
+    """The ``apigateway`` controller's reconcile of ``key`` (cluster, "", name of an APIGateway)."""
+    kube = client_for(key.cluster)
+    try:
+        obj = reads.apigateway(kube, key.name)
+        if obj is None:
+            return Result.done()
+        p, result = reconcile_object(kube, obj, reads.apigateways(kube) or [obj])
+    except ResourceMissing:
+        return Result.done()
+    except ApiError as exc:
+        log.warning("apigateway reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
+                    reason=exc.reason, error=exc.message)
+        return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+    log.info("apigateway reconciled", cluster=key.cluster, key=key.ref,
+             state=p.status.state if p.status else "Deleted", writes=len(p.ops))
+    return result
+
+
+def list_keys() -> list[Key]:
+    """Every APIGateway CR of the local cluster (the resync)."""
+    items = reads.apigateways(client_for(LOCAL_CLUSTER)) or []
+    return [Key(LOCAL_CLUSTER, "", str(as_dict(o.get("metadata")).get("name"))) for o in items]
+
+
+CONTROLLER = registry.register(Controller(
+    name=CONTROLLER_NAME,
+    queue=QUEUE,
+    reconcile=reconcile,
+    backoff=Backoff(base=SETTINGS.error_retry, cap=SETTINGS.error_retry_cap, jitter=0.1),
+    resync_interval=SETTINGS.resync_interval or None,
+    list_keys=list_keys,
+))

@@ -1,0 +1,399 @@
+"""One APIGateway reconcile as a pure function (api-gateway's ``internal/controller/operator``).
+
+1. Only the oldest APIGateway CR reconciles the module; the others get ``Warning`` "stopped APIGateway CR
+   reconciliation: only APIGateway CR <oldest> reconciles the module" (condition ``OlderCRExists``).
+2. Dependencies (unless deleting): the Istio Gateway and VirtualService CRDs.
+3. Finalizer ``gateways.operator.kyma-project.io/api-gateway-reconciliation`` (the seed's name). On
+   deletion it stays while APIRules, Ory Oathkeeper Rules or RateLimits exist: ``Warning`` with the
+   original's texts, the blocking objects listed in the log and (five at most) in the condition.
+4. The Kyma Gateway (:mod:`.resources`) while ``spec.enableKymaGateway`` is true, guarded by the finalizer
+   ``gateways.operator.kyma-project.io/kyma-gateway``; disabling or deleting it is blocked (``Warning``)
+   while APIRules or VirtualServices use ``kyma-system/kyma-gateway``. The domain is
+   ``kube-system/shoot-info``'s ``domain`` (Gardener: Certificate + DNSEntry) or ``local.kyma.dev``
+   (self-signed Secret).
+5. Ory Oathkeeper while v1beta1 APIRules are allowed (the access gate); otherwise removed once no Ory
+   Rules are left. Its Deployment must become available within ``oathkeeper_ready_seconds`` of its
+   creation (the original waits 60 x 2 s in the reconcile; here the reconcile requeues every 2 s
+   instead of blocking a worker), else ``Error`` "Oathkeeper did not start successfully".
+6. ``Ready`` "Successfully reconciled"; the next reconcile after ``reconciliation_interval`` (seed: 10 h).
+
+Writes are minimal: an object is created when missing, updated only when it differs from the desired
+manifest in what the manifest sets, and deleted only when it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kube.apply import needs_update, prepare_replace
+from tasks.apigateway import model
+from tasks.apigateway import status as st
+from tasks.apigateway.fields import as_dict, as_list
+from tasks.apigateway.operator import resources as res
+from tasks.apigateway.operator.model import APIGateway, oldest_apigateway
+
+FINALIZER = "gateways.operator.kyma-project.io/api-gateway-reconciliation"
+KYMA_GATEWAY_FINALIZER = "gateways.operator.kyma-project.io/kyma-gateway"
+READY_DESCRIPTION = "Successfully reconciled"
+PROCESSING = "Processing"
+LOGS_HINT = "Please take a look at kyma-system/api-gateway-controller-manager logs to see more information about " \
+            "the warning"
+REQUIRED_CRDS = ("gateways.networking.istio.io", "virtualservices.networking.istio.io")
+GARDENER_CRDS = ("dnsentries.dns.gardener.cloud", "certificates.cert.gardener.cloud")
+MAX_LISTED = 5
+#: Conditions (type ``Ready``): ``reason`` → (message, status), as the original's ``conditions`` package.
+CONDITIONS = {
+    "ReconcileSucceeded": ("Reconciliation succeeded", "True"),
+    "ReconcileFailed": ("Reconciliation failed", "False"),
+    "ReconcileProcessing": ("Reconcile processing", "Unknown"),
+    "OlderCRExists": ("API Gateway CR is not the oldest one and does not represent the module state", "False"),
+    "CustomResourceMisconfigured": ("API Gateway CR has invalid configuration", "False"),
+    "DependenciesMissing": ("Module dependencies missing", "False"),
+    "KymaGatewayReconcileFailed": ("Kyma Gateway reconciliation failed", "False"),
+    "KymaGatewayDeletionBlocked": ("Kyma Gateway deletion blocked because of the existing custom resources", "False"),
+    "OathkeeperReconcileFailed": ("Ory Oathkeeper reconciliation failed", "False"),
+    "DeletionBlockedExistingResources": ("API Gateway deletion blocked because of the existing custom resources",
+                                         "False"),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Timing and switches of the ``apigateway`` controller.
+
+    Attributes:
+        reconciliation_interval: seconds to the next reconcile after success (seed: 10 h).
+        v1beta1_access: v1beta1 APIRules are reconciled, so Ory Oathkeeper is installed.
+        oathkeeper_ready_seconds: how long the Oathkeeper Deployment may take to become available
+            (the original's 60 x 2 s); 0 = do not wait (clusters without a kubelet, e.g. the dev API server).
+        images: the Oathkeeper Deployment's images.
+    """
+
+    reconciliation_interval: float = 36000.0
+    v1beta1_access: bool = False
+    oathkeeper_ready_seconds: float = 120.0
+    images: res.Images = field(default_factory=res.Images)
+
+
+@dataclass(frozen=True)
+class OperatorState:
+    """What one reconcile looks at.
+
+    Attributes:
+        apigateways: every APIGateway CR.
+        crds: installed CRD names (``None`` = unknown: assume Istio's, not Gardener's).
+        shoot_info: ConfigMap ``kube-system/shoot-info`` (Gardener), if any.
+        ingress_service: Service ``istio-system/istio-ingressgateway``, if any (DNSEntry targets).
+        managed: the managed objects that exist, by ``(kind, namespace, name)``.
+        apirules, virtual_services, ory_rules, ratelimits: every object of these kinds (deletion checks).
+        nodes: the cluster's Nodes (evaluation clusters get one Oathkeeper replica).
+        now: the time of the reconcile (``datetime``, UTC).
+    """
+
+    apigateways: tuple[dict[str, Any], ...] = ()
+    crds: frozenset[str] | None = None
+    shoot_info: dict[str, Any] | None = None
+    ingress_service: dict[str, Any] | None = None
+    managed: Mapping[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    apirules: tuple[dict[str, Any], ...] = ()
+    virtual_services: tuple[dict[str, Any], ...] = ()
+    ory_rules: tuple[dict[str, Any], ...] = ()
+    ratelimits: tuple[dict[str, Any], ...] = ()
+    nodes: tuple[dict[str, Any], ...] = ()
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class Op:
+    """One write: ``create`` / ``update`` ``obj`` (an ``update`` carries the read resourceVersion), or
+    ``delete`` the object ``ref`` = ``(kind, namespace, name)``. A created object with ``data: None`` is a
+    Secret whose content the controller generates (:mod:`.secrets`)."""
+
+    verb: str
+    ref: tuple[str, str, str]
+    obj: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        kind, namespace, name = self.ref
+        return f"{self.verb} {kind} {namespace + '/' if namespace else ''}{name}"
+
+
+@dataclass(frozen=True)
+class OperatorStatus:
+    """``status.state``, ``status.description`` and the ``Ready`` condition's ``reason`` (its message is
+    the reason's message plus ``extra``)."""
+
+    state: str
+    description: str
+    reason: str
+    extra: str = ""
+
+    def condition(self, now: str, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``Ready`` condition; ``lastTransitionTime`` kept while its status does not change."""
+        message, status = CONDITIONS[self.reason]
+        transition = now
+        if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
+            transition = str(previous["lastTransitionTime"])
+        return {"type": "Ready", "status": status, "reason": self.reason, "message": message + self.extra,
+                "lastTransitionTime": transition}
+
+    def same_as(self, current: Mapping[str, Any] | None) -> bool:
+        """Whether the APIGateway's ``status`` already says this (condition times ignored)."""
+        current = current or {}
+        conditions = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
+        message = CONDITIONS[self.reason][0] + self.extra
+        return (current.get("state") == self.state and current.get("description", "") == self.description
+                and len(conditions) == 1 and conditions[0].get("reason") == self.reason
+                and conditions[0].get("message") == message)
+
+    def body(self, now: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``status`` to write (``now`` RFC 3339)."""
+        previous = next((c for c in as_list((current or {}).get("conditions"))
+                         if isinstance(c, dict) and c.get("type") == "Ready"), None)
+        body: dict[str, Any] = {"state": self.state, "conditions": [self.condition(now, previous)]}
+        if self.description:
+            body["description"] = self.description
+        return body
+
+
+@dataclass(frozen=True)
+class OperatorPlan:
+    """What one reconcile does, in order: add ``add_finalizers``, apply ``ops`` one by one (the first
+    failure stops and becomes an ``Error``), remove ``remove_finalizers``, write ``status`` (``None``:
+    the CR is gone once its finalizers are). ``blocking``: every object blocking a deletion (to log).
+    ``failed``: report an error so the key backs off. ``requeue_after``: seconds, or ``None``."""
+
+    status: OperatorStatus | None
+    ops: tuple[Op, ...] = ()
+    add_finalizers: tuple[str, ...] = ()
+    remove_finalizers: tuple[str, ...] = ()
+    blocking: tuple[str, ...] = ()
+    failed: bool = False
+    requeue_after: float | None = None
+    desired: tuple[dict[str, Any], ...] = ()
+
+
+class _Problem(Exception):
+    def __init__(self, status: OperatorStatus, blocking: tuple[str, ...] = ()) -> None:
+        super().__init__(status.description)
+        self.status = status
+        self.blocking = blocking
+
+
+def _names(objects: tuple[dict[str, Any], ...] | list[dict[str, Any]], namespaced: bool = True) -> list[str]:
+    out = []
+    for obj in objects:
+        meta = as_dict(obj.get("metadata"))
+        out.append(f"{meta.get('namespace')}/{meta.get('name')}" if namespaced else str(meta.get("name")))
+    return out
+
+
+def _blocked(what: str, found: list[str]) -> OperatorStatus:
+    return OperatorStatus(st.WARNING, f"There are {what} that block the deletion of API-Gateway CR. {LOGS_HINT}",
+                          "DeletionBlockedExistingResources", ": " + ", ".join(found[:MAX_LISTED]))
+
+
+def apirule_uses_kyma_gateway(apirule: Mapping[str, Any]) -> bool:
+    """The APIRule's ``spec.gateway`` (or that of its stored v1beta1 spec) is ``kyma-system/kyma-gateway``."""
+    if as_dict(apirule.get("spec")).get("gateway") == res.KYMA_GATEWAY_REF:
+        return True
+    text = as_dict(as_dict(apirule.get("metadata")).get("annotations")).get(model.V1BETA1_SPEC_ANNOTATION)
+    try:
+        spec = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return False
+    return isinstance(spec, dict) and spec.get("gateway") == res.KYMA_GATEWAY_REF
+
+
+def virtual_service_uses_kyma_gateway(vs: Mapping[str, Any]) -> bool:
+    """The VirtualService routes on ``kyma-system/kyma-gateway`` (``istio-system/istio-healthz`` excluded)."""
+    meta = as_dict(vs.get("metadata"))
+    if (meta.get("namespace"), meta.get("name")) == res.HEALTHZ_VIRTUAL_SERVICE:
+        return False
+    return res.KYMA_GATEWAY_REF in as_list(as_dict(vs.get("spec")).get("gateways"))
+
+
+_QUANTITY = re.compile(r"^([0-9.]+)([a-zA-Z]*)$")
+_SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30,
+             "Ti": 2**40}
+
+
+def quantity(text: Any) -> float:
+    """A Kubernetes quantity (``4``, ``3800m``, ``16Gi``) as a number; 0 when unreadable."""
+    match = _QUANTITY.match(str(text))
+    if not match or match.group(2) not in _SUFFIXES:
+        return 0.0
+    try:
+        return float(match.group(1)) * _SUFFIXES[match.group(2)]
+    except ValueError:
+        return 0.0
+
+
+def evaluation_cluster(nodes: tuple[dict[str, Any], ...]) -> bool:
+    """Less than 5 CPUs or 10 GB of memory in all (``clusterconfig.EvaluateClusterSize``)."""
+    cpu = sum(quantity(as_dict(as_dict(n.get("status")).get("capacity")).get("cpu", 0)) for n in nodes)
+    memory = sum(quantity(as_dict(as_dict(n.get("status")).get("capacity")).get("memory", 0)) for n in nodes)
+    return cpu < 5 or memory < 10e9
+
+
+def _parse_time(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def deployment_available(deployment: Mapping[str, Any]) -> bool:
+    """The Deployment's ``Available`` condition is ``True`` (``hasMinimumReplicasAvailable``)."""
+    return any(isinstance(c, dict) and c.get("type") == "Available" and c.get("status") == "True"
+               for c in as_list(as_dict(deployment.get("status")).get("conditions")))
+
+
+class _Ops:
+    def __init__(self, state: OperatorState) -> None:
+        self.state = state
+        self.ops: list[Op] = []
+        self.desired: list[dict[str, Any]] = []
+
+    def apply(self, obj: dict[str, Any]) -> None:
+        self.desired.append(obj)
+        key = res.ref(obj)
+        actual = self.state.managed.get(key)
+        if actual is None:
+            self.ops.append(Op("create", key, obj))
+        elif obj.get("data", 0) is None:
+            return  # generated content: never replaced
+        elif needs_update(obj, actual):
+            self.ops.append(Op("update", key, prepare_replace(obj, actual)))
+
+    def delete(self, key: tuple[str, str, str]) -> None:
+        if key in self.state.managed:
+            self.ops.append(Op("delete", key))
+
+
+def _kyma_gateway(gw: APIGateway, state: OperatorState, ops: _Ops) -> None:
+    """The Kyma Gateway objects (enabled), or their removal (disabled / deleting) unless it is in use."""
+    if not gw.enable_kyma_gateway or gw.deleting:
+        users = [a for a in state.apirules if apirule_uses_kyma_gateway(a)]
+        users += [v for v in state.virtual_services if virtual_service_uses_kyma_gateway(v)]
+        if users:
+            names = _names(users, namespaced=False)
+            raise _Problem(OperatorStatus(
+                st.WARNING, f"There are custom resources that block the deletion of Kyma Gateway. {LOGS_HINT}",
+                "KymaGatewayDeletionBlocked", ": " + ", ".join(names[:MAX_LISTED])), tuple(_names(users)))
+        for key in res.kyma_gateway_refs():
+            ops.delete(key)
+        return
+    domain = str(as_dict((state.shoot_info or {}).get("data")).get("domain") or "") or res.NON_GARDENER_DOMAIN
+    gardener = state.crds is not None and all(c in state.crds for c in GARDENER_CRDS)
+    if gardener and domain != res.NON_GARDENER_DOMAIN:
+        targets, ip_stack, error = _ingress_targets(state.ingress_service)
+        if error:
+            raise _Problem(OperatorStatus(st.ERROR, "Error during Kyma Gateway reconciliation",
+                                          "KymaGatewayReconcileFailed", f": failed to fetch Istio ingress gateway "
+                                                                        f"IP: {error}"))
+        ops.apply(res.dns_entry(domain, targets, ip_stack))
+        ops.apply(res.certificate(domain))
+    else:
+        ops.apply(res.certificate_secret())
+    ops.apply(res.healthz_virtual_service(domain))
+    for namespace, name in res.LEGACY_UI_CONFIG_MAPS:
+        ops.delete(("ConfigMap", namespace, name))
+    ops.apply(res.kyma_gateway(domain))
+
+
+def _ingress_targets(service: dict[str, Any] | None) -> tuple[list[str], str, str]:
+    """``(targets, ip stack, error)`` from the ingress gateway Service's load balancer status."""
+    name = "/".join(res.INGRESS_SERVICE)
+    if service is None:
+        return [], "ipv4", f'services "{res.INGRESS_SERVICE[1]}" not found'
+    families = as_list(as_dict(service.get("spec")).get("ipFamilies"))
+    stack = "dual-stack" if len(families) == 2 else ("ipv6" if families == ["IPv6"] else "ipv4")
+    ingress = as_list(as_dict(as_dict(service.get("status")).get("loadBalancer")).get("ingress"))
+    if not ingress:
+        return [], stack, f"no ingress exists for {name}"
+    targets = [str(v) for i in ingress if isinstance(i, dict) for k in ("ip", "hostname") if (v := i.get(k))]
+    if not targets:
+        return [], stack, f"no ingress targets found for {name}"
+    return targets, stack, ""
+
+
+def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _Ops) -> float | None:
+    """Oathkeeper's objects; returns seconds to requeue while its Deployment is not available yet."""
+    keys = res.oathkeeper_refs()
+    if not settings.v1beta1_access or gw.deleting:
+        if gw.deleting or not state.ory_rules:
+            for key in reversed(keys):
+                ops.delete(key)
+        return None
+    current = state.managed.get(("Deployment", res.NAMESPACE, res.OATHKEEPER))
+    production = not evaluation_cluster(state.nodes)
+    replicas = 1 if not production else (as_dict((current or {}).get("spec")).get("replicas") or 3)
+    for obj in res.oathkeeper(settings.images, int(replicas)):
+        ops.apply(obj)
+    if settings.oathkeeper_ready_seconds <= 0:
+        return None
+    if current is not None and deployment_available(current):
+        return None
+    created = _parse_time(as_dict((current or {}).get("metadata")).get("creationTimestamp"))
+    if created is not None and (state.now - created).total_seconds() > settings.oathkeeper_ready_seconds:
+        raise _Problem(OperatorStatus(st.ERROR, "Oathkeeper did not start successfully", "OathkeeperReconcileFailed"))
+    return 2.0
+
+
+def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None = None) -> OperatorPlan:
+    """The reconcile of APIGateway ``obj`` against ``state``. Pure; never raises."""
+    settings = settings or Settings()
+    gw = APIGateway.parse(obj)
+    if gw.failures:
+        text = "; ".join(str(f) for f in gw.failures)
+        return OperatorPlan(OperatorStatus(st.ERROR, f"Invalid APIGateway CR: {text}", "CustomResourceMisconfigured"),
+                            failed=True)
+    if len(state.apigateways) > 1:
+        oldest = APIGateway.parse(oldest_apigateway(state.apigateways) or {})
+        if (oldest.uid, oldest.name) != (gw.uid, gw.name):
+            return OperatorPlan(OperatorStatus(st.WARNING, f"stopped APIGateway CR reconciliation: only APIGateway "
+                                                           f"CR {oldest.name} reconciles the module", "OlderCRExists"))
+    add: list[str] = []
+    remove: list[str] = []
+    finalizers = set(gw.finalizers)
+    try:
+        if not gw.deleting:
+            for crd in REQUIRED_CRDS:
+                if state.crds is not None and crd not in state.crds:
+                    raise _Problem(OperatorStatus(st.ERROR, f"CRD {crd} is not present. Make sure to install required "
+                                                            "dependencies for the component", "DependenciesMissing"))
+            if FINALIZER not in finalizers:
+                add.append(FINALIZER)
+        elif FINALIZER in finalizers:
+            for what, found in (("APIRule(s)", _names(state.apirules)),
+                                ("ORY Oathkeeper Rule(s)", _names(state.ory_rules)),
+                                ("RateLimit(s)", _names(state.ratelimits))):
+                if found:
+                    raise _Problem(_blocked(what, found), tuple(found))
+            remove.append(FINALIZER)
+        ops = _Ops(state)
+        if gw.enable_kyma_gateway and not gw.deleting and KYMA_GATEWAY_FINALIZER not in finalizers:
+            add.append(KYMA_GATEWAY_FINALIZER)
+            finalizers.add(KYMA_GATEWAY_FINALIZER)
+        if KYMA_GATEWAY_FINALIZER in finalizers:
+            _kyma_gateway(gw, state, ops)
+            if not gw.enable_kyma_gateway or gw.deleting:
+                remove.append(KYMA_GATEWAY_FINALIZER)
+        wait = _oathkeeper(gw, state, settings, ops)
+    except _Problem as problem:
+        return OperatorPlan(problem.status, add_finalizers=tuple(add), blocking=problem.blocking, failed=True)
+    if gw.deleting:
+        return OperatorPlan(None, tuple(ops.ops), tuple(add), tuple(remove), desired=tuple(ops.desired))
+    if wait is not None:
+        status = OperatorStatus(PROCESSING, "Waiting for the Ory Oathkeeper Deployment to become available",
+                                "ReconcileProcessing")
+        return OperatorPlan(status, tuple(ops.ops), tuple(add), tuple(remove), requeue_after=wait,
+                            desired=tuple(ops.desired))
+    return OperatorPlan(OperatorStatus(st.READY, READY_DESCRIPTION, "ReconcileSucceeded"), tuple(ops.ops), tuple(add),
+                        tuple(remove), requeue_after=settings.reconciliation_interval, desired=tuple(ops.desired))

@@ -1,0 +1,10 @@
+"""The RateLimit CR (``gateway.kyma-project.io/v1alpha1``) → an EnvoyFilter: the model and the plan.
+
+The ``ratelimit`` controller (:mod:`tasks.apigateway.ratelimit.controller`) is registered by importing its
+module (``workers.settings.DOMAIN_MODULES``); this package exports the pure parts.
+"""
+
+from tasks.apigateway.ratelimit.model import RateLimit
+from tasks.apigateway.ratelimit.plan import RateLimitPlan, RateLimitState, desired_envoy_filter, plan
+
+__all__ = ["RateLimit", "RateLimitPlan", "RateLimitState", "desired_envoy_filter", "plan"]

@@ -1,0 +1,166 @@
+"""The ``ratelimit`` controller: one workqueue key per RateLimit, reconciled by the ``apigateway`` workers.
+
+The thin shell around :func:`tasks.apigateway.ratelimit.plan.plan`: read (through
+:mod:`tasks.apigateway.reads`) the EnvoyFilter CRD, the APIGateway CRs, the Pods and RateLimits of the
+RateLimit's namespace and its EnvoyFilter; plan; create or update the EnvoyFilter (a refused write is
+``Error`` "failed to create EnvoyFilter: <error>", as the original); write the status when it changed,
+with an Event. ``Ready`` → requeue after the reconciliation interval (seed: 30 min); ``Warning`` and
+``Error`` → retried with backoff (the original returns an error for both).
+
+The EnvoyFilter has the RateLimit as controller owner, so the cluster's garbage collector removes it
+with the RateLimit; a reconcile that finds the RateLimit gone deletes the EnvoyFilter itself when it
+is still there and owned by that RateLimit (clusters without a garbage collector, such as the dev API
+server).
+
+Environment (seconds): ``RECONCILERY_RATELIMIT_RECONCILIATION_SECONDS`` (1800),
+``RECONCILERY_RATELIMIT_ERROR_RETRY_SECONDS`` (1), ``RECONCILERY_RATELIMIT_ERROR_RETRY_CAP_SECONDS`` (300),
+``RECONCILERY_RATELIMIT_RESYNC_SECONDS`` (1800).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from kube import ApiError, Conflict, Kube, ResourceMissing, client_for
+from tasks.apigateway import model, reads
+from tasks.apigateway import status as st
+from tasks.apigateway.fields import as_dict, as_list
+from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitPlan, RateLimitState, plan
+from tasks.apigateway.settings import env_seconds
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
+
+log = structlog.get_logger("tasks.apigateway.ratelimit")
+
+CONTROLLER_NAME = "ratelimit"
+QUEUE = "apigateway"
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """Timing of the ``ratelimit`` controller, seconds (see the module doc for the variables)."""
+
+    reconciliation_interval: float = 1800.0
+    error_retry: float = 1.0
+    error_retry_cap: float = 300.0
+    resync_interval: float = 1800.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
+        """Read ``RECONCILERY_RATELIMIT_*``. Raises ``ValueError`` naming a bad value."""
+        env = os.environ if environ is None else environ
+        retry = env_seconds(env, "RECONCILERY_RATELIMIT_ERROR_RETRY_SECONDS", 1.0)
+        return cls(
+            reconciliation_interval=env_seconds(env, "RECONCILERY_RATELIMIT_RECONCILIATION_SECONDS", 1800.0),
+            error_retry=retry,
+            error_retry_cap=max(retry, env_seconds(env, "RECONCILERY_RATELIMIT_ERROR_RETRY_CAP_SECONDS", 300.0)),
+            resync_interval=env_seconds(env, "RECONCILERY_RATELIMIT_RESYNC_SECONDS", 1800.0),
+        )
+
+
+SETTINGS = ControllerSettings.from_env()
+
+
+def read_state(kube: Kube, namespace: str, name: str) -> RateLimitState:
+    """The snapshot of one reconcile: 1 GET (CRD) + 1 LIST (APIGateways) + 2 LISTs (Pods, RateLimits of
+    the namespace) + 1 GET (EnvoyFilter)."""
+    return RateLimitState(
+        crds=reads.crds(kube, [ENVOY_FILTER_CRD]),
+        apigateways=tuple(reads.apigateways(kube) or ()),
+        pods=tuple(reads.pods(kube, namespace)),
+        ratelimits=tuple(reads.ratelimits(kube, namespace)),
+        envoy_filter=reads.envoy_filter(kube, namespace, name),
+    )
+
+
+def _collect_garbage(kube: Kube, key: Key) -> None:
+    """Delete the EnvoyFilter of a RateLimit that is gone, if it is still there and owned by it."""
+    found = reads.envoy_filter(kube, key.namespace, key.name)
+    if found is None:
+        return
+    owners = as_list(as_dict(found.get("metadata")).get("ownerReferences"))
+    if any(isinstance(o, dict) and o.get("kind") == model.RATELIMIT.kind and o.get("name") == key.name
+           for o in owners):
+        kube.delete(reads.ENVOY_FILTER, key.name, key.namespace)
+        log.info("envoyfilter of deleted ratelimit removed", cluster=key.cluster, key=key.ref)
+
+
+def write_status(kube: Kube, obj: dict[str, Any], status: st.Status) -> bool:
+    """Patch the status when state or description changed, with an Event. Returns whether it wrote."""
+    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
+    if status.same_as(current):
+        return False
+    meta = as_dict(obj.get("metadata"))
+    kube.patch_status(reads.RATELIMIT, str(meta.get("name")), status.to_dict(), namespace=meta.get("namespace"))
+    type_, reason = ("Normal", "Reconciled") if status.state == st.READY else ("Warning", status.state)
+    kube.emit_event(obj, reason, status.description, type_)
+    return True
+
+
+def apply(kube: Kube, p: RateLimitPlan) -> RateLimitPlan:
+    """Write the EnvoyFilter; a refused write becomes the ``Error`` status. Raises :class:`Conflict`."""
+    if p.verb is None or p.envoy_filter is None:
+        return p
+    try:
+        if p.verb == "create":
+            kube.create(reads.ENVOY_FILTER, p.envoy_filter)
+        else:
+            kube.replace(reads.ENVOY_FILTER, p.envoy_filter)
+    except Conflict:
+        raise
+    except ApiError as exc:
+        return RateLimitPlan(st.Status(st.ERROR, f"failed to create EnvoyFilter: {exc.message}"), failed=True)
+    return p
+
+
+def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettings = SETTINGS) -> tuple[
+        RateLimitPlan, Result]:
+    """Reconcile one RateLimit object (as read). Raises :class:`ApiError` (the caller retries)."""
+    meta = as_dict(obj.get("metadata"))
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    p = apply(kube, plan(obj, read_state(kube, namespace, name)))
+    write_status(kube, obj, p.status)
+    if p.failed:
+        return p, Result.error(p.status.description)
+    return p, Result.requeue(settings.reconciliation_interval)
+
+
+def reconcile(key: Key) -> Result:
+    """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
+    kube = client_for(key.cluster)
+    try:
+        obj = reads.ratelimit(kube, key.namespace, key.name)
+        if obj is None:
+            _collect_garbage(kube, key)
+            return Result.done()
+        if as_dict(obj.get("metadata")).get("deletionTimestamp"):
+            return Result.done()  # no finalizer: the garbage collector removes the EnvoyFilter
+        p, result = reconcile_object(kube, obj)
+    except ResourceMissing:
+        return Result.done()
+    except ApiError as exc:
+        log.warning("ratelimit reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
+                    reason=exc.reason, error=exc.message)
+        return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+    log.info("ratelimit reconciled", cluster=key.cluster, key=key.ref, state=p.status.state, write=p.verb)
+    return result
+
+
+def list_keys() -> list[Key]:
+    """Every RateLimit of the local cluster (the resync)."""
+    return [Key(LOCAL_CLUSTER, str(as_dict(o.get("metadata")).get("namespace") or ""),
+                str(as_dict(o.get("metadata")).get("name"))) for o in reads.ratelimits(client_for(LOCAL_CLUSTER))]
+
+
+CONTROLLER = registry.register(Controller(
+    name=CONTROLLER_NAME,
+    queue=QUEUE,
+    reconcile=reconcile,
+    backoff=Backoff(base=SETTINGS.error_retry, cap=SETTINGS.error_retry_cap, jitter=0.1),
+    resync_interval=SETTINGS.resync_interval or None,
+    list_keys=list_keys,
+))

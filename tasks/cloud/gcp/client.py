@@ -1,0 +1,299 @@
+"""The GCP I/O layer: the only code of Reconcilery that talks to GCP.
+
+Compute (global addresses and global operations) goes through ``google-cloud-compute`` with transport
+``rest``; Service Networking (PSA connections and their operations) and Resource Manager (a project's
+number, which ``deleteConnection`` requires) through ``google-api-python-client``, built from the
+discovery documents the package ships (the Python counterpart of the Go ``google.golang.org/api``
+clients the original uses: same paths, same request bodies).
+
+Everything returned is plain data (JSON-shaped dicts with the APIs' camelCase field names); every
+failure is a :class:`GcpApiError`, so callers need no SDK import. Before every write
+:func:`fencing.check` is called, and every request's timeout is :func:`fencing.timeout` of the
+original's 8 s API timeout.
+
+``endpoint`` aims every client at one base URL (``standins.gcp`` locally). Then the SDK's
+``ExtendedOperation.result()`` would still poll ``compute.googleapis.com`` (it builds its operations
+client without our client options); :meth:`GcpClient.__init__` installs an operations client aimed at
+``endpoint`` in the transport's ``_extended_operations_services`` (the workaround measured in
+test-infrastructure.md §4). That private attribute is the only one used, and only in this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import threading
+from typing import Any
+
+import fencing
+
+#: The original's GCP API call timeout (seconds).
+API_TIMEOUT = 8.0
+PSA_SERVICE = "servicenetworking.googleapis.com"
+PSA_PEERING_NAME = "servicenetworking-googleapis-com"
+COMPUTE_NETWORK_URL = "https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{vpc}"
+
+
+class GcpApiError(Exception):
+    """A GCP API call failed. ``status`` is the HTTP status (0 when no answer came); ``message`` the
+    API's message (what the original puts into conditions)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+
+def vpc_path(project: str, vpc: str) -> str:
+    """``projects/<project>/global/networks/<vpc>`` (the original's ``GetVPCPath``)."""
+    return f"projects/{project}/global/networks/{vpc}"
+
+
+def network_filter(project: str, vpc: str) -> str:
+    """The list filter of the addresses on one VPC (the original's ``GetNetworkFilter``)."""
+    return f'network="{COMPUTE_NETWORK_URL.format(project=project, vpc=vpc)}"'
+
+
+def _translate(exc: BaseException) -> GcpApiError:
+    """Any SDK or transport failure as a :class:`GcpApiError`."""
+    from google.api_core import exceptions as gexc
+    from googleapiclient.errors import HttpError
+
+    if isinstance(exc, GcpApiError):
+        return exc
+    if isinstance(exc, gexc.GoogleAPICallError):
+        message = str(exc.message)
+        response = exc.response
+        errors = getattr(getattr(response, "error", None), "errors", None)
+        if errors:  # a failed ExtendedOperation: its first error, not "BAD REQUEST"
+            message = str(errors[0].message)
+        elif response is not None and hasattr(response, "json"):
+            # the API's own message, without the SDK's "METHOD url: " prefix
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                message = str(response.json()["error"]["message"])
+        return GcpApiError(int(exc.code or 0), message)
+    if isinstance(exc, HttpError):
+        try:
+            message = json.loads(exc.content)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = exc.reason or str(exc)
+        return GcpApiError(int(exc.resp.status), str(message))
+    return GcpApiError(0, f"{type(exc).__name__}: {exc}")
+
+
+def _guarded(func: Any) -> Any:
+    """Turn every failure of a client method into :class:`GcpApiError` (fencing errors pass through)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except fencing.FenceError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
+
+    return wrapper
+
+
+class GcpClient:
+    """GCP clients for one set of credentials.
+
+    Args:
+        endpoint: base URL of every API (``http://127.0.0.1:PORT`` for the stand-in); None for Google.
+        credentials: ``google.auth`` credentials; None means anonymous with ``endpoint``, else the
+            application default credentials.
+        credentials_file: a service account JSON file (the original's ``GCP_SA_JSON_KEY_PATH``).
+
+    Thread-safe for the read paths; the discovery clients are built once per instance.
+    """
+
+    def __init__(self, endpoint: str | None = None, credentials: Any = None,
+                 credentials_file: str | None = None) -> None:
+        from google.api_core.client_options import ClientOptions
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import compute_v1
+
+        if credentials is None and credentials_file:
+            from google.oauth2 import service_account
+
+            credentials = service_account.Credentials.from_service_account_file(
+                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        if credentials is None and endpoint:
+            credentials = AnonymousCredentials()
+        if credentials is None:
+            import google.auth
+
+            credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        self.endpoint = endpoint.rstrip("/") if endpoint else None
+        self._credentials = credentials
+        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
+        if self.endpoint:
+            kwargs["client_options"] = ClientOptions(api_endpoint=self.endpoint)
+        self._addresses = compute_v1.GlobalAddressesClient(**kwargs)
+        self._operations = compute_v1.GlobalOperationsClient(**kwargs)
+        if self.endpoint:
+            # Workaround: ExtendedOperation.result() polls through a client built without our options.
+            self._addresses._transport._extended_operations_services["global_operations"] = self._operations
+        self._discovery: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._project_numbers: dict[str, int] = {}
+
+    # -- plumbing ----------------------------------------------------------------------------------------
+
+    def _service(self, api: str) -> Any:
+        with self._lock:
+            if api not in self._discovery:
+                from googleapiclient import discovery
+
+                options = {"api_endpoint": self.endpoint} if self.endpoint else None
+                self._discovery[api] = discovery.build(api, "v1", credentials=self._credentials,
+                                                       static_discovery=True, cache_discovery=False,
+                                                       client_options=options)
+            return self._discovery[api]
+
+    def _execute(self, request: Any, write: bool) -> Any:
+        """Run a discovery request with a fenced timeout on its own HTTP connection."""
+        import google_auth_httplib2
+        import httplib2
+
+        if write:
+            fencing.check()
+        http = google_auth_httplib2.AuthorizedHttp(
+            self._credentials, http=httplib2.Http(timeout=fencing.timeout(API_TIMEOUT, write=write)))
+        return request.execute(http=http)
+
+    @staticmethod
+    def _plain(message: Any) -> dict[str, Any]:
+        return dict(type(message).to_dict(message, preserving_proto_field_name=False,
+                                          use_integers_for_enums=False))
+
+    # -- compute global addresses ------------------------------------------------------------------------
+
+    @_guarded
+    def get_global_address(self, project: str, name: str) -> dict[str, Any] | None:
+        """The global address (``name``, ``address``, ``prefixLength``, ``network`` as a full URL,
+        ``purpose``, ``addressType``, ...) or None when it does not exist."""
+        from google.api_core import exceptions as gexc
+
+        try:
+            found = self._addresses.get(project=project, address=name, timeout=fencing.timeout(API_TIMEOUT))
+        except gexc.NotFound:
+            return None
+        return self._plain(found)
+
+    @_guarded
+    def list_global_addresses(self, project: str, filter: str = "") -> list[dict[str, Any]]:
+        """All global addresses of ``project`` matching the Compute list ``filter``."""
+        from google.cloud import compute_v1
+
+        request = compute_v1.ListGlobalAddressesRequest(project=project, filter=filter or None)
+        return [self._plain(a) for a in self._addresses.list(request=request,
+                                                             timeout=fencing.timeout(API_TIMEOUT))]
+
+    @_guarded
+    def insert_global_address(self, project: str, vpc: str, name: str, description: str, address: str,
+                              prefix_length: int, *, wait: bool = False) -> str:
+        """Reserve ``address/prefix_length`` on the VPC as an INTERNAL VPC_PEERING global address (the
+        original's ``CreatePscIpRange``); returns the operation name. ``wait``: block until it is done
+        (through ``ExtendedOperation.result()``, raising the operation's error)."""
+        from google.cloud import compute_v1
+
+        fencing.check()
+        resource = compute_v1.Address(name=name, description=description, address=address,
+                                      prefix_length=prefix_length, network=vpc_path(project, vpc),
+                                      address_type="INTERNAL", purpose="VPC_PEERING")
+        op = self._addresses.insert(project=project, address_resource=resource,
+                                    timeout=fencing.timeout(API_TIMEOUT, write=True))
+        if wait:
+            op.result(timeout=fencing.timeout(120.0))
+        return str(op.name)
+
+    @_guarded
+    def delete_global_address(self, project: str, name: str, *, wait: bool = False) -> str:
+        """Delete a global address; returns the operation name (``wait`` as for insert)."""
+        fencing.check()
+        op = self._addresses.delete(project=project, address=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
+        if wait:
+            op.result(timeout=fencing.timeout(120.0))
+        return str(op.name)
+
+    @_guarded
+    def get_global_operation(self, project: str, name: str) -> dict[str, Any] | None:
+        """The compute operation (``status`` ``PENDING``/``RUNNING``/``DONE``, ``error.errors[]``,
+        ``statusMessage``, ...) or None when it does not exist."""
+        from google.api_core import exceptions as gexc
+
+        try:
+            op = self._operations.get(project=project, operation=name, timeout=fencing.timeout(API_TIMEOUT))
+        except gexc.NotFound:
+            return None
+        return self._plain(op)
+
+    # -- service networking ---------------------------------------------------------------------------
+
+    @_guarded
+    def list_service_connections(self, project: str, vpc: str, service: str = PSA_SERVICE) -> list[dict[str, Any]]:
+        """The service's connections on the VPC (``network``, ``peering``, ``reservedPeeringRanges``)."""
+        request = self._service("servicenetworking").services().connections().list(
+            parent=f"services/{service}", network=vpc_path(project, vpc))
+        return list(self._execute(request, write=False).get("connections") or [])
+
+    @_guarded
+    def create_service_connection(self, project: str, vpc: str, ranges: list[str],
+                                  service: str = PSA_SERVICE) -> str:
+        """Create the PSA connection with these reserved ranges; returns the operation name."""
+        request = self._service("servicenetworking").services().connections().create(
+            parent=f"services/{service}", body={"network": vpc_path(project, vpc), "reservedPeeringRanges": ranges})
+        return str(self._execute(request, write=True)["name"])
+
+    @_guarded
+    def patch_service_connection(self, project: str, vpc: str, ranges: list[str],
+                                 service: str = PSA_SERVICE) -> str:
+        """Set the connection's reserved ranges (``force``, as the original); returns the operation name."""
+        request = self._service("servicenetworking").services().connections().patch(
+            name=f"services/{service}/connections/{PSA_PEERING_NAME}", force=True,
+            body={"network": vpc_path(project, vpc), "reservedPeeringRanges": ranges})
+        return str(self._execute(request, write=True)["name"])
+
+    @_guarded
+    def delete_service_connection(self, project: str, vpc: str, service: str = PSA_SERVICE) -> str:
+        """Delete the PSA connection (the consumer network named by project *number*, as the API
+        requires); returns the operation name."""
+        number = self.project_number(project)
+        request = self._service("servicenetworking").services().connections().deleteConnection(
+            name=f"services/{service}/connections/{PSA_PEERING_NAME}",
+            body={"consumerNetwork": vpc_path(str(number), vpc)})
+        return str(self._execute(request, write=True)["name"])
+
+    @_guarded
+    def get_service_networking_operation(self, name: str) -> dict[str, Any] | None:
+        """The operation (``done``, ``error{code,message}``) or None when it does not exist (404)."""
+        try:
+            return dict(self._execute(self._service("servicenetworking").operations().get(name=name), write=False))
+        except Exception as exc:
+            err = _translate(exc)
+            if err.not_found:
+                return None
+            raise err from exc
+
+    @_guarded
+    def project_number(self, project: str) -> int:
+        """The project's number from Resource Manager (cached: it never changes)."""
+        with self._lock:
+            if project in self._project_numbers:
+                return self._project_numbers[project]
+        got = self._execute(self._service("cloudresourcemanager").projects().get(projectId=project), write=False)
+        number = int(got["projectNumber"])
+        with self._lock:
+            self._project_numbers[project] = number
+        return number
+
+
+__all__ = ["API_TIMEOUT", "PSA_PEERING_NAME", "PSA_SERVICE", "GcpApiError", "GcpClient", "network_filter",
+           "vpc_path"]

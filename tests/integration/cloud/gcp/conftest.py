@@ -1,0 +1,110 @@
+"""Fixtures of the GCP tests: a running GCP stand-in (stopped at teardown) and SDK clients aimed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import compute_v1
+from googleapiclient import discovery
+
+from standins.gcp import GcpStandIn
+
+PROJECT = "sap-kyma-example-42"
+VPC = "shoot--kyma--c-91b7d03"
+NETWORK = f"projects/{PROJECT}/global/networks/{VPC}"
+NETWORK_URL = f"https://www.googleapis.com/compute/v1/{NETWORK}"
+
+
+@pytest.fixture
+def gcp() -> Iterator[GcpStandIn]:
+    """A GCP stand-in whose operations finish 50 ms after they start; the test project is known."""
+    standin = GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start()
+    try:
+        yield standin
+    finally:
+        standin.stop()
+
+
+def compute_kwargs(standin: GcpStandIn) -> dict[str, Any]:
+    return {"credentials": AnonymousCredentials(), "transport": "rest",
+            "client_options": ClientOptions(api_endpoint=standin.url)}
+
+
+def discovery_client(standin: GcpStandIn, api: str) -> Any:
+    """An unmodified google-api-python-client service built from its bundled discovery document."""
+    return discovery.build(api, "v1", credentials=AnonymousCredentials(), static_discovery=True,
+                           cache_discovery=False, client_options={"api_endpoint": standin.url})
+
+
+@pytest.fixture
+def addresses(gcp: GcpStandIn) -> compute_v1.GlobalAddressesClient:
+    """GlobalAddressesClient on the stand-in, with ExtendedOperation polling aimed there too."""
+    client = compute_v1.GlobalAddressesClient(**compute_kwargs(gcp))
+    client._transport._extended_operations_services["global_operations"] = compute_v1.GlobalOperationsClient(
+        **compute_kwargs(gcp))
+    return client
+
+
+@pytest.fixture
+def operations(gcp: GcpStandIn) -> compute_v1.GlobalOperationsClient:
+    return compute_v1.GlobalOperationsClient(**compute_kwargs(gcp))
+
+
+# -- driving the IpRange step as the KCP controller would ------------------------------------------------
+
+def kcp_iprange(name: str = "4b0c1a2e-iprange", cidr: str = "10.250.4.0/22", remote_name: str = "default",
+                status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A KCP IpRange as the SKR loop projects it (notes §2.5)."""
+    return {"apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "IpRange",
+            "metadata": {"name": name, "namespace": "kcp-system", "finalizers": [
+                "cloud-manager.kyma-project.io/deletion-hook"]},
+            "spec": {"cidr": cidr, "scope": {"name": "kyma-1"}, "remoteRef": {"namespace": "", "name": remote_name},
+                     "network": {"name": "kyma-1--kyma"}},
+            "status": dict(status or {})}
+
+
+def gcp_scope(project: str = PROJECT, vpc: str = VPC) -> dict[str, Any]:
+    return {"metadata": {"name": "kyma-1", "namespace": "kcp-system"},
+            "spec": {"kymaName": "kyma-1", "shootName": "c-91b7d03", "region": "us-east4", "provider": "gcp",
+                     "scope": {"gcp": {"project": project, "vpcNetwork": vpc, "network": {
+                         "nodes": "10.250.0.0/22", "pods": "10.96.0.0/13", "services": "10.104.0.0/13"},
+                         "workers": [{"zones": ["us-east4-a", "us-east4-b", "us-east4-c"]}]}}}}
+
+
+def apply_step(obj: dict[str, Any], step: Any) -> None:
+    """Write a step's status merge patch into ``obj`` (as the controller's status patch would)."""
+    if step.status:
+        status = obj.setdefault("status", {})
+        for key, value in step.status.items():
+            if value is None:
+                status.pop(key, None)
+            else:
+                status[key] = value
+
+
+def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 200, timeout: float = 60.0,
+          **kwargs: Any) -> tuple[Any, list[Any]]:
+    """Run ``reconcile(obj, *args)`` step after step, writing each status patch, until a step neither
+    requeues nor asks for backoff (or removes the finalizer). Returns (last step, every state seen).
+
+    Requeue delays are honoured up to 50 ms each (tests run the steps with small waits)."""
+    import time as _time
+
+    states: list[Any] = []
+    deadline = _time.monotonic() + timeout
+    for _ in range(max_steps):
+        step = reconcile(obj, *args, **kwargs)
+        apply_step(obj, step)
+        state = obj.get("status", {}).get("state")
+        if not states or states[-1] != state:
+            states.append(state)
+        if step.remove_finalizer or (step.requeue_after is None and step.error is None):
+            return step, states
+        if _time.monotonic() > deadline:
+            break
+        _time.sleep(min(step.requeue_after or 0.01, 0.05))
+    raise AssertionError(f"no final step after {max_steps} steps; states {states}, status {obj.get('status')}")

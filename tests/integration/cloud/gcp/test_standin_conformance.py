@@ -1,0 +1,317 @@
+"""Conformance of the GCP stand-in with the documented APIs, through the unmodified SDK clients.
+
+Compute through ``google-cloud-compute`` (transport ``rest``: its request paths and its protobuf
+parsing of every answer, which rejects e.g. a non-numeric operation ``id``); Service Networking and
+Resource Manager through ``google-api-python-client`` built from the discovery documents the package
+ships, so paths, verbs and parameter names are Google's, not ours. Answers are also checked against
+the discovery schemas (no field the API does not define).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import googleapiclient
+import pytest
+from google.api_core import exceptions as gexc
+from google.cloud import compute_v1
+from googleapiclient.errors import HttpError
+
+from standins.gcp import GcpStandIn
+
+from .conftest import NETWORK, NETWORK_URL, PROJECT, VPC, compute_kwargs, discovery_client
+
+pytestmark = pytest.mark.integration
+
+PSA = "services/servicenetworking.googleapis.com"
+CONNECTION = f"{PSA}/connections/servicenetworking-googleapis-com"
+
+
+def _schema(api: str, name: str) -> dict[str, Any]:
+    path = os.path.join(os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents", f"{api}.v1.json")
+    with open(path) as f:
+        return dict(json.load(f)["schemas"][name])
+
+
+def _conforms(api: str, schema: str, body: dict[str, Any]) -> None:
+    """Every field of ``body`` is one the discovery schema defines (recursively for $ref fields)."""
+    spec = _schema(api, schema)
+    props = spec.get("properties", {})
+    for key, value in body.items():
+        assert key in props, f"{schema}.{key} is not in the {api} discovery schema"
+        ref = props[key].get("$ref")
+        if ref and isinstance(value, dict):
+            _conforms(api, ref, value)
+        items = props[key].get("items", {})
+        if items.get("$ref") and isinstance(value, list):
+            for item in value:
+                _conforms(api, items["$ref"], item)
+
+
+def _address(name: str, cidr: str = "10.250.4.0/22", network: str = NETWORK) -> compute_v1.Address:
+    ip, prefix = cidr.split("/")
+    return compute_v1.Address(name=name, description="Kyma cloud-manager IP Range", address=ip,
+                              prefix_length=int(prefix), network=network, address_type="INTERNAL",
+                              purpose="VPC_PEERING")
+
+
+def _error_reason(exc: gexc.GoogleAPICallError) -> str:
+    assert exc.response is not None
+    return str(exc.response.json()["error"]["errors"][0]["reason"])
+
+
+def _wait_sn(sn: Any, op: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        got: dict[str, Any] = sn.operations().get(name=op["name"]).execute()
+        if got.get("done") or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
+# -- Compute global addresses and operations ---------------------------------------------------------
+
+def test_insert_answers_a_running_operation_with_a_numeric_id_and_the_address_appears_when_done(
+        gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient) -> None:
+    gcp.state.op_delay = 0.5
+    op = addresses.insert(project=PROJECT, address_resource=_address("cm-a"))
+    assert op.status in (compute_v1.Operation.Status.RUNNING, compute_v1.Operation.Status.PENDING)
+    raw = op._extended_operation
+    assert int(raw.id) > 0 and raw.operation_type == "insert"
+    assert raw.target_link.endswith(f"/projects/{PROJECT}/global/addresses/cm-a")
+    with pytest.raises(gexc.NotFound):
+        addresses.get(project=PROJECT, address="cm-a")
+    op.result(timeout=10)  # polls GET .../global/operations/{name} on the stand-in (workaround installed)
+    assert op.done() and not op.error_code
+    got = addresses.get(project=PROJECT, address="cm-a")
+    assert (got.address, got.prefix_length, got.status) == ("10.250.4.0", 22, "RESERVED")
+    assert got.network == NETWORK_URL  # stored as the full URL, whatever form was sent
+    assert (got.address_type, got.purpose, got.description) == ("INTERNAL", "VPC_PEERING",
+                                                                  "Kyma cloud-manager IP Range")
+    assert got.self_link.endswith(f"/projects/{PROJECT}/global/addresses/cm-a")
+
+
+def test_get_of_a_missing_address_is_404_not_found(addresses: compute_v1.GlobalAddressesClient) -> None:
+    with pytest.raises(gexc.NotFound) as err:
+        addresses.get(project=PROJECT, address="cm-missing")
+    assert err.value.code == 404 and _error_reason(err.value) == "notFound"
+    assert "projects/sap-kyma-example-42/global/addresses/cm-missing" in str(err.value.message)
+
+
+@pytest.mark.parametrize(("resource", "reason"), [
+    (_address("Bad_Name"), "invalid"),
+    (_address("cm-b", cidr="10.250.5.0/22"), "invalid"),  # not the first address of its range
+    (_address("cm-b", network="not-a-network"), "invalid"),
+])
+def test_insert_validates_like_compute(addresses: compute_v1.GlobalAddressesClient,
+                                       resource: compute_v1.Address, reason: str) -> None:
+    with pytest.raises(gexc.BadRequest) as err:
+        addresses.insert(project=PROJECT, address_resource=resource)
+    assert _error_reason(err.value) == reason
+
+
+def test_duplicate_insert_is_409_already_exists(addresses: compute_v1.GlobalAddressesClient) -> None:
+    addresses.insert(project=PROJECT, address_resource=_address("cm-a")).result(timeout=10)
+    with pytest.raises(gexc.Conflict) as err:
+        addresses.insert(project=PROJECT, address_resource=_address("cm-a", cidr="10.250.8.0/22"))
+    assert _error_reason(err.value) == "alreadyExists"
+
+
+def test_overlapping_range_on_the_same_network_is_rejected(addresses: compute_v1.GlobalAddressesClient) -> None:
+    addresses.insert(project=PROJECT, address_resource=_address("cm-a", "10.250.4.0/22")).result(timeout=10)
+    with pytest.raises(gexc.BadRequest):
+        addresses.insert(project=PROJECT, address_resource=_address("cm-b", "10.250.6.0/23"))
+
+
+def test_list_filters_by_network_and_pages(gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient) -> None:
+    for i in range(3):
+        addresses.insert(project=PROJECT, address_resource=_address(f"cm-{i}", f"10.250.{4 * (i + 1)}.0/22")) \
+            .result(timeout=10)
+    gcp.state.put_address(PROJECT, "other-vpc", "10.100.0.0/22", f"projects/{PROJECT}/global/networks/other")
+    flt = f'network="{NETWORK_URL}"'
+    pager = addresses.list(request=compute_v1.ListGlobalAddressesRequest(project=PROJECT, filter=flt, max_results=2))
+    assert sorted(a.name for a in pager) == ["cm-0", "cm-1", "cm-2"]
+    assert sorted(a.name for a in addresses.list(project=PROJECT)) == ["cm-0", "cm-1", "cm-2", "other-vpc"]
+    assert list(addresses.list(request=compute_v1.ListGlobalAddressesRequest(
+        project=PROJECT, filter='purpose="PRIVATE_SERVICE_CONNECT"'))) == []
+
+
+def test_delete_answers_an_operation_and_the_address_goes_when_done(
+        gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient,
+        operations: compute_v1.GlobalOperationsClient) -> None:
+    addresses.insert(project=PROJECT, address_resource=_address("cm-a")).result(timeout=10)
+    gcp.state.op_delay = 0.3
+    op = addresses.delete(project=PROJECT, address="cm-a")
+    assert op._extended_operation.operation_type == "delete"
+    done = operations.wait(project=PROJECT, operation=op.name)  # POST .../operations/{op}/wait
+    assert done.status == compute_v1.Operation.Status.DONE
+    with pytest.raises(gexc.NotFound):
+        addresses.get(project=PROJECT, address="cm-a")
+    with pytest.raises(gexc.NotFound):
+        addresses.delete(project=PROJECT, address="cm-a")
+
+
+def test_a_failed_operation_is_done_with_an_error_and_changes_nothing(
+        gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient,
+        operations: compute_v1.GlobalOperationsClient) -> None:
+    gcp.state.fail_operation("compute", "insert", "cm-a", code="QUOTA_EXCEEDED", message="Quota 'X' exceeded.")
+    op = addresses.insert(project=PROJECT, address_resource=_address("cm-a"))
+    with pytest.raises(gexc.GoogleAPICallError) as err:
+        op.result(timeout=10)
+    assert "Quota 'X' exceeded." in str(err.value)
+    got = operations.get(project=PROJECT, operation=op.name)
+    assert got.status == compute_v1.Operation.Status.DONE
+    assert [(e.code, e.message) for e in got.error.errors] == [("QUOTA_EXCEEDED", "Quota 'X' exceeded.")]
+    assert got.http_error_status_code == 400
+    with pytest.raises(gexc.NotFound):
+        addresses.get(project=PROJECT, address="cm-a")
+
+
+def test_unknown_operation_is_404(operations: compute_v1.GlobalOperationsClient) -> None:
+    with pytest.raises(gexc.NotFound):
+        operations.get(project=PROJECT, operation="operation-0-missing")
+
+
+def test_injected_429_and_503_reach_the_client(gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient) -> None:
+    gcp.state.inject("GET", "/global/addresses/cm-a$", 429, "Rate Limit Exceeded")
+    with pytest.raises(gexc.TooManyRequests) as err:
+        addresses.get(project=PROJECT, address="cm-a")
+    assert _error_reason(err.value) == "rateLimitExceeded"
+    gcp.state.inject("POST", "/global/addresses$", 503, "Backend Error")
+    with pytest.raises(gexc.ServiceUnavailable):
+        addresses.insert(project=PROJECT, address_resource=_address("cm-a"))
+    with pytest.raises(gexc.NotFound):  # injections are used up
+        addresses.get(project=PROJECT, address="cm-a")
+
+
+def test_address_reserved_by_a_connection_cannot_be_deleted(
+        gcp: GcpStandIn, addresses: compute_v1.GlobalAddressesClient) -> None:
+    addresses.insert(project=PROJECT, address_resource=_address("cm-a")).result(timeout=10)
+    sn = discovery_client(gcp, "servicenetworking")
+    _wait_sn(sn, sn.services().connections().create(
+        parent=PSA, body={"network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute())
+    with pytest.raises(gexc.BadRequest) as err:
+        addresses.delete(project=PROJECT, address="cm-a")
+    assert _error_reason(err.value) == "resourceInUseByAnotherResource"
+
+
+def test_sdk_without_the_workaround_polls_googleapis_com(gcp: GcpStandIn) -> None:
+    """Pins the SDK behaviour the GCP layer works around: ExtendedOperation.result() ignores the endpoint."""
+    plain = compute_v1.GlobalAddressesClient(**compute_kwargs(gcp))
+    op = plain.insert(project=PROJECT, address_resource=_address("cm-w"))
+    operations = plain._transport._global_operations_client
+    assert operations._transport._host.endswith("compute.googleapis.com") \
+        or "compute.googleapis.com" in operations._transport._host
+    del op
+
+
+# -- Service Networking and Resource Manager -----------------------------------------------------------
+
+def _reserve(gcp: GcpStandIn, *names: str) -> None:
+    for i, name in enumerate(names):
+        gcp.state.put_address(PROJECT, name, f"10.{200 + i}.0.0/22", NETWORK)
+
+
+def test_connection_lifecycle(gcp: GcpStandIn) -> None:
+    _reserve(gcp, "cm-a", "cm-b")
+    gcp.state.op_delay = 0.3
+    sn = discovery_client(gcp, "servicenetworking")
+    conns = sn.services().connections()
+    assert conns.list(parent=PSA, network=NETWORK).execute() == {}  # proto3 JSON: empty list omitted
+
+    op = conns.create(parent=PSA, body={"network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute()
+    assert op["name"].startswith("operations/") and op["done"] is False
+    _conforms("servicenetworking", "Operation", op)
+    assert conns.list(parent=PSA, network=NETWORK).execute() == {}
+    done = _wait_sn(sn, op)
+    assert done["done"] is True and "error" not in done and "response" in done
+    _conforms("servicenetworking", "Operation", done)
+
+    listed = conns.list(parent=PSA, network=NETWORK).execute()
+    _conforms("servicenetworking", "ListConnectionsResponse", listed)
+    [conn] = listed["connections"]
+    number = gcp.state.project_number(PROJECT)
+    assert conn == {"network": f"projects/{number}/global/networks/{VPC}", "reservedPeeringRanges": ["cm-a"],
+                    "peering": "servicenetworking-googleapis-com", "service": PSA}
+
+    patch = conns.patch(name=CONNECTION, force=True,
+                        body={"network": NETWORK, "reservedPeeringRanges": ["cm-a", "cm-b"]}).execute()
+    assert _wait_sn(sn, patch)["done"] is True
+    [conn] = conns.list(parent=PSA, network=NETWORK).execute()["connections"]
+    assert conn["reservedPeeringRanges"] == ["cm-a", "cm-b"]
+
+    with pytest.raises(HttpError) as err:  # the consumer network must name the project by number
+        conns.deleteConnection(name=CONNECTION, body={"consumerNetwork": NETWORK}).execute()
+    assert err.value.resp.status == 400
+    crm = discovery_client(gcp, "cloudresourcemanager")
+    project = crm.projects().get(projectId=PROJECT).execute()
+    _conforms("cloudresourcemanager", "Project", project)
+    assert project["projectNumber"] == str(number)
+    op = conns.deleteConnection(name=CONNECTION, body={
+        "consumerNetwork": f"projects/{project['projectNumber']}/global/networks/{VPC}"}).execute()
+    assert _wait_sn(sn, op)["done"] is True
+    assert conns.list(parent=PSA, network=NETWORK).execute() == {}
+
+
+def test_connection_errors(gcp: GcpStandIn) -> None:
+    _reserve(gcp, "cm-a")
+    sn = discovery_client(gcp, "servicenetworking")
+    conns = sn.services().connections()
+    with pytest.raises(HttpError) as err:
+        conns.list(parent=PSA).execute()
+    assert err.value.resp.status == 400
+    assert json.loads(err.value.content)["error"]["status"] == "INVALID_ARGUMENT"
+
+    failed = _wait_sn(sn, conns.create(parent=PSA, body={"network": NETWORK,
+                                                         "reservedPeeringRanges": ["cm-unknown"]}).execute())
+    assert failed["done"] is True and failed["error"]["code"] == 9 and "cm-unknown" in failed["error"]["message"]
+    _conforms("servicenetworking", "Operation", failed)
+
+    assert "error" not in _wait_sn(sn, conns.create(
+        parent=PSA, body={"network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute())
+    again = _wait_sn(sn, conns.create(parent=PSA, body={"network": NETWORK,
+                                                        "reservedPeeringRanges": ["cm-a"]}).execute())
+    assert "UpdateConnection" in again["error"]["message"]
+
+    gcp.state.fail_operation("servicenetworking", "patch", message="Internal error patching")
+    failed_patch = _wait_sn(sn, conns.patch(name=CONNECTION, force=True, body={
+        "network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute())
+    assert failed_patch["error"]["message"] == "Internal error patching"
+
+    with pytest.raises(HttpError) as err:
+        sn.operations().get(name="operations/pssn.unknown").execute()
+    assert err.value.resp.status == 404
+    assert json.loads(err.value.content)["error"]["status"] == "NOT_FOUND"
+
+    gcp.state.inject("GET", "/v1/services/.*/connections$", 429, "Quota exceeded")
+    with pytest.raises(HttpError) as err:
+        conns.list(parent=PSA, network=NETWORK).execute()
+    assert err.value.resp.status == 429
+    assert json.loads(err.value.content)["error"]["status"] == "RESOURCE_EXHAUSTED"
+
+
+def test_resource_manager_unknown_project_is_403(gcp: GcpStandIn) -> None:
+    crm = discovery_client(gcp, "cloudresourcemanager")
+    with pytest.raises(HttpError) as err:
+        crm.projects().get(projectId="nobody").execute()
+    assert err.value.resp.status == 403
+
+
+def test_runs_as_a_module(spawn: Any) -> None:
+    """``python -m standins.gcp`` serves the same API."""
+    import sys
+
+    from tests.fixtures.processes import free_port, wait_for
+
+    port = free_port()
+    spawn([sys.executable, "-m", "standins.gcp", "--port", str(port), "--op-delay", "0", "--project", PROJECT])
+    standin = GcpStandIn(port=port)  # not started: only for its url
+    client = compute_v1.GlobalAddressesClient(**compute_kwargs(standin))
+
+    def _listed() -> bool:
+        return list(client.list(project=PROJECT)) == []
+
+    wait_for(_listed, timeout=30, message="the stand-in process to answer")

@@ -1,0 +1,172 @@
+-- A dispatcher's one look at its queues, atomically:
+--   1. due delayed keys become waiting (fresh priority) and are queued;
+--   2. keys whose lease lapsed (holder dead or cut off: it is fenced from now on) wait again and are queued;
+--   3. with audit='1', each queue's ready lists are checked against the waiting sets and rebuilt if
+--      entries went missing outside these scripts (so no waiting key is ever stranded);
+--   4. up to `max` ready keys are taken, fresh lists first (round robin over the queues in the order
+--      given), then the resync lists; each gets a new fencing token and a lease;
+--   5. wake-up tokens are trimmed to what is left to take.
+-- Entries of controllers this process does not run are put back and not taken (every worker of a
+-- queue must run all of its controllers). Nothing is taken while rq:quiet exists (see guard in lib.lua).
+-- KEYS: none
+-- ARGV: lease_seconds, max, audit '0'|'1', known epoch ('' none), epoch to write if none,
+--       nq, q1..qnq, then per queue in that order: k, c1..ck
+-- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired, epoch, quiet seconds,
+--           then per taken key: controller, key, token, waited seconds, failures}
+local now = now_s()
+local lease, max, audit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
+local epoch = guard(lease, ARGV[4], ARGV[5])
+local quiet = redis.call('PTTL', 'rq:quiet')
+if quiet > 0 then max = 0 else quiet = 0 end
+local nq = tonumber(ARGV[6])
+local queues, ctls, known = {}, {}, {}
+local i = 7
+for j = 1, nq do queues[j] = ARGV[i]; i = i + 1 end
+for j = 1, nq do
+  local k = tonumber(ARGV[i]); i = i + 1
+  local list = {}
+  for m = 1, k do list[m] = ARGV[i]; known[ARGV[i]] = true; i = i + 1 end
+  ctls[queues[j]] = list
+end
+local LIMIT = 1000
+local recovered, repaired = 0, 0
+local pushed = {}
+
+local function audit_queue(q)
+  local entries = redis.call('LLEN', qk(q, 'ready')) + redis.call('LLEN', qk(q, 'ready-resync'))
+  local stale = tonumber(redis.call('GET', qk(q, 'stale')) or '0')
+  local cs = redis.call('SMEMBERS', qk(q, 'controllers'))
+  local need = 0
+  for _, c in ipairs(cs) do
+    need = need + redis.call('ZCARD', ck(c, 'waiting'))
+    for _, key in ipairs(redis.call('HKEYS', ck(c, 'processing'))) do
+      if redis.call('ZSCORE', ck(c, 'waiting'), key) then need = need - 1 end
+    end
+  end
+  if entries - stale >= need then
+    if entries - stale > need then redis.call('SET', qk(q, 'stale'), entries - need) end
+    return 0
+  end
+  redis.call('DEL', qk(q, 'ready'), qk(q, 'ready-resync'), qk(q, 'stale'))
+  for _, c in ipairs(cs) do
+    for _, key in ipairs(redis.call('ZRANGE', ck(c, 'waiting'), 0, -1)) do
+      if redis.call('HEXISTS', ck(c, 'processing'), key) == 0 then
+        push_ready(q, c, key, redis.call('SISMEMBER', ck(c, 'resync'), key) == 1)
+      end
+    end
+  end
+  return need - (entries - stale)
+end
+
+for _, q in ipairs(queues) do
+  for _, c in ipairs(ctls[q]) do
+    for _, key in ipairs(redis.call('ZRANGE', ck(c, 'delayed'), '-inf', now, 'BYSCORE', 'LIMIT', 0, LIMIT)) do
+      redis.call('ZREM', ck(c, 'delayed'), key)
+      local processing = redis.call('HEXISTS', ck(c, 'processing'), key) == 1
+      if redis.call('ZADD', ck(c, 'waiting'), 'NX', now, key) == 1 then
+        if not processing then push_ready(q, c, key, false) end
+      elseif redis.call('SREM', ck(c, 'resync'), key) == 1 and not processing then
+        push_ready(q, c, key, false)
+        redis.call('INCR', qk(q, 'stale'))
+      end
+    end
+    for _, key in ipairs(redis.call('ZRANGE', ck(c, 'leases'), '-inf', now, 'BYSCORE', 'LIMIT', 0, LIMIT)) do
+      redis.call('ZREM', ck(c, 'leases'), key)
+      redis.call('HDEL', ck(c, 'processing'), key)
+      redis.call('ZADD', ck(c, 'waiting'), 'NX', now, key)
+      push_ready(q, c, key, redis.call('SISMEMBER', ck(c, 'resync'), key) == 1)
+      recovered = recovered + 1
+    end
+  end
+  if audit then repaired = repaired + audit_queue(q) end
+end
+
+local out = {'', recovered, repaired, epoch, tostring(quiet / 1000)}
+local taken = 0
+local blocked = {}
+
+local function take_from(q, list)
+  while true do
+    local member = redis.call('LPOP', qk(q, list))
+    if not member then return nil end
+    local sp = string.find(member, ' ', 1, true)
+    local c, key = string.sub(member, 1, sp - 1), string.sub(member, sp + 1)
+    if not known[c] then
+      redis.call('LPUSH', qk(q, list), member)
+      blocked[q] = true
+      return nil
+    end
+    if redis.call('HEXISTS', ck(c, 'processing'), key) == 0 and redis.call('ZSCORE', ck(c, 'waiting'), key) then
+      return c, key
+    end
+    -- superseded: the key was taken through its other entry, or is held and will be queued at its end
+    if tonumber(redis.call('GET', qk(q, 'stale')) or '0') > 0 then redis.call('DECR', qk(q, 'stale')) end
+  end
+end
+
+for _, list in ipairs({'ready', 'ready-resync'}) do
+  local progress = true
+  while taken < max and progress do
+    progress = false
+    for _, q in ipairs(queues) do
+      if taken >= max then break end
+      if not blocked[q] then
+        local c, key = take_from(q, list)
+        if c then
+          local enqueued = tonumber(redis.call('ZSCORE', ck(c, 'waiting'), key))
+          redis.call('ZREM', ck(c, 'waiting'), key)
+          redis.call('SREM', ck(c, 'resync'), key)
+          local token = next_token()
+          redis.call('HSET', ck(c, 'processing'), key, token)
+          redis.call('ZADD', ck(c, 'leases'), now + lease, key)
+          local failures = redis.call('HGET', ck(c, 'failures'), key) or '0'
+          out[#out + 1] = c
+          out[#out + 1] = key
+          out[#out + 1] = tostring(token)
+          out[#out + 1] = tostring(now - enqueued)
+          out[#out + 1] = failures
+          taken = taken + 1
+          progress = true
+        end
+      end
+    end
+  end
+end
+
+local nxt = nil
+for _, q in ipairs(queues) do
+  for _, c in ipairs(ctls[q]) do
+    for _, z in ipairs({'delayed', 'leases'}) do
+      local head = redis.call('ZRANGE', ck(c, z), 0, 0, 'WITHSCORES')
+      if head[2] then
+        local d = tonumber(head[2]) - now
+        if nxt == nil or d < nxt then nxt = d end
+      end
+    end
+  end
+end
+if quiet > 0 and (nxt == nil or quiet / 1000 < nxt) then nxt = quiet / 1000 end
+out[1] = tostring(nxt or -1)
+
+for _, q in ipairs(queues) do
+  local left = redis.call('LLEN', qk(q, 'ready')) + redis.call('LLEN', qk(q, 'ready-resync'))
+    - tonumber(redis.call('GET', qk(q, 'stale')) or '0')
+  if left > WAKE_CAP then left = WAKE_CAP end
+  local tokens = redis.call('LLEN', qk(q, 'wake'))
+  if blocked[q] then
+    -- entries of controllers this process does not run: tokens are for the processes that do
+  elseif left <= 0 then
+    -- nothing to take: stale tokens would only cause empty fetches; but a caller that is now full
+    -- leaves the timer of a soon-due key to the others, so keep one token for them
+    if taken >= max and nxt ~= nil and nxt < 2 then
+      if tokens == 0 then redis.call('RPUSH', qk(q, 'wake'), '1') end
+    else
+      redis.call('DEL', qk(q, 'wake'))
+    end
+  elseif tokens > left then
+    redis.call('LTRIM', qk(q, 'wake'), 0, left - 1)
+  elseif tokens < left then
+    wake(q, left - tokens)
+  end
+end
+return out
