@@ -15,6 +15,7 @@ RUN /opt/reconcilery/bin/pip install --require-hashes --no-deps -r requirements.
 COPY pyproject.toml README.md ./
 COPY fencing ./fencing
 COPY kube ./kube
+COPY webhooks ./webhooks
 COPY workers ./workers
 COPY watchers ./watchers
 COPY tasks ./tasks
