@@ -41,7 +41,8 @@ class ApiCall:
 
 def parse_call(method: str, path: str, query: Sequence[tuple[str, Any]] = ()) -> ApiCall | None:
     """The :class:`ApiCall` of ``method path?query``, or ``None`` for a non-resource request
-    (discovery: ``/api``, ``/apis/g/v``, ``/version``)."""
+    (discovery: ``/api``, ``/apis/g/v``, ``/version``). A list or watch with the field selector
+    ``metadata.name=X`` names ``X`` (RBAC's ``resourceNames`` then apply, as on a real API server)."""
     parts = [p for p in path.split("?", 1)[0].split("/") if p]
     if parts[:1] == ["api"] and len(parts) >= 3:
         group, rest = "", parts[2:]
@@ -60,6 +61,10 @@ def parse_call(method: str, path: str, query: Sequence[tuple[str, Any]] = ()) ->
     watch = any(k == "watch" and str(v).lower() in ("true", "1") for k, v in query)
     verb = {"GET": "watch" if watch else ("get" if name else "list"), "POST": "create", "PUT": "update",
             "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}.get(method.upper(), method.lower())
+    if not name:  # a list/watch of one object by field selector, as the API server's RequestInfo reads it
+        for k, v in query:
+            if k == "fieldSelector" and str(v).startswith("metadata.name=") and "," not in str(v):
+                name = str(v).split("=", 1)[1]
     return ApiCall(verb, group, resource, subresource, bool(namespace), namespace, name)
 
 

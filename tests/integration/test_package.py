@@ -66,13 +66,15 @@ def test_render_from_an_empty_directory(installed: Path, tmp_path: Path) -> None
 def test_up_once_from_an_empty_directory(installed: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    examples = tmp_path / "examples"
-    shutil.copytree(ROOT / "examples" / "apigateway", examples / "apigateway")
+    examples = tmp_path / "examples" / "apigateway"  # the cluster objects and the v2 APIRules
+    examples.mkdir(parents=True)
+    for name in ("00-cluster.yaml", "10-apirules.yaml"):
+        shutil.copy(ROOT / "examples" / "apigateway" / name, examples / name)
     env = {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"}
     if os.environ.get("RECONCILERY_REDIS_SERVER"):
         env["RECONCILERY_REDIS_SERVER"] = os.environ["RECONCILERY_REDIS_SERVER"]
     out = _run([str(installed / "reconcilery"), "up", "--once", "--timeout", "150", "--flower-port",
-                str(free_port()), "--apply", str(examples / "apigateway")], empty, 400, env)
+                str(free_port()), "--apply", str(examples)], empty, 400, env)
     rows = [line for line in out.splitlines() if "APIRule" in line]
     assert sum("Ready" in r for r in rows) == 3 and sum("Error" in r for r in rows) == 1, out
     assert (empty / ".reconcilery" / "endpoints.json").is_file()  # the state dir, in the working directory

@@ -114,9 +114,11 @@ def test_the_watcher_may_list_and_watch_every_registration() -> None:
 
     rbac = Rbac(render("base"))
     for reg in load_registrations():
+        selector = reg.field_selector or ""
+        name = selector.split("=", 1)[1] if selector.startswith("metadata.name=") and "," not in selector else ""
         for verb in ("list", "watch"):
             call = {"verb": verb, "group": reg.resource.group, "resource": reg.resource.plural,
-                    "namespaced": reg.namespace is not None, "namespace": reg.namespace or "", "name": ""}
+                    "namespaced": reg.namespace is not None, "namespace": reg.namespace or "", "name": name}
             assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
 
 

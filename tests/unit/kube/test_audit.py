@@ -10,6 +10,10 @@ from kube.audit import ApiCall, component_of, parse_call
 @pytest.mark.parametrize(("method", "path", "query", "call"), [
     ("GET", "/api/v1/nodes", [], ApiCall("list", "", "nodes", "", False, "", "")),
     ("GET", "/api/v1/nodes", [("watch", "true")], ApiCall("watch", "", "nodes", "", False, "", "")),
+    ("GET", "/api/v1/namespaces/nkl/configmaps", [("fieldSelector", "metadata.name=nkl-config"), ("watch", "1")],
+     ApiCall("watch", "", "configmaps", "", True, "nkl", "nkl-config")),
+    ("GET", "/api/v1/namespaces/nkl/configmaps", [("fieldSelector", "metadata.name=nkl-config"), ("limit", 500)],
+     ApiCall("list", "", "configmaps", "", True, "nkl", "nkl-config")),
     ("GET", "/api/v1/namespaces/kyma", [], ApiCall("get", "", "namespaces", "", False, "", "kyma")),
     ("GET", "/api/v1/namespaces/nkl/configmaps/nkl-config", [],
      ApiCall("get", "", "configmaps", "", True, "nkl", "nkl-config")),
