@@ -24,6 +24,7 @@ from reconcilery.localredis import find_redis_server
 from tests.fixtures.processes import free_port, wait_for
 from tests.fixtures.workers import ROOT, worker_env
 from workers.controller import Key, registry
+from workers.epoch import RedisEpoch
 from workers.redis_client import redis_client
 
 pytestmark = pytest.mark.integration
@@ -128,8 +129,7 @@ def test_a_master_failover_mid_run_loses_no_key(sentinel_app: tuple[Cluster, str
     cluster, witness_url = sentinel_app
     witness = redis.Redis.from_url(witness_url, decode_responses=True)
     client = redis_client(cluster.url)
-    env = worker_env(cluster.url, PROBE, RECONCILERY_REDIS_PASSWORD=PASSWORD, PROBE_WITNESS_URL=witness_url,
-                     RECONCILERY_ORPHAN_SECONDS="5")
+    env = worker_env(cluster.url, PROBE, RECONCILERY_REDIS_PASSWORD=PASSWORD, PROBE_WITNESS_URL=witness_url)
     def start_worker(i: int) -> subprocess.Popen[bytes]:
         with open(tmp_path / f"worker-{i}.log", "ab") as log:
             return spawn([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "apigateway", "-c", "2",
@@ -156,26 +156,50 @@ def test_a_master_failover_mid_run_loses_no_key(sentinel_app: tuple[Cluster, str
         assert w.poll() is None, logs()
 
     wq = workqueue()
-    for i in range(KEYS):
-        if i == KILL_AFTER:
-            cluster.procs["master"].send_signal(signal.SIGKILL)
-        key = Key("local", "ns", f"k{i}")
+    # The producer behaves as a watcher: it remembers what it enqueued (a watcher's cache), retries an
+    # enqueue that fails, and enqueues everything again when Redis restarted or failed over (the
+    # promoted replica may lack the last writes the old master acknowledged: replication is async).
+    epoch = RedisEpoch(wq.redis, quiet_seconds=2.0)
+    epoch.check()
+    enqueued: list[Key] = []
+    failovers_seen = 0
+
+    def enqueue(keys: list[Key]) -> None:
         deadline = time.monotonic() + 60
-        while True:  # as a watcher does: an enqueue that fails is retried
+        while True:
             try:
-                wq.add("failover-probe", key)
-                break
+                wq.add_many("failover-probe", keys)
+                return
             except Exception:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
 
+    def resync_after_failover() -> None:
+        nonlocal failovers_seen
+        try:
+            changed = epoch.check()
+        except Exception:  # Sentinel still electing: check again on the next round
+            return
+        if changed:
+            failovers_seen += 1
+            enqueue(list(enqueued))
+
+    for i in range(KEYS):
+        if i == KILL_AFTER:
+            cluster.procs["master"].send_signal(signal.SIGKILL)
+        key = Key("local", "ns", f"k{i}")
+        enqueue([key])
+        enqueued.append(key)
+        resync_after_failover()
+
     assert cluster.master_port_now() == cluster.replica_port, logs()
     expected = {f"k{i}" for i in range(KEYS)}
     try:
-        wait_for(lambda: restart_dead() or witness.smembers("reconciled") >= expected, timeout=120, interval=0.5,
-                 message="every key reconciled")
+        wait_for(lambda: restart_dead() or resync_after_failover() or witness.smembers("reconciled") >= expected,
+                 timeout=120, interval=0.5, message="every key reconciled")
     except TimeoutError:
         missing = sorted(expected - witness.smembers("reconciled"))
         pytest.fail(f"{len(missing)} keys never reconciled: {missing[:20]}\n{logs()}")
+    assert failovers_seen >= 1, "the producer never saw the failover"
     print(f"worker restarts after the failover: {restarts}")
