@@ -18,7 +18,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 import fencing
-from kube import events
+from kube import audit, events
 from kube.errors import ApiError, Conflict, NotFound, ResourceMissing, error_for
 from kube.resource import Resource, object_ref
 from kube.resources import EVENT
@@ -66,6 +66,7 @@ class Kube:
         :class:`fencing.DeadlineExceeded` instead of a request (see :mod:`fencing`).
         Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
         """
+        audit.record(method, path, query)  # RBAC check of deploy/ (no-op unless RECONCILERY_KUBE_AUDIT_DIR)
         if fencing.current() is not None:
             write = method not in ("GET", "HEAD")
             if timeout is None:

@@ -16,8 +16,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 queue_app = typer.Typer(no_args_is_help=True, help="Inspect the Redis workqueue.")
 render_app = typer.Typer(no_args_is_help=True,
                          help="Dry runs: print what a controller would write, without cluster or Redis.")
+probe_app = typer.Typer(no_args_is_help=True, help="Exec probes for Kubernetes (exit 0 healthy, 1 not).")
 app.add_typer(queue_app, name="queue")
 app.add_typer(render_app, name="render")
+app.add_typer(probe_app, name="probe")
 
 err = Console(stderr=True)
 
@@ -93,6 +95,14 @@ def watch(
     controllers: str = typer.Option("", "--controllers", help="Comma-separated controllers to feed (default: all)."),
     health_port: int = typer.Option(8081, "--health-port", help="Port of /readyz, /livez and /metrics (0: none)."),
     health_host: str = typer.Option("0.0.0.0", "--health-host"),
+    leader_elect: bool = typer.Option(False, "--leader-elect/--no-leader-elect", envvar="RECONCILERY_LEADER_ELECT",
+                                      help="Watch only while holding a coordination.k8s.io Lease (replicas > 1)."),
+    lease_name: str = typer.Option("reconcilery-watch", "--lease-name"),
+    lease_namespace: str = typer.Option("", "--lease-namespace",
+                                        help="Default: $POD_NAMESPACE, else the service account's namespace."),
+    lease_duration: float = typer.Option(15.0, "--lease-duration", help="Seconds (controller-runtime: 15)."),
+    renew_deadline: float = typer.Option(10.0, "--renew-deadline", help="Seconds (controller-runtime: 10)."),
+    retry_period: float = typer.Option(2.0, "--retry-period", help="Seconds (controller-runtime: 2)."),
 ) -> None:
     """Run the watchers: list + watch the cluster and enqueue keys for the controllers."""
     from workers.app import workqueue
@@ -100,7 +110,8 @@ def watch(
 
     configure_logging("INFO")
     _celery()
-    from watchers.runner import run
+    from watchers.leader import LeaderElectionConfig, default_namespace
+    from watchers.runner import LeadershipLost, run
 
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
     try:
@@ -110,11 +121,16 @@ def watch(
         wq = workqueue()
         # its first check is the baseline; later ones tell a restart or a loss
         epoch = RedisEpoch(wq.redis, settings_of().lease_seconds)
+        election = LeaderElectionConfig(lease_namespace or default_namespace(), lease_name,
+                                        lease_duration=lease_duration, renew_deadline=renew_deadline,
+                                        retry_period=retry_period) if leader_elect else None
         run(wanted, load_registrations(), wq.add, health_port or None, health_host=health_host,
             enqueue_many=wq.add_batch, redis_check=epoch.check,
-            redis_check_interval=settings_of().redis_check_interval)
+            redis_check_interval=settings_of().redis_check_interval, leader_election=election)
     except ValueError as exc:
         fail(str(exc))
+    except LeadershipLost as exc:
+        fail(str(exc), 1)
 
 
 @app.command()
@@ -162,6 +178,37 @@ def queue_status(output: str = typer.Option("table", "--output", "-o", help="tab
     Console().print(table)
 
 
+@probe_app.command("worker")
+def probe_worker(
+    heartbeat_file: str = typer.Option("", "--heartbeat-file",
+                                       help="Default: $RECONCILERY_HEARTBEAT_FILE, else /tmp/...heartbeat."),
+    max_age: float = typer.Option(60.0, "--max-age", help="Seconds a heartbeat stays fresh."),
+    ping: bool = typer.Option(False, "--ping", help="Also PING Redis (readiness)."),
+) -> None:
+    """Liveness/readiness of a worker: its heartbeat file is fresh (and Redis answers). One line out."""
+    from reconcilery.probes import check_heartbeat, ping_redis
+    from reconcilery.probes import heartbeat_file as default_file
+
+    result = check_heartbeat(heartbeat_file or default_file(), max_age)
+    if result.ok and ping:
+        from workers.settings import load
+
+        result = ping_redis(load().redis_url)
+    print(result.message)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@probe_app.command("beat")
+def probe_beat() -> None:
+    """Health of the scheduler: an active beat holds RedBeat's lock in Redis. One line out."""
+    from reconcilery.probes import check_beat_lock
+    from workers.settings import load
+
+    result = check_beat_lock(load().redis_url)
+    print(result.message)
+    raise typer.Exit(0 if result.ok else 1)
+
+
 @app.command()
 def up(
     apply: list[str] = typer.Option([], "--apply", help="Manifest file or folder to apply once ready (repeatable)."),
@@ -171,7 +218,8 @@ def up(
     once: bool = typer.Option(False, "--once", help="Exit once every applied object has settled."),
     timeout: float = typer.Option(180.0, "--timeout", help="Seconds --once waits before failing."),
     api_port: int = typer.Option(0, "--api-port", help="Port of the dev API server (0: any free port)."),
-    flower_port: int = typer.Option(5555, "--flower-port"),
+    flower_port: int | None = typer.Option(None, "--flower-port",
+                                           help="Port of Flower (default 5555, or a free one if taken)."),
 ) -> None:
     """Start every component locally (dev API server, Redis, watchers, workers, beat, Flower, stand-ins)."""
     from pathlib import Path

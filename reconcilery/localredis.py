@@ -42,12 +42,14 @@ class LocalRedis:
     Use as a context manager or call :meth:`start` / :meth:`stop`. ``url`` is ``redis://127.0.0.1:PORT/0``
     (with the password when one is set). ``appendonly=True`` persists to an AOF in ``workdir``
     (``appendfsync everysec``, as deployments run it), so :meth:`kill` + :meth:`start` is a restart
-    that keeps the data set.
+    that keeps the data set. ``die_with_parent``: the server is SIGKILLed by the kernel when the
+    thread that started it dies (``reconcilery up`` sets it; the server then never outlives ``up``).
     """
 
     def __init__(self, port: int, workdir: str | None = None, appendonly: bool = False,
-                 password: str | None = None) -> None:
+                 password: str | None = None, die_with_parent: bool = False) -> None:
         self.port = port
+        self.die_with_parent = die_with_parent
         self._own_dir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="reconcilery-redis-")
         self.appendonly = appendonly
@@ -70,7 +72,12 @@ class LocalRedis:
         ]
         if self.password:
             args += ["--requirepass", self.password]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        preexec = None
+        if self.die_with_parent:  # ``up``: the kernel kills the server when this thread's process dies
+            from reconcilery.supervisor import die_with_parent
+
+            preexec = die_with_parent()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec)
         client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.2)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -5,6 +5,11 @@ Starts, in order: the dev Kubernetes API server (unless a kubeconfig is given) a
 examples talk to (NGINX Plus hosts named in ``nkl-config`` that live on loopback, the Snatch webhook);
 then the processes of a deployment: the watchers, one worker per queue that has controllers, beat
 and Flower. Manifests given with ``--apply`` are applied once everything is ready.
+
+Lifecycle (:mod:`reconcilery.supervisor`): Ctrl-C, SIGTERM and SIGHUP stop every child and server
+the same way; children also die with ``up`` when it is SIGKILLed (parent-death signal). A taken
+default port (Flower's 5555) is replaced by a free one, and an NGINX Plus stand-in is only started
+where nothing listens yet; both are said in one line naming the port and its holder.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -23,11 +28,21 @@ from urllib.parse import urlsplit
 
 import requests
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kube.manifests import ManifestError, load_objects
 from reconcilery.localredis import LocalRedis
 from reconcilery.manifests import Discovery, apply
+from reconcilery.supervisor import (
+    StopRequested,
+    Supervisor,
+    choose_port,
+    listening,
+    port_holder,
+    signals_deferred,
+    stop_signals,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
@@ -58,14 +73,15 @@ class UpOptions:
     once: bool = False
     timeout: float = 180.0
     api_port: int = 0
-    flower_port: int = 5555
+    #: ``None``: :data:`DEFAULT_FLOWER_PORT`, or a free port when that one is taken.
+    flower_port: int | None = None
     concurrency: int = 4
 
 
-@dataclass
-class _Child:
-    name: str
-    proc: subprocess.Popen[bytes]
+DEFAULT_FLOWER_PORT = 5555
+#: Said when ``up`` needs the embedded default (distribution reconcilery-embedded) and it is missing.
+EMBEDDED_MISSING = ("{what} is not installed: pip install 'reconcilery[embedded]' for the embedded default, "
+                    "or pass --kubeconfig to use a real cluster")
 
 
 class LocalRuntime:
@@ -76,7 +92,7 @@ class LocalRuntime:
         self.state_dir = options.state_dir.resolve()
         self.logs = self.state_dir / "logs"
         self.endpoints: dict[str, Any] = {}
-        self.children: list[_Child] = []
+        self.supervisor = Supervisor(self.logs, cwd=ROOT)
         self._stops: list[Callable[[], None]] = []
         self.applied: list[dict[str, Any]] = []
         self.documents: list[dict[str, Any]] = []
@@ -115,7 +131,10 @@ class LocalRuntime:
             cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
             self.endpoints["kubernetes"] = cfg["clusters"][0]["cluster"]["server"]
         else:
-            from kubedev import DevAPIServer
+            try:
+                from kubedev import DevAPIServer
+            except ImportError:
+                raise RuntimeError(EMBEDDED_MISSING.format(what="the dev Kubernetes API server")) from None
 
             server = DevAPIServer(port=self.o.api_port).start()
             self._stops.append(server.stop)
@@ -131,7 +150,7 @@ class LocalRuntime:
             url = self.o.redis_url
         else:
             redis_dir = self.state_dir / "redis"
-            server = LocalRedis(_free_port(), workdir=str(redis_dir)).start()
+            server = LocalRedis(_free_port(), workdir=str(redis_dir), die_with_parent=True).start()
             self._stops.append(server.stop)
             url = server.url
             console.print(f"[green]✓[/green] Redis at {url}")
@@ -234,7 +253,12 @@ class LocalRuntime:
                  for h in str((d.get("data") or {}).get("nginx-hosts", "")).split(",") if h.strip()]
         if not hosts:
             return
-        from standins.nginxplus import NginxPlusStandIn
+        try:
+            from standins.nginxplus import NginxPlusStandIn
+        except ImportError:
+            console.print(f"[yellow]![/yellow] NGINX Plus hosts {', '.join(hosts)} left to their own servers: "
+                          "the stand-ins are not installed (pip install 'reconcilery\\[embedded]')", soft_wrap=True)
+            return
         from tasks.nginx.settings import EdgeNames
         from tasks.nginx.translate import service_ports
 
@@ -246,6 +270,11 @@ class LocalRuntime:
         for host in hosts:
             url = urlsplit(host)
             if url.hostname not in ("127.0.0.1", "localhost") or not url.port:
+                continue
+            if listening(url.hostname, url.port):  # a real NGINX Plus, or another tool: leave it be
+                console.print(f"[yellow]![/yellow] {host}: port {url.port} is taken by {port_holder(url.port)}; "
+                              "no NGINX Plus stand-in started, this host is left to its own server", soft_wrap=True)
+                self.endpoints.setdefault("nginx_plus_external", []).append(host)
                 continue
             standin = NginxPlusStandIn(port=url.port, http_upstreams=http, stream_upstreams=stream,
                                        prefix=url.path or "/api").start()
@@ -276,11 +305,7 @@ class LocalRuntime:
                           "(the dev API server calls it)")
 
     def _spawn(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
-        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child's lifetime
-        env = {**os.environ, **self.env, **(extra_env or {})}
-        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=ROOT)
-        self.children.append(_Child(name, proc))
+        self.supervisor.spawn(name, args, {**os.environ, **self.env, **(extra_env or {})})
 
     def _start_processes(self) -> None:
         from workers.app import load_domains
@@ -294,10 +319,13 @@ class LocalRuntime:
         for q in queues:
             self._spawn(f"worker-{q}", [*cli, "worker", "-Q", q, "-c", str(self.o.concurrency), "-n", f"{q}@%h"])
         self._spawn("beat", [*cli, "beat"])
+        flower = choose_port("Flower", self.o.flower_port or DEFAULT_FLOWER_PORT, self.o.flower_port is not None)
+        if flower.note:
+            console.print(f"[yellow]![/yellow] {flower.note}", soft_wrap=True)
         self._spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
-                               f"--port={self.o.flower_port}", "--address=127.0.0.1"],
+                               f"--port={flower.port}", "--address=127.0.0.1"],
                     {"FLOWER_UNAUTHENTICATED_API": "true"})
-        self.endpoints["flower"] = f"http://127.0.0.1:{self.o.flower_port}"
+        self.endpoints["flower"] = f"http://127.0.0.1:{flower.port}"
         self.endpoints["watch_health"] = f"http://127.0.0.1:{health}"
         self._wait_ready(len(queues), health)
         console.print(f"[green]✓[/green] watchers, {len(queues)} worker pools ({', '.join(queues)}), beat, Flower")
@@ -320,10 +348,7 @@ class LocalRuntime:
         raise RuntimeError(f"components not ready after 60 s; see {self.logs}")
 
     def _check_children(self) -> None:
-        for child in self.children:
-            if child.proc.poll() is not None:
-                tail = (self.logs / f"{child.name}.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"{child.name} exited with {child.proc.returncode}:\n{tail}")
+        self.supervisor.check()
 
     def _write_endpoints(self) -> None:
         (self.state_dir / "endpoints.json").write_text(json.dumps(self.endpoints, indent=2) + "\n")
@@ -467,28 +492,24 @@ class LocalRuntime:
     # -- stop ----------------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop every child process (SIGTERM, then SIGKILL after 10 s) and every server, in reverse."""
-        import signal
-
-        for child in reversed(self.children):
-            if child.proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGTERM)
-        for child in reversed(self.children):
-            try:
-                child.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGKILL)
-                child.proc.wait(5)
-        for stop in reversed(self._stops):
-            with contextlib.suppress(Exception):
-                stop()
+        """Stop every child process (SIGTERM, then SIGKILL after 10 s in total) and every server, in
+        reverse. Ctrl-C, SIGTERM and SIGHUP arriving meanwhile are ignored: the stop always ends."""
+        with signals_deferred():
+            self.supervisor.stop()
+            for stop in reversed(self._stops):
+                with contextlib.suppress(Exception):
+                    stop()
 
 
 def run_up(options: UpOptions) -> int:
-    """Run until Ctrl-C (or, with ``--once``, until settled); returns the exit code."""
+    """Run until Ctrl-C, SIGTERM or SIGHUP (or, with ``--once``, until settled); returns the exit code:
+    0 when stopped by a signal while running, ``128 + signal`` when one interrupts ``--once``."""
     runtime = LocalRuntime(options)
+    with stop_signals():
+        return _run(runtime, options)
+
+
+def _run(runtime: LocalRuntime, options: UpOptions) -> int:
     try:
         runtime.start()
         failed = runtime.apply_manifests() if runtime.documents else 0
@@ -500,14 +521,16 @@ def run_up(options: UpOptions) -> int:
                 return 1
             return 1 if failed else 0
         runtime.print_summary()
-        console.print("running; Ctrl-C stops every process")
+        console.print("running; Ctrl-C (or SIGTERM, SIGHUP) stops every process")
         while True:
             runtime._check_children()
             time.sleep(1)
-    except KeyboardInterrupt:
-        return 0
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, StopRequested) else 2
+        console.print(f"stopping ({'Ctrl-C' if signum == 2 else signal.Signals(signum).name})")
+        return 128 + signum if options.once else 0
     except (ManifestError, RuntimeError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     finally:
         runtime.stop()

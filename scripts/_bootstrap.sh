@@ -25,9 +25,13 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 STAMP=.venv/.reconcilery-installed
-if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ requirements.lock -nt "$STAMP" ] \
+    || [ reconcilery-embedded/pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[dev,embedded]"
+  # The runtime dependencies at the image's versions (requirements.lock), then the project with the
+  # embedded default (its own distribution, reconcilery-embedded/) and the dev tools.
+  .venv/bin/python -m pip install -q -r requirements.lock
+  .venv/bin/python -m pip install -q -e ./reconcilery-embedded -e ".[dev,embedded]"
   touch "$STAMP"
 fi
 

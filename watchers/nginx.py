@@ -19,7 +19,7 @@ from typing import Any
 from kube import resources
 from tasks.nginx.controller import CONTROLLER_NAME, NAMES, keys_for
 from tasks.nginx.settings import EdgeNames, parse_hosts
-from tasks.nginx.translate import UpstreamRef, is_control_plane, node_address, service_upstreams
+from tasks.nginx.translate import UpstreamRef, is_control_plane, node_addresses, service_upstreams
 from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
@@ -53,13 +53,13 @@ def map_service(event: WatchEvent, stores: Stores, names: EdgeNames = NAMES) -> 
 
 
 def node_relevant(event: WatchEvent) -> bool:
-    """Whether a Node event can change upstream servers: it joined or left, or its InternalIP or
+    """Whether a Node event can change upstream servers: it joined or left, or its InternalIPs or
     control-plane role changed (status heartbeats do not)."""
     if event.type != "MODIFIED" or event.old is None:
         return True
 
-    def view(node: dict[str, Any]) -> tuple[str | None, bool]:
-        return node_address(node), is_control_plane(node)
+    def view(node: dict[str, Any]) -> tuple[list[str], bool]:
+        return node_addresses(node), is_control_plane(node)
 
     return view(event.object) != view(event.old)
 

@@ -23,7 +23,7 @@ from workers import metrics
 from workers.consumer import ReconcileStep
 from workers.controller import registry
 from workers.logs import configure_logging
-from workers.redis_client import redis_client
+from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
 from workers.settings import QUEUES, Settings, load
 from workers.workqueue import WorkQueue
 
@@ -60,7 +60,6 @@ def route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **k
 def configure(app: Celery, settings: Settings) -> None:
     """Apply ``settings`` to ``app`` (also used by tests that point the app at their own Redis)."""
     app.conf.update(
-        broker_url=settings.redis_url,
         result_backend=None,
         task_ignore_result=True,
         task_acks_late=True,
@@ -71,11 +70,11 @@ def configure(app: Celery, settings: Settings) -> None:
         result_accept_content=["json"],
         task_time_limit=settings.task_time_limit,
         task_soft_time_limit=settings.task_soft_time_limit,
-        broker_transport_options={
+        **celery_broker_settings(settings.redis_url, {
             "visibility_timeout": settings.visibility_timeout,
             # only resync tasks are Celery messages now: an idle worker need not sweep every second
             "unacked_restore_interval": 10,
-        },
+        }),
         broker_connection_retry_on_startup=True,
         task_queues=[Queue(q, routing_key=q) for q in QUEUES],
         task_default_queue=QUEUES[0],
@@ -84,7 +83,7 @@ def configure(app: Celery, settings: Settings) -> None:
         worker_send_task_events=settings.task_events,
         task_send_sent_event=False,
         worker_hijack_root_logger=False,
-        redbeat_redis_url=settings.redis_url,
+        **redbeat_settings(settings.redis_url),
         redbeat_lock_timeout=settings.redbeat_lock_timeout,
         beat_scheduler="workers.beat:Scheduler",
         beat_max_loop_interval=5,

@@ -3,7 +3,8 @@
 As nginx-k8s-edge-controller's Translator: a Service port whose name starts with the prefix (``nkl-``)
 names an upstream (the port name without the prefix); its kind is ``http`` unless the Service
 annotation ``nginxinc.io/<full port name>`` says ``stream``; its servers are ``<node ip>:<nodePort>``
-for the InternalIP of every node that is not a control-plane node. Ports without the prefix are
+for every InternalIP of every node that is not a control-plane node (a node with two InternalIPs
+gives two servers, as the original's §2.1 node listing does). Ports without the prefix are
 ignored. Differences from the original: IPv6 node addresses are bracketed (``[fd00::1]:30080``),
 both control-plane labels are honoured, and problems (unknown annotation value, a prefixed port
 without a nodePort) are reported as data instead of silently producing an odd upstream.
@@ -73,17 +74,26 @@ def is_control_plane(node: Mapping[str, Any]) -> bool:
     return any(label in labels for label in CONTROL_PLANE_LABELS)
 
 
+def node_addresses(node: Mapping[str, Any]) -> list[str]:
+    """Every ``InternalIP`` address of the node, in API order (``[]`` when it has none).
+
+    The original (nginx-loadbalancer-kubernetes, E1/E2 ``NodeIps``) takes every address of type
+    ``InternalIP``: dual-stack nodes and nodes with several interfaces have more than one.
+    """
+    return [str(a["address"]) for a in (node.get("status") or {}).get("addresses") or []
+            if isinstance(a, Mapping) and a.get("type") == "InternalIP" and a.get("address")]
+
+
 def node_address(node: Mapping[str, Any]) -> str | None:
     """The node's first ``InternalIP`` address, or ``None``."""
-    for address in (node.get("status") or {}).get("addresses") or []:
-        if address.get("type") == "InternalIP" and address.get("address"):
-            return str(address["address"])
-    return None
+    addresses = node_addresses(node)
+    return addresses[0] if addresses else None
 
 
 def node_ips(nodes: Iterable[Mapping[str, Any]]) -> list[str]:
-    """InternalIP addresses of the non-control-plane nodes, unique and sorted."""
-    ips = {ip for node in nodes if not is_control_plane(node) and (ip := node_address(node))}
+    """Every InternalIP address of the non-control-plane nodes, unique and sorted (so the desired
+    server list, and with it the diff against NGINX Plus, does not depend on list order)."""
+    ips = {ip for node in nodes if not is_control_plane(node) for ip in node_addresses(node)}
     return sorted(ips)
 
 

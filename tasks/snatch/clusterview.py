@@ -1,15 +1,19 @@
 """What the webhook knows about the cluster: whether a Kyma pool node exists, and namespace labels.
 
-:class:`KubeClusterView` keeps both current with periodic lists through :mod:`kube` (the bootstrap
-check of KIM Snatch, repeated: the webhook starts mutating once a pool node appears and stops when
-the last one goes). A namespace missing from the cache (created since the last list) is read once
-with a GET. :class:`StaticClusterView` is a fixed view for ``render``, tests and the benchmark.
+:class:`KubeClusterView` keeps both in informer stores of the watch engine
+(:class:`watchers.engine.WatchManager`: list + watch, resume, relist on 410), as the APIRule
+VirtualService cache does: the Nodes of the pool (server-side label selector) and every Namespace.
+The webhook starts mutating once a pool node is in the store and stops when the last one goes (KIM
+Snatch's bootstrap check, kept current by the watch instead of by polling). Two on-miss lookups
+cover the watch's lag: a namespace missing from the store (created a moment ago) is read once with a
+GET, and when no pool node is known, an admission lists the pool's nodes directly (rate-limited), so a
+node applied together with the Pods counts at once. :class:`StaticClusterView` is a fixed view for
+``render``, tests and the benchmark.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,6 +23,9 @@ from tasks.snatch import metrics
 from tasks.snatch.mutate import POOL_LABEL
 
 log = logging.getLogger("reconcilery.snatch.cluster")
+
+NODES = "snatch-pool-nodes"
+NAMESPACES = "snatch-namespaces"
 
 
 class ClusterView(Protocol):
@@ -70,30 +77,32 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 class KubeClusterView:
-    """Periodic pool-node check and namespace cache over a :class:`kube.Kube`.
+    """Pool-node check and namespace labels from watch-fed stores over a :class:`kube.Kube`.
 
     Args:
         kube_factory: builds the client (called once, lazily, in a worker thread).
         pool: the Kyma worker pool name.
-        node_interval: seconds between pool node checks.
-        namespace_interval: seconds between full namespace lists.
+        node_interval: shortest time (seconds) between two direct pool-node lists on a miss.
+        namespace_interval: unused (the namespace store is kept current by the watch); kept so
+            existing callers and ``--namespace-resync`` keep working.
         lookup_timeout: seconds a cache-miss GET of a namespace may take during an admission.
+        ready_timeout: seconds :meth:`start` waits for the initial lists.
     """
 
     def __init__(self, kube_factory: Callable[[], Any], pool: str, node_interval: float = 10.0,
-                 namespace_interval: float = 30.0, lookup_timeout: float = 2.0) -> None:
+                 namespace_interval: float = 30.0, lookup_timeout: float = 2.0, ready_timeout: float = 10.0) -> None:
         self._kube_factory = kube_factory
         self._kube: Any = None
         self.pool = pool
         self.node_interval = node_interval
         self.namespace_interval = namespace_interval
         self.lookup_timeout = lookup_timeout
+        self.ready_timeout = ready_timeout
         self._present = False
-        self._checked = False
+        self._logged: bool | None = None
         self._last_check = float("-inf")
-        self._namespaces: dict[str, dict[str, str]] = {}
-        self._tasks: list[asyncio.Task[None]] = []
-        self._stop = asyncio.Event()
+        self._last_direct = False
+        self._manager: Any = None
 
     @property
     def pool_node_present(self) -> bool:
@@ -101,13 +110,46 @@ class KubeClusterView:
 
     @property
     def checked(self) -> bool:
-        """Whether the pool node check has completed at least once."""
-        return self._checked
+        """Whether the initial list of the pool's nodes has completed."""
+        return self._manager is not None and all(w.listed.is_set() for w in self._manager
+                                                 if w.registration.name == NODES)
 
     def _client(self) -> Any:
         if self._kube is None:
             self._kube = self._kube_factory()
         return self._kube
+
+    # ---- informer stores -------------------------------------------------------------------
+
+    def _build(self) -> Any:
+        from kube import resources
+        from watchers.engine import WatchManager, WatchRegistration
+
+        registrations = [
+            WatchRegistration(NODES, resources.NODE, None, f"{POOL_LABEL}={self.pool}", self._on_node),
+            WatchRegistration(NAMESPACES, resources.NAMESPACE, None, None, self._on_namespace),
+        ]
+        return WatchManager(registrations, enqueue=_no_enqueue, kube=self._client())
+
+    def _on_node(self, _event: Any, stores: Any) -> list[Any]:
+        self._set_present(bool(stores.list(NODES)), len(stores.list(NODES)))
+        return []
+
+    def _on_namespace(self, _event: Any, stores: Any) -> list[Any]:
+        metrics.NAMESPACE_CACHE_SIZE.set(len(stores.store(NAMESPACES)))
+        return []
+
+    def _set_present(self, present: bool, nodes: int) -> None:
+        self._present = present
+        metrics.POOL_NODE_PRESENT.set(1 if present else 0)
+        if present != self._logged:
+            self._logged = present
+            if present:
+                metrics.SHOOTS_DEFAULT.inc()
+                log.info("kyma worker pool node found, mutating pods pool=%s nodes=%d", self.pool, nodes)
+            else:
+                metrics.SHOOTS_FALLBACK.inc()
+                log.error("%s=%s does not exist, pods are left unchanged", POOL_LABEL, self.pool)
 
     # ---- pool node check -------------------------------------------------------------------
 
@@ -118,42 +160,29 @@ class KubeClusterView:
                                                            label_selector=f"{POOL_LABEL}={self.pool}")
         return result
 
-    async def pool_node_present_now(self, min_interval: float = 1.0) -> bool:
-        """Like :attr:`pool_node_present`, but when no pool node is known, list the nodes again if the
-        last check is older than ``min_interval`` seconds: a node that joined a moment ago (e.g. applied
-        together with the Pods) is seen at once instead of after the periodic check."""
-        if not self._present and time.monotonic() - self._last_check >= min_interval:
-            await self.check_nodes()
-        return self._present
+    async def pool_node_present_now(self, min_interval: float | None = None) -> bool:
+        """Like :attr:`pool_node_present`, but when the store has no pool node, list the pool's nodes
+        directly (at most every ``min_interval`` seconds, default ``node_interval``): a node that
+        joined a moment ago (e.g. applied together with the Pods) counts before its watch event."""
+        if self._present:
+            return True
+        interval = self.node_interval if min_interval is None else min_interval
+        if time.monotonic() - self._last_check >= interval:
+            self._last_direct = await self.check_nodes()
+        return self._present or self._last_direct
 
     async def check_nodes(self) -> bool:
-        """List nodes of the pool once and update the mode. On an API error the mode is unchanged."""
+        """List the pool's nodes once, directly; ``False`` (and an error count) on an API error."""
         self._last_check = time.monotonic()
         try:
             nodes = await asyncio.to_thread(self._list_pool_nodes)
         except Exception as exc:
             metrics.CLUSTER_CHECK_ERRORS.labels("nodes").inc()
             log.error("pool node check failed pool=%s error=%s", self.pool, exc)
-            return self._present
-        present = bool(nodes)
-        if present != self._present or not self._checked:
-            if present:
-                metrics.SHOOTS_DEFAULT.inc()
-                log.info("kyma worker pool node found, mutating pods pool=%s nodes=%d", self.pool, len(nodes))
-            else:
-                metrics.SHOOTS_FALLBACK.inc()
-                log.error("%s=%s does not exist, pods are left unchanged", POOL_LABEL, self.pool)
-        self._present, self._checked = present, True
-        metrics.POOL_NODE_PRESENT.set(1 if present else 0)
-        return present
+            return False
+        return bool(nodes)
 
-    # ---- namespace cache -------------------------------------------------------------------
-
-    def _list_namespaces(self) -> list[dict[str, Any]]:
-        from kube import resources
-
-        result: list[dict[str, Any]] = self._client().list(resources.NAMESPACE)
-        return result
+    # ---- namespaces ------------------------------------------------------------------------
 
     def _get_namespace(self, name: str) -> dict[str, Any] | None:
         from kube import resources
@@ -161,60 +190,39 @@ class KubeClusterView:
         result: dict[str, Any] | None = self._client().get(resources.NAMESPACE, name)
         return result
 
-    async def refresh_namespaces(self) -> None:
-        """Replace the cache with a fresh list; on an API error the old cache stays."""
-        try:
-            items = await asyncio.to_thread(self._list_namespaces)
-        except Exception as exc:
-            metrics.CLUSTER_CHECK_ERRORS.labels("namespaces").inc()
-            log.error("namespace list failed error=%s", exc)
-            return
-        self._namespaces = {(ns.get("metadata") or {}).get("name", ""): _labels(ns) for ns in items}
-        metrics.NAMESPACE_CACHE_SIZE.set(len(self._namespaces))
-
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        cached = self._namespaces.get(namespace)
-        if cached is not None or not namespace:
-            return cached
-        try:
+        if not namespace:
+            return None
+        if self._manager is not None:
+            cached = self._manager.stores.get(NAMESPACES, None, namespace)
+            if cached is not None:
+                return _labels(cached)
+        try:  # not (yet) in the store: created a moment ago, or the watch is behind
             obj = await asyncio.wait_for(asyncio.to_thread(self._get_namespace, namespace), self.lookup_timeout)
         except Exception as exc:
             metrics.CLUSTER_CHECK_ERRORS.labels("namespaces").inc()
             log.warning("namespace lookup failed namespace=%s error=%r", namespace, exc)
             return None
-        if obj is None:
-            return None
-        labels = _labels(obj)
-        self._namespaces[namespace] = labels
-        metrics.NAMESPACE_CACHE_SIZE.set(len(self._namespaces))
-        return labels
+        return _labels(obj) if obj is not None else None
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Run the first checks (so the first admission sees a known mode), then the loops."""
-        self._stop.clear()
-        await asyncio.gather(self.check_nodes(), self.refresh_namespaces())
-        self._tasks = [
-            asyncio.create_task(self._every(self.node_interval, self.check_nodes)),
-            asyncio.create_task(self._every(self.namespace_interval, self.refresh_namespaces)),
-        ]
-
-    async def _every(self, interval: float, step: Callable[[], Any]) -> None:
-        next_at = time.monotonic() + interval
-        while not self._stop.is_set():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), max(0.0, next_at - time.monotonic()))
-            if self._stop.is_set():
-                return
-            next_at = time.monotonic() + interval
-            await step()
+        """Start the watches and wait (up to ``ready_timeout``) for their initial lists, so the first
+        admission sees a known mode."""
+        self._manager = await asyncio.to_thread(self._build)
+        self._manager.start()
+        if not await asyncio.to_thread(self._manager.wait_ready, self.ready_timeout):
+            log.warning("cluster view not ready after %.0f s; on-miss lookups answer meanwhile", self.ready_timeout)
+        stores = self._manager.stores
+        self._set_present(bool(stores.list(NODES)), len(stores.list(NODES)))
+        metrics.NAMESPACE_CACHE_SIZE.set(len(stores.store(NAMESPACES)))
 
     async def stop(self) -> None:
-        self._stop.set()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        if self._manager is not None:
+            await asyncio.to_thread(self._manager.stop)
+            self._manager = None
+
+
+def _no_enqueue(_controller: str, _key: Any) -> None:
+    return None

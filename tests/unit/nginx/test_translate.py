@@ -10,6 +10,7 @@ from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import (
     UpstreamRef,
     is_control_plane,
+    node_addresses,
     node_ips,
     server_address,
     service_upstreams,
@@ -47,9 +48,32 @@ WORKERS = [node("w0", "10.0.1.11"), node("w1", "10.0.1.12")]
     ([node("x", None, extra=[{"type": "ExternalIP", "address": "203.0.113.1"}])], []),
     ([node("w0", "10.0.1.11", extra=[{"type": "ExternalIP", "address": "203.0.113.1"}])], ["10.0.1.11"]),
     ([node("b", "10.0.1.2"), node("a", "10.0.1.10"), node("c", "10.0.1.2")], ["10.0.1.10", "10.0.1.2"]),
+    # every InternalIP of a node counts (spec §2.1), not only its first: sorted, unique
+    ([node("w0", "10.0.1.11", extra=[{"type": "InternalIP", "address": "10.0.2.11"}])], ["10.0.1.11", "10.0.2.11"]),
+    ([node("w0", "10.0.2.11", extra=[{"type": "InternalIP", "address": "10.0.1.11"}]),
+      node("w1", "10.0.1.11")], ["10.0.1.11", "10.0.2.11"]),
+    ([node("w0", "10.0.1.11", extra=[{"type": "InternalIP", "address": "fd00::11"}])], ["10.0.1.11", "fd00::11"]),
+    ([node("cp", "10.0.0.10", labels={"node-role.kubernetes.io/control-plane": ""},
+           extra=[{"type": "InternalIP", "address": "10.0.0.11"}])], []),
 ])
 def test_node_ips_are_internal_ips_of_workers(nodes: list[dict[str, Any]], ips: list[str]) -> None:
     assert node_ips(nodes) == ips
+
+
+def test_node_addresses_keep_api_order() -> None:
+    n = node("w0", None, extra=[{"type": "InternalIP", "address": "10.0.2.1"},
+                                {"type": "ExternalIP", "address": "203.0.113.1"},
+                                {"type": "InternalIP", "address": "10.0.1.1"}])
+    assert node_addresses(n) == ["10.0.2.1", "10.0.1.1"]
+    assert node_addresses({"metadata": {"name": "x"}}) == []
+
+
+def test_a_node_with_two_internal_ips_gives_two_servers_per_port() -> None:
+    dual = node("w0", "10.0.1.11", extra=[{"type": "InternalIP", "address": "fd00::11"}])
+    result = translate([service("s", [("nkl-web", 30001)])], [dual, node("w1", "10.0.1.12")], NAMES)
+    # sorted, so the order of nodes and addresses never changes the desired list
+    assert result.upstreams == {UpstreamRef("http", "web"): ["10.0.1.11:30001", "10.0.1.12:30001",
+                                                              "[fd00::11]:30001"]}
 
 
 def test_control_plane_labels() -> None:

@@ -86,6 +86,8 @@ def test_node_join_leave_and_address_change_sync_every_upstream() -> None:
     assert keys(map_node(WatchEvent("DELETED", w, w, "local"), s)) == every
     moved = node("w0", "10.0.1.99")
     assert keys(map_node(WatchEvent("MODIFIED", moved, w, "local"), s)) == every
+    second_ip = node("w0", "10.0.1.11", extra=[{"type": "InternalIP", "address": "10.0.2.11"}])
+    assert keys(map_node(WatchEvent("MODIFIED", second_ip, w, "local"), s)) == every
     promoted = node("w0", "10.0.1.11", labels={"node-role.kubernetes.io/control-plane": ""})
     assert keys(map_node(WatchEvent("MODIFIED", promoted, w, "local"), s)) == every
 

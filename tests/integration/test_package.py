@@ -1,0 +1,83 @@
+"""Outside the checkout: the wheels installed into a fresh virtualenv run ``render`` and ``up --once``
+from an empty directory (CRDs and every other run-time file come from package data)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.processes import free_port
+from tests.fixtures.workers import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def _run(args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(args)} exited with {proc.returncode}:\n{out[-6000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with ``reconcilery[embedded]`` installed from wheels built now; its ``bin``."""
+    base = tmp_path_factory.mktemp("package")
+    src = base / "src"  # a copy, so the build leaves no build/ or egg-info in the checkout
+    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "*.egg-info", "__pycache__", ".reconcilery", ".*_cache", "tests", "bench"))
+    wheels = base / "wheels"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src),
+          str(src / "reconcilery-embedded")], base, 600)
+    runtime = next(wheels.glob("reconcilery-*.whl"))
+    tops = {n.split("/")[0] for n in zipfile.ZipFile(runtime).namelist()}
+    assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing"} <= tops
+    assert not {"kubedev", "standins", "reconcilery-embedded"} & tops, tops  # the image carries no stand-ins
+    embedded = next(wheels.glob("reconcilery_embedded-*.whl"))
+    assert {n.split("/")[0] for n in zipfile.ZipFile(embedded).namelist()} >= {"kubedev", "standins"}
+
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
+    _run([*pip, "-r", str(ROOT / "requirements.lock")], base, 900)  # the image's versions
+    _run([*pip, "--find-links", str(wheels), f"{runtime}[embedded]"], base, 900)
+    return env_dir / "bin"
+
+
+def test_render_from_an_empty_directory(installed: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    files = []
+    for name in ("00-cluster.yaml", "10-apirules.yaml"):
+        files += ["-f", str(shutil.copy(ROOT / "examples" / "apigateway" / name, tmp_path / name))]
+    out = _run([str(installed / "reconcilery"), "render", "apirules", *files], empty, 120,
+               {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"})
+    assert "kind: VirtualService" in out and "state: Ready" in out, out
+    assert not list(empty.iterdir())
+
+
+def test_up_once_from_an_empty_directory(installed: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    examples = tmp_path / "examples" / "apigateway"  # the cluster objects and the v2 APIRules
+    examples.mkdir(parents=True)
+    for name in ("00-cluster.yaml", "10-apirules.yaml"):
+        shutil.copy(ROOT / "examples" / "apigateway" / name, examples / name)
+    env = {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"}
+    if os.environ.get("RECONCILERY_REDIS_SERVER"):
+        env["RECONCILERY_REDIS_SERVER"] = os.environ["RECONCILERY_REDIS_SERVER"]
+    out = _run([str(installed / "reconcilery"), "up", "--once", "--timeout", "150", "--flower-port",
+                str(free_port()), "--apply", str(examples)], empty, 400, env)
+    rows = [line for line in out.splitlines() if "APIRule" in line]
+    assert sum("Ready" in r for r in rows) == 3 and sum("Error" in r for r in rows) == 1, out
+    assert (empty / ".reconcilery" / "endpoints.json").is_file()  # the state dir, in the working directory
+    where = _run([str(installed / "python"), "-c", "import kubedev, tasks.apigateway.install as i; "
+                  "print(kubedev.__file__, i.APIRULE_CRD)"], empty, 60, env)
+    assert str(ROOT) not in where and str(installed.parent) in where, where  # nothing read from the checkout

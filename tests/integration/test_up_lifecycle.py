@@ -1,0 +1,75 @@
+"""``reconcilery up`` stopped by SIGTERM, SIGHUP or SIGKILL leaves no process behind; an NGINX Plus
+host whose port is taken is left to its own server."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.fixtures.processes import free_port, stop_process, wait_for
+from tests.fixtures.workers import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=lambda s: s.name)
+def test_up_leaves_no_process_behind(tmp_path: Path, sig: signal.Signals) -> None:
+    with socket.socket() as taken:  # "a real NGINX Plus" already listens on this one
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        taken_port, free = taken.getsockname()[1], free_port()
+        edge = tmp_path / "edge.yaml"
+        edge.write_text(f"""apiVersion: v1
+kind: Namespace
+metadata: {{name: nkl}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: nkl-config, namespace: nkl}}
+data:
+  nginx-hosts: "http://127.0.0.1:{taken_port}/api,http://127.0.0.1:{free}/api"
+""")
+        out = tmp_path / "up.out"
+        with open(out, "wb") as log:
+            up = subprocess.Popen(
+                [sys.executable, "-m", "reconcilery.cli", "up", "--state-dir", str(tmp_path / "state"),
+                 "--flower-port", str(free_port()), "--apply", str(edge)],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        descendants: list[int] = []
+        try:
+            wait_for(lambda: "running;" in out.read_text() or up.poll() is not None, timeout=180, interval=0.5,
+                     message="up running")
+            text = out.read_text()
+            assert up.poll() is None, text
+            assert (f"port {taken_port} is taken by pid " in text and "left to its own server" in text), text
+            assert f"NGINX Plus stand-in at http://127.0.0.1:{free}/api" in text, text
+            descendants[:] = [p.pid for p in psutil.Process(up.pid).children(recursive=True)]
+            # Redis, watchers, a worker per queue, beat, Flower
+            assert len(descendants) >= 5, descendants
+            up.send_signal(sig)
+            code = up.wait(60)
+            if sig != signal.SIGKILL:
+                assert code == 0, out.read_text()
+                assert f"stopping ({sig.name})" in out.read_text()
+            wait_for(lambda: not [p for p in descendants if _alive(p)], timeout=30, interval=0.2,
+                     message="every child of up gone")
+        finally:
+            stop_process(up)
+            for pid in descendants:  # on failure: never leave the orphans running
+                with contextlib.suppress(psutil.Error):
+                    psutil.Process(pid).kill()

@@ -1,0 +1,229 @@
+"""deploy/, rendered by ``kubectl kustomize``: what each overlay must contain for Reconcilery to run
+in a cluster (scripts/test also validates every overlay with kubernetes-validate --strict)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
+from workers.settings import QUEUES
+
+pytestmark = pytest.mark.kubectl
+
+
+def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(obj["spec"]["template"]["spec"]["containers"])
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or []}
+
+
+def test_the_crd_copies_equal_the_package_data() -> None:
+    packaged = {p.name: p.read_bytes() for p in ROOT.glob("tasks/*/crds/*.yaml")}
+    copies = {p.name: p.read_bytes() for p in (DEPLOY / "base" / "crds").glob("*.yaml")
+              if p.name != "kustomization.yaml"}
+    assert copies == packaged, "deploy/base/crds differs from tasks/*/crds: run scripts/sync-crds"
+    listed = yaml.safe_load((DEPLOY / "base" / "crds" / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(packaged)
+
+
+def test_the_overlays() -> None:
+    assert OVERLAYS == ["dev", "production", "production-sentinel"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_queue_has_a_worker_with_meaningful_probes_and_a_pdb(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    deployments, pdbs = by_kind(objs, "Deployment"), by_kind(objs, "PodDisruptionBudget")
+    for queue in QUEUES:
+        name = f"reconcilery-worker-{queue}"
+        (worker,) = _containers(deployments[name])
+        assert worker["args"][:3] == ["worker", "--queues", queue]
+        assert worker["livenessProbe"]["exec"]["command"][:3] == ["reconcilery", "probe", "worker"]
+        assert "--ping" in worker["readinessProbe"]["exec"]["command"]
+        assert pdbs[name]["spec"]["selector"]["matchLabels"] == deployments[name]["spec"]["selector"]["matchLabels"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_pod_is_non_root_read_only_and_bounded(overlay: str) -> None:
+    for kind in ("Deployment", "StatefulSet"):
+        for name, obj in by_kind(render(f"overlays/{overlay}"), kind).items():
+            pod = obj["spec"]["template"]["spec"]
+            assert pod["securityContext"]["runAsNonRoot"] is True, name
+            assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, name
+            assert obj["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"] == "reconcilery"
+            for c in pod["containers"]:
+                sc = c["securityContext"]
+                assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False, name
+                assert sc["capabilities"] == {"drop": ["ALL"]}, name
+                assert c["resources"]["requests"] and c["resources"]["limits"]["memory"], name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_process_finds_redis_with_its_password(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    config = by_kind(objs, "ConfigMap")["reconcilery-config"]["data"]
+    url = config["RECONCILERY_REDIS_URL"]
+    services = by_kind(objs, "Service")
+    hosts = [part.split("://", 1)[1].split("/", 1)[0].split(":")[0] for part in url.split(";")]
+    for host in hosts:  # <service>.reconcilery.svc, or <pod>.<headless service>.reconcilery.svc
+        service = host.removesuffix(".reconcilery.svc").split(".")[-1]
+        assert service in services, f"{url}: no Service {service}"
+    for name, dep in by_kind(objs, "Deployment").items():
+        for c in _containers(dep):
+            if c["image"].endswith("redis") or "redis" in c["image"].split("/")[-1].split(":")[0]:
+                continue
+            assert {"configMapRef": {"name": "reconcilery-config"}} in c.get("envFrom", []), name
+            assert _env(c)["RECONCILERY_REDIS_PASSWORD"] == {"secretKeyRef": {"name": "reconcilery-redis",
+                                                                              "key": "password"}}, name
+
+
+def test_redis_persists_with_aof_behind_a_password_and_a_network_policy() -> None:
+    objs = render("base")
+    conf = by_kind(objs, "ConfigMap")["reconcilery-redis"]["data"]["redis.conf"].splitlines()
+    assert "appendonly yes" in conf and "appendfsync everysec" in conf and "maxmemory-policy noeviction" in conf
+    sts = by_kind(objs, "StatefulSet")["reconcilery-redis"]
+    (redis,) = _containers(sts)
+    assert "--requirepass" in redis["command"] and sts["spec"]["volumeClaimTemplates"]
+    (policy,) = by_kind(objs, "NetworkPolicy").values()
+    pod_labels = sts["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"app.kubernetes.io/part-of": "reconcilery"}}}]
+
+
+def test_the_watcher_is_leader_elected_with_two_replicas() -> None:
+    objs = render("base")
+    dep = by_kind(objs, "Deployment")["reconcilery-watcher"]
+    (c,) = _containers(dep)
+    assert dep["spec"]["replicas"] == 2 and "--leader-elect" in c["args"]
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz" and c["livenessProbe"]["httpGet"]["path"] == "/livez"
+    rbac = Rbac(objs)
+    for verb in ("create", "get", "update"):
+        assert rbac.allows("reconcilery-watcher", {"verb": verb, "group": "coordination.k8s.io", "resource": "leases",
+                                                   "namespaced": True, "namespace": "reconcilery",
+                                                   "name": "reconcilery-watch"}, exact_namespace=True)
+
+
+def test_the_watcher_may_list_and_watch_every_registration() -> None:
+    from reconcilery.cli import load_registrations
+
+    rbac = Rbac(render("base"))
+    for reg in load_registrations():
+        selector = reg.field_selector or ""
+        name = selector.split("=", 1)[1] if selector.startswith("metadata.name=") and "," not in selector else ""
+        for verb in ("list", "watch"):
+            call = {"verb": verb, "group": reg.resource.group, "resource": reg.resource.plural,
+                    "namespaced": reg.namespace is not None, "namespace": reg.namespace or "", "name": name}
+            assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
+
+
+def test_beat_is_single_and_flower_is_internal_behind_basic_auth() -> None:
+    objs = render("base")
+    deps = by_kind(objs, "Deployment")
+    assert deps["reconcilery-beat"]["spec"]["replicas"] == 1
+    assert by_kind(objs, "Service")["reconcilery-flower"]["spec"]["type"] == "ClusterIP"
+    env = _env(_containers(deps["reconcilery-flower"])[0])
+    assert env["FLOWER_BASIC_AUTH"] == "$(FLOWER_USERNAME):$(FLOWER_PASSWORD)"
+    assert env["FLOWER_PASSWORD"] == {"secretKeyRef": {"name": "reconcilery-flower", "key": "password"}}
+
+
+def test_the_webhook_has_two_replicas_a_pdb_and_its_configuration() -> None:
+    from tasks.snatch.controller import WEBHOOK_CONFIG_NAME
+    from tasks.snatch.mutate import MANAGED_BY_LABEL
+    from tasks.snatch.webhook import MUTATE_PATH
+
+    objs = render("base")
+    dep = by_kind(objs, "Deployment")["reconcilery-webhook"]
+    assert dep["spec"]["replicas"] == 2 and "reconcilery-webhook" in by_kind(objs, "PodDisruptionBudget")
+    (hook,) = by_kind(objs, "MutatingWebhookConfiguration")[WEBHOOK_CONFIG_NAME]["webhooks"]
+    assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None" and hook["timeoutSeconds"] <= 5
+    assert hook["namespaceSelector"]["matchLabels"] == {MANAGED_BY_LABEL: "kyma"}
+    ref = hook["clientConfig"]["service"]
+    assert ref["path"] == MUTATE_PATH and ref["namespace"] == "reconcilery"
+    service = by_kind(objs, "Service")[ref["name"]]
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    (expr,) = hook["objectSelector"]["matchExpressions"]
+    assert pod_labels[expr["key"]] in expr["values"] and expr["operator"] == "NotIn"
+    volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    ca_secret = by_kind(objs, "ConfigMap")["reconcilery-config"]["data"]["RECONCILERY_SNATCH_CA_SECRET"]
+    assert volumes["certificates"]["secret"]["secretName"] == ca_secret.split("/")[1]
+
+
+def test_production_scales_workers_on_their_ready_lists_with_keda() -> None:
+    for overlay, trigger in (("production", "redis"), ("production-sentinel", "redis-sentinel")):
+        objs = render(f"overlays/{overlay}")
+        scaled = by_kind(objs, "ScaledObject")
+        auth = by_kind(objs, "TriggerAuthentication")["reconcilery-redis"]
+        assert auth["spec"]["secretTargetRef"] == [{"parameter": "password", "name": "reconcilery-redis",
+                                                    "key": "password"}]
+        for queue in QUEUES:
+            so = scaled[f"reconcilery-worker-{queue}"]
+            assert so["spec"]["scaleTargetRef"]["name"] == f"reconcilery-worker-{queue}"
+            assert so["spec"]["minReplicaCount"] >= 2  # the PDB keeps one while a node drains
+            lists = {t["metadata"]["listName"] for t in so["spec"]["triggers"]}
+            assert lists == {f"rq:{queue}:ready", f"rq:{queue}:ready-resync"}
+            assert all(t["type"] == trigger and t["authenticationRef"]["name"] == "reconcilery-redis"
+                       for t in so["spec"]["triggers"])
+        assert not by_kind(objs, "HorizontalPodAutoscaler")
+
+
+def test_dev_scales_workers_on_cpu_without_keda() -> None:
+    objs = render("overlays/dev")
+    hpas = by_kind(objs, "HorizontalPodAutoscaler")
+    assert {h["spec"]["scaleTargetRef"]["name"] for h in hpas.values()} == {
+        f"reconcilery-worker-{q}" for q in QUEUES}
+    assert not by_kind(objs, "ScaledObject")
+
+
+def test_production_certificates_caBundle_injection_and_monitoring() -> None:
+    objs = render("overlays/production")
+    cert = by_kind(objs, "Certificate")["kim-snatch-webhook"]
+    assert cert["spec"]["secretName"] == "kim-snatch-certificates"
+    assert "kim-snatch-webhook-service.reconcilery.svc" in cert["spec"]["dnsNames"]
+    (mwc,) = by_kind(objs, "MutatingWebhookConfiguration").values()
+    assert mwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "reconcilery/kim-snatch-webhook"
+    monitors = by_kind(objs, "ServiceMonitor")
+    services = by_kind(objs, "Service")
+    for monitor in monitors.values():  # each selects a Service with the named port
+        sel = monitor["spec"]["selector"]["matchLabels"]
+        matching = [s for s in services.values() if sel.items() <= (s["metadata"].get("labels") or {}).items()]
+        assert matching, monitor["metadata"]["name"]
+        ports = {p["name"] for s in matching for p in s["spec"]["ports"]}
+        assert {e["port"] for e in monitor["spec"]["endpoints"]} <= ports
+    alerts = {r["alert"] for g in by_kind(objs, "PrometheusRule")["reconcilery"]["spec"]["groups"]
+              for r in g["rules"]}
+    assert {"ReconcileryQueueGrowing", "ReconcileryReconcilesFailing", "ReconcileryLeasesLost",
+            "ReconcileryWatchSilent"} <= alerts
+
+
+def test_every_component_runs_under_its_own_service_account() -> None:
+    objs = render("base")
+    comps = components(objs)
+    assert set(comps) >= {"watcher", "webhook", "beat", *(f"worker-{q}" for q in QUEUES)}
+    assert len(set(comps.values())) == len(comps)
+    sas = by_kind(objs, "ServiceAccount")
+    assert set(comps.values()) <= set(sas)
+
+
+def test_events_can_be_counted_not_only_created() -> None:
+    # the regression of issue 12: a repeated Event is a get + update of the existing one
+    rbac = Rbac(render("base"))
+    for verb in ("create", "get", "update"):
+        assert rbac.allows("reconcilery-apigateway", {"verb": verb, "group": "", "resource": "events",
+                                                      "namespaced": True, "namespace": "shop", "name": "x"})
+
+
+def test_no_component_reads_every_configmap_or_secret() -> None:
+    rbac = Rbac(render("base"))
+    for sa in set(components(render("base")).values()):
+        for resource in ("configmaps", "secrets"):
+            for verb in ("get", "list"):
+                call = {"verb": verb, "group": "", "resource": resource, "namespaced": False, "namespace": "",
+                        "name": "anything"}
+                assert not rbac.allows(sa, call), (sa, verb, resource)
