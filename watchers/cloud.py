@@ -1,5 +1,9 @@
 """Cloud Resources watch registrations on the KCP (the SKRs are never watched: the sweep visits them).
 
+All of them watch the KCP namespace (``kcp-system``, ``RECONCILERY_CLOUD_KCP_NAMESPACE``), where Kyma's
+control plane keeps Kyma CRs and GardenerClusters and the controllers keep the KCP objects, so the
+watcher needs a namespaced Role only.
+
 - Kyma CRs -> ``cloud-kyma`` (activation);
 - GardenerClusters -> ``cloud-scope``; Scopes -> ``cloud-scope`` and ``cloud-kyma`` (a new Scope
   activates its SKR);
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tasks.cloud import names
+from tasks.cloud import names, settings
 from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
 from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
@@ -74,11 +78,13 @@ def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(NUKE, _key(event))]
 
 
+_NS = settings.current().kcp_namespace
+
 REGISTRATIONS: list[WatchRegistration] = [
-    WatchRegistration(KYMAS, names.KYMA, None, None, map_kyma, (KYMA,)),
-    WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, None, None, map_gardener_cluster, (SCOPE,)),
-    WatchRegistration(SCOPES, names.SCOPE, None, None, map_scope, (SCOPE, KYMA)),
-    WatchRegistration(IPRANGES, names.KCP_IPRANGE, None, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-    WatchRegistration(NETWORKS, names.NETWORK, None, None, map_network, (NETWORK, IPRANGE)),
-    WatchRegistration(NUKES, names.NUKE, None, None, map_nuke, (NUKE,)),
+    WatchRegistration(KYMAS, names.KYMA, _NS, None, map_kyma, (KYMA,)),
+    WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, _NS, None, map_gardener_cluster, (SCOPE,)),
+    WatchRegistration(SCOPES, names.SCOPE, _NS, None, map_scope, (SCOPE, KYMA)),
+    WatchRegistration(IPRANGES, names.KCP_IPRANGE, _NS, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
+    WatchRegistration(NETWORKS, names.NETWORK, _NS, None, map_network, (NETWORK, IPRANGE)),
+    WatchRegistration(NUKES, names.NUKE, _NS, None, map_nuke, (NUKE,)),
 ]

@@ -51,7 +51,7 @@ def _keys_of(*kinds: Resource) -> list[Key]:
     found: set[Key] = set()
     for res in kinds:
         try:
-            objects = kube.list(res)
+            objects = kube.list(res, settings.current().kcp_namespace)
         except ResourceMissing:
             continue
         for obj in objects:

@@ -2,7 +2,8 @@
 
 Sets (folders of ``tasks/cloud/crds``):
 
-- ``kcp``: the KCP kinds (``cloud-control.kyma-project.io``: IpRange, Scope, Network, Nuke, SkrStatus);
+- ``kcp``: the KCP kinds the controllers own (``cloud-control.kyma-project.io``: IpRange, Scope, Network,
+  Nuke, SkrStatus), the folder's top level (``scripts/sync-crds`` copies them into ``deploy/base/crds``);
 - ``kyma``: the outside KCP kinds the loops read (Kyma, GardenerCluster), for local runs;
 - ``garden``: the Gardener kinds the Scope is built from (Shoot, CredentialsBinding, SecretBinding),
   for a local Garden;
@@ -48,7 +49,7 @@ def _parsed(sets: tuple[str, ...], provider: str) -> tuple[dict[str, Any], ...]:
     for name in sets:
         if name not in SETS:
             raise ValueError(f"unknown CRD set {name!r} (known: {', '.join(SETS)})")
-        docs.extend(_docs(CRDS.joinpath(name)))
+        docs.extend(_docs(CRDS if name == "kcp" else CRDS.joinpath(name)))
         if name == "skr" and provider:
             docs.extend(_docs(CRDS.joinpath(name, provider)))
     return tuple(docs)

@@ -5,7 +5,7 @@ notification sleeve, listener of ``kyma-project/runtime-watcher``, contract v2).
 (``owner``, ``watched``, ``watchedGvk``) and the ``X-Forwarded-Client-Cert`` header of the SKR's
 client certificate: the runtime id (the kyma name) is the certificate's common name. Answers as the
 listener does: 405 for other methods, 413 over 16 KiB, 400/401 for a missing version, header or
-common name, 500 for a body that is not a WatchEvent, else 200.
+common name, 500 for a body that is not a WatchEvent, else 200. ``GET /healthz`` answers 200 (probes).
 
 An accepted event goes to :meth:`tasks.cloud.sweep.Rotation.notify`: the SKR gets a fresh connect
 (``workqueue.add``) unless it is not active, its rotation connect is already queued or running, a
@@ -120,6 +120,9 @@ class Listener:
 
         class Handler(BaseHTTPRequestHandler):
             def _answer(self) -> None:
+                if self.path in ("/healthz", "/readyz"):
+                    self._send(Parsed(200, "ok"))
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > SIZE_LIMIT:
                     self._send(Parsed(413, f"Body size greater than {SIZE_LIMIT} bytes is not allowed"))

@@ -195,6 +195,7 @@ def test_runtime_watcher_event_connects_sooner_rate_limited(cloud: CloudEnv) -> 
             "watchedGvk": {"group": "cloud-resources.kyma-project.io", "version": "v1beta1", "kind": "IpRange"}}
     assert requests.post(url, json=body, timeout=5).status_code == 401  # no client certificate
     assert requests.get(url, timeout=5).status_code == 405
+    assert requests.get(f"{cloud.listener}/healthz", timeout=5).status_code == 200
     cloud.wait(lambda: connections(cloud, rt.kyma) >= 1, timeout=60, message="first connect")
     # push the SKR's rotation turn far away: any further connect is the notification's
     cloud.wait(lambda: cloud.rotation.due(rt.kyma) is not None, timeout=30, message="waiting in the rotation")
