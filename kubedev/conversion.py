@@ -34,7 +34,7 @@ import aiohttp
 
 from kubedev import errors
 from kubedev.errors import ApiError
-from kubedev.patching import PatchError, apply_merge, json_patch, merge_patch
+from kubedev.patching import apply_patch
 from kubedev.resources import ResourceType
 from kubedev.store import Store
 
@@ -289,20 +289,7 @@ class Converter:
                     return await self.create(rt, namespace, body, dry_run), True
                 raise
             current_v = (await self.to_request_version(rt, [current]))[0]
-            try:
-                if patch_type == "merge":
-                    patched = merge_patch(current_v, patch)
-                elif patch_type == "json":
-                    patched = json_patch(current_v, patch)
-                elif patch_type == "apply":
-                    patched = apply_merge(current_v, patch)
-                else:
-                    raise errors.unsupported_media_type(patch_type)
-            except PatchError as exc:
-                raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: "
-                               f"{exc}") from exc
-            if not isinstance(patched, dict):
-                raise errors.bad_request("the patched object must be a JSON object")
+            patched = apply_patch(current_v, patch_type, patch, strategic=False)
             explicit_rv = (patched.get("metadata") or {}).get("resourceVersion") not in (
                 None, "", current["metadata"]["resourceVersion"])
             patched["metadata"] = {**(patched.get("metadata") or {}),

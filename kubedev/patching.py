@@ -21,7 +21,9 @@ from typing import Any
 
 import jsonpatch
 
-__all__ = ["PatchError", "apply_merge", "json_patch", "merge_patch", "strategic_merge_patch"]
+from kubedev import errors
+
+__all__ = ["PatchError", "apply_merge", "apply_patch", "json_patch", "merge_patch", "strategic_merge_patch"]
 
 
 class PatchError(ValueError):
@@ -163,3 +165,29 @@ def _merge_list(field: str, current: Any, patch: list[Any], delete_nulls: bool) 
         else:
             out[index] = _smp(out[index], item, delete_nulls)
     return out
+
+
+def apply_patch(current: dict[str, Any], patch_type: str, patch: Any, *, strategic: bool = True) -> dict[str, Any]:
+    """``current`` with a PATCH request's body applied, as the API server's patch handler does.
+
+    ``patch_type`` is ``merge``, ``json``, ``strategic`` (only when ``strategic``: custom resources
+    have no strategic merge) or ``apply``. Raises :class:`kubedev.errors.ApiError`: 415 for a patch
+    type the resource does not take, 422 ``Invalid`` for a patch that cannot be applied, 400 when the
+    result is not an object."""
+    try:
+        if patch_type == "merge":
+            patched = merge_patch(current, patch)
+        elif patch_type == "json":
+            patched = json_patch(current, patch)
+        elif patch_type == "strategic" and strategic:
+            patched = strategic_merge_patch(current, patch)
+        elif patch_type == "apply":
+            patched = apply_merge(current, patch)
+        else:
+            raise errors.unsupported_media_type(patch_type)
+    except PatchError as exc:
+        raise errors.ApiError(422, "Invalid", f"the server rejected our request due to an error in our "
+                              f"request: {exc}") from exc
+    if not isinstance(patched, dict):
+        raise errors.bad_request("the patched object must be a JSON object")
+    return patched

@@ -42,7 +42,7 @@ from kubedev import errors
 from kubedev.customresources import SchemaAdmission
 from kubedev.errors import ApiError
 from kubedev.labelindex import LabelIndex, indexable
-from kubedev.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge_patch
+from kubedev.patching import apply_patch
 from kubedev.resources import Registry, ResourceType
 from kubedev.selectors import (
     FieldRequirement,
@@ -546,22 +546,7 @@ class Store:
                 if rt.namespaced:
                     body["metadata"]["namespace"] = ns
                 return self.create(rt, ns, body, dry_run), True
-            try:
-                if patch_type == "merge":
-                    patched = merge_patch(current, patch)
-                elif patch_type == "json":
-                    patched = json_patch(current, patch)
-                elif patch_type == "strategic":
-                    patched = strategic_merge_patch(current, patch)
-                elif patch_type == "apply":
-                    patched = apply_merge(current, patch)
-                else:
-                    raise errors.unsupported_media_type(patch_type)
-            except PatchError as exc:
-                raise errors.ApiError(422, "Invalid", f"the server rejected our request due to an error in our "
-                                      f"request: {exc}") from exc
-            if not isinstance(patched, dict):
-                raise errors.bad_request("the patched object must be a JSON object")
+            patched = apply_patch(current, patch_type, patch)
             patched_meta = patched.get("metadata") or {}
             if patched_meta.get("resourceVersion") != current["metadata"]["resourceVersion"]:
                 self._check_rv(rt, name, current, patched_meta.get("resourceVersion"))

@@ -44,6 +44,7 @@ from tasks.snatch.mutate import (
     review_response,
 )
 from tasks.snatch.tls import CertificateReloader
+from webhooks.listeners import ThreadedListener
 
 log = logging.getLogger("reconcilery.snatch.webhook")
 
@@ -131,6 +132,9 @@ class WebhookServer:
         on_cert_reload: called after each certificate (re)load (the caBundle sync enqueue).
         cert_poll_interval: seconds between certificate polls besides file events.
     """
+
+    #: Listener name (:class:`webhooks.Listener`).
+    name = "snatch"
 
     def __init__(self, cert_dir: str | os.PathLike[str], pool: str, view: ClusterView, host: str = "0.0.0.0",
                  port: int = DEFAULT_PORT, health_port: int = DEFAULT_HEALTH_PORT,
@@ -229,61 +233,17 @@ class WebhookServer:
         return f"https://{host}:{self.ports.webhook}{MUTATE_PATH}"
 
 
-class RunningWebhook:
+class RunningWebhook(ThreadedListener):
     """A :class:`WebhookServer` running on its own event loop in a daemon thread (tests, ``reconcilery up``)."""
 
     def __init__(self, server: WebhookServer) -> None:
+        super().__init__(server)
         self.server = server
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name="snatch-webhook", daemon=True)
-        self._started = threading.Event()
-        self._error: BaseException | None = None
-        self._done: asyncio.Event | None = None
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def main() -> None:
-            self._done = asyncio.Event()
-            try:
-                await self.server.start()
-            except BaseException as exc:
-                self._error = exc
-                self._started.set()
-                await self.server.stop()
-                return
-            self._started.set()
-            await self._done.wait()
-            await self.server.stop()
-
-        try:
-            self._loop.run_until_complete(main())
-        finally:
-            self._loop.close()
 
     def start(self, timeout: float = 30.0) -> RunningWebhook:
         """Start and wait until listening. Raises the start-up error, or ``TimeoutError``."""
-        self._thread.start()
-        if not self._started.wait(timeout):
-            raise TimeoutError("snatch webhook did not start")
-        if self._error is not None:
-            self._thread.join(5)
-            raise self._error
+        super().start(timeout)
         return self
-
-    def call(self, fn: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Run ``fn`` (sync) on the server's loop thread and return its result."""
-        async def wrapped() -> Any:
-            return fn()
-
-        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout)
-
-    def stop(self, timeout: float = 15.0) -> None:
-        """Stop the server and join the thread (idempotent)."""
-        if self._thread.is_alive() and self._done is not None and not self._loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._done.set)
-        self._thread.join(timeout)
 
     @property
     def url(self) -> str:
