@@ -134,11 +134,11 @@ class InformerSet:
             if verb == "delete":
                 meta = obj.get("metadata") or {}
                 if meta.get("deletionTimestamp") and meta.get("finalizers"):
-                    informer.store.write_through(copy_module.deepcopy(obj))  # still there, being deleted
+                    informer.store.write_through(obj)  # still there, being deleted
                 else:
                     informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
             else:
-                informer.store.write_through(copy_module.deepcopy(obj))
+                informer.store.write_through(obj)  # the kube layer's own copy of the answer
 
     def stop(self) -> None:
         """Stop every informer and the write listener."""

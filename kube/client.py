@@ -34,8 +34,9 @@ PATCH_CONTENT_TYPES = {
 LIST_PAGE_SIZE = 500
 Query = Sequence[tuple[str, str | int | bool]]
 #: ``(resource, verb, object)`` after a successful write of this client: verb ``"write"`` (create,
-#: replace, patch, status patch: ``object`` is the API server's answer) or ``"delete"`` (``object``
-#: is the answer when it is the object, else ``{"metadata": {"name", "namespace"}}``).
+#: replace, patch, status patch: ``object`` is the API server's answer, decoded once more for the
+#: listeners, never the dict the caller gets) or ``"delete"`` (``object`` is the answer when it is the
+#: object, else ``{"metadata": {"name", "namespace"}}``). Listeners must not change it.
 WriteListener = Callable[[Resource, str, dict[str, Any]], None]
 
 
@@ -132,6 +133,11 @@ class Kube:
 
         Raises :class:`ApiError` or a subclass (:class:`NotFound`, :class:`Conflict`, ...).
         """
+        return self._decode(method, path, *self._raw(method, path, query, body, content_type, name))
+
+    def _raw(self, method: str, path: str, query: Query = (), body: Any = None,
+             content_type: str | None = None, name: str | None = None) -> tuple[int, bytes]:
+        """Send one request; ``(status, raw answer)`` of a 2xx answer (raises as :meth:`request`)."""
         response = self.open(method, path, query, body, content_type, name=name)
         try:
             raw = response.data
@@ -139,12 +145,25 @@ class Kube:
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
         finally:
             response.release_conn()
+        return response.status, raw
+
+    @staticmethod
+    def _decode(method: str, path: str, status: int, raw: bytes) -> Any:
         if not raw:
             return None
         try:
             return json.loads(raw)
         except ValueError as exc:
-            raise ApiError(response.status, "BadResponse", f"{method} {path}: answer is not JSON") from exc
+            raise ApiError(status, "BadResponse", f"{method} {path}: answer is not JSON") from exc
+
+    def _write(self, res: Resource, method: str, path: str, body: Any, content_type: str | None = None,
+               name: str | None = None) -> dict[str, Any]:
+        """A write whose answer is the object; write listeners get their own decoded copy of it."""
+        status, raw = self._raw(method, path, body=body, content_type=content_type, name=name)
+        obj = dict(self._decode(method, path, status, raw) or {})
+        if self._listeners and obj:
+            self._wrote(res, "write", json.loads(raw))
+        return obj
 
     # ---- objects ---------------------------------------------------------------------------
 
@@ -196,10 +215,7 @@ class Kube:
         """Create ``body`` (namespace from ``metadata.namespace``); the created object.
         Raises :class:`Conflict` (reason ``AlreadyExists``) if it exists, :class:`ApiError` otherwise."""
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        created = dict(self.request("POST", res.path(_meta(body).get("namespace")), body=body))
-        if self._listeners:
-            self._wrote(res, "write", created)
-        return created
+        return self._write(res, "POST", res.path(_meta(body).get("namespace")), body)
 
     def replace(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
         """PUT ``body`` (name/namespace from its metadata); with ``metadata.resourceVersion`` set a
@@ -209,10 +225,7 @@ class Kube:
         if not name:
             raise ValueError("replace needs metadata.name")
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        replaced = dict(self.request("PUT", res.path(meta.get("namespace"), name), body=body, name=name))
-        if self._listeners:
-            self._wrote(res, "write", replaced)
-        return replaced
+        return self._write(res, "PUT", res.path(meta.get("namespace"), name), body, name=name)
 
     def patch(self, res: Resource, name: str, patch: dict[str, Any] | builtins.list[dict[str, Any]],
               namespace: str | None = None, patch_type: str = "merge") -> dict[str, Any]:
@@ -236,11 +249,7 @@ class Kube:
             raise ValueError(f"patch_type must be one of {known}, got {patch_type!r}") from None
         if patch_type == "json" and not isinstance(patch, list):
             raise ValueError("a json patch is a list of operations")
-        patched = dict(self.request("PATCH", res.path(namespace, name, subresource), body=patch,
-                                    content_type=content_type, name=name))
-        if self._listeners:
-            self._wrote(res, "write", patched)
-        return patched
+        return self._write(res, "PATCH", res.path(namespace, name, subresource), patch, content_type, name)
 
     def delete(self, res: Resource, name: str, namespace: str | None = None,
                propagation_policy: str | None = "Background") -> None:
