@@ -2,11 +2,16 @@
 
     .venv/bin/python -m bench.apirules [--sizes 1000,10000] [--workers 2] [--concurrency 4]
                                        [--live-changes 20] [--timeout 300] [--skip-resync]
+                                       [--baseline] [--no-unchanged-resync]
 
 Per size it starts a fresh dev API server (its own process, with a request counter), a redis-server,
 ``reconcilery watch --controllers apirule`` and ``--workers`` ``reconcilery worker -Q apigateway``
 processes (threads pool, Celery task events off), stops all of them at the end, and prints:
 
+- per phase (create N; an unchanged resync of every APIRule; a full resync with live changes):
+  reconciles/s, API requests and writes per reconcile (counted at the dev API server), CPU ms of the
+  worker processes per reconcile (``/proc``), and each worker's RSS at the end;
+  ``--baseline`` first runs the same size on the path before informers, for a comparison in one run;
 - time from the first create until every APIRule is ``Ready`` (creates are sequential and part of it);
 - reconciles per second (a reconcile starts with one GET of its APIRule: that is what is counted);
 - API requests per reconcile at the dev API server, by verb and resource (the watcher's lists
@@ -16,9 +21,10 @@ processes (threads pool, Celery task events off), stops all of them at the end, 
   resync=True)``, as the beat's resync task does); the resync's own duration (``--skip-resync``:
   only the time until Ready).
 
-Every APIRule gets its own host. The occupied-host check reads the other VirtualServices from each
-worker's watch-fed cache (``tasks.apigateway.cache``), so a reconcile costs the same at any size; set
-``RECONCILERY_APIRULE_VS_CACHE=0`` to measure the old cluster-wide LIST per reconcile (O(N²) a pass).
+Every APIRule gets its own host. Every read but the APIRule's own GET comes from the worker's informers
+(``informers.informer``; the occupied-host check through the VirtualService informer's host index), so
+a reconcile costs the same at any size; set ``RECONCILERY_APIRULE_VS_CACHE=0`` to measure the old
+cluster-wide LIST per reconcile (O(N²) a pass).
 A size that does not settle within ``--timeout`` seconds reports how many were Ready by then.
 """
 
@@ -152,7 +158,13 @@ def workers_usage(pids: list[int]) -> tuple[float, list[int]]:
     return sum(c for c, _ in usage), [r for _, r in usage]
 
 
-def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dict[str, Any]:
+#: The worker's environment of ``--baseline``: the path before informers (every read from the API
+#: server, the official client's credential refresh before every request).
+BASELINE_ENV = {"RECONCILERY_INFORMERS": "0", "RECONCILERY_KUBE_REFRESH_SECONDS": "0"}
+
+
+def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path,
+             extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     import redis
     import requests
     import yaml
@@ -173,7 +185,7 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
     procs: list[subprocess.Popen[bytes]] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILERY_REDIS_URL": redis_url,
            "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_DOMAINS": "tasks.apigateway.controller",
-           "RECONCILERY_TASK_EVENTS": "0", "PYTHONUNBUFFERED": "1"}
+           "RECONCILERY_TASK_EVENTS": "0", "PYTHONUNBUFFERED": "1", **(extra_env or {})}
 
     def spawn(argv: list[str], log: Any) -> None:
         procs.append(subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -306,11 +318,11 @@ def phase_line(label: str, counts: dict[str, int], seconds: float, cpu_s: float)
             f"worker CPU/reconcile {cpu_s * 1000 / per:6.2f} ms")
 
 
-def report(res: dict[str, Any], workers: int, concurrency: int) -> None:
+def report(res: dict[str, Any], workers: int, concurrency: int, label: str = "") -> None:
     n, counts = res["n"], res["counts"]
     reconciles = counts.get("GET apirules/{name}", 0)
     requests_total = sum(v for k, v in counts.items() if not k.startswith("WATCH"))
-    print(f"\n== {n} APIRules, {workers} workers x {concurrency} threads: per phase ==")
+    print(f"\n== {n} APIRules, {workers} workers x {concurrency} threads{label}: per phase ==")
     print(phase_line("create", counts, res["ready_s"], res["cpu_s"]))
     print(f"{'':16s} requests/create (per APIRule) {requests_total / n:5.2f}")
     if "unchanged_counts" in res:
@@ -350,6 +362,9 @@ def main() -> None:
     parser.add_argument("--live-changes", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per size before giving up")
     parser.add_argument("--skip-resync", action="store_true", help="stop once every APIRule is Ready")
+    parser.add_argument("--baseline", action="store_true",
+                        help="run each size first with the old path (RECONCILERY_INFORMERS=0, "
+                             "RECONCILERY_KUBE_REFRESH_SECONDS=0) for an in-run comparison")
     parser.add_argument("--no-unchanged-resync", dest="unchanged_resync", action="store_false",
                         help="skip the phase that resyncs every APIRule once with nothing changed")
     args = parser.parse_args()
@@ -362,8 +377,11 @@ def main() -> None:
         os.environ["RECONCILERY_TASK_EVENTS"] = "0"
         os.environ["RECONCILERY_DOMAINS"] = "tasks.apigateway.controller"
         for size in (int(s) for s in args.sizes.split(",") if s.strip()):
+            if args.baseline:
+                base = run_size(size, args, server.url, Path(tmpdir), BASELINE_ENV)
+                report(base, args.workers, args.concurrency, " BASELINE (direct reads, unthrottled refresh)")
             res = run_size(size, args, server.url, Path(tmpdir))
-            report(res, args.workers, args.concurrency)
+            report(res, args.workers, args.concurrency, " (informers)" if args.baseline else "")
             if res["ready"] < size:
                 print("(larger sizes skipped)")
                 break

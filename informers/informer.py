@@ -201,12 +201,14 @@ def bypassed() -> bool:
     return _direct.get()
 
 
-def synced_informer(kube: Kube, res: Resource, namespace: str | None = None) -> Informer | None:
+def synced_informer(kube: Kube, res: Resource, namespace: str | None = None, *,
+                    always: bool = False) -> Informer | None:
     """The synced informer of ``res`` (``namespace``: a namespace's own informer, ``None``: the
     cluster-wide one), started on first use; ``None`` when informers are disabled or the initial
     list is not in within the wait (what is left of the reconcile's deadline, at most
-    :func:`sync_timeout`): the caller reads from the API server then."""
-    if not enabled() or _direct.get():
+    :func:`sync_timeout`): the caller reads from the API server then. ``always``: even when
+    ``RECONCILERY_INFORMERS`` is off (a domain's own switch decides)."""
+    if (not always and not enabled()) or _direct.get():
         return None
     informers = informers_for(kube)
     informer = informers.find(res, namespace) or informers.informer(res, namespace)

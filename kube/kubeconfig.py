@@ -28,8 +28,16 @@ ENV_KUBECONFIG = "RECONCILERY_KUBECONFIG"
 POOL_MAXSIZE = 64
 
 
-#: Seconds between two runs of the official loader's credential refresh hook (see :func:`_tune`).
-REFRESH_INTERVAL = 5.0
+def refresh_interval(environ: Mapping[str, str] | None = None) -> float:
+    """``RECONCILERY_KUBE_REFRESH_SECONDS`` (5): seconds between two runs of the official loader's
+    credential refresh hook (see :func:`_tune`); ``0`` runs it before every request, as the official
+    client does. Raises ``ValueError`` on a bad value."""
+    env = os.environ if environ is None else environ
+    raw = env.get("RECONCILERY_KUBE_REFRESH_SECONDS", "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else 5.0
+    except ValueError:
+        raise ValueError(f"RECONCILERY_KUBE_REFRESH_SECONDS={raw!r}: expected seconds") from None
 
 
 def _throttled(hook: Callable[[Any], None], interval: float) -> Callable[[Any], None]:
@@ -65,13 +73,14 @@ def _tune(configuration: Any, small: bool = False) -> None:
     The official kubeconfig loader installs a ``refresh_api_key_hook`` that runs before *every*
     request: it re-applies the whole kubeconfig to the Configuration (setting ``host`` re-reads the
     proxy environment) and reloads expired credentials, about 0.6 ms of CPU per request. It is
-    throttled to once per :data:`REFRESH_INTERVAL` seconds: an expiring token is renewed at most
+    throttled to once per :func:`refresh_interval` seconds: an expiring token is renewed at most
     that much later."""
     if not small:
         configuration.connection_pool_maxsize = max(POOL_MAXSIZE, configuration.connection_pool_maxsize or 0)
     hook = getattr(configuration, "refresh_api_key_hook", None)
-    if hook is not None and not hasattr(hook, "__wrapped__"):
-        configuration.refresh_api_key_hook = _throttled(hook, REFRESH_INTERVAL)
+    interval = refresh_interval()
+    if hook is not None and interval > 0 and not hasattr(hook, "__wrapped__"):
+        configuration.refresh_api_key_hook = _throttled(hook, interval)
 
 
 def from_kubeconfig(path: str | None = None, context: str | None = None) -> k8s_client.ApiClient:

@@ -8,8 +8,8 @@ VirtualServices are read from) through an index ``first DNS label of a host -> o
 (:data:`HOST_INDEX`).
 
 Environment: ``RECONCILERY_APIRULE_VS_CACHE`` (``1``; ``0`` = no cache, list every VirtualService on
-each reconcile as before); how long the first use waits for the initial list is the informers'
-``RECONCILERY_INFORMER_SYNC_SECONDS``.
+each reconcile; independent of ``RECONCILERY_INFORMERS``); how long the first use waits for the
+initial list is the informers' ``RECONCILERY_INFORMER_SYNC_SECONDS``.
 """
 
 from __future__ import annotations
@@ -77,10 +77,10 @@ class VirtualServiceCache:
 
 
 def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """``RECONCILERY_APIRULE_VS_CACHE`` is not ``0``/``false``/``no``/``off`` (and informers are on)."""
+    """``RECONCILERY_APIRULE_VS_CACHE`` is not ``0``/``false``/``no``/``off`` (independent of
+    ``RECONCILERY_INFORMERS``: the host index predates the other cached reads)."""
     env = os.environ if environ is None else environ
-    return (env.get("RECONCILERY_APIRULE_VS_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
-            and informers.enabled(env))
+    return env.get("RECONCILERY_APIRULE_VS_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def cache_for(resource: Resource, kube: Kube, cluster: str = "") -> VirtualServiceCache | None:
@@ -88,7 +88,7 @@ def cache_for(resource: Resource, kube: Kube, cluster: str = "") -> VirtualServi
     on first use; ``None`` when disabled or not synced in time (the caller lists directly)."""
     if not enabled():
         return None
-    informer = informers.synced_informer(kube, resource)
+    informer = informers.synced_informer(kube, resource, always=True)
     if informer is None or not informer.served:
         return None
     return VirtualServiceCache(informer.store)
