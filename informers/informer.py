@@ -166,11 +166,16 @@ def informers_for(kube: Kube) -> InformerSet:
     found = _sets.get(id(kube))
     if found is not None and found.kube is kube and found.pid == os.getpid():
         return found
+    stale: InformerSet | None = None
     with _lock:
         found = _sets.get(id(kube))
         if found is None or found.kube is not kube or found.pid != os.getpid():
+            if found is not None and found.pid == os.getpid():
+                stale = found  # a closed client's informers (its id was reused): stop them
             found = _sets[id(kube)] = InformerSet(kube)
-        return found
+    if stale is not None:
+        stale.stop()
+    return found
 
 
 def reset() -> None:
