@@ -73,6 +73,8 @@ class Informer(Reflector):
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
                          Store(), cluster, backoff=ReconnectBackoff())
         self.served = True
+        #: a read already waited for the initial list in vain: later reads do not wait (API server)
+        self.waited_out = False
 
     def _list(self) -> None:
         super()._list()
@@ -219,6 +221,8 @@ def synced_informer(kube: Kube, res: Resource, namespace: str | None = None, *,
     informer = informers.find(res, namespace) or informers.informer(res, namespace)
     if informer.synced():
         return informer
+    if informer.waited_out:
+        return None
     wait = sync_timeout()
     fence = fencing.current()
     if fence is not None:
@@ -226,6 +230,10 @@ def synced_informer(kube: Kube, res: Resource, namespace: str | None = None, *,
     started = time.monotonic()
     ok = informer.listed.wait(wait)
     metrics.INFORMER_WAIT.labels(res.full_name).inc(time.monotonic() - started)
+    if not ok and wait >= sync_timeout():
+        informer.waited_out = True
+        log.warning("informer not synced, reading from the API server cluster=%s resource=%s namespace=%s",
+                    kube.cluster, res, namespace or "*")
     return informer if ok else None
 
 

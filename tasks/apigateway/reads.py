@@ -39,20 +39,27 @@ CERTIFICATE = resource_of(model.CERTIFICATE)
 DNS_ENTRY = resource_of(model.DNS_ENTRY)
 
 
-#: Kinds read from informers: resource full name -> ``True`` for one informer per namespace (Pods,
-#: ConfigMaps: only the namespaces the controllers read), ``False`` for one cluster-wide informer.
+#: Kinds read from informers (those the APIRule and RateLimit reconciles read on every run): resource
+#: full name -> ``True`` for one informer per namespace (Pods, ConfigMaps: only the namespaces the
+#: controllers read), ``False`` for one cluster-wide informer. The APIGateway operator's rare reads
+#: (Certificates, DNSEntries, Nodes, CRDs: a 10 h resync) go to the API server.
 CACHED: Mapping[str, bool] = {
     GATEWAY.full_name: False, EXTERNAL_GATEWAY.full_name: False, resources.SERVICE.full_name: False,
     resources.CONFIGMAP.full_name: True, resources.POD.full_name: True, VIRTUAL_SERVICE.full_name: False,
     AUTHORIZATION_POLICY.full_name: False, REQUEST_AUTHENTICATION.full_name: False, ORY_RULE.full_name: False,
-    ENVOY_FILTER.full_name: False, RATELIMIT.full_name: False, CERTIFICATE.full_name: False,
-    DNS_ENTRY.full_name: False,
+    ENVOY_FILTER.full_name: False, RATELIMIT.full_name: False,
 }
+
+
+#: The ConfigMaps read from (their namespace's) informer; others (``kube-system/shoot-info``, read
+#: by the APIGateway operator) are read from the API server.
+CACHED_CONFIG_MAPS = frozenset({model.CONFIG_MAP, model.ISTIO_CONFIG_MAP})
 
 
 def _read(kube: Kube, res: Resource, name: str, namespace: str | None) -> dict[str, Any] | None:
     per_namespace = CACHED.get(res.full_name)
-    if per_namespace is None:
+    if per_namespace is None or (res.full_name == resources.CONFIGMAP.full_name
+                                 and (namespace or "", name) not in CACHED_CONFIG_MAPS):
         return kube.get(res, name, namespace)
     return informers.get(kube, res, name, namespace, watch_namespace=namespace if per_namespace else None)
 
