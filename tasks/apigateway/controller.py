@@ -30,9 +30,10 @@ signed ``apirule-access`` ConfigMap).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +204,28 @@ def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Read
     return (*mine, *others)
 
 
+def recheck_owned(kube: Kube, apirule: Mapping[str, Any], snapshot: ClusterState,
+                  kinds: Iterable[str]) -> ClusterState:
+    """``snapshot`` with the APIRule's owned objects of ``kinds`` read again from the API server
+    (one LIST per owner label selector and kind); objects of other owners stay as they were.
+    Raises :class:`ApiError`."""
+    wanted = state.reads_for(apirule)
+    rule = model.APIRule.parse(apirule)
+    fields = {model.VIRTUAL_SERVICE.kind: "virtual_services",
+              model.AUTHORIZATION_POLICY.kind: "authorization_policies",
+              model.REQUEST_AUTHENTICATION.kind: "request_authentications", model.ORY_RULE.kind: "ory_rules"}
+    changes: dict[str, tuple[dict[str, Any], ...]] = {}
+    with informers.direct_reads():
+        for kind in sorted(set(kinds) & set(fields)):
+            fresh = reads.owned(kube, OWNED[kind], wanted.owner_selectors)
+            if fresh is None:  # not served (any more): the plan's own error path decides
+                continue
+            current: tuple[dict[str, Any], ...] = getattr(snapshot, fields[kind])
+            others = tuple(o for o in current if not model.owned_objects([o], rule.name, rule.namespace))
+            changes[fields[kind]] = (*fresh, *others)
+    return dataclasses.replace(snapshot, **changes)  # type: ignore[arg-type]
+
+
 def _v1beta1_host(apirule: Mapping[str, Any]) -> str | None:
     """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
     from tasks.apigateway.v1beta1.model import V1beta1APIRule, looks_v1beta1
@@ -286,16 +309,18 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     Raises :class:`Conflict` and :class:`ApiError` from reads and writes (the caller retries).
 
     Reads come from the process's informers; when the plan would create an owned object although
-    the APIRule was reconciled before (it carries our finalizer), the owned objects are read again
-    from the API server first: another worker process may have created it a moment ago, before this
-    process's informer saw the event (a second ``generateName`` create otherwise).
+    the APIRule was reconciled before (it carries our finalizer), the owned objects of the kinds to
+    create are read again from the API server first (:func:`recheck_owned`): another worker process
+    may have created one a moment ago, before this process's informer saw the event (a second
+    ``generateName`` create otherwise).
     """
     meta = _meta(apirule)
-    p = plan(apirule, read_state(kube, apirule), settings.plan)
-    if (any(a.verb == "create" for a in p.actions) and model.FINALIZER in (meta.get("finalizers") or [])
-            and informers.enabled() and not informers.bypassed()):
-        with informers.direct_reads():
-            p = plan(apirule, read_state(kube, apirule), settings.plan)
+    snapshot = read_state(kube, apirule)
+    p = plan(apirule, snapshot, settings.plan)
+    creating = {a.kind for a in p.actions if a.verb == "create"}
+    if (creating and model.FINALIZER in (meta.get("finalizers") or []) and informers.enabled()
+            and not informers.bypassed()):
+        p = plan(apirule, recheck_owned(kube, apirule, snapshot, creating), settings.plan)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
         if errors:

@@ -94,6 +94,26 @@ def test_the_next_reconcile_sees_its_own_writes_while_the_watch_lags(agw: AGW, w
     assert len(agw.owned("mine")["VirtualService"]) == 1 and len(agw.owned("mine")["AuthorizationPolicy"]) == 1
 
 
+def test_a_create_by_another_process_not_yet_in_our_store_is_not_made_twice(
+        agw: AGW, warm: DevAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for res in (VS, AP):  # our informers see nothing from now on
+        store = store_of(agw, res)
+        monkeypatch.setattr(store, "apply", lambda type_, obj, store=store: store.get(*_key(obj)))
+    agw.create(apirule("elsewhere"))
+    other = agw.kube.__class__(agw.kube.api_client, cluster="local")  # "another worker process"
+    try:
+        apirule_now = agw.get("elsewhere")
+        assert apirule_now is not None
+        controller.reconcile_object(other, apirule_now)
+    finally:
+        informers.informers_for(other).stop()
+    assert len(agw.owned("elsewhere")["VirtualService"]) == 1
+    again = counted(warm, lambda: reconcile("elsewhere"))  # our stores lack both: read again, not created
+    assert not again.get("POST") and again.get("LIST", 0) >= 2, again
+    owned = agw.owned("elsewhere")
+    assert len(owned["VirtualService"]) == 1 and len(owned["AuthorizationPolicy"]) == 1
+
+
 def _key(obj: dict[str, Any]) -> tuple[str, str]:
     return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
 
