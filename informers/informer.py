@@ -40,7 +40,7 @@ from typing import Any
 import fencing
 from informers import metrics
 from informers.reflector import ReconnectBackoff, Reflector
-from informers.store import Store, object_key
+from informers.store import Store, compact, object_key
 from kube import Kube, Resource, ResourceMissing
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class Informer(Reflector):
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(), cluster, backoff=ReconnectBackoff())
+                         Store(), cluster, backoff=ReconnectBackoff(), transform=compact)
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False
@@ -136,11 +136,11 @@ class InformerSet:
             if verb == "delete":
                 meta = obj.get("metadata") or {}
                 if meta.get("deletionTimestamp") and meta.get("finalizers"):
-                    informer.store.write_through(obj)  # still there, being deleted
+                    informer.store.write_through(compact(obj))  # still there, being deleted
                 else:
                     informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
             else:
-                informer.store.write_through(obj)  # the kube layer's own copy of the answer
+                informer.store.write_through(compact(obj))  # a copy of the answer, strings shared
 
     def stop(self) -> None:
         """Stop every informer and the write listener."""

@@ -27,7 +27,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import urllib3
@@ -99,6 +99,8 @@ class Reflector:
         silence_timeout: seconds without a byte from an open watch after which it is dropped and
             resumed (kopf's lesson: about 70 s, just over the API server's bookmark period).
         healthy_after: seconds a watch must stay open before its reconnect backoff is reset.
+        transform: applied to every listed or watched object before it is stored (e.g.
+            :func:`informers.store.compact`); ``None``: stored as decoded.
 
     Hooks for subclasses (called in the reflector's thread): :meth:`on_list` with the differences
     of a (re)list, :meth:`on_event` per watch event (returns items collected per chunk of the
@@ -108,8 +110,10 @@ class Reflector:
     def __init__(self, name: str, resource: Resource, namespace: str | None, label_selector: str | None,
                  field_selector: str | None, kube: Kube, store: Store, cluster: str = "local",
                  watch_timeout: tuple[float, float] = (300.0, 600.0), backoff: ReconnectBackoff | None = None,
-                 silence_timeout: float = 70.0, healthy_after: float = 30.0) -> None:
+                 silence_timeout: float = 70.0, healthy_after: float = 30.0,
+                 transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.name = name
+        self.transform = transform
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
@@ -246,6 +250,8 @@ class Reflector:
         self.listed.set()
 
     def _apply_list(self, items: list[dict[str, Any]], version: str = "") -> None:
+        if self.transform is not None:
+            items = [self.transform(item) for item in items]
         changes = relist_events(self.store.snapshot(), items)
         self.store.replace(items, version)
         metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
@@ -320,6 +326,8 @@ class Reflector:
             return ()
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
+        if self.transform is not None:
+            obj = self.transform(obj)
         old = self.store.apply(type_, obj)
         metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
         if version:

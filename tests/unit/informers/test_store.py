@@ -125,3 +125,12 @@ def test_custom_indexes_follow_every_change() -> None:
     assert s.by_index("team", ["x"]) == []
     with pytest.raises(KeyError):
         s.by_index("missing", ["x"])
+
+
+def test_compact_keeps_the_value_and_shares_short_strings() -> None:
+    a = {"metadata": {"name": "".join(["r", "1"]), "labels": {"app": "".join(["we", "b"])}}, "spec": {
+        "hosts": ["x" * 100, "".join(["h", "1"])], "port": 8000, "tls": None, "on": True}}
+    b = store_module.compact(a)
+    assert b == a and b is not a
+    assert b["metadata"]["labels"]["app"] is store_module.compact({"v": "web"})["v"]
+    assert b["spec"]["hosts"][0] == "x" * 100  # long strings are kept as they are
