@@ -14,6 +14,7 @@ COPY requirements.lock ./
 RUN /opt/reconcilery/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY fencing ./fencing
+COPY informers ./informers
 COPY kube ./kube
 COPY webhooks ./webhooks
 COPY workers ./workers

@@ -2,11 +2,16 @@
 
     .venv/bin/python -m bench.apirules [--sizes 1000,10000] [--workers 2] [--concurrency 4]
                                        [--live-changes 20] [--timeout 300] [--skip-resync]
+                                       [--baseline] [--no-unchanged-resync]
 
 Per size it starts a fresh dev API server (its own process, with a request counter), a redis-server,
 ``reconcilery watch --controllers apirule`` and ``--workers`` ``reconcilery worker -Q apigateway``
 processes (threads pool, Celery task events off), stops all of them at the end, and prints:
 
+- per phase (create N; an unchanged resync of every APIRule; a full resync with live changes):
+  reconciles/s, API requests and writes per reconcile (counted at the dev API server), CPU ms of the
+  worker processes per reconcile (``/proc``), and each worker's RSS at the end;
+  ``--baseline`` first runs the same size on the path before informers, for a comparison in one run;
 - time from the first create until every APIRule is ``Ready`` (creates are sequential and part of it);
 - reconciles per second (a reconcile starts with one GET of its APIRule: that is what is counted);
 - API requests per reconcile at the dev API server, by verb and resource (the watcher's lists
@@ -16,9 +21,10 @@ processes (threads pool, Celery task events off), stops all of them at the end, 
   resync=True)``, as the beat's resync task does); the resync's own duration (``--skip-resync``:
   only the time until Ready).
 
-Every APIRule gets its own host. The occupied-host check reads the other VirtualServices from each
-worker's watch-fed cache (``tasks.apigateway.cache``), so a reconcile costs the same at any size; set
-``RECONCILERY_APIRULE_VS_CACHE=0`` to measure the old cluster-wide LIST per reconcile (O(N²) a pass).
+Every APIRule gets its own host. Every read but the APIRule's own GET comes from the worker's informers
+(``informers.informer``; the occupied-host check through the VirtualService informer's host index), so
+a reconcile costs the same at any size; set ``RECONCILERY_APIRULE_VS_CACHE=0`` to measure the old
+cluster-wide LIST per reconcile (O(N²) a pass).
 A size that does not settle within ``--timeout`` seconds reports how many were Ready by then.
 """
 
@@ -71,7 +77,7 @@ def serve_devapi(port: int, kubeconfig: str) -> int:
     counts: collections.Counter[str] = collections.Counter()
     original = server._Handler.dispatch
 
-    async def dispatch(self: Any, request: web.Request) -> web.StreamResponse:
+    async def dispatch(self: Any, request: web.Request, path: str | None = None) -> web.StreamResponse:
         if request.path == "/bench/requests":
             body = dict(counts)
             if request.method == "DELETE":
@@ -79,7 +85,7 @@ def serve_devapi(port: int, kubeconfig: str) -> int:
             return web.json_response(body)
         if not request.headers.get(BENCH_HEADER):
             counts[classify(request.method, request.path, request.query.get("watch") in ("true", "1"))] += 1
-        return await original(self, request)
+        return await original(self, request, path)
 
     server._Handler.dispatch = dispatch  # type: ignore[method-assign]
     return main(["--port", str(port), "--kubeconfig", kubeconfig, "--log-level", "WARNING",
@@ -134,7 +140,31 @@ class Tracker:
             self.waiting[name] = (generation, t0)
 
 
-def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dict[str, Any]:
+def proc_usage(pid: int) -> tuple[float, int]:
+    """``(cpu seconds, RSS bytes)`` of process ``pid`` and its children so far (Linux ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        cpu = (int(fields[11]) + int(fields[12])) / ticks
+        rss = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0.0, 0
+    return cpu, rss
+
+
+def workers_usage(pids: list[int]) -> tuple[float, list[int]]:
+    """Total CPU seconds of the worker processes and each one's RSS (bytes)."""
+    usage = [proc_usage(pid) for pid in pids]
+    return sum(c for c, _ in usage), [r for _, r in usage]
+
+
+#: The worker's environment of ``--baseline``: the path before informers (every read from the API
+#: server, the official client's credential refresh before every request).
+BASELINE_ENV = {"RECONCILERY_INFORMERS": "0", "RECONCILERY_KUBE_REFRESH_SECONDS": "0"}
+
+
+def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path,
+             extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     import redis
     import requests
     import yaml
@@ -155,7 +185,7 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
     procs: list[subprocess.Popen[bytes]] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILERY_REDIS_URL": redis_url,
            "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_DOMAINS": "tasks.apigateway.controller",
-           "RECONCILERY_TASK_EVENTS": "0", "PYTHONUNBUFFERED": "1"}
+           "RECONCILERY_TASK_EVENTS": "0", "PYTHONUNBUFFERED": "1", **(extra_env or {})}
 
     def spawn(argv: list[str], log: Any) -> None:
         procs.append(subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -166,7 +196,7 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
     try:
         spawn([sys.executable, "-m", "bench.apirules", "--serve-devapi", str(port), str(kubeconfig)], logs[0])
         base = f"http://127.0.0.1:{port}"
-        wait_for(lambda: requests.get(base + "/readyz", timeout=1).ok, timeout=30, message="dev API server")
+        wait_for(lambda: requests.get(base + "/readyz", timeout=1).ok, timeout=120, message="dev API server")
         cfg = client.Configuration()
         cfg.host = base
         cfg.api_key = {"authorization": "dev"}
@@ -187,8 +217,8 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
             spawn([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "apigateway", "-c", str(args.concurrency),
                    "-n", f"bench{i}@%h", "-l", "WARNING"], logs[2 + i])
         r = redis.Redis.from_url(redis_url)
-        wait_for(lambda: r.scard(WORKERS_READY) == args.workers, timeout=60, message="workers ready")
-        wait_for(lambda: requests.get(f"http://127.0.0.1:{health}/readyz", timeout=1).ok, timeout=30,
+        wait_for(lambda: r.scard(WORKERS_READY) == args.workers, timeout=180, message="workers ready")
+        wait_for(lambda: requests.get(f"http://127.0.0.1:{health}/readyz", timeout=1).ok, timeout=120,
                  message="watcher ready")
 
         tracker = Tracker()
@@ -196,6 +226,8 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
                                                   tracker.see)], enqueue=lambda c, k: None, kube=kube).start()
         manager.wait_ready(30)
         requests.delete(base + "/bench/requests", timeout=10)
+        worker_pids = [p.pid for p in procs[2:]]
+        cpu0, _ = workers_usage(worker_pids)
 
         # 1. create n APIRules; time until every one is Ready
         t0 = time.perf_counter()
@@ -208,12 +240,31 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
         ready_s = time.perf_counter() - t0
         ready_n = len(tracker.ready)
         counts = requests.delete(base + "/bench/requests", timeout=10).json()
+        cpu1, rss1 = workers_usage(worker_pids)
         result: dict[str, Any] = {"n": n, "created_s": created, "ready_s": ready_s, "ready": ready_n,
-                                  "counts": counts}
+                                  "counts": counts, "cpu_s": cpu1 - cpu0, "rss": rss1}
         if ready_n < n or args.skip_resync:
             return result
 
-        # 2. live changes while a full resync runs
+        # 2. an unchanged resync: every APIRule once more, nothing changed (0 writes expected)
+        if args.unchanged_resync:
+            wq = workqueue()
+            keys = [Key("local", NAMESPACE, f"r{i}") for i in range(n)]
+            t_unchanged = time.perf_counter()
+            wq.add_many(controller.CONTROLLER_NAME, keys, resync=True)
+
+            def idle() -> bool:
+                s = wq.status(controller.CONTROLLER_NAME)
+                return s.waiting == 0 and s.in_progress == 0 and s.resync == 0
+
+            wait_for(idle, timeout=args.timeout, interval=0.1, message="unchanged resync drained")
+            unchanged_s = time.perf_counter() - t_unchanged
+            cpu2, rss2 = workers_usage(worker_pids)
+            result.update(unchanged_s=unchanged_s, unchanged_cpu_s=cpu2 - cpu1, rss=rss2,
+                          unchanged_counts=requests.delete(base + "/bench/requests", timeout=10).json())
+            cpu1 = cpu2
+
+        # 3. live changes while a full resync runs
         wq = workqueue()
         keys = [Key("local", NAMESPACE, f"r{i}") for i in range(n)]
         t_resync = time.perf_counter()
@@ -237,8 +288,9 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
             return s.waiting == 0 and s.in_progress == 0 and not tracker.waiting
 
         wait_for(drained, timeout=args.timeout, interval=0.1, message="resync drained")
+        cpu3, rss3 = workers_usage(worker_pids)
         result.update(resync_s=time.perf_counter() - t_resync, latencies=list(tracker.latencies),
-                      pending_at_change=pending_at_change,
+                      pending_at_change=pending_at_change, resync_cpu_s=cpu3 - cpu1, rss=rss3,
                       resync_counts=requests.get(base + "/bench/requests", timeout=10).json())
         return result
     finally:
@@ -252,10 +304,32 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path) -> dic
             api.close()
 
 
-def report(res: dict[str, Any], workers: int, concurrency: int) -> None:
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def phase_line(label: str, counts: dict[str, int], seconds: float, cpu_s: float) -> str:
+    """One phase: reconciles, reconciles/s, API requests and writes per reconcile, CPU ms per reconcile."""
+    reconciles = counts.get("GET apirules/{name}", 0) or counts.get("reconciles", 0)
+    total = sum(v for k, v in counts.items() if not k.startswith("WATCH"))
+    writes = sum(v for k, v in counts.items() if k.split(" ", 1)[0] in WRITE_VERBS)
+    per = max(reconciles, 1)
+    return (f"{label:16s} {reconciles:7d} reconciles {reconciles / seconds:7.1f}/s  "
+            f"requests/reconcile {total / per:5.2f}  writes/reconcile {writes / per:5.2f}  "
+            f"worker CPU/reconcile {cpu_s * 1000 / per:6.2f} ms")
+
+
+def report(res: dict[str, Any], workers: int, concurrency: int, label: str = "") -> None:
     n, counts = res["n"], res["counts"]
     reconciles = counts.get("GET apirules/{name}", 0)
     requests_total = sum(v for k, v in counts.items() if not k.startswith("WATCH"))
+    print(f"\n== {n} APIRules, {workers} workers x {concurrency} threads{label}: per phase ==")
+    print(phase_line("create", counts, res["ready_s"], res["cpu_s"]))
+    print(f"{'':16s} requests/create (per APIRule) {requests_total / n:5.2f}")
+    if "unchanged_counts" in res:
+        print(phase_line("unchanged resync", res["unchanged_counts"], res["unchanged_s"], res["unchanged_cpu_s"]))
+    if "resync_counts" in res:
+        print(phase_line("resync + live", res["resync_counts"], res["resync_s"], res["resync_cpu_s"]))
+    print("worker RSS:       " + ", ".join(f"{r / 2**20:.0f} MB" for r in res["rss"]))
     print(f"\n== {n} APIRules, {workers} workers x {concurrency} threads ==")
     if res["ready"] < n:
         print(f"NOT SETTLED: {res['ready']} of {n} Ready after {res['ready_s']:.1f} s "
@@ -288,6 +362,11 @@ def main() -> None:
     parser.add_argument("--live-changes", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per size before giving up")
     parser.add_argument("--skip-resync", action="store_true", help="stop once every APIRule is Ready")
+    parser.add_argument("--baseline", action="store_true",
+                        help="run each size first with the old path (RECONCILERY_INFORMERS=0, "
+                             "RECONCILERY_KUBE_REFRESH_SECONDS=0) for an in-run comparison")
+    parser.add_argument("--no-unchanged-resync", dest="unchanged_resync", action="store_false",
+                        help="skip the phase that resyncs every APIRule once with nothing changed")
     args = parser.parse_args()
 
     from reconcilery.localredis import LocalRedis
@@ -298,8 +377,11 @@ def main() -> None:
         os.environ["RECONCILERY_TASK_EVENTS"] = "0"
         os.environ["RECONCILERY_DOMAINS"] = "tasks.apigateway.controller"
         for size in (int(s) for s in args.sizes.split(",") if s.strip()):
+            if args.baseline:
+                base = run_size(size, args, server.url, Path(tmpdir), BASELINE_ENV)
+                report(base, args.workers, args.concurrency, " BASELINE (direct reads, unthrottled refresh)")
             res = run_size(size, args, server.url, Path(tmpdir))
-            report(res, args.workers, args.concurrency)
+            report(res, args.workers, args.concurrency, " (informers)" if args.baseline else "")
             if res["ready"] < size:
                 print("(larger sizes skipped)")
                 break

@@ -10,7 +10,8 @@ from __future__ import annotations
 import builtins
 import json
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import urllib3
@@ -32,6 +33,11 @@ PATCH_CONTENT_TYPES = {
 }
 LIST_PAGE_SIZE = 500
 Query = Sequence[tuple[str, str | int | bool]]
+#: ``(resource, verb, object)`` after a successful write of this client: verb ``"write"`` (create,
+#: replace, patch, status patch: ``object`` is the API server's answer, decoded once more for the
+#: listeners, never the dict the caller gets) or ``"delete"`` (``object`` is the answer when it is the
+#: object, else ``{"metadata": {"name", "namespace"}}``). Listeners must not change it.
+WriteListener = Callable[[Resource, str, dict[str, Any]], None]
 
 
 def _meta(body: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +58,28 @@ class Kube:
         self.api_client = api_client
         self.cluster = cluster
         self.timeout = timeout
+        self._listeners: tuple[WriteListener, ...] = ()
+        self._listeners_lock = threading.Lock()
+
+    # ---- write listeners -------------------------------------------------------------------
+
+    def add_write_listener(self, listener: WriteListener) -> None:
+        """Call ``listener(resource, verb, object)`` after each successful write through this client
+        (the workers' informers keep their stores current with it: read-your-own-writes)."""
+        with self._listeners_lock:
+            self._listeners = (*self._listeners, listener)
+
+    def remove_write_listener(self, listener: WriteListener) -> None:
+        """Stop calling ``listener`` (no-op when it is not registered)."""
+        with self._listeners_lock:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+    def _wrote(self, res: Resource, verb: str, obj: dict[str, Any]) -> None:
+        for listener in self._listeners:
+            try:
+                listener(res, verb, obj)
+            except Exception:  # a listener must never fail a write that happened
+                log.exception("write listener failed cluster=%s resource=%s", self.cluster, res)
 
     # ---- transport -------------------------------------------------------------------------
 
@@ -105,6 +133,11 @@ class Kube:
 
         Raises :class:`ApiError` or a subclass (:class:`NotFound`, :class:`Conflict`, ...).
         """
+        return self._decode(method, path, *self._raw(method, path, query, body, content_type, name))
+
+    def _raw(self, method: str, path: str, query: Query = (), body: Any = None,
+             content_type: str | None = None, name: str | None = None) -> tuple[int, bytes]:
+        """Send one request; ``(status, raw answer)`` of a 2xx answer (raises as :meth:`request`)."""
         response = self.open(method, path, query, body, content_type, name=name)
         try:
             raw = response.data
@@ -112,12 +145,25 @@ class Kube:
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
         finally:
             response.release_conn()
+        return response.status, raw
+
+    @staticmethod
+    def _decode(method: str, path: str, status: int, raw: bytes) -> Any:
         if not raw:
             return None
         try:
             return json.loads(raw)
         except ValueError as exc:
-            raise ApiError(response.status, "BadResponse", f"{method} {path}: answer is not JSON") from exc
+            raise ApiError(status, "BadResponse", f"{method} {path}: answer is not JSON") from exc
+
+    def _write(self, res: Resource, method: str, path: str, body: Any, content_type: str | None = None,
+               name: str | None = None) -> dict[str, Any]:
+        """A write whose answer is the object; write listeners get their own decoded copy of it."""
+        status, raw = self._raw(method, path, body=body, content_type=content_type, name=name)
+        obj = dict(self._decode(method, path, status, raw) or {})
+        if self._listeners and obj:
+            self._wrote(res, "write", json.loads(raw))
+        return obj
 
     # ---- objects ---------------------------------------------------------------------------
 
@@ -169,7 +215,7 @@ class Kube:
         """Create ``body`` (namespace from ``metadata.namespace``); the created object.
         Raises :class:`Conflict` (reason ``AlreadyExists``) if it exists, :class:`ApiError` otherwise."""
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return dict(self.request("POST", res.path(_meta(body).get("namespace")), body=body))
+        return self._write(res, "POST", res.path(_meta(body).get("namespace")), body)
 
     def replace(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
         """PUT ``body`` (name/namespace from its metadata); with ``metadata.resourceVersion`` set a
@@ -179,7 +225,7 @@ class Kube:
         if not name:
             raise ValueError("replace needs metadata.name")
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return dict(self.request("PUT", res.path(meta.get("namespace"), name), body=body, name=name))
+        return self._write(res, "PUT", res.path(meta.get("namespace"), name), body, name=name)
 
     def patch(self, res: Resource, name: str, patch: dict[str, Any] | builtins.list[dict[str, Any]],
               namespace: str | None = None, patch_type: str = "merge") -> dict[str, Any]:
@@ -203,8 +249,7 @@ class Kube:
             raise ValueError(f"patch_type must be one of {known}, got {patch_type!r}") from None
         if patch_type == "json" and not isinstance(patch, list):
             raise ValueError("a json patch is a list of operations")
-        return dict(self.request("PATCH", res.path(namespace, name, subresource), body=patch,
-                                 content_type=content_type, name=name))
+        return self._write(res, "PATCH", res.path(namespace, name, subresource), patch, content_type, name)
 
     def delete(self, res: Resource, name: str, namespace: str | None = None,
                propagation_policy: str | None = "Background") -> None:
@@ -213,9 +258,14 @@ class Kube:
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation_policy} \
             if propagation_policy else None
         try:
-            self.request("DELETE", res.path(namespace, name), body=body, name=name)
+            answer = self.request("DELETE", res.path(namespace, name), body=body, name=name)
         except NotFound:
-            return
+            answer = None
+        if self._listeners:
+            obj = answer if isinstance(answer, dict) and answer.get("kind") not in (None, "Status") \
+                and isinstance(answer.get("metadata"), dict) else None
+            self._wrote(res, "delete", dict(obj) if obj is not None else
+                        {"metadata": {"name": name, "namespace": namespace or ""}})
 
     def served(self, res: Resource) -> bool:
         """Whether the API server serves ``res`` (discovery of its group/version).

@@ -16,6 +16,7 @@ official client's ``watch.Watch`` and ``kubectl get -w`` both work.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -176,6 +177,19 @@ def build_app(store: Store, bookmark_interval: float = 5.0, clusters: Clusters |
     return app
 
 
+def request_verb(method: str, path: str, watch: bool) -> str:
+    """The API verb of a request: ``WATCH``, ``LIST`` (a GET of a collection), else the HTTP method."""
+    if method != "GET":
+        return method
+    if watch:
+        return "WATCH"
+    parts = [p for p in path.split("/") if p]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:] if parts[:1] == ["apis"] else []
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    return "LIST" if len(rest) == 1 else "GET"
+
+
 def _parse_int(value: str | None, name: str) -> int | None:
     if value in (None, ""):
         return None
@@ -193,10 +207,14 @@ class _Handler:
         self.admission = Admission(store)
         self.prefix = prefix  # the cluster's URL path prefix ("" for the default cluster)
         self.requests = 0  # requests served (benchmarks read it)
+        #: requests by verb: GET (one object or discovery), LIST, WATCH, POST, PUT, PATCH, DELETE
+        self.verbs: collections.Counter[str] = collections.Counter()
         self.converter = Converter(store)
 
     async def dispatch(self, request: web.Request, path: str | None = None) -> web.StreamResponse:
         self.requests += 1
+        self.verbs[request_verb(request.method, request.path if path is None else path,
+                                request.query.get("watch") in ("true", "1"))] += 1
         try:
             return await self._dispatch(request, request.path if path is None else path)
         except ApiError as exc:
@@ -710,6 +728,14 @@ class DevAPIServer:
             named = self.clusters.handler(cluster)
             return named.requests if named is not None else 0
         return int(self._app[_STATE_KEY]["handler"].requests) if self._app is not None else 0
+
+    def request_counts(self, cluster: str | None = None) -> dict[str, int]:
+        """Requests served so far by cluster ``cluster`` (``None``: the default one), by verb:
+        ``GET`` (one object, discovery), ``LIST``, ``WATCH``, ``POST``, ``PUT``, ``PATCH``, ``DELETE``."""
+        if self._app is None:
+            return {}
+        handler = self._app[_STATE_KEY]["handler"] if cluster is None else self.clusters.handler(cluster)
+        return self.call(lambda: dict(handler.verbs)) if handler is not None else {}
 
     def kubeconfig(self, cluster: str | None = None, token: str = "dev", namespace: str = "default") -> dict[str, Any]:
         """A kubeconfig dict for cluster ``cluster`` (``None``: the default one)."""

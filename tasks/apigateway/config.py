@@ -6,6 +6,7 @@ key ``api-gateway-config`` with ``jwtHandler: ory|istio``; an absent ConfigMap m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +37,14 @@ def parse_config(config_map: Mapping[str, Any] | None) -> GatewayConfig:
         return GatewayConfig(JWT_HANDLER_ORY)
     data = config_map.get("data") or {}
     raw = data.get(CONFIG_MAP_KEY, "") if isinstance(data, dict) else ""
+    return _parse_config_text(raw) if isinstance(raw, str) else GatewayConfig("")
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_config_text(raw: str) -> GatewayConfig:
+    """The config of one ConfigMap text (memoized: every reconcile reads the same ConfigMap)."""
     try:
-        parsed = yaml.safe_load(raw) if isinstance(raw, str) else None
+        parsed = yaml.safe_load(raw)
     except yaml.YAMLError:
         return GatewayConfig("")
     handler = parsed.get("jwtHandler") if isinstance(parsed, dict) else None

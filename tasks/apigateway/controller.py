@@ -30,15 +30,17 @@ signed ``apirule-access`` ConfigMap).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from prometheus_client import REGISTRY, Counter
 
+from informers import informer as informers
 from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
@@ -135,14 +137,15 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     """The snapshot one reconcile of ``apirule`` needs, read through :mod:`tasks.apigateway.reads`
     following :func:`state.reads_for`.
 
-    Reads: one GET per Gateway, ExternalGateway, Service and ConfigMap; one LIST of Pods per
-    referenced Service with a selector; one LIST per owner label selector of VirtualServices,
-    AuthorizationPolicies, RequestAuthentications and Ory Rules (a kind that is not served is asked
-    once). The other VirtualServices (occupied-host check) come from the process's VirtualService
-    cache (:mod:`tasks.apigateway.cache`: those sharing a first host label with the APIRule's hosts),
-    or from one cluster-wide LIST when the cache is disabled or not ready. The owned ones are always
-    read directly, so a cache lagging our own writes never makes a reconcile create a second
-    VirtualService. Kinds that are not served read as empty. Raises :class:`ApiError` on other failures.
+    Reads (every one from the worker process's informers, :mod:`informers.informer`, once synced;
+    from the API server when informers are off, not synced in time, or bypassed by
+    :func:`informers.informer.direct_reads`): each Gateway, ExternalGateway, Service and ConfigMap;
+    the Pods of each referenced Service with a selector; the VirtualServices,
+    AuthorizationPolicies, RequestAuthentications and Ory Rules of each owner label selector. The
+    other VirtualServices (occupied-host check) come from the VirtualService informer's host index
+    (:mod:`tasks.apigateway.cache`: those sharing a first host label with the APIRule's hosts), or
+    from one cluster-wide LIST without it. Kinds that are not served read as empty. Raises
+    :class:`ApiError` on other failures.
     """
     wanted = state.reads_for(apirule)
     served: set[str] = set()
@@ -178,15 +181,17 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
 def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Reads,
                       owned: Callable[[Resource, tuple[str, ...] | None], tuple[dict[str, Any], ...]],
                       served: set[str]) -> tuple[dict[str, Any], ...]:
-    """The owned VirtualServices (direct LIST by owner labels) plus the others that may occupy one
-    of the APIRule's hosts (cache), or every VirtualService (one LIST) without a ready cache."""
+    """The owned VirtualServices (by owner labels) plus the others that may occupy one of the
+    APIRule's hosts (the informer's host index), or every VirtualService (one LIST) without a
+    synced informer."""
     res = OWNED[model.VIRTUAL_SERVICE.kind]
     if not wanted.all_virtual_services:
         return owned(res, wanted.owner_selectors)
-    cache = vs_cache.cache_for(res, kube, kube.cluster)
+    cache = vs_cache.cache_for(res, kube) if not informers.bypassed() else None
     if cache is None:
         vs_cache.VS_READS.labels("list").inc()
-        return owned(res, None)
+        with informers.direct_reads():
+            return owned(res, None)
     mine = owned(res, wanted.owner_selectors)
     if res.full_name not in served:
         return ()
@@ -197,6 +202,28 @@ def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Read
     others = [o for o in cache.with_hosts(hosts) if state.namespaced_name(o) not in direct
               and not model.owned_objects([o], rule.name, rule.namespace)]
     return (*mine, *others)
+
+
+def recheck_owned(kube: Kube, apirule: Mapping[str, Any], snapshot: ClusterState,
+                  kinds: Iterable[str]) -> ClusterState:
+    """``snapshot`` with the APIRule's owned objects of ``kinds`` read again from the API server
+    (one LIST per owner label selector and kind); objects of other owners stay as they were.
+    Raises :class:`ApiError`."""
+    wanted = state.reads_for(apirule)
+    rule = model.APIRule.parse(apirule)
+    fields = {model.VIRTUAL_SERVICE.kind: "virtual_services",
+              model.AUTHORIZATION_POLICY.kind: "authorization_policies",
+              model.REQUEST_AUTHENTICATION.kind: "request_authentications", model.ORY_RULE.kind: "ory_rules"}
+    changes: dict[str, tuple[dict[str, Any], ...]] = {}
+    with informers.direct_reads():
+        for kind in sorted(set(kinds) & set(fields)):
+            fresh = reads.owned(kube, OWNED[kind], wanted.owner_selectors)
+            if fresh is None:  # not served (any more): the plan's own error path decides
+                continue
+            current: tuple[dict[str, Any], ...] = getattr(snapshot, fields[kind])
+            others = tuple(o for o in current if not model.owned_objects([o], rule.name, rule.namespace))
+            changes[fields[kind]] = (*fresh, *others)
+    return dataclasses.replace(snapshot, **changes)  # type: ignore[arg-type]
 
 
 def _v1beta1_host(apirule: Mapping[str, Any]) -> str | None:
@@ -280,9 +307,20 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     """Reconcile one APIRule object (as read) and return the plan it carried out and the result.
 
     Raises :class:`Conflict` and :class:`ApiError` from reads and writes (the caller retries).
+
+    Reads come from the process's informers; when the plan would create an owned object although
+    the APIRule was reconciled before (it carries our finalizer), the owned objects of the kinds to
+    create are read again from the API server first (:func:`recheck_owned`): another worker process
+    may have created one a moment ago, before this process's informer saw the event (a second
+    ``generateName`` create otherwise).
     """
-    p = plan(apirule, read_state(kube, apirule), settings.plan)
     meta = _meta(apirule)
+    snapshot = read_state(kube, apirule)
+    p = plan(apirule, snapshot, settings.plan)
+    creating = {a.kind for a in p.actions if a.verb == "create"}
+    if (creating and model.FINALIZER in (meta.get("finalizers") or []) and informers.enabled()
+            and not informers.bypassed()):
+        p = plan(apirule, recheck_owned(kube, apirule, snapshot, creating), settings.plan)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
         if errors:

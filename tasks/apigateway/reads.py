@@ -1,9 +1,11 @@
 """Every read the API Gateway controllers make, one function per kind (the I/O layer of reads).
 
-The APIRule, APIGateway and RateLimit controllers read the cluster only through these functions, so
-that a later informer cache (controller-runtime's cached client) can serve them without touching the
-controllers. A kind that is not served (its CRD is missing) reads as absent or empty, never as an
-error; every other API failure raises :class:`kube.ApiError`.
+The APIRule, APIGateway and RateLimit controllers read the cluster only through these functions.
+Kinds in :data:`CACHED` are read from the worker process's informers (:mod:`informers.informer`,
+controller-runtime's cached client: no API request once synced; the worker's own writes are seen
+at once); the primary objects (the APIRule, APIGateway or RateLimit being reconciled), CRDs and
+cluster-wide APIRule lists go to the API server. A kind that is not served (its CRD is missing)
+reads as absent or empty, never as an error; every other API failure raises :class:`kube.ApiError`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from informers import informer as informers
 from kube import Kube, Resource, ResourceMissing, resources
 from tasks.apigateway import model
 
@@ -36,19 +39,52 @@ CERTIFICATE = resource_of(model.CERTIFICATE)
 DNS_ENTRY = resource_of(model.DNS_ENTRY)
 
 
-def get(kube: Kube, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-    """One object, or ``None`` when it (or its kind) does not exist."""
-    try:
+#: Kinds read from informers (those the APIRule and RateLimit reconciles read on every run): resource
+#: full name -> ``True`` for one informer per namespace (Pods, ConfigMaps: only the namespaces the
+#: controllers read), ``False`` for one cluster-wide informer. The APIGateway operator's rare reads
+#: (Certificates, DNSEntries, Nodes, CRDs: a 10 h resync) go to the API server.
+CACHED: Mapping[str, bool] = {
+    GATEWAY.full_name: False, EXTERNAL_GATEWAY.full_name: False, resources.SERVICE.full_name: False,
+    resources.CONFIGMAP.full_name: True, resources.POD.full_name: True, VIRTUAL_SERVICE.full_name: False,
+    AUTHORIZATION_POLICY.full_name: False, REQUEST_AUTHENTICATION.full_name: False, ORY_RULE.full_name: False,
+    ENVOY_FILTER.full_name: False, RATELIMIT.full_name: False,
+}
+
+
+#: The ConfigMaps read from (their namespace's) informer; others (``kube-system/shoot-info``, read
+#: by the APIGateway operator) are read from the API server.
+CACHED_CONFIG_MAPS = frozenset({model.CONFIG_MAP, model.ISTIO_CONFIG_MAP})
+
+
+def _read(kube: Kube, res: Resource, name: str, namespace: str | None) -> dict[str, Any] | None:
+    per_namespace = CACHED.get(res.full_name)
+    if per_namespace is None or (res.full_name == resources.CONFIGMAP.full_name
+                                 and (namespace or "", name) not in CACHED_CONFIG_MAPS):
         return kube.get(res, name, namespace)
+    return informers.get(kube, res, name, namespace, watch_namespace=namespace if per_namespace else None)
+
+
+def _list(kube: Kube, res: Resource, namespace: str | None, label_selector: str | None) -> list[dict[str, Any]]:
+    per_namespace = CACHED.get(res.full_name)
+    if per_namespace is None or (per_namespace and namespace is None):
+        return kube.list(res, namespace=namespace, label_selector=label_selector)
+    return informers.list_objects(kube, res, namespace, label_selector,
+                                  watch_namespace=namespace if per_namespace else None)
+
+
+def get(kube: Kube, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    """One object, or ``None`` when it (or its kind) does not exist (cached kinds: from the informer)."""
+    try:
+        return _read(kube, res, name, namespace)
     except ResourceMissing:
         return None
 
 
 def list_objects(kube: Kube, res: Resource, namespace: str | None = None,
                  label_selector: str | None = None) -> list[dict[str, Any]] | None:
-    """Every matching object, or ``None`` when the kind is not served."""
+    """Every matching object, or ``None`` when the kind is not served (cached kinds: from the informer)."""
     try:
-        return kube.list(res, namespace=namespace, label_selector=label_selector)
+        return _list(kube, res, namespace, label_selector)
     except ResourceMissing:
         return None
 
@@ -101,8 +137,7 @@ def config_map(kube: Kube, ref: NamespacedName) -> dict[str, Any] | None:
 
 def pods(kube: Kube, namespace: str, selector: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Pods of ``namespace`` (those matching ``selector`` when given)."""
-    return kube.list(resources.POD, namespace=namespace,
-                     label_selector=selector_text(selector) if selector else None)
+    return _list(kube, resources.POD, namespace, selector_text(selector) if selector else None)
 
 
 def owned(kube: Kube, res: Resource, selectors: Iterable[str] | None) -> list[dict[str, Any]] | None:

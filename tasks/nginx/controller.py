@@ -4,8 +4,10 @@ Key: ``Key(cluster="local", namespace=<host base URL>, name="<protocol>:<upstrea
 :func:`key_for`), so each host is synced independently and in parallel. A reconcile is
 level-triggered, as the seed's Synchronizer is not (it replayed events):
 
-1. read the settings ConfigMap, the Services of the watched namespace and the Nodes (one
-   :func:`kube.client_for` client); a host no longer in ``nginx-hosts`` is left alone;
+1. read the settings ConfigMap, the Services of the watched namespace and the Nodes from the worker
+   process's informers (:mod:`informers.informer`; the API server until they are synced); a host
+   no longer in ``nginx-hosts`` is left alone. The ``sync_delay`` below also covers the informers'
+   lag behind the watcher that enqueued the key (milliseconds);
 2. :func:`tasks.nginx.translate.translate` -> the desired addresses of this upstream (``[]`` when no
    Service names it any more: the upstream is emptied);
 3. ``GET`` the upstream's servers on the host, :func:`tasks.nginx.diff.diff`, then POST / DELETE /
@@ -30,6 +32,7 @@ from typing import Any
 import structlog
 from prometheus_client import REGISTRY, Counter, Gauge
 
+from informers import informer as informers
 from kube import Kube, client_for, resources
 from tasks.nginx.diff import Action, Plan, diff
 from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnreachable
@@ -100,10 +103,23 @@ class UpstreamMissing(PlusError):
     """The host has no (zone) upstream of that name and protocol."""
 
 
+def _configmap(kube: Kube, names: EdgeNames) -> dict[str, Any] | None:
+    return informers.get(kube, resources.CONFIGMAP, names.configmap, names.namespace,
+                         watch_namespace=names.namespace)
+
+
+def _services(kube: Kube, names: EdgeNames) -> list[dict[str, Any]]:
+    return informers.list_objects(kube, resources.SERVICE, names.watched_namespace,
+                                  watch_namespace=names.watched_namespace)
+
+
+def _nodes(kube: Kube) -> list[dict[str, Any]]:
+    return informers.list_objects(kube, resources.NODE)
+
+
 def read_settings(kube: Kube, names: EdgeNames) -> Settings:
     """The settings ConfigMap, parsed (defaults when it does not exist). Raises :class:`SettingsError`."""
-    configmap = kube.get(resources.CONFIGMAP, names.configmap, names.namespace)
-    return parse_settings((configmap or {}).get("data"))
+    return parse_settings((_configmap(kube, names) or {}).get("data"))
 
 
 @dataclass(frozen=True)
@@ -117,11 +133,10 @@ class ClusterState:
 
 
 def read_state(kube: Kube, names: EdgeNames) -> ClusterState:
-    """One GET and two LISTs."""
-    configmap = kube.get(resources.CONFIGMAP, names.configmap, names.namespace)
-    services = kube.list(resources.SERVICE, namespace=names.watched_namespace)
-    nodes = kube.list(resources.NODE)
-    return ClusterState((configmap or {}).get("data"), services, nodes)
+    """The ConfigMap, the watched namespace's Services and every Node: from the worker process's
+    informers (:mod:`informers.informer`; the ConfigMap and Services through one informer of their
+    namespace each), or one GET and two LISTs without them. Objects are shared: read-only."""
+    return ClusterState((_configmap(kube, names) or {}).get("data"), _services(kube, names), _nodes(kube))
 
 
 class StateReads:
@@ -177,10 +192,9 @@ STATE_READS = StateReads()
 
 
 def read_translation(kube: Kube, names: EdgeNames, only: UpstreamRef | None = None) -> Translation:
-    """Translate the watched namespace's Services and all Nodes (two LISTs), for every upstream or ``only``."""
-    services = kube.list(resources.SERVICE, namespace=names.watched_namespace)
-    nodes = kube.list(resources.NODE)
-    return translate(services, nodes, names, only)
+    """Translate the watched namespace's Services and all Nodes (informers, see :func:`read_state`),
+    for every upstream or ``only``."""
+    return translate(_services(kube, names), _nodes(kube), names, only)
 
 
 def plus_client_for(kube: Kube, host: str, settings: Settings, names: EdgeNames) -> PlusClient:

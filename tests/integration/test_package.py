@@ -38,7 +38,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
           str(src / "reconcilery-embedded")], base, 600)
     runtime = next(wheels.glob("reconcilery-*.whl"))
     tops = {n.split("/")[0] for n in zipfile.ZipFile(runtime).namelist()}
-    assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing"} <= tops
+    assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing", "informers"} <= tops
     assert not {"kubedev", "standins", "reconcilery-embedded"} & tops, tops  # the image carries no stand-ins
     embedded = next(wheels.glob("reconcilery_embedded-*.whl"))
     assert {n.split("/")[0] for n in zipfile.ZipFile(embedded).namelist()} >= {"kubedev", "standins"}
