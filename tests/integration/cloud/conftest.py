@@ -237,7 +237,9 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                  "RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_AZURE_ENDPOINT_URL": azure.url}
         domains = "tasks.cloud.controller"
         env.workers = WorkerPool(local_redis.url, domains, logdir)
-        env.workers.start(2, queues="cloud-kcp,cloud-skr", concurrency=4, **extra)
+        # one worker per queue, as deployed (each its own component for tests/integration/test_rbac.py)
+        env.workers.start(1, queues="cloud-kcp", concurrency=4, **extra)
+        env.workers.start(1, queues="cloud-skr", concurrency=4, **extra)
         health = free_port()
         listener = free_port()
         env.listener = f"http://127.0.0.1:{listener}"
