@@ -181,6 +181,20 @@ def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: thre
         handler.dispatch = dispatch
 
 
+def start_workers(queue: str, threads: int, processes: int, env: dict[str, str], logdir: Path,
+                  log_prefix: str) -> list[subprocess.Popen[bytes]]:
+    """``reconcilery worker -Q queue`` processes with ``threads`` threads in all (spread evenly), each
+    logging to ``logdir/<log_prefix>-<n>.log``; the caller stops them."""
+    procs = []
+    for n in range(processes):
+        count = threads // processes + (1 if n < threads % processes else 0)
+        log = open(logdir / f"{log_prefix}-{n}.log", "wb")  # noqa: SIM115 - closed with the process
+        procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", queue, "-c",
+                                       str(count), "-n", f"{log_prefix}{n}@%h", "-l", "WARNING"], env=env,
+                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
+    return procs
+
+
 @dataclass
 class Run:
     workers: int
@@ -242,13 +256,7 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
            "RECONCILERY_TASK_EVENTS": "0", "RECONCILERY_CLOUD_CONNECT_DELAY": str(connect),
            "RECONCILERY_CLOUD_CYCLIC_WORKERS": str(workers), "RECONCILERY_CLOUD_SWEEP_TICK": "0.25",
            "RECONCILERY_CLOUD_SKR_REQUEST_TIMEOUT": "30"}
-    procs = []
-    for p in range(processes):
-        threads = workers // processes + (1 if p < workers % processes else 0)
-        log = open(logdir / f"worker-{workers}-{p}.log", "wb")  # noqa: SIM115 - closed with the process
-        procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "cloud-skr", "-c",
-                                       str(threads), "-n", f"bench{p}@%h", "-l", "WARNING"], env=env, stdout=log,
-                                      stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
+    procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{workers}")
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
     with lock:
@@ -402,12 +410,7 @@ def kcp_phase(server: DevAPIServer, redis_url: str, kymas: dict[str, str], per_p
         client = redis.Redis.from_url(redis_url)
         client.flushall()
         processes = 1 if workers == 1 else 2
-        for n in range(processes):
-            threads = workers // processes + (1 if n < workers % processes else 0)
-            log = open(logdir / f"kcp-worker-{n}.log", "wb")  # noqa: SIM115 - closed with the process
-            procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "cloud-kcp", "-c",
-                                           str(threads), "-n", f"kcp{n}@%h", "-l", "WARNING"], env=env, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
+        procs += start_workers("cloud-kcp", workers, processes, env, logdir, "kcp-worker")
         wait_for(lambda: client.scard("reconcilery:workers-ready") >= processes, timeout=120, message="workers")
         os.environ["RECONCILERY_REDIS_URL"] = redis_url
         from workers.app import app, configure
