@@ -117,6 +117,18 @@ def _client(server: Any, cluster: str | None) -> Kube:
     return Kube(k8s.ApiClient(cfg), cluster=cluster or "local", timeout=30.0)
 
 
+def _shoot_network(shoot: Mapping[str, Any], project_namespace: str, key: str,
+                   default_region: str) -> tuple[str, str, dict[str, Any], str]:
+    """(region, network name ``shoot--<project>--<shoot>``, the InfrastructureConfig's ``networks``, the
+    CIDR of its ``networks.<key>``, default the nodes range, else ``10.250.0.0/16``) of a Shoot."""
+    spec = shoot.get("spec") or {}
+    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
+    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
+    cidr = str((networks.get(key) or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
+               or "10.250.0.0/16")
+    return str(spec.get("region") or default_region), name, dict(networks), cidr
+
+
 def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: str,
                    access_key: str = "testing", secret_key: str = "testing") -> str:
     """Create the shoot's VPC in moto (idempotent): CIDR and zones from its AWS InfrastructureConfig
@@ -124,12 +136,7 @@ def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: s
     public and internal subnets, and a NAT gateway in the first public subnet. Returns the VPC id."""
     import boto3
 
-    spec = shoot.get("spec") or {}
-    region = str(spec.get("region") or "eu-central-1")
-    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
-    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
-    cidr = str((networks.get("vpc") or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
-               or "10.250.0.0/16")
+    region, name, networks, cidr = _shoot_network(shoot, project_namespace, "vpc", "eu-central-1")
     ec2 = boto3.client("ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
                        aws_secret_access_key=secret_key)
     found = ec2.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
@@ -174,12 +181,7 @@ def seed_azure_shoot(base_url: str, shoot: Mapping[str, Any], project_namespace:
     Returns the VNet's resource id."""
     from tasks.cloud.azure.client import AzureClient
 
-    spec = shoot.get("spec") or {}
-    region = str(spec.get("region") or "westeurope")
-    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
-    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
-    cidr = str((networks.get("vnet") or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
-               or "10.250.0.0/16")
+    region, name, _, cidr = _shoot_network(shoot, project_namespace, "vnet", "westeurope")
     client = AzureClient(str(credentials.get("subscriptionID") or ""), base_url=base_url, retry_total=0)
     client.create_resource_group(name, region)
     vnet = client.create_vnet(name, name, region, cidr) or {}
