@@ -51,7 +51,6 @@ import json
 import logging
 import os
 import re
-import signal
 import ssl
 import threading
 import time
@@ -703,14 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     ctx = make_tls(args.tls_dir)[0] if args.tls_dir else None
     standin = AzureStandIn(port=args.port, host=args.host, op_delay=args.op_delay, ssl_context=ctx)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"azure stand-in: {standin.url}", flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    return standin.serve_forever("azure stand-in: {url}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ import itertools
 import json
 import logging
 import re
-import signal
 import ssl
 import threading
 import time
@@ -661,14 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     standin = GcpStandIn(port=args.port, host=args.host, op_delay=args.op_delay, projects=tuple(args.project))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"gcp stand-in: {standin.url}", flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    return standin.serve_forever("gcp stand-in: {url}")
 
 
 if __name__ == "__main__":

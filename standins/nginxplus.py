@@ -42,7 +42,6 @@ import ipaddress
 import json
 import logging
 import re
-import signal
 import ssl
 import threading
 import uuid
@@ -476,15 +475,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port, host=args.host, prefix=args.prefix,
         http_upstreams=[n for k, n in args.upstream if k == "http"],
         stream_upstreams=[n for k, n in args.upstream if k == "stream"], write=not args.read_only)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"nginx plus stand-in: {standin.url} upstreams="
-          + ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams)), flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    upstreams = ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams))
+    return standin.serve_forever(f"nginx plus stand-in: {{url}} upstreams={upstreams}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import ssl
 import threading
 from typing import Self
@@ -129,6 +130,19 @@ class StandInServer:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         self._loop = self._thread = self._runner = None
+
+    def serve_forever(self, banner: str) -> int:
+        """Serve until SIGTERM or SIGINT (a stand-in run as a process): start, print ``banner`` (``{url}``
+        replaced by :attr:`url`), stop.
+        Returns the exit code 0."""
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        self.start()
+        print(banner.replace("{url}", self.url), flush=True)
+        stop.wait()
+        self.stop()
+        return 0
 
     def __enter__(self) -> Self:
         return self.start()
