@@ -1,5 +1,6 @@
 # mypy: disable-error-code="union-attr, arg-type, method-assign"
-"""The SKR sweep at fleet scale: ``python bench/skr_sweep.py [--skrs 1000] [--connect 0.2] [--workers 1,2,4,8,16]``.
+"""The SKR sweep at fleet scale: ``python bench/skr_sweep.py [--skrs 1000] [--connect 0.2] [--workers 1,2,4,8,16]
+[--providers aws,gcp,azure] [--kcp-ipranges 20]``.
 
 One dev API server holds the KCP and ``--skrs`` SKR clusters (each with the CloudResources module CR and a
 provisioned IpRange, whose KCP mirror is Ready: the steady state, so every connect does the real reads
@@ -14,6 +15,20 @@ counts are the dev API server's (per cluster), Redis load is ``total_commands_pr
 W: the first sweep's wall time against the ideal ``SKRs x connect / W``, revisit intervals (min, max,
 their ratio), the fewest other SKRs connected between two connects of one SKR (strict rotation: N - 1,
 less up to W - 1 in flight), and the request rates.
+
+A mixed fleet (``--providers aws,gcp,azure``, round robin over the SKRs): each SKR's Scope is of its
+provider (built by the providers' own Scope builders from a Shoot like those of ``examples/cloud``), and
+the connect times (from a connect's start to its SkrStatus write) are printed per provider.
+
+The KCP phase (``--kcp-ipranges N``, after the sweeps; 0 skips it): moto's server and the GCP and Azure
+stand-ins are started in this process and seeded (each chosen SKR's VPC in moto, the GCP project, the Azure
+resource group and VNet), N SKRs per provider get a new KCP IpRange without a CIDR (allocated) on a Ready
+Network (``<kyma>--kyma``; on Azure ``<kyma>--cm``), ``reconcilery worker -Q cloud-kcp`` processes
+(``--kcp-workers`` threads in all) reconcile them against moto and the stand-ins, and the time from
+enqueueing them all to each one's Ready is printed per provider, with the provider requests per IpRange.
+The stand-ins' operations take ``--op-delay`` s and the controllers' waits are divided by
+``--time-scale`` (``RECONCILERY_CLOUD_TIME_SCALE``; the original's GCP operation wait is 5 s, Azure's
+provisioning wait 10 s).
 """
 
 from __future__ import annotations
@@ -21,6 +36,7 @@ from __future__ import annotations
 import argparse
 import base64
 import itertools
+import logging
 import os
 import statistics
 import subprocess
@@ -46,6 +62,45 @@ from tests.fixtures.processes import free_port, stop_process, wait_for  # noqa: 
 
 READY = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready",
           "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+PROJECT_NAMESPACE = "garden-kyma"
+GCP_PROJECT = "bench-project-1"
+AZURE_CREDENTIALS = {"subscriptionID": "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44",
+                     "tenantID": "8e7d6c5b-0000-4a3b-8c2d-1e0f9a8b7c6d"}
+NETWORKING = {"type": "calico", "nodes": "10.250.0.0/16", "pods": "100.64.0.0/12", "services": "100.104.0.0/13"}
+
+
+def shoot_of(provider: str, i: int) -> dict[str, Any]:
+    """SKR ``i``'s Garden Shoot on ``provider`` (as in examples/cloud; nodes 10.250.0.0/16)."""
+    meta = {"name": f"c-{i}", "namespace": PROJECT_NAMESPACE}
+    if provider == "gcp":
+        return {"metadata": meta, "spec": {"region": "us-east4", "networking": NETWORKING, "provider": {
+            "type": "gcp", "infrastructureConfig": {"networks": {"workers": "10.250.0.0/16"}},
+            "workers": [{"name": "cpu-worker-0", "zones": ["us-east4-a", "us-east4-b", "us-east4-c"]}]}}}
+    if provider == "azure":
+        return {"metadata": meta, "spec": {"region": "northeurope", "networking": NETWORKING, "provider": {
+            "type": "azure", "infrastructureConfig": {"zoned": True, "networks": {
+                "vnet": {"cidr": "10.250.0.0/16"},
+                "zones": [{"name": 1, "cidr": "10.250.0.0/19"}, {"name": 2, "cidr": "10.250.32.0/19"}]}},
+            "workers": [{"name": "cpu-worker-0", "zones": ["1", "2"]}]}}}
+    return {"metadata": meta, "spec": {"region": "eu-central-1", "networking": NETWORKING, "provider": {
+        "type": "aws", "infrastructureConfig": {"networks": {"vpc": {"cidr": "10.250.0.0/16"}, "zones": [
+            {"name": f"eu-central-1{z}", "workers": f"10.250.{64 * n}.0/19", "public": f"10.250.{64 * n + 32}.0/20",
+             "internal": f"10.250.{64 * n + 48}.0/20"} for n, z in enumerate("abc")]}}}}}
+
+
+def scope_of(provider: str, shoot: dict[str, Any]) -> dict[str, Any]:
+    """``spec.scope`` of a Scope on ``provider``, from the providers' own (pure) Scope builders."""
+    from tasks.cloud.aws.scope import aws_scope_info
+    from tasks.cloud.azure import scope as azure_scope
+    from tasks.cloud.gcp import scope as gcp_scope
+
+    vpc = names.vpc_network(PROJECT_NAMESPACE, shoot["metadata"]["name"])
+    if provider == "gcp":
+        return dict(gcp_scope.scope_section(shoot, {"serviceaccount.json": f'{{"project_id": "{GCP_PROJECT}"}}'})
+                    or {})
+    if provider == "azure":
+        return dict(azure_scope.scope_section(shoot, AZURE_CREDENTIALS) or {})
+    return {"aws": aws_scope_info(shoot, vpc, "123456789012")}
 
 
 def rt(store: Store, res: Any) -> Any:
@@ -60,9 +115,10 @@ def create_with_status(store: Store, res: Any, namespace: str | None, body: dict
     store.patch(t, namespace, body["metadata"]["name"], "merge", {"status": status}, "status")
 
 
-def seed(server: DevAPIServer, skrs: int) -> list[str]:
+def seed(server: DevAPIServer, skrs: int, providers: list[str]) -> dict[str, str]:
     """KCP CRDs, and per SKR: its cluster (module CRD + CR, IpRange CRD + a Ready IpRange), its kubeconfig
-    Secret, Scope and Ready KCP IpRange mirror. Store calls, no HTTP: setup is not what is measured."""
+    Secret, Scope (of its provider: ``providers`` round robin) and Ready KCP IpRange mirror. Store calls,
+    no HTTP: setup is not what is measured. Returns kyma -> provider."""
     kcp = server.store
     ns_rt = kcp.registry.lookup("", "v1", "namespaces")
     secret_rt = kcp.registry.lookup("", "v1", "secrets")
@@ -70,13 +126,12 @@ def seed(server: DevAPIServer, skrs: int) -> list[str]:
     for crd in install.load_crds("kcp"):
         kcp.create(crd_rt, None, crd)
     kcp.create(ns_rt, None, {"metadata": {"name": names.KCP_NAMESPACE}})
-    skr_crds = install.load_crds("module", "skr", provider="aws")
-    kymas = []
+    kymas: dict[str, str] = {}
     for i in range(skrs):
         kyma = f"skr-{i:04d}"
-        kymas.append(kyma)
+        provider = kymas[kyma] = providers[i % len(providers)]
         store = server.clusters.add(kyma)
-        for crd in skr_crds:
+        for crd in install.load_crds("module", "skr", provider=provider):
             store.create(crd_rt, None, crd)
         store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
         create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
@@ -90,11 +145,12 @@ def seed(server: DevAPIServer, skrs: int) -> list[str]:
         kcp.create(secret_rt, names.KCP_NAMESPACE, {
             "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
             "data": {"config": base64.b64encode(config.encode()).decode()}})
+        shoot = shoot_of(provider, i)
         kcp.create(rt(kcp, names.SCOPE), names.KCP_NAMESPACE, {
             "metadata": {"name": kyma, "namespace": names.KCP_NAMESPACE,
-                         "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_BROKER_PLAN: "aws"}},
-            "spec": {"kymaName": kyma, "shootName": f"c-{i}", "region": "eu-central-1", "provider": "aws",
-                     "scope": {"aws": {"accountId": "1", "vpcNetwork": f"shoot--kyma--c-{i}"}}}})
+                         "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_BROKER_PLAN: provider}},
+            "spec": {"kymaName": kyma, "shootName": f"c-{i}", "region": shoot["spec"]["region"],
+                     "provider": provider, "scope": scope_of(provider, shoot)}})
         create_with_status(kcp, names.KCP_IPRANGE, names.KCP_NAMESPACE, {
             "metadata": {"name": ident, "namespace": names.KCP_NAMESPACE},
             "spec": {"scope": {"name": kyma}, "remoteRef": {"namespace": "", "name": "default"}}},
@@ -102,21 +158,41 @@ def seed(server: DevAPIServer, skrs: int) -> list[str]:
     return kymas
 
 
-def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock) -> None:
+def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock,
+                requests: dict[str, list[float]] | None = None) -> None:
     """Record a connect's start in each SKR cluster: the installer's read of the IpRange CRD, which every
-    connect makes once, right after its readiness check (bench-side wrapper of the cluster's handler)."""
+    connect makes once, right after its readiness check (bench-side wrapper of the cluster's handler);
+    and in ``requests`` the time of every request to the cluster (a connect's first one is its start)."""
     marker = "/customresourcedefinitions/ipranges.cloud-resources.kyma-project.io"
     for name in server.clusters.names():
         handler = server.clusters.handler(name)
         original = handler.dispatch
 
         async def dispatch(request: Any, path: str | None = None, _original: Any = original, _name: str = name) -> Any:
+            now = time.monotonic()
             if request.method == "GET" and (path or "").endswith(marker):
                 with lock:
-                    starts[_name].append(time.monotonic())
+                    starts[_name].append(now)
+            if requests is not None:
+                with lock:
+                    requests[_name].append(now)
             return await _original(request, path)
 
         handler.dispatch = dispatch
+
+
+def start_workers(queue: str, threads: int, processes: int, env: dict[str, str], logdir: Path,
+                  log_prefix: str) -> list[subprocess.Popen[bytes]]:
+    """``reconcilery worker -Q queue`` processes with ``threads`` threads in all (spread evenly), each
+    logging to ``logdir/<log_prefix>-<n>.log``; the caller stops them."""
+    procs = []
+    for n in range(processes):
+        count = threads // processes + (1 if n < threads % processes else 0)
+        log = open(logdir / f"{log_prefix}-{n}.log", "wb")  # noqa: SIM115 - closed with the process
+        procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", queue, "-c",
+                                       str(count), "-n", f"{log_prefix}{n}@%h", "-l", "WARNING"], env=env,
+                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
+    return procs
 
 
 @dataclass
@@ -135,10 +211,36 @@ class Run:
     kcp_per_s: float
     skr_per_s: float
     load: str
+    connect_s: dict[str, list[float]]  # provider -> durations of its connects (start to SkrStatus write)
 
 
-def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, connect: float, sweeps: int,
-        logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real") -> Run:
+def connect_durations(requests: dict[str, list[float]], ends: dict[str, list[float]],
+                      provider_of: dict[str, str]) -> dict[str, list[float]]:
+    """Per provider, each connect's duration: from the first request to the SKR cluster after the
+    previous connect's end (the readiness check) to this connect's SkrStatus write."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for kyma, stops in ends.items():
+        seen = sorted(requests.get(kyma, []))
+        previous = float("-inf")
+        for end in sorted(stops):
+            within = [t for t in seen if previous < t <= end]
+            if within:
+                out[provider_of.get(kyma, "?")].append(end - within[0])
+            previous = end
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values`` by nearest rank; NaN when empty."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: int, connect: float, sweeps: int,
+        logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real",
+        requests: dict[str, list[float]] | None = None) -> Run:
     from tasks.cloud.settings import CloudSettings
     from tasks.cloud.sweep import Rotation
 
@@ -154,17 +256,13 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
            "RECONCILERY_TASK_EVENTS": "0", "RECONCILERY_CLOUD_CONNECT_DELAY": str(connect),
            "RECONCILERY_CLOUD_CYCLIC_WORKERS": str(workers), "RECONCILERY_CLOUD_SWEEP_TICK": "0.25",
            "RECONCILERY_CLOUD_SKR_REQUEST_TIMEOUT": "30"}
-    procs = []
-    for p in range(processes):
-        threads = workers // processes + (1 if p < workers % processes else 0)
-        log = open(logdir / f"worker-{workers}-{p}.log", "wb")  # noqa: SIM115 - closed with the process
-        procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "cloud-skr", "-c",
-                                       str(threads), "-n", f"bench{p}@%h", "-l", "WARNING"], env=env, stdout=log,
-                                      stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
+    procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{workers}")
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
     with lock:
         starts.clear()
+        if requests is not None:
+            requests.clear()
 
     def on_status(event: StoreEvent) -> None:
         if event.type in ("ADDED", "MODIFIED"):
@@ -228,7 +326,129 @@ def run(server: DevAPIServer, redis_url: str, kymas: list[str], workers: int, co
     return Run(workers, processes, sweep_s, len(kymas) * connect / workers, connects, elapsed,
                min(intervals) if intervals else float("nan"), max(intervals) if intervals else float("nan"),
                min(between) if between else -1, twice, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
-               f"{load_before:.1f}")
+               f"{load_before:.1f}", connect_durations(requests or {}, ends, kymas) if mode == "real" else {})
+
+
+@dataclass
+class KcpPhase:
+    """The KCP phase's outcome: per provider the seconds from enqueueing to Ready of each IpRange."""
+
+    ready_s: dict[str, list[float]]
+    failed: dict[str, list[str]]
+    wall_s: float
+    provider_requests: dict[str, int]
+    workers: int
+
+
+def kcp_phase(server: DevAPIServer, redis_url: str, kymas: dict[str, str], per_provider: int, workers: int,
+              logdir: Path, op_delay: float, time_scale: float, timeout: float = 600.0) -> KcpPhase:
+    """New KCP IpRanges (allocated CIDR) of ``per_provider`` SKRs of each provider, reconciled by
+    ``cloud-kcp`` workers against moto and the GCP and Azure stand-ins (see the module doc)."""
+    from moto.server import ThreadedMotoServer
+
+    from reconcilery.cloudlocal import seed_aws_shoot, seed_azure_shoot
+    from standins.azure import AzureStandIn
+    from standins.gcp import GcpStandIn
+    from tasks.cloud.controller import IPRANGE, LOCAL_CLUSTER
+    from workers.app import workqueue
+    from workers.controller import Key
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto: one access-log line per AWS call otherwise
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
+    moto.start()
+    aws_url = "http://{}:{}".format(*moto.get_host_and_port())
+    gcp = GcpStandIn(op_delay=op_delay, projects=(GCP_PROJECT,)).start()
+    azure = AzureStandIn(op_delay=op_delay).start()
+    kcp = server.store
+    chosen: dict[str, str] = {}
+    for provider in sorted(set(kymas.values())):
+        chosen.update({k: provider for k in [k for k, p in kymas.items() if p == provider][:per_provider]})
+    ready: dict[str, float] = {}
+    failed: dict[str, list[str]] = defaultdict(list)
+    lock = threading.Lock()
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def on_iprange(event: StoreEvent) -> None:
+        name = event.obj["metadata"]["name"]
+        state = (event.obj.get("status") or {}).get("state")
+        if event.type in ("ADDED", "MODIFIED") and name.startswith("kcp-") and state == names.STATE_READY:
+            with lock:
+                ready.setdefault(name, time.monotonic())
+
+    try:
+        def prepare() -> None:
+            for kyma, provider in chosen.items():
+                i = int(kyma.rsplit("-", 1)[1])
+                shoot = shoot_of(provider, i)
+                if provider == "aws":
+                    seed_aws_shoot(aws_url, shoot, PROJECT_NAMESPACE)
+                elif provider == "azure":
+                    seed_azure_shoot(azure.url, shoot, PROJECT_NAMESPACE, AZURE_CREDENTIALS)
+                network = names.cm_network(kyma) if provider == "azure" else names.kyma_network(kyma)
+                create_with_status(kcp, names.NETWORK, names.KCP_NAMESPACE, {
+                    "metadata": {"name": network, "namespace": names.KCP_NAMESPACE,
+                                 "labels": {names.LABEL_KYMA_NAME: kyma}},
+                    "spec": {"scope": {"name": kyma}, "type": "cloud-resources" if provider == "azure" else "kyma",
+                             "network": {"managed": {"cidr": "", "location": ""}} if provider == "azure" else {
+                                 "reference": {}}}},
+                    {"state": "Ready", "conditions": READY})
+                spec: dict[str, Any] = {"scope": {"name": kyma}, "remoteRef": {"namespace": "", "name": "bench"}}
+                if provider == "azure":
+                    spec["network"] = {"name": network}
+                kcp.create(rt(kcp, names.KCP_IPRANGE), names.KCP_NAMESPACE, {
+                    "metadata": {"name": f"kcp-{kyma}", "namespace": names.KCP_NAMESPACE}, "spec": spec})
+
+        prepare()  # the seeds go over HTTP to moto and the stand-ins; the KCP objects are store calls
+        unsubscribe = kcp.subscribe(f"{names.KCP_GROUP}/{names.KCP_IPRANGE.plural}", on_iprange)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILERY_REDIS_URL": redis_url,
+               "RECONCILERY_DOMAINS": "tasks.cloud.controller", "RECONCILERY_KUBECONFIG": str(logdir / "kubeconfig"),
+               "RECONCILERY_TASK_EVENTS": "0", "RECONCILERY_CLOUD_TIME_SCALE": str(time_scale),
+               "RECONCILERY_AWS_ENDPOINT_URL": aws_url, "AWS_ACCESS_KEY_ID": "testing",
+               "AWS_SECRET_ACCESS_KEY": "testing", "RECONCILERY_GCP_ENDPOINT_URL": gcp.url,
+               "GCP_SA_JSON_KEY_PATH": "", "RECONCILERY_AZURE_ENDPOINT_URL": azure.url, "AZURE_CLIENT_ID": "",
+               "AZURE_CLIENT_SECRET": "", "GCP_RETRY_WAIT_DURATION": ""}
+        client = redis.Redis.from_url(redis_url)
+        client.flushall()
+        processes = 1 if workers == 1 else 2
+        procs += start_workers("cloud-kcp", workers, processes, env, logdir, "kcp-worker")
+        wait_for(lambda: client.scard("reconcilery:workers-ready") >= processes, timeout=120, message="workers")
+        os.environ["RECONCILERY_REDIS_URL"] = redis_url
+        from workers.app import app, configure
+        from workers.settings import load
+
+        configure(app, load())
+        gcp_before, azure_before = len(gcp.state.request_log), len(azure.state.request_log)
+        started = time.monotonic()
+        workqueue().add_many(IPRANGE, [Key(LOCAL_CLUSTER, names.KCP_NAMESPACE, f"kcp-{k}") for k in chosen])
+        deadline = started + timeout
+        while time.monotonic() < deadline:
+            with lock:
+                if len(ready) == len(chosen):
+                    break
+            time.sleep(0.2)
+        wall = time.monotonic() - started
+        unsubscribe()
+        requests = {"gcp": len(gcp.state.request_log) - gcp_before,
+                    "azure": len(azure.state.request_log) - azure_before}
+        by_provider: dict[str, list[float]] = defaultdict(list)
+        with lock:
+            for kyma, provider in chosen.items():
+                at = ready.get(f"kcp-{kyma}")
+                if at is None:
+                    try:
+                        obj = kcp.get(rt(kcp, names.KCP_IPRANGE), names.KCP_NAMESPACE, f"kcp-{kyma}")
+                    except Exception:
+                        obj = {}
+                    failed[provider].append(f"{kyma}: {(obj.get('status') or {}).get('conditions')}")
+                else:
+                    by_provider[provider].append(at - started)
+        return KcpPhase(dict(by_provider), dict(failed), wall, requests, workers)
+    finally:
+        for proc in procs:
+            stop_process(proc)
+        gcp.stop()
+        azure.stop()
+        moto.stop()
 
 
 def main() -> None:
@@ -239,24 +459,33 @@ def main() -> None:
     parser.add_argument("--sweeps", type=int, default=2, help="connects per SKR to wait for (>= 2 for revisits)")
     parser.add_argument("--mode", choices=("real", "sleep"), default="real",
                         help="real: connects do their real API work; sleep: connects only sleep (scheduling cost)")
+    parser.add_argument("--providers", default="aws", help="the fleet's providers, round robin (aws,gcp,azure)")
+    parser.add_argument("--kcp-ipranges", type=int, default=0, help="KCP phase: new IpRanges per provider (0: none)")
+    parser.add_argument("--kcp-workers", type=int, default=8, help="KCP phase: cloud-kcp worker threads in all")
+    parser.add_argument("--op-delay", type=float, default=0.2, help="KCP phase: stand-in operation time (s)")
+    parser.add_argument("--time-scale", type=float, default=10.0, help="KCP phase: controller waits divided by")
     args = parser.parse_args()
+    providers = [p.strip() for p in args.providers.split(",") if p.strip()]
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"skr-sweep-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     local_redis = LocalRedis(free_port(), workdir=str(logdir / "redis")).start()
     server = DevAPIServer(port=0).start()
     try:
         started = time.perf_counter()
-        kymas = server.call(lambda: seed(server, args.skrs))
+        kymas = server.call(lambda: seed(server, args.skrs, providers))
         what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
         print(f"seeded {args.skrs} SKR clusters in one dev API server in {time.perf_counter() - started:.1f} s; "
-              f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores")
+              f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores; "
+              f"providers {', '.join(providers)}")
         server.write_kubeconfig(logdir / "kubeconfig")
         rows = []
         starts: dict[str, list[float]] = defaultdict(list)
         lock = threading.Lock()
-        mark_starts(server, starts, lock)
-        for w in (int(x) for x in args.workers.split(",")):
-            r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode)
+        requests: dict[str, list[float]] = defaultdict(list)
+        mark_starts(server, starts, lock, requests)
+        for w in (int(x) for x in args.workers.split(",") if x):
+            r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode,
+                    requests)
             rows.append(r)
             print(f"  W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
                   f"in {r.elapsed_s:.1f} s", flush=True)
@@ -276,6 +505,34 @@ def main() -> None:
             spread = statistics.mean(r.kcp_per_s / max(1e-9, r.connects / r.elapsed_s) for r in rows)
             skr_per = statistics.mean(r.skr_per_s / max(1e-9, r.connects / r.elapsed_s) for r in rows)
             print(f"\nAPI requests per connect: KCP {spread:.1f}, SKR {skr_per:.1f}")
+            print("\nconnect time per provider (first SKR request to the SkrStatus write; includes the injected "
+                  f"{args.connect * 1000:.0f} ms):")
+            print("| W | provider | SKRs | connects | connect p50 | p95 | max |")
+            print("|---:|---|---:|---:|---:|---:|---:|")
+            for r in rows:
+                for provider in providers:
+                    d = r.connect_s.get(provider, [])
+                    fleet = sum(1 for v in kymas.values() if v == provider)
+                    print(f"| {r.workers} | {provider} | {fleet} | {len(d)} | "
+                          f"{percentile(d, 0.5):.3f} s | {percentile(d, 0.95):.3f} s | "
+                          f"{max(d) if d else float('nan'):.3f} s |")
+        if args.kcp_ipranges:
+            k = kcp_phase(server, local_redis.url, kymas, args.kcp_ipranges, args.kcp_workers, logdir, args.op_delay,
+                          args.time_scale)
+            total = sum(len(v) for v in k.ready_s.values())
+            print(f"\nKCP phase: {total} IpRanges Ready in {k.wall_s:.1f} s with {k.workers} cloud-kcp worker threads "
+                  f"(stand-in operations {args.op_delay} s, waits / {args.time_scale:g})")
+            print("| provider | IpRanges | Ready | to Ready p50 | p95 | max | provider requests per IpRange |")
+            print("|---|---:|---:|---:|---:|---:|---:|")
+            for provider in providers:
+                d = k.ready_s.get(provider, [])
+                n = len(d) + len(k.failed.get(provider, []))
+                req = k.provider_requests.get(provider)
+                per = f"{req / max(1, n):.0f}" if req is not None else "-"
+                print(f"| {provider} | {n} | {len(d)} | {percentile(d, 0.5):.1f} s | {percentile(d, 0.95):.1f} s | "
+                      f"{max(d) if d else float('nan'):.1f} s | {per} |")
+            for provider, problems in k.failed.items():
+                print(f"not Ready ({provider}): {problems[:3]}")
     finally:
         server.stop()
         local_redis.stop()

@@ -1,10 +1,13 @@
 """A recorder of every Kubernetes API call a process makes, for the RBAC check of the deployment.
 
 Off unless ``RECONCILERY_KUBE_AUDIT_DIR`` is set; then each call of :meth:`kube.Kube.open` appends
-one JSON line ``{"component", "verb", "group", "resource", "subresource", "namespaced", "namespace",
-"name"}`` to ``<dir>/<component>-<pid>.jsonl``. The *component* is ``RECONCILERY_COMPONENT`` when
-set (the deployment sets it), else it is derived from the ``reconcilery`` command line (``watch`` ->
-``watcher``, ``worker -Q q`` -> ``worker-q``, ``webhook``, ``beat``), else ``other``.
+one JSON line ``{"component", "cluster", "verb", "group", "resource", "subresource", "namespaced",
+"namespace", "name"}`` to ``<dir>/<component>-<pid>.jsonl``. ``cluster`` is ``""`` for the cluster the
+component is deployed to (what deploy/'s RBAC governs) and the cluster's name for a call made inside
+:func:`on_cluster` (the clients of other clusters, :class:`kube.clusters.RemoteKube`: an SKR, the
+Garden). The *component* is ``RECONCILERY_COMPONENT`` when set (the deployment sets it), else it is
+derived from the ``reconcilery`` command line (``watch`` -> ``watcher``, ``worker -Q q`` ->
+``worker-q``, ``webhook``, ``beat``), else ``other``.
 
 :func:`parse_call` (pure) turns a method and REST path into the RBAC request attributes, as the API
 server's request-info resolver does; discovery and other non-resource paths give ``None``.
@@ -12,17 +15,31 @@ server's request-info resolver does; discovery and other non-resource paths give
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 ENV_DIR = "RECONCILERY_KUBE_AUDIT_DIR"
 ENV_COMPONENT = "RECONCILERY_COMPONENT"
+
+_cluster: contextvars.ContextVar[str] = contextvars.ContextVar("reconcilery_audit_cluster", default="")
+
+
+@contextmanager
+def on_cluster(name: str) -> Iterator[None]:
+    """Calls recorded inside the block are marked as made to the other cluster ``name``."""
+    token = _cluster.set(name)
+    try:
+        yield
+    finally:
+        _cluster.reset(token)
 
 
 @dataclass(frozen=True)
@@ -99,7 +116,7 @@ class _Recorder:
         if call is None:
             return
         component = component_of(sys.argv)
-        line = json.dumps({"component": component, **asdict(call)}) + "\n"
+        line = json.dumps({"component": component, "cluster": _cluster.get(), **asdict(call)}) + "\n"
         with self._lock:
             if self._file is None or self._pid != os.getpid():  # a forked child writes its own file
                 Path(directory).mkdir(parents=True, exist_ok=True)
@@ -122,4 +139,5 @@ def read_calls(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
             for line in f.read_text().splitlines() if line.strip()]
 
 
-__all__ = ["ENV_COMPONENT", "ENV_DIR", "ApiCall", "component_of", "parse_call", "read_calls", "record"]
+__all__ = ["ENV_COMPONENT", "ENV_DIR", "ApiCall", "component_of", "on_cluster", "parse_call", "read_calls",
+           "record"]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from kubernetes.client import ApiClient
 
-from kube import resources
+from kube import audit, resources
 from kube.client import Kube
 from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
@@ -73,6 +74,16 @@ def reset() -> None:
         kube.close()
 
 
+class RemoteKube(Kube):
+    """A :class:`Kube` of another cluster (from a kubeconfig Secret): its calls are recorded by
+    :mod:`kube.audit` as made to that cluster, so the RBAC check of deploy/ leaves them out (they are
+    governed by the other cluster's RBAC for the kubeconfig's user)."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        with audit.on_cluster(self.cluster):
+            return super().open(*args, **kwargs)
+
+
 def client_from_secret(local: Kube, namespace: str, name: str, key: str = "config", cluster: str = "",
                        timeout: float = 30.0) -> tuple[Kube, dict]:
     """A new :class:`Kube` for the cluster whose kubeconfig is in Secret ``namespace/name`` (key
@@ -87,7 +98,7 @@ def client_from_secret(local: Kube, namespace: str, name: str, key: str = "confi
     config = parse_kubeconfig(secret_value(secret, key))
     meta = secret.get("metadata") or {}
     version = (meta.get("uid"), meta.get("resourceVersion"), key) if meta.get("resourceVersion") else None
-    return Kube(from_kubeconfig_dict(config, cache_key=version), cluster=cluster or name, timeout=timeout), config
+    return RemoteKube(from_kubeconfig_dict(config, cache_key=version), cluster=cluster or name, timeout=timeout), config
 
 
 @contextmanager

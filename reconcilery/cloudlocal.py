@@ -1,5 +1,6 @@
 """Cloud Resources on one machine: the Garden and the SKRs as clusters of the dev API server, AWS as
-moto's server. Used by ``reconcilery up`` (:class:`CloudLocal`), the tests and the benchmark.
+moto's server, GCP and Azure as the project's stand-ins (:mod:`standins.gcp`, :mod:`standins.azure`).
+Used by ``reconcilery up`` (:class:`CloudLocal`), the tests and the benchmark.
 
 What Kyma's control plane provides in a landscape is simulated here:
 
@@ -8,7 +9,11 @@ What Kyma's control plane provides in a landscape is simulated here:
 - an SKR per Kyma CR: cluster ``<kyma>`` with the CloudResources module CRD and its ``kyma-system/default``
   instance (as Kyma's lifecycle manager installs them) and the SKR CRDs of the installer; its kubeconfig
   in Secret ``kcp-system/kubeconfig-<kyma>`` (key ``config``, as the infrastructure manager writes it);
-- AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway).
+- AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway);
+- GCP: the project of each GCP shoot's ``serviceaccount.json`` known to the stand-in (Resource Manager
+  answers its number, which Service Networking's ``deleteConnection`` needs);
+- Azure: the resource group and VNet ``shoot--<project>--<shoot>`` of each Azure shoot (the VNet the
+  Cloud Manager VNet peers with), in the subscription of its credentials.
 
 Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
 or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
@@ -31,7 +36,7 @@ from kube import Kube, Resource, resources
 from tasks.cloud import install, names
 
 __all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "add_garden", "add_skr", "cluster_of", "kubeconfig_secret",
-           "seed_aws_shoot"]
+           "seed_aws_shoot", "seed_azure_shoot", "seed_gcp_project", "shoot_credentials"]
 
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
@@ -112,6 +117,18 @@ def _client(server: Any, cluster: str | None) -> Kube:
     return Kube(k8s.ApiClient(cfg), cluster=cluster or "local", timeout=30.0)
 
 
+def _shoot_network(shoot: Mapping[str, Any], project_namespace: str, key: str,
+                   default_region: str) -> tuple[str, str, dict[str, Any], str]:
+    """(region, network name ``shoot--<project>--<shoot>``, the InfrastructureConfig's ``networks``, the
+    CIDR of its ``networks.<key>``, default the nodes range, else ``10.250.0.0/16``) of a Shoot."""
+    spec = shoot.get("spec") or {}
+    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
+    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
+    cidr = str((networks.get(key) or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
+               or "10.250.0.0/16")
+    return str(spec.get("region") or default_region), name, dict(networks), cidr
+
+
 def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: str,
                    access_key: str = "testing", secret_key: str = "testing") -> str:
     """Create the shoot's VPC in moto (idempotent): CIDR and zones from its AWS InfrastructureConfig
@@ -119,12 +136,7 @@ def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: s
     public and internal subnets, and a NAT gateway in the first public subnet. Returns the VPC id."""
     import boto3
 
-    spec = shoot.get("spec") or {}
-    region = str(spec.get("region") or "eu-central-1")
-    name = names.vpc_network(project_namespace, str((shoot.get("metadata") or {}).get("name")))
-    networks = ((spec.get("provider") or {}).get("infrastructureConfig") or {}).get("networks") or {}
-    cidr = str((networks.get("vpc") or {}).get("cidr") or (spec.get("networking") or {}).get("nodes")
-               or "10.250.0.0/16")
+    region, name, networks, cidr = _shoot_network(shoot, project_namespace, "vpc", "eu-central-1")
     ec2 = boto3.client("ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
                        aws_secret_access_key=secret_key)
     found = ec2.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
@@ -148,11 +160,62 @@ def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: s
     return str(vpc["VpcId"])
 
 
+def seed_gcp_project(state: Any, credentials: Mapping[str, str]) -> str:
+    """Make the project of a GCP credential (``serviceaccount.json``'s ``project_id``) known to the GCP
+    stand-in's :class:`~standins.gcp.GcpState` ``state`` (idempotent). Returns the project id, ``""``
+    when the credential names none."""
+    try:
+        project = str(json.loads(credentials.get("serviceaccount.json") or "{}").get("project_id") or "")
+    except ValueError:
+        return ""
+    if project:
+        state.project_number(project)
+    return project
+
+
+def seed_azure_shoot(base_url: str, shoot: Mapping[str, Any], project_namespace: str,
+                     credentials: Mapping[str, str]) -> str:
+    """Create the shoot's resource group and VNet ``shoot--<project>--<shoot>`` (CIDR from its Azure
+    InfrastructureConfig ``networks.vnet.cidr``, default the nodes range) in the Azure stand-in at
+    ``base_url``, in the subscription of ``credentials`` (``subscriptionID``). Idempotent (ARM PUTs).
+    Returns the VNet's resource id."""
+    from tasks.cloud.azure.client import AzureClient
+
+    region, name, _, cidr = _shoot_network(shoot, project_namespace, "vnet", "westeurope")
+    client = AzureClient(str(credentials.get("subscriptionID") or ""), base_url=base_url, retry_total=0)
+    client.create_resource_group(name, region)
+    vnet = client.create_vnet(name, name, region, cidr) or {}
+    return str(vnet.get("id") or "")
+
+
+def shoot_credentials(garden: Kube, shoot: Mapping[str, Any]) -> dict[str, str]:
+    """The decoded credentials Secret of ``shoot``: through its CredentialsBinding, else its
+    SecretBinding (as the Scope controller resolves them); ``{}`` when none is found."""
+    from tasks.cloud.scope import binding_secret_ref, decode_secret
+
+    spec = shoot.get("spec") or {}
+    namespace = str((shoot.get("metadata") or {}).get("namespace") or "")
+    for res, name, kind in ((names.CREDENTIALS_BINDING, spec.get("credentialsBindingName"), "CredentialsBinding"),
+                            (names.SECRET_BINDING, spec.get("secretBindingName"), "SecretBinding")):
+        binding = garden.get(res, str(name), namespace) if name else None
+        if binding is None:
+            continue
+        _, secret_ns, secret_name = binding_secret_ref(binding, kind)
+        secret = garden.get(resources.SECRET, secret_name, secret_ns)
+        return decode_secret(secret) if secret else {}
+    return {}
+
+
+def _provider(shoot: Mapping[str, Any]) -> str:
+    return str(((shoot.get("spec") or {}).get("provider") or {}).get("type") or "")
+
+
 class CloudLocal:
     """The Cloud Resources part of ``reconcilery up`` on the dev API server.
 
     ``wanted(documents)`` says whether the applied documents hold Cloud Resources objects;
-    :meth:`start` starts moto's server, installs the KCP CRDs and serves the Garden; :meth:`split`
+    :meth:`start` starts moto's server and the GCP and Azure stand-ins, installs the KCP CRDs and
+    serves the Garden; :meth:`split`
     keeps the KCP documents for ``up``'s own apply; :meth:`apply_before` (Garden documents, an SKR per
     Kyma CR) and :meth:`apply_after` (SKR documents) surround it; :meth:`settled` and :meth:`rows` report.
     """
@@ -169,51 +232,87 @@ class CloudLocal:
         self.log = log
         self.moto: Any = None
         self.endpoint = ""
+        self.gcp: Any = None  # standins.gcp.GcpStandIn
+        self.azure: Any = None  # standins.azure.AzureStandIn
         self.garden: Kube | None = None
         self.skrs: dict[str, Kube] = {}
         self.others: list[dict[str, Any]] = []
-        self.kymas: list[str] = []
+        self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
         self.skr_ipranges: list[tuple[str, str]] = []
 
     @classmethod
     def wanted(cls, documents: Iterable[Mapping[str, Any]]) -> bool:
         return any(d.get("kind") in cls.KINDS or cluster_of(d) for d in documents)
 
-    def start(self, port: int = 0) -> dict[str, str]:
-        """Start moto's server, serve the Garden, install the KCP CRDs; returns the processes' env."""
+    def start(self, port: int = 0, op_delay: float = 0.2) -> dict[str, str]:
+        """Start moto's server and the GCP and Azure stand-ins (plain HTTP; their operations end after
+        ``op_delay`` s), serve the Garden, install the KCP CRDs; returns the workers' env, which aims the
+        three providers' layers at them (no real credentials: anonymous GCP, a static Azure token)."""
         from moto.server import ThreadedMotoServer
+
+        from standins.azure import AzureStandIn
+        from standins.gcp import GcpStandIn
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
         host, bound = self.moto.get_host_and_port()
         self.endpoint = f"http://{host}:{bound}"
+        self.gcp = GcpStandIn(op_delay=op_delay).start()
+        self.azure = AzureStandIn(op_delay=op_delay).start()
         install.install(self.kcp, "kcp", "kyma")
         self.garden = add_garden(self.server, self.kcp)
-        self.log(f"moto (AWS) at {self.endpoint}; Garden at {self.server.cluster_url(GARDEN)}")
+        self.log(f"moto (AWS) at {self.endpoint}; GCP at {self.gcp.url}; Azure at {self.azure.url}; "
+                 f"Garden at {self.server.cluster_url(GARDEN)}")
         return {"RECONCILERY_AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
-                "AWS_SECRET_ACCESS_KEY": "testing"}
+                "AWS_SECRET_ACCESS_KEY": "testing",
+                "RECONCILERY_GCP_ENDPOINT_URL": self.gcp.url, "GCP_SA_JSON_KEY_PATH": "",
+                "RECONCILERY_AZURE_ENDPOINT_URL": self.azure.url, "AZURE_CLIENT_ID": "", "AZURE_CLIENT_SECRET": ""}
 
     def split(self, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The KCP documents; the Garden and SKR ones are kept for :meth:`apply_before` / :meth:`apply_after`."""
         self.others = [d for d in documents if cluster_of(d)]
-        self.kymas = [str(d["metadata"]["name"]) for d in documents if d.get("kind") == "Kyma" and not cluster_of(d)]
+        self.kymas = {str(d["metadata"]["name"]): str(((d.get("metadata") or {}).get("labels") or {}).get(
+            names.LABEL_BROKER_PLAN) or "aws") for d in documents if d.get("kind") == "Kyma" and not cluster_of(d)}
         return [d for d in documents if not cluster_of(d)]
 
     def apply_before(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
-        """Before the KCP documents: the Garden documents (moto seeded with each AWS Shoot's VPC) and an
-        SKR cluster per Kyma CR (with its kubeconfig Secret). Returns how many documents failed."""
-        for kyma in self.kymas:
-            self.skrs[kyma] = add_skr(self.server, self.kcp, kyma, state_dir=self.state_dir)
+        """Before the KCP documents: the Garden documents, then each Shoot's network seeded in its provider
+        (:meth:`seed`), and an SKR cluster per Kyma CR (with its kubeconfig Secret). Returns how many
+        documents failed."""
+        for kyma, provider in self.kymas.items():
+            self.skrs[kyma] = add_skr(self.server, self.kcp, kyma, provider=provider, state_dir=self.state_dir)
         failed = 0
+        shoots: list[dict[str, Any]] = []
         for doc in [d for d in self.others if cluster_of(d) == GARDEN]:
             stored = self._apply(apply, doc)
             if stored is None:
                 failed += 1
-            elif doc.get("kind") == "Shoot" and ((stored.get("spec") or {}).get("provider") or {}).get("type") == "aws":
-                seed_aws_shoot(self.endpoint, stored, str(stored["metadata"].get("namespace") or "garden-kyma"))
+            elif doc.get("kind") == "Shoot":
+                shoots.append(stored)
+        for shoot in shoots:  # after the bindings and Secrets: GCP and Azure seeds need the credentials
+            try:
+                self.seed(shoot)
+            except Exception as exc:
+                failed += 1
+                self.log(f"✗ seeding Shoot {shoot['metadata']['name']} ({_provider(shoot)}): {exc}")
         self._garden_kubeconfig()
         return failed
+
+    def seed(self, shoot: Mapping[str, Any]) -> str:
+        """Create what the Garden ``shoot`` has in its provider: the VPC in moto (:func:`seed_aws_shoot`),
+        the GCP project (:func:`seed_gcp_project`), the Azure resource group and VNet
+        (:func:`seed_azure_shoot`). Returns the provider's id of it (``""`` for an unknown provider)."""
+        namespace = str((shoot.get("metadata") or {}).get("namespace") or "garden-kyma")
+        provider = _provider(shoot)
+        if provider == "aws":
+            return seed_aws_shoot(self.endpoint, shoot, namespace)
+        if provider not in ("gcp", "azure") or self.garden is None:
+            return ""
+        credentials = shoot_credentials(self.garden, shoot)
+        if provider == "gcp":
+            return seed_gcp_project(self.gcp.state, credentials)
+        return seed_azure_shoot(self.azure.url, shoot, namespace, credentials)
 
     def apply_after(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
         """After the KCP documents: the SKR documents. Returns how many failed."""
@@ -240,7 +339,8 @@ class CloudLocal:
             return None
 
     def endpoints(self) -> dict[str, Any]:
-        return {"aws": self.endpoint, "garden": str(self._garden_kubeconfig()),
+        return {"aws": self.endpoint, "gcp": self.gcp.url if self.gcp else "",
+                "azure": self.azure.url if self.azure else "", "garden": str(self._garden_kubeconfig()),
                 "skrs": {k: str(self.state_dir / "skrs" / f"{k}.kubeconfig") for k in self.skrs}}
 
     def _garden_kubeconfig(self) -> Path:
@@ -250,7 +350,8 @@ class CloudLocal:
         return path
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR IpRange applied and its subnets."""
+        """(kind, object, state, detail) of each SKR IpRange applied: the KCP CIDR and what it is in the
+        provider (AWS: the subnets per zone; GCP: the global address; Azure: the ``--cm`` VNet)."""
         rows: list[tuple[str, str, str, str]] = []
         for kyma, name in self.skr_ipranges:
             skr = self.skrs[kyma]
@@ -262,6 +363,8 @@ class CloudLocal:
                 kst = kcp_obj.get("status") or {}
                 subnets = ", ".join(f"{s.get('zone')} {s.get('range')} {s.get('id')}" for s in kst.get("subnets") or [])
                 detail = f"cidr {kst.get('cidr', '?')}" + (f"; subnets: {subnets}" if subnets else "")
+                if not subnets:  # GCP: the global address; Azure: the Cloud Manager network
+                    detail += f"; {kst.get('id') or ((kcp_obj.get('spec') or {}).get('network') or {}).get('name')}"
             conds = status.get("conditions") or []
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
@@ -273,10 +376,12 @@ class CloudLocal:
         return all(r[2] in (names.STATE_READY, names.STATE_ERROR) for r in self.rows())
 
     def stop(self) -> None:
-        if self.moto is not None:
-            with contextlib.suppress(Exception):
-                self.moto.stop()
-            self.moto = None
+        """Stop moto's server and the stand-ins."""
+        for server in (self.moto, self.gcp, self.azure):
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    server.stop()
+        self.moto = self.gcp = self.azure = None
 
 
 def wait(predicate: Callable[[], Any], timeout: float) -> Any:

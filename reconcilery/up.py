@@ -208,9 +208,9 @@ class LocalRuntime:
                       f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
 
     def _start_cloud(self) -> None:
-        """Cloud Resources locally (:mod:`reconcilery.cloudlocal`): moto's server for AWS, the Garden and
-        an SKR per Kyma CR as dev API server clusters, the runtime-watcher listener. Only when the applied
-        documents hold Cloud Resources objects."""
+        """Cloud Resources locally (:mod:`reconcilery.cloudlocal`): moto's server for AWS, the GCP and Azure
+        stand-ins, the Garden and an SKR per Kyma CR as dev API server clusters, the runtime-watcher listener.
+        Only when the applied documents hold Cloud Resources objects."""
         from reconcilery.cloudlocal import CloudLocal
 
         if self.devapi is None or not CloudLocal.wanted(self.documents):
@@ -227,7 +227,8 @@ class LocalRuntime:
         self._spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",
                                      "--port", str(port)])
         self.endpoints["skr_listener"] = f"http://127.0.0.1:{port}/v2/cloud-manager/event"
-        console.print(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, Garden cluster, "
+        console.print(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, GCP stand-in at "
+                      f"{self.cloud.gcp.url}, Azure stand-in at {self.cloud.azure.url}, Garden cluster, "
                       f"runtime-watcher listener on :{port}")
 
     def _apply_cloud(self, apply_one: Callable[[Any, dict[str, Any]], dict[str, Any]], before: bool) -> int:

@@ -44,7 +44,6 @@ HTTPS with a fresh CA written to ``DIR/ca.crt``, for clients that keep the SDK's
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import datetime
 import ipaddress
@@ -52,7 +51,6 @@ import json
 import logging
 import os
 import re
-import signal
 import ssl
 import threading
 import time
@@ -61,6 +59,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from standins.server import StandInServer
 
 log = logging.getLogger("standins.azure")
 
@@ -630,7 +630,7 @@ def make_tls(directory: str) -> tuple[ssl.SSLContext, str]:
     return ctx, ca_path
 
 
-class AzureStandIn:
+class AzureStandIn(StandInServer):
     """A running ARM stand-in: an aiohttp server on its own event loop thread.
 
     Args:
@@ -641,85 +641,14 @@ class AzureStandIn:
         require_auth: answer ``401`` to requests without ``Authorization: Bearer ...``.
     """
 
+    thread_name = "azure-standin"
+
     def __init__(self, port: int = 0, host: str = "127.0.0.1", op_delay: float = 0.05, retry_after: str = "0",
                  ssl_context: ssl.SSLContext | None = None, state: AzureState | None = None,
                  require_auth: bool = True) -> None:
-        self.host = host
-        self.port = port
-        self.ssl_context = ssl_context
+        super().__init__(port, host, ssl_context)
         self.require_auth = require_auth
         self.state = state or AzureState(op_delay=op_delay, retry_after=retry_after)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def url(self) -> str:
-        """The clients' ``base_url``, e.g. ``http://127.0.0.1:9102``."""
-        return f"{'https' if self.ssl_context else 'http'}://{self.host}:{self.port}"
-
-    def start(self) -> AzureStandIn:
-        """Start serving (blocks until the port is bound); returns ``self``. Raises ``OSError``."""
-        if self._thread is not None:
-            return self
-        ready = threading.Event()
-        errors: list[BaseException] = []
-        loop = asyncio.new_event_loop()
-
-        async def _serve() -> None:
-            runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, reuse_address=True)
-            await site.start()
-            sockets = getattr(site._server, "sockets", None)
-            if self.port == 0 and sockets:
-                self.port = int(sockets[0].getsockname()[1])
-            self._runner = runner
-
-        def _run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(_serve())
-            except BaseException as exc:  # handed to the starting thread
-                errors.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        thread = threading.Thread(target=_run, name="azure-standin", daemon=True)
-        thread.start()
-        ready.wait(10)
-        if errors:
-            thread.join(5)
-            raise errors[0]
-        self._loop, self._thread = loop, thread
-        log.info("azure stand-in listening url=%s", self.url)
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; the state is kept for a later :meth:`start`."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        if loop is None or thread is None:
-            return
-        if runner is not None:
-            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        self._loop = self._thread = self._runner = None
-
-    def __enter__(self) -> AzureStandIn:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        return app
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         headers: dict[str, str] = {"x-ms-request-id": str(uuid.uuid4())}
@@ -773,14 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     ctx = make_tls(args.tls_dir)[0] if args.tls_dir else None
     standin = AzureStandIn(port=args.port, host=args.host, op_delay=args.op_delay, ssl_context=ctx)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"azure stand-in: {standin.url}", flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    return standin.serve_forever("azure stand-in: {url}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ import itertools
 import json
 import logging
 import re
-import signal
 import ssl
 import threading
 import time
@@ -61,6 +60,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from standins.server import StandInServer
 
 log = logging.getLogger("standins.gcp")
 
@@ -539,7 +540,7 @@ def _filter_match(resource: dict[str, Any], name: str, op: str, value: str) -> b
     return equal if op == "=" else not equal
 
 
-class GcpStandIn:
+class GcpStandIn(StandInServer):
     """A running GCP stand-in: an aiohttp server on its own event loop thread.
 
     Args:
@@ -550,88 +551,17 @@ class GcpStandIn:
         projects: project ids known to Resource Manager from the start.
     """
 
+    thread_name = "gcp-standin"
+
     def __init__(self, port: int = 0, host: str = "127.0.0.1", op_delay: float = 0.05,
                  ssl_context: ssl.SSLContext | None = None, state: GcpState | None = None,
                  projects: tuple[str, ...] = ()) -> None:
-        self.host = host
-        self.port = port
-        self.ssl_context = ssl_context
+        super().__init__(port, host, ssl_context)
         self.state = state or GcpState(op_delay=op_delay)
         for project in projects:
             self.state.project_number(project)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def url(self) -> str:
-        """The endpoint every client is configured with, e.g. ``http://127.0.0.1:9101``."""
-        return f"{'https' if self.ssl_context else 'http'}://{self.host}:{self.port}"
-
-    def start(self) -> GcpStandIn:
-        """Start serving (blocks until the port is bound); returns ``self``. Raises ``OSError``."""
-        if self._thread is not None:
-            return self
-        ready = threading.Event()
-        errors: list[BaseException] = []
-        loop = asyncio.new_event_loop()
-
-        async def _serve() -> None:
-            runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, reuse_address=True)
-            await site.start()
-            sockets = getattr(site._server, "sockets", None)
-            if self.port == 0 and sockets:
-                self.port = int(sockets[0].getsockname()[1])
-            self._runner = runner
-
-        def _run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(_serve())
-            except BaseException as exc:  # handed to the starting thread
-                errors.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        thread = threading.Thread(target=_run, name="gcp-standin", daemon=True)
-        thread.start()
-        ready.wait(10)
-        if errors:
-            thread.join(5)
-            raise errors[0]
-        self._loop, self._thread = loop, thread
-        log.info("gcp stand-in listening url=%s", self.url)
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; the state is kept for a later :meth:`start`."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        if loop is None or thread is None:
-            return
-        if runner is not None:
-            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        self._loop = self._thread = self._runner = None
-
-    def __enter__(self) -> GcpStandIn:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- the aiohttp application --------------------------------------------------------------------
-
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        return app
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -730,14 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     standin = GcpStandIn(port=args.port, host=args.host, op_delay=args.op_delay, projects=tuple(args.project))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"gcp stand-in: {standin.url}", flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    return standin.serve_forever("gcp stand-in: {url}")
 
 
 if __name__ == "__main__":

@@ -37,13 +37,11 @@ or as a process: ``python -m standins.nginxplus --port 9000 --upstream http:web 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import ipaddress
 import json
 import logging
 import re
-import signal
 import ssl
 import threading
 import uuid
@@ -52,6 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from standins.server import StandInServer
 
 log = logging.getLogger("standins.nginxplus")
 
@@ -362,7 +362,7 @@ class PlusState:
         return {}
 
 
-class NginxPlusStandIn:
+class NginxPlusStandIn(StandInServer):
     """A running NGINX Plus API stand-in: an aiohttp server on its own event loop thread.
 
     Args:
@@ -376,88 +376,22 @@ class NginxPlusStandIn:
     with its state, like an NGINX restart with a ``state`` file.
     """
 
+    thread_name = "nginxplus-standin"
+
     def __init__(self, port: int = 0, http_upstreams: Iterable[str] = (),
                  stream_upstreams: Iterable[str] = (), host: str = "127.0.0.1", prefix: str = "/api",
                  ssl_context: ssl.SSLContext | None = None,
                  state: PlusState | None = None, **state_options: Any) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(port, host, ssl_context)
         self.prefix = "/" + prefix.strip("/")
-        self.ssl_context = ssl_context
         self.state = state or PlusState(http_upstreams, stream_upstreams, **state_options)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
     @property
     def url(self) -> str:
         """The API base URL clients are configured with, e.g. ``http://127.0.0.1:9000/api``."""
-        scheme = "https" if self.ssl_context else "http"
-        return f"{scheme}://{self.host}:{self.port}{self.prefix}"
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
-
-    def start(self) -> NginxPlusStandIn:
-        """Start serving (blocks until the port is bound); returns ``self``. Raises ``OSError``."""
-        if self._thread is not None:
-            return self
-        ready = threading.Event()
-        errors: list[BaseException] = []
-        loop = asyncio.new_event_loop()
-
-        async def _serve() -> None:
-            runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context, reuse_address=True)
-            await site.start()
-            sockets = getattr(site._server, "sockets", None)
-            if self.port == 0 and sockets:
-                self.port = int(sockets[0].getsockname()[1])
-            self._runner = runner
-
-        def _run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(_serve())
-            except BaseException as exc:  # handed to the starting thread
-                errors.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        thread = threading.Thread(target=_run, name=f"nginxplus-standin-{self.port}", daemon=True)
-        thread.start()
-        ready.wait(10)
-        if errors:
-            thread.join(5)
-            raise errors[0]
-        self._loop, self._thread = loop, thread
-        log.info("nginx plus stand-in listening url=%s", self.url)
-        return self
-
-    def stop(self) -> None:
-        """Stop serving (connections are refused afterwards); the state is kept for a later :meth:`start`."""
-        loop, thread, runner = self._loop, self._thread, self._runner
-        if loop is None or thread is None:
-            return
-        if runner is not None:
-            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        self._loop = self._thread = self._runner = None
-
-    def __enter__(self) -> NginxPlusStandIn:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"{self.base_url}{self.prefix}"
 
     # -- test helpers ----------------------------------------------------------------------------------
 
@@ -541,15 +475,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port, host=args.host, prefix=args.prefix,
         http_upstreams=[n for k, n in args.upstream if k == "http"],
         stream_upstreams=[n for k, n in args.upstream if k == "stream"], write=not args.read_only)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    standin.start()
-    print(f"nginx plus stand-in: {standin.url} upstreams="
-          + ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams)), flush=True)
-    stop.wait()
-    standin.stop()
-    return 0
+    upstreams = ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams))
+    return standin.serve_forever(f"nginx plus stand-in: {{url}} upstreams={upstreams}")
 
 
 if __name__ == "__main__":

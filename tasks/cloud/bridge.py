@@ -19,6 +19,7 @@ Azure's IpRange step provisions the Cloud Manager network itself, so its managed
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Mapping
@@ -53,49 +54,38 @@ def apply_step(ctx: IpRangeContext | NetworkContext, step: Any, deleting: bool) 
     return step.as_result()
 
 
-def _section(module: Any, inputs: ScopeInputs, provider: str) -> dict[str, Any]:
-    section = module.scope_section(inputs.shoot, inputs.credentials)
-    if section is None:
-        raise ProviderError(f"the {provider} Scope can not be built from the shoot's credentials (see the log)")
-    return dict(section[provider])
+class _LayerProvider(Provider):
+    """A provider over a ``tasks.cloud.<name>`` layer: Scope from its ``scope`` module, the IpRange from
+    its ``iprange`` step (:meth:`_iprange_step`), applied by :func:`apply_step`. The layer is imported on
+    first use (its SDKs are heavy)."""
 
+    #: Reason of the Error condition when the step refuses the object (``ValueError``).
+    invalid_reason = "Error"
 
-class GcpProvider(Provider):
-    """The ``gcp`` provider over :mod:`tasks.cloud.gcp`."""
-
-    name = "gcp"
+    def _layer(self, module: str) -> Any:
+        return importlib.import_module(f"tasks.cloud.{self.name}.{module}")
 
     def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
-        from tasks.cloud.gcp import scope
-
-        return _section(scope, inputs, "gcp")
+        section = self._layer("scope").scope_section(inputs.shoot, inputs.credentials)
+        if section is None:
+            raise ProviderError(f"the {self.name} Scope can not be built from the shoot's credentials (see the log)")
+        return dict(section[self.name])
 
     def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
-        from tasks.cloud.gcp.scope import needs_rebuild
-
-        return needs_rebuild(scope)
+        return bool(self._layer("scope").needs_rebuild(scope))
 
     def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
-        from tasks.cloud.gcp.scope import kyma_network_reference
+        return dict(self._layer("scope").kyma_network_reference(scope))
 
-        return kyma_network_reference(scope)
-
-    def _client(self) -> Any:
-        from tasks.cloud.gcp import GcpClient
-
-        endpoint = os.environ.get("RECONCILERY_GCP_ENDPOINT_URL") or None
-        keyfile = os.environ.get("GCP_SA_JSON_KEY_PATH") or None
-        return _cached(("gcp", endpoint or "", keyfile or ""),
-                       lambda: GcpClient(endpoint=endpoint, credentials_file=keyfile))
+    def _iprange_step(self, ctx: IpRangeContext) -> Any:
+        """The layer's step for the KCP IpRange of ``ctx`` (raises ``ValueError`` for an unusable one)."""
+        raise NotImplementedError
 
     def _step(self, ctx: IpRangeContext, deleting: bool) -> Result | None:
-        from tasks.cloud.gcp import iprange
-
         try:
-            step = iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(),
-                                     retry_wait=ctx.settings.t(iprange.RETRY_WAIT))
+            step = self._iprange_step(ctx)
         except ValueError as exc:
-            ctx.status.fail("GCPError", str(exc))
+            ctx.status.fail(self.invalid_reason, str(exc))
             return Result.done()
         return apply_step(ctx, step, deleting)
 
@@ -106,25 +96,30 @@ class GcpProvider(Provider):
         return self._step(ctx, deleting=True)
 
 
-class AzureProvider(Provider):
+class GcpProvider(_LayerProvider):
+    """The ``gcp`` provider over :mod:`tasks.cloud.gcp`."""
+
+    name = "gcp"
+    invalid_reason = "GCPError"
+
+    def _client(self) -> Any:
+        from tasks.cloud.gcp import GcpClient
+
+        endpoint = os.environ.get("RECONCILERY_GCP_ENDPOINT_URL") or None
+        keyfile = os.environ.get("GCP_SA_JSON_KEY_PATH") or None
+        return _cached(("gcp", endpoint or "", keyfile or ""),
+                       lambda: GcpClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def _iprange_step(self, ctx: IpRangeContext) -> Any:
+        iprange = self._layer("iprange")
+        return iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(),
+                                 retry_wait=ctx.settings.t(iprange.RETRY_WAIT))
+
+
+class AzureProvider(_LayerProvider):
     """The ``azure`` provider over :mod:`tasks.cloud.azure`."""
 
     name = "azure"
-
-    def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
-        from tasks.cloud.azure import scope
-
-        return _section(scope, inputs, "azure")
-
-    def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
-        from tasks.cloud.azure.scope import needs_rebuild
-
-        return needs_rebuild(scope)
-
-    def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
-        from tasks.cloud.azure.scope import kyma_network_reference
-
-        return kyma_network_reference(scope)
 
     def _client(self, scope: Mapping[str, Any]) -> Any:
         from tasks.cloud.azure.client import AzureClient
@@ -137,24 +132,12 @@ class AzureProvider(Provider):
             subscription, base_url=base_url, tenant_id=tenant, client_id=os.environ.get("AZURE_CLIENT_ID", ""),
             client_secret=os.environ.get("AZURE_CLIENT_SECRET", "")))
 
-    def _step(self, ctx: IpRangeContext, deleting: bool) -> Result | None:
-        from tasks.cloud.azure import iprange
-
+    def _iprange_step(self, ctx: IpRangeContext) -> Any:
+        iprange = self._layer("iprange")
         network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None
-        try:
-            step = iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(ctx.scope),
-                                     timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
-                                     network_type=network_type)
-        except ValueError as exc:
-            ctx.status.fail("Error", str(exc))
-            return Result.done()
-        return apply_step(ctx, step, deleting)
-
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
-        return self._step(ctx, deleting=False)
-
-    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
-        return self._step(ctx, deleting=True)
+        return iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(ctx.scope),
+                                 timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
+                                 network_type=network_type)
 
     def reconcile_network(self, ctx: NetworkContext) -> Result | None:
         return None  # the IpRange step creates and deletes the Cloud Manager VNet itself

@@ -20,7 +20,8 @@ def render(
     scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
     output: str = typer.Option("table", "--output", "-o", help="table or json"),
 ) -> None:
-    """IpRanges with a Scope -> the CIDR (given or allocated), its zone ranges and the validation outcome.
+    """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
+    provider plan (AWS: a subnet per zone; GCP: the global address and PSA; Azure: the ``--cm`` VNet).
 
     Exits 1 when an IpRange would end in Error, 2 on unreadable input."""
     try:
@@ -43,10 +44,12 @@ def render(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("IpRange", "CIDR", "zone ranges", "outcome", title=f"Scope {scopes[0]['metadata']['name']}")
+    spec = scopes[0].get("spec") or {}
+    table = Table("IpRange", "CIDR", "ranges", "outcome", f"plan ({spec.get('provider') or '?'})",
+                  title=f"Scope {scopes[0]['metadata']['name']} ({spec.get('provider')}, {spec.get('region')})")
     for r in rows:
         ranges = "\n".join(f"{z}: {c}" for z, c in r.ranges) or "-"
-        table.add_row(r.name, r.cidr or "-", ranges, r.outcome)
+        table.add_row(r.name, r.cidr or "-", ranges, r.outcome, "\n".join(r.plan) or "-")
     Console().print(table)
     if failed:
         raise typer.Exit(1)

@@ -3,8 +3,19 @@
 For each IpRange (SKR ``cloud-resources`` or KCP ``cloud-control`` kind) and one Scope: the SKR
 validation (CIDR syntax and size, overlaps among the given SKR IpRanges, the quota of 1 per SKR),
 the CIDR (given, or allocated as the KCP loop would: the first free /22 after the nodes range) and
-its zone ranges (AWS: one per Scope zone; other providers: one range in the region). Cloud state (VPC
-blocks, existing subnets) is not known offline, so those checks are left to the live controller.
+its ranges, and the provider plan: what the KCP IpRange controller would create for it, taken from the
+Scope's provider (:func:`provider_plan`):
+
+- AWS: the CIDR block associated with the shoot's VPC and one subnet per Scope zone (the CIDR split in a
+  power of two);
+- GCP: one range, the global address ``cm-<name>`` (INTERNAL, VPC_PEERING) on the shoot's VPC, reserved
+  for the Private Service Access connection ``servicenetworking-googleapis-com``;
+- Azure: one range, the Cloud Manager VNet ``<vpcNetwork>--cm`` (resource group and VNet with the CIDR,
+  peered with the shoot's VNet) and its subnet with a security group, the private DNS zone and its link.
+
+``<name>`` is the KCP IpRange's name: a KCP IpRange's own, an SKR IpRange's ``status.id`` (``<id>``
+when it has none yet). Cloud state (VPC blocks, existing subnets and addresses) is not known offline, so
+those checks are left to the live controller.
 """
 
 from __future__ import annotations
@@ -18,7 +29,10 @@ from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
 from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
 
-__all__ = ["Rendered", "render_ipranges"]
+__all__ = ["Rendered", "provider_plan", "render_ipranges"]
+
+GCP_PSA_PEERING = "servicenetworking-googleapis-com"
+AZURE_DNS_ZONE = "privatelink.redis.cache.windows.net"
 
 
 @dataclass(frozen=True)
@@ -32,6 +46,8 @@ class Rendered:
     ranges: list[tuple[str, str]] = field(default_factory=list)
     state: str = names.STATE_READY
     outcome: str = ""
+    provider: str = ""
+    plan: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -47,6 +63,40 @@ def _scope_parts(scope: Mapping[str, Any]) -> tuple[str, list[str], list[str], s
     existing = [str(network.get(k) or "") for k in ("nodes", "pods", "services")]
     zones = [str(z.get("name")) for z in network.get("zones") or [] if isinstance(z, dict) and z.get("name")]
     return provider, existing, zones, str(spec.get("region") or "")
+
+
+def _kcp_name(obj: Mapping[str, Any], kind: str) -> str:
+    if kind == "KCP":
+        return str((obj.get("metadata") or {}).get("name") or "?")
+    return str((obj.get("status") or {}).get("id") or "<id>")
+
+
+def provider_plan(scope: Mapping[str, Any], kcp_name: str, cidr: str,
+                  ranges: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """What the KCP IpRange ``kcp_name`` with ``cidr`` becomes in the Scope's provider, one line per
+    cloud object, in creation order (names as the provider layers make them; see the module doc).
+    ``ranges`` are AWS's (zone, range) subnets. An unknown provider has no plan (``[]``)."""
+    spec = scope.get("spec") or {}
+    provider = str(spec.get("provider") or "")
+    info = (spec.get("scope") or {}).get(provider) or {}
+    vpc = str(info.get("vpcNetwork") or "?")
+    if provider == "aws":
+        return [f"VPC {vpc}: associate CIDR block {cidr}"] + [
+            f"subnet {kcp_name}-{i} in {zone}: {r}" for i, (zone, r) in enumerate(ranges)]
+    if provider == "gcp":
+        network = f"projects/{info.get('project') or '?'}/global/networks/{vpc}"
+        return [f"global address cm-{kcp_name}: {cidr} (INTERNAL, VPC_PEERING) on {network}",
+                f"PSA connection {GCP_PSA_PEERING} of {vpc}: reserved ranges include cm-{kcp_name}"]
+    if provider == "azure":
+        from tasks.cloud.azure.scope import cm_name
+
+        cm, shoot = cm_name(vpc), str(spec.get("shootName") or "?")
+        region = str(spec.get("region") or "?")
+        return [f"resource group and VNet {cm}: {cidr} in {region}",
+                f"VNet peerings cm--{shoot} (in {vpc}) and kyma--{shoot} (in {cm})",
+                f"security group {cm}; subnet {cm}: {cidr}",
+                f"private DNS zone {AZURE_DNS_ZONE}; virtual network link {kcp_name} to {vpc}"]
+    return []
 
 
 def render_ipranges(scope: Mapping[str, Any], ipranges: Sequence[Mapping[str, Any]],
@@ -102,9 +152,14 @@ def render_ipranges(scope: Mapping[str, Any], ipranges: Sequence[Mapping[str, An
                 out.append(Rendered(name, kind, cidr, allocated, state=names.STATE_ERROR,
                                     outcome=f"{names.REASON_CIDR_CAN_NOT_SPLIT}: {exc}"))
                 continue
+            what = f"{len(ranges)} subnet(s)"
+        elif provider == "gcp":
+            ranges, what = [("global", cidr)], "1 global address"
+        elif provider == "azure":
+            ranges, what = [(region or provider, cidr)], "1 subnet"
         else:
-            ranges = [(region or provider, cidr)]
+            ranges, what = [(region or provider, cidr)], "1 range"
         how = "allocated" if allocated else "given"
-        out.append(Rendered(name, kind, cidr, allocated, ranges, names.STATE_READY,
-                            f"valid; CIDR {how}; {len(ranges)} subnet(s)"))
+        out.append(Rendered(name, kind, cidr, allocated, ranges, names.STATE_READY, f"valid; CIDR {how}; {what}",
+                            provider, provider_plan(scope, _kcp_name(obj, kind), cidr, ranges)))
     return out

@@ -4,6 +4,12 @@ The calls are collected by :mod:`kube.audit` while the end-to-end tests run thei
 (watchers, a worker per queue, the webhook) in a child pytest, plus a repeated Event recorded as the
 apigateway worker (the 403 that issue 12 found). Each call is checked against the rules bound to the
 ServiceAccount of that component's Deployment in the rendered ``deploy/base``.
+
+Cloud Resources' KCP loop (Scope, Network, IpRange on AWS, GCP and Azure, Nuke) and SKR loop
+(connects) run too. Their calls to other clusters (the SKRs, with the kubeconfig of Secret
+``kubeconfig-<kyma>``; the Garden, with ``gardener-credentials``) are recorded with that cluster's
+name (:class:`kube.clusters.RemoteKube`) and left out: the SKR's or the Garden's RBAC governs them,
+not deploy/. Only the calls to the KCP (the cluster the workers are deployed to) are checked.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ SCENARIOS = [
     "tests/integration/snatch/test_cabundle_e2e.py",
     "tests/integration/snatch/test_cli_process.py",
     "tests/integration/watchers/test_leader.py",
+    "tests/integration/cloud/test_kcp.py",
+    "tests/integration/cloud/test_skr.py",
+    "tests/integration/cloud/test_providers.py",
 ]
 
 
@@ -60,13 +69,25 @@ def test_every_recorded_call_is_allowed(tmp_path: Path, kube_client: client.ApiC
     objects = render("base")
     accounts = components(objects)
     rbac = Rbac(objects)
-    seen = {c["component"] for c in calls}
-    assert {"watcher", "webhook", "worker-apigateway", "worker-nginx", "worker-snatch"} <= seen, seen
+    seen = {c["component"] for c in calls if not c.get("cluster")}
+    assert {"watcher", "webhook", "worker-apigateway", "worker-nginx", "worker-snatch", "worker-cloud-kcp",
+            "worker-cloud-skr"} <= seen, seen
+    # the SKR loop ran against SKR clusters, and the Scope controller read the Garden: those are not KCP calls
+    remote = [c for c in calls if c.get("cluster")]
+    assert any(c["component"] == "worker-cloud-skr" and c["group"] == "cloud-resources.kyma-project.io"
+               for c in remote), "no SKR call recorded"
+    assert any(c["component"] == "worker-cloud-kcp" and c["resource"] == "shoots" for c in remote)
+    # the KCP side of both loops: the SKR kubeconfig Secret, SkrStatus, the KCP IpRanges' status
+    assert any(c["component"] == "worker-cloud-skr" and c["resource"] == "secrets" and not c.get("cluster")
+               for c in calls)
+    assert any(c["component"] == "worker-cloud-kcp" and c["resource"] == "ipranges" and c["subresource"] == "status"
+               and not c.get("cluster") for c in calls)
     # the operator ran (the scenarios exercise every apigateway controller)
     assert any(c["group"] == "operator.kyma-project.io" and c["component"] == "worker-apigateway" for c in calls)
     assert any(c["resource"] == "events" and c["verb"] == "update" for c in calls)  # the repeat was counted
     denied = sorted({(c["component"], c["verb"], c["group"], c["resource"] + (f"/{c['subresource']}" if
                                                                               c["subresource"] else ""),
                       "namespaced" if c["namespaced"] else "cluster-wide", c["name"])
-                     for c in calls if c["component"] in accounts and not rbac.allows(accounts[c["component"]], c)})
+                     for c in calls if c["component"] in accounts and not c.get("cluster")
+                     and not rbac.allows(accounts[c["component"]], c)})
     assert not denied, "calls the deployment's RBAC forbids:\n" + "\n".join(map(str, denied))

@@ -227,3 +227,40 @@ def test_no_component_reads_every_configmap_or_secret() -> None:
                 call = {"verb": verb, "group": "", "resource": resource, "namespaced": False, "namespace": "",
                         "name": "anything"}
                 assert not rbac.allows(sa, call), (sa, verb, resource)
+
+
+def test_the_skr_listener_runs_with_probes_a_service_a_pdb_and_no_api_access() -> None:
+    objs = render("base")
+    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    (c,) = _containers(dep)
+    assert c["args"][0] == "skr-listener" and c["args"][c["args"].index("--port") + 1] == "8083"
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert {"name": "http", "containerPort": 8083} in c["ports"] and dep["spec"]["replicas"] >= 2
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    service = by_kind(objs, "Service")["reconcilery-skr-listener"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert service["spec"]["ports"] == [{"name": "http", "port": 8083, "targetPort": "http"}]
+    pdb = by_kind(objs, "PodDisruptionBudget")["reconcilery-skr-listener"]
+    assert pdb["spec"]["selector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    # least privilege: it only talks to Redis, so no rules and no token
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "reconcilery-skr-listener" and pod["automountServiceAccountToken"] is False
+    assert Rbac(objs).rules("reconcilery-skr-listener") == []
+
+
+def test_the_listener_answers_its_probe_paths() -> None:
+    """The probe paths of deploy/ are served by the listener (no Redis needed for them)."""
+    import urllib.request
+
+    from tasks.cloud.notify import Listener
+    from tests.fixtures.processes import free_port
+
+    port = free_port()
+    listener = Listener(lambda kyma: "accepted", "127.0.0.1", port).start()
+    try:
+        for path in ("/healthz", "/readyz"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+                assert answer.status == 200
+    finally:
+        listener.stop()

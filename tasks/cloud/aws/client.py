@@ -7,6 +7,14 @@ settings (``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY``); with ``AWS_ROLE_NA
 (``pkg/kcp/provider/aws/client``). ``RECONCILERY_AWS_ENDPOINT_URL`` points every client at one endpoint
 (moto's server locally). Every write first calls :func:`fencing.check`.
 
+Timeouts are bounded by the reconcile's fence, as :mod:`kube.client` bounds its requests: a call's
+connect and read timeouts (botocore ``Config(connect_timeout, read_timeout)``, per attempt) are at most
+what is left of the reconcile's deadline (writes: and of its lease) divided by the attempts botocore's
+standard retryer may make, so the call with its retries ends before the reconcile must; a reconcile
+that must stop gets :class:`fencing.FenceError` instead of a call. botocore fixes timeouts per client,
+so a client is cached per timeout step (:data:`TIMEOUT_STEPS`: at most a handful per region and
+credentials); outside a reconcile the 20 s read / 5 s connect default applies.
+
 Errors: :func:`is_retryable` is botocore's standard retry classification (throttling, 5xx, transient
 connection errors); :func:`error_code` and :func:`user_message` give the original's user-facing words.
 """
@@ -15,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import boto3
@@ -25,7 +33,8 @@ import botocore.exceptions
 import fencing
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["Ec2", "caller_account", "ec2_for", "error_code", "is_not_found", "is_retryable", "user_message"]
+__all__ = ["Ec2", "attempt_timeout", "caller_account", "ec2_for", "error_code", "is_not_found", "is_retryable",
+           "user_message"]
 
 _THROTTLING = {"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
                "TooManyRequestsException", "ProvisionedThroughputExceededException", "TransactionInProgressException",
@@ -40,7 +49,25 @@ _NOT_FOUND = {"FileSystemNotFound", "AccessPointNotFound", "MountTargetNotFound"
 _USER_MESSAGES = {"UnauthorizedOperation": "Not authorized to perform this operation.",
                   "AccessDenied": "Not authorized to assume role.",
                   "RouteNotSupported": "Route not supported."}
-_CONFIG = botocore.config.Config(connect_timeout=5, read_timeout=20, retries={"mode": "standard", "max_attempts": 3})
+#: Read timeout per attempt (s) outside a reconcile, the connect timeout's cap, attempts per call (the
+#: first and its retries: botocore's standard mode default).
+READ_TIMEOUT, CONNECT_TIMEOUT, MAX_ATTEMPTS = 20.0, 5.0, 3
+#: The per-attempt timeouts clients are built with (a bounded timeout is rounded down to one).
+TIMEOUT_STEPS = (20.0, 10.0, 5.0, 2.0, 1.0, 0.5, 0.2)
+
+
+def attempt_timeout(write: bool = False) -> float:
+    """The per-attempt timeout of a call now: :data:`READ_TIMEOUT`, bounded by the current reconcile's
+    fence (``fencing.timeout`` of all :data:`MAX_ATTEMPTS` attempts, divided by them) and rounded down
+    to a :data:`TIMEOUT_STEPS` value (the smallest at least). Raises :class:`fencing.FenceError` when
+    the reconcile must stop."""
+    bounded = fencing.timeout(READ_TIMEOUT * MAX_ATTEMPTS, write=write) / MAX_ATTEMPTS
+    return next((step for step in TIMEOUT_STEPS if step <= bounded), TIMEOUT_STEPS[-1])
+
+
+def _config(timeout: float) -> botocore.config.Config:
+    return botocore.config.Config(connect_timeout=min(CONNECT_TIMEOUT, timeout), read_timeout=timeout,
+                                  retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
 
 
 def error_code(exc: BaseException) -> str:
@@ -85,14 +112,17 @@ _clients: dict[tuple[str, ...], Any] = {}
 _assumed: dict[tuple[str, str], tuple[float, Mapping[str, str]]] = {}
 
 
-def _client(service: str, region: str, key: str, secret: str, token: str, endpoint: str) -> Any:
-    ident = (service, region, key, secret, token, endpoint)
+def _client(service: str, region: str, key: str, secret: str, token: str, endpoint: str,
+            timeout: float | None = None) -> Any:
+    """The cached boto3 client; ``timeout``: its per-attempt timeout (default :func:`attempt_timeout`)."""
+    timeout = attempt_timeout() if timeout is None else timeout
+    ident = (service, region, key, secret, token, endpoint, str(timeout))
     with _lock:
         found = _clients.get(ident)
         if found is None:
             session = boto3.session.Session(aws_access_key_id=key, aws_secret_access_key=secret,
                                             aws_session_token=token or None, region_name=region)
-            found = session.client(service, endpoint_url=endpoint or None, config=_CONFIG)
+            found = session.client(service, endpoint_url=endpoint or None, config=_config(timeout))
             if len(_clients) > 256:  # expired role sessions: start over rather than grow
                 _clients.clear()
             _clients[ident] = found
@@ -113,7 +143,7 @@ def _credentials(settings: CloudSettings, account: str, region: str) -> tuple[st
         cached = _assumed.get((arn, region))
     if cached is None or cached[0] < time.time() + 300:
         sts = _client("sts", region, settings.aws_access_key_id, settings.aws_secret_access_key, "",
-                      settings.aws_endpoint_url)
+                      settings.aws_endpoint_url, attempt_timeout(write=True))
         creds = sts.assume_role(RoleArn=arn, RoleSessionName="cloud-manager")["Credentials"]
         cached = (creds["Expiration"].timestamp(), creds)
         with _lock:
@@ -123,9 +153,10 @@ def _credentials(settings: CloudSettings, account: str, region: str) -> tuple[st
 
 
 def ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
-    """The EC2 layer for ``account`` in ``region`` (role assumed when configured)."""
+    """The EC2 layer for ``account`` in ``region`` (role assumed when configured); each of its calls
+    uses the client of the timeout the reconcile has left then."""
     key, secret, token = _credentials(settings, account, region)
-    return Ec2(_client("ec2", region, key, secret, token, settings.aws_endpoint_url))
+    return Ec2(lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
 
 
 def _tags(tags: Mapping[str, str]) -> list[dict[str, str]]:
@@ -141,15 +172,26 @@ def tag_value(obj: Mapping[str, Any], key: str) -> str | None:
 
 
 class Ec2:
-    """EC2 calls of the IpRange and Scope flows, over one boto3 client. Raises botocore errors."""
+    """EC2 calls of the IpRange and Scope flows. Raises botocore errors (and :class:`fencing.FenceError`
+    when the reconcile must stop).
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    Args:
+        clients: the boto3 EC2 client for a per-attempt timeout in seconds (see :func:`ec2_for`).
+    """
+
+    def __init__(self, clients: Callable[[float], Any]) -> None:
+        self._clients = clients
+
+    def _ec2(self, write: bool = False) -> Any:
+        """The client for this call: bounded by the fence; a write is checked against it first."""
+        if write:
+            fencing.check()
+        return self._clients(attempt_timeout(write))
 
     def vpc(self, vpc_id: str) -> dict[str, Any] | None:
         """The VPC ``vpc_id``, or ``None`` when it does not exist."""
         try:
-            found = self.client.describe_vpcs(VpcIds=[vpc_id]).get("Vpcs") or []
+            found = self._ec2().describe_vpcs(VpcIds=[vpc_id]).get("Vpcs") or []
         except botocore.exceptions.ClientError as exc:
             if is_not_found(exc):
                 return None
@@ -158,7 +200,7 @@ class Ec2:
 
     def vpc_by_name(self, name: str) -> dict[str, Any] | None:
         """The VPC whose ``Name`` tag is exactly ``name``, or ``None``."""
-        found = self.client.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
+        found = self._ec2().describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
         for vpc in found:
             if tag_value(vpc, "Name") == name:
                 return dict(vpc)
@@ -166,30 +208,28 @@ class Ec2:
 
     def subnets(self, vpc_id: str) -> list[dict[str, Any]]:
         """Every subnet of the VPC."""
-        pages = self.client.get_paginator("describe_subnets").paginate(
+        pages = self._ec2().get_paginator("describe_subnets").paginate(
             Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
         return [dict(s) for page in pages for s in page.get("Subnets") or []]
 
     def associate_cidr(self, vpc_id: str, cidr: str) -> dict[str, Any]:
         """``AssociateVpcCidrBlock``; the association."""
-        fencing.check()
-        return dict(self.client.associate_vpc_cidr_block(VpcId=vpc_id, CidrBlock=cidr)["CidrBlockAssociation"])
+        return dict(self._ec2(write=True).associate_vpc_cidr_block(VpcId=vpc_id, CidrBlock=cidr)[
+            "CidrBlockAssociation"])
 
     def disassociate_cidr(self, association_id: str) -> None:
-        fencing.check()
-        self.client.disassociate_vpc_cidr_block(AssociationId=association_id)
+        self._ec2(write=True).disassociate_vpc_cidr_block(AssociationId=association_id)
 
     def create_subnet(self, vpc_id: str, zone: str, cidr: str, tags: Mapping[str, str]) -> dict[str, Any]:
         """``CreateSubnet`` with tags; the subnet."""
-        fencing.check()
-        return dict(self.client.create_subnet(
+        return dict(self._ec2(write=True).create_subnet(
             VpcId=vpc_id, AvailabilityZone=zone, CidrBlock=cidr,
             TagSpecifications=[{"ResourceType": "subnet", "Tags": _tags(tags)}])["Subnet"])
 
     def delete_subnet(self, subnet_id: str) -> None:
-        fencing.check()
+        client = self._ec2(write=True)
         try:
-            self.client.delete_subnet(SubnetId=subnet_id)
+            client.delete_subnet(SubnetId=subnet_id)
         except botocore.exceptions.ClientError as exc:
             if not is_not_found(exc):
                 raise
@@ -198,7 +238,7 @@ class Ec2:
         """Public IPs of the available NAT gateways of the VPCs, sorted and unique."""
         if not vpc_ids:
             return []
-        found = self.client.describe_nat_gateways(Filters=[{"Name": "vpc-id", "Values": list(vpc_ids)}])
+        found = self._ec2().describe_nat_gateways(Filters=[{"Name": "vpc-id", "Values": list(vpc_ids)}])
         ips = {str(a["PublicIp"]) for gw in found.get("NatGateways") or [] if gw.get("State") == "available"
                for a in gw.get("NatGatewayAddresses") or [] if a.get("PublicIp")}
         return sorted(ips)

@@ -19,11 +19,11 @@ that adds the header; over HTTPS (``connection_verify`` = the stand-in's CA) the
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any
 
 import fencing
+from tasks.cloud.guard import guarded
 
 #: Per-request connect/read timeout (seconds).
 API_TIMEOUT = 30.0
@@ -91,19 +91,8 @@ def _translate(exc: BaseException) -> AzureApiError:
     return AzureApiError(0, type(exc).__name__, str(exc))
 
 
-def _guarded(func: Any) -> Any:
-    """Every failure of a client method as :class:`AzureApiError` (fencing errors pass through)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except fencing.FenceError:
-            raise
-        except Exception as exc:
-            raise _translate(exc) from exc
-
-    return wrapper
+#: Every failure of a client method as :class:`AzureApiError` (fencing errors pass through).
+_guarded = guarded(_translate)
 
 
 def _plain(model: Any) -> dict[str, Any] | None:

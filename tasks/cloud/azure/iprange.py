@@ -16,7 +16,7 @@ side first, as the original) → CM VNet → CM resource group; then the finaliz
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> tasks.cloud.azure.step.Step
+    step = reconcile(iprange, scope, client)          # -> tasks.cloud.step.Step
 
 - ``iprange``: the KCP IpRange dict (``metadata.name``, ``metadata.deletionTimestamp``, ``spec.cidr``,
   ``spec.network.name`` — ``<scope>--cm`` on Azure, as the SKR loop projects it —, ``status``). The
@@ -52,7 +52,7 @@ from typing import Any, Protocol
 
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.scope import cm_name
-from tasks.cloud.azure.step import (
+from tasks.cloud.step import (
     ERROR,
     READY,
     Event,

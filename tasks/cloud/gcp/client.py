@@ -21,12 +21,12 @@ test-infrastructure.md §4). That private attribute is the only one used, and on
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import threading
 from typing import Any
 
 import fencing
+from tasks.cloud.guard import guarded
 
 #: The original's GCP API call timeout (seconds).
 API_TIMEOUT = 8.0
@@ -86,19 +86,8 @@ def _translate(exc: BaseException) -> GcpApiError:
     return GcpApiError(0, f"{type(exc).__name__}: {exc}")
 
 
-def _guarded(func: Any) -> Any:
-    """Turn every failure of a client method into :class:`GcpApiError` (fencing errors pass through)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except fencing.FenceError:
-            raise
-        except Exception as exc:
-            raise _translate(exc) from exc
-
-    return wrapper
+#: Every failure of a client method as :class:`GcpApiError` (fencing errors pass through).
+_guarded = guarded(_translate)
 
 
 class GcpClient:

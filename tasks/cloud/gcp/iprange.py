@@ -3,7 +3,7 @@
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> tasks.cloud.gcp.step.Step
+    step = reconcile(iprange, scope, client)          # -> tasks.cloud.step.Step
 
 - ``iprange``: the KCP ``cloud-control.kyma-project.io/v1beta1`` IpRange as a dict (``metadata.name``,
   ``metadata.deletionTimestamp``, ``spec.cidr``, ``spec.remoteRef.name``, ``spec.options.gcp.purpose``,
@@ -51,7 +51,7 @@ import os
 from typing import Any, Protocol
 
 from tasks.cloud.gcp.client import GcpApiError, network_filter
-from tasks.cloud.gcp.step import ERROR, READY, Event, Step, condition, exclusive, now_rfc3339, status_patch
+from tasks.cloud.step import ERROR, READY, Event, Step, condition, exclusive, now_rfc3339, status_patch
 
 SYNC_ADDRESS = "SyncAddress"
 SYNC_PSA_CONNECTION = "SyncPSAConnection"

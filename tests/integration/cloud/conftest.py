@@ -25,7 +25,7 @@ import requests
 
 from kube import Kube, resources
 from kubedev import DevAPIServer
-from reconcilery.cloudlocal import add_garden, add_skr, kubeconfig_secret, seed_aws_shoot
+from reconcilery.cloudlocal import add_garden, add_skr, kubeconfig_secret, seed_aws_shoot, seed_azure_shoot
 from reconcilery.localredis import LocalRedis
 from tasks.cloud import install, names
 from tasks.cloud.settings import CloudSettings
@@ -166,7 +166,7 @@ class CloudEnv:
         return Runtime(kyma, shoot, skr_kube, vpc_id)
 
     def _other_shoot(self, provider: str, shoot: str, vpc: bool) -> tuple[dict[str, Any], dict[str, str]]:
-        """A GCP or Azure shoot (after samples/cloud/11-garden-gcp-azure.yaml) and its credentials; the
+        """A GCP or Azure shoot (after examples/cloud/11-garden-gcp-azure.yaml) and its credentials; the
         Azure shoot's VNet is created in the Azure stand-in (``vpc``)."""
         networking = {"type": "calico", "nodes": "10.250.0.0/16", "pods": "100.64.0.0/12",
                       "services": "100.104.0.0/13"}
@@ -176,21 +176,17 @@ class CloudEnv:
                     "type": "gcp", "infrastructureConfig": {"networks": {"workers": "10.250.0.0/16"}},
                     "workers": [{"name": "cpu-worker-0", "zones": ["us-east4-a", "us-east4-b", "us-east4-c"]}]}}},
                     {"serviceaccount.json": json.dumps({"type": "service_account", "project_id": GCP_PROJECT})})
-        if vpc:
-            from tasks.cloud.azure.client import AzureClient
-
-            vnet = names.vpc_network(PROJECT, shoot)
-            client = AzureClient(AZURE_SUBSCRIPTION, base_url=self.azure.url, retry_total=0)
-            client.create_resource_group(vnet, "northeurope")
-            client.create_vnet(vnet, vnet, "northeurope", "10.250.0.0/16")
-        return ({"metadata": {"name": shoot, "namespace": PROJECT}, "spec": {
+        credentials = {"subscriptionID": AZURE_SUBSCRIPTION, "tenantID": "8e7d6c5b-0000-4a3b-8c2d-1e0f9a8b7c6d",
+                       "clientID": "c", "clientSecret": "s"}
+        shoot_obj = {"metadata": {"name": shoot, "namespace": PROJECT}, "spec": {
             "region": "northeurope", "networking": networking, "provider": {
                 "type": "azure", "infrastructureConfig": {"zoned": True, "networks": {
                     "vnet": {"cidr": "10.250.0.0/16"},
                     "zones": [{"name": 1, "cidr": "10.250.0.0/19"}, {"name": 2, "cidr": "10.250.32.0/19"}]}},
-                "workers": [{"name": "cpu-worker-0", "zones": ["1", "2"]}]}}},
-                {"subscriptionID": AZURE_SUBSCRIPTION, "tenantID": "8e7d6c5b-0000-4a3b-8c2d-1e0f9a8b7c6d",
-                 "clientID": "c", "clientSecret": "s"})
+                "workers": [{"name": "cpu-worker-0", "zones": ["1", "2"]}]}}}
+        if vpc:
+            seed_azure_shoot(self.azure.url, shoot_obj, PROJECT, credentials)
+        return shoot_obj, credentials
 
     def wait(self, predicate: Callable[[], Any], timeout: float = 60.0, message: str = "condition") -> Any:
         try:
@@ -241,7 +237,9 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                  "RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_AZURE_ENDPOINT_URL": azure.url}
         domains = "tasks.cloud.controller"
         env.workers = WorkerPool(local_redis.url, domains, logdir)
-        env.workers.start(2, queues="cloud-kcp,cloud-skr", concurrency=4, **extra)
+        # one worker per queue, as deployed (each its own component for tests/integration/test_rbac.py)
+        env.workers.start(1, queues="cloud-kcp", concurrency=4, **extra)
+        env.workers.start(1, queues="cloud-skr", concurrency=4, **extra)
         health = free_port()
         listener = free_port()
         env.listener = f"http://127.0.0.1:{listener}"

@@ -1,5 +1,7 @@
-"""``reconcilery up --once --apply examples/cloud``: moto, the Garden and two SKRs locally; both AWS
-IpRanges end Ready with subnets in moto; every process and server is stopped afterwards."""
+"""``reconcilery up --once --apply examples/cloud``: moto, the GCP and Azure stand-ins, the Garden and
+four SKRs locally (two AWS, one GCP, one Azure); every IpRange ends Ready with its provider objects in
+moto and the stand-ins (read back through the SDKs, as a user would); every process and server is
+stopped afterwards."""
 
 from __future__ import annotations
 
@@ -7,7 +9,10 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -26,23 +31,101 @@ def _closed(url: str) -> bool:
         return s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 80)) != 0
 
 
-def test_up_once_brings_both_aws_ipranges_to_ready(tmp_path: Path) -> None:
+AWS_KYMAS = {"5d3c9a1e-7b24-4f0e-9c11-2a6f0d8e4b71", "9e81b6f0-3c5d-4a27-8f1e-6d2c4b7a9e03"}
+GCP_KYMA = "3f6a2c84-1d9e-4b57-a0c3-7e5d1b9f2a46"
+AZURE_KYMA = "b7c41e09-5a2f-4d83-9e6b-0f1a3c5d7e92"
+GCP_PROJECT = "sap-kyma-example-42"
+AZURE_SUBSCRIPTION = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
+
+
+def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
+    """What each provider holds for the examples, read through the SDKs: moto's subnets tagged by the
+    IpRange controller, the GCP global addresses of the shoot's VPC, the Azure ``--cm`` VNet's subnets."""
+    import boto3
+    from google.api_core.client_options import ClientOptions
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import compute_v1
+
+    from tasks.cloud.azure.client import AzureClient
+
+    found: dict[str, Any] = {}
+    subnets: list[str] = []
+    for region in ("eu-central-1", "us-east-1"):
+        ec2 = boto3.client("ec2", endpoint_url=endpoints["aws"], region_name=region, aws_access_key_id="testing",
+                           aws_secret_access_key="testing")
+        subnets += [s["CidrBlock"] for s in ec2.describe_subnets()["Subnets"]
+                    if any(t["Key"] == "cloud-manager.kyma-project.io/iprange" for t in s.get("Tags") or [])]
+    found["aws"] = subnets
+    addresses = compute_v1.GlobalAddressesClient(credentials=AnonymousCredentials(), transport="rest",
+                                                 client_options=ClientOptions(api_endpoint=endpoints["gcp"]))
+    found["gcp"] = [(a.name, f"{a.address}/{a.prefix_length}", a.purpose)
+                    for a in addresses.list(project=GCP_PROJECT)]
+    azure = AzureClient(AZURE_SUBSCRIPTION, base_url=endpoints["azure"], retry_total=0)
+    cm = "shoot--kyma--c-8e3f1b7--cm"
+    subnet = azure.get_subnet(cm, cm, cm) or {}
+    found["azure"] = [(subnet.get("name"), (subnet.get("properties") or {}).get("addressPrefix"),
+                       (subnet.get("properties") or {}).get("provisioningState"))] if subnet else []
+    return found
+
+
+def _complete(found: dict[str, Any]) -> bool:
+    return len(found.get("aws", [])) == 5 and bool(found.get("gcp")) and bool(found.get("azure")) and \
+        found["azure"][0][2] == "Succeeded"
+
+
+def _watch(state: Path, proc: subprocess.Popen[str], seen: dict[str, Any]) -> None:
+    """While ``up`` runs: read the provider objects (its stand-ins stop with it) until all are there."""
+    while proc.poll() is None:
+        path = state / "endpoints.json"
+        try:
+            endpoints = json.loads(path.read_text()) if path.exists() else {}
+            if {"aws", "gcp", "azure", "skrs"} <= set(endpoints):
+                found = _provider_objects(endpoints)
+                seen.update(found)
+                if _complete(found):
+                    return
+        except Exception as exc:  # not up yet, or going down
+            seen["error"] = repr(exc)
+        time.sleep(0.3)
+
+
+def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    proc = subprocess.run(
-        [sys.executable, "-m", "reconcilery.cli", "up", "--once", "--timeout", "240", "--state-dir", str(state),
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconcilery.cli", "up", "--once", "--timeout", "300", "--state-dir", str(state),
          "--flower-port", str(free_port()), "--apply", str(ROOT / "examples" / "cloud")],
-        cwd=ROOT, capture_output=True, text=True, timeout=420, env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"})
-    out = proc.stdout + proc.stderr
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"})
+    seen: dict[str, Any] = {}
+    watcher = threading.Thread(target=_watch, args=(state, proc, seen), daemon=True)
+    watcher.start()
+    try:
+        out, _ = proc.communicate(timeout=480)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=30)
+        watcher.join(10)
     assert proc.returncode == 0, out + "".join(p.read_text()[-3000:] for p in (state / "logs").glob("*.log"))
     rows = [line for line in out.splitlines() if "SKR IpRange" in line]
-    assert len(rows) == 2 and all("Ready" in r for r in rows), out
+    assert len(rows) == 4 and all("Ready" in r for r in rows), out
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
+    assert "10.241.0.0/22" in out and "10.252.0.0/22" in out, out  # GCP allocated after 10.240.0.0/16; Azure
+
+    # in the providers, while up ran: 3 + 2 zone subnets in moto, the GCP global address, the Azure subnet
+    assert _complete(seen), seen
+    assert sorted(seen["aws"]) == sorted(["10.251.0.0/24", "10.251.1.0/24", "10.251.2.0/24", "10.181.0.0/23",
+                                          "10.181.2.0/23"]), seen
+    [(address, cidr, purpose)] = seen["gcp"]
+    assert address.startswith("cm-") and cidr == "10.241.0.0/22" and purpose == "VPC_PEERING", seen
+    assert seen["azure"] == [("shoot--kyma--c-8e3f1b7--cm", "10.252.0.0/22", "Succeeded")], seen
 
     endpoints = json.loads((state / "endpoints.json").read_text())
-    assert {"aws", "garden", "skrs", "skr_listener"} <= set(endpoints)
-    assert set(endpoints["skrs"]) == {"5d3c9a1e-7b24-4f0e-9c11-2a6f0d8e4b71", "9e81b6f0-3c5d-4a27-8f1e-6d2c4b7a9e03"}
+    assert {"aws", "gcp", "azure", "garden", "skrs", "skr_listener"} <= set(endpoints)
+    assert set(endpoints["skrs"]) == AWS_KYMAS | {GCP_KYMA, AZURE_KYMA}
     for path in (endpoints["garden"], *endpoints["skrs"].values()):
         config = yaml.safe_load(Path(path).read_text())
         assert "/clusters/" in config["clusters"][0]["cluster"]["server"]
-    for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["aws"], endpoints["skr_listener"]):
+    for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["aws"], endpoints["gcp"], endpoints["azure"],
+                endpoints["skr_listener"]):
         assert _closed(url), f"{url} still open after up exited"

@@ -82,36 +82,3 @@ def azure_scope() -> dict[str, Any]:
                                          "network": {"cidr": "10.250.0.0/16", "nodes": "10.250.0.0/16",
                                                      "pods": "100.64.0.0/12", "services": "100.104.0.0/13",
                                                      "zones": [{"name": "1", "cidr": "10.250.0.0/19"}]}}}}}
-
-
-def apply_step(obj: dict[str, Any], step: Any) -> None:
-    """Write a step's status merge patch into ``obj``."""
-    if step.status:
-        status = obj.setdefault("status", {})
-        for key, value in step.status.items():
-            if value is None:
-                status.pop(key, None)
-            else:
-                status[key] = value
-
-
-def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 400, timeout: float = 90.0,
-          stop_on_error: bool = False, **kwargs: Any) -> tuple[Any, list[Any]]:
-    """Run steps until one neither requeues nor backs off (or removes the finalizer); returns
-    (last step, the distinct states seen). Requeue delays are honoured up to 50 ms each."""
-    states: list[Any] = []
-    deadline = time.monotonic() + timeout
-    for _ in range(max_steps):
-        step = reconcile(obj, *args, **kwargs)
-        apply_step(obj, step)
-        state = obj.get("status", {}).get("state")
-        if not states or states[-1] != state:
-            states.append(state)
-        if step.remove_finalizer or (step.requeue_after is None and step.error is None):
-            return step, states
-        if stop_on_error and state == "Error":
-            return step, states
-        if time.monotonic() > deadline:
-            break
-        time.sleep(min(step.requeue_after or 0.01, 0.05))
-    raise AssertionError(f"no final step after {max_steps} steps; states {states}, status {obj.get('status')}")

@@ -13,17 +13,9 @@ import fencing
 from standins.azure import AzureStandIn
 from tasks.cloud.azure import iprange
 from tasks.cloud.azure.client import AzureClient
+from tests.integration.cloud.steps import apply_step, drive
 
-from .conftest import (
-    REGION,
-    SHOOT,
-    SUBSCRIPTION,
-    VPC,
-    apply_step,
-    azure_scope,
-    drive,
-    kcp_iprange,
-)
+from .conftest import REGION, SHOOT, SUBSCRIPTION, VPC, azure_scope, kcp_iprange
 
 pytestmark = pytest.mark.integration
 FAST = iprange.Timing().scaled(0.001)

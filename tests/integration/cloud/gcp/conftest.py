@@ -73,38 +73,3 @@ def gcp_scope(project: str = PROJECT, vpc: str = VPC) -> dict[str, Any]:
                      "scope": {"gcp": {"project": project, "vpcNetwork": vpc, "network": {
                          "nodes": "10.250.0.0/22", "pods": "10.96.0.0/13", "services": "10.104.0.0/13"},
                          "workers": [{"zones": ["us-east4-a", "us-east4-b", "us-east4-c"]}]}}}}
-
-
-def apply_step(obj: dict[str, Any], step: Any) -> None:
-    """Write a step's status merge patch into ``obj`` (as the controller's status patch would)."""
-    if step.status:
-        status = obj.setdefault("status", {})
-        for key, value in step.status.items():
-            if value is None:
-                status.pop(key, None)
-            else:
-                status[key] = value
-
-
-def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 200, timeout: float = 60.0,
-          **kwargs: Any) -> tuple[Any, list[Any]]:
-    """Run ``reconcile(obj, *args)`` step after step, writing each status patch, until a step neither
-    requeues nor asks for backoff (or removes the finalizer). Returns (last step, every state seen).
-
-    Requeue delays are honoured up to 50 ms each (tests run the steps with small waits)."""
-    import time as _time
-
-    states: list[Any] = []
-    deadline = _time.monotonic() + timeout
-    for _ in range(max_steps):
-        step = reconcile(obj, *args, **kwargs)
-        apply_step(obj, step)
-        state = obj.get("status", {}).get("state")
-        if not states or states[-1] != state:
-            states.append(state)
-        if step.remove_finalizer or (step.requeue_after is None and step.error is None):
-            return step, states
-        if _time.monotonic() > deadline:
-            break
-        _time.sleep(min(step.requeue_after or 0.01, 0.05))
-    raise AssertionError(f"no final step after {max_steps} steps; states {states}, status {obj.get('status')}")

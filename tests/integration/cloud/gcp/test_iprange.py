@@ -12,8 +12,9 @@ import fencing
 from standins.gcp import GcpStandIn
 from tasks.cloud.gcp import iprange
 from tasks.cloud.gcp.client import GcpApiError, GcpClient
+from tests.integration.cloud.steps import apply_step, drive
 
-from .conftest import NETWORK, NETWORK_URL, PROJECT, drive, gcp_scope, kcp_iprange
+from .conftest import NETWORK, NETWORK_URL, PROJECT, gcp_scope, kcp_iprange
 
 pytestmark = pytest.mark.integration
 WAIT = 0.02
@@ -84,7 +85,6 @@ def test_compute_operation_failure_is_a_gcp_error_then_retried(gcp: GcpStandIn, 
     obj = kcp_iprange(name="ipr-f")
     first = _reconcile(obj, client)
     assert obj["status"] == {}  # not applied yet
-    from .conftest import apply_step
     apply_step(obj, first)
     assert obj["status"]["state"] == "SyncAddress" and obj["status"]["opIdentifier"]
     time.sleep(0.2)
@@ -102,7 +102,6 @@ def test_compute_operation_failure_is_a_gcp_error_then_retried(gcp: GcpStandIn, 
 def test_psa_operation_failure_is_a_gcp_error(gcp: GcpStandIn, client: GcpClient) -> None:
     gcp.state.fail_operation("servicenetworking", "create", message="Internal error")
     obj = kcp_iprange(name="ipr-p")
-    from .conftest import apply_step
     for _ in range(50):
         step = _reconcile(obj, client)
         apply_step(obj, step)
@@ -118,7 +117,6 @@ def test_psa_operation_failure_is_a_gcp_error(gcp: GcpStandIn, client: GcpClient
 def test_a_running_operation_requeues_without_a_status_change(gcp: GcpStandIn, client: GcpClient) -> None:
     gcp.state.op_delay = 5.0
     obj = kcp_iprange(name="ipr-slow")
-    from .conftest import apply_step
     apply_step(obj, _reconcile(obj, client))
     waiting = _reconcile(obj, client)
     assert (waiting.status, waiting.requeue_after, waiting.error) == (None, WAIT, None)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tasks.cloud.azure.iprange import Timing, peering_names, private_dns_zone_name, vnet_id
 from tasks.cloud.azure.scope import (
@@ -18,14 +17,13 @@ from tasks.cloud.azure.scope import (
     scope_section,
 )
 from tasks.cloud.gcp.scope import secret_values
+from tests.unit.cloud.garden import shoot_and_secret
 
 SAMPLE = Path(__file__).with_name("garden_azure.yaml")
 
 
 def _sample() -> tuple[dict[str, Any], dict[str, str]]:
-    docs = list(yaml.safe_load_all(SAMPLE.read_text()))
-    shoot = next(d for d in docs if d["kind"] == "Shoot")
-    secret = next(d for d in docs if d["kind"] == "Secret")
+    shoot, secret = shoot_and_secret(SAMPLE)
     return shoot, secret_values(secret)
 
 

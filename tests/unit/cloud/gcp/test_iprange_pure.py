@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.cloud.gcp.iprange import address_name, is_psa, parse_cidr, retry_wait_from_env
-from tasks.cloud.gcp.step import Step, condition, exclusive, status_patch
+from tasks.cloud.step import Step, condition, exclusive, status_patch
 
 
 @pytest.mark.parametrize(("cidr", "expected"), [

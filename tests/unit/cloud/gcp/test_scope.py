@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tasks.cloud.gcp.scope import (
     kyma_network_reference,
@@ -18,15 +17,13 @@ from tasks.cloud.gcp.scope import (
     secret_values,
     vpc_network_name,
 )
+from tests.unit.cloud.garden import shoot_and_secret
 
 SAMPLE = Path(__file__).with_name("garden_gcp.yaml")
 
 
 def _sample() -> tuple[dict[str, Any], dict[str, Any]]:
-    docs = list(yaml.safe_load_all(SAMPLE.read_text()))
-    shoot = next(d for d in docs if d["kind"] == "Shoot")
-    secret = next(d for d in docs if d["kind"] == "Secret")
-    return shoot, secret
+    return shoot_and_secret(SAMPLE)
 
 
 def test_scope_from_the_sample_gcp_shoot() -> None:

@@ -5,7 +5,7 @@ merge patch of ``.status``, an Event, the finalizer decision and when to come ba
 ``metav1.Condition`` dicts (``type``, ``status``, ``reason``, ``message``, ``lastTransitionTime``).
 Status is only patched when something changed (the original compares before patching, to avoid churn).
 
-(``tasks/cloud/gcp/step.py`` is the same module; hoist both into ``tasks/cloud`` once merged.)
+Shared by the GCP and Azure layers (:mod:`tasks.cloud.gcp`, :mod:`tasks.cloud.azure`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,45 @@
+"""Driving a provider layer's IpRange step (:class:`tasks.cloud.step.Step`) as the KCP controller
+would, without Kubernetes: shared by the GCP and Azure layer tests."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+__all__ = ["apply_step", "drive"]
+
+
+def apply_step(obj: dict[str, Any], step: Any) -> None:
+    """Write a step's status merge patch into ``obj`` (as the controller's status patch would)."""
+    if step.status:
+        status = obj.setdefault("status", {})
+        for key, value in step.status.items():
+            if value is None:
+                status.pop(key, None)
+            else:
+                status[key] = value
+
+
+def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 400, timeout: float = 90.0,
+          stop_on_error: bool = False, **kwargs: Any) -> tuple[Any, list[Any]]:
+    """Run ``reconcile(obj, *args, **kwargs)`` step after step, writing each status patch, until a step
+    neither requeues nor asks for backoff (or removes the finalizer; ``stop_on_error``: or the state is
+    ``Error``). Returns (last step, the distinct states seen, in order). Requeue delays are honoured up
+    to 50 ms each (tests run the steps with small waits). Raises ``AssertionError`` when no step is final
+    within ``max_steps`` steps or ``timeout`` seconds."""
+    states: list[Any] = []
+    deadline = time.monotonic() + timeout
+    for _ in range(max_steps):
+        step = reconcile(obj, *args, **kwargs)
+        apply_step(obj, step)
+        state = obj.get("status", {}).get("state")
+        if not states or states[-1] != state:
+            states.append(state)
+        if step.remove_finalizer or (step.requeue_after is None and step.error is None):
+            return step, states
+        if stop_on_error and state == "Error":
+            return step, states
+        if time.monotonic() > deadline:
+            break
+        time.sleep(min(step.requeue_after or 0.01, 0.05))
+    raise AssertionError(f"no final step after {max_steps} steps; states {states}, status {obj.get('status')}")
