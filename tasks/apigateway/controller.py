@@ -47,7 +47,7 @@ from tasks.apigateway import model, reads, state
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
 from tasks.apigateway.reconcile_plan import PIPELINE_DELETION, Plan, Settings, plan
-from tasks.apigateway.settings import v1beta1_access
+from tasks.apigateway.settings import env_seconds, v1beta1_access
 from tasks.apigateway.state import ClusterState
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -85,16 +85,7 @@ class ControllerSettings:
         env = os.environ if environ is None else environ
 
         def seconds(name: str, default: float) -> float:
-            raw = env.get(name, "")
-            if not raw.strip():
-                return default
-            try:
-                value = float(raw)
-            except ValueError:
-                raise ValueError(f"{name}={raw!r}: expected seconds") from None
-            if value < 0:
-                raise ValueError(f"{name}={raw!r}: must be >= 0")
-            return value
+            return env_seconds(env, name, default)
 
         retry = seconds("RECONCILERY_APIRULE_ERROR_RETRY_SECONDS", 60.0)
         return cls(
