@@ -42,6 +42,7 @@ from informers import metrics
 from informers.reflector import ReconnectBackoff, Reflector
 from informers.store import Store, compact, object_key
 from kube import Kube, Resource, ResourceMissing
+from kube.kubeconfig import env_seconds
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +58,7 @@ def enabled(environ: Mapping[str, str] | None = None) -> bool:
 
 def sync_timeout(environ: Mapping[str, str] | None = None) -> float:
     """``RECONCILERY_INFORMER_SYNC_SECONDS`` (10). Raises ``ValueError`` on a bad value."""
-    env = os.environ if environ is None else environ
-    raw = env.get("RECONCILERY_INFORMER_SYNC_SECONDS", "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else 10.0
-    except ValueError:
-        raise ValueError(f"RECONCILERY_INFORMER_SYNC_SECONDS={raw!r}: expected seconds") from None
+    return env_seconds("RECONCILERY_INFORMER_SYNC_SECONDS", 10.0, environ)
 
 
 class Informer(Reflector):

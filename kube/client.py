@@ -11,7 +11,8 @@ import builtins
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import urllib3
@@ -275,6 +276,17 @@ class Kube:
         except NotFound:
             return False
         return any(r.get("name") == res.plural for r in doc.get("resources") or [])
+
+    def wait_served(self, resources: Iterable[Resource], timeout: float, interval: float = 0.05) -> None:
+        """Block until every one of ``resources`` is served (CRDs just created or replaced), polling
+        discovery every ``interval`` seconds. Raises ``TimeoutError`` naming the first one still not
+        served after ``timeout`` seconds, :class:`ApiError` when the server cannot be asked."""
+        deadline = time.monotonic() + timeout
+        for res in resources:
+            while not self.served(res):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{res} not served after {timeout:.0f} s")
+                time.sleep(interval)
 
     # ---- events ----------------------------------------------------------------------------
 

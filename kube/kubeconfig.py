@@ -32,12 +32,18 @@ def refresh_interval(environ: Mapping[str, str] | None = None) -> float:
     """``RECONCILERY_KUBE_REFRESH_SECONDS`` (5): seconds between two runs of the official loader's
     credential refresh hook (see :func:`_tune`); ``0`` runs it before every request, as the official
     client does. Raises ``ValueError`` on a bad value."""
+    return env_seconds("RECONCILERY_KUBE_REFRESH_SECONDS", 5.0, environ)
+
+
+def env_seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    """``environ[name]`` (default ``os.environ``) as seconds, negative values as 0, ``default`` when
+    unset or blank. Raises ``ValueError`` naming the variable on a value that is not a number."""
     env = os.environ if environ is None else environ
-    raw = env.get("RECONCILERY_KUBE_REFRESH_SECONDS", "").strip()
+    raw = env.get(name, "").strip()
     try:
-        return max(0.0, float(raw)) if raw else 5.0
+        return max(0.0, float(raw)) if raw else default
     except ValueError:
-        raise ValueError(f"RECONCILERY_KUBE_REFRESH_SECONDS={raw!r}: expected seconds") from None
+        raise ValueError(f"{name}={raw!r}: expected seconds") from None
 
 
 def _throttled(hook: Callable[[Any], None], interval: float) -> Callable[[Any], None]:

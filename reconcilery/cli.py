@@ -76,16 +76,11 @@ WATCH_MODULES = ("watchers.apigateway", "watchers.apigateway_certificate", "watc
 def load_registrations() -> list[Any]:
     """Every domain's watch registrations (domains not installed are skipped)."""
     from workers.app import settings_of
+    from workers.controller import import_installed
 
     found: list[Any] = []
     configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
-    for name in configured or WATCH_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise
-            continue
+    for module in import_installed(configured or WATCH_MODULES):
         found.extend(module.REGISTRATIONS)
     return found
 

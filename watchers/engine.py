@@ -3,18 +3,8 @@
 One thread per :class:`WatchRegistration` does what client-go's reflector does (the loop is
 :class:`informers.reflector.Reflector`, shared with the workers' read caches):
 
-- list (paged), replace the cache, hand each difference to the map function, then watch from the
-  list's resourceVersion with ``allowWatchBookmarks=true`` and a random ``timeoutSeconds``;
-- resume from the last resourceVersion seen (events and BOOKMARKs) when a watch ends or breaks;
-- relist on 410 Gone (an ERROR event or a 410 answer) and emit the differences between the cache
-  and the new list as events, so nothing is lost (objects gone during the gap become DELETED);
-- reconnect with capped backoff (0.8 s doubling to 30 s); the backoff is reset only by a successful
-  list or by a watch that stayed healthy (``healthy_after`` seconds, or ended by the server), so a
-  server that accepts watches and drops them at once is retried ever more slowly;
-- a watch silent for ``silence_timeout`` seconds (no event, no bookmark: the API server sends
-  bookmarks about once a minute) is dropped and resumed from its resourceVersion, as kopf does: a
-  half-open connection is not trusted for longer than that;
-- a kind that is not served (CRD deleted) counts as an empty list, retried with the same backoff.
+list (paged), watch with bookmarks, resume, relist on 410 with the differences as events, capped
+reconnect backoff, silence timeout: the reflector's docstring has the details.
 
 Map functions turn a :class:`WatchEvent` into ``(controller, Key)`` pairs; their errors are logged
 with the object and counted, never kill the thread. Keys go to the workqueue in batches (the

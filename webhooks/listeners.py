@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from workers.controller import import_installed
 
 log = logging.getLogger("reconcilery.webhooks")
 
@@ -45,12 +46,7 @@ def factories() -> dict[str, Factory]:
 def load(modules: tuple[str, ...] = MODULES, **options: Any) -> list[Listener]:
     """Import ``modules`` and build every registered listener with ``options`` (``host``,
     ``kubeconfig``); disabled ones are left out."""
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise
+    import_installed(modules)
     built = [factory(**options) for factory in _factories.values()]
     return [listener for listener in built if listener is not None]
 

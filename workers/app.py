@@ -8,7 +8,6 @@ enqueues keys), remote control, and the task events Flower shows (reconciles inc
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -21,7 +20,7 @@ from kombu import Queue
 
 from workers import metrics
 from workers.consumer import ReconcileStep
-from workers.controller import registry
+from workers.controller import import_installed, registry
 from workers.logs import configure_logging
 from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
 from workers.settings import QUEUES, Settings, load
@@ -36,18 +35,9 @@ log = structlog.get_logger("reconcilery.worker")
 def load_domains(modules: tuple[str, ...] | None = None) -> list[str]:
     """Import the modules that register controllers (default: the ``domains`` setting); returns
     those found (a domain not yet installed is skipped, an import error inside a domain is raised)."""
-    loaded = []
     if modules is None:
         modules = settings_of().domain_modules
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise
-            continue
-        loaded.append(name)
-    return loaded
+    return [module.__name__ for module in import_installed(modules)]
 
 
 def route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str] | None:

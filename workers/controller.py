@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import enum
 import functools
+import importlib
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from urllib.parse import quote, unquote
 
 #: Strings ``quote`` leaves as they are: skip it for them (most Kubernetes names).
@@ -216,3 +218,17 @@ class Registry:
 
 #: The process-wide registry the Celery task, the pump, beat and the watchers use.
 registry = Registry()
+
+
+def import_installed(modules: Iterable[str]) -> list[ModuleType]:
+    """Import each of ``modules`` (dotted names) and return those that are installed: a module that
+    is itself missing (a domain or provider not installed) is skipped, an ``ImportError`` raised inside
+    an installed module is raised."""
+    found = []
+    for name in modules:
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+    return found

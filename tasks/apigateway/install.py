@@ -5,7 +5,6 @@ and ``up``."""
 
 from __future__ import annotations
 
-import time
 from importlib import resources as package_data
 from typing import Any
 
@@ -81,9 +80,4 @@ def install_crds(kube: Kube, istio: bool = True, timeout: float = 30.0, gardener
                                        "resourceVersion": current["metadata"]["resourceVersion"]}}
             kube.replace(resources.CRD, crd)
     wanted: tuple[Resource, ...] = OWN + ISTIO if istio else OWN
-    deadline = time.monotonic() + timeout
-    for res in wanted:
-        while not kube.served(res):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{res} not served after {timeout:.0f} s")
-            time.sleep(0.1)
+    kube.wait_served(wanted, timeout, interval=0.1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import time
 from importlib import resources as package_data
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -84,10 +83,5 @@ def install(kube: Kube, *sets: str, provider: str = "", timeout: float = 30.0) -
             kube.replace(resources.CRD, {**crd, "metadata": {**crd["metadata"],
                                                             "resourceVersion": current["metadata"]["resourceVersion"]}})
         served.append(resource_of(crd))
-    deadline = time.monotonic() + timeout
-    for res in served:
-        while not kube.served(res):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{res} not served after {timeout:.0f} s")
-            time.sleep(0.05)
+    kube.wait_served(served, timeout, interval=0.05)
     return served

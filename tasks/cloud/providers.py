@@ -38,7 +38,6 @@ defaults (unsupported operations answer a clear error).
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from kube import Kube
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.status import StatusWriter
-from workers.controller import Result
+from workers.controller import Result, import_installed
 
 __all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs", "get",
            "register", "registered"]
@@ -212,12 +211,8 @@ def get(name: str) -> Provider | None:
         found = _providers.get(name)
     if found is not None or not name.isidentifier():
         return found
-    for module in (f"tasks.cloud.{name}", "tasks.cloud.bridge"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not module.startswith(exc.name):
-                raise
+    for module in (f"tasks.cloud.{name}", "tasks.cloud.bridge"):  # one at a time: bridge is heavy
+        if not import_installed([module]):
             continue
         with _lock:
             found = _providers.get(name)
