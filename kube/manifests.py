@@ -57,3 +57,23 @@ def load_objects(files: Iterable[str | Path], recursive: bool = False,
             else:
                 docs.append(doc)
     return docs
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of ``value`` (``object``, ``array``, ``string``, ``integer``,
+    ``number``, ``boolean``, ``null``), as the API server names it in its errors."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from kube.manifests import json_type
+
 _DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
                    "m": 60_000_000_000, "h": 3_600_000_000_000}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
@@ -75,26 +77,6 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a JSON array, else ``[]``."""
     return value if isinstance(value, list) else []
-
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of ``value`` (``object``, ``array``, ``string``, ``integer``,
-    ``number``, ``boolean``, ``null``), as the API server names it in its errors."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def type_message(expected: str, value: Any) -> str:

@@ -12,7 +12,7 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from tasks.cloud import names
-from tasks.cloud.render import render_ipranges
+from tasks.cloud.render import render_ipranges, shape_errors
 
 
 def render(
@@ -23,7 +23,7 @@ def render(
     """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
     provider plan (AWS: a subnet per zone; GCP: the global address and PSA; Azure: the ``--cm`` VNet).
 
-    Exits 1 when an IpRange would end in Error, 2 on unreadable input."""
+    Exits 1 when an IpRange would end in Error, 2 on unreadable input or fields of the wrong type."""
     try:
         scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
         objects = load_objects(files)
@@ -34,6 +34,11 @@ def render(
         typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
         raise typer.Exit(2)
     ipranges = [d for d in objects if d.get("kind") == "IpRange"]
+    problems = shape_errors(scopes[0], ipranges)
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     rows = render_ipranges(scopes[0], ipranges)
     failed = any(r.state == names.STATE_ERROR for r in rows)
     if output == "json":

@@ -24,12 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kube.manifests import json_type
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
 from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
 
-__all__ = ["Rendered", "provider_plan", "render_ipranges"]
+__all__ = ["Rendered", "provider_plan", "render_ipranges", "shape_errors"]
 
 GCP_PSA_PEERING = "servicenetworking-googleapis-com"
 AZURE_DNS_ZONE = "privatelink.redis.cache.windows.net"
@@ -53,6 +54,45 @@ class Rendered:
         out = asdict(self)
         out["ranges"] = [{"zone": z, "range": r} for z, r in self.ranges]
         return out
+
+
+#: Fields :func:`render_ipranges` reads: path below the object -> JSON type (``*``: the Scope's provider).
+_SCOPE_FIELDS = (("spec", "object"), ("spec.provider", "string"), ("spec.region", "string"),
+                 ("spec.shootName", "string"), ("spec.scope", "object"), ("spec.scope.*", "object"),
+                 ("spec.scope.*.vpcNetwork", "string"), ("spec.scope.*.project", "string"),
+                 ("spec.scope.*.network", "object"), ("spec.scope.*.network.nodes", "string"),
+                 ("spec.scope.*.network.pods", "string"), ("spec.scope.*.network.services", "string"),
+                 ("spec.scope.*.network.zones", "array"))
+_IPRANGE_FIELDS = (("metadata", "object"), ("metadata.name", "string"), ("spec", "object"),
+                   ("spec.cidr", "string"), ("status", "object"), ("status.id", "string"))
+
+
+def _type_errors(obj: Mapping[str, Any], fields: Sequence[tuple[str, str]], provider: str) -> list[str]:
+    errors = []
+    for path, expected in fields:
+        value: Any = obj
+        for part in path.replace("*", provider).split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+            if value is None:
+                break
+        if value is not None and json_type(value) != expected:
+            errors.append(f"{path.replace('*', provider)}: must be of type {expected}, got {json_type(value)}")
+    return errors
+
+
+def shape_errors(scope: Mapping[str, Any], ipranges: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Fields of the wrong JSON type among those :func:`render_ipranges` reads, as
+    ``"<kind> <name>: <path>: must be of type <t>, got <t'>"`` (``[]``: the input can be rendered);
+    absent fields are fine. Pure."""
+    spec = scope.get("spec")
+    provider = str(spec.get("provider")) if isinstance(spec, dict) and isinstance(spec.get("provider"), str) else ""
+    out = [f"Scope: {e}" for e in _type_errors(scope, _SCOPE_FIELDS if provider else _SCOPE_FIELDS[:5], provider)]
+    for obj in ipranges:
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        out += [f"IpRange {name if isinstance(name, str) else '?'}: {e}"
+                for e in _type_errors(obj, _IPRANGE_FIELDS, provider)]
+    return out
 
 
 def _scope_parts(scope: Mapping[str, Any]) -> tuple[str, list[str], list[str], str]:

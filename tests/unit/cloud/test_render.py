@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tasks.cloud.cli import render as render_command
-from tasks.cloud.render import render_ipranges
+from tasks.cloud.render import render_ipranges, shape_errors
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "render"
 
@@ -103,3 +107,61 @@ def test_cli_table_shows_the_plan_of_the_scopes_provider() -> None:
     rows = json.loads(CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope-azure.yaml"), "-f",
                                                str(EXAMPLES / "cloud-ipranges.yaml"), "-o", "json"]).stdout)
     assert rows[0]["provider"] == "azure" and rows[0]["plan"][0].startswith("resource group and VNet ")
+
+
+json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                                     st.text(max_size=8)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                           max_leaves=6)
+
+
+def _field_paths(value: object, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _field_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += _field_paths(item, (*prefix, index))
+    return out
+
+
+def _replaced(doc: dict, path: tuple[str | int, ...], value: object) -> dict:
+    doc = copy.deepcopy(doc)
+    target: Any = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return doc
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), value=json_values)
+def test_malformed_fields_are_a_clear_error_never_a_traceback(data: st.DataObject, value: object) -> None:
+    scope, ipranges = load("cloud-scope.yaml")[0], load("cloud-ipranges.yaml")
+    docs = [scope, *ipranges]
+    which = data.draw(st.integers(0, len(docs) - 1))
+    path = data.draw(st.sampled_from([p for p in _field_paths(docs[which]) if p and p[0] in ("spec", "metadata",
+                                                                                             "status")]))
+    docs[which] = _replaced(docs[which], path, value)
+    problems = shape_errors(docs[0], docs[1:])
+    if not problems:
+        render_ipranges(docs[0], docs[1:])  # must not raise
+    else:
+        assert all(": must be of type " in p for p in problems)
+
+
+def test_cli_names_the_malformed_field(tmp_path: Path) -> None:
+    scope = load("cloud-scope.yaml")[0]
+    scope["spec"]["scope"] = 7
+    (tmp_path / "scope.yaml").write_text(yaml.safe_dump(scope))
+    (tmp_path / "ipranges.yaml").write_text(yaml.safe_dump_all(
+        [{"apiVersion": "cloud-resources.kyma-project.io/v1beta1", "kind": "IpRange", "metadata": {"name": "a"},
+          "spec": {"cidr": 12}}]))
+    app = typer.Typer()
+    app.command()(render_command)
+    result = CliRunner().invoke(app, ["--scope", str(tmp_path / "scope.yaml"), "-f", str(tmp_path / "ipranges.yaml")])
+    assert result.exit_code == 2, result.output
+    assert "Scope: spec.scope: must be of type object, got integer" in result.output
+    assert "IpRange a: spec.cidr: must be of type string, got integer" in result.output
