@@ -242,10 +242,11 @@ def set_finalizers(kube: Kube, apirule: Mapping[str, Any], finalizers: list[str]
     return kube.patch(APIRULE, str(meta.get("name")), patch, namespace=meta.get("namespace"))
 
 
-def apply_actions(kube: Kube, actions: tuple[Action, ...]) -> dict[str, list[str]]:
+def apply_actions(kube: Kube, actions: tuple[Action, ...], *, raise_missing: bool = False) -> dict[str, list[str]]:
     """Apply ``actions`` in order (create, replace with the read resourceVersion, delete) and stop at
     the first failure, as api-gateway's ``applyChanges``. Returns the error messages by kind (empty:
-    all applied). A kind that is no longer served fails its action. Raises :class:`Conflict` (the
+    all applied). A kind that is no longer served fails its action, or with ``raise_missing`` raises
+    :class:`ResourceMissing` (the reads said it was served: read again). Raises :class:`Conflict` (the
     object changed since it was read: retry the reconcile)."""
     for action in actions:
         res = OWNED[action.kind]
@@ -256,9 +257,9 @@ def apply_actions(kube: Kube, actions: tuple[Action, ...]) -> dict[str, list[str
                 kube.replace(res, action.object)
             else:
                 kube.delete(res, action.name, action.namespace)
-        except Conflict:
-            raise
         except ApiError as exc:
+            if isinstance(exc, Conflict) or (raise_missing and isinstance(exc, ResourceMissing)):
+                raise
             API_ERRORS.labels(exc.reason or str(exc.status)).inc()
             log.warning("apply failed", action=action.describe(), status=exc.status, error=exc.message)
             return {action.kind: [f"{action.describe()}: {exc.message}"]}
@@ -303,7 +304,9 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     the APIRule was reconciled before (it carries our finalizer), the owned objects of the kinds to
     create are read again from the API server first (:func:`recheck_owned`): another worker process
     may have created one a moment ago, before this process's informer saw the event (a second
-    ``generateName`` create otherwise).
+    ``generateName`` create otherwise). A write that finds its kind no longer served although the
+    informer still served it (a CRD deleted a moment ago) makes the whole reconcile run again on
+    reads from the API server, so the APIRule gets the missing-CRD Warning of api-gateway.
     """
     meta = _meta(apirule)
     snapshot = read_state(kube, apirule)
@@ -325,7 +328,15 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     if p.add_finalizer:
         apirule = set_finalizers(kube, apirule, [*(meta.get("finalizers") or []), model.FINALIZER])
     if p.actions and not p.failed:
-        errors = apply_actions(kube, p.actions)
+        cached = informers.enabled() and not informers.bypassed()
+        try:
+            errors = apply_actions(kube, p.actions, raise_missing=cached)
+        except ResourceMissing:
+            # the CRD went away before this process's informer saw it: decide from the API server,
+            # so that the APIRule gets the "CRD ... is not present" Warning rather than an Error
+            log.info("kind not served any more, reading again", key=f"{meta.get('namespace')}/{meta.get('name')}")
+            with informers.direct_reads():
+                return reconcile_object(kube, apirule, settings)
         if errors:
             p = p.with_apply_errors(errors)
     if p.status is not None:

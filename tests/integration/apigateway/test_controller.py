@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from informers import informer as informers
 from kube import Conflict, resources
 from tasks.apigateway import controller
 from tasks.apigateway.diff import Action
@@ -148,6 +149,29 @@ def test_a_deleted_crd_never_blocks_the_apirule(agw: AGW) -> None:
     assert reconcile("orders").outcome is Outcome.SUCCESS
     assert agw.get("orders") is None
     assert counts(agw.owned("orders")) == (0, 0, 0)
+
+
+def test_a_crd_deleted_before_the_informer_notices_still_ends_as_the_warning(agw: AGW) -> None:
+    # the watch of RequestAuthentications lags (stopped here): the store still says "served"
+    # when the create of the new RequestAuthentication gets the API server's 404
+    agw.create(example("orders"))
+    reconcile("orders")
+    res = controller.OWNED["RequestAuthentication"]
+    lagging = informers.informers_for(agw.kube).find(res, None)
+    assert lagging is not None and lagging.served
+    lagging.stop()
+    lagging.join(5)
+    for ra in agw.owned("orders")["RequestAuthentication"]:
+        agw.kube.delete(res, ra["metadata"]["name"], "shop")
+    crd = "requestauthentications.security.istio.io"
+    agw.kube.delete(resources.CRD, crd)
+    wait_for(lambda: not agw.kube.served(res), timeout=10)
+    assert lagging.served
+
+    result = reconcile("orders")
+    status = agw.get("orders")["status"]  # type: ignore[index]
+    assert (status["state"], result.outcome) == ("Warning", Outcome.REQUEUE_AFTER)
+    assert status["description"].startswith(f"CRD {crd} is not present")
 
 
 def test_stale_update_is_a_conflict_and_the_reconcile_retries(agw: AGW) -> None:
