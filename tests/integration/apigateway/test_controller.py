@@ -135,7 +135,12 @@ def test_a_deleted_crd_never_blocks_the_apirule(agw: AGW) -> None:
     reconcile("orders")
     crd = "requestauthentications.security.istio.io"
     agw.kube.delete(resources.CRD, crd)
-    wait_for(lambda: not agw.kube.served(controller.OWNED["RequestAuthentication"]), timeout=10)
+    res = controller.OWNED["RequestAuthentication"]
+    wait_for(lambda: not agw.kube.served(res), timeout=10)
+    # and this process's informer has seen it (until then a reconcile may read the objects as they
+    # were: the staleness bound of docs/informers.md; the next test covers a write in that window)
+    informer = informers.informers_for(agw.kube).find(res, None)
+    wait_for(lambda: informer is None or not informer.served, timeout=40)
 
     result = reconcile("orders")
     status = agw.get("orders")["status"]  # type: ignore[index]
