@@ -309,11 +309,11 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     reads from the API server, so the APIRule gets the missing-CRD Warning of api-gateway.
     """
     meta = _meta(apirule)
+    cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
     snapshot = read_state(kube, apirule)
     p = plan(apirule, snapshot, settings.plan)
     creating = {a.kind for a in p.actions if a.verb == "create"}
-    if (creating and model.FINALIZER in (meta.get("finalizers") or []) and informers.enabled()
-            and not informers.bypassed()):
+    if creating and model.FINALIZER in (meta.get("finalizers") or []) and cached:
         p = plan(apirule, recheck_owned(kube, apirule, snapshot, creating), settings.plan)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
@@ -328,7 +328,6 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     if p.add_finalizer:
         apirule = set_finalizers(kube, apirule, [*(meta.get("finalizers") or []), model.FINALIZER])
     if p.actions and not p.failed:
-        cached = informers.enabled() and not informers.bypassed()
         try:
             errors = apply_actions(kube, p.actions, raise_missing=cached)
         except ResourceMissing:
