@@ -24,8 +24,8 @@ from collections.abc import Iterator
 import redis
 
 import fencing
+from informers.store import Stores
 from kube import client_for, resources
-from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Backoff, Controller, Key, Result, registry
 

@@ -39,6 +39,7 @@ import requests
 from kubernetes import config
 from prometheus_client.parser import text_string_to_metric_families
 
+from informers.store import Stores
 from kube import Kube, resources
 from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
@@ -46,7 +47,6 @@ from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
 from tests.fixtures.processes import stop_process
-from watchers.cache import Stores
 from watchers.engine import WatchEvent
 from watchers.nginx import CONFIG, NODES, SERVICES, map_node, map_service
 from workers.controller import Key, Outcome

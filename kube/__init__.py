@@ -1,6 +1,6 @@
 """The Kubernetes layer: the only code that talks to a Kubernetes API server (dict based)."""
 
-from kube import apply, clusters, events, resources
+from kube import clusters, diff, events, resources
 from kube.client import Kube
 from kube.clusters import client_for
 from kube.errors import ApiError, Conflict, Gone, NotFound, ResourceMissing
@@ -14,9 +14,9 @@ __all__ = [
     "NotFound",
     "Resource",
     "ResourceMissing",
-    "apply",
     "client_for",
     "clusters",
+    "diff",
     "events",
     "object_ref",
     "resources",

@@ -1,6 +1,6 @@
 """The watch engine and each domain's watch registrations (``watchers/<domain>.py``)."""
 
-from watchers.cache import Store, Stores
+from informers.store import Store, Stores
 from watchers.engine import WatchEvent, WatchManager, WatchRegistration, select_registrations
 from watchers.health import HealthServer
 from watchers.runner import run

@@ -37,12 +37,12 @@ from typing import Any
 
 import structlog
 
+from informers.store import Stores, object_key
 from kube import resources
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
 from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.state import reads_for
-from watchers.cache import Stores, object_key
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from informers.store import Stores
 from kube import resources
 from tasks.apigateway import certificate
 from tasks.apigateway.certificate_controller import CONTROLLER_NAME, secret_key
-from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 

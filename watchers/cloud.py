@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from informers.store import Stores
 from tasks.cloud import names, settings
 from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
-from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 

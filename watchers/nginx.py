@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from informers.store import Stores
 from kube import resources
 from tasks.nginx.controller import CONTROLLER_NAME, NAMES, keys_for
 from tasks.nginx.settings import EdgeNames, parse_hosts
 from tasks.nginx.translate import UpstreamRef, is_control_plane, node_addresses, service_upstreams
-from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from informers.store import Stores
 from kube import resources
 from tasks.snatch.controller import CONTROLLER_NAME, webhook_config_key, webhook_config_name
-from watchers.cache import Stores
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 

@@ -27,9 +27,9 @@ from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.plan import OperatorState
 from tasks.apigateway.operator.plan import Settings as OperatorSettings
 from tasks.apigateway.operator.plan import plan as operator_plan
+from tasks.apigateway.plan import Plan, Settings, plan
 from tasks.apigateway.ratelimit.plan import RateLimitState
 from tasks.apigateway.ratelimit.plan import plan as ratelimit_plan
-from tasks.apigateway.reconcile_plan import Plan, Settings, plan
 from tasks.apigateway.state import ClusterState
 
 

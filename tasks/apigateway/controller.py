@@ -46,7 +46,7 @@ from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
-from tasks.apigateway.reconcile_plan import PIPELINE_DELETION, Plan, Settings, plan
+from tasks.apigateway.plan import PIPELINE_DELETION, Plan, Settings, plan
 from tasks.apigateway.settings import env_seconds, v1beta1_access
 from tasks.apigateway.state import ClusterState
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry

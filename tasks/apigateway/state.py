@@ -1,6 +1,6 @@
 """The cluster snapshot one APIRule reconcile reads: :class:`ClusterState`.
 
-The planner (:func:`tasks.apigateway.reconcile_plan.plan`) is pure and only looks at this snapshot.
+The planner (:func:`tasks.apigateway.plan.plan`) is pure and only looks at this snapshot.
 Two builders fill it: :meth:`ClusterState.from_manifests` from a list of manifests (``render`` and
 unit tests), and the worker's builder through the ``kube`` layer (wired separately), which reads the
 objects listed in :func:`reads_for`.

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kube.apply import needs_update, prepare_replace
+from kube.diff import needs_update, prepare_replace
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list

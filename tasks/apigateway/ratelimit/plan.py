@@ -19,7 +19,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.apply import needs_update, owner_reference, prepare_replace
+from kube.diff import needs_update, owner_reference, prepare_replace
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict

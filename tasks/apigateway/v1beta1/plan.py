@@ -43,7 +43,7 @@ REQUIRED_CRDS = (
 
 @dataclass(frozen=True)
 class V1beta1Result:
-    """What the v1beta1 branch decided; :func:`tasks.apigateway.reconcile_plan.plan` wraps it in a Plan.
+    """What the v1beta1 branch decided; :func:`tasks.apigateway.plan.plan` wraps it in a Plan.
 
     ``status`` is what gets written (v2 ``state``/``description``); ``components`` the v1beta1 status
     (``None`` when the gate stopped the reconcile); ``reconciled`` whether the processors ran.

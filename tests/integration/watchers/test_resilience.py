@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from informers.store import Stores
 from kube import ApiError, Kube, resources
 from kube.kubeconfig import from_kubeconfig_dict
 from kubedev import DevAPIServer, kubeconfig_dict
 from tests.fixtures.processes import wait_for
 from watchers import WatchManager, WatchRegistration
 from watchers import metrics as watch_metrics
-from watchers.cache import Stores
 from watchers.engine import ReconnectBackoff, RegistrationWatcher, WatchEvent
 from workers.controller import Key
 

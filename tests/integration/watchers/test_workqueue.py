@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import redis
 
+from informers.store import Stores
 from kube import Kube, resources
 from tests.fixtures.processes import wait_for
 from watchers import WatchManager, WatchRegistration
-from watchers.cache import Stores
 from watchers.engine import WatchEvent
 from workers.controller import Controller, Key, Registry
 from workers.workqueue import WorkQueue

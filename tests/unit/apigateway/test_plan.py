@@ -9,7 +9,7 @@ import pytest
 
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import diff_authorization_policies, diff_request_authentications, diff_virtual_service
-from tasks.apigateway.reconcile_plan import Settings, plan
+from tasks.apigateway.plan import Settings, plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import apirule, cluster, config_map, jwt, rule, state

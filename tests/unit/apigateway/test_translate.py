@@ -9,7 +9,7 @@ import pytest
 from tasks.apigateway import paths
 from tasks.apigateway.authorizationpolicy import not_paths
 from tasks.apigateway.model import APIRule
-from tasks.apigateway.reconcile_plan import plan
+from tasks.apigateway.plan import plan
 
 from .builders import ISSUER, JWKS, apirule, jwt, rule, service, state
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.apigateway.reconcile_plan import Plan, Settings, plan
+from tasks.apigateway.plan import Plan, Settings, plan
 from tasks.apigateway.state import ClusterState, reads_for
 from tasks.apigateway.v1beta1 import V1beta1APIRule, looks_v1beta1
 from tasks.apigateway.v1beta1.plan import default_domain

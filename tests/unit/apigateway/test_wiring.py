@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from informers.store import Stores
 from tasks.apigateway import status as st
 from tasks.apigateway.controller import CONTROLLER, ControllerSettings
 from watchers.apigateway import (
@@ -25,7 +26,6 @@ from watchers.apigateway import (
     map_service,
     owner_of,
 )
-from watchers.cache import Stores
 from watchers.engine import WatchEvent
 from workers.controller import Key
 

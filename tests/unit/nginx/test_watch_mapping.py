@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from informers.store import Stores
 from tasks.nginx.controller import CONTROLLER_NAME
 from tests.unit.nginx.test_translate import node, service
-from watchers.cache import Stores
 from watchers.engine import WatchEvent
 from watchers.nginx import CONFIG, NODES, REGISTRATIONS, SERVICES, map_config, map_node, map_service
 

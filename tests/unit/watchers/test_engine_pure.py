@@ -1,7 +1,7 @@
 import pytest
 
+from informers.store import Store, Stores, object_key, relist_events
 from kube import resources
-from watchers.cache import Store, Stores, object_key, relist_events
 from watchers.engine import (
     ReconnectBackoff,
     WatchEvent,

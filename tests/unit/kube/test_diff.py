@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kube.apply import (
+from kube.diff import (
     is_subset,
     label_selector,
     label_value,
