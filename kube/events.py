@@ -14,17 +14,12 @@ import hashlib
 import socket
 from typing import Any
 
+from kube.clock import now_rfc3339
 from kube.resource import object_ref
 
 SOURCE_COMPONENT = "reconcilery"
 #: core/v1 accepts longer messages, events.k8s.io/v1 does not; kubectl shows them in one line.
 MAX_MESSAGE_LENGTH = 1024
-
-
-def now_rfc3339(now: dt.datetime | None = None) -> str:
-    """``now`` (UTC, default the current time) as Kubernetes' ``2006-01-02T15:04:05Z``."""
-    moment = now or dt.datetime.now(dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def involved_reference(involved: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""Prometheus collectors registered once per process, through prometheus-client's public API only.
+
+A module that defines a metric at import time may be imported twice (``importlib.reload`` in tests,
+two entry points of one process): the second definition gets the collector the first registered,
+instead of prometheus-client's "Duplicated timeseries" error. Defining one name twice with another
+type or other labels is a programming error and raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["counter", "gauge", "histogram"]
+
+C = TypeVar("C", Counter, Gauge, Histogram)
+
+_lock = threading.Lock()
+_collectors: dict[tuple[int, str], tuple[Any, tuple[str, ...]]] = {}
+
+
+def _once(kind: type[C], name: str, doc: str, labels: Sequence[str], registry: CollectorRegistry,
+          **options: Any) -> C:
+    key = (id(registry), name)
+    with _lock:
+        found = _collectors.get(key)
+        if found is not None:
+            collector, known_labels = found
+            if not isinstance(collector, kind) or known_labels != tuple(labels):
+                raise ValueError(f"metric {name} defined again as {kind.__name__}{tuple(labels)}, "
+                                 f"first as {type(collector).__name__}{known_labels}")
+            return collector
+        collector = kind(name, doc, list(labels), registry=registry, **options)
+        _collectors[key] = (collector, tuple(labels))
+        return collector
+
+
+def counter(name: str, doc: str, labels: Sequence[str] = (), registry: CollectorRegistry = REGISTRY) -> Counter:
+    """The process's Counter ``name`` (``_total`` is added on exposition as prometheus-client does)."""
+    return _once(Counter, name, doc, labels, registry)
+
+
+def gauge(name: str, doc: str, labels: Sequence[str] = (), registry: CollectorRegistry = REGISTRY,
+          **options: Any) -> Gauge:
+    """The process's Gauge ``name`` (``options``: e.g. ``multiprocess_mode``)."""
+    return _once(Gauge, name, doc, labels, registry, **options)
+
+
+def histogram(name: str, doc: str, labels: Sequence[str] = (), registry: CollectorRegistry = REGISTRY,
+              buckets: Sequence[float] | None = None) -> Histogram:
+    """The process's Histogram ``name`` (``buckets`` in the metric's unit; default prometheus-client's)."""
+    options: dict[str, Any] = {} if buckets is None else {"buckets": tuple(buckets)}
+    return _once(Histogram, name, doc, labels, registry, **options)
