@@ -59,21 +59,14 @@ def load_objects(files: Iterable[str | Path], recursive: bool = False,
     return docs
 
 
+#: JSON Schema type names by Python type, in test order (``bool`` before ``int``: it is one).
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "null"), (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+    (list, "array"), (dict, "object"),
+)
+
+
 def json_type(value: Any) -> str:
     """The JSON Schema type name of ``value`` (``object``, ``array``, ``string``, ``integer``,
     ``number``, ``boolean``, ``null``), as the API server names it in its errors."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)

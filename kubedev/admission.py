@@ -257,15 +257,17 @@ def apply_review_response(obj: Obj, review: Any, uid: str, webhook: str) -> Obj:
 # ---- the shell ----------------------------------------------------------------------------------
 
 
-def _ssl_context(ca_bundle: Any) -> ssl.SSLContext:
-    """A verifying client context trusting ``caBundle`` (base64 PEM), or the system roots without one."""
+def ssl_context(ca_bundle: Any) -> ssl.SSLContext:
+    """A verifying client context trusting ``caBundle`` (base64 PEM), or the system roots without one,
+    for the API server's calls to admission and conversion webhooks. Raises ``ValueError`` naming why
+    the bundle cannot be loaded."""
     if not ca_bundle:
         return ssl.create_default_context()
     try:
         pem = base64.b64decode(str(ca_bundle), validate=True).decode()
         return ssl.create_default_context(cadata=pem)
     except (ValueError, ssl.SSLError) as exc:
-        raise CallFailure(f"could not get REST client: unable to load root certificates: {exc}") from exc
+        raise ValueError(f"unable to load root certificates: {exc}") from exc
 
 
 class Admission:
@@ -345,7 +347,10 @@ class Admission:
     async def _post(url: str, ca_bundle: Any, review: Obj, timeout: float) -> Any:
         if not url.startswith("https://"):
             raise CallFailure(f'webhook URL "{url}" is not https')
-        context = _ssl_context(ca_bundle)
+        try:
+            context = ssl_context(ca_bundle)
+        except ValueError as exc:
+            raise CallFailure(f"could not get REST client: {exc}") from exc
         post = f'failed to call webhook: Post "{url}"'
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \

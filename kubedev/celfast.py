@@ -119,23 +119,16 @@ def _int(value: Any) -> int:
     raise Fallback
 
 
+#: CEL type names by Python type, in test order (``bool`` before ``int``: it is one).
+_CEL_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "null"), (bool, "bool"), (int, "int"), (float, "double"), (str, "string"), (list, "list"),
+    (Mapping, "map"),
+)
+
+
 def _same_kind(a: Any, b: Any) -> None:
     def kind(v: Any) -> str:
-        if v is None:
-            return "null"
-        if isinstance(v, bool):
-            return "bool"
-        if isinstance(v, int):
-            return "int"
-        if isinstance(v, float):
-            return "double"
-        if isinstance(v, str):
-            return "string"
-        if isinstance(v, list):
-            return "list"
-        if isinstance(v, Mapping):
-            return "map"
-        return "other"
+        return next((name for t, name in _CEL_KINDS if isinstance(v, t)), "other")
 
     if kind(a) != kind(b) or kind(a) == "other":
         raise Fallback

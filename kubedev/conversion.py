@@ -21,11 +21,9 @@ apiVersion, unchanged kind/name/namespace/uid); a failure is a 500 ``conversion 
 
 from __future__ import annotations
 
-import base64
 import copy
 import dataclasses
 import logging
-import ssl
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +31,7 @@ from typing import Any
 import aiohttp
 
 from kubedev import errors
+from kubedev.admission import ssl_context
 from kubedev.errors import ApiError
 from kubedev.patching import apply_patch
 from kubedev.resources import ResourceType
@@ -116,16 +115,6 @@ def check_response(review: Any, uid: str, sent: list[Obj], desired: str) -> list
                 del after["metadata"][key]
         out.append(after)
     return out
-
-
-def _ssl_context(ca_bundle: Any) -> ssl.SSLContext:
-    if not ca_bundle:
-        return ssl.create_default_context()
-    try:
-        pem = base64.b64decode(str(ca_bundle), validate=True).decode()
-        return ssl.create_default_context(cadata=pem)
-    except (ValueError, ssl.SSLError) as exc:
-        raise ConversionFailure(f"unable to load root certificates: {exc}") from exc
 
 
 class Converter:
@@ -217,7 +206,10 @@ class Converter:
         if not url.startswith("https://"):
             raise ConversionFailure(f'webhook URL "{url}" is not https')
         review = conversion_review(sent, desired, review_version)
-        context = _ssl_context((client_config or {}).get("caBundle"))
+        try:
+            context = ssl_context((client_config or {}).get("caBundle"))
+        except ValueError as exc:
+            raise ConversionFailure(str(exc)) from exc
         post = f'Post "{url}"'
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=_TIMEOUT)) as session, \

@@ -36,7 +36,7 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,22 +185,16 @@ def _join_field(path: Path, relative: str) -> Path:
 # ---- the compiled schema -------------------------------------------------------------------------
 
 
+#: JSON Schema type names by Python type, in test order (``bool`` before ``int``: it is one).
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "null"), (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+    (list, "array"), (Mapping, "object"),
+)
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    """The JSON Schema type name of ``value`` as the API server names it in its errors."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -588,6 +582,23 @@ def _validate_array(node: Node, value: list[Any], old: Any, has_old: bool, path:
             keys.add(k)
 
 
+def _fields(node: Node, value: Mapping[str, Any], old: Any, has_old: bool, path: Path
+            ) -> Iterator[tuple[Node, Any, Any, bool, Path]]:
+    """``(schema, value, old value, has old, path)`` of each field of an object that has a schema
+    (a property, else ``additionalProperties``); an embedded resource's apiVersion/kind/metadata are
+    the API server's and skipped."""
+    old_map = old if has_old and isinstance(old, Mapping) else None
+    for key, sub in value.items():
+        if node.embedded and key in _ROOT_KEEP:
+            continue
+        child = node.properties.get(key)
+        sub_path: Path = (*path, ("key", key))
+        if child is None and node.additional is not None:
+            child, sub_path = node.additional, (*path, ("mapkey", key))
+        if child is not None:
+            yield child, sub, old_map.get(key) if old_map else None, bool(old_map) and key in (old_map or {}), sub_path
+
+
 def _validate_object(node: Node, value: Mapping[str, Any], old: Any, has_old: bool, path: Path, name: str,
                      fld: str, errors: list[FieldError]) -> None:
     raw = node.raw
@@ -605,18 +616,8 @@ def _validate_object(node: Node, value: Mapping[str, Any], old: Any, has_old: bo
             if not isinstance(value.get(req), str) or not value.get(req):
                 errors.append(FieldError("FieldValueRequired", _field((*path, ("key", req))), OMIT,
                                          "must not be empty"))
-    old_map = old if has_old and isinstance(old, Mapping) else None
-    for key, sub in value.items():
-        if node.embedded and key in _ROOT_KEEP:
-            continue
-        child = node.properties.get(key)
-        sub_path: Path = (*path, ("key", key))
-        if child is None and node.additional is not None:
-            child, sub_path = node.additional, (*path, ("mapkey", key))
-        if child is None:
-            continue
-        _validate(child, sub, old_map.get(key) if old_map else None, bool(old_map) and key in (old_map or {}),
-                  sub_path, errors)
+    for child, sub, old_sub, has_old_sub, sub_path in _fields(node, value, old, has_old, path):
+        _validate(child, sub, old_sub, has_old_sub, sub_path, errors)
 
 
 def _rules(node: Node, value: Any, old: Any, has_old: bool, path: Path, errors: list[FieldError],
@@ -647,17 +648,8 @@ def _rules(node: Node, value: Any, old: Any, has_old: bool, path: Path, errors: 
     if shallow:
         return
     if isinstance(value, Mapping):
-        old_map = old if has_old and isinstance(old, Mapping) else None
-        for key, sub in value.items():
-            if node.embedded and key in _ROOT_KEEP:
-                continue
-            child = node.properties.get(key)
-            sub_path: Path = (*path, ("key", key))
-            if child is None and node.additional is not None:
-                child, sub_path = node.additional, (*path, ("mapkey", key))
-            if child is not None:
-                _rules(child, sub, old_map.get(key) if old_map else None, bool(old_map) and key in (old_map or {}),
-                       sub_path, errors)
+        for child, sub, old_sub, has_old_sub, sub_path in _fields(node, value, old, has_old, path):
+            _rules(child, sub, old_sub, has_old_sub, sub_path, errors)
     elif isinstance(value, list) and node.items is not None:
         for i, ((old_item, item_has_old), item) in enumerate(zip(_correlate_items(node, value, old), value,
                                                                  strict=True)):
