@@ -73,8 +73,10 @@ def _action_doc(action: Any) -> dict[str, Any]:
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    """``(namespace, name)`` as ``render`` names an object (``default`` namespace when none)."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name", ""))
 
 
 def _message(status: dict[str, Any] | None) -> str:
@@ -118,8 +120,7 @@ def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: S
             actions = [_action_doc(a) for a in result.actions]
             out.append({"apirule": f"{namespace}/{name}", "pipeline": result.pipeline, "status": status,
                         "actions": actions})
-            rows.append((namespace, name, state_, _actions(actions),
-                         _message(status)))
+            rows.append((namespace, name, state_, _actions(actions), _message(status)))
         else:
             out.extend(result.desired)
             out.append(written)
