@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
+
+from kube.printers import OUTPUT, Listing, Output, echo
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Kubernetes controllers as a distributed Celery task system.")
@@ -149,8 +149,11 @@ def enqueue(
 
 
 @queue_app.command("status")
-def queue_status(output: str = typer.Option("table", "--output", "-o", help="table or json")) -> None:
-    """Per controller: waiting (of which resync), in progress, delayed and failing keys."""
+def queue_status(output: Output = OUTPUT) -> None:
+    """Per controller: waiting (of which resync), in progress, delayed and failing keys (a row per
+    controller; ``-o yaml|json``: a document per controller with those fields)."""
+    from dataclasses import asdict
+
     from workers.app import workqueue
     from workers.controller import registry
 
@@ -161,16 +164,10 @@ def queue_status(output: str = typer.Option("table", "--output", "-o", help="tab
     except Exception as exc:
         fail(f"cannot read the workqueue from Redis: {exc}")
         return
-    if output == "json":
-        print(json.dumps({r.controller: {"queue": r.queue, "waiting": r.waiting, "resync": r.resync,
-                                         "in_progress": r.in_progress, "delayed": r.delayed,
-                                         "failing": r.failing} for r in rows}, indent=2))
-        return
-    table = Table("controller", "queue", "waiting", "of which resync", "in progress", "delayed", "failing")
-    for r in rows:
-        table.add_row(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress,
-                                                                  r.delayed, r.failing)))
-    Console().print(table)
+    echo(Listing([asdict(r) for r in rows],
+                 ("CONTROLLER", "QUEUE", "WAITING", "RESYNC", "IN PROGRESS", "DELAYED", "FAILING"),
+                 [(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress, r.delayed,
+                                                             r.failing))) for r in rows]), output)
 
 
 @probe_app.command("worker")

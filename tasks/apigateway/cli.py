@@ -6,9 +6,11 @@
 Reads YAML or JSON documents (``-`` = stdin; ``kind: List`` documents are expanded). APIRules of every
 served version (v1beta1 included, through its ``istio`` or ``ory`` processor) are rendered in input order;
 every other document is the cluster state the reconcile may look up. For each
-APIRule the output is a YAML stream of the desired objects in processor order, then the APIRule with
-the status (and finalizer) the controller would write. With ``--diff``: one document per APIRule with
-its status and the create / update / delete actions against the owned objects in the input.
+APIRule the documents are the desired objects in processor order, then the APIRule with the status
+(and finalizer) the controller would write. With ``--diff``: one document per APIRule with its status
+and the create / update / delete actions against the owned objects in the input.
+Each command prints one table row per rendered object by default, and its documents with ``-o yaml``
+(a YAML stream) or ``-o json`` (:mod:`kube.printers`).
 Exit 0 when every APIRule was rendered (an ``Error`` status is a result), 2 for unreadable input.
 """
 
@@ -19,9 +21,9 @@ from typing import Any
 
 import jsonpatch
 import typer
-import yaml
 
 from kube.manifests import ManifestError, load_objects
+from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.apigateway import model
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.plan import OperatorState
@@ -70,30 +72,61 @@ def _action_doc(action: Any) -> dict[str, Any]:
     return doc
 
 
-def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: Settings | None = None) -> str:
-    """The output of ``render`` for already-read ``docs`` (APIRules rendered, the rest is state).
+def _meta(obj: dict[str, Any]) -> tuple[str, str]:
+    """``(namespace, name)`` as ``render`` names an object (``default`` namespace when none)."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name", ""))
+
+
+def _message(status: dict[str, Any] | None) -> str:
+    """The first line of a status description, for a table's MESSAGE column."""
+    return (str((status or {}).get("description") or "").splitlines() or [""])[0]
+
+
+def _kinds(objects: Any) -> str:
+    """``VirtualService, AuthorizationPolicy x2``: the kinds of ``objects`` in order, counted."""
+    counts: dict[str, int] = {}
+    for obj in objects:
+        counts[str(obj.get("kind"))] = counts.get(str(obj.get("kind")), 0) + 1
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in counts.items()) or "-"
+
+
+def _actions(docs: list[dict[str, Any]]) -> str:
+    """``create VirtualService, AuthorizationPolicy x2; update VirtualService``: the kinds per verb."""
+    verbs: dict[str, list[dict[str, Any]]] = {}
+    for doc in docs:
+        verbs.setdefault(str(doc["verb"]), []).append(doc)
+    return "; ".join(f"{verb} {_kinds(of)}" for verb, of in verbs.items()) or "-"
+
+
+def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: Settings | None = None) -> Listing:
+    """What ``render apirules`` prints for already-read ``docs`` (APIRules rendered, the rest is state):
+    one row per APIRule (NAMESPACE NAME STATUS OBJECTS MESSAGE; with ``diff``: ACTIONS for OBJECTS).
 
     Default settings are the controller's, with v1beta1 access allowed (a dry run shows what the
     v1beta1 processors would write)."""
     settings = settings or Settings(v1beta1_access=True)
     state = ClusterState.from_manifests(d for d in docs if not is_apirule(d))
     out: list[dict[str, Any]] = []
+    rows: list[tuple[str, ...]] = []
     for apirule in (d for d in docs if is_apirule(d)):
         result = plan(apirule, state, settings)
+        written = written_apirule(apirule, result)
+        status = written.get("status")
+        namespace, name = _meta(apirule)
+        state_ = str((status or {}).get("state") or "-")
         if diff:
-            meta = apirule.get("metadata") or {}
-            out.append(
-                {
-                    "apirule": f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}",
-                    "pipeline": result.pipeline,
-                    "status": written_apirule(apirule, result).get("status"),
-                    "actions": [_action_doc(a) for a in result.actions],
-                }
-            )
+            actions = [_action_doc(a) for a in result.actions]
+            out.append({"apirule": f"{namespace}/{name}", "pipeline": result.pipeline, "status": status,
+                        "actions": actions})
+            rows.append((namespace, name, state_, _actions(actions), _message(status)))
         else:
             out.extend(result.desired)
-            out.append(written_apirule(apirule, result))
-    return _dump(out)
+            out.append(written)
+            rows.append((namespace, name, state_, _kinds(result.desired), _message(status)))
+    columns = ("NAMESPACE", "NAME", "STATUS", "ACTIONS" if diff else "OBJECTS", "MESSAGE")
+    return Listing(out, columns, rows)
 
 
 def _load(files: list[str]) -> list[dict[str, Any]]:
@@ -102,10 +135,6 @@ def _load(files: list[str]) -> list[dict[str, Any]]:
     except ManifestError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-
-
-def _dump(out: list[dict[str, Any]]) -> str:
-    return yaml.safe_dump_all(out, sort_keys=False, default_flow_style=False, width=1000) if out else ""
 
 
 FILES = typer.Option(..., "-f", "--filename", help="YAML/JSON manifests; '-' reads stdin.")
@@ -117,12 +146,13 @@ def render(
     files: list[str] = FILES,
     diff: bool = typer.Option(False, "--diff", help="Print create/update/delete actions instead of objects."),
     v1beta1_access: bool = V1BETA1,
+    output: Output = OUTPUT,
 ) -> None:
     """Render APIRules into the Istio objects and status the controller would write (no cluster needed)."""
     docs = _load(files)
     if not any(is_apirule(d) for d in docs):
         typer.echo("note: no APIRule (gateway.kyma-project.io) in the input, nothing to render", err=True)
-    typer.echo(render_documents(docs, diff=diff, settings=Settings(v1beta1_access=v1beta1_access)), nl=False)
+    echo(render_documents(docs, diff=diff, settings=Settings(v1beta1_access=v1beta1_access)), output)
 
 
 # --- RateLimit ------------------------------------------------------------------------------------
@@ -151,15 +181,17 @@ def _with_status(obj: dict[str, Any], status: dict[str, Any] | None, finalizers:
     return out
 
 
-def render_ratelimits(docs: list[dict[str, Any]]) -> str:
-    """The output of ``render ratelimit``: per RateLimit its EnvoyFilter (when valid), then the RateLimit
-    with the status the controller writes. The rest of ``docs`` is the cluster: APIGateway CRs, Pods,
+def render_ratelimits(docs: list[dict[str, Any]]) -> Listing:
+    """What ``render ratelimit`` prints: per RateLimit its EnvoyFilter (when valid), then the RateLimit
+    with the status the controller writes; a row per RateLimit (NAMESPACE NAME STATUS ENVOYFILTER
+    MESSAGE). The rest of ``docs`` is the cluster: APIGateway CRs, Pods,
     the other RateLimits, existing EnvoyFilters, CRDs (when any CRD is given, the EnvoyFilter CRD must be)."""
     def ns(d: dict[str, Any]) -> str:
         return str((d.get("metadata") or {}).get("namespace") or "default")
 
     ratelimits = [d for d in docs if _kind_is(d, model.RATELIMIT)]
     out: list[dict[str, Any]] = []
+    rows: list[tuple[str, ...]] = []
     for rl in ratelimits:
         name, namespace = str((rl.get("metadata") or {}).get("name")), ns(rl)
         rl = {**rl, "metadata": {**(rl.get("metadata") or {}), "namespace": namespace}}
@@ -175,25 +207,29 @@ def render_ratelimits(docs: list[dict[str, Any]]) -> str:
         result = ratelimit_plan(rl, state)
         if result.desired is not None:
             out.append(result.desired)
-        out.append(_with_status(rl, result.status.to_dict()))
-    return _dump(out)
+        status = result.status.to_dict()
+        out.append(_with_status(rl, status))
+        rows.append((namespace, name, str(status.get("state") or "-"),
+                     _meta(result.desired)[1] if result.desired is not None else "-", _message(status)))
+    return Listing(out, ("NAMESPACE", "NAME", "STATUS", "ENVOYFILTER", "MESSAGE"), rows)
 
 
-def render_ratelimit(files: list[str] = FILES) -> None:
+def render_ratelimit(files: list[str] = FILES, output: Output = OUTPUT) -> None:
     """Render RateLimits into the EnvoyFilter and status the controller would write (no cluster needed)."""
     docs = _load(files)
     if not any(_kind_is(d, model.RATELIMIT) for d in docs):
         typer.echo("note: no RateLimit (gateway.kyma-project.io) in the input, nothing to render", err=True)
-    typer.echo(render_ratelimits(docs), nl=False)
+    echo(render_ratelimits(docs), output)
 
 
 # --- APIGateway -----------------------------------------------------------------------------------
 
 
-def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) -> str:
-    """The output of ``render apigateway``: per APIGateway CR the objects it manages (created or updated;
+def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) -> Listing:
+    """What ``render apigateway`` prints: per APIGateway CR the objects it manages (created or updated;
     generated Secret data shown as ``<generated>``) and the objects it deletes as ``kind: Deleted``
-    entries, then the CR with its finalizers and status. The rest of ``docs`` is the cluster:
+    entries, then the CR with its finalizers and status; a row per CR (NAME STATUS OBJECTS DELETED
+    MESSAGE, the middle two counted). The rest of ``docs`` is the cluster:
     ``kube-system/shoot-info``, the ingress gateway Service, APIRules, VirtualServices, Ory Rules,
     RateLimits, Nodes, CRDs (Gardener's turn on the Gardener path) and the managed objects as they are."""
     def key(d: dict[str, Any]) -> tuple[str, str, str]:
@@ -218,6 +254,7 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
     )
     settings = OperatorSettings(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
     out: list[dict[str, Any]] = []
+    rows: list[tuple[str, ...]] = []
     for gateway in gateways:
         result = operator_plan(gateway, state, settings)
         for op in result.ops:
@@ -236,12 +273,16 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
             for condition in status.get("conditions", []):
                 condition.pop("lastTransitionTime", None)
         out.append(_with_status(gateway, status, finalizers))
-    return _dump(out)
+        deleted = sum(op.verb == "delete" for op in result.ops)
+        applied = sum(op.verb != "delete" and op.obj is not None for op in result.ops)
+        rows.append((_meta(gateway)[1], str((status or {}).get("state") or "-"), str(applied), str(deleted),
+                     _message(status)))
+    return Listing(out, ("NAME", "STATUS", "OBJECTS", "DELETED", "MESSAGE"), rows)
 
 
-def render_apigateway(files: list[str] = FILES, v1beta1_access: bool = V1BETA1) -> None:
+def render_apigateway(files: list[str] = FILES, v1beta1_access: bool = V1BETA1, output: Output = OUTPUT) -> None:
     """Render APIGateway CRs into the objects and status the controller would write (no cluster needed)."""
     docs = _load(files)
     if not any(_kind_is(d, model.APIGATEWAY) for d in docs):
         typer.echo("note: no APIGateway (operator.kyma-project.io) in the input, nothing to render", err=True)
-    typer.echo(render_apigateways(docs, v1beta1_access), nl=False)
+    echo(render_apigateways(docs, v1beta1_access), output)

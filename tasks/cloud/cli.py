@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import typer
 
 from kube.manifests import ManifestError, load_objects
+from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names
 from tasks.cloud.render import render_ipranges, shape_errors
 
@@ -18,10 +18,11 @@ from tasks.cloud.render import render_ipranges, shape_errors
 def render(
     files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR or KCP IpRange manifests (repeatable)."),
     scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
-    output: str = typer.Option("table", "--output", "-o", help="table or json"),
+    output: Output = OUTPUT,
 ) -> None:
     """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
-    provider plan (AWS: a subnet per zone; GCP: the global address and PSA; Azure: the ``--cm`` VNet).
+    provider plan (AWS: a subnet per zone; GCP: the global address and PSA; Azure: the ``--cm`` VNet):
+    a row per IpRange (NAME KIND CIDR STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each.
 
     Exits 1 when an IpRange would end in Error, 2 on unreadable input or fields of the wrong type."""
     try:
@@ -39,24 +40,12 @@ def render(
         for problem in problems:
             typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
-    rows = render_ipranges(scopes[0], ipranges)
-    failed = any(r.state == names.STATE_ERROR for r in rows)
-    if output == "json":
-        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
-        if failed:
-            raise typer.Exit(1)
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    spec = scopes[0].get("spec") or {}
-    table = Table("IpRange", "CIDR", "ranges", "outcome", f"plan ({spec.get('provider') or '?'})",
-                  title=f"Scope {scopes[0]['metadata']['name']} ({spec.get('provider')}, {spec.get('region')})")
-    for r in rows:
-        ranges = "\n".join(f"{z}: {c}" for z, c in r.ranges) or "-"
-        table.add_row(r.name, r.cidr or "-", ranges, r.outcome, "\n".join(r.plan) or "-")
-    Console().print(table)
-    if failed:
+    rendered = render_ipranges(scopes[0], ipranges)
+    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
+    rows = [(r.name, r.kind, r.cidr or "-", r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
+    echo(Listing([r.as_dict() for r in rendered],
+                 ("NAME", "KIND", "CIDR", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"), rows), output)
+    if any(r.state == names.STATE_ERROR for r in rendered):
         raise typer.Exit(1)
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-import yaml
 
 from kube.manifests import ManifestError, load_objects
+from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.nginx.settings import EdgeNames, SettingsError
 
 
@@ -18,9 +18,11 @@ def render(
     files: list[str] = typer.Option(..., "-f", "--filename",
                                     help="YAML/JSON with Services, Nodes and the nkl-config ConfigMap "
                                          "(repeatable, '-' = stdin, a directory = its YAML files)."),
+    output: Output = OUTPUT,
 ) -> None:
-    """Print one YAML document per (NGINX Plus host, upstream): ``{host, upstream, protocol, servers}``,
-    servers sorted, as the NGINX edge controller would make them. Names (namespaces, ConfigMap, port
+    """Print one row (HOST UPSTREAM PROTOCOL SERVERS) or, with ``-o yaml|json``, one document per
+    (NGINX Plus host, upstream): ``{host, upstream, protocol, servers}``, servers sorted, as the NGINX
+    edge controller would make them. Names (namespaces, ConfigMap, port
     prefix) come from the ``RECONCILERY_NGINX_*`` environment like the controller's."""
     from tasks.nginx.render import render as render_upstreams
 
@@ -38,5 +40,5 @@ def render(
         typer.echo(f"warning: {problem}", err=True)
     if not docs:
         typer.echo("# no (host, upstream) pairs: no hosts in the ConfigMap or no prefixed Service ports", err=True)
-        return
-    typer.echo(yaml.safe_dump_all(docs, sort_keys=False).rstrip("\n"))
+    rows = [(d["host"], d["upstream"], d["protocol"], ",".join(d["servers"]) or "<none>") for d in docs]
+    echo(Listing(docs, ("HOST", "UPSTREAM", "PROTOCOL", "SERVERS"), rows), output)

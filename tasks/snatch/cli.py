@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 import typer
-import yaml
 
 from kube.manifests import ManifestError, load_objects
+from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.snatch.mutate import DEFAULT_POOL
 
 
@@ -21,9 +21,11 @@ def render(
                                     help="YAML/JSON with Pods, Namespaces and Nodes (repeatable, '-' = stdin)."),
     kyma_worker_pool_name: str = typer.Option(DEFAULT_POOL, "--kyma-worker-pool-name",
                                               help="The Kyma worker pool the injected affinity prefers."),
+    output: Output = OUTPUT,
 ) -> None:
-    """Print the Pods as the Snatch webhook would admit them (YAML stream), each after a comment with the
-    decision. Namespaces and Nodes of the input are the cluster context."""
+    """Print the Pods as the Snatch webhook would admit them: a row per Pod (NAMESPACE NAME DECISION
+    MESSAGE), or with ``-o yaml`` the Pods as a YAML stream, each after a comment with the decision
+    (``-o json``: an array of the Pods). Namespaces and Nodes of the input are the cluster context."""
     from tasks.snatch.render import render as render_pods
 
     try:
@@ -34,11 +36,9 @@ def render(
     rendered = render_pods(objects, kyma_worker_pool_name)
     if not rendered:
         typer.echo("# no Pods in the input", err=True)
-    for i, r in enumerate(rendered):
-        if i:
-            typer.echo("---")
-        typer.echo(f"# {r.ref}: {r.decision.reason.value}: {r.decision.message}")
-        typer.echo(yaml.safe_dump(r.pod, sort_keys=False).rstrip("\n"))
+    rows = [(*r.ref.split("/", 1), r.decision.reason.value, r.decision.message) for r in rendered]
+    echo(Listing([r.pod for r in rendered], ("NAMESPACE", "NAME", "DECISION", "MESSAGE"), rows,
+                 comments=[f"{r.ref}: {r.decision.reason.value}: {r.decision.message}" for r in rendered]), output)
 
 
 def webhook(

@@ -57,7 +57,7 @@ def test_render_from_an_empty_directory(installed: Path, tmp_path: Path) -> None
     files = []
     for name in ("00-cluster.yaml", "10-apirules.yaml"):
         files += ["-f", str(shutil.copy(ROOT / "examples" / "apigateway" / name, tmp_path / name))]
-    out = _run([str(installed / "reconcilery"), "render", "apirules", *files], empty, 120,
+    out = _run([str(installed / "reconcilery"), "render", "apirules", *files, "-o", "yaml"], empty, 120,
                {"PATH": f"{installed}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"})
     assert "kind: VirtualService" in out and "state: Ready" in out, out
     assert not list(empty.iterdir())

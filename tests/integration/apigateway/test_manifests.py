@@ -14,6 +14,7 @@ from kubernetes import client
 
 from kube import Kube
 from kube.manifests import load_objects
+from kube.printers import Output, format_listing
 from kubedev import DevAPIServer
 from tasks.apigateway.cli import render_documents
 from tests.fixtures.devapi import real_cluster
@@ -54,7 +55,8 @@ def test_crds_examples_and_rendered_objects_are_accepted(
         )
 
     custom = client.CustomObjectsApi(kube_client)
-    rendered = [d for d in yaml.safe_load_all(render_documents(load_objects(EXAMPLES))) if d]
+    rendered = [d for d in yaml.safe_load_all(format_listing(render_documents(load_objects(EXAMPLES)), Output.YAML))
+                if d]
     created = 0
     for obj in rendered:
         if obj["kind"] == "APIRule":

@@ -18,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kube.printers import Output, format_listing
 from tasks.apigateway import plan
 from tasks.apigateway.cli import render_documents
 from tasks.apigateway.state import ClusterState
@@ -105,7 +106,7 @@ def malformed_apirules(count: int, seed: int = 11) -> list[dict[str, Any]]:
 
 def test_render_300_malformed_apirules_in_process() -> None:
     docs = [*cluster(), *malformed_apirules(300)]
-    out = list(yaml.safe_load_all(render_documents(docs)))
+    out = list(yaml.safe_load_all(format_listing(render_documents(docs), Output.YAML)))
     rendered = [d for d in out if d.get("kind") == "APIRule"]
     assert len(rendered) == 300
     assert all(d["status"]["state"] in ("Ready", "Error", "Warning") for d in rendered)
@@ -115,7 +116,8 @@ def test_render_command_on_300_malformed_apirules(tmp_path: Path) -> None:
     """The issue's reproduction: ``reconcilery render apirules`` on 300 random malformed APIRules."""
     manifest = tmp_path / "fuzz.yaml"
     manifest.write_text(yaml.safe_dump_all([*cluster(), *malformed_apirules(300, seed=3)]))
-    proc = subprocess.run([sys.executable, "-m", "reconcilery.cli", "render", "apirules", "-f", str(manifest)],
+    proc = subprocess.run([sys.executable, "-m", "reconcilery.cli", "render", "apirules", "-f", str(manifest),
+                           "-o", "yaml"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr

@@ -1,4 +1,4 @@
-"""``render apirules`` on the examples, through typer's CliRunner (the code path the workers run)."""
+"""``render apirules -o yaml`` on the examples, through typer's CliRunner (the code path the workers run)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ FILES = [str(EXAMPLES / "00-cluster.yaml"), str(EXAMPLES / "10-apirules.yaml")]
 
 
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """``render apirules ARGS -o yaml`` (the table is the default; these tests read the documents)."""
     app = typer.Typer()
     app.command()(render)
-    result = CliRunner().invoke(app, list(args), input=stdin)
+    result = CliRunner().invoke(app, [*args, "-o", "yaml"], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -103,7 +103,7 @@ def test_cli_table_shows_the_plan_of_the_scopes_provider() -> None:
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope-gcp.yaml"), "-f",
                                       str(EXAMPLES / "cloud-ipranges.yaml")], env={"COLUMNS": "300"})
     assert result.exit_code == 1
-    assert "plan (gcp)" in result.stdout and "global address cm-<id>: 10.251.0.0/22" in result.stdout
+    assert "PLAN (GCP)" in result.stdout and "global address cm-<id>: 10.251.0.0/22" in result.stdout
     rows = json.loads(CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope-azure.yaml"), "-f",
                                                str(EXAMPLES / "cloud-ipranges.yaml"), "-o", "json"]).stdout)
     assert rows[0]["provider"] == "azure" and rows[0]["plan"][0].startswith("resource group and VNet ")

@@ -54,7 +54,7 @@ def test_invalid_settings_raise() -> None:
 
 
 def test_command_prints_a_yaml_stream() -> None:
-    result = CliRunner().invoke(app(), ["render", "-f", str(example())])
+    result = CliRunner().invoke(app(), ["render", "-f", str(example()), "-o", "yaml"])
     assert result.exit_code == 0, result.output
     docs = list(yaml.safe_load_all(result.stdout))
     assert len(docs) == 6 and docs[0]["servers"] == sorted(docs[0]["servers"])

@@ -52,7 +52,7 @@ def _app() -> typer.Typer:
 
 
 def test_cli_prints_yaml_stream() -> None:
-    result = CliRunner().invoke(_app(), ["-f", str(EXAMPLE), "--kyma-worker-pool-name", "cpu-worker-0"])
+    result = CliRunner().invoke(_app(), ["-f", str(EXAMPLE), "--kyma-worker-pool-name", "cpu-worker-0", "-o", "yaml"])
     assert result.exit_code == 0, result.output
     docs = [d for d in yaml.safe_load_all(result.stdout) if d]
     assert [d["metadata"]["name"] for d in docs] == ["telemetry-agent", "eventing-publisher", "shop-frontend"]
