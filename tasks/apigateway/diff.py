@@ -17,44 +17,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from kube.toolkit.apply import Action
 from tasks.apigateway import model
 from tasks.apigateway.requestauthentication import request_authentication_key
 
-Verb = Literal["create", "update", "delete"]
-
-
-@dataclass(frozen=True)
-class Action:
-    """One write: ``verb`` on ``object`` (a full manifest) of ``kind`` (a key of ``model.OWNED_KINDS``).
-
-    ``create``: the desired manifest with ``metadata.generateName`` and no name.
-    ``update``: the actual object (name, namespace, resourceVersion, annotations kept) with the
-    desired spec and labels, for a replace (PUT) that fails on a stale resourceVersion.
-    ``delete``: the actual object (only namespace/name matter).
-    ``actual`` is the object as found for updates and deletes.
-    """
-
-    verb: Verb
-    kind: str
-    object: dict[str, Any]
-    actual: dict[str, Any] | None = None
-
-    @property
-    def namespace(self) -> str:
-        return str((self.object.get("metadata") or {}).get("namespace") or "")
-
-    @property
-    def name(self) -> str:
-        return str((self.object.get("metadata") or {}).get("name") or "")
-
-    def describe(self) -> str:
-        """``create VirtualService shop/orders-`` (generateName shown for creates)."""
-        meta = self.object.get("metadata") or {}
-        name = meta.get("name") or meta.get("generateName") or ""
-        return f"{self.verb} {self.kind} {self.namespace}/{name}"
+#: the toolkit's Action (api-gateway's ``applyChanges`` input), re-exported for the planners
+__all__ = ["Action", "delete_all", "diff_access_rules", "diff_authorization_policies",
+           "diff_request_authentications", "diff_virtual_service"]
 
 
 def _merged(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:

@@ -377,6 +377,12 @@ class APIRule:
             type_failures=tuple(r.failures),
         )
 
+    @classmethod
+    def of(cls, obj: Mapping[str, Any] | APIRule) -> APIRule:
+        """``obj`` when it is parsed already, else :meth:`parse` of it: a reconcile parses its APIRule
+        once and hands the result to reads, plan and status alike. Never raises."""
+        return obj if isinstance(obj, APIRule) else cls.parse(obj)
+
     @property
     def original_version(self) -> str | None:
         """The ``original-version`` annotation, or ``None`` when absent."""
@@ -447,10 +453,11 @@ def owned_objects(objects: Iterable[Mapping[str, Any]], name: str, namespace: st
     return [found[k] for k in sorted(found)]
 
 
-def referenced_services(apirule: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(namespace, name)`` of every Service an APIRule references (spec level and rule level), in
-    first-use order. The Service watch maps a Service event to the APIRules whose list contains it."""
-    rule = APIRule.parse(apirule)
+def referenced_services(apirule: Mapping[str, Any] | APIRule) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of every Service an APIRule (a manifest, or parsed) references (spec
+    level and rule level), in first-use order. The Service watch maps a Service event to the
+    APIRules whose list contains it."""
+    rule = APIRule.of(apirule)
     refs: list[tuple[str, str]] = []
     candidates = [(r, rule.rule_service(r)) for r in rule.rules]
     if rule.service is not None and not rule.rules:
