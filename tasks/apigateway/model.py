@@ -308,6 +308,7 @@ class Metadata:
     deleting: bool
     generation: int | None
     creation_timestamp: str
+    uid: str = ""
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any], default_namespace: str = "default") -> Metadata:
@@ -321,7 +322,17 @@ class Metadata:
             deleting=bool(meta.get("deletionTimestamp")),
             generation=_opt_int(meta.get("generation")),
             creation_timestamp=_str(meta.get("creationTimestamp")),
+            uid=_str(meta.get("uid")),
         )
+
+
+def open_manifest(obj: Mapping[str, Any], default_namespace: str = "default") -> tuple[
+        dict[str, Any], Metadata, Reader, dict[str, Any]]:
+    """What every custom resource parser starts with: ``(raw copy, metadata, a fresh Reader, spec)``
+    (a ``spec`` of the wrong type is a failure in the reader and reads as ``{}``). Never raises."""
+    raw = dict(obj)
+    r = Reader()
+    return raw, Metadata.parse(raw, default_namespace), r, r.object(raw.get("spec"), ".spec")
 
 
 @dataclass(frozen=True)
@@ -353,10 +364,7 @@ class APIRule:
     def parse(cls, obj: Mapping[str, Any]) -> APIRule:
         """Read an APIRule manifest (any of the served versions; a v1beta1 spec reads as a v2 spec
         without hosts and rules: :mod:`tasks.apigateway.v1beta1` reads those). Never raises."""
-        raw = dict(obj)
-        meta = Metadata.parse(raw)
-        r = Reader()
-        spec = r.object(raw.get("spec"), ".spec")
+        raw, meta, r, spec = open_manifest(obj)
         return cls(
             name=meta.name,
             namespace=meta.namespace,

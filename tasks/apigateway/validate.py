@@ -171,6 +171,12 @@ def _authentications(prefix: str, authentications: tuple[JwtAuthentication, ...]
     path = prefix + ".authentications"
     if not authentications:
         return [Failure(path, "A JWT config must have at least one authentication")]
+    return authentication_failures(path, authentications)
+
+
+def authentication_failures(path: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
+    """The failures of each JWT authentication ``path[i]`` (issuer and jwksUri URIs, one token
+    location of one kind): the same rules in the v2 and v1beta1 pipelines."""
     failures = []
     has_headers = has_params = False
     for j, auth in enumerate(authentications):
