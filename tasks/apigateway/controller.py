@@ -212,10 +212,10 @@ def recheck_owned(kube: Kube, apirule: Mapping[str, Any] | model.APIRule, snapsh
 
 def _v1beta1_host(rule: model.APIRule) -> str | None:
     """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
-    from tasks.apigateway.v1beta1.model import V1beta1APIRule, looks_v1beta1
+    from tasks.apigateway.v1beta1.model import looks_v1beta1
 
     if rule.original_version == "v1beta1" or looks_v1beta1(rule.raw):
-        return V1beta1APIRule.parse(rule.raw).host
+        return rule.v1beta1.host
     return None
 
 

@@ -9,11 +9,15 @@ Names, labels and constants are api-gateway's (``apis/gateway/v2alpha1``, ``inte
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks.apigateway.fields import Failure, Reader
+
+if TYPE_CHECKING:
+    from tasks.apigateway.v1beta1.model import V1beta1APIRule
 
 GROUP = "gateway.kyma-project.io"
 KIND = "APIRule"
@@ -390,6 +394,14 @@ class APIRule:
         """``obj`` when it is parsed already, else :meth:`parse` of it: a reconcile parses its APIRule
         once and hands the result to reads, plan and status alike. Never raises."""
         return obj if isinstance(obj, APIRule) else cls.parse(obj)
+
+    @functools.cached_property
+    def v1beta1(self) -> V1beta1APIRule:
+        """The v1beta1 view of the same object, parsed on first use and kept (the v1beta1 reads, the
+        occupied-host check and the v1beta1 plan share it)."""
+        from tasks.apigateway.v1beta1.model import V1beta1APIRule
+
+        return V1beta1APIRule.parse(self.raw)
 
     @property
     def original_version(self) -> str | None:

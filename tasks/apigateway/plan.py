@@ -187,7 +187,7 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
         return Plan(PIPELINE_DELETION, actions=tuple(actions), remove_finalizer=True)
 
     if select_pipeline(rule) == PIPELINE_V1BETA1:
-        v1 = plan_v1beta1(rule.raw, state, settings.v1beta1_access)
+        v1 = plan_v1beta1(rule.v1beta1, state, settings.v1beta1_access)
         return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
                     add_finalizer=v1.add_finalizer, failures=v1.failures,
                     requeue_after=None if v1.status.state == st.ERROR else settings.reconciliation_interval,

@@ -172,7 +172,7 @@ def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
         config_maps.append(model.ISTIO_CONFIG_MAP)
     services = model.referenced_services(rule)
     if rule.original_version == "v1beta1" or (rule.original_version is None and looks_v1beta1(rule.raw)):
-        services = [*services, *(s for s in v1beta1_services(rule.raw) if s not in services)]
+        services = [*services, *(s for s in v1beta1_services(rule.v1beta1) if s not in services)]
     return Reads(
         gateways=tuple(dict.fromkeys(gateways)),
         external_gateways=tuple(external),

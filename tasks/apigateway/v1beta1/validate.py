@@ -20,7 +20,7 @@ from tasks.apigateway.model import JwtAuthentication, JwtAuthorization
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule
-from tasks.apigateway.validate import authentication_failures, uri_error
+from tasks.apigateway.validate import authentication_failures, authorization_failures, uri_error
 
 NO_CONFIG_STRATEGIES = (v1.ALLOW, v1.NO_AUTH, v1.NOOP, v1.UNAUTHORIZED, v1.ANONYMOUS, v1.COOKIE_SESSION)
 #: Strategies that may not be combined with others, per handler (``as_validator.go``).
@@ -190,18 +190,7 @@ def _authorizations(at: str, authorizations: tuple[JwtAuthorization | None, ...]
         return []
     if not authorizations:
         return [Failure(at, "value is empty")]
-    failures = []
-    for i, authorization in enumerate(authorizations):
-        if authorization is None:
-            failures.append(Failure(f"{at}[{i}]", "authorization is empty"))
-            continue
-        for field, values, empty_item in (("requiredScopes", authorization.required_scopes, "scope value is empty"),
-                                          ("audiences", authorization.audiences, "audience value is empty")):
-            if values is not None and not values:
-                failures.append(Failure(f"{at}[{i}].{field}", "value is empty"))
-            elif values is not None and "" in values:
-                failures.append(Failure(f"{at}[{i}].{field}", empty_item))
-    return failures
+    return authorization_failures(at, authorizations)
 
 
 def _authentications(at: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
