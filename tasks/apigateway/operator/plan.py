@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kube.diff import needs_update, prepare_replace
-from kube.toolkit import Action
+from kube.toolkit import Action, conditions
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
@@ -151,20 +151,18 @@ class OperatorStatus:
     def condition(self, now: str, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``Ready`` condition; ``lastTransitionTime`` kept while its status does not change."""
         message, status = CONDITIONS[self.reason]
-        transition = now
-        if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
-            transition = str(previous["lastTransitionTime"])
-        return {"type": "Ready", "status": status, "reason": self.reason, "message": message + self.extra,
-                "lastTransitionTime": transition}
+        new = {"type": "Ready", "status": status, "reason": self.reason, "message": message + self.extra,
+               "lastTransitionTime": now}  # ``now`` as given: ``render`` passes ""
+        return conditions.set_exclusive([dict(previous)] if previous else None, new)[0]
 
     def same_as(self, current: Mapping[str, Any] | None) -> bool:
         """Whether the APIGateway's ``status`` already says this (condition times ignored)."""
         current = current or {}
-        conditions = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
+        ready = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
         message = CONDITIONS[self.reason][0] + self.extra
         return (current.get("state") == self.state and current.get("description", "") == self.description
-                and len(conditions) == 1 and conditions[0].get("reason") == self.reason
-                and conditions[0].get("message") == message)
+                and len(ready) == 1 and ready[0].get("reason") == self.reason
+                and ready[0].get("message") == message)
 
     def body(self, now: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``status`` to write (``now`` RFC 3339)."""
