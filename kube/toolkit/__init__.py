@@ -11,6 +11,8 @@ package writes everything around it once:
 :mod:`.finalizers`   add / remove a finalizer with a resourceVersion precondition
 :mod:`.status`       write ``.status`` only when it changed; :func:`carry_out` applies a Step
 :mod:`.apply`        :class:`Action` (create / update / delete) and :func:`apply_actions`
+:mod:`.update`       :func:`update_on_conflict`: GET → pure update → PUT, again on 409 (client-go's
+                     ``RetryOnConflict``), for a field kept in an object the controller does not own
 :mod:`.metrics`      Prometheus collectors registered once per process, through public API only
 ==================  =====================================================================
 
@@ -25,6 +27,7 @@ from kube.toolkit.finalizers import add_finalizer, deleting, has_finalizer, remo
 from kube.toolkit.metrics import counter, gauge, histogram
 from kube.toolkit.status import StatusWriter, carry_out, write_status
 from kube.toolkit.step import Event, Step, status_patch
+from kube.toolkit.update import update_on_conflict
 
 __all__ = [
     "Action",
@@ -49,5 +52,6 @@ __all__ = [
     "set_exclusive",
     "set_finalizers",
     "status_patch",
+    "update_on_conflict",
     "write_status",
 ]

@@ -18,23 +18,15 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from prometheus_client import REGISTRY, Counter
-
 from informers import informer as informers
 from informers.store import Store
 from kube import Kube, Resource
+from kube.toolkit.metrics import counter
 
 HOST_INDEX = "apigateway-host-label"
 
 
-def _counter(name: str, doc: str, labels: list[str]) -> Any:
-    try:
-        return Counter(name, doc, labels)
-    except ValueError:  # re-imported module: the registered one
-        return REGISTRY._names_to_collectors[name]
-
-
-VS_READS = _counter(
+VS_READS = counter(
     "reconcilery_apirule_virtualservice_reads_total",
     "Sources of the other VirtualServices of an occupied-host check: cache (the worker's informer "
     "cache) or list (a cluster-wide LIST: cache disabled or not ready).", ["source"])

@@ -98,9 +98,7 @@ def generate(host: str = SERVICE_HOST, now: datetime.datetime | None = None, key
         .serial_number(x509.random_serial_number())
         .not_valid_before(valid_from).not_valid_after(valid_from + max_age)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
-                                     content_commitment=False, data_encipherment=False, key_agreement=False,
-                                     crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(_key_usage(key_cert_sign=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier(_subject_key_id(ca_key.public_key())), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -113,9 +111,7 @@ def generate(host: str = SERVICE_HOST, now: datetime.datetime | None = None, key
         .serial_number(x509.random_serial_number())
         .not_valid_before(valid_from).not_valid_after(valid_from + max_age)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=False,
-                                     content_commitment=False, data_encipherment=False, key_agreement=False,
-                                     crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(_key_usage(key_cert_sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(
@@ -126,6 +122,13 @@ def generate(host: str = SERVICE_HOST, now: datetime.datetime | None = None, key
     key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                                 serialization.NoEncryption())
     return KeyPair(cert_pem, key_pem)
+
+
+def _key_usage(key_cert_sign: bool) -> x509.KeyUsage:
+    """Digital signature and key encipherment, and certificate signing for the CA."""
+    return x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=key_cert_sign,
+                         content_commitment=False, data_encipherment=False, key_agreement=False,
+                         crl_sign=False, encipher_only=False, decipher_only=False)
 
 
 def decode_secret_data(secret: Mapping[str, Any] | None) -> tuple[bytes | None, bytes | None]:

@@ -31,7 +31,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from kube import Conflict, client_for, resources
+from kube import client_for, resources
+from kube.toolkit import update_on_conflict
 from tasks.apigateway import certificate
 from tasks.apigateway.certificate import CertificateError
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
@@ -42,7 +43,6 @@ CONTROLLER_NAME = "apigateway-certificate"
 QUEUE = "apigateway"
 #: Seconds between two reconciles of a valid certificate (the original's 1 h).
 RECONCILIATION_SECONDS = 3600.0
-CONFLICT_ATTEMPTS = 4
 
 
 def secret_key(cluster: str = LOCAL_CLUSTER) -> Key:
@@ -120,30 +120,15 @@ def _write_secret(kube: Any, secret: dict[str, Any] | None, pair: certificate.Ke
 
 def _sync_ca_bundles(kube: Any, bundle: bytes) -> tuple[str, ...]:
     written: list[str] = []
-    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-        crd = kube.get(resources.CRD, certificate.APIRULE_CRD)
-        updated = certificate.ca_bundle_update(crd or {}, bundle)
-        if updated is None:
-            break
-        updated["metadata"].pop("managedFields", None)
-        try:
-            kube.replace(resources.CRD, updated)
-        except Conflict:
-            if attempt == CONFLICT_ATTEMPTS:
-                raise
-            continue
+    if update_on_conflict(kube, resources.CRD, certificate.APIRULE_CRD,
+                          lambda crd: certificate.ca_bundle_update(crd or {}, bundle)) is not None:
         written.append(f"CustomResourceDefinition {certificate.APIRULE_CRD}")
         log.info("caBundle written crd=%s", certificate.APIRULE_CRD)
-        break
     for res, name in ((resources.MUTATING_WEBHOOK_CONFIGURATION, certificate.MUTATING_WEBHOOK_CONFIGURATION),
                       (resources.VALIDATING_WEBHOOK_CONFIGURATION, certificate.VALIDATING_WEBHOOK_CONFIGURATION)):
-        config = kube.get(res, name)
-        if config is None:
-            continue
-        updated = certificate.webhooks_ca_bundle_update(config, bundle)
-        if updated is not None:
-            updated["metadata"].pop("managedFields", None)
-            kube.replace(res, updated)
+        # a missing configuration is skipped; a conflict fails the reconcile (it backs off and retries)
+        if update_on_conflict(kube, res, name, lambda config: certificate.webhooks_ca_bundle_update(config, bundle)
+                              if config is not None else None, attempts=1) is not None:
             written.append(f"{res.kind} {name}")
     return tuple(written)
 

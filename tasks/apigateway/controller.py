@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from prometheus_client import REGISTRY, Counter
 
 from informers import informer as informers
-from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for, events
+from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, client_for
+from kube import toolkit as tk
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
 from tasks.apigateway import status as st
@@ -102,31 +102,23 @@ class ControllerSettings:
 SETTINGS = ControllerSettings.from_env()
 
 
-def _counter(name: str, doc: str, labels: list[str]) -> Any:
-    """Register a counter once per process (a re-imported module gets the existing one)."""
-    try:
-        return Counter(name, doc, labels)
-    except ValueError:
-        return REGISTRY._names_to_collectors[name]
-
-
-RECONCILES = _counter(
+RECONCILES = tk.counter(
     "reconcilery_apirule_reconciles_total",
     "APIRule reconciles by result: the status written (Ready, Error, Warning), Deleted (finalizer "
     "released), Gone (APIRule not found), Conflict or ApiError (retried).", ["state"])
-WRITES = _counter(
+WRITES = tk.counter(
     "reconcilery_apirule_writes_total", "Istio objects created, updated or deleted for APIRules.",
     ["kind", "verb"])
-API_ERRORS = _counter(
+API_ERRORS = tk.counter(
     "reconcilery_apirule_api_errors_total", "Failed Kubernetes API calls of APIRule reconciles.", ["reason"])
 
 
 # ---- reads ---------------------------------------------------------------------------------
 
 
-def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
-    """The snapshot one reconcile of ``apirule`` needs, read through :mod:`tasks.apigateway.reads`
-    following :func:`state.reads_for`.
+def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> ClusterState:
+    """The snapshot one reconcile of ``apirule`` (a manifest, or the parsed rule) needs, read
+    through :mod:`tasks.apigateway.reads` following :func:`state.reads_for`.
 
     Reads (every one from the worker process's informers, :mod:`informers.informer`, once synced;
     from the API server when informers are off, not synced in time, or bypassed by
@@ -138,7 +130,8 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     from one cluster-wide LIST without it. Kinds that are not served read as empty. Raises
     :class:`ApiError` on other failures.
     """
-    wanted = state.reads_for(apirule)
+    rule = model.APIRule.of(apirule)
+    wanted = state.reads_for(rule)
     served: set[str] = set()
 
     def owned(res: Resource, selectors: tuple[str, ...] | None) -> tuple[dict[str, Any], ...]:
@@ -161,7 +154,7 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
         services=services,
         config_maps=reads.config_maps(kube, wanted.config_maps),
         pods=tuple(pods),
-        virtual_services=_virtual_services(kube, apirule, wanted, owned, served),
+        virtual_services=_virtual_services(kube, rule, wanted, owned, served),
         authorization_policies=owned(OWNED[model.AUTHORIZATION_POLICY.kind], selectors),
         request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
         ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
@@ -169,7 +162,7 @@ def read_state(kube: Kube, apirule: Mapping[str, Any]) -> ClusterState:
     )
 
 
-def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Reads,
+def _virtual_services(kube: Kube, rule: model.APIRule, wanted: state.Reads,
                       owned: Callable[[Resource, tuple[str, ...] | None], tuple[dict[str, Any], ...]],
                       served: set[str]) -> tuple[dict[str, Any], ...]:
     """The owned VirtualServices (by owner labels) plus the others that may occupy one of the
@@ -187,21 +180,21 @@ def _virtual_services(kube: Kube, apirule: Mapping[str, Any], wanted: state.Read
     if res.full_name not in served:
         return ()
     vs_cache.VS_READS.labels("cache").inc()
-    rule = model.APIRule.parse(apirule)
-    hosts = [*rule.hosts, *([v1] if (v1 := _v1beta1_host(apirule)) else [])]
+    hosts = [*rule.hosts, *([v1] if (v1 := _v1beta1_host(rule)) else [])]
     direct = {state.namespaced_name(o) for o in mine}
     others = [o for o in cache.with_hosts(hosts) if state.namespaced_name(o) not in direct
               and not model.owned_objects([o], rule.name, rule.namespace)]
     return (*mine, *others)
 
 
-def recheck_owned(kube: Kube, apirule: Mapping[str, Any], snapshot: ClusterState,
+def recheck_owned(kube: Kube, apirule: Mapping[str, Any] | model.APIRule, snapshot: ClusterState,
                   kinds: Iterable[str]) -> ClusterState:
-    """``snapshot`` with the APIRule's owned objects of ``kinds`` read again from the API server
-    (one LIST per owner label selector and kind); objects of other owners stay as they were.
+    """``snapshot`` with the APIRule's (a manifest, or the parsed rule) owned objects of ``kinds``
+    read again from the API server (one LIST per owner label selector and kind); objects of other
+    owners stay as they were.
     Raises :class:`ApiError`."""
-    wanted = state.reads_for(apirule)
-    rule = model.APIRule.parse(apirule)
+    rule = model.APIRule.of(apirule)
+    wanted = state.reads_for(rule)
     fields = {model.VIRTUAL_SERVICE.kind: "virtual_services",
               model.AUTHORIZATION_POLICY.kind: "authorization_policies",
               model.REQUEST_AUTHENTICATION.kind: "request_authentications", model.ORY_RULE.kind: "ory_rules"}
@@ -217,16 +210,16 @@ def recheck_owned(kube: Kube, apirule: Mapping[str, Any], snapshot: ClusterState
     return dataclasses.replace(snapshot, **changes)  # type: ignore[arg-type]
 
 
-def _v1beta1_host(apirule: Mapping[str, Any]) -> str | None:
+def _v1beta1_host(rule: model.APIRule) -> str | None:
     """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
-    from tasks.apigateway.v1beta1.model import V1beta1APIRule, looks_v1beta1
+    from tasks.apigateway.v1beta1.model import looks_v1beta1
 
-    if model.APIRule.parse(apirule).original_version == "v1beta1" or looks_v1beta1(apirule):
-        return V1beta1APIRule.parse(apirule).host
+    if rule.original_version == "v1beta1" or looks_v1beta1(rule.raw):
+        return rule.v1beta1.host
     return None
 
 
-# ---- writes --------------------------------------------------------------------------------
+# ---- writes (the toolkit's; the decisions stay in plan and status) ------------------------
 
 
 def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,37 +227,19 @@ def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def set_finalizers(kube: Kube, apirule: Mapping[str, Any], finalizers: list[str]) -> dict[str, Any]:
-    """Merge-patch ``metadata.finalizers`` with the APIRule's resourceVersion as precondition (a
-    concurrent change of the list raises :class:`Conflict` instead of being overwritten)."""
-    meta = _meta(apirule)
-    patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
-    return kube.patch(APIRULE, str(meta.get("name")), patch, namespace=meta.get("namespace"))
+def _written(action: Action) -> None:
+    WRITES.labels(action.kind, action.verb).inc()
 
 
 def apply_actions(kube: Kube, actions: tuple[Action, ...], *, raise_missing: bool = False) -> dict[str, list[str]]:
-    """Apply ``actions`` in order (create, replace with the read resourceVersion, delete) and stop at
-    the first failure, as api-gateway's ``applyChanges``. Returns the error messages by kind (empty:
-    all applied). A kind that is no longer served fails its action, or with ``raise_missing`` raises
-    :class:`ResourceMissing` (the reads said it was served: read again). Raises :class:`Conflict` (the
-    object changed since it was read: retry the reconcile)."""
-    for action in actions:
-        res = OWNED[action.kind]
-        try:
-            if action.verb == "create":
-                kube.create(res, action.object)
-            elif action.verb == "update":
-                kube.replace(res, action.object)
-            else:
-                kube.delete(res, action.name, action.namespace)
-        except ApiError as exc:
-            if isinstance(exc, Conflict) or (raise_missing and isinstance(exc, ResourceMissing)):
-                raise
-            API_ERRORS.labels(exc.reason or str(exc.status)).inc()
-            log.warning("apply failed", action=action.describe(), status=exc.status, error=exc.message)
-            return {action.kind: [f"{action.describe()}: {exc.message}"]}
-        WRITES.labels(action.kind, action.verb).inc()
-    return {}
+    """Apply ``actions`` in order with :func:`kube.toolkit.apply_actions` (api-gateway's
+    ``applyChanges``). Returns the error message of the first refused write by kind (empty: all
+    applied). Raises :class:`Conflict`, and :class:`ResourceMissing` with ``raise_missing``."""
+    refused = tk.apply_actions(kube, actions, OWNED, raise_missing=raise_missing, written=_written)
+    if refused is None:
+        return {}
+    API_ERRORS.labels(refused.reason).inc()
+    return {refused.action.kind: [str(refused)]}
 
 
 def write_status(kube: Kube, apirule: Mapping[str, Any], status: st.Status) -> bool:
@@ -275,11 +250,8 @@ def write_status(kube: Kube, apirule: Mapping[str, Any], status: st.Status) -> b
     generation = meta.get("generation") if isinstance(meta.get("generation"), int) else None
     if not st.needs_write(status, current, generation):
         return False
-    kube.patch_status(APIRULE, str(meta.get("name")), st.status_body(status, generation, events.now_rfc3339()),
-                      namespace=meta.get("namespace"))
-    if not status.same_as(current):
-        type_, reason = st.event_for(status)
-        kube.emit_event(dict(apirule), reason, status.description, type_)
+    event = None if status.same_as(current) else tk.Event(*st.event_for(status), status.description)
+    tk.write_status(kube, APIRULE, apirule, st.status_body(status, generation, tk.now_rfc3339()), event)
     return True
 
 
@@ -310,23 +282,22 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     """
     meta = _meta(apirule)
     cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
-    snapshot = read_state(kube, apirule)
-    p = plan(apirule, snapshot, settings.plan)
+    rule = model.APIRule.parse(apirule)  # once per reconcile: reads, plan and re-check share it
+    snapshot = read_state(kube, rule)
+    p = plan(rule, snapshot, settings.plan)
     creating = {a.kind for a in p.actions if a.verb == "create"}
-    if creating and model.FINALIZER in (meta.get("finalizers") or []) and cached:
-        p = plan(apirule, recheck_owned(kube, apirule, snapshot, creating), settings.plan)
+    if creating and model.FINALIZER in rule.finalizers and cached:
+        p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
         if errors:
             message = "; ".join(m for ms in errors.values() for m in ms)
             return p, Result.error(f"deleting owned objects: {message}")
-        if p.remove_finalizer:
-            remaining = [f for f in meta.get("finalizers") or [] if f != model.FINALIZER]
-            set_finalizers(kube, apirule, remaining)
+        if p.remove_finalizer and tk.remove_finalizer(kube, APIRULE, apirule, model.FINALIZER) is not None:
             kube.emit_event(apirule, "Deleted", "Owned objects deleted, finalizer released")
         return p, Result.done()
     if p.add_finalizer:
-        apirule = set_finalizers(kube, apirule, [*(meta.get("finalizers") or []), model.FINALIZER])
+        apirule = tk.add_finalizer(kube, APIRULE, apirule, model.FINALIZER)
     if p.actions and not p.failed:
         try:
             errors = apply_actions(kube, p.actions, raise_missing=cached)

@@ -40,7 +40,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from tasks.apigateway import model
 
@@ -430,12 +430,20 @@ def v1beta1_to_hub(obj: Mapping[str, Any]) -> Obj:
     return _object(HUB, meta, _drop_nulls(hub), status)
 
 
-def _json_list(raw: Any) -> list[Any] | None:
+T = TypeVar("T")
+
+
+def _json_of(raw: Any, type_: type[T]) -> T | None:
+    """``raw`` (an annotation value) read as JSON of ``type_``; ``None`` when it is not."""
     try:
         value = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         return None
-    return value if isinstance(value, list) else None
+    return value if isinstance(value, type_) else None
+
+
+def _json_list(raw: Any) -> list[Any] | None:
+    return _json_of(raw, list)
 
 
 def hub_to_v1beta1(obj: Mapping[str, Any]) -> Obj:
@@ -466,12 +474,7 @@ def hub_to_v1beta1(obj: Mapping[str, Any]) -> Obj:
 def _v1beta1_spec_of(annotations: Mapping[str, Any]) -> Obj | None:
     """The spec of the ``v1beta1-spec`` annotation; ``None`` when it is missing or not a JSON object
     (the original fails the whole conversion, so one edited annotation breaks listing every APIRule)."""
-    raw = annotations.get(V1BETA1_SPEC)
-    try:
-        spec = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-    return spec if isinstance(spec, dict) else None
+    return _json_of(annotations.get(V1BETA1_SPEC), dict)
 
 
 # ---- v2 <-> hub --------------------------------------------------------------------------------------

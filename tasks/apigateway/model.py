@@ -9,11 +9,15 @@ Names, labels and constants are api-gateway's (``apis/gateway/v2alpha1``, ``inte
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks.apigateway.fields import Failure, Reader
+
+if TYPE_CHECKING:
+    from tasks.apigateway.v1beta1.model import V1beta1APIRule
 
 GROUP = "gateway.kyma-project.io"
 KIND = "APIRule"
@@ -308,6 +312,7 @@ class Metadata:
     deleting: bool
     generation: int | None
     creation_timestamp: str
+    uid: str = ""
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any], default_namespace: str = "default") -> Metadata:
@@ -321,7 +326,17 @@ class Metadata:
             deleting=bool(meta.get("deletionTimestamp")),
             generation=_opt_int(meta.get("generation")),
             creation_timestamp=_str(meta.get("creationTimestamp")),
+            uid=_str(meta.get("uid")),
         )
+
+
+def open_manifest(obj: Mapping[str, Any], default_namespace: str = "default") -> tuple[
+        dict[str, Any], Metadata, Reader, dict[str, Any]]:
+    """What every custom resource parser starts with: ``(raw copy, metadata, a fresh Reader, spec)``
+    (a ``spec`` of the wrong type is a failure in the reader and reads as ``{}``). Never raises."""
+    raw = dict(obj)
+    r = Reader()
+    return raw, Metadata.parse(raw, default_namespace), r, r.object(raw.get("spec"), ".spec")
 
 
 @dataclass(frozen=True)
@@ -353,10 +368,7 @@ class APIRule:
     def parse(cls, obj: Mapping[str, Any]) -> APIRule:
         """Read an APIRule manifest (any of the served versions; a v1beta1 spec reads as a v2 spec
         without hosts and rules: :mod:`tasks.apigateway.v1beta1` reads those). Never raises."""
-        raw = dict(obj)
-        meta = Metadata.parse(raw)
-        r = Reader()
-        spec = r.object(raw.get("spec"), ".spec")
+        raw, meta, r, spec = open_manifest(obj)
         return cls(
             name=meta.name,
             namespace=meta.namespace,
@@ -376,6 +388,20 @@ class APIRule:
             raw=raw,
             type_failures=tuple(r.failures),
         )
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any] | APIRule) -> APIRule:
+        """``obj`` when it is parsed already, else :meth:`parse` of it: a reconcile parses its APIRule
+        once and hands the result to reads, plan and status alike. Never raises."""
+        return obj if isinstance(obj, APIRule) else cls.parse(obj)
+
+    @functools.cached_property
+    def v1beta1(self) -> V1beta1APIRule:
+        """The v1beta1 view of the same object, parsed on first use and kept (the v1beta1 reads, the
+        occupied-host check and the v1beta1 plan share it)."""
+        from tasks.apigateway.v1beta1.model import V1beta1APIRule
+
+        return V1beta1APIRule.parse(self.raw)
 
     @property
     def original_version(self) -> str | None:
@@ -447,10 +473,11 @@ def owned_objects(objects: Iterable[Mapping[str, Any]], name: str, namespace: st
     return [found[k] for k in sorted(found)]
 
 
-def referenced_services(apirule: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(namespace, name)`` of every Service an APIRule references (spec level and rule level), in
-    first-use order. The Service watch maps a Service event to the APIRules whose list contains it."""
-    rule = APIRule.parse(apirule)
+def referenced_services(apirule: Mapping[str, Any] | APIRule) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of every Service an APIRule (a manifest, or parsed) references (spec
+    level and rule level), in first-use order. The Service watch maps a Service event to the
+    APIRules whose list contains it."""
+    rule = APIRule.of(apirule)
     refs: list[tuple[str, str]] = []
     candidates = [(r, rule.rule_service(r)) for r in rule.rules]
     if rule.service is not None and not rule.rules:

@@ -167,11 +167,12 @@ def _discover_gateway(rule: APIRule, state: ClusterState) -> tuple[str | None, s
     return f"{namespace}/{generated}", None
 
 
-def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | None = None) -> Plan:
-    """The reconcile of ``apirule`` (a manifest of any served version) against ``state``. Pure; never
-    raises for bad input: every problem the user can fix is an ``Error`` or ``Warning`` status."""
+def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None) -> Plan:
+    """The reconcile of ``apirule`` (a manifest of any served version, or the rule parsed from one:
+    the worker parses once per reconcile) against ``state``. Pure; never raises for bad input: every
+    problem the user can fix is an ``Error`` or ``Warning`` status."""
     settings = settings or Settings()
-    rule = APIRule.parse(apirule)
+    rule = APIRule.of(apirule)
     owned = _owned(rule, state)
 
     if rule.deleting:
@@ -186,7 +187,7 @@ def plan(apirule: Mapping[str, Any], state: ClusterState, settings: Settings | N
         return Plan(PIPELINE_DELETION, actions=tuple(actions), remove_finalizer=True)
 
     if select_pipeline(rule) == PIPELINE_V1BETA1:
-        v1 = plan_v1beta1(apirule, state, settings.v1beta1_access)
+        v1 = plan_v1beta1(rule.v1beta1, state, settings.v1beta1_access)
         return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
                     add_finalizer=v1.add_finalizer, failures=v1.failures,
                     requeue_after=None if v1.status.state == st.ERROR else settings.reconciliation_interval,

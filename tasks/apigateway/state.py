@@ -150,13 +150,14 @@ class Reads:
     all_virtual_services: bool = True
 
 
-def reads_for(apirule: Mapping[str, Any]) -> Reads:
-    """The reads a reconcile of ``apirule`` needs, so the worker builds a complete :class:`ClusterState`
+def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
+    """The reads a reconcile of ``apirule`` (a manifest, or the parsed rule) needs, so the worker
+    builds a complete :class:`ClusterState`
     (v1beta1 APIRules: the Services of their v1beta1 spec as well)."""
     from tasks.apigateway.v1beta1.model import looks_v1beta1
     from tasks.apigateway.v1beta1.model import referenced_services as v1beta1_services
 
-    rule = model.APIRule.parse(apirule)
+    rule = model.APIRule.of(apirule)
     gateways = [model.DEFAULT_GATEWAY]
     external: list[NamespacedName] = []
     if rule.gateway and "/" in rule.gateway:
@@ -169,9 +170,9 @@ def reads_for(apirule: Mapping[str, Any]) -> Reads:
     config_maps = [model.CONFIG_MAP]
     if any(r.ext_auth is not None for r in rule.rules):
         config_maps.append(model.ISTIO_CONFIG_MAP)
-    services = model.referenced_services(apirule)
-    if rule.original_version == "v1beta1" or (rule.original_version is None and looks_v1beta1(apirule)):
-        services = [*services, *(s for s in v1beta1_services(apirule) if s not in services)]
+    services = model.referenced_services(rule)
+    if rule.original_version == "v1beta1" or (rule.original_version is None and looks_v1beta1(rule.raw)):
+        services = [*services, *(s for s in v1beta1_services(rule.v1beta1) if s not in services)]
     return Reads(
         gateways=tuple(dict.fromkeys(gateways)),
         external_gateways=tuple(external),

@@ -149,21 +149,23 @@ def _authorizations(prefix: str, authorizations: tuple[JwtAuthorization | None, 
         return []
     if not authorizations:
         return [Failure(path, "authorizations defined, but no configuration exists")]
+    return authorization_failures(path, authorizations)
+
+
+def authorization_failures(path: str, authorizations: tuple[JwtAuthorization | None, ...]) -> list[Failure]:
+    """The failures of each JWT authorization ``path[i]`` (empty, or empty scopes / audiences): the
+    same rules in the v2 and v1beta1 pipelines."""
     failures = []
     for j, authorization in enumerate(authorizations):
         if authorization is None:
             failures.append(Failure(f"{path}[{j}]", "authorization is empty"))
             continue
-        scopes = authorization.required_scopes
-        if scopes is not None and not scopes:
-            failures.append(Failure(f"{path}[{j}].requiredScopes", "value is empty"))
-        elif scopes is not None and "" in scopes:
-            failures.append(Failure(f"{path}[{j}].requiredScopes", "scope value is empty"))
-        audiences = authorization.audiences
-        if audiences is not None and not audiences:
-            failures.append(Failure(f"{path}[{j}].audiences", "value is empty"))
-        elif audiences is not None and "" in audiences:
-            failures.append(Failure(f"{path}[{j}].audiences", "audience value is empty"))
+        for field, values, empty_item in (("requiredScopes", authorization.required_scopes, "scope value is empty"),
+                                          ("audiences", authorization.audiences, "audience value is empty")):
+            if values is not None and not values:
+                failures.append(Failure(f"{path}[{j}].{field}", "value is empty"))
+            elif values is not None and "" in values:
+                failures.append(Failure(f"{path}[{j}].{field}", empty_item))
     return failures
 
 
@@ -171,6 +173,12 @@ def _authentications(prefix: str, authentications: tuple[JwtAuthentication, ...]
     path = prefix + ".authentications"
     if not authentications:
         return [Failure(path, "A JWT config must have at least one authentication")]
+    return authentication_failures(path, authentications)
+
+
+def authentication_failures(path: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
+    """The failures of each JWT authentication ``path[i]`` (issuer and jwksUri URIs, one token
+    location of one kind): the same rules in the v2 and v1beta1 pipelines."""
     failures = []
     has_headers = has_params = False
     for j, auth in enumerate(authentications):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tasks.apigateway import model, paths
+from tasks.apigateway.fields import format_seconds
 from tasks.apigateway.model import APIRule, CorsPolicy, Rule
 from tasks.apigateway.validate import gateway_domain, host_with_domain, is_short_host
 
@@ -61,7 +62,9 @@ def metadata(apirule: APIRule, namespace: str) -> dict[str, Any]:
     }
 
 
-def _cors(cors: CorsPolicy | None) -> dict[str, Any] | None:
+def cors_policy(cors: CorsPolicy | None) -> dict[str, Any] | None:
+    """The VirtualService ``corsPolicy`` of ``cors`` (v2 and v1beta1 alike); ``None`` without
+    ``allowOrigins``. ``maxAge`` is a protobuf duration (``60s``; v1beta1's fractional seconds too)."""
     if cors is None or not cors.allow_origins:
         return None
     origins = []
@@ -79,7 +82,8 @@ def _cors(cors: CorsPolicy | None) -> dict[str, Any] | None:
     if cors.allow_credentials is not None:
         policy["allowCredentials"] = cors.allow_credentials
     if cors.max_age is not None:
-        policy["maxAge"] = f"{cors.max_age}s"
+        max_age = cors.max_age
+        policy["maxAge"] = f"{max_age}s" if isinstance(max_age, int) else format_seconds(max_age)
     return policy
 
 
@@ -119,7 +123,7 @@ def desired_virtual_service(apirule: APIRule, hosts: list[str], gateway_ref: str
     ``hosts`` are the resolved hosts (:func:`resolve_hosts`), ``gateway_ref`` the discovered Gateway as
     ``namespace/name``.
     """
-    cors = _cors(apirule.cors)
+    cors = cors_policy(apirule.cors)
     return {
         "apiVersion": model.VIRTUAL_SERVICE.api_version,
         "kind": model.VIRTUAL_SERVICE.kind,

@@ -26,7 +26,8 @@ from urllib.parse import unquote
 import structlog
 from cryptography import x509
 from cryptography.x509.oid import NameOID
-from prometheus_client import REGISTRY, Counter
+
+from kube.toolkit.metrics import counter
 
 log = structlog.get_logger("tasks.cloud.notify")
 
@@ -36,14 +37,7 @@ COMPONENT = "cloud-manager"
 XFCC = "X-Forwarded-Client-Cert"
 SIZE_LIMIT = 16 * 1024
 
-def _counter(name: str, doc: str, labels: list[str]) -> Any:
-    try:
-        return Counter(name, doc, labels)
-    except ValueError:
-        return REGISTRY._names_to_collectors[name]
-
-
-EVENTS = _counter("reconcilery_cloud_skr_notifications_total",
+EVENTS = counter("reconcilery_cloud_skr_notifications_total",
                   "Runtime-watcher events by outcome (accepted, inactive, queued, coalesced, rate_limited, dropped).",
                   ["outcome"])
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from prometheus_client import REGISTRY, Counter, Gauge
 
 from informers import informer as informers
 from kube import Kube, client_for, resources
+from kube.toolkit.metrics import counter, gauge
 from tasks.nginx.diff import Action, Plan, diff
 from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnreachable
 from tasks.nginx.settings import EdgeNames, Settings, SettingsError, parse_settings, tls_material
@@ -50,29 +50,21 @@ RESYNC_SECONDS = float(os.environ.get("RECONCILERY_NGINX_RESYNC_SECONDS", "300")
 NAMES = EdgeNames.from_env()
 
 
-def _metric(kind: type[Any], name: str, doc: str, labels: list[str]) -> Any:
-    """Register a metric once per process (a re-imported module gets the existing one)."""
-    try:
-        return kind(name, doc, labels)
-    except ValueError:
-        return REGISTRY._names_to_collectors[name]
-
-
-UPSTREAM_MISSING = _metric(
-    Gauge, "reconcilery_nginx_upstream_missing",
+UPSTREAM_MISSING = gauge(
+    "reconcilery_nginx_upstream_missing",
     "1 while the upstream named by a Service port is not declared (with a zone) on the NGINX Plus host.",
     ["host", "upstream"])
-UPSTREAM_MISSING_TOTAL = _metric(
-    Counter, "reconcilery_nginx_upstream_missing_errors_total",
+UPSTREAM_MISSING_TOTAL = counter(
+    "reconcilery_nginx_upstream_missing_errors_total",
     "Syncs that failed because the upstream is not declared on the NGINX Plus host.", ["host", "upstream"])
-SYNC_ERRORS = _metric(
-    Counter, "reconcilery_nginx_sync_errors_total",
+SYNC_ERRORS = counter(
+    "reconcilery_nginx_sync_errors_total",
     "Failed syncs by reason (settings, unreachable, upstream_missing, api).", ["host", "reason"])
-SERVER_CHANGES = _metric(
-    Counter, "reconcilery_nginx_server_changes_total", "Servers added, deleted or updated on NGINX Plus hosts.",
+SERVER_CHANGES = counter(
+    "reconcilery_nginx_server_changes_total", "Servers added, deleted or updated on NGINX Plus hosts.",
     ["host", "action"])
-API_REQUESTS = _metric(
-    Counter, "reconcilery_nginx_api_requests_total", "Requests sent to NGINX Plus hosts.", ["host"])
+API_REQUESTS = counter(
+    "reconcilery_nginx_api_requests_total", "Requests sent to NGINX Plus hosts.", ["host"])
 
 
 def key_for(host: str, upstream: UpstreamRef) -> Key:

@@ -41,8 +41,6 @@ DEFAULT_CA_SECRET = "kyma-system/kim-snatch-certificates"
 #: Seconds between resyncs (the original polls its certificate files every 10 s; a caBundle
 #: wiped by a re-apply is repaired within this interval).
 RESYNC_SECONDS = 60.0
-#: Attempts on 409 before the reconcile fails and backs off (client-go's DefaultBackoff has 4 steps).
-CONFLICT_ATTEMPTS = 4
 
 
 class CAError(Exception):
@@ -127,32 +125,29 @@ def read_ca(kube: Any) -> bytes:
 
 def sync_ca_bundle(kube: Any, name: str, ca_pem: bytes) -> list[str]:
     """Write ``ca_pem`` into configuration ``name`` (GET, pure update, PUT with resourceVersion,
-    again on 409 up to :data:`CONFLICT_ATTEMPTS` times). Returns the changed webhook names
-    (``[]`` when up to date or when the configuration does not exist). Raises ``kube.Conflict``
-    after the last attempt and any other ``kube.ApiError``.
+    again on 409 up to :data:`kube.toolkit.update.CONFLICT_ATTEMPTS` times:
+    :func:`kube.toolkit.update_on_conflict`). Returns the changed webhook names (``[]`` when up to
+    date or when the configuration does not exist). Raises ``kube.Conflict`` after the last attempt
+    and any other ``kube.ApiError``.
     """
-    from kube import Conflict, resources
+    from kube import resources
+    from kube.toolkit import update_on_conflict
 
-    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-        config = kube.get(resources.MUTATING_WEBHOOK_CONFIGURATION, name)
+    changed: list[str] = []
+
+    def update(config: dict[str, Any] | None) -> dict[str, Any] | None:
         if config is None:
             log.info("mutating webhook configuration not found, nothing to sync name=%s", name)
-            return []
-        updated, changed = with_ca_bundle(config, ca_pem)
+            return None
+        updated, changed[:] = with_ca_bundle(config, ca_pem)
         if updated is None:
             log.debug("mutating webhook configuration up to date name=%s", name)
-            return []
-        updated.get("metadata", {}).pop("managedFields", None)
-        try:
-            kube.replace(resources.MUTATING_WEBHOOK_CONFIGURATION, updated)
-        except Conflict:
-            if attempt == CONFLICT_ATTEMPTS:
-                raise
-            continue
-        log.info("patched caBundle of mutating webhook configuration name=%s webhooks=%s attempt=%d", name,
-                 ",".join(changed), attempt)
-        return changed
-    return []  # pragma: no cover - the loop returns or raises
+        return updated
+
+    if update_on_conflict(kube, resources.MUTATING_WEBHOOK_CONFIGURATION, name, update) is None:
+        return []
+    log.info("patched caBundle of mutating webhook configuration name=%s webhooks=%s", name, ",".join(changed))
+    return changed
 
 
 def reconcile(key: Key) -> Result:

@@ -31,7 +31,8 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Conflict, Kube, ResourceMissing, client_for, events
+from kube import ApiError, Kube, ResourceMissing, client_for
+from kube import toolkit as tk
 from tasks.apigateway import reads
 from tasks.apigateway.fields import as_dict
 from tasks.apigateway.operator import resources as res
@@ -102,38 +103,22 @@ def read_state(kube: Kube, apigateways: list[dict[str, Any]]) -> OperatorState:
     )
 
 
-def _set_finalizers(kube: Kube, obj: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
-    meta = as_dict(obj.get("metadata"))
-    patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
-    return kube.patch(reads.APIGATEWAY, str(meta.get("name")), patch)
-
-
 def _domain(state: OperatorState) -> str:
     return str(as_dict((state.shoot_info or {}).get("data")).get("domain") or "") or res.NON_GARDENER_DOMAIN
 
 
+def _generated(op: tk.Action, state: OperatorState) -> tk.Action:
+    """``op`` with the content of a Secret the controller generates (a create of ``data: None``)."""
+    if op.verb == "create" and op.object.get("data", 0) is None:
+        return replace(op, object=secrets.generate(op.object, _domain(state)))
+    return op
+
+
 def apply_ops(kube: Kube, p: OperatorPlan, state: OperatorState) -> str | None:
-    """Apply the plan's writes in order; the first refused write's message, or ``None``.
-    Raises :class:`Conflict` (an object changed since it was read: retry)."""
-    for op in p.ops:
-        kind, namespace, name = op.ref
-        resource = res.RESOURCES[kind]
-        try:
-            if op.verb == "delete":
-                kube.delete(resource, name, namespace or None)
-            elif op.verb == "create":
-                assert op.obj is not None
-                body = secrets.generate(op.obj, _domain(state)) if op.obj.get("data", 0) is None else op.obj
-                kube.create(resource, body)
-            else:
-                assert op.obj is not None
-                kube.replace(resource, op.obj)
-        except Conflict:
-            raise
-        except ApiError as exc:
-            log.warning("apigateway write failed", op=op.describe(), status=exc.status, error=exc.message)
-            return f"{op.describe()}: {exc.message}"
-    return None
+    """Apply the plan's writes in order (:func:`kube.toolkit.apply_actions`); the first refused
+    write's message, or ``None``. Raises :class:`Conflict` (an object changed since it was read: retry)."""
+    refused = tk.apply_actions(kube, (_generated(op, state) for op in p.ops), res.RESOURCES)
+    return None if refused is None else f"{refused.action.describe()}: {refused.message}"
 
 
 def write_status(kube: Kube, obj: dict[str, Any], status: OperatorStatus) -> bool:
@@ -141,10 +126,9 @@ def write_status(kube: Kube, obj: dict[str, Any], status: OperatorStatus) -> boo
     current = obj.get("status") if isinstance(obj.get("status"), dict) else None
     if status.same_as(current):
         return False
-    meta = as_dict(obj.get("metadata"))
-    kube.patch_status(reads.APIGATEWAY, str(meta.get("name")), status.body(events.now_rfc3339(), current))
     type_ = "Normal" if status.state in ("Ready", "Processing") else "Warning"
-    kube.emit_event(obj, status.reason, status.description, type_)
+    tk.write_status(kube, reads.APIGATEWAY, obj, status.body(tk.now_rfc3339(), current),
+                    tk.Event(type_, status.reason, status.description))
     return True
 
 
@@ -159,14 +143,14 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str
     finalizers = [str(f) for f in as_dict(obj.get("metadata")).get("finalizers") or []]
     if p.add_finalizers:
         finalizers = [*finalizers, *(f for f in p.add_finalizers if f not in finalizers)]
-        obj = _set_finalizers(kube, obj, finalizers)
+        obj = tk.set_finalizers(kube, reads.APIGATEWAY, obj, finalizers)
     error = apply_ops(kube, p, state)
     if error is not None:
         failed = OperatorStatus("Error", "Error during reconciliation", "ReconcileFailed", f": {error}")
         write_status(kube, obj, failed)
         return replace(p, status=failed, failed=True), Result.error(error)
     if p.remove_finalizers:
-        obj = _set_finalizers(kube, obj, [f for f in finalizers if f not in p.remove_finalizers])
+        obj = tk.set_finalizers(kube, reads.APIGATEWAY, obj, [f for f in finalizers if f not in p.remove_finalizers])
     if p.status is not None:  # None: deleting, the CR goes once its finalizers do
         write_status(kube, obj, p.status)
     if p.failed and p.status is not None:

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.fields import Failure, Reader
-from tasks.apigateway.model import Metadata
+from tasks.apigateway.fields import Failure
+from tasks.apigateway.model import Metadata, open_manifest
 
 
 @dataclass(frozen=True)
@@ -29,15 +29,10 @@ class APIGateway:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> APIGateway:
         """Read an APIGateway manifest. Never raises."""
-        raw = dict(obj)
-        meta = Metadata.parse(raw, default_namespace="")
-        r = Reader()
-        spec = r.object(raw.get("spec"), ".spec")
+        raw, meta, r, spec = open_manifest(obj, default_namespace="")
         enable = r.boolean(spec.get("enableKymaGateway"), ".spec.enableKymaGateway")
         policies = r.boolean(spec.get("networkPoliciesEnabled"), ".spec.networkPoliciesEnabled")
-        metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        uid = metadata.get("uid") if isinstance(metadata, dict) else None
-        return cls(name=meta.name, uid=uid if isinstance(uid, str) else "", finalizers=meta.finalizers,
+        return cls(name=meta.name, uid=meta.uid, finalizers=meta.finalizers,
                    deleting=meta.deleting, creation_timestamp=meta.creation_timestamp,
                    enable_kyma_gateway=enable is True, network_policies=policies is True,
                    failures=tuple(r.failures), raw=raw)

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kube.diff import needs_update, prepare_replace
+from kube.toolkit import Action, conditions
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
@@ -109,16 +110,30 @@ class OperatorState:
 
 
 @dataclass(frozen=True)
-class Op:
-    """One write: ``create`` / ``update`` ``obj`` (an ``update`` carries the read resourceVersion), or
-    ``delete`` the object ``ref`` = ``(kind, namespace, name)``. A created object with ``data: None`` is a
-    Secret whose content the controller generates (:mod:`.secrets`)."""
+class Op(Action):
+    """One write, the toolkit's :class:`~kube.toolkit.Action` (``kind`` a key of ``res.RESOURCES``):
+    ``create`` / ``update`` ``object`` (an ``update`` carries the read resourceVersion), or ``delete``
+    the object named by ``object``'s metadata. A created object with ``data: None`` is a Secret whose
+    content the controller generates (:mod:`.secrets`)."""
 
-    verb: str
-    ref: tuple[str, str, str]
-    obj: dict[str, Any] | None = None
+    @classmethod
+    def deleting(cls, ref: tuple[str, str, str]) -> Op:
+        """``delete`` of ``ref`` = ``(kind, namespace, name)``."""
+        kind, namespace, name = ref
+        return cls("delete", kind, {"metadata": {"name": name, "namespace": namespace}})
+
+    @property
+    def ref(self) -> tuple[str, str, str]:
+        """``(kind, namespace, name)`` (``""`` namespace: cluster-scoped)."""
+        return self.kind, self.namespace, self.name
+
+    @property
+    def obj(self) -> dict[str, Any] | None:
+        """The manifest to write; ``None`` for a delete."""
+        return None if self.verb == "delete" else self.object
 
     def describe(self) -> str:
+        """``create Gateway kyma-system/kyma-gateway``; a cluster-scoped object without the slash."""
         kind, namespace, name = self.ref
         return f"{self.verb} {kind} {namespace + '/' if namespace else ''}{name}"
 
@@ -136,20 +151,18 @@ class OperatorStatus:
     def condition(self, now: str, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``Ready`` condition; ``lastTransitionTime`` kept while its status does not change."""
         message, status = CONDITIONS[self.reason]
-        transition = now
-        if previous and previous.get("status") == status and previous.get("lastTransitionTime"):
-            transition = str(previous["lastTransitionTime"])
-        return {"type": "Ready", "status": status, "reason": self.reason, "message": message + self.extra,
-                "lastTransitionTime": transition}
+        new = {"type": "Ready", "status": status, "reason": self.reason, "message": message + self.extra,
+               "lastTransitionTime": now}  # ``now`` as given: ``render`` passes ""
+        return conditions.set_exclusive([dict(previous)] if previous else None, new)[0]
 
     def same_as(self, current: Mapping[str, Any] | None) -> bool:
         """Whether the APIGateway's ``status`` already says this (condition times ignored)."""
         current = current or {}
-        conditions = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
+        ready = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
         message = CONDITIONS[self.reason][0] + self.extra
         return (current.get("state") == self.state and current.get("description", "") == self.description
-                and len(conditions) == 1 and conditions[0].get("reason") == self.reason
-                and conditions[0].get("message") == message)
+                and len(ready) == 1 and ready[0].get("reason") == self.reason
+                and ready[0].get("message") == message)
 
     def body(self, now: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``status`` to write (``now`` RFC 3339)."""
@@ -265,15 +278,15 @@ class _Ops:
         key = res.ref(obj)
         actual = self.state.managed.get(key)
         if actual is None:
-            self.ops.append(Op("create", key, obj))
+            self.ops.append(Op("create", key[0], obj))
         elif obj.get("data", 0) is None:
             return  # generated content: never replaced
         elif needs_update(obj, actual):
-            self.ops.append(Op("update", key, prepare_replace(obj, actual)))
+            self.ops.append(Op("update", key[0], prepare_replace(obj, actual)))
 
     def delete(self, key: tuple[str, str, str]) -> None:
         if key in self.state.managed:
-            self.ops.append(Op("delete", key))
+            self.ops.append(Op.deleting(key))
 
 
 def _kyma_gateway(gw: APIGateway, state: OperatorState, ops: _Ops) -> None:

@@ -26,7 +26,8 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Conflict, Kube, ResourceMissing, client_for
+from kube import ApiError, Kube, ResourceMissing, client_for
+from kube import toolkit as tk
 from tasks.apigateway import model, reads
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
@@ -94,26 +95,22 @@ def write_status(kube: Kube, obj: dict[str, Any], status: st.Status) -> bool:
     current = obj.get("status") if isinstance(obj.get("status"), dict) else None
     if status.same_as(current):
         return False
-    meta = as_dict(obj.get("metadata"))
-    kube.patch_status(reads.RATELIMIT, str(meta.get("name")), status.to_dict(), namespace=meta.get("namespace"))
     type_, reason = ("Normal", "Reconciled") if status.state == st.READY else ("Warning", status.state)
-    kube.emit_event(obj, reason, status.description, type_)
+    tk.write_status(kube, reads.RATELIMIT, obj, status.to_dict(), tk.Event(type_, reason, status.description))
     return True
+
+
+_ENVOY_FILTER = "EnvoyFilter"
 
 
 def apply(kube: Kube, p: RateLimitPlan) -> RateLimitPlan:
     """Write the EnvoyFilter; a refused write becomes the ``Error`` status. Raises :class:`Conflict`."""
     if p.verb is None or p.envoy_filter is None:
         return p
-    try:
-        if p.verb == "create":
-            kube.create(reads.ENVOY_FILTER, p.envoy_filter)
-        else:
-            kube.replace(reads.ENVOY_FILTER, p.envoy_filter)
-    except Conflict:
-        raise
-    except ApiError as exc:
-        return RateLimitPlan(st.Status(st.ERROR, f"failed to create EnvoyFilter: {exc.message}"), failed=True)
+    action = tk.Action("create" if p.verb == "create" else "update", _ENVOY_FILTER, p.envoy_filter)
+    refused = tk.apply_actions(kube, [action], {_ENVOY_FILTER: reads.ENVOY_FILTER})
+    if refused is not None:
+        return RateLimitPlan(st.Status(st.ERROR, f"failed to create EnvoyFilter: {refused.message}"), failed=True)
     return p
 
 

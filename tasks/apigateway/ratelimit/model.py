@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasks.apigateway.fields import Failure, Reader
-from tasks.apigateway.model import Metadata
+from tasks.apigateway.model import open_manifest
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,7 @@ class RateLimit:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RateLimit:
         """Read a RateLimit manifest. Never raises."""
-        raw = dict(obj)
-        meta = Metadata.parse(raw)
-        r = Reader()
-        spec = r.object(raw.get("spec"), ".spec")
+        raw, meta, r, spec = open_manifest(obj)
         raw_selector = spec.get("selectorLabels")
         selector = r.string_map(raw_selector, ".spec.selectorLabels")
         if raw_selector is None:
@@ -94,9 +91,8 @@ class RateLimit:
             buckets.append(BucketConfig(path, headers, Bucket.parse(item.get("bucket"), at + ".bucket", r)))
         headers_flag = r.boolean(spec.get("enableResponseHeaders"), ".spec.enableResponseHeaders")
         enforce = r.boolean(spec.get("enforce"), ".spec.enforce")
-        uid = raw["metadata"].get("uid") if isinstance(raw.get("metadata"), dict) else None
         return cls(
-            name=meta.name, namespace=meta.namespace, uid=uid if isinstance(uid, str) else "",
+            name=meta.name, namespace=meta.namespace, uid=meta.uid,
             api_version=str(raw.get("apiVersion") or ""), selector_labels=selector, default_bucket=default,
             buckets=tuple(buckets), enable_response_headers=headers_flag is True, enforce=enforce is not False,
             deleting=meta.deleting, failures=tuple(r.failures), raw=raw,

@@ -218,9 +218,10 @@ def looks_v1beta1(obj: Mapping[str, Any]) -> bool:
     return "host" in spec or has_strategies
 
 
-def referenced_services(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(namespace, name)`` of every Service a v1beta1 APIRule references, in first-use order."""
-    rule = V1beta1APIRule.parse(obj)
+def referenced_services(obj: Mapping[str, Any] | V1beta1APIRule) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of every Service a v1beta1 APIRule (a manifest, or parsed) references,
+    in first-use order."""
+    rule = obj if isinstance(obj, V1beta1APIRule) else V1beta1APIRule.parse(obj)
     refs: list[tuple[str, str]] = []
     candidates: list[tuple[V1beta1Rule | None, ServiceRef | None]] = [(r, rule.rule_service(r)) for r in rule.rules]
     if rule.service is not None:

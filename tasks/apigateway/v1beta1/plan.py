@@ -87,11 +87,13 @@ def _owned(apirule: V1beta1APIRule, objects: tuple[dict[str, Any], ...]) -> list
     return model.owned_objects(objects, apirule.name, apirule.namespace)
 
 
-def plan_v1beta1(obj: Mapping[str, Any], state: ClusterState, access_allowed: bool) -> V1beta1Result:
-    """The reconcile of a v1beta1 APIRule ``obj`` (not being deleted) against ``state``. Never raises."""
+def plan_v1beta1(obj: Mapping[str, Any] | V1beta1APIRule, state: ClusterState, access_allowed: bool
+                 ) -> V1beta1Result:
+    """The reconcile of a v1beta1 APIRule ``obj`` (a manifest, or parsed; not being deleted) against
+    ``state``. Never raises."""
     if not access_allowed:
         return V1beta1Result(not_reconciled(), None)
-    apirule = V1beta1APIRule.parse(obj)
+    apirule = obj if isinstance(obj, V1beta1APIRule) else V1beta1APIRule.parse(obj)
     add_finalizer = model.FINALIZER not in apirule.finalizers
     handler = parse_config(state.config_maps.get(model.CONFIG_MAP)).jwt_handler
 

@@ -30,13 +30,18 @@ from typing import Any
 from tasks.apigateway import model
 from tasks.apigateway.authorizationpolicy import AUDIENCE_CLAIM_KEY, SCOPE_CLAIM_KEYS, policy_hash
 from tasks.apigateway.config import JWT_HANDLER_ISTIO
-from tasks.apigateway.fields import as_dict, as_list, format_seconds
+from tasks.apigateway.fields import as_dict, as_list
 from tasks.apigateway.model import CorsPolicy, JwtConfig
 from tasks.apigateway.requestauthentication import request_authentication_key
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule
 from tasks.apigateway.v1beta1.validate import host_with_domain
-from tasks.apigateway.virtualservice import AUTHORITY_SUBSTITUTION, FORWARDED_HOST_HEADER, REMOVED_RESPONSE_HEADERS
+from tasks.apigateway.virtualservice import (
+    AUTHORITY_SUBSTITUTION,
+    FORWARDED_HOST_HEADER,
+    REMOVED_RESPONSE_HEADERS,
+    cors_policy,
+)
 
 OATHKEEPER_PROXY_HOST = "ory-oathkeeper-proxy.kyma-system.svc.cluster.local"
 OATHKEEPER_PROXY_PORT = 4455
@@ -66,26 +71,8 @@ def _service_host_port(apirule: V1beta1APIRule, rule: V1beta1Rule) -> tuple[str,
 
 
 def _cors(cors: CorsPolicy | None) -> dict[str, Any] | None:
-    if cors is None:
-        return copy.deepcopy(DEFAULT_CORS)
-    if not cors.allow_origins:
-        return None
-    origins = []
-    for origin in cors.allow_origins:
-        for key in sorted(origin):
-            origins.append({key if key in ("exact", "prefix", "regex") else "prefix": origin[key]})
-    policy: dict[str, Any] = {"allowOrigins": origins}
-    if cors.allow_methods:
-        policy["allowMethods"] = list(cors.allow_methods)
-    if cors.allow_headers:
-        policy["allowHeaders"] = list(cors.allow_headers)
-    if cors.expose_headers:
-        policy["exposeHeaders"] = list(cors.expose_headers)
-    if cors.allow_credentials is not None:
-        policy["allowCredentials"] = cors.allow_credentials
-    if cors.max_age is not None:
-        policy["maxAge"] = format_seconds(cors.max_age)
-    return policy
+    """v1beta1: no ``corsPolicy`` at all means the default CORS policy."""
+    return copy.deepcopy(DEFAULT_CORS) if cors is None else cors_policy(cors)
 
 
 def unique_path_rules(rules: tuple[V1beta1Rule, ...]) -> list[V1beta1Rule]:

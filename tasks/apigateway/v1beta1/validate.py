@@ -20,7 +20,7 @@ from tasks.apigateway.model import JwtAuthentication, JwtAuthorization
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule
-from tasks.apigateway.validate import uri_error
+from tasks.apigateway.validate import authentication_failures, authorization_failures, uri_error
 
 NO_CONFIG_STRATEGIES = (v1.ALLOW, v1.NO_AUTH, v1.NOOP, v1.UNAUTHORIZED, v1.ANONYMOUS, v1.COOKIE_SESSION)
 #: Strategies that may not be combined with others, per handler (``as_validator.go``).
@@ -190,48 +190,13 @@ def _authorizations(at: str, authorizations: tuple[JwtAuthorization | None, ...]
         return []
     if not authorizations:
         return [Failure(at, "value is empty")]
-    failures = []
-    for i, authorization in enumerate(authorizations):
-        if authorization is None:
-            failures.append(Failure(f"{at}[{i}]", "authorization is empty"))
-            continue
-        for field, values, empty_item in (("requiredScopes", authorization.required_scopes, "scope value is empty"),
-                                          ("audiences", authorization.audiences, "audience value is empty")):
-            if values is not None and not values:
-                failures.append(Failure(f"{at}[{i}].{field}", "value is empty"))
-            elif values is not None and "" in values:
-                failures.append(Failure(f"{at}[{i}].{field}", empty_item))
-    return failures
+    return authorization_failures(at, authorizations)
 
 
 def _authentications(at: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
     if not authentications:
         return [Failure(at, "Authentications are required when using JWT access handler")]
-    failures = []
-    has_headers = has_params = False
-    for i, auth in enumerate(authentications):
-        prefix = f"{at}.config.authentications[{i}]"
-        issuer_error = "value is empty" if auth.issuer == "" else (uri_error(auth.issuer) if ":" in auth.issuer
-                                                                   else None)
-        if issuer_error:
-            failures.append(Failure(prefix + ".issuer", f"value is empty or not a valid uri err={issuer_error}"))
-        jwks_error = _uri_error(auth.jwks_uri)
-        if jwks_error:
-            failures.append(Failure(prefix + ".jwksUri", f"value is empty or not a valid uri err={jwks_error}"))
-        mixture = "mixture of multiple fromHeaders and fromParams is not supported"
-        if auth.from_headers:
-            if has_params:
-                failures.append(Failure(prefix + ".fromHeaders", mixture))
-            has_headers = True
-        if auth.from_params:
-            if has_headers:
-                failures.append(Failure(prefix + ".fromParams", mixture))
-            has_params = True
-        if len(auth.from_headers) > 1:
-            failures.append(Failure(prefix + ".fromHeaders", "multiple fromHeaders are not supported"))
-        if len(auth.from_params) > 1:
-            failures.append(Failure(prefix + ".fromParams", "multiple fromParams are not supported"))
-    return failures
+    return authentication_failures(f"{at}.config.authentications", authentications)
 
 
 def _ory_jwt(at: str, strategy: Handler) -> list[Failure]:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from prometheus_client import REGISTRY, Counter, Histogram
 
 from kube import ApiError, Kube, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
+from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, settings, sweep
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.skr import cloudresources, installer, iprange, skrstatus
@@ -44,17 +44,10 @@ log = structlog.get_logger("tasks.cloud.skr")
 __all__ = ["ConnectReport", "connect", "ready", "reconcile"]
 
 
-def _metric(kind: type[Any], name: str, doc: str, labels: list[str]) -> Any:
-    try:
-        return kind(name, doc, labels)
-    except ValueError:
-        return REGISTRY._names_to_collectors[name]
-
-
-CONNECTS = _metric(Counter, "reconcilery_cloud_skr_connects_total",
+CONNECTS = counter("reconcilery_cloud_skr_connects_total",
                    "SKR connects by result (ok, not_ready, failed, inactive) and kind (rotation, notification).",
                    ["result", "kind"])
-CONNECT_SECONDS = _metric(Histogram, "reconcilery_cloud_skr_connect_seconds", "Duration of SKR connects.", ["result"])
+CONNECT_SECONDS = histogram("reconcilery_cloud_skr_connect_seconds", "Duration of SKR connects.", ["result"])
 
 #: An SKR reconciler: ``(ctx, namespace, name) -> Result``, and the kind it reconciles.
 Reconciler = Callable[[SkrContext, str, str], Result]

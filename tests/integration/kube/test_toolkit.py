@@ -16,6 +16,7 @@ from kube.toolkit import (
     apply_actions,
     carry_out,
     remove_finalizer,
+    update_on_conflict,
     write_status,
 )
 
@@ -98,3 +99,34 @@ def test_apply_actions_in_order_stops_at_first_refusal(kube: Kube, unique_ns: st
     with pytest.raises(Conflict):  # stale resourceVersion: not a refusal, the reconcile runs again
         apply_actions(kube, [Action("update", "ConfigMap", actual)], kinds)
     assert apply_actions(kube, [Action("delete", "ConfigMap", cm)] * 2, kinds) is None  # gone twice: done
+
+
+def test_update_on_conflict_reads_again_after_a_409(kube: Kube, unique_ns: str) -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": unique_ns},
+          "data": {"n": "0"}}
+    kube.create(resources.CONFIGMAP, cm)
+    seen: list[str | None] = []
+
+    def bump(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        assert obj is not None
+        seen.append(obj["data"]["n"])
+        if len(seen) == 1:  # someone else writes between our read and our write: a 409, read again
+            kube.replace(resources.CONFIGMAP, {**obj, "data": {"n": "other"}})
+        return {**obj, "data": {"n": str(len(seen))}}
+
+    written = update_on_conflict(kube, resources.CONFIGMAP, "b", bump, namespace=unique_ns)
+    assert written is not None and written["data"] == {"n": "2"} and seen == ["0", "other"]
+    assert update_on_conflict(kube, resources.CONFIGMAP, "b", lambda obj: None, namespace=unique_ns) is None
+    missing: list[dict[str, Any] | None] = []
+    assert update_on_conflict(kube, resources.CONFIGMAP, "gone", lambda o: missing.append(o), unique_ns) is None
+    assert missing == [None]
+
+    def always_stale(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        assert obj is not None
+        seen.append("stale")
+        kube.replace(resources.CONFIGMAP, {**obj, "data": {"n": f"x{len(seen)}"}})
+        return obj
+
+    with pytest.raises(Conflict):
+        update_on_conflict(kube, resources.CONFIGMAP, "b", always_stale, namespace=unique_ns, attempts=2)
+    assert seen.count("stale") == 2
