@@ -69,8 +69,8 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
 
 
 #: Modules whose ``REGISTRATIONS`` list the domains' watches.
-WATCH_MODULES = ("watchers.apigateway", "watchers.apigateway_certificate", "watchers.nginx", "watchers.snatch",
-                 "watchers.cloud")
+WATCH_MODULES = ("tasks.apigateway.watches", "tasks.apigateway.certificate_watches", "tasks.nginx.watches",
+                 "tasks.snatch.watches", "tasks.cloud.watches")
 
 
 def load_registrations() -> list[Any]:
