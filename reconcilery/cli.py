@@ -68,19 +68,15 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
     celery_app.Beat(loglevel=loglevel, scheduler="workers.beat:Scheduler").run()
 
 
-#: Modules whose ``REGISTRATIONS`` list the domains' watches.
-WATCH_MODULES = ("tasks.apigateway.watches", "tasks.apigateway.certificate_watches", "tasks.nginx.watches",
-                 "tasks.snatch.watches", "tasks.cloud.watches")
-
-
 def load_registrations() -> list[Any]:
-    """Every domain's watch registrations (domains not installed are skipped)."""
+    """Every installed domain's watch registrations (``RECONCILERY_WATCH_MODULES``: only those modules')."""
+    from workers import domains
     from workers.app import settings_of
     from workers.controller import import_installed
 
     found: list[Any] = []
     configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
-    for module in import_installed(configured or WATCH_MODULES):
+    for module in import_installed(configured or domains.watch_modules()):
         found.extend(module.REGISTRATIONS)
     return found
 

@@ -99,7 +99,7 @@ class LocalRuntime:
         self.kubeconfig = ""
         self.env: dict[str, str] = {}
         self.devapi: Any = None  # the dev API server (None with --kubeconfig)
-        self.cloud: Any = None  # reconcilery.cloudlocal.CloudLocal when Cloud Resources are applied
+        self.cloud: Any = None  # tasks.cloud.local.CloudLocal when Cloud Resources are applied
 
     # -- start ---------------------------------------------------------------------------------------
 
@@ -208,10 +208,10 @@ class LocalRuntime:
                       f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
 
     def _start_cloud(self) -> None:
-        """Cloud Resources locally (:mod:`reconcilery.cloudlocal`): moto's server for AWS, the GCP and Azure
+        """Cloud Resources locally (:mod:`tasks.cloud.local`): moto's server for AWS, the GCP and Azure
         stand-ins, the Garden and an SKR per Kyma CR as dev API server clusters, the runtime-watcher listener.
         Only when the applied documents hold Cloud Resources objects."""
-        from reconcilery.cloudlocal import CloudLocal
+        from tasks.cloud.local import CloudLocal
 
         if self.devapi is None or not CloudLocal.wanted(self.documents):
             return
@@ -380,7 +380,7 @@ class LocalRuntime:
 
     def settled(self) -> bool:
         """Every applied APIRule has a final state and no controller has work due within 2 s."""
-        from reconcilery.cloudlocal import CloudLocal
+        from tasks.cloud.local import CloudLocal
         from workers.app import workqueue
         from workers.controller import registry
 

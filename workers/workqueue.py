@@ -17,8 +17,9 @@ Times come from the Redis server clock (``TIME``), so worker clocks need not agr
 from __future__ import annotations
 
 import random
+import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,6 +28,8 @@ import redis
 
 from workers import metrics
 from workers.controller import Controller, Key, Outcome, Registry, Result, registry
+from workers.redis_client import redis_client
+from workers.settings import load
 
 _SCRIPTS = ("add", "add_after", "fetch", "renew", "done", "epoch")
 #: Items per script call in batched operations (one round trip each).
@@ -335,6 +338,37 @@ def outcome_of(result: Result | None) -> Result:
     return Result.done() if result is None else result
 
 
+# ---- the process's workqueue -------------------------------------------------------------------
+
+_current_lock = threading.Lock()
+_provider: Callable[[], WorkQueue] | None = None
+_fallback: WorkQueue | None = None
+
+
+def provide(factory: Callable[[], WorkQueue] | None) -> None:
+    """Make ``factory`` the source of :func:`current` (the Celery app installs its own; ``None``
+    restores the default)."""
+    global _provider, _fallback
+    with _current_lock:
+        _provider, _fallback = factory, None
+
+
+def current() -> WorkQueue:
+    """This process's :class:`WorkQueue`: the one the Celery app of this process uses when it runs one
+    (:mod:`workers.app` provides it), else one on ``RECONCILERY_REDIS_URL``, created on first use.
+
+    This is how domain code enqueues (a webhook's caBundle sync, the SKR sweep, a runtime-watcher
+    notification) without importing the Celery app. Raises ``ValueError`` for a bad setting."""
+    global _fallback
+    provider = _provider
+    if provider is not None:
+        return provider()
+    with _current_lock:
+        if _fallback is None:
+            _fallback = WorkQueue(redis_client(load().redis_url))
+        return _fallback
+
+
 __all__ = [
     "BATCH",
     "Controller",
@@ -345,6 +379,8 @@ __all__ = [
     "Taken",
     "WorkQueue",
     "controller_key",
+    "current",
     "outcome_of",
+    "provide",
     "queue_key",
 ]
