@@ -158,9 +158,10 @@ class LocalRun:
         applied: the objects applied to the local cluster so far (what the API server stored).
         env: environment added to every process ``up`` starts (a domain's stand-ins' URLs).
         endpoints: what ``endpoints.json`` lists.
-        log: prints one line for people.
+        log: prints one line for people (rich console markup).
         spawn: ``(name, argv)`` starts a supervised child process with :attr:`env`.
         on_stop: registers a callable ``up`` runs at its stop (reverse order).
+        port_taken: ``(host, port)`` -> who listens there (``"pid 1234 (nginx)"``), ``None`` when free.
     """
 
     state_dir: Path
@@ -170,6 +171,7 @@ class LocalRun:
     log: Callable[[str], None]
     spawn: Callable[[str, list[str]], None]
     on_stop: Callable[[Callable[[], None]], None]
+    port_taken: Callable[[str, int], str | None]
     documents: list[dict[str, Any]] = field(default_factory=list)
     applied: list[dict[str, Any]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -191,8 +193,6 @@ class Local:
 
     #: Controllers never idle (``up --once`` does not wait for their queues to drain).
     always_busy: tuple[str, ...] = ()
-    #: One line each, printed under the summary (e.g. a kubectl command).
-    hints: tuple[str, ...] = ()
 
     def __init__(self, run: LocalRun) -> None:
         self.run = run
@@ -215,3 +215,7 @@ class Local:
     def settled(self) -> bool:
         """Whether what this domain applied has reached a final state (beyond its queues draining)."""
         return True
+
+    def hints(self) -> list[str]:
+        """Lines printed under the summary (e.g. a kubectl command)."""
+        return []
