@@ -112,9 +112,7 @@ class LocalRuntime:
         self.run.kubeconfig, self.run.devapi = self.kubeconfig, self.devapi
         if self.devapi is not None:
             self._apply_namespaces()
-        for domain in domains.installed():
-            if domain.local:
-                self.locals.append(domains.resolve(domain.local)(self.run))
+        self.load_locals()
         for local in self.locals:
             local.start()
         self._start_processes()
@@ -160,6 +158,11 @@ class LocalRuntime:
 
         reset()  # RECONCILERY_KUBECONFIG was just set
         return client_for("local")
+
+    def load_locals(self) -> list[Local]:
+        """Build the local part of every installed domain that declares one (:mod:`workers.domains`)."""
+        self.locals[:] = [domains.resolve(d.local)(self.run) for d in domains.installed() if d.local]
+        return self.locals
 
     def _apply_namespaces(self) -> None:
         """The applied Namespaces first, with their labels: the domains' webhooks and caches (a namespace
