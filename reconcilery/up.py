@@ -73,6 +73,8 @@ class UpOptions:
     #: ``None``: :data:`DEFAULT_FLOWER_PORT`, or a free port when that one is taken.
     flower_port: int | None = None
     concurrency: int = 4
+    #: Apply every installed domain's examples (:attr:`workers.domains.Domain.examples`) before ``apply``.
+    examples: bool = False
 
 
 DEFAULT_FLOWER_PORT = 5555
@@ -105,7 +107,8 @@ class LocalRuntime:
 
     def start(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.documents[:] = load_objects(self.o.apply, recursive=True, required=("apiVersion", "kind"))
+        paths = [*self.example_paths(), *self.o.apply] if self.o.examples else list(self.o.apply)
+        self.documents[:] = load_objects(paths, recursive=True, required=("apiVersion", "kind"))
         self._start_kubernetes()
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
@@ -158,6 +161,13 @@ class LocalRuntime:
 
         reset()  # RECONCILERY_KUBECONFIG was just set
         return client_for("local")
+
+    def example_paths(self) -> list[str]:
+        """The example folders every installed domain declares that exist in this checkout."""
+        found = [ROOT / e for d in domains.installed() for e in d.examples]
+        for missing in (p for p in found if not p.is_dir()):
+            console.print(f"[yellow]![/yellow] examples {missing} not found (installed without a checkout?)")
+        return [str(p) for p in found if p.is_dir()]
 
     def load_locals(self) -> list[Local]:
         """Build the local part of every installed domain that declares one (:mod:`workers.domains`)."""

@@ -52,6 +52,7 @@ class Domain:
         webhooks: modules that register webhook listeners (:func:`webhooks.register`) when imported.
         queues: the Celery queues of its controllers (one pool each).
         local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally).
+        examples: folders of example manifests, relative to the checkout (``reconcilery up --examples``).
     """
 
     name: str
@@ -60,6 +61,7 @@ class Domain:
     webhooks: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
     local: str = ""
+    examples: tuple[str, ...] = ()
 
 
 _lock = threading.Lock()
@@ -93,6 +95,8 @@ def discover(entries: Iterable[EntryPoint] | None = None) -> list[Domain]:
         if domain.name in found and found[domain.name] != domain:
             raise ValueError(f"two installed domains are named {domain.name!r}")
         found[domain.name] = domain
+    if entries is None and not found:
+        log.warning("no domain installed: the entry point group %s is empty (is the project pip-installed?)", GROUP)
     return [found[name] for name in sorted(found)]
 
 

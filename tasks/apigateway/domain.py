@@ -9,5 +9,6 @@ DOMAIN = Domain(
     watches=("tasks.apigateway.watches", "tasks.apigateway.certificate_watches"),
     webhooks=("tasks.apigateway.webhook",),
     queues=("apigateway",),
+    examples=("examples/apigateway",),
     local="tasks.apigateway.local:ApiGatewayLocal",
 )

@@ -7,5 +7,6 @@ DOMAIN = Domain(
     controllers=("tasks.cloud.controller",),
     watches=("tasks.cloud.watches",),
     queues=("cloud-skr", "cloud-kcp"),
+    examples=("examples/cloud",),
     local="tasks.cloud.local:CloudResourcesLocal",
 )

@@ -7,5 +7,6 @@ DOMAIN = Domain(
     controllers=("tasks.nginx.controller",),
     watches=("tasks.nginx.watches",),
     queues=("nginx",),
+    examples=("examples/nginx",),
     local="tasks.nginx.local:NginxLocal",
 )

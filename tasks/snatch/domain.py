@@ -7,5 +7,6 @@ DOMAIN = Domain(
     controllers=("tasks.snatch.controller",),
     watches=("tasks.snatch.watches",),
     queues=("snatch",),
+    examples=("examples/snatch",),
     local="tasks.snatch.local:SnatchLocal",
 )

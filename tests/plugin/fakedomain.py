@@ -19,7 +19,7 @@ CONTROLLER = "fake-echo"
 QUEUE = "fake"
 
 DOMAIN = Domain(name="fake", controllers=(__name__,), watches=(__name__,), webhooks=(__name__,), queues=(QUEUE,),
-                local=f"{__name__}:FakeLocal")
+                local=f"{__name__}:FakeLocal", examples=("examples/fake-not-here",))
 
 
 def reconcile(key: Key) -> Result:

@@ -19,6 +19,7 @@ from workers.controller import registry
 from workers.domains import GROUP, Domain
 
 REAL = {"apigateway", "cloud", "nginx", "snatch"}
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def entry(name: str, value: str) -> EntryPoint:
@@ -135,6 +136,8 @@ def test_up_runs_the_installed_domains_local_parts(fake_installed: Domain, tmp_p
     assert runtime.summary_rows() == [("Fake", "default/one", "Ready", "from the fake domain")]
     assert all(local.settled() for local in runtime.locals)
     assert "fake hint" in [line for local in runtime.locals for line in local.hints()]
+    # --examples: every installed domain's examples that exist in the checkout
+    assert runtime.example_paths() == [str(ROOT / "examples" / d) for d in sorted(REAL)]
 
 
 def test_a_resolve_ref_names_module_and_attribute() -> None:
