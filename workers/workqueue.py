@@ -342,31 +342,33 @@ def outcome_of(result: Result | None) -> Result:
 
 _current_lock = threading.Lock()
 _provider: Callable[[], WorkQueue] | None = None
-_fallback: WorkQueue | None = None
+_by_url: dict[str, WorkQueue] = {}
 
 
 def provide(factory: Callable[[], WorkQueue] | None) -> None:
     """Make ``factory`` the source of :func:`current` (the Celery app installs its own; ``None``
     restores the default)."""
-    global _provider, _fallback
+    global _provider
     with _current_lock:
-        _provider, _fallback = factory, None
+        _provider = factory
 
 
 def current() -> WorkQueue:
     """This process's :class:`WorkQueue`: the one the Celery app of this process uses when it runs one
-    (:mod:`workers.app` provides it), else one on ``RECONCILERY_REDIS_URL``, created on first use.
+    (:mod:`workers.app` provides it), else one on ``RECONCILERY_REDIS_URL`` (one client per URL, created
+    on first use).
 
     This is how domain code enqueues (a webhook's caBundle sync, the SKR sweep, a runtime-watcher
     notification) without importing the Celery app. Raises ``ValueError`` for a bad setting."""
-    global _fallback
     provider = _provider
     if provider is not None:
         return provider()
+    url = load().redis_url
     with _current_lock:
-        if _fallback is None:
-            _fallback = WorkQueue(redis_client(load().redis_url))
-        return _fallback
+        found = _by_url.get(url)
+        if found is None:
+            found = _by_url[url] = WorkQueue(redis_client(url))
+        return found
 
 
 __all__ = [
