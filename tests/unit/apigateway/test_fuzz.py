@@ -18,8 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.apigateway import plan
 from tasks.apigateway.cli import render_documents
+from tasks.apigateway.plan import plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import apirule, cluster, jwt, rule, service

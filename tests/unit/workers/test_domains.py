@@ -144,3 +144,15 @@ def test_a_resolve_ref_names_module_and_attribute() -> None:
     assert domains.resolve("tests.plugin.fakedomain:FakeLocal") is fakedomain.FakeLocal
     with pytest.raises(ValueError, match="module:attr"):
         domains.resolve("tests.plugin.fakedomain")
+
+
+def test_finding_the_domains_imports_no_domain_code() -> None:
+    """Discovery loads only the registrations (module names): no controller, no Kubernetes client."""
+    import subprocess
+
+    code = ("import sys; from workers import domains; assert len(domains.installed()) >= 4; "
+            "loaded = [m for m in sys.modules if m.startswith(('kube', 'kubernetes', 'celery', 'redis')) "
+            "or m.startswith('tasks.') and m.endswith(('.controller', '.watches', '.webhook', '.local', '.plan'))]; "
+            "assert not loaded, loaded")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
