@@ -14,7 +14,8 @@ the domains costs no domain import; each process then imports what it runs:
 - ``watches``: modules with a ``REGISTRATIONS`` list (:class:`watchers.engine.WatchRegistration`);
 - ``webhooks``: modules that register listeners with :mod:`webhooks` on import;
 - ``local``: ``"module:attr"`` of a :class:`Local` subclass, the domain's part of ``reconcilery up``
-  (CRDs, stand-ins, examples' needs, summary rows).
+  (CRDs, stand-ins, summary rows);
+- ``examples``: folders of example manifests ``reconcilery up --examples`` applies.
 
 Lower layer: imports no domain and no process (``tests/unit/test_layers.py`` keeps it so).
 """
