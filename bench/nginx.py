@@ -9,7 +9,7 @@ through the API server and timed until both stand-ins hold the expected servers 
 the numbers include the watch, the workqueue, the 250-750 ms sync jitter (by design) and the Celery hop.
 Reconciles are counted from the workers' Prometheus metrics (``controller_runtime_reconcile_total``).
 
-Mode ``direct``: the watch mapping of :mod:`watchers.nginx` turns each change into
+Mode ``direct``: the watch mapping of :mod:`tasks.nginx.watches` turns each change into
 keys and a thread pool (``--concurrency``, like one threads worker) calls the reconcile; the 250-750 ms
 ``sync_delay`` jitter the workqueue adds before each sync is *not* included (add it to the numbers: it
 is there by design). Prints p50/p99 per change kind and the NGINX Plus API requests per sync.
@@ -46,9 +46,9 @@ from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
+from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
 from tests.fixtures.processes import stop_process
 from watchers.engine import WatchEvent
-from watchers.nginx import CONFIG, NODES, SERVICES, map_node, map_service
 from workers.controller import Key, Outcome
 
 

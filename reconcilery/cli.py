@@ -40,8 +40,8 @@ def _celery() -> Any:
 
 @app.command()
 def worker(
-    queues: str = typer.Option("apigateway,cloud-skr,cloud-kcp,nginx,snatch", "--queues", "-Q",
-                               help="Comma-separated queues to consume."),
+    queues: str = typer.Option("", "--queues", "-Q",
+                               help="Comma-separated queues to consume (default: every installed domain's)."),
     concurrency: int = typer.Option(4, "--concurrency", "-c", help="Reconciles run at once."),
     pool: str = typer.Option("threads", "--pool", "-P", help="threads (I/O-bound reconciles) or prefork."),
     name: str = typer.Option("", "--name", "-n", help="Celery node name (default: celery@HOST)."),
@@ -49,6 +49,7 @@ def worker(
 ) -> None:
     """Run a Celery worker process for the given queues (one pool per domain in a deployment)."""
     celery_app = _celery()
+    queues = queues or ",".join(q.name for q in celery_app.conf.task_queues)
     argv = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool, "-l", loglevel,
             "--without-gossip", "--without-mingle"]
     if celery_app.conf.worker_send_task_events:
@@ -68,19 +69,15 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
     celery_app.Beat(loglevel=loglevel, scheduler="workers.beat:Scheduler").run()
 
 
-#: Modules whose ``REGISTRATIONS`` list the domains' watches.
-WATCH_MODULES = ("watchers.apigateway", "watchers.apigateway_certificate", "watchers.nginx", "watchers.snatch",
-                 "watchers.cloud")
-
-
 def load_registrations() -> list[Any]:
-    """Every domain's watch registrations (domains not installed are skipped)."""
+    """Every installed domain's watch registrations (``RECONCILERY_WATCH_MODULES``: only those modules')."""
+    from workers import domains
     from workers.app import settings_of
     from workers.controller import import_installed
 
     found: list[Any] = []
     configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
-    for module in import_installed(configured or WATCH_MODULES):
+    for module in import_installed(configured or domains.watch_modules()):
         found.extend(module.REGISTRATIONS)
     return found
 
@@ -204,6 +201,7 @@ def probe_beat() -> None:
 @app.command()
 def up(
     apply: list[str] = typer.Option([], "--apply", help="Manifest file or folder to apply once ready (repeatable)."),
+    examples: bool = typer.Option(False, "--examples", help="Also apply every installed domain's examples/ first."),
     kubeconfig: str = typer.Option("", "--kubeconfig", help="Use this cluster instead of the dev API server."),
     redis_url: str = typer.Option("", "--redis-url", help="Use this Redis instead of a local one."),
     state_dir: str = typer.Option(".reconcilery", "--state-dir", help="Receives kubeconfig, endpoints.json, logs."),
@@ -220,7 +218,7 @@ def up(
 
     code = run_up(UpOptions(kubeconfig=kubeconfig or None, redis_url=redis_url or None, apply=apply,
                             state_dir=Path(state_dir), once=once, timeout=timeout, api_port=api_port,
-                            flower_port=flower_port))
+                            flower_port=flower_port, examples=examples))
     raise typer.Exit(code)
 
 

@@ -1,15 +1,16 @@
 """``reconcilery up``: every component of Reconcilery on one machine.
 
 Starts, in order: the dev Kubernetes API server (unless a kubeconfig is given) and a local Redis
-(unless a URL is given); the CRDs the controllers need (dev server only); the local stand-ins the
-examples talk to (NGINX Plus hosts named in ``nkl-config`` that live on loopback, the Snatch webhook);
-then the processes of a deployment: the watchers, one worker per queue that has controllers, beat
-and Flower. Manifests given with ``--apply`` are applied once everything is ready.
+(unless a URL is given); each installed domain's local part (:class:`workers.domains.Local`, found
+through the domains' plug-in registrations: CRDs, in-process webhooks, the stand-ins the examples talk
+to); then the processes of a deployment: the watchers, one worker per queue that has controllers, beat
+and Flower. Manifests given with ``--apply`` are applied once everything is ready; the summary shows
+each domain's rows. ``up`` names no domain.
 
 Lifecycle (:mod:`reconcilery.supervisor`): Ctrl-C, SIGTERM and SIGHUP stop every child and server
 the same way; children also die with ``up`` when it is SIGKILLed (parent-death signal). A taken
-default port (Flower's 5555) is replaced by a free one, and an NGINX Plus stand-in is only started
-where nothing listens yet; both are said in one line naming the port and its holder.
+default port (Flower's 5555) is replaced by a free one, and a domain's stand-in (NGINX Plus) is only
+started where nothing listens yet; both are said in one line naming the port and its holder.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 from rich.console import Console
@@ -43,13 +43,10 @@ from reconcilery.supervisor import (
     signals_deferred,
     stop_signals,
 )
+from workers import domains
+from workers.domains import Local, LocalRun, Row
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
-#: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
-STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
-SNATCH_POOL = "cpu-worker-0"  # the Kyma worker pool of the local run (examples/snatch)
-POOL_LABEL = "worker.gardener.cloud/pool"
 
 console = Console()
 
@@ -76,6 +73,8 @@ class UpOptions:
     #: ``None``: :data:`DEFAULT_FLOWER_PORT`, or a free port when that one is taken.
     flower_port: int | None = None
     concurrency: int = 4
+    #: Apply every installed domain's examples (:attr:`workers.domains.Domain.examples`) before ``apply``.
+    examples: bool = False
 
 
 DEFAULT_FLOWER_PORT = 5555
@@ -94,32 +93,31 @@ class LocalRuntime:
         self.endpoints: dict[str, Any] = {}
         self.supervisor = Supervisor(self.logs, cwd=ROOT)
         self._stops: list[Callable[[], None]] = []
-        self.applied: list[dict[str, Any]] = []
-        self.documents: list[dict[str, Any]] = []
         self.kubeconfig = ""
         self.env: dict[str, str] = {}
         self.devapi: Any = None  # the dev API server (None with --kubeconfig)
-        self.cloud: Any = None  # reconcilery.cloudlocal.CloudLocal when Cloud Resources are applied
+        #: what each domain's local part sees of this run (documents, applied objects, env, endpoints)
+        self.run = LocalRun(self.state_dir, "", None, self._kube, lambda line: console.print(line, soft_wrap=True),
+                            self._spawn, self._stops.append, _port_taken, env=self.env, endpoints=self.endpoints)
+        self.applied = self.run.applied
+        self.documents = self.run.documents
+        self.locals: list[Local] = []  # one per installed domain with a local part, in domain order
 
     # -- start ---------------------------------------------------------------------------------------
 
     def start(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.documents = load_objects(self.o.apply, recursive=True, required=("apiVersion", "kind"))
+        paths = [*self.example_paths(), *self.o.apply] if self.o.examples else list(self.o.apply)
+        self.documents[:] = load_objects(paths, recursive=True, required=("apiVersion", "kind"))
         self._start_kubernetes()
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
-        dev = self.o.kubeconfig is None
-        if dev:  # a real cluster brings its own CRDs (and Istio's)
-            self._apply_crds()
-            # the dev cluster allows v1beta1 APIRules, and has no kubelet to start Oathkeeper's Pods
-            for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
-                                ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
-                self.env[name] = os.environ.setdefault(name, value)
-            self._start_conversion_webhook()
-            self._start_cloud()
-        self._start_nginx_standins()
-        self._start_webhook()
+        self.run.kubeconfig, self.run.devapi = self.kubeconfig, self.devapi
+        if self.devapi is not None:
+            self._apply_namespaces()
+        self.load_locals()
+        for local in self.locals:
+            local.start()
         self._start_processes()
         self._write_endpoints()
 
@@ -164,148 +162,29 @@ class LocalRuntime:
         reset()  # RECONCILERY_KUBECONFIG was just set
         return client_for("local")
 
-    def _apply_crds(self) -> None:
-        from tasks.apigateway.install import install_crds
+    def example_paths(self) -> list[str]:
+        """The example folders every installed domain declares that exist in this checkout."""
+        found = [ROOT / e for d in domains.installed() for e in d.examples]
+        for missing in (p for p in found if not p.is_dir()):
+            console.print(f"[yellow]![/yellow] examples {missing} not found (installed without a checkout?)")
+        return [str(p) for p in found if p.is_dir()]
 
-        install_crds(self._kube(), istio=True, conversion=True)
+    def load_locals(self) -> list[Local]:
+        """Build the local part of every installed domain that declares one (:mod:`workers.domains`)."""
+        self.locals[:] = [domains.resolve(d.local)(self.run) for d in domains.installed() if d.local]
+        return self.locals
 
-    def _start_conversion_webhook(self) -> None:
-        """The APIRule conversion webhook in this process, as the dev API server reaches it: the
-        certificate Secret and caBundle first (the original's init step; the ``apigateway-certificate``
-        controller renews them later), then the listener, then the Service
-        ``kyma-system/api-gateway-webhook-service`` with Endpoints on loopback."""
-        from kube import resources
-        from tasks.apigateway import certificate
-        from tasks.apigateway.certificate_controller import ensure_certificate
-        from tasks.apigateway.webhook import ConversionWebhook
-        from webhooks import ThreadedListener
-
+    def _apply_namespaces(self) -> None:
+        """The applied Namespaces first, with their labels: the domains' webhooks and caches (a namespace
+        cache) see them from their start."""
         kube = self._kube()
-        # the applied Namespaces first, with their labels (the Snatch webhook's namespace cache sees them
-        # from its start), then kyma-system for the certificate Secret if none of them is it
         discovery = Discovery(kube)
         for doc in self.documents:
             if doc.get("apiVersion") == "v1" and doc.get("kind") == "Namespace":
                 apply(kube, discovery, json.loads(json.dumps(doc)))
-        if kube.get(resources.NAMESPACE, "kyma-system") is None:
-            kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
-        ensure_certificate(kube)
-        namespace, name = certificate.SECRET
-        listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
-                                                      host="127.0.0.1", port=0, poll_interval=2.0)).start()
-        self._stops.append(listener.stop)
-        webhook = listener.listener
-        meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
-        kube.create(resources.SERVICE, {"metadata": meta, "spec": {
-            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
-        kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
-            "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
-        deadline = time.monotonic() + 30
-        while not webhook.ready and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.endpoints["conversion_webhook"] = webhook.url
-        console.print(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
-                      f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
-
-    def _start_cloud(self) -> None:
-        """Cloud Resources locally (:mod:`reconcilery.cloudlocal`): moto's server for AWS, the GCP and Azure
-        stand-ins, the Garden and an SKR per Kyma CR as dev API server clusters, the runtime-watcher listener.
-        Only when the applied documents hold Cloud Resources objects."""
-        from reconcilery.cloudlocal import CloudLocal
-
-        if self.devapi is None or not CloudLocal.wanted(self.documents):
-            return
-        self.cloud = CloudLocal(self.devapi, self._kube(), self.state_dir, log=console.print)
-        self._stops.append(self.cloud.stop)
-        env = self.cloud.start()
-        if "RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL" not in os.environ:
-            env["RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL"] = "10"  # a small local fleet revisits every 10 s, not 60
-        self.env.update(env)
-        os.environ.update(env)
-        self.documents = self.cloud.split(self.documents)
-        port = _free_port()
-        self._spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",
-                                     "--port", str(port)])
-        self.endpoints["skr_listener"] = f"http://127.0.0.1:{port}/v2/cloud-manager/event"
-        console.print(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, GCP stand-in at "
-                      f"{self.cloud.gcp.url}, Azure stand-in at {self.cloud.azure.url}, Garden cluster, "
-                      f"runtime-watcher listener on :{port}")
-
-    def _apply_cloud(self, apply_one: Callable[[Any, dict[str, Any]], dict[str, Any]], before: bool) -> int:
-        """The Garden and SKR documents (``before``/after the KCP ones); after: endpoints and the sweep."""
-        if self.cloud is None:
-            return 0
-        if before:
-            return int(self.cloud.apply_before(apply_one))
-        failed = int(self.cloud.apply_after(apply_one))
-        self.endpoints.update(self.cloud.endpoints())
-        self._write_endpoints()
-        from tasks.cloud.controller import SWEEP, SWEEP_KEY
-        from workers.app import workqueue
-
-        workqueue().add(SWEEP, SWEEP_KEY)  # beat (re)starts it too, after its first interval
-        return failed
-
-    def _start_nginx_standins(self) -> None:
-        """One NGINX Plus stand-in per loopback host of the ``nkl-config`` ConfigMap being applied,
-        declaring the upstreams the applied Services name."""
-        hosts = [h.strip() for d in self.documents if d.get("kind") == "ConfigMap"
-                 and d.get("metadata", {}).get("name") == "nkl-config"
-                 for h in str((d.get("data") or {}).get("nginx-hosts", "")).split(",") if h.strip()]
-        if not hosts:
-            return
-        try:
-            from standins.nginxplus import NginxPlusStandIn
-        except ImportError:
-            console.print(f"[yellow]![/yellow] NGINX Plus hosts {', '.join(hosts)} left to their own servers: "
-                          "the stand-ins are not installed (pip install 'reconcilery\\[embedded]')", soft_wrap=True)
-            return
-        from tasks.nginx.settings import EdgeNames
-        from tasks.nginx.translate import service_ports
-
-        names = EdgeNames()
-        ports = [p for d in self.documents if d.get("kind") == "Service" for p in service_ports(d, names)]
-        http = sorted({str(p.upstream.name) for p in ports if p.upstream.protocol == "http"})
-        stream = sorted({str(p.upstream.name) for p in ports if p.upstream.protocol == "stream"})
-        self.endpoints["nginx_plus"] = []
-        for host in hosts:
-            url = urlsplit(host)
-            if url.hostname not in ("127.0.0.1", "localhost") or not url.port:
-                continue
-            if listening(url.hostname, url.port):  # a real NGINX Plus, or another tool: leave it be
-                console.print(f"[yellow]![/yellow] {host}: port {url.port} is taken by {port_holder(url.port)}; "
-                              "no NGINX Plus stand-in started, this host is left to its own server", soft_wrap=True)
-                self.endpoints.setdefault("nginx_plus_external", []).append(host)
-                continue
-            standin = NginxPlusStandIn(port=url.port, http_upstreams=http, stream_upstreams=stream,
-                                       prefix=url.path or "/api").start()
-            self._stops.append(standin.stop)
-            self.endpoints["nginx_plus"].append(standin.url)
-            console.print(f"[green]✓[/green] NGINX Plus stand-in at {standin.url}")
-
-    def _start_webhook(self) -> None:
-        """Run the Snatch webhook in this process; on the dev API server also register it (a
-        MutatingWebhookConfiguration with the dev CA as caBundle) so Pods are mutated as in a cluster."""
-        import base64
-
-        from tasks.snatch.webhook import dev_webhook_configuration, start_dev_webhook
-
-        url, ca_path, stop = start_dev_webhook(self.state_dir, self.kubeconfig, SNATCH_POOL)
-        self._stops.append(stop)
-        self.endpoints.update(webhook=url, webhook_ca=ca_path)
-        self.env["RECONCILERY_SNATCH_CERT_DIR"] = str(Path(ca_path).parent)
-        console.print(f"[green]✓[/green] Snatch webhook at {url}")
-        if self.o.kubeconfig is None:  # never register a loopback webhook on a real cluster
-            from kube import resources
-
-            config = dev_webhook_configuration(url)
-            for hook in config["webhooks"]:
-                hook["clientConfig"]["caBundle"] = base64.b64encode(Path(ca_path).read_bytes()).decode()
-            self._kube().create(resources.MUTATING_WEBHOOK_CONFIGURATION, config)
-            console.print(f"[green]✓[/green] MutatingWebhookConfiguration {config['metadata']['name']} "
-                          "(the dev API server calls it)")
 
     def _spawn(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
+        """Start the supervised child ``name`` with this run's environment (and ``extra_env``)."""
         self.supervisor.spawn(name, args, {**os.environ, **self.env, **(extra_env or {})})
 
     def _start_processes(self) -> None:
@@ -365,7 +244,7 @@ class LocalRuntime:
         def apply_one(target: Any, doc: dict[str, Any]) -> dict[str, Any]:
             return apply(target, discoveries.setdefault(id(target), Discovery(target)), doc)
 
-        failed = self._apply_cloud(apply_one, before=True)
+        failed = sum(local.apply_before(apply_one) for local in self.locals)
         for doc in self.documents:
             ref = f"{doc['kind']} {doc.get('metadata', {}).get('namespace', '')}/{doc['metadata'].get('name')}"
             try:
@@ -373,28 +252,27 @@ class LocalRuntime:
             except Exception as exc:
                 failed += 1
                 console.print(f"[red]✗[/red] {ref}: {exc}")
-        failed += self._apply_cloud(apply_one, before=False)
+        failed += sum(local.apply_after(apply_one) for local in self.locals)
+        self._write_endpoints()
         console.print(f"[green]✓[/green] applied {len(self.applied)} objects"
                       + (f", [red]{failed} failed[/red]" if failed else ""))
         return failed
 
     def settled(self) -> bool:
-        """Every applied APIRule has a final state and no controller has work due within 2 s."""
-        from reconcilery.cloudlocal import CloudLocal
+        """No controller has work due within 2 s and every domain's applied objects are settled."""
         from workers.app import workqueue
         from workers.controller import registry
 
         wq = workqueue()
+        busy = {name for local in self.locals for name in local.always_busy}
         for c in registry:
-            if c.name in CloudLocal.ALWAYS_BUSY:
+            if c.name in busy:
                 continue
             s = wq.status(c.name)
             due = wq.next_due(c.name)
             if s.waiting or s.in_progress or (due is not None and due < 2):
                 return False
-        if self.cloud is not None and not self.cloud.settled():
-            return False
-        return all(row[2] in SETTLED_STATES for row in self.summary_rows() if row[0] in STATUS_KINDS)
+        return all(local.settled() for local in self.locals)
 
     def wait_settled(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -407,76 +285,9 @@ class LocalRuntime:
             time.sleep(0.5)
         return False
 
-    def summary_rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, namespace/name, state, detail) for APIRules, Pods (Snatch) and NGINX upstreams."""
-        from kube import Resource
-
-        kube = self._kube()
-        rows: list[tuple[str, str, str, str]] = []
-        for obj in self.applied:
-            if obj.get("kind") not in STATUS_KINDS:
-                continue
-            group, _, version = obj["apiVersion"].rpartition("/")
-            if obj["kind"] == "APIRule":
-                version = "v2alpha1"  # the hub: its status has a state whatever version was applied
-            namespaced = obj["kind"] != "APIGateway"
-            res = Resource(group, version, f"{obj['kind'].lower()}s", obj["kind"], namespaced)
-            meta = obj["metadata"]
-            current = kube.get(res, meta["name"], meta.get("namespace") if namespaced else None) or {}
-            status = current.get("status") or {}
-            detail = str(status.get("description", "")).splitlines()
-            state = str(status.get("state", "Pending"))
-            if obj["kind"] == "APIRule" and status.get("observedGeneration") != (current.get("metadata") or {}).get(
-                    "generation"):
-                state = f"{state} (reconciling)" if status else "Pending"
-            ref = f"{meta['namespace']}/{meta['name']}" if namespaced else meta["name"]
-            rows.append((obj["kind"], ref, state, detail[0] if detail else ""))
-        rows.extend(self._pod_rows(kube))
-        if self.cloud is not None:
-            rows.extend(self.cloud.rows())
-        for base in self.endpoints.get("nginx_plus", []):
-            with contextlib.suppress(requests.RequestException, ValueError):
-                for kind in ("http", "stream"):
-                    version = max(requests.get(f"{base}/", timeout=2).json())
-                    ups = requests.get(f"{base}/{version}/{kind}/upstreams", timeout=2).json()
-                    for name, up in sorted(ups.items()):
-                        servers = sorted(s["server"] for s in up.get("peers", []))
-                        rows.append((f"NGINX {kind} upstream", f"{base} {name}", f"{len(servers)} servers",
-                                     ", ".join(servers)))
-        return rows
-
-    def _pod_rows(self, kube: Any) -> list[tuple[str, str, str, str]]:
-        """One row per applied Pod: ``mutated`` when it carries Snatch's preferred pool term, else
-        ``unchanged`` with the reason Snatch would give for the applied manifest now."""
-        from kube import resources
-        from tasks.snatch.mutate import ClusterContext, admission_review, decide, parse_review
-
-        pods = [o for o in self.applied if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
-        if not pods:
-            return []
-        pool_present = bool(kube.list(resources.NODE, label_selector=f"{POOL_LABEL}={SNATCH_POOL}"))
-        rows: list[tuple[str, str, str, str]] = []
-        for obj in pods:
-            meta = obj["metadata"]
-            current = kube.get(resources.POD, meta["name"], meta["namespace"]) or {}
-            terms = (((current.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
-                "preferredDuringSchedulingIgnoredDuringExecution") or []
-            if any(e.get("key") == POOL_LABEL for t in terms if isinstance(t, dict)
-                   for e in (t.get("preference") or {}).get("matchExpressions") or [] if isinstance(e, dict)):
-                rows.append(("Pod", f"{meta['namespace']}/{meta['name']}", "mutated",
-                             f"preferred node affinity {POOL_LABEL} In [{SNATCH_POOL}]"))
-                continue
-            original = next((d for d in self.documents if d.get("kind") == "Pod"
-                             and (d.get("metadata") or {}).get("name") == meta["name"]
-                             and (d.get("metadata") or {}).get("namespace", "default") == meta["namespace"]), obj)
-            namespace = kube.get(resources.NAMESPACE, meta["namespace"]) or {}
-            labels = (namespace.get("metadata") or {}).get("labels") or {}
-            review = admission_review({**original, "metadata": {**original.get("metadata", {}),
-                                                                 "namespace": meta["namespace"]}})
-            decision = decide(parse_review(review, None), ClusterContext(SNATCH_POOL, pool_present, labels))
-            detail = decision.message if not decision.mutated else "not mutated at admission (webhook not called)"
-            rows.append(("Pod", f"{meta['namespace']}/{meta['name']}", "unchanged", detail))
-        return rows
+    def summary_rows(self) -> list[Row]:
+        """(kind, object, state, detail): every domain's rows, in domain order."""
+        return [row for local in self.locals for row in local.rows()]
 
     def print_summary(self) -> None:
         table = Table("kind", "object", "state", "detail", title="Reconcilery", show_lines=False)
@@ -488,7 +299,9 @@ class LocalRuntime:
         for k, v in self.endpoints.items():
             ep.add_row(k, ", ".join(v) if isinstance(v, list) else str(v))
         console.print(ep)
-        console.print(f"kubectl --kubeconfig {self.kubeconfig} get apirules,virtualservices -A")
+        for local in self.locals:
+            for line in local.hints():
+                console.print(line, soft_wrap=True)
 
     # -- stop ----------------------------------------------------------------------------------------
 
@@ -500,6 +313,11 @@ class LocalRuntime:
             for stop in reversed(self._stops):
                 with contextlib.suppress(Exception):
                     stop()
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Who listens on ``host:port`` (``None``: nobody)."""
+    return port_holder(port) if listening(host, port) else None
 
 
 def run_up(options: UpOptions) -> int:

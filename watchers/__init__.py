@@ -1,4 +1,5 @@
-"""The watch engine and each domain's watch registrations (``watchers/<domain>.py``)."""
+"""The watch engine: list + watch per registration, map events to keys, enqueue them. Each domain keeps
+its own registrations (``tasks/<domain>/watches.py``); this package imports no domain."""
 
 from informers.store import Store, Stores
 from watchers.engine import WatchEvent, WatchManager, WatchRegistration, select_registrations

@@ -9,12 +9,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from workers import domains
 from workers.controller import import_installed
 
 log = logging.getLogger("reconcilery.webhooks")
-
-#: Modules that register listeners when imported (domains not installed are skipped).
-MODULES: tuple[str, ...] = ("tasks.apigateway.webhook",)
 
 
 class Listener(Protocol):
@@ -43,10 +41,11 @@ def factories() -> dict[str, Factory]:
     return dict(_factories)
 
 
-def load(modules: tuple[str, ...] = MODULES, **options: Any) -> list[Listener]:
-    """Import ``modules`` and build every registered listener with ``options`` (``host``,
-    ``kubeconfig``); disabled ones are left out."""
-    import_installed(modules)
+def load(modules: tuple[str, ...] | None = None, **options: Any) -> list[Listener]:
+    """Import ``modules`` (default: every installed domain's webhook modules, :mod:`workers.domains`)
+    and build every registered listener with ``options`` (``host``, ``kubeconfig``); disabled ones
+    are left out."""
+    import_installed(domains.webhook_modules() if modules is None else modules)
     built = [factory(**options) for factory in _factories.values()]
     return [listener for listener in built if listener is not None]
 

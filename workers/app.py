@@ -18,7 +18,8 @@ from celery import Celery, signals
 from celery.schedules import schedule
 from kombu import Queue
 
-from workers import metrics
+from workers import domains, metrics
+from workers import workqueue as workqueues
 from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
 from workers.logs import configure_logging
@@ -33,10 +34,11 @@ log = structlog.get_logger("reconcilery.worker")
 
 
 def load_domains(modules: tuple[str, ...] | None = None) -> list[str]:
-    """Import the modules that register controllers (default: the ``domains`` setting); returns
-    those found (a domain not yet installed is skipped, an import error inside a domain is raised)."""
+    """Import the modules that register controllers (default: the ``domains`` setting, else every
+    installed domain's, :mod:`workers.domains`); returns those found (a module not installed is
+    skipped, an import error inside a domain is raised)."""
     if modules is None:
-        modules = settings_of().domain_modules
+        modules = settings_of().domain_modules or domains.controller_modules()
     return [module.__name__ for module in import_installed(modules)]
 
 
@@ -66,7 +68,8 @@ def configure(app: Celery, settings: Settings) -> None:
             "unacked_restore_interval": 10,
         }),
         broker_connection_retry_on_startup=True,
-        task_queues=[Queue(q, routing_key=q) for q in QUEUES],
+        # the installed domains' queues (a plug-in domain brings its own) after the known ones
+        task_queues=[Queue(q, routing_key=q) for q in dict.fromkeys((*QUEUES, *domains.queues()))],
         task_default_queue=QUEUES[0],
         task_routes=(route,),
         task_create_missing_queues=False,
@@ -103,6 +106,7 @@ def workqueue() -> WorkQueue:
 
 
 app.reconcilery_workqueue = workqueue
+workqueues.provide(workqueue)  # domain code reaches it as workers.workqueue.current()
 
 
 @app.task(name=RESYNC_TASK, ignore_result=True)

@@ -12,17 +12,6 @@ from dataclasses import dataclass, fields
 #: One Celery queue per domain, so each worker pool scales on its own.
 QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "snatch")
 
-#: Modules that register controllers (``workers.controller.registry``) when imported.
-DOMAIN_MODULES: tuple[str, ...] = (
-    "tasks.apigateway.controller",
-    "tasks.apigateway.operator.controller",
-    "tasks.apigateway.ratelimit.controller",
-    "tasks.apigateway.certificate_controller",
-    "tasks.nginx.controller",
-    "tasks.snatch.controller",
-    "tasks.cloud.controller",
-)
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -57,8 +46,9 @@ class Settings:
     task_events: bool = True
     #: Port of the Prometheus metrics endpoint of a worker or watcher process (0 = off).
     metrics_port: int = 0
-    #: Comma-separated modules that register controllers (default: every domain of Reconcilery).
-    domains: str = ",".join(DOMAIN_MODULES)
+    #: Comma-separated modules that register controllers (empty: every installed domain's, found
+    #: through the entry point group ``reconcilery.domains``, see :mod:`workers.domains`).
+    domains: str = ""
     #: Comma-separated modules whose ``REGISTRATIONS`` ``reconcilery watch`` runs (empty: every
     #: domain's).
     watch_modules: str = ""
@@ -92,8 +82,6 @@ def load(environ: dict[str, str] | None = None) -> Settings:
             except ValueError as exc:
                 raise ValueError(f"{name}={env[name]!r}: expected {kind.__name__}") from exc
     settings = Settings(**values)  # type: ignore[arg-type]
-    if not settings.domain_modules:
-        raise ValueError("RECONCILERY_DOMAINS names no module")
     if settings.task_time_limit >= settings.visibility_timeout:
         raise ValueError("RECONCILERY_TASK_TIME_LIMIT must be below RECONCILERY_VISIBILITY_TIMEOUT")
     return settings

@@ -17,8 +17,9 @@ Times come from the Redis server clock (``TIME``), so worker clocks need not agr
 from __future__ import annotations
 
 import random
+import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,6 +28,8 @@ import redis
 
 from workers import metrics
 from workers.controller import Controller, Key, Outcome, Registry, Result, registry
+from workers.redis_client import redis_client
+from workers.settings import load
 
 _SCRIPTS = ("add", "add_after", "fetch", "renew", "done", "epoch")
 #: Items per script call in batched operations (one round trip each).
@@ -335,6 +338,39 @@ def outcome_of(result: Result | None) -> Result:
     return Result.done() if result is None else result
 
 
+# ---- the process's workqueue -------------------------------------------------------------------
+
+_current_lock = threading.Lock()
+_provider: Callable[[], WorkQueue] | None = None
+_by_url: dict[str, WorkQueue] = {}
+
+
+def provide(factory: Callable[[], WorkQueue] | None) -> None:
+    """Make ``factory`` the source of :func:`current` (the Celery app installs its own; ``None``
+    restores the default)."""
+    global _provider
+    with _current_lock:
+        _provider = factory
+
+
+def current() -> WorkQueue:
+    """This process's :class:`WorkQueue`: the one the Celery app of this process uses when it runs one
+    (:mod:`workers.app` provides it), else one on ``RECONCILERY_REDIS_URL`` (one client per URL, created
+    on first use).
+
+    This is how domain code enqueues (a webhook's caBundle sync, the SKR sweep, a runtime-watcher
+    notification) without importing the Celery app. Raises ``ValueError`` for a bad setting."""
+    provider = _provider
+    if provider is not None:
+        return provider()
+    url = load().redis_url
+    with _current_lock:
+        found = _by_url.get(url)
+        if found is None:
+            found = _by_url[url] = WorkQueue(redis_client(url))
+        return found
+
+
 __all__ = [
     "BATCH",
     "Controller",
@@ -345,6 +381,8 @@ __all__ = [
     "Taken",
     "WorkQueue",
     "controller_key",
+    "current",
     "outcome_of",
+    "provide",
     "queue_key",
 ]

@@ -1,7 +1,27 @@
 """API Gateway domain: APIRule v2 / v2alpha1 → Istio VirtualService, AuthorizationPolicies and
-RequestAuthentications. The pure core is :func:`plan`; the worker and ``render`` both run it."""
+RequestAuthentications. The pure core is :func:`tasks.apigateway.plan.plan`; the worker and ``render``
+both run it.
 
-from tasks.apigateway.plan import Plan, Settings, plan
-from tasks.apigateway.state import ClusterState
+The exports load on first use (PEP 562): finding the installed domains imports this package for its
+plug-in registration (:mod:`tasks.apigateway.domain`) and should not pay for the Kubernetes client."""
 
-__all__ = ["ClusterState", "Plan", "Settings", "plan"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tasks.apigateway.plan import Plan, Settings
+    from tasks.apigateway.state import ClusterState
+
+_EXPORTS = {"Plan": "tasks.apigateway.plan", "Settings": "tasks.apigateway.plan",
+            "ClusterState": "tasks.apigateway.state"}
+
+__all__ = ["ClusterState", "Plan", "Settings"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

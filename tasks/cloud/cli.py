@@ -55,11 +55,11 @@ def listener(
 ) -> None:
     """Run the runtime-watcher listener: SKR events connect their SKR sooner (rate-limited per SKR)."""
     from tasks.cloud.notify import Listener, notify_connect
-    from workers.app import load_domains
+    from workers.controller import import_installed
     from workers.logs import configure_logging
 
     configure_logging("INFO")
-    load_domains(("tasks.cloud.controller",))
+    import_installed(("tasks.cloud.controller",))  # the sweep and connect controllers
     stop = threading.Event()
 
     def _stop(*_: Any) -> None:

@@ -172,7 +172,7 @@ class Listener:
 def notify_connect(kyma: str) -> str:
     """The production ``on_kyma``: the rotation's decision, and a fresh connect when accepted."""
     from tasks.cloud import settings, sweep
-    from workers.app import workqueue
+    from workers.workqueue import current as workqueue
 
     s = settings.current()
     outcome = sweep.rotation(s).notify(kyma)

@@ -172,7 +172,7 @@ def reconcile(key: Key) -> Result:
     s = cloud_settings.current()
     due = rotation(s).dispatch()
     if due:
-        from workers.app import workqueue  # the process's workqueue (worker processes only)
+        from workers.workqueue import current as workqueue  # the process's workqueue
 
         workqueue().add_many(CONNECT, connect_keys(due, s.kcp_namespace), resync=True)
     return Result.requeue(s.sweep_tick)

@@ -1,8 +1,8 @@
 """What the webhook knows about the cluster: whether a Kyma pool node exists, and namespace labels.
 
-:class:`KubeClusterView` keeps both in informer stores of the watch engine
-(:class:`watchers.engine.WatchManager`: list + watch, resume, relist on 410), as the APIRule
-VirtualService cache does: the Nodes of the pool (server-side label selector) and every Namespace.
+:class:`KubeClusterView` keeps both in informer stores (:class:`informers.reflector.Reflector`: list +
+watch, resume, relist on 410, each into its :class:`informers.store.Store`): the Nodes of the pool
+(server-side label selector) and every Namespace.
 The webhook starts mutating once a pool node is in the store and stops when the last one goes (KIM
 Snatch's bootstrap check, kept current by the watch instead of by polling). Two on-miss lookups
 cover the watch's lag: a namespace missing from the store (created a moment ago) is read once with a
@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from informers.reflector import Reflector
+from informers.store import RawEvent, Stores
 from tasks.snatch import metrics
 from tasks.snatch.mutate import POOL_LABEL
 
@@ -71,6 +73,21 @@ class StaticClusterView:
         return None
 
 
+class _Reflector(Reflector):
+    """A reflector that calls ``changed()`` after every (re)list and watch event."""
+
+    def __init__(self, name: str, changed: Callable[[], None], *args: Any) -> None:
+        super().__init__(name, *args)
+        self._changed = changed
+
+    def on_list(self, changes: list[RawEvent]) -> None:
+        self._changed()
+
+    def on_event(self, change: RawEvent) -> Sequence[Any]:
+        self._changed()
+        return ()
+
+
 def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
@@ -102,7 +119,9 @@ class KubeClusterView:
         self._logged: bool | None = None
         self._last_check = float("-inf")
         self._last_direct = False
-        self._manager: Any = None
+        #: the informer stores by name (:data:`NODES`, :data:`NAMESPACES`), kept by :attr:`_reflectors`
+        self.stores = Stores()
+        self._reflectors: list[Reflector] = []
 
     @property
     def pool_node_present(self) -> bool:
@@ -111,8 +130,7 @@ class KubeClusterView:
     @property
     def checked(self) -> bool:
         """Whether the initial list of the pool's nodes has completed."""
-        return self._manager is not None and all(w.listed.is_set() for w in self._manager
-                                                 if w.registration.name == NODES)
+        return any(r.name == NODES and r.listed.is_set() for r in self._reflectors)
 
     def _client(self) -> Any:
         if self._kube is None:
@@ -121,23 +139,29 @@ class KubeClusterView:
 
     # ---- informer stores -------------------------------------------------------------------
 
-    def _build(self) -> Any:
+    def _build(self) -> list[Reflector]:
         from kube import resources
-        from watchers.engine import WatchManager, WatchRegistration
 
-        registrations = [
-            WatchRegistration(NODES, resources.NODE, None, f"{POOL_LABEL}={self.pool}", self._on_node),
-            WatchRegistration(NAMESPACES, resources.NAMESPACE, None, None, self._on_namespace),
+        kube = self._client()
+        cluster = str(getattr(kube, "cluster", "local"))
+        self.stores = Stores()  # fresh stores for every start
+        return [
+            _Reflector(NODES, self._on_node, resources.NODE, None, f"{POOL_LABEL}={self.pool}", None, kube,
+                       self.stores.add(NODES), cluster),
+            _Reflector(NAMESPACES, self._on_namespace, resources.NAMESPACE, None, None, None, kube,
+                       self.stores.add(NAMESPACES), cluster),
         ]
-        return WatchManager(registrations, enqueue=_no_enqueue, kube=self._client())
 
-    def _on_node(self, _event: Any, stores: Any) -> list[Any]:
-        self._set_present(bool(stores.list(NODES)), len(stores.list(NODES)))
-        return []
+    def _on_node(self) -> None:
+        nodes = len(self.stores.store(NODES))
+        self._set_present(bool(nodes), nodes)
 
-    def _on_namespace(self, _event: Any, stores: Any) -> list[Any]:
-        metrics.NAMESPACE_CACHE_SIZE.set(len(stores.store(NAMESPACES)))
-        return []
+    def _on_namespace(self) -> None:
+        metrics.NAMESPACE_CACHE_SIZE.set(len(self.stores.store(NAMESPACES)))
+
+    def _wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        return all(r.listed.wait(max(0.0, deadline - time.monotonic())) for r in self._reflectors)
 
     def _set_present(self, present: bool, nodes: int) -> None:
         self._present = present
@@ -193,8 +217,8 @@ class KubeClusterView:
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         if not namespace:
             return None
-        if self._manager is not None:
-            cached = self._manager.stores.get(NAMESPACES, None, namespace)
+        if self._reflectors:
+            cached = self.stores.get(NAMESPACES, None, namespace)
             if cached is not None:
                 return _labels(cached)
         try:  # not (yet) in the store: created a moment ago, or the watch is behind
@@ -210,19 +234,19 @@ class KubeClusterView:
     async def start(self) -> None:
         """Start the watches and wait (up to ``ready_timeout``) for their initial lists, so the first
         admission sees a known mode."""
-        self._manager = await asyncio.to_thread(self._build)
-        self._manager.start()
-        if not await asyncio.to_thread(self._manager.wait_ready, self.ready_timeout):
+        self._reflectors = await asyncio.to_thread(self._build)
+        for reflector in self._reflectors:
+            reflector.start()
+        if not await asyncio.to_thread(self._wait_ready, self.ready_timeout):
             log.warning("cluster view not ready after %.0f s; on-miss lookups answer meanwhile", self.ready_timeout)
-        stores = self._manager.stores
-        self._set_present(bool(stores.list(NODES)), len(stores.list(NODES)))
-        metrics.NAMESPACE_CACHE_SIZE.set(len(stores.store(NAMESPACES)))
+        self._on_node()
+        self._on_namespace()
 
-    async def stop(self) -> None:
-        if self._manager is not None:
-            await asyncio.to_thread(self._manager.stop)
-            self._manager = None
-
-
-def _no_enqueue(_controller: str, _key: Any) -> None:
-    return None
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Stop the watches, waiting up to ``timeout`` seconds in total for their threads."""
+        reflectors, self._reflectors = self._reflectors, []
+        for reflector in reflectors:
+            reflector.stop()
+        deadline = time.monotonic() + timeout
+        for reflector in reflectors:
+            await asyncio.to_thread(reflector.join, max(0.0, deadline - time.monotonic()))

@@ -275,9 +275,9 @@ def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
     def enqueue() -> None:
         try:
             from tasks.snatch.controller import CONTROLLER_NAME, webhook_config_key
-            from workers.app import workqueue
+            from workers.workqueue import current
 
-            workqueue().add(CONTROLLER_NAME, webhook_config_key(webhook_config_name))
+            current().add(CONTROLLER_NAME, webhook_config_key(webhook_config_name))
             log.info("caBundle sync enqueued webhook_config=%s", webhook_config_name)
         except Exception as exc:
             log.warning("caBundle sync not enqueued (beat resync will catch up) webhook_config=%s error=%r",

@@ -1,7 +1,7 @@
 """The APIGateway CR (``operator.kyma-project.io/v1alpha1``): the model, the managed objects, the plan.
 
 The ``apigateway`` controller (:mod:`tasks.apigateway.operator.controller`) is registered by importing its
-module (``workers.settings.DOMAIN_MODULES``); this package exports the pure parts.
+module (listed in :data:`tasks.apigateway.domain.DOMAIN`); this package exports the pure parts.
 """
 
 from tasks.apigateway.operator.model import APIGateway, oldest_apigateway

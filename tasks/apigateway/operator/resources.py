@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from kube import Resource, resources
+from kube import resources
+from kube.resource import Resource
 from tasks.apigateway import model
 
 NAMESPACE = "kyma-system"

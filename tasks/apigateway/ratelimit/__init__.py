@@ -1,7 +1,7 @@
 """The RateLimit CR (``gateway.kyma-project.io/v1alpha1``) → an EnvoyFilter: the model and the plan.
 
 The ``ratelimit`` controller (:mod:`tasks.apigateway.ratelimit.controller`) is registered by importing its
-module (``workers.settings.DOMAIN_MODULES``); this package exports the pure parts.
+module (listed in :data:`tasks.apigateway.domain.DOMAIN`); this package exports the pure parts.
 """
 
 from tasks.apigateway.ratelimit.model import RateLimit

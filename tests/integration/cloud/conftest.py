@@ -25,9 +25,9 @@ import requests
 
 from kube import Kube, resources
 from kubedev import DevAPIServer
-from reconcilery.cloudlocal import add_garden, add_skr, kubeconfig_secret, seed_aws_shoot, seed_azure_shoot
 from reconcilery.localredis import LocalRedis
 from tasks.cloud import install, names
+from tasks.cloud.local import add_garden, add_skr, kubeconfig_secret, seed_aws_shoot, seed_azure_shoot
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.sweep import Rotation
 from tests.fixtures.devapi import real_cluster

@@ -40,9 +40,9 @@ def test_pool_node_and_namespaces_follow_the_watch(api: tuple[Kube, str]) -> Non
             add_namespace(kube, "shop", managed=True)
             # at once (a GET when the watch has not delivered it yet), then from the store
             assert (await view.namespace_labels("shop") or {}).get(MANAGED_BY_LABEL) == "kyma"
-            await _until(lambda: view._manager.stores.get(NAMESPACES, None, "shop") is not None)
+            await _until(lambda: view.stores.get(NAMESPACES, None, "shop") is not None)
             kube.patch(resources.NAMESPACE, "shop", {"metadata": {"labels": {"team": "a"}}})
-            await _until(lambda: (view._manager.stores.get(NAMESPACES, None, "shop") or {})
+            await _until(lambda: (view.stores.get(NAMESPACES, None, "shop") or {})
                          .get("metadata", {}).get("labels", {}).get("team") == "a")
             assert (await view.namespace_labels("shop") or {}).get("team") == "a"
             assert await view.namespace_labels("missing") is None

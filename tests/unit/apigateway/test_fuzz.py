@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kube.printers import Output, format_listing
-from tasks.apigateway import plan
 from tasks.apigateway.cli import render_documents
+from tasks.apigateway.plan import plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import apirule, cluster, jwt, rule, service

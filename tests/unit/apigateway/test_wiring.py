@@ -11,7 +11,7 @@ import pytest
 from informers.store import Stores
 from tasks.apigateway import status as st
 from tasks.apigateway.controller import CONTROLLER, ControllerSettings
-from watchers.apigateway import (
+from tasks.apigateway.watches import (
     APIGATEWAYS,
     APIRULES,
     RATELIMITS,

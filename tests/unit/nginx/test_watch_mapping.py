@@ -6,9 +6,9 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.nginx.controller import CONTROLLER_NAME
+from tasks.nginx.watches import CONFIG, NODES, REGISTRATIONS, SERVICES, map_config, map_node, map_service
 from tests.unit.nginx.test_translate import node, service
 from watchers.engine import WatchEvent
-from watchers.nginx import CONFIG, NODES, REGISTRATIONS, SERVICES, map_config, map_node, map_service
 
 HOSTS = "http://127.0.0.1:9000/api, http://127.0.0.1:9001/api"
 

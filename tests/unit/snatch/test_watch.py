@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tasks.snatch.controller import CONTROLLER_NAME, WEBHOOK_CONFIG_NAME
+from tasks.snatch.watches import REGISTRATIONS, map_webhook_config
 from watchers.engine import WatchEvent
-from watchers.snatch import REGISTRATIONS, map_webhook_config
 from workers.controller import Key
 
 

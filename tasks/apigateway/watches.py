@@ -46,7 +46,7 @@ from tasks.apigateway.state import reads_for
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
-log = structlog.get_logger("watchers.apigateway")
+log = structlog.get_logger("tasks.apigateway.watches")
 
 APIRULES = "apigateway-apirules"
 APIGATEWAYS = "apigateway-apigateways"

@@ -1,6 +1,7 @@
 """Cloud Resources on one machine: the Garden and the SKRs as clusters of the dev API server, AWS as
 moto's server, GCP and Azure as the project's stand-ins (:mod:`standins.gcp`, :mod:`standins.azure`).
-Used by ``reconcilery up`` (:class:`CloudLocal`), the tests and the benchmark.
+Used by ``reconcilery up`` (:class:`CloudResourcesLocal`, the domain's :class:`workers.domains.Local`),
+the tests and the benchmark.
 
 What Kyma's control plane provides in a landscape is simulated here:
 
@@ -34,9 +35,10 @@ import yaml
 
 from kube import Kube, Resource, resources
 from tasks.cloud import install, names
+from workers.domains import Apply, Local, LocalRun, Row
 
-__all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "add_garden", "add_skr", "cluster_of", "kubeconfig_secret",
-           "seed_aws_shoot", "seed_azure_shoot", "seed_gcp_project", "shoot_credentials"]
+__all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden", "add_skr", "cluster_of",
+           "kubeconfig_secret", "seed_aws_shoot", "seed_azure_shoot", "seed_gcp_project", "shoot_credentials"]
 
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
@@ -393,3 +395,66 @@ def wait(predicate: Callable[[], Any], timeout: float) -> Any:
             return value
         time.sleep(0.2)
     raise TimeoutError
+
+
+class CloudResourcesLocal(Local):
+    """Cloud Resources' part of ``reconcilery up`` (:class:`workers.domains.Local`): :class:`CloudLocal`
+    when the applied documents hold Cloud Resources objects (dev API server only), the runtime-watcher
+    listener, the Garden and SKR documents around the KCP ones, and a summary row per SKR IpRange."""
+
+    always_busy = CloudLocal.ALWAYS_BUSY
+
+    def __init__(self, run: LocalRun) -> None:
+        super().__init__(run)
+        self.cloud: CloudLocal | None = None
+
+    def start(self) -> None:
+        """moto's server for AWS, the GCP and Azure stand-ins, the Garden and an SKR per Kyma CR as dev API
+        server clusters, the runtime-watcher listener. Only when the applied documents hold Cloud
+        Resources objects."""
+        import os
+        import socket
+        import sys
+
+        run = self.run
+        if run.devapi is None or not CloudLocal.wanted(run.documents):
+            return
+        self.cloud = CloudLocal(run.devapi, run.kube(), run.state_dir, log=run.log)
+        run.on_stop(self.cloud.stop)
+        env = self.cloud.start()
+        if "RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL" not in os.environ:
+            env["RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL"] = "10"  # a small local fleet revisits every 10 s, not 60
+        run.env.update(env)
+        os.environ.update(env)
+        run.documents[:] = self.cloud.split(run.documents)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        run.spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",
+                                   "--port", str(port)])
+        run.endpoints["skr_listener"] = f"http://127.0.0.1:{port}/v2/cloud-manager/event"
+        run.log(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, GCP stand-in at "
+                f"{self.cloud.gcp.url}, Azure stand-in at {self.cloud.azure.url}, Garden cluster, "
+                f"runtime-watcher listener on :{port}")
+
+    def apply_before(self, apply: Apply) -> int:
+        """The Garden documents and an SKR per Kyma CR (:meth:`CloudLocal.apply_before`)."""
+        return 0 if self.cloud is None else int(self.cloud.apply_before(apply))
+
+    def apply_after(self, apply: Apply) -> int:
+        """The SKR documents, the endpoints of the providers and SKRs, and the sweep started."""
+        if self.cloud is None:
+            return 0
+        failed = int(self.cloud.apply_after(apply))
+        self.run.endpoints.update(self.cloud.endpoints())
+        from tasks.cloud.controller import SWEEP, SWEEP_KEY
+        from workers.workqueue import current
+
+        current().add(SWEEP, SWEEP_KEY)  # beat (re)starts it too, after its first interval
+        return failed
+
+    def rows(self) -> list[Row]:
+        return [] if self.cloud is None else self.cloud.rows()
+
+    def settled(self) -> bool:
+        return self.cloud is None or self.cloud.settled()

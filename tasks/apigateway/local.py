@@ -1,0 +1,97 @@
+"""The API Gateway's part of ``reconcilery up`` (:class:`workers.domains.Local`): on the dev API server its
+CRDs (and Istio's) and the APIRule conversion webhook; the summary rows of APIRules, APIGateways and
+RateLimits."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from workers.domains import Local, Row
+
+#: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
+SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+
+
+class ApiGatewayLocal(Local):
+    """CRDs, the conversion webhook in ``up``'s process, and the status rows of the applied CRs."""
+
+    def start(self) -> None:
+        if not self.run.dev:  # a real cluster brings its own CRDs (and Istio's) and webhook
+            return
+        from tasks.apigateway.install import install_crds
+
+        install_crds(self.run.kube(), istio=True, conversion=True)
+        # the dev cluster allows v1beta1 APIRules, and has no kubelet to start Oathkeeper's Pods
+        for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
+                            ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
+            self.run.env[name] = os.environ.setdefault(name, value)
+        self._start_conversion_webhook()
+
+    def _start_conversion_webhook(self) -> None:
+        """The APIRule conversion webhook in this process, as the dev API server reaches it: the
+        certificate Secret and caBundle first (the original's init step; the ``apigateway-certificate``
+        controller renews them later), then the listener, then the Service
+        ``kyma-system/api-gateway-webhook-service`` with Endpoints on loopback."""
+        from kube import resources
+        from tasks.apigateway import certificate
+        from tasks.apigateway.certificate_controller import ensure_certificate
+        from tasks.apigateway.webhook import ConversionWebhook
+        from webhooks import ThreadedListener
+
+        kube = self.run.kube()
+        if kube.get(resources.NAMESPACE, "kyma-system") is None:
+            kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
+        ensure_certificate(kube)
+        namespace, name = certificate.SECRET
+        listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
+                                                      host="127.0.0.1", port=0, poll_interval=2.0)).start()
+        self.run.on_stop(listener.stop)
+        webhook = listener.listener
+        meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
+        kube.create(resources.SERVICE, {"metadata": meta, "spec": {
+            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
+        kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
+            "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
+        deadline = time.monotonic() + 30
+        while not webhook.ready and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.run.endpoints["conversion_webhook"] = webhook.url
+        self.run.log(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
+                     f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
+
+    def rows(self) -> list[Row]:
+        """(kind, namespace/name, state, detail) of every applied APIRule, APIGateway and RateLimit."""
+        from kube import Resource
+
+        rows: list[Row] = []
+        applied = [obj for obj in self.run.applied if obj.get("kind") in STATUS_KINDS]
+        if not applied:
+            return rows
+        kube = self.run.kube()
+        for obj in applied:
+            group, _, version = obj["apiVersion"].rpartition("/")
+            if obj["kind"] == "APIRule":
+                version = "v2alpha1"  # the hub: its status has a state whatever version was applied
+            namespaced = obj["kind"] != "APIGateway"
+            res = Resource(group, version, f"{obj['kind'].lower()}s", obj["kind"], namespaced)
+            meta = obj["metadata"]
+            current: dict[str, Any] = kube.get(res, meta["name"], meta.get("namespace") if namespaced else None) or {}
+            status = current.get("status") or {}
+            detail = str(status.get("description", "")).splitlines()
+            state = str(status.get("state", "Pending"))
+            if obj["kind"] == "APIRule" and status.get("observedGeneration") != (current.get("metadata") or {}).get(
+                    "generation"):
+                state = f"{state} (reconciling)" if status else "Pending"
+            ref = f"{meta['namespace']}/{meta['name']}" if namespaced else meta["name"]
+            rows.append((obj["kind"], ref, state, detail[0] if detail else ""))
+        return rows
+
+    def settled(self) -> bool:
+        """Every applied APIRule, APIGateway and RateLimit has a final state."""
+        return all(row[2] in SETTLED_STATES for row in self.rows())
+
+    def hints(self) -> list[str]:
+        return [f"kubectl --kubeconfig {self.run.kubeconfig} get apirules,virtualservices -A"]

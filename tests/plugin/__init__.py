@@ -1,0 +1,1 @@
+"""A fake domain installed as a plug-in in tests (:mod:`tests.plugin.fakedomain`)."""

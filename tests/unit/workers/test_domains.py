@@ -1,0 +1,158 @@
+"""Domains as plug-ins: the installed domains are found through the entry point group
+``reconcilery.domains``; the worker, the watcher, the webhook process and ``up`` use what they declare;
+a domain whose package is missing is skipped."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+import webhooks
+from tests.plugin import fakedomain
+from workers import domains
+from workers.controller import registry
+from workers.domains import GROUP, Domain
+
+REAL = {"apigateway", "cloud", "nginx", "snatch"}
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def entry(name: str, value: str) -> EntryPoint:
+    return EntryPoint(name=name, value=value, group=GROUP)
+
+
+@pytest.fixture
+def fake_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Domain]:
+    """The installed domains are the real ones and :mod:`tests.plugin.fakedomain` (forgotten afterwards)."""
+    monkeypatch.delenv("RECONCILERY_DOMAINS", raising=False)
+    monkeypatch.setattr(webhooks.listeners, "_factories", dict(webhooks.listeners._factories))
+    domains.reset([*domains.discover(), fakedomain.DOMAIN])
+    yield fakedomain.DOMAIN
+    domains.reset()
+    registry.unregister(fakedomain.CONTROLLER)
+
+
+def dist_info(root: Path, entry_points: str) -> Path:
+    """A distribution ``reconcilery-fake`` on ``root`` whose entry points are ``entry_points``."""
+    info = root / "reconcilery_fake-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reconcilery-fake\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{entry_points}\n")
+    return root
+
+
+def test_the_four_domains_are_installed_as_plug_ins() -> None:
+    found = {d.name: d for d in domains.discover()}
+    assert set(found) >= REAL
+    assert "tasks.apigateway.controller" in found["apigateway"].controllers
+    assert found["apigateway"].webhooks == ("tasks.apigateway.webhook",)
+    assert found["cloud"].queues == ("cloud-skr", "cloud-kcp")
+    assert all(d.watches and d.controllers and d.local for d in found.values())
+
+
+def test_a_domain_installed_through_an_entry_point_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(dist_info(tmp_path, "fake = tests.plugin.fakedomain:DOMAIN")))
+    found = {d.name: d for d in domains.discover()}
+    assert found["fake"] == fakedomain.DOMAIN and set(found) >= REAL
+
+
+def test_a_missing_optional_domain_is_skipped() -> None:
+    found = domains.discover([entry("gone", "tasks.notinstalled.domain:DOMAIN"),
+                              entry("fake", "tests.plugin.fakedomain:DOMAIN")])
+    assert [d.name for d in found] == ["fake"]
+
+
+def test_an_import_error_inside_an_installed_domain_is_raised(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "brokendomain.py").write_text("import tasks.missing_dependency_of_brokendomain\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError):
+        domains.discover([entry("broken", "brokendomain:DOMAIN")])
+
+
+def test_an_entry_point_that_is_not_a_domain_is_an_error() -> None:
+    with pytest.raises(TypeError, match=r"not a workers\.domains\.Domain"):
+        domains.discover([entry("odd", "tests.plugin.fakedomain:CONTROLLER")])
+
+
+def test_two_domains_with_one_name_are_an_error() -> None:
+    other = dataclasses.replace(fakedomain.DOMAIN, queues=("other",))
+    sys.modules[__name__].OTHER = other  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="two installed domains"):
+        domains.discover([entry("fake", "tests.plugin.fakedomain:DOMAIN"), entry("fake2", f"{__name__}:OTHER")])
+
+
+def test_the_worker_registers_the_installed_domains_controllers(fake_installed: Domain) -> None:
+    from workers.app import load_domains, settings_of
+
+    assert settings_of().domains == ""  # the default: every installed domain
+    loaded = load_domains()
+    assert "tests.plugin.fakedomain" in loaded and "tasks.nginx.controller" in loaded
+    assert fakedomain.CONTROLLER in registry and "nginx-upstream" in registry
+    assert "fake" in domains.queues()
+
+
+def test_the_domains_setting_picks_modules(fake_installed: Domain) -> None:
+    from workers.app import load_domains
+
+    assert load_domains(("tests.plugin.fakedomain", "tasks.notinstalled.controller")) == ["tests.plugin.fakedomain"]
+
+
+def test_the_watcher_runs_the_installed_domains_registrations(fake_installed: Domain,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconcilery.cli import load_registrations
+    from workers import app
+
+    names = {r.name for r in load_registrations()}
+    assert "fake-configmaps" in names and "nginx-services" in names and "snatch-webhook-configs" in names
+    # RECONCILERY_WATCH_MODULES: a subset of the installed domains' modules
+    monkeypatch.setattr(app.app, "reconcilery_settings",
+                        dataclasses.replace(app.settings_of(), watch_modules="tests.plugin.fakedomain"))
+    assert [r.name for r in load_registrations()] == ["fake-configmaps"]
+
+
+def test_the_webhook_process_builds_the_installed_domains_listeners(fake_installed: Domain,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECONCILERY_APIGATEWAY_WEBHOOK_PORT", "0")
+    built = {listener.name: listener for listener in webhooks.load(host="127.0.0.1", kubeconfig=None)}
+    assert isinstance(built["fake-listener"], fakedomain.FakeListener) and built["fake-listener"].host == "127.0.0.1"
+    assert "apigateway-conversion" in built
+
+
+def test_up_runs_the_installed_domains_local_parts(fake_installed: Domain, tmp_path: Path) -> None:
+    from reconcilery.up import LocalRuntime, UpOptions
+
+    runtime = LocalRuntime(UpOptions(state_dir=tmp_path))
+    locals_ = {type(local).__name__: local for local in runtime.load_locals()}
+    assert set(locals_) == {"ApiGatewayLocal", "CloudResourcesLocal", "NginxLocal", "SnatchLocal", "FakeLocal"}
+    locals_["FakeLocal"].start()
+    assert runtime.endpoints["fake"] == "started"  # the domain sees the run's endpoints
+    # nothing applied: only the fake domain has rows, and every domain is settled
+    assert runtime.summary_rows() == [("Fake", "default/one", "Ready", "from the fake domain")]
+    assert all(local.settled() for local in runtime.locals)
+    assert "fake hint" in [line for local in runtime.locals for line in local.hints()]
+    # --examples: every installed domain's examples that exist in the checkout
+    assert runtime.example_paths() == [str(ROOT / "examples" / d) for d in sorted(REAL)]
+
+
+def test_a_resolve_ref_names_module_and_attribute() -> None:
+    assert domains.resolve("tests.plugin.fakedomain:FakeLocal") is fakedomain.FakeLocal
+    with pytest.raises(ValueError, match="module:attr"):
+        domains.resolve("tests.plugin.fakedomain")
+
+
+def test_finding_the_domains_imports_no_domain_code() -> None:
+    """Discovery loads only the registrations (module names): no controller, no Kubernetes client."""
+    import subprocess
+
+    code = ("import sys; from workers import domains; assert len(domains.installed()) >= 4; "
+            "loaded = [m for m in sys.modules if m.startswith(('kube', 'kubernetes', 'celery', 'redis')) "
+            "or m.startswith('tasks.') and m.endswith(('.controller', '.watches', '.webhook', '.local', '.plan'))]; "
+            "assert not loaded, loaded")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
