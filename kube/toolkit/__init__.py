@@ -21,7 +21,8 @@ Lower layer: imports ``kube`` and ``fencing`` only, never a domain.
 
 from kube.clock import now_rfc3339
 from kube.toolkit import conditions
-from kube.toolkit.apply import Action, ApplyError, apply_actions
+from kube.toolkit.actions import Action
+from kube.toolkit.apply import ApplyError, apply_actions
 from kube.toolkit.conditions import Condition, condition, set_condition, set_exclusive
 from kube.toolkit.finalizers import add_finalizer, deleting, has_finalizer, remove_finalizer, set_finalizers
 from kube.toolkit.metrics import counter, gauge, histogram

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kube.toolkit.apply import Action
+from kube.toolkit.actions import Action
 from tasks.apigateway import model
 from tasks.apigateway.requestauthentication import request_authentication_key
 

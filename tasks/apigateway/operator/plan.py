@@ -31,7 +31,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kube.diff import needs_update, prepare_replace
-from kube.toolkit import Action, conditions
+from kube.toolkit import conditions
+from kube.toolkit.actions import Action
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
