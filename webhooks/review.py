@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,21 @@ from typing import Any
 log = logging.getLogger("reconcilery.webhooks.review")
 
 MiB = 1024 * 1024
+
+#: The API server reads at most 3 MiB of a request body (k8s.io/apiserver/pkg/server/config.go,
+#: ``MaxRequestBodyBytes: int64(3 * 1024 * 1024)``: twice etcd's 1.5 MiB request limit, since JSON is
+#: converted to protobuf for storage), so no object it admits or converts is larger.
+API_SERVER_MAX_OBJECT_BYTES = 3 * MiB
+#: What a review carries besides its objects (userInfo, kind, options, ...): controller-runtime's
+#: admission webhook budgets 1 MiB for it (pkg/webhook/admission/http.go, ``maxRequestSize``).
+ENVELOPE_BYTES = 1 * MiB
+#: Deepest nesting of a review accepted: a Pod review nests about 14 levels, an APIRule review about 12.
+MAX_DEPTH = 100
+#: Upper bound of the memory a parsed body may take (estimated before parsing, see :func:`json_guard`).
+MAX_PARSED_BYTES = 64 * MiB
+#: Estimated bytes per parsed container (a dict with a few keys, or a list) and per other value.
+CONTAINER_COST = 200
+VALUE_COST = 64
 
 
 @dataclass(frozen=True)
@@ -43,17 +59,28 @@ class ReviewKind:
     max_body_bytes: int
 
 
-ADMISSION = ReviewKind("AdmissionReview", ("admission.k8s.io/v1",), 7 * MiB)
-CONVERSION = ReviewKind("ConversionReview", ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"), 32 * MiB)
+#: An AdmissionReview of a CREATE carries one object; UPDATE adds ``oldObject`` (controller-runtime's 7 MiB
+#: is two 3 MiB objects + 1 MiB). Webhooks that admit UPDATEs use :func:`dataclasses.replace` with 7 MiB.
+ADMISSION = ReviewKind("AdmissionReview", ("admission.k8s.io/v1",), API_SERVER_MAX_OBJECT_BYTES + ENVELOPE_BYTES)
+#: A ConversionReview carries one object (a GET) or one LIST page (every object of the page in one review,
+#: apiextensions-apiserver's webhook converter): one object of the API server's bound, or a page of some
+#: 2,500 APIRules of 1.5 KiB. A larger unpaged LIST of a converted version fails as a webhook error.
+CONVERSION = ReviewKind("ConversionReview", ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"),
+                        API_SERVER_MAX_OBJECT_BYTES + ENVELOPE_BYTES)
 
 
 class MalformedReview(ValueError):
-    """The body is not a review of the expected kind; ``status`` is the HTTP status to answer (400, 413)."""
+    """The body is not a review of the expected kind; ``status`` is the HTTP status to answer (400, 413).
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    ``api_version`` and ``uid`` are the request's when they could be read (echoed in the answer).
+    """
+
+    def __init__(self, message: str, status: int = 400, *, api_version: str | None = None, uid: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.api_version = api_version
+        self.uid = uid
 
 
 @dataclass(frozen=True)
@@ -66,12 +93,59 @@ class Review:
     request: dict[str, Any]
 
 
+# A JSON string: quotes around anything but quotes and backslashes, or escapes (the unrolled form, linear).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_guard(body: bytes, max_depth: int = MAX_DEPTH, max_parsed_bytes: int = MAX_PARSED_BYTES) -> None:
+    """Check, before parsing, that ``body`` (UTF-8 JSON) nests at most ``max_depth`` levels and parses
+    into at most about ``max_parsed_bytes`` of memory; raises :class:`MalformedReview` otherwise.
+
+    ``json.loads`` recurses once per level (deep nesting raises ``RecursionError``), and small tokens
+    grow: ``[[],[],...]`` takes ~22 times its size as Python lists. The check runs at C speed: strings are
+    blanked out, the containers (``[``, ``{``) and values (``,`` + 1) are counted and priced at
+    :data:`CONTAINER_COST` / :data:`VALUE_COST` bytes (413 over budget), and the brackets alone are
+    reduced ``max_depth`` times by removing innermost pairs (400 when pairs are left: deeper; or when
+    more than ``max_depth`` unmatched ones are left; a few are left to ``json.loads`` to report).
+    """
+    blanked = _STRING.sub(b'""', body)
+    containers = blanked.count(b"[") + blanked.count(b"{")
+    values = blanked.count(b",") + 1
+    estimate = containers * CONTAINER_COST + values * VALUE_COST
+    if estimate > max_parsed_bytes:
+        raise MalformedReview(f"request body has {containers} arrays/objects and {values} values: it would take "
+                              f"~{estimate // MiB} MiB parsed, more than {max_parsed_bytes // MiB} MiB", status=413)
+    brackets = blanked.translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(max_depth):
+        if not brackets:
+            return
+        brackets = brackets.replace(b"[]", b"")
+    if b"[]" in brackets:
+        raise MalformedReview(f"request body is nested deeper than {max_depth} levels")
+    if len(brackets) > max_depth:  # unmatched, too many to let json.loads find them recursively
+        raise MalformedReview("request body is not JSON: its brackets do not match")
+
+
 def loads(body: bytes | str) -> Any:
-    """The JSON value of ``body``. Raises :class:`MalformedReview` (400) when it is not JSON."""
+    """The JSON value of ``body`` (UTF-8), checked by :func:`json_guard` first.
+
+    Raises :class:`MalformedReview` (400: not UTF-8 JSON, too deep; 413: too large parsed).
+    """
+    if isinstance(body, str):
+        try:
+            body = body.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MalformedReview(f"request body is not UTF-8: {exc}") from None
+    if json.detect_encoding(body) not in ("utf-8", "utf-8-sig"):
+        raise MalformedReview("request body is not UTF-8 JSON")
+    json_guard(body)
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedReview(f"request body is not JSON: {exc}") from None
+    except RecursionError:  # json_guard bounds the depth far below the limit; kept as a last line
+        raise MalformedReview("request body is nested too deeply") from None
 
 
 def parse(body: bytes | str | Any, kind: ReviewKind, content_type: str | None = None) -> Review:
@@ -102,10 +176,10 @@ def parse(body: bytes | str | Any, kind: ReviewKind, content_type: str | None = 
                               f"got {api_version!r} {review.get('kind')!r}")
     request = review.get("request")
     if not isinstance(request, dict):
-        raise MalformedReview(f"{kind.kind} has no request")
+        raise MalformedReview(f"{kind.kind} has no request", api_version=str(api_version))
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
-        raise MalformedReview(f"{kind.kind} request has no uid")
+        raise MalformedReview(f"{kind.kind} request has no uid", api_version=str(api_version))
     return Review(kind, str(api_version), uid, request)
 
 
@@ -113,9 +187,11 @@ def conversion_request(review: Review) -> tuple[str, list[Any]]:
     """``(desiredAPIVersion, objects)`` of a ConversionReview. Raises :class:`MalformedReview` (400)."""
     desired, objects = review.request.get("desiredAPIVersion"), review.request.get("objects")
     if not isinstance(desired, str) or not desired:
-        raise MalformedReview("conversion request has no desiredAPIVersion")
+        raise MalformedReview("conversion request has no desiredAPIVersion", api_version=review.api_version,
+                              uid=review.uid)
     if not isinstance(objects, list):
-        raise MalformedReview("conversion request has no objects list")
+        raise MalformedReview("conversion request has no objects list", api_version=review.api_version,
+                              uid=review.uid)
     return desired, objects
 
 
@@ -129,24 +205,24 @@ _REASONS = {400: "BadRequest", 408: "Timeout", 413: "RequestEntityTooLarge", 429
             500: "InternalError", 503: "ServiceUnavailable"}
 
 
-def status(message: str, code: int = 400) -> dict[str, Any]:
-    """A ``metav1.Status`` of failure with ``message`` and HTTP ``code``."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": _REASONS.get(code, "BadRequest"), "code": code}
-
-
-def failure_response(kind: ReviewKind, message: str, code: int = 500) -> dict[str, Any]:
+def failure_response(kind: ReviewKind, message: str, code: int | None = None) -> dict[str, Any]:
     """The ``response`` fields of a failed review: an AdmissionReview that denies with ``status``, a
-    ConversionReview whose ``result`` is ``Failure`` (the API server reports ``message``)."""
+    ConversionReview whose ``result`` is ``Failure`` (the API server reports ``message``); both a
+    ``metav1.Status``, with ``reason`` and ``code`` when ``code`` is given."""
+    failed: dict[str, Any] = {"metadata": {}, "status": "Failure", "message": message}
+    if code is not None:
+        failed |= {"reason": _REASONS.get(code, "BadRequest"), "code": code}
     if kind.kind == CONVERSION.kind:
-        return {"result": {"status": "Failure", "message": message, "metadata": {}}}
-    failed = status(message, code)
-    return {"allowed": False, "status": {k: failed[k] for k in ("metadata", "status", "message", "reason", "code")}}
+        return {"result": failed}
+    return {"allowed": False, "status": failed}
 
 
 def malformed_answer(kind: ReviewKind, exc: MalformedReview) -> dict[str, Any]:
-    """The body answering a malformed request (with HTTP ``exc.status``): a ``Status``."""
-    return status(exc.message, exc.status)
+    """The review answering a malformed request (sent with HTTP ``exc.status``, a 4xx): a review of
+    ``kind`` with a failed status, the request's ``apiVersion`` and ``uid`` when they could be read
+    (else the kind's first version and ``""``)."""
+    return {"apiVersion": exc.api_version or kind.api_versions[0], "kind": kind.kind,
+            "response": {"uid": exc.uid, **failure_response(kind, exc.message, exc.status)}}
 
 
 #: The domain's decision: the ``response`` fields for a parsed review (without ``uid``).

@@ -4,15 +4,24 @@
 (in a worker thread when it is large), awaits the domain's decision and answers the review;
 :func:`listen` serves an application on a host and port with a TLS context from
 :class:`webhooks.tls.CertificateReloader`.
+
+Every review endpoint is bounded (:class:`Limits`): a request gets ``timeout`` seconds in all (reading
+its body included: a client that trickles is answered 408), at most ``max_requests`` are answered at
+once (others wait up to ``queue_timeout``, then get 429) and at most ``max_large`` of them have large
+bodies, so memory stays near ``max_large`` x (body + parsed body) whatever the clients send. Idle
+keep-alive connections close after :data:`KEEPALIVE_SECONDS`. Every such refusal is a review of the
+endpoint's kind with a failed status, as malformed bodies are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -29,8 +38,30 @@ from webhooks.review import (
 
 log = logging.getLogger("reconcilery.webhooks.server")
 
-#: Bodies larger than this are parsed in a worker thread, so the event loop keeps serving.
+#: Bodies larger than this are parsed in a worker thread, so the event loop keeps serving; they are
+#: also the "large" requests of :attr:`Limits.max_large`.
 THREAD_PARSE_BYTES = 64 * 1024
+#: Seconds an idle keep-alive connection stays open (aiohttp's default is an hour).
+KEEPALIVE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one review endpoint.
+
+    Attributes:
+        timeout: seconds for a whole request (body read, parse, decision); the API server gives a
+            conversion webhook 30 s and an admission webhook its ``timeoutSeconds`` (at most 30 s).
+        max_requests: requests answered at once.
+        max_large: of those, requests whose body exceeds :data:`THREAD_PARSE_BYTES` (or has no
+            Content-Length).
+        queue_timeout: seconds a request waits for one of ``max_requests`` before a 429.
+    """
+
+    timeout: float = 30.0
+    max_requests: int = 32
+    max_large: int = 2
+    queue_timeout: float = 1.0
 
 #: The domain's decision, awaited: the ``response`` fields for a parsed review (without ``uid``).
 AsyncDecide = Callable[[Review], Awaitable[dict[str, Any]]]
@@ -53,32 +84,77 @@ async def read_review(http: web.Request, kind: ReviewKind, check_content_type: b
     return parse(body, kind, content_type)
 
 
+class _Slots:
+    """The concurrency bounds of one endpoint (created lazily: semaphores belong to the serving loop)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._all: asyncio.Semaphore | None = None
+        self._large: asyncio.Semaphore | None = None
+
+    @contextlib.asynccontextmanager
+    async def hold(self, large: bool) -> AsyncIterator[None]:
+        """Hold a slot (and a large one when ``large``). Raises :class:`MalformedReview` 429 when none
+        frees within ``queue_timeout``; a large slot is waited for as long as the request may take."""
+        if self._all is None or self._large is None:
+            self._all = asyncio.Semaphore(self.limits.max_requests)
+            self._large = asyncio.Semaphore(self.limits.max_large)
+        try:
+            await asyncio.wait_for(self._all.acquire(), self.limits.queue_timeout)
+        except TimeoutError:
+            raise MalformedReview(f"more than {self.limits.max_requests} requests at once; retry", 429) from None
+        try:
+            if large:
+                async with self._large:
+                    yield
+            else:
+                yield
+        finally:
+            self._all.release()
+
+
 def review_endpoint(kind: ReviewKind, decide: AsyncDecide, *, check_content_type: bool = True,
-                    on_malformed: Callable[[MalformedReview], None] | None = None) -> Handler:
+                    on_malformed: Callable[[MalformedReview], None] | None = None,
+                    limits: Limits | None = None) -> Handler:
     """The aiohttp handler of a review path (``POST``): the skeleton of :mod:`webhooks.review` over HTTP.
 
-    Answers 200 with the review (a decision that raises: a failed review, logged), or the
-    malformed answer with its 4xx status. ``on_malformed`` (metrics, logs) is called for each
-    malformed request. The application's ``client_max_size`` must exceed ``kind.max_body_bytes``
-    (:func:`review_app` sets it).
+    Answers 200 with the review (a decision that raises: a failed review, logged), or a review with a
+    failed status and a 4xx: 400/413 for a malformed body, 408 past ``limits.timeout``, 429 when
+    ``limits.max_requests`` are busy. ``on_malformed`` (metrics, logs) is called for each of those.
+    The application's ``client_max_size`` must exceed ``kind.max_body_bytes`` (:func:`review_app`).
     """
-    async def handle(http: web.Request) -> web.Response:
+    bounds = limits or Limits()
+    slots = _Slots(bounds)
+
+    async def answered(http: web.Request) -> dict[str, Any]:
+        review = await read_review(http, kind, check_content_type)
         try:
-            review = await read_review(http, kind, check_content_type)
+            response = await decide(review)
+        except MalformedReview:
+            raise
+        except Exception as exc:  # a bug must not become a 5xx: the API server reports the message
+            log.exception("%s decision failed uid=%s", kind.kind, review.uid)
+            response = failure_response(kind, f"internal error: {exc!r}", 500)
+        return answer(review, response)
+
+    async def handle(http: web.Request) -> web.Response:
+        large = http.content_length is None or http.content_length > THREAD_PARSE_BYTES
+        try:
             try:
-                response = await decide(review)
-            except MalformedReview:
-                raise
-            except Exception as exc:  # a bug must not become a 5xx: the API server reports the message
-                log.exception("%s decision failed uid=%s", kind.kind, review.uid)
-                response = failure_response(kind, f"internal error: {exc!r}", 500)
+                async with asyncio.timeout(bounds.timeout), slots.hold(large):
+                    body = await answered(http)
+            except TimeoutError:
+                raise MalformedReview(f"request not answered within {bounds.timeout:g} s", 408) from None
         except MalformedReview as exc:
             if on_malformed is not None:
                 on_malformed(exc)
             else:
                 log.warning("malformed %s status=%d error=%s", kind.kind, exc.status, exc.message)
-            return _json(malformed_answer(kind, exc), exc.status)
-        return _json(answer(review, response))
+            response = _json(malformed_answer(kind, exc), exc.status)
+            if exc.status in (408, 413):  # the rest of the body is not read: do not reuse the connection
+                response.force_close()
+            return response
+        return _json(body)
 
     return handle
 
@@ -95,7 +171,7 @@ async def listen(app: web.Application, host: str, port: int,
                  ssl_context: ssl.SSLContext | None = None) -> tuple[web.AppRunner, int]:
     """Serve ``app`` on ``host:port`` (``0``: a free port). Returns the runner (``cleanup()`` stops it)
     and the bound port. Raises ``OSError`` when the port cannot be bound (the runner is cleaned up)."""
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=KEEPALIVE_SECONDS)
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context, shutdown_timeout=5.0)
     try:

@@ -5,8 +5,10 @@ As api-gateway's manager (controller-runtime's conversion webhook on port 9443, 
 :func:`tasks.apigateway.conversion.convert` to ``desiredAPIVersion``; the answer has the request's
 uid and the review's apiVersion (``apiextensions.k8s.io/v1`` or ``v1beta1``), ``result.status``
 ``Success``, or ``Failure`` with the message of the first object that could not be converted. A body
-that is not a ConversionReview is a 400 with a ``Status`` (controller-runtime answers 400 too); no
-input ends in a 5xx.
+that is not a ConversionReview is a 4xx (400; 413 past :data:`MAX_BODY_BYTES` or a JSON that would
+parse too large) with a ConversionReview whose ``result`` is ``Failure`` (controller-runtime answers
+400 too); no input ends in a 5xx. Body size, JSON depth, time and concurrency are bounded
+(:mod:`webhooks.server`).
 
 The serving certificate is the one the Certificate controller keeps in the Secret
 ``kyma-system/api-gateway-webhook-certificate`` (:mod:`tasks.apigateway.certificate`): like the

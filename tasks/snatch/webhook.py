@@ -8,8 +8,10 @@ certificate directory and is reloaded in place when it changes (:mod:`webhooks.t
 review handling, TLS and listener plumbing are :mod:`webhooks`'; this module keeps Snatch's decision
 inputs (the cluster view), its metrics and its routes.
 
-Differences from the original: a malformed AdmissionReview is an HTTP 400 (not a 200 with
-``allowed: false``); a failure inside the mutation admits the Pod unchanged (the original denies it
+Differences from the original: a malformed AdmissionReview is answered with an HTTP 4xx (400; 413 past
+:data:`tasks.snatch.mutate.MAX_BODY_BYTES`) and an AdmissionReview with ``allowed: false`` and a failed
+``status`` (the original: a 200); the body size, JSON depth, time and concurrency of requests are
+bounded (:mod:`webhooks.server`); a failure inside the mutation admits the Pod unchanged (the original denies it
 with 403); ``/readyz`` fails until a certificate is loaded and the listener is up.
 """
 
