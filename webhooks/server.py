@@ -171,7 +171,8 @@ async def listen(app: web.Application, host: str, port: int,
                  ssl_context: ssl.SSLContext | None = None) -> tuple[web.AppRunner, int]:
     """Serve ``app`` on ``host:port`` (``0``: a free port). Returns the runner (``cleanup()`` stops it)
     and the bound port. Raises ``OSError`` when the port cannot be bound (the runner is cleaned up)."""
-    runner = web.AppRunner(app, access_log=None, keepalive_timeout=KEEPALIVE_SECONDS)
+    # lingering: how long the unread rest of a refused body is drained before closing (aiohttp: 10 s)
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=KEEPALIVE_SECONDS, lingering_time=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context, shutdown_timeout=5.0)
     try:
