@@ -8,7 +8,9 @@
 Every review endpoint is bounded (:class:`Limits`): a request gets ``timeout`` seconds in all (reading
 its body included: a client that trickles is answered 408), at most ``max_requests`` are answered at
 once (others wait up to ``queue_timeout``, then get 429) and at most ``max_large`` of them have large
-bodies, so memory stays near ``max_large`` x (body + parsed body) whatever the clients send. Idle
+bodies (as many more may wait; the rest get 429 at once, since a waiting connection's body is buffered),
+so memory stays near ``max_large`` x (body + parsed body) + 2 x ``max_large`` bodies whatever the
+clients send. Idle
 keep-alive connections close after :data:`KEEPALIVE_SECONDS`. Every such refusal is a review of the
 endpoint's kind with a failed status, as malformed bodies are.
 """
@@ -21,8 +23,9 @@ import json
 import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -44,6 +47,16 @@ THREAD_PARSE_BYTES = 64 * 1024
 #: Seconds an idle keep-alive connection stays open (aiohttp's default is an hour).
 KEEPALIVE_SECONDS = 60.0
 
+T = TypeVar("T")
+# One thread for all large work of the process: each thread that allocates gets its own glibc malloc
+# arena, and memory freed in one arena is not reused by the others (RSS grew per executor thread).
+_large_work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webhook-large")
+
+
+async def in_worker(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in the process's one thread for large parses and decisions (the loop keeps serving)."""
+    return await asyncio.get_running_loop().run_in_executor(_large_work, fn, *args)
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -60,7 +73,9 @@ class Limits:
 
     timeout: float = 30.0
     max_requests: int = 32
-    max_large: int = 2
+    #: one at a time: the largest accepted body costs ~70 MiB over the idle ~75 MiB process
+    #: (bench/webhook_memory.py), and the webhook Deployment's limit is 256 Mi
+    max_large: int = 1
     queue_timeout: float = 1.0
 
 #: The domain's decision, awaited: the ``response`` fields for a parsed review (without ``uid``).
@@ -80,7 +95,7 @@ async def read_review(http: web.Request, kind: ReviewKind, check_content_type: b
         raise MalformedReview(f"request body exceeds {kind.max_body_bytes} bytes", status=413) from None
     content_type = http.headers.get("Content-Type", "") if check_content_type else None
     if len(body) > THREAD_PARSE_BYTES:
-        return await asyncio.to_thread(parse, body, kind, content_type)
+        return await in_worker(parse, body, kind, content_type)
     return parse(body, kind, content_type)
 
 
@@ -91,24 +106,41 @@ class _Slots:
         self.limits = limits
         self._all: asyncio.Semaphore | None = None
         self._large: asyncio.Semaphore | None = None
+        self._large_waiting = 0
+
+    async def _acquire(self, slots: asyncio.Semaphore, what: str) -> None:
+        try:
+            await asyncio.wait_for(slots.acquire(), self.limits.queue_timeout)
+        except TimeoutError:
+            raise MalformedReview(f"too many {what} at once; retry", 429) from None
 
     @contextlib.asynccontextmanager
     async def hold(self, large: bool) -> AsyncIterator[None]:
         """Hold a slot (and a large one when ``large``). Raises :class:`MalformedReview` 429 when none
-        frees within ``queue_timeout``; a large slot is waited for as long as the request may take."""
+        frees within ``queue_timeout``, or at once when ``max_large`` large requests already wait: a
+        waiting connection's body is buffered while it waits."""
         if self._all is None or self._large is None:
             self._all = asyncio.Semaphore(self.limits.max_requests)
             self._large = asyncio.Semaphore(self.limits.max_large)
+        await self._acquire(self._all, "requests")
         try:
-            await asyncio.wait_for(self._all.acquire(), self.limits.queue_timeout)
-        except TimeoutError:
-            raise MalformedReview(f"more than {self.limits.max_requests} requests at once; retry", 429) from None
-        try:
-            if large:
-                async with self._large:
-                    yield
-            else:
+            if not large:
                 yield
+                return
+            if not self._large.locked():
+                await self._large.acquire()  # free: no wait
+            elif self._large_waiting >= self.limits.max_large:
+                raise MalformedReview("too many large requests at once; retry", 429)
+            else:
+                self._large_waiting += 1
+                try:
+                    await self._acquire(self._large, "large requests")
+                finally:
+                    self._large_waiting -= 1
+            try:
+                yield
+            finally:
+                self._large.release()
         finally:
             self._all.release()
 
@@ -151,7 +183,7 @@ def review_endpoint(kind: ReviewKind, decide: AsyncDecide, *, check_content_type
             else:
                 log.warning("malformed %s status=%d error=%s", kind.kind, exc.status, exc.message)
             response = _json(malformed_answer(kind, exc), exc.status)
-            if exc.status in (408, 413):  # the rest of the body is not read: do not reuse the connection
+            if exc.status in (408, 413, 429):  # the rest of the body is not read: do not reuse the connection
                 response.force_close()
             return response
         return _json(body)

@@ -84,7 +84,7 @@ async def _decide(review: Review) -> dict[str, Any]:
     started = time.perf_counter()
     objects = review.request.get("objects")
     many = isinstance(objects, list) and len(objects) > THREAD_OBJECTS
-    response = await asyncio.to_thread(convert_objects, review) if many else convert_objects(review)
+    response = await review_server.in_worker(convert_objects, review) if many else convert_objects(review)
     log.info("conversion uid=%s objects=%d result=%s ms=%.1f", review.uid, len(response.get("convertedObjects") or []),
              response["result"]["status"], (time.perf_counter() - started) * 1000)
     return response

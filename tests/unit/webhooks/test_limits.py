@@ -159,7 +159,12 @@ def test_a_trickling_client_gets_408() -> None:
     assert took < 5
 
 
-def test_requests_beyond_the_bound_get_429() -> None:
+@pytest.mark.parametrize(("pad", "limits"), [
+    (0, server.Limits(max_requests=2, queue_timeout=0.2)),
+    # large bodies: one answered, one waiting (its body is buffered meanwhile), the third refused at once
+    (server.THREAD_PARSE_BYTES, server.Limits(max_large=1, queue_timeout=2.0)),
+], ids=["requests", "large requests"])
+def test_requests_beyond_the_bound_get_429(pad: int, limits: server.Limits) -> None:
     release = asyncio.Event()
 
     async def decide(review: Review) -> dict[str, Any]:
@@ -167,10 +172,10 @@ def test_requests_beyond_the_bound_get_429() -> None:
         return {"allowed": True}
 
     body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": "c"}}).encode()
+                       "request": {"uid": "c", "pad": "x" * pad}}).encode()
 
     async def run() -> list[int]:
-        runner, port = await _serve(decide, server.Limits(max_requests=2, queue_timeout=0.2))
+        runner, port = await _serve(decide, limits)
         try:
             calls = [asyncio.create_task(_raw(port, _head(len(body)), body)) for _ in range(3)]
             await asyncio.wait(calls, timeout=5, return_when=asyncio.FIRST_COMPLETED)
