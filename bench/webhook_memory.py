@@ -19,18 +19,17 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import socket
 import ssl
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tasks.snatch.mutate import MANAGED_BY_LABEL, admission_review
+from bench.webhook import free_port, snatch_server, wait_listening
+from tasks.snatch.mutate import admission_review
 from webhooks.review import ADMISSION, CONTAINER_COST, CONVERSION, MAX_PARSED_BYTES, VALUE_COST, MiB
 
 G = "gateway.kyma-project.io"
@@ -48,24 +47,14 @@ APIRULE: dict[str, Any] = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(cert_dir: str, mutate_port: int, convert_port: int) -> None:
     import logging
 
     from tasks.apigateway.webhook import ConversionWebhook
-    from tasks.snatch.clusterview import StaticClusterView
-    from tasks.snatch.webhook import WebhookServer
     from webhooks.certificates import KeyPair
 
     logging.basicConfig(level=logging.ERROR)
-    view = StaticClusterView(True, {"kyma-system": {MANAGED_BY_LABEL: "kyma"}})
-    snatch = WebhookServer(cert_dir, "cpu-worker-0", view, host="127.0.0.1", port=mutate_port, health_port=0,
-                           metrics_port=-1)
+    snatch = snatch_server(cert_dir, mutate_port)
     secret = {"data": KeyPair.from_dir(cert_dir).secret_data()}
     conversion = ConversionWebhook(lambda: secret, host="127.0.0.1", port=convert_port)
 
@@ -168,21 +157,13 @@ def main() -> None:
     cases = bodies()
     with tempfile.TemporaryDirectory(prefix="webhook-memory-") as tmp:
         dev = ensure_dev_certs(tmp)
-        mutate_port, convert_port = _free_port(), _free_port()
+        mutate_port, convert_port = free_port(), free_port()
         proc = multiprocessing.get_context("spawn").Process(
             target=_serve, args=(str(dev.cert_dir), mutate_port, convert_port), daemon=True)
         proc.start()
         try:
             for port in (mutate_port, convert_port):
-                deadline = time.monotonic() + 30
-                while True:
-                    try:
-                        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                            break
-                    except OSError:
-                        if time.monotonic() > deadline or not proc.is_alive():
-                            raise SystemExit("webhook did not start") from None
-                        time.sleep(0.05)
+                wait_listening(port, proc, timeout=30)
             assert proc.pid is not None
             ctx = ssl.create_default_context(cafile=str(dev.ca_path))
             idle = _status(proc.pid, "VmRSS")
