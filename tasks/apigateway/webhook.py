@@ -90,12 +90,9 @@ async def _decide(review: Review) -> dict[str, Any]:
     return response
 
 
-#: The aiohttp handler of ``POST /convert``.
-handle_convert = review_server.review_endpoint(REVIEW, _decide, check_content_type=False)
-
-
 def conversion_app() -> web.Application:
-    """The HTTP application: ``POST /convert`` and ``GET /healthz``."""
+    """The HTTP application: ``POST /convert`` (its own concurrency bounds) and ``GET /healthz``."""
+    handle_convert = review_server.review_endpoint(REVIEW, _decide, check_content_type=False)
     app = review_server.review_app(REVIEW, {CONVERT_PATH: handle_convert})
 
     async def healthz(_: web.Request) -> web.Response:

@@ -1,5 +1,5 @@
 """The review skeleton (pure): parse, decide, answer with the request's uid; a failing decision is a failed
-review, never a 500; malformed bodies carry their 4xx status."""
+review, never a 500; malformed bodies are answered as reviews with a failed status and their 4xx."""
 
 from __future__ import annotations
 
@@ -63,8 +63,11 @@ def test_malformed_bodies(name: str, raw: bytes, code: int, fragment: str) -> No
     with pytest.raises(MalformedReview) as caught:
         parse(raw, ADMISSION)
     assert caught.value.status == code and fragment in caught.value.message
-    status, _ = respond(raw, ADMISSION, lambda review: {})
-    assert status == code
+    status, answer = respond(raw, ADMISSION, lambda review: {})
+    assert status == code  # answered as a review with a failed status, not a Status
+    assert answer["kind"] == "AdmissionReview" and answer["apiVersion"] == "admission.k8s.io/v1"
+    assert answer["response"]["allowed"] is False and answer["response"]["status"]["code"] == code
+    assert fragment in answer["response"]["status"]["message"]
 
 
 def test_content_type_is_checked_when_given() -> None:
