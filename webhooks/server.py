@@ -10,8 +10,8 @@ its body included: a client that trickles is answered 408), at most ``max_reques
 once (others wait up to ``queue_timeout``, then get 429) and at most ``max_large`` of them have large
 bodies (as many more may wait; the rest get 429 at once, since a waiting connection's body is buffered),
 so memory stays near ``max_large`` x (body + parsed body) + 2 x ``max_large`` bodies whatever the
-clients send. Idle
-keep-alive connections close after :data:`KEEPALIVE_SECONDS`. Every such refusal is a review of the
+clients send. Idle keep-alive connections, and connections whose headers do not arrive, close after
+:data:`KEEPALIVE_SECONDS`. Every such refusal is a review of the
 endpoint's kind with a failed status, as malformed bodies are.
 """
 
@@ -44,7 +44,8 @@ log = logging.getLogger("reconcilery.webhooks.server")
 #: Bodies larger than this are parsed in a worker thread, so the event loop keeps serving; they are
 #: also the "large" requests of :attr:`Limits.max_large`.
 THREAD_PARSE_BYTES = 64 * 1024
-#: Seconds an idle keep-alive connection stays open (aiohttp's default is an hour).
+#: Seconds an idle keep-alive connection stays open (aiohttp's default is an hour); aiohttp also closes a
+#: connection whose request headers are not complete within it (a client trickling headers).
 KEEPALIVE_SECONDS = 60.0
 
 T = TypeVar("T")

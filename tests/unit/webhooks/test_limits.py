@@ -185,3 +185,30 @@ def test_requests_beyond_the_bound_get_429(pad: int, limits: server.Limits) -> N
             await runner.cleanup()
 
     assert asyncio.run(run()) == [200, 200, 429]
+
+
+def test_a_client_trickling_headers_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "KEEPALIVE_SECONDS", 0.5)
+
+    async def decide(review: Review) -> dict[str, Any]:
+        return {"allowed": True}
+
+    async def run() -> float:
+        runner, port = await _serve(decide, server.Limits())
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            started = time.monotonic()
+            for byte in b"POST /review HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40:
+                writer.write(bytes([byte]))
+                try:
+                    if await asyncio.wait_for(reader.read(1), 0.1) == b"":
+                        break
+                except TimeoutError:
+                    continue
+            took = time.monotonic() - started
+            writer.close()
+            return took
+        finally:
+            await runner.cleanup()
+
+    assert asyncio.run(run()) < 3.0  # closed at the header deadline, before the headers were done (~4 s)
