@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -38,22 +39,42 @@ POD = {
 }
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _serve(cert_dir: str, port: int, health_port: int) -> None:
-    import logging
+def wait_listening(port: int, proc: Any, timeout: float = 20.0) -> None:
+    """Wait until ``127.0.0.1:port`` accepts connections; ``SystemExit`` when ``proc`` died or time is up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline or not proc.is_alive():
+                raise SystemExit("webhook did not start") from None
+            time.sleep(0.05)
 
+
+def snatch_server(cert_dir: str, port: int, health_port: int = 0) -> Any:
+    """A Snatch :class:`tasks.snatch.webhook.WebhookServer` on 127.0.0.1 that mutates every Pod of
+    ``kyma-system`` (a fixed cluster view), without metrics."""
     from tasks.snatch.clusterview import StaticClusterView
     from tasks.snatch.webhook import WebhookServer
 
-    logging.basicConfig(level=logging.WARNING)
     view = StaticClusterView(True, {"kyma-system": {MANAGED_BY_LABEL: "kyma"}})
-    server = WebhookServer(cert_dir, "cpu-worker-0", view, host="127.0.0.1", port=port, health_port=health_port,
-                           metrics_port=-1)
+    return WebhookServer(cert_dir, "cpu-worker-0", view, host="127.0.0.1", port=port, health_port=health_port,
+                         metrics_port=-1)
+
+
+def _serve(cert_dir: str, port: int, health_port: int) -> None:
+    import logging
+
+    logging.basicConfig(level=logging.WARNING)
+    server = snatch_server(cert_dir, port, health_port)
 
     async def main() -> None:
         await server.start()
@@ -111,20 +132,12 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="snatch-bench-") as tmp:
         dev = ensure_dev_certs(tmp)
-        port, health = _free_port(), _free_port()
+        port, health = free_port(), free_port()
         proc = multiprocessing.get_context("spawn").Process(target=_serve, args=(str(dev.cert_dir), port, health),
                                                             daemon=True)
         proc.start()
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline or not proc.is_alive():
-                        raise SystemExit("webhook did not start") from None
-                    time.sleep(0.05)
+            wait_listening(port, proc)
             url = f"https://localhost:{port}/mutate--v1-pod"
             latencies, errors, elapsed = asyncio.run(
                 _load(url, str(dev.ca_path), args.clients, args.duration, args.fresh_connections))

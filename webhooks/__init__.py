@@ -1,4 +1,12 @@
-"""Listeners that the ``reconcilery webhook`` process runs besides the Snatch admission webhook.
+"""The webhook layer: what every webhook of the house shares, and the registry of extra listeners.
+
+Modules: :mod:`webhooks.tls` (the TLS 1.3 server context and the hot reloader of its key pair),
+:mod:`webhooks.certificates` (the key-pair type, generation, kubelet-style certificate dirs),
+:mod:`webhooks.review` (the AdmissionReview / ConversionReview skeleton, pure), :mod:`webhooks.server`
+(that skeleton over aiohttp, listeners), :mod:`webhooks.clients` (the kube client factory). The
+domains keep only their decisions, metrics and routes.
+
+Listeners that the ``reconcilery webhook`` process runs besides the Snatch admission webhook:
 
 A domain whose webhook needs its own HTTPS listener (its own serving certificate: the API Gateway's
 conversion webhook is served with the certificate its Certificate controller keeps in a Secret)

@@ -15,12 +15,10 @@ webhook is the whole ``tls.crt``, as the original writes it.
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 import datetime
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cryptography import x509
@@ -28,6 +26,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from webhooks import certificates as certs
+from webhooks.certificates import CERT_FILE, KEY_FILE, CertificateError, KeyPair, decode_secret_data
 
 __all__ = [
     "CERT_KEY",
@@ -37,6 +38,7 @@ __all__ = [
     "CertificateError",
     "KeyPair",
     "ca_bundle_update",
+    "decode_secret_data",
     "generate",
     "verify",
 ]
@@ -44,8 +46,8 @@ __all__ = [
 SECRET = ("kyma-system", "api-gateway-webhook-certificate")
 SERVICE_NAME = "api-gateway-webhook-service"
 SERVICE_HOST = f"{SERVICE_NAME}.{SECRET[0]}.svc"
-CERT_KEY = "tls.crt"
-KEY_KEY = "tls.key"
+CERT_KEY = CERT_FILE
+KEY_KEY = KEY_FILE
 APIRULE_CRD = "apirules.gateway.kyma-project.io"
 MUTATING_WEBHOOK_CONFIGURATION = "api-gateway-mutating-webhook-configuration"
 VALIDATING_WEBHOOK_CONFIGURATION = "api-gateway-validating-webhook-configuration"
@@ -56,22 +58,6 @@ KEY_SIZE = 4096
 MAX_AGE = datetime.timedelta(days=90)
 UNTIL_RENEWAL = datetime.timedelta(days=14)
 CLOCK_SKEW = datetime.timedelta(hours=1)
-
-
-class CertificateError(Exception):
-    """Why a Secret's pair is not usable (the reason the controller renews it)."""
-
-
-@dataclass(frozen=True)
-class KeyPair:
-    """``tls.crt`` (serving certificate + CA, PEM) and ``tls.key`` (PKCS#1 PEM) bytes."""
-
-    cert_pem: bytes
-    key_pem: bytes
-
-    def secret_data(self) -> dict[str, str]:
-        """The Secret's ``data`` (base64)."""
-        return {CERT_KEY: base64.b64encode(self.cert_pem).decode(), KEY_KEY: base64.b64encode(self.key_pem).decode()}
 
 
 def _subject_key_id(public_key: rsa.RSAPublicKey) -> bytes:
@@ -118,10 +104,7 @@ def generate(host: str = SERVICE_HOST, now: datetime.datetime | None = None, key
             ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM) + ca_cert.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
-    return KeyPair(cert_pem, key_pem)
+    return KeyPair(certs.cert_pem(cert) + certs.cert_pem(ca_cert), certs.key_pem(key, pkcs1=True))
 
 
 def _key_usage(key_cert_sign: bool) -> x509.KeyUsage:
@@ -129,23 +112,6 @@ def _key_usage(key_cert_sign: bool) -> x509.KeyUsage:
     return x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=key_cert_sign,
                          content_commitment=False, data_encipherment=False, key_agreement=False,
                          crl_sign=False, encipher_only=False, decipher_only=False)
-
-
-def decode_secret_data(secret: Mapping[str, Any] | None) -> tuple[bytes | None, bytes | None]:
-    """``(tls.crt, tls.key)`` bytes of a Secret (``None`` for a missing or undecodable key)."""
-    data = (secret or {}).get("data")
-    data = data if isinstance(data, Mapping) else {}
-
-    def decoded(key: str) -> bytes | None:
-        raw = data.get(key)
-        if not isinstance(raw, str):
-            return None
-        try:
-            return base64.b64decode(raw, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-
-    return decoded(CERT_KEY), decoded(KEY_KEY)
 
 
 def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
@@ -238,13 +204,4 @@ def ca_bundle_update(crd: Mapping[str, Any], bundle: bytes) -> dict[str, Any] | 
 def webhooks_ca_bundle_update(config: Mapping[str, Any], bundle: bytes) -> dict[str, Any] | None:
     """A Mutating/ValidatingWebhookConfiguration with every webhook's caBundle = ``bundle`` (``None``
     when nothing changes)."""
-    encoded = base64.b64encode(bundle).decode()
-    updated = copy.deepcopy(dict(config))
-    changed = False
-    for hook in updated.get("webhooks") or []:
-        if isinstance(hook, dict):
-            client_config = hook.setdefault("clientConfig", {})
-            if isinstance(client_config, dict) and client_config.get("caBundle") != encoded:
-                client_config["caBundle"] = encoded
-                changed = True
-    return updated if changed else None
+    return certs.with_ca_bundle(config, bundle)[0]

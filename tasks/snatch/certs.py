@@ -1,32 +1,24 @@
-"""Certificates for the Snatch webhook: a dev CA, serving certificates, kubelet-style certificate dirs.
+"""Certificates for the Snatch webhook: its Service's names, a dev CA and serving certificates.
 
 In a cluster the key pair comes from a Secret that Gardener cert-management (or cert-manager) fills
 and kubelet mounts (files ``tls.crt``, ``tls.key``, ``ca.crt``), as KIM Snatch's
 ``kim-snatch-certificates``. For local runs and tests this module generates the same material with
-``cryptography`` and writes it the way kubelet does: the files live in a timestamped ``..<ts>``
-directory, ``..data`` is a symlink to it that is swapped atomically by ``rename``, and each file name
-is a symlink ``tls.crt -> ..data/tls.crt``.
+:mod:`webhooks.certificates` and writes it the way kubelet does
+(:func:`webhooks.certificates.write_kubelet_dir`).
 """
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
-import shutil
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from webhooks import certificates
+from webhooks.certificates import CA_FILE, CERT_FILE, KEY_FILE, KeyPair, write_kubelet_dir
 
-CERT_FILE = "tls.crt"
-KEY_FILE = "tls.key"
-CA_FILE = "ca.crt"
+__all__ = ["CA_FILE", "CERT_FILE", "KEY_FILE", "DevCertificates", "KeyPair", "default_dns_names", "ensure_dev_certs",
+           "generate_ca", "issue_serving_cert", "rotate_serving_cert", "write_kubelet_dir"]
 
 #: Service and namespace of the deployed webhook (deploy/snatch), as KIM Snatch's names.
 SERVICE_NAME = "kim-snatch-webhook-service"
@@ -42,117 +34,18 @@ def default_dns_names(service: str = SERVICE_NAME, namespace: str = SERVICE_NAME
 DEFAULT_IPS: tuple[str, ...] = ("127.0.0.1", "::1")
 
 
-@dataclass(frozen=True)
-class KeyPair:
-    """PEM bytes of a certificate and its private key."""
-
-    cert_pem: bytes
-    key_pem: bytes
-
-    @property
-    def certificate(self) -> x509.Certificate:
-        return x509.load_pem_x509_certificate(self.cert_pem)
-
-
-def _new_key() -> ec.EllipticCurvePrivateKey:
-    # P-256: fast to generate (tests rotate often) and accepted by every TLS 1.3 client.
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
 def generate_ca(common_name: str = "reconcilery-snatch-dev-ca", days: int = 365) -> KeyPair:
-    """A self-signed CA (basicConstraints CA:true, keyCertSign) valid for ``days`` days."""
-    key = _new_key()
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = _now()
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                     content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                     key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+    """A self-signed dev CA (:func:`webhooks.certificates.generate_ca`) valid for ``days`` days."""
+    return certificates.generate_ca(common_name, days)
 
 
 def issue_serving_cert(ca: KeyPair, common_name: str = SERVICE_NAME, dns_names: Iterable[str] | None = None,
                        ip_addresses: Iterable[str] = DEFAULT_IPS, days: int = 90) -> KeyPair:
-    """A TLS server certificate signed by ``ca`` with the given SANs (default: :func:`default_dns_names`).
+    """A serving certificate of the Snatch Service signed by ``ca`` (default SANs: :func:`default_dns_names`).
 
     Raises ``ValueError`` for an invalid IP address or a CA key that does not load.
     """
-    ca_cert = ca.certificate
-    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
-    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
-        raise ValueError("the CA key must be an EC key generated by generate_ca")
-    key = _new_key()
-    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in (dns_names or default_dns_names())]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ip_addresses]
-    now = _now()
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
-
-
-def write_kubelet_dir(cert_dir: str | os.PathLike[str], files: Mapping[str, bytes]) -> Path:
-    """Write ``files`` (name -> bytes) into ``cert_dir`` the way kubelet updates a Secret volume.
-
-    Creates ``..<timestamp>/`` with the files, points a temporary symlink at it and renames it over
-    ``..data`` (one atomic swap), makes ``<name> -> ..data/<name>`` symlinks for new names and
-    removes the previous timestamp directory. Returns the new timestamp directory.
-    """
-    root = Path(cert_dir)
-    root.mkdir(parents=True, exist_ok=True)
-    stamp = root / f"..{time.strftime('%Y_%m_%d_%H_%M_%S')}.{time.time_ns() % 1_000_000_000:09d}"
-    stamp.mkdir()
-    for name, data in files.items():
-        target = stamp / name
-        target.write_bytes(data)
-        os.chmod(target, 0o600 if name == KEY_FILE else 0o644)
-    data_link = root / "..data"
-    old = os.readlink(data_link) if data_link.is_symlink() else None
-    tmp_link = root / "..data_tmp"
-    if tmp_link.is_symlink():
-        tmp_link.unlink()
-    os.symlink(stamp.name, tmp_link)
-    os.replace(tmp_link, data_link)
-    for name in files:
-        link = root / name
-        if not link.is_symlink():
-            if link.exists():
-                link.unlink()
-            os.symlink(f"..data/{name}", link)
-    if old and old != stamp.name:
-        shutil.rmtree(root / old, ignore_errors=True)
-    return stamp
+    return certificates.issue_serving_cert(ca, common_name, dns_names or default_dns_names(), ip_addresses, days)
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,8 @@ def webhook(
     log_level: str = typer.Option("INFO", "--log-level", "-l"),
 ) -> None:
     """Run the Snatch mutating admission webhook until SIGTERM/SIGINT."""
-    from tasks.snatch.tls import CertificateError
     from tasks.snatch.webhook import serve
+    from webhooks.certificates import CertificateError
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if dev_state_dir:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import logging
 import os
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from cryptography import x509
 
+from webhooks.certificates import with_ca_bundle as with_ca_bundle  # pure; the unit tests call it here
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = logging.getLogger("reconcilery.snatch.cabundle")
@@ -65,34 +65,6 @@ def validate_ca(pem: bytes) -> bytes:
     except ValueError as exc:
         raise CAError(f"CA is not a PEM certificate: {exc}") from None
     return pem
-
-
-def _decoded_bundle(value: Any) -> bytes | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def with_ca_bundle(config: dict[str, Any], ca_pem: bytes) -> tuple[dict[str, Any] | None, list[str]]:
-    """Pure: ``config`` with every ``webhooks[*].clientConfig.caBundle`` set to ``ca_pem``.
-
-    Returns ``(updated, changed_webhook_names)``; ``updated`` is ``None`` when every caBundle already
-    equals ``ca_pem`` (no write needed, as the original's "up to date"). ``config`` is not modified.
-    """
-    updated = copy.deepcopy(config)
-    changed: list[str] = []
-    encoded = base64.b64encode(ca_pem).decode()
-    for i, hook in enumerate(updated.get("webhooks") or []):
-        if not isinstance(hook, dict):
-            continue
-        client_config = hook.setdefault("clientConfig", {})
-        if _decoded_bundle(client_config.get("caBundle")) != ca_pem:
-            client_config["caBundle"] = encoded
-            changed.append(str(hook.get("name") or i))
-    return (updated if changed else None), changed
 
 
 def read_ca(kube: Any) -> bytes:

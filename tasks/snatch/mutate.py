@@ -25,6 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhooks import review
+from webhooks.review import MalformedReview as MalformedReview  # raised by parse_review
+
 #: Node label that Gardener sets to the worker pool name.
 POOL_LABEL = "worker.gardener.cloud/pool"
 #: Namespace label that marks Kyma-managed namespaces.
@@ -37,10 +40,12 @@ OMITTED_NAMESPACES = frozenset({"kube-system"})
 #: Default Kyma worker pool name (the Kyma default pool that always exists).
 DEFAULT_POOL = "cpu-worker-0"
 
-ADMISSION_API_VERSION = "admission.k8s.io/v1"
-ADMISSION_KIND = "AdmissionReview"
-#: Largest request body accepted (bytes), as controller-runtime's 7 MiB limit.
-MAX_BODY_BYTES = 7 * 1024 * 1024
+#: The reviews Snatch answers: ``admission.k8s.io/v1`` AdmissionReviews.
+REVIEW = review.ADMISSION
+ADMISSION_API_VERSION = REVIEW.api_versions[0]
+ADMISSION_KIND = REVIEW.kind
+#: Largest request body accepted (bytes).
+MAX_BODY_BYTES = REVIEW.max_body_bytes
 
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -58,15 +63,6 @@ class Reason(enum.Enum):
     OPERATION_IGNORED = "operation_ignored"
     NOT_A_POD = "not_a_pod"
     MALFORMED_POD = "malformed_pod"
-
-
-class MalformedReview(ValueError):
-    """The request is not an ``admission.k8s.io/v1`` AdmissionReview; ``status`` is the HTTP code."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -221,41 +217,19 @@ def decide(request: AdmissionRequest, ctx: ClusterContext) -> Decision:
 
 
 def parse_review(body: bytes | str | Any, content_type: str | None = "application/json") -> AdmissionRequest:
-    """Decode an AdmissionReview request body.
+    """Decode an AdmissionReview request body (:func:`webhooks.review.parse` with :data:`REVIEW`).
 
     ``body`` is the raw HTTP body (or an already decoded JSON value); ``content_type`` the request's
     header (``None`` skips the check). Raises :class:`MalformedReview` (status 400; 413 when the
     body exceeds :data:`MAX_BODY_BYTES`) for an empty body, a wrong content type, invalid JSON, a
     wrong ``apiVersion``/``kind``, or a missing ``request`` / ``request.uid``.
     """
-    if content_type is not None:
-        media = content_type.split(";", 1)[0].strip().lower()
-        if media != "application/json":
-            raise MalformedReview(f"contentType={content_type}, expected application/json")
-    if isinstance(body, bytes | str):
-        if len(body) > MAX_BODY_BYTES:
-            raise MalformedReview(f"request body exceeds {MAX_BODY_BYTES} bytes", status=413)
-        if not body.strip():
-            raise MalformedReview("request body is empty")
-        try:
-            review = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise MalformedReview(f"request body is not JSON: {exc}") from None
-    else:
-        review = body
-    if not isinstance(review, dict):
-        raise MalformedReview("AdmissionReview must be a JSON object")
-    if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != ADMISSION_KIND:
-        raise MalformedReview(
-            f"expected apiVersion {ADMISSION_API_VERSION} kind {ADMISSION_KIND}, "
-            f"got {review.get('apiVersion')!r} {review.get('kind')!r}"
-        )
-    request = review.get("request")
-    if not isinstance(request, dict):
-        raise MalformedReview("AdmissionReview has no request")
-    uid = request.get("uid")
-    if not isinstance(uid, str) or not uid:
-        raise MalformedReview("AdmissionReview request has no uid")
+    return admission_request(review.parse(body, REVIEW, content_type))
+
+
+def admission_request(parsed: review.Review) -> AdmissionRequest:
+    """The parts of a parsed AdmissionReview the decision uses."""
+    request, uid = parsed.request, parsed.uid
     obj = request.get("object")
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     meta = meta if isinstance(meta, dict) else {}
@@ -264,7 +238,7 @@ def parse_review(body: bytes | str | Any, content_type: str | None = "applicatio
     kind = request.get("kind")
     return AdmissionRequest(
         uid=uid,
-        api_version=ADMISSION_API_VERSION,
+        api_version=parsed.api_version,
         operation=str(request.get("operation") or ""),
         kind=kind if isinstance(kind, dict) else {},
         namespace=namespace if isinstance(namespace, str) else "",
@@ -274,13 +248,17 @@ def parse_review(body: bytes | str | Any, content_type: str | None = "applicatio
 
 
 def review_response(request: AdmissionRequest, decision: Decision) -> dict[str, Any]:
-    """The AdmissionReview answer for ``decision``: always ``allowed: true`` (the webhook never blocks).
+    """The AdmissionReview answer for ``decision`` (:func:`decision_response` with the request's uid)."""
+    return review.answer(review.Review(REVIEW, request.api_version, request.uid, {}), decision_response(decision))
+
+
+def decision_response(decision: Decision) -> dict[str, Any]:
+    """The ``response`` fields for ``decision``: always ``allowed: true`` (the webhook never blocks).
 
     ``patchType: JSONPatch`` and ``patch`` (base64 of the JSON op list) only when there are ops; the
     reason goes to ``status.message`` and to the ``snatch-reason`` audit annotation.
     """
     response: dict[str, Any] = {
-        "uid": request.uid,
         "allowed": True,
         "status": {"code": 200, "message": f"{decision.reason.value}: {decision.message}"},
         "auditAnnotations": {"snatch-reason": decision.reason.value},
@@ -288,7 +266,7 @@ def review_response(request: AdmissionRequest, decision: Decision) -> dict[str, 
     if decision.patch:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(decision.patch, separators=(",", ":")).encode()).decode()
-    return {"apiVersion": request.api_version, "kind": ADMISSION_KIND, "response": response}
+    return response
 
 
 def apply_patch(obj: Any, patch: list[dict[str, Any]]) -> Any:

@@ -3,11 +3,15 @@
 As KIM Snatch (``cmd/main.go``): ``POST /mutate--v1-pod`` on the HTTPS port (9443) answers
 ``admission.k8s.io/v1`` AdmissionReviews; ``/healthz`` and ``/readyz`` on the health port (8081);
 ``/metrics`` over plain HTTP on the metrics port (8080). The serving key pair comes from the
-certificate directory and is reloaded in place when it changes (:mod:`tasks.snatch.tls`); on every
-(re)load the caBundle sync is enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`).
+certificate directory and is reloaded in place when it changes (:mod:`webhooks.tls`); on every
+(re)load the caBundle sync is enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`). The
+review handling, TLS and listener plumbing are :mod:`webhooks`'; this module keeps Snatch's decision
+inputs (the cluster view), its metrics and its routes.
 
-Differences from the original: a malformed AdmissionReview is an HTTP 400 (not a 200 with
-``allowed: false``); a failure inside the mutation admits the Pod unchanged (the original denies it
+Differences from the original: a malformed AdmissionReview is answered with an HTTP 4xx (400; 413 past
+:data:`tasks.snatch.mutate.MAX_BODY_BYTES`) and an AdmissionReview with ``allowed: false`` and a failed
+``status`` (the original: a 200); the body size, JSON depth, time and concurrency of requests are
+bounded (:mod:`webhooks.server`); a failure inside the mutation admits the Pod unchanged (the original denies it
 with 403); ``/readyz`` fails until a certificate is loaded and the listener is up.
 """
 
@@ -15,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -32,19 +35,22 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from tasks.snatch import metrics
 from tasks.snatch.clusterview import ClusterView, KubeClusterView
 from tasks.snatch.mutate import (
-    MAX_BODY_BYTES,
     OMITTED_NAMESPACES,
+    REVIEW,
     AdmissionRequest,
     ClusterContext,
     Decision,
-    MalformedReview,
     Reason,
+    admission_request,
     decide,
-    parse_review,
-    review_response,
+    decision_response,
 )
-from tasks.snatch.tls import CertificateReloader
+from webhooks import server as review_server
+from webhooks.certificates import CertificateError
+from webhooks.clients import kube_factory
 from webhooks.listeners import ThreadedListener
+from webhooks.review import MalformedReview, Review
+from webhooks.tls import CertificateReloader
 
 log = logging.getLogger("reconcilery.snatch.webhook")
 
@@ -58,19 +64,13 @@ DEFAULT_METRICS_PORT = 8080
 _UNEXPECTED = {Reason.NO_POOL_NODE, Reason.NAMESPACE_UNKNOWN, Reason.MALFORMED_POD, Reason.NOT_A_POD}
 
 
-def _bad_request(message: str, status: int = 400) -> web.Response:
-    reason = {400: "BadRequest", 413: "RequestEntityTooLarge"}.get(status, "BadRequest")
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "reason": reason,
-            "code": status}
-    return web.json_response(body, status=status)
-
-
 class AdmissionHandler:
     """Answers AdmissionReviews with the pool ``pool`` and the cluster knowledge of ``view``."""
 
     def __init__(self, pool: str, view: ClusterView) -> None:
         self.pool = pool
         self.view = view
+        self._endpoint = review_server.review_endpoint(REVIEW, self.decide, on_malformed=self.malformed)
 
     async def context_for(self, request: AdmissionRequest) -> ClusterContext:
         """The cluster context; the namespace is only looked up when the decision needs it."""
@@ -80,20 +80,15 @@ class AdmissionHandler:
             labels = await self.view.namespace_labels(request.namespace)
         return ClusterContext(self.pool, present, labels)
 
-    async def handle(self, http: web.Request) -> web.Response:
-        started = time.perf_counter()
+    async def decide(self, review: Review) -> dict[str, Any]:
+        """The ``response`` fields for one parsed AdmissionReview (the decision of :mod:`webhooks.review`'s
+        skeleton). A failure inside the mutation admits the Pod unchanged: Snatch never blocks a Pod."""
+        request = admission_request(review)
         try:
-            body = await http.read()
-            review = parse_review(body, http.headers.get("Content-Type", ""))
-        except MalformedReview as exc:
-            metrics.ADMISSION_REQUESTS.labels("rejected", "malformed_review").inc()
-            log.warning("malformed admission review status=%d error=%s", exc.status, exc.message)
-            return _bad_request(exc.message, exc.status)
-        try:
-            decision = decide(review, await self.context_for(review))
+            decision = decide(request, await self.context_for(request))
         except Exception as exc:  # never block a Pod: admit unchanged
-            log.exception("mutation failed, admitting unchanged uid=%s pod=%s/%s", review.uid, review.namespace,
-                          review.name)
+            log.exception("mutation failed, admitting unchanged uid=%s pod=%s/%s", request.uid, request.namespace,
+                          request.name)
             decision = Decision(Reason.MALFORMED_POD, f"internal error: {exc}")
             metrics.ADMISSION_REQUESTS.labels("unchanged", "internal_error").inc()
         else:
@@ -102,10 +97,20 @@ class AdmissionHandler:
         level = (logging.INFO if decision.mutated else
                  logging.WARNING if decision.reason in _UNEXPECTED else logging.DEBUG)
         if log.isEnabledFor(level):
-            log.log(level, "admission uid=%s pod=%s/%s reason=%s message=%s", review.uid, review.namespace,
-                    review.name, decision.reason.value, decision.message)
-        response = web.Response(body=json.dumps(review_response(review, decision)).encode(),
-                                content_type="application/json")
+            log.log(level, "admission uid=%s pod=%s/%s reason=%s message=%s", request.uid, request.namespace,
+                    request.name, decision.reason.value, decision.message)
+        return decision_response(decision)
+
+    @staticmethod
+    def malformed(exc: MalformedReview) -> None:
+        """Count and log a malformed review (answered by the skeleton)."""
+        metrics.ADMISSION_REQUESTS.labels("rejected", "malformed_review").inc()
+        log.warning("malformed admission review status=%d error=%s", exc.status, exc.message)
+
+    async def handle(self, http: web.Request) -> web.StreamResponse:
+        """The aiohttp handler of :data:`MUTATE_PATH` (timed by the admission duration histogram)."""
+        started = time.perf_counter()
+        response = await self._endpoint(http)
         metrics.ADMISSION_DURATION.observe(time.perf_counter() - started)
         return response
 
@@ -143,7 +148,9 @@ class WebhookServer:
         self.host = host
         self.view = view
         self.handler = AdmissionHandler(pool, view)
-        self.reloader = CertificateReloader(cert_dir, on_reload=on_cert_reload, poll_interval=cert_poll_interval)
+        self.on_cert_reload = on_cert_reload
+        self.reloader = CertificateReloader.for_dir(cert_dir, poll_interval=cert_poll_interval,
+                                                    on_reload=self._cert_reloaded, on_error=self._cert_failed)
         self._wanted = Ports(port, health_port, metrics_port)
         self.ports = Ports(port, health_port, metrics_port)
         self._runners: list[web.AppRunner] = []
@@ -151,12 +158,24 @@ class WebhookServer:
         self._watch: asyncio.Task[None] | None = None
         self.serving = False
 
+    # ---- certificate --------------------------------------------------------------------------
+
+    def _cert_reloaded(self) -> None:
+        pair = self.reloader.pair
+        if pair is not None:
+            metrics.CERT_NOT_AFTER.set(pair.not_after.timestamp())
+        metrics.CERT_RELOADS.labels("success").inc()
+        if self.on_cert_reload is not None:
+            self.on_cert_reload()
+
+    @staticmethod
+    def _cert_failed(_: CertificateError) -> None:
+        metrics.CERT_RELOADS.labels("error").inc()
+
     # ---- apps ------------------------------------------------------------------------------
 
     def _webhook_app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
-        app.router.add_post(MUTATE_PATH, self.handler.handle)
-        return app
+        return review_server.review_app(REVIEW, {MUTATE_PATH: self.handler.handle})
 
     def _health_app(self) -> web.Application:
         async def healthz(_: web.Request) -> web.Response:
@@ -186,19 +205,14 @@ class WebhookServer:
         return app
 
     async def _listen(self, app: web.Application, port: int, ssl_context: Any = None) -> int:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
+        runner, bound = await review_server.listen(app, self.host, port, ssl_context)
         self._runners.append(runner)
-        site = web.TCPSite(runner, self.host, port, ssl_context=ssl_context, shutdown_timeout=5.0)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        return int(sockets[0].getsockname()[1]) if sockets else port
+        return bound
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Load the key pair (raises :class:`tasks.snatch.tls.CertificateError` if it is unusable,
+        """Load the key pair (raises :class:`webhooks.certificates.CertificateError` if it is unusable,
         as the original fails start-up), run the first cluster checks, then listen."""
         self._stop.clear()
         self.reloader.load()
@@ -229,8 +243,7 @@ class WebhookServer:
     @property
     def url(self) -> str:
         """URL of the Pod mutation endpoint (``https://<host>:<port>/mutate--v1-pod``)."""
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"https://{host}:{self.ports.webhook}{MUTATE_PATH}"
+        return review_server.url(self.host, self.ports.webhook, MUTATE_PATH)
 
 
 class RunningWebhook(ThreadedListener):
@@ -251,18 +264,6 @@ class RunningWebhook(ThreadedListener):
 
 
 # ---- process wiring ----------------------------------------------------------------------------
-
-
-def _kube_factory(kubeconfig: str | None, timeout: float = 5.0) -> Callable[[], Any]:
-    def build() -> Any:
-        from kube import Kube, client_for
-        from kube.kubeconfig import from_kubeconfig
-
-        if kubeconfig:
-            return Kube(from_kubeconfig(kubeconfig), cluster="local", timeout=timeout)
-        return client_for("local")
-
-    return build
 
 
 def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
@@ -296,7 +297,7 @@ def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_
     """A :class:`WebhookServer` with a :class:`KubeClusterView` over ``kubeconfig`` (``None``: the
     local cluster as :func:`kube.client_for`). With ``webhook_config_name`` every certificate
     (re)load enqueues that MutatingWebhookConfiguration's caBundle sync."""
-    view = KubeClusterView(_kube_factory(kubeconfig), pool, node_interval=node_check_interval,
+    view = KubeClusterView(kube_factory(kubeconfig), pool, node_interval=node_check_interval,
                            namespace_interval=namespace_resync)
     on_reload = ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
     return WebhookServer(cert_dir, pool, view, host=host, port=port, health_port=health_port,
@@ -308,7 +309,7 @@ def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: i
           webhook_config_name: str | None = None) -> None:
     """Run the webhook until SIGTERM or SIGINT (blocking; must run in the main thread).
 
-    Raises :class:`tasks.snatch.tls.CertificateError` when the key pair cannot be loaded at start,
+    Raises :class:`webhooks.certificates.CertificateError` when the key pair cannot be loaded at start,
     ``OSError`` when a port cannot be bound.
     """
     server = build_server(cert_dir, pool, port, health_port, metrics_port, kubeconfig, host,

@@ -2,8 +2,8 @@
 """APIRule versions end to end on the dev API server: the CRD's conversion webhook is Reconcilery's /convert
 listener (serving the certificate the apigateway-certificate controller wrote), reached through the
 Service kyma-system/api-gateway-webhook-service and its Endpoints. v1beta1, v2alpha1 and v2 read and
-write through the official client and kubectl; malformed reviews are 400s; a webhook that is down is the
-API server's 500."""
+write through the official client and kubectl; malformed reviews are 400 ConversionReviews; a webhook
+that is down is the API server's 500."""
 
 from __future__ import annotations
 
@@ -168,7 +168,9 @@ def test_malformed_reviews_get_400_over_https(versions: Versions) -> None:
     url = versions.webhook.url
     for body in (b"{", b"[]", b'{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}'):
         status, answer = _post(url, body, ca)
-        assert status == 400 and answer["kind"] == "Status"
+        # a ConversionReview with a failed result (issue 17; was a Status)
+        assert status == 400 and answer["kind"] == "ConversionReview"
+        assert answer["response"]["result"]["status"] == "Failure"
     review = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
               "request": {"uid": "x", "desiredAPIVersion": f"{G}/v1beta1", "objects": [{"apiVersion": "v1"}]}}
     status, answer = _post(url, json.dumps(review).encode(), ca)

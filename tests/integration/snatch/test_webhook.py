@@ -75,8 +75,9 @@ def test_malformed_input_is_400(api, start_webhook, dev_certs: DevCertificates) 
     for body, headers, status in cases:
         r = requests.post(hook.url, data=body, headers=headers, verify=ca, timeout=10)
         assert r.status_code == status, (body[:40], r.text)
-        if status == 400:
-            assert r.json()["message"]
+        if status == 400:  # an AdmissionReview with a failed status (issue 17; was a Status)
+            assert r.json()["kind"] == "AdmissionReview" and r.json()["response"]["allowed"] is False
+            assert r.json()["response"]["status"]["message"]
     assert requests.get(hook.url.replace("/mutate--v1-pod", "/other"), verify=ca, timeout=5).status_code == 404
 
 

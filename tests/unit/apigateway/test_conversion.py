@@ -277,7 +277,9 @@ def test_review_success_and_failure() -> None:
                                   review("not a list"), review([], desired="")])
 def test_malformed_reviews_are_400(body: bytes) -> None:
     status, answer = review_response(body)
-    assert status == 400 and answer["kind"] == "Status" and answer["code"] == 400
+    # a ConversionReview with a failed result (issue 17: malformed bodies are answered as reviews, was a Status)
+    assert status == 400 and answer["kind"] == "ConversionReview" and answer["response"]["result"]["code"] == 400
+    assert answer["response"]["result"]["status"] == "Failure" and answer["response"]["result"]["message"]
 
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
