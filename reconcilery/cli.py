@@ -150,7 +150,8 @@ def enqueue(
 
 @queue_app.command("status")
 def queue_status(output: str = typer.Option("table", "--output", "-o", help="table or json")) -> None:
-    """Per controller: waiting (of which resync), in progress, delayed and failing keys."""
+    """Per controller: waiting (of which resync), in progress, delayed, failing and parked keys; then
+    the parked keys by name (a fresh `reconcilery enqueue` of one un-parks it)."""
     from workers.app import workqueue
     from workers.controller import registry
 
@@ -158,19 +159,26 @@ def queue_status(output: str = typer.Option("table", "--output", "-o", help="tab
     wq = workqueue()
     try:
         rows = [wq.status(c.name) for c in registry]
+        parked = {r.controller: wq.parked(r.controller) for r in rows if r.parked}
     except Exception as exc:
         fail(f"cannot read the workqueue from Redis: {exc}")
         return
     if output == "json":
         print(json.dumps({r.controller: {"queue": r.queue, "waiting": r.waiting, "resync": r.resync,
                                          "in_progress": r.in_progress, "delayed": r.delayed,
-                                         "failing": r.failing} for r in rows}, indent=2))
+                                         "failing": r.failing, "parked": r.parked,
+                                         "parked_keys": [str(k) for k, _ in parked.get(r.controller, [])]}
+                          for r in rows}, indent=2))
         return
-    table = Table("controller", "queue", "waiting", "of which resync", "in progress", "delayed", "failing")
+    table = Table("controller", "queue", "waiting", "of which resync", "in progress", "delayed", "failing",
+                  "parked")
     for r in rows:
         table.add_row(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress,
-                                                                  r.delayed, r.failing)))
+                                                                  r.delayed, r.failing, r.parked)))
     Console().print(table)
+    for name, keys in parked.items():
+        for key, _ in keys:
+            print(f"parked: {name} {key}  (un-park: reconcilery enqueue {name} {key.ref} --cluster {key.cluster})")
 
 
 @probe_app.command("worker")

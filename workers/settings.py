@@ -66,6 +66,9 @@ class Settings:
     redbeat_lock_timeout: float = 30.0
     #: Seconds between checks for a Redis that restarted (watchers, dispatchers, beat).
     redis_check_interval: float = 2.0
+    #: Lease lapses in a row (the key's reconcile took its worker down) after which the key is
+    #: parked until a fresh enqueue (a watch event, ``reconcilery enqueue``); 0 never parks.
+    max_lapses: int = 3
 
     @property
     def domain_modules(self) -> tuple[str, ...]:
