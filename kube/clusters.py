@@ -5,6 +5,9 @@ clusters are added by :func:`register`. Remote clusters reached through a kubeco
 local cluster (an SKR's ``kcp-system/kubeconfig-<kyma>``, the Garden's ``gardener-credentials``) get a
 short-lived client from :func:`remote`, closed when the ``with`` block ends, as the original SKR
 looper builds a manager per connect and throws it away.
+
+Remote clusters are not trusted (an SKR's owner controls its API server): their clients read within
+:func:`remote_read_limits` (objects, bytes, a total deadline per request) and follow no redirects.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from kube import audit, resources
-from kube.client import Kube
+from kube.client import Kube, ReadLimits
 from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
 LOCAL = "local"
@@ -74,10 +77,44 @@ def reset() -> None:
         kube.close()
 
 
+def remote_read_limits() -> ReadLimits:
+    """The read limits of remote (untrusted) clusters, from the process settings
+    (``RECONCILERY_REMOTE_LIST_PAGE_SIZE``, ``_MAX_OBJECTS``, ``_MAX_BYTES``); read on every call, so
+    a client built after a change gets it. The one place these settings are read."""
+    from workers.settings import load  # a lower layer than workers: resolved at call time
+
+    s = load()
+    return ReadLimits(page_size=s.remote_list_page_size, max_objects=s.remote_list_max_objects,
+                      max_bytes=s.remote_list_max_bytes)
+
+
+def _no_redirects(api_client: ApiClient) -> None:
+    """Make ``api_client`` answer a 3xx as it is (an :class:`~kube.errors.ApiError`) instead of
+    following it: a remote API server must not send our requests, credentials included, elsewhere."""
+    pool = api_client.rest_client.pool_manager
+    follow = pool.urlopen
+    if getattr(follow, "no_redirects", False):
+        return
+
+    def urlopen(method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
+        kw.setdefault("retries", False)  # no retry may follow a redirect either
+        return follow(method, url, redirect=False, **kw)
+
+    urlopen.no_redirects = True  # type: ignore[attr-defined]
+    pool.urlopen = urlopen  # type: ignore[method-assign]
+
+
 class RemoteKube(Kube):
-    """A :class:`Kube` of another cluster (from a kubeconfig Secret): its calls are recorded by
-    :mod:`kube.audit` as made to that cluster, so the RBAC check of deploy/ leaves them out (they are
-    governed by the other cluster's RBAC for the kubeconfig's user)."""
+    """A :class:`Kube` of another cluster (from a kubeconfig Secret): bounded by ``limits`` (default
+    :func:`remote_read_limits`), its ``timeout`` the total deadline of each request, no redirects
+    followed. Its calls are recorded by :mod:`kube.audit` as made to that cluster, so the RBAC check
+    of deploy/ leaves them out (they are governed by the other cluster's RBAC for the kubeconfig's
+    user)."""
+
+    def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
+                 limits: ReadLimits | None = None) -> None:
+        super().__init__(api_client, cluster, timeout, limits or remote_read_limits())
+        _no_redirects(api_client)
 
     def open(self, *args: Any, **kwargs: Any) -> Any:
         with audit.on_cluster(self.cluster):
