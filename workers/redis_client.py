@@ -155,6 +155,13 @@ def _with_password(url: str, password: str | None, username: str | None) -> str:
     return urlunsplit((split.scheme, f"{userinfo}@{host}", split.path, split.query, split.fragment))
 
 
+def _without_credentials(url: str) -> str:
+    """``url`` without ``user:password@`` in its netloc."""
+    split = urlsplit(url)
+    host = split.netloc.rpartition("@")[2]
+    return urlunsplit(split._replace(netloc=host))
+
+
 def celery_broker_settings(url: str, transport_options: Mapping[str, Any] | None = None,
                            environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"broker_url": ..., "broker_transport_options": ...}`` for Celery on ``url``.
@@ -181,12 +188,19 @@ def celery_broker_settings(url: str, transport_options: Mapping[str, Any] | None
 
 def redbeat_settings(url: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"redbeat_redis_url": ..., "redbeat_redis_options": ...}`` for RedBeat on ``url``: the URL
-    itself (with the password), or RedBeat's Sentinel form (``redis-sentinel://`` plus
-    ``sentinels``/``service_name``/``password``/``db`` options)."""
+    without its credentials and the ``password`` (``username``) as options, or RedBeat's Sentinel form
+    (``redis-sentinel://`` plus ``sentinels``/``service_name``/``password``/``db`` options).
+
+    The password is never in ``redbeat_redis_url``: Celery masks only settings whose names look
+    secret (and nested ``password`` keys), not that URL, so Flower's config view would show it."""
     target = parse_redis_url(url, environ)
     if not target.is_sentinel:
-        return {"redbeat_redis_url": _with_password(url, target.password, target.username),
-                "redbeat_redis_options": {}}
+        credentials: dict[str, Any] = {}
+        if target.password is not None:
+            credentials["password"] = target.password
+        if target.username is not None:
+            credentials["username"] = target.username
+        return {"redbeat_redis_url": _without_credentials(url), "redbeat_redis_options": credentials}
     options: dict[str, Any] = {"sentinels": list(target.sentinels),
                                "service_name": target.master_name, "db": target.db,
                                "socket_timeout": 5.0, "retry_period": 60}
