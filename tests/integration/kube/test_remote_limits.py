@@ -4,6 +4,7 @@ a list past its object, byte or page bound, with a clear :class:`kube.ReadLimitE
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -33,12 +34,10 @@ class Evil:
         evil = self
 
         class _H(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 evil.paths.append(self.path)
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     evil.handler(self)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
             def log_message(self, *args: object) -> None:
                 pass
