@@ -11,6 +11,7 @@ list of Sentinels separated by ``;``::
   ``RECONCILERY_REDIS_PASSWORD`` (so a Kubernetes Secret can hold it while the URL sits in a
   ConfigMap); this applies to plain URLs too. Sentinels that require a password of their own get
   ``RECONCILERY_REDIS_SENTINEL_PASSWORD``;
+- the *ACL user* comes from the URL, else ``RECONCILERY_REDIS_USERNAME`` (none: Redis' ``default``);
 - the *database* is the path of the first Sentinel URL (default 0).
 
 :func:`redis_client` gives a ``redis.Redis`` (for Sentinel: ``Sentinel.master_for``, which finds the
@@ -57,7 +58,8 @@ class RedisTarget:
         sentinels: ``(host, port)`` of each Sentinel; empty for a plain URL.
         master_name: the Sentinel master name (unused for a plain URL).
         password: the Redis password (URL first, then ``RECONCILERY_REDIS_PASSWORD``), or ``None``.
-        username: the ACL user from the URL, or ``None``.
+        username: the ACL user from the URL, then ``RECONCILERY_REDIS_USERNAME`` (a component's own
+            user: deploy/ gives the listener and Flower users of their own), or ``None``.
         db: the database number.
         sentinel_password: ``RECONCILERY_REDIS_SENTINEL_PASSWORD``, or ``None``.
     """
@@ -80,6 +82,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
     another scheme, a Sentinel without host or a database that is not a number."""
     env = os.environ if environ is None else environ
     env_password = env.get("RECONCILERY_REDIS_PASSWORD") or None
+    env_username = env.get("RECONCILERY_REDIS_USERNAME") or None
     sentinel_password = env.get("RECONCILERY_REDIS_SENTINEL_PASSWORD") or None
     parts = [p.strip() for p in url.split(";") if p.strip()]
     if not parts:
@@ -91,7 +94,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
         db = (parse_qs(first.query).get("db") or ["0"])[0] if first.scheme == "unix" else first.path
         return RedisTarget(url=url, sentinels=(), master_name="", db=_db(db, url),
                            password=unquote(first.password) if first.password else env_password,
-                           username=unquote(first.username) if first.username else None)
+                           username=unquote(first.username) if first.username else env_username)
     sentinels: list[tuple[str, int]] = []
     master = ""
     for part in parts:
@@ -105,7 +108,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
         url=parts[0], sentinels=tuple(sentinels),
         master_name=master or broker_master or env.get("RECONCILERY_REDIS_MASTER_NAME") or DEFAULT_MASTER_NAME,
         password=unquote(first.password) if first.password else env_password,
-        username=unquote(first.username) if first.username else None,
+        username=unquote(first.username) if first.username else env_username,
         db=_db(first.path, url), sentinel_password=sentinel_password)
 
 

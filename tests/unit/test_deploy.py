@@ -78,8 +78,11 @@ def test_every_process_finds_redis_with_its_password(overlay: str) -> None:
             if c["image"].endswith("redis") or "redis" in c["image"].split("/")[-1].split(":")[0]:
                 continue
             assert {"configMapRef": {"name": "reconcilery-config"}} in c.get("envFrom", []), name
+            # the listener and Flower log in as ACL users of their own (test_redis_acl_users...)
+            user = _env(c).get("RECONCILERY_REDIS_USERNAME")
+            key = f"{user}-password" if user else "password"
             assert _env(c)["RECONCILERY_REDIS_PASSWORD"] == {"secretKeyRef": {"name": "reconcilery-redis",
-                                                                              "key": "password"}}, name
+                                                                              "key": key}}, name
 
 
 def test_redis_persists_with_aof_behind_a_password_and_a_network_policy() -> None:
@@ -370,3 +373,28 @@ def test_sentinels_require_a_password_every_process_has() -> None:
     auth = by_kind(objs, "TriggerAuthentication")["reconcilery-redis"]
     assert {"parameter": "sentinelPassword", "name": "reconcilery-redis", "key": "sentinel-password"} in \
         auth["spec"]["secretTargetRef"]
+
+
+def _acl_users(command: list[str]) -> dict[str, str]:
+    return {rule.split()[0]: rule for rule in (command[i + 1] for i, a in enumerate(command) if a == "--user")}
+
+
+def test_redis_acl_users_for_the_listener_and_flower_in_both_redis_setups() -> None:
+    """The rules themselves are exercised on a real Redis by tests/integration/test_redis_acl.py."""
+    objs = render("base")
+    (redis,) = _containers(by_kind(objs, "StatefulSet")["reconcilery-redis"])
+    users = _acl_users(redis["command"])
+    assert set(users) == {"listener", "flower"}
+    for user, rule in users.items():
+        assert f">$(REDIS_{user.upper()}_PASSWORD)" in rule and "-@all" in rule and "-@dangerous" in rule
+        assert "~*" not in rule.split() and "allkeys" not in rule and "+@all" not in rule
+        env = _env(redis)[f"REDIS_{user.upper()}_PASSWORD"]
+        assert env == {"secretKeyRef": {"name": "reconcilery-redis", "key": f"{user}-password"}}
+    deps = by_kind(objs, "Deployment")
+    assert _env(_containers(deps["reconcilery-skr-listener"])[0])["RECONCILERY_REDIS_USERNAME"] == "listener"
+    assert _env(_containers(deps["reconcilery-flower"])[0])["RECONCILERY_REDIS_USERNAME"] == "flower"
+    # the Sentinel setup's Redis pods start with the same users
+    script = by_kind(render("overlays/production-sentinel"), "ConfigMap")["reconcilery-redis-ha"]["data"]["redis.sh"]
+    for user, rule in users.items():
+        shell = rule.replace(f"$(REDIS_{user.upper()}_PASSWORD)", f"$REDIS_{user.upper()}_PASSWORD")
+        assert f'--user "{shell}"' in script, user
