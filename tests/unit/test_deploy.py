@@ -222,6 +222,10 @@ def test_events_can_be_counted_not_only_created() -> None:
     for verb in ("create", "get", "update"):
         assert rbac.allows("reconcilery-apigateway", {"verb": verb, "group": "", "resource": "events",
                                                       "namespaced": True, "namespace": "shop", "name": "x"})
+        # a connect refused for passing the read limits records a Warning Event on the SkrStatus
+        assert rbac.allows("reconcilery-cloud-skr", {"verb": verb, "group": "", "resource": "events",
+                                                     "namespaced": True, "namespace": "kcp-system", "name": "x"},
+                           exact_namespace=True)
 
 
 def test_no_component_reads_every_configmap_or_secret() -> None:
