@@ -56,8 +56,10 @@ class ReadLimits:
         page_size: objects asked per list page (``limit``).
         max_objects: objects per list (all pages together).
         max_bytes: bytes of one list (all pages together) and of any one answer.
-        total_deadline: the client's ``timeout`` is the whole request's deadline (connect, headers
-            and body together), not a bound per read: a trickling answer cannot hold a worker.
+        total_deadline: the client's ``timeout`` bounds the whole body (read in chunks, the deadline
+            checked between them), and is urllib3's total timeout for connect and headers, so a
+            trickling answer cannot hold a worker (header lines trickled one by one are bounded per
+            read only).
     """
 
     page_size: int = LIST_PAGE_SIZE
