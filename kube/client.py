@@ -57,9 +57,9 @@ class ReadLimits:
         max_objects: objects per list (all pages together).
         max_bytes: bytes of one list (all pages together) and of any one answer.
         total_deadline: the client's ``timeout`` bounds the whole body (read in chunks, the deadline
-            checked between them), and is urllib3's total timeout for connect and headers, so a
-            trickling answer cannot hold a worker (header lines trickled one by one are bounded per
-            read only).
+            checked between them) and is urllib3's total timeout for connect and headers (a
+            :class:`kube.clusters.RemoteKube` also cuts headers that trickle past it), so a
+            trickling answer cannot hold a worker.
     """
 
     page_size: int = LIST_PAGE_SIZE

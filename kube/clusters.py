@@ -12,11 +12,15 @@ Remote clusters are not trusted (an SKR's owner controls its API server): their 
 
 from __future__ import annotations
 
+import contextvars
+import socket
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
+import urllib3
 from kubernetes.client import ApiClient
 
 from kube import audit, resources
@@ -88,10 +92,58 @@ def remote_read_limits() -> ReadLimits:
                       max_bytes=s.remote_list_max_bytes)
 
 
+#: Monotonic deadline of the request this thread is sending through a :class:`RemoteKube` (None: none).
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("remote_request_deadline", default=None)
+
+
+class _DeadlineMixin:
+    """An urllib3 connection whose status line and headers must arrive before the request's deadline:
+    a timer shuts the socket down at the deadline (per-read timeouts alone let a server trickle
+    header lines forever)."""
+
+    sock: socket.socket | None
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = _deadline.get()
+        if deadline is None or self.sock is None:
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        sock = self.sock
+
+        def cut() -> None:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            timer.cancel()
+
+
+class _DeadlineHTTPConnection(_DeadlineMixin, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _DeadlineHTTPSConnection(_DeadlineMixin, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+
+class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+
 def _no_redirects(api_client: ApiClient) -> None:
     """Make ``api_client`` answer a 3xx as it is (an :class:`~kube.errors.ApiError`) instead of
-    following it: a remote API server must not send our requests, credentials included, elsewhere."""
+    following it: a remote API server must not send our requests, credentials included, elsewhere.
+    Its connections also cut a response whose headers do not arrive within the request's deadline."""
     pool = api_client.rest_client.pool_manager
+    pool.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
     follow = pool.urlopen
     if getattr(follow, "no_redirects", False):
         return
@@ -117,8 +169,12 @@ class RemoteKube(Kube):
         _no_redirects(api_client)
 
     def open(self, *args: Any, **kwargs: Any) -> Any:
-        with audit.on_cluster(self.cluster):
-            return super().open(*args, **kwargs)
+        token = _deadline.set(time.monotonic() + self.timeout)
+        try:
+            with audit.on_cluster(self.cluster):
+                return super().open(*args, **kwargs)
+        finally:
+            _deadline.reset(token)
 
 
 def client_from_secret(local: Kube, namespace: str, name: str, key: str = "config", cluster: str = "",

@@ -151,3 +151,19 @@ def test_a_server_that_pages_forever_is_stopped(evil: Evil) -> None:
     with pytest.raises(ReadLimitExceeded, match="TooManyPages"):
         evil.client(page_size=10, max_objects=100).list(IPRANGE)
     assert len(evil.paths) <= 12
+
+
+def test_trickled_header_lines_end_at_the_total_deadline(evil: Evil) -> None:
+    def trickle_headers(h: BaseHTTPRequestHandler) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        for _ in range(300):  # a header byte every 0.05 s: every read succeeds, the headers never end
+            h.wfile.write(b"X")
+            h.wfile.flush()
+            time.sleep(0.05)
+
+    evil.handler = trickle_headers
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as caught:
+        evil.client(timeout=1.0).get(IPRANGE, "a")
+    assert caught.value.status == 0
+    assert time.monotonic() - t0 < 3.0
