@@ -3,7 +3,7 @@
 from kube import clusters, diff, events, resources
 from kube.client import Kube
 from kube.clusters import client_for
-from kube.errors import ApiError, Conflict, Gone, NotFound, ResourceMissing
+from kube.errors import ApiError, Conflict, Gone, NotFound, ReadLimitExceeded, ResourceMissing
 from kube.resource import Resource, object_ref
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Gone",
     "Kube",
     "NotFound",
+    "ReadLimitExceeded",
     "Resource",
     "ResourceMissing",
     "client_for",

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import urllib3
@@ -21,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 
 import fencing
 from kube import audit, events
-from kube.errors import ApiError, Conflict, NotFound, ResourceMissing, error_for
+from kube.errors import ApiError, Conflict, NotFound, ReadLimitExceeded, ResourceMissing, error_for
 from kube.resource import Resource, object_ref
 from kube.resources import EVENT
 
@@ -41,6 +42,32 @@ Query = Sequence[tuple[str, str | int | bool]]
 WriteListener = Callable[[Resource, str, dict[str, Any]], None]
 
 
+#: Bytes asked of the socket per read of a bounded answer.
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Bounds on what a client reads from a cluster it does not trust (an SKR: its owner controls
+    its API server's answers). Past one, the request raises :class:`ReadLimitExceeded` and nothing
+    more is read or kept.
+
+    Attributes:
+        page_size: objects asked per list page (``limit``).
+        max_objects: objects per list (all pages together).
+        max_bytes: bytes of one list (all pages together) and of any one answer.
+        total_deadline: the client's ``timeout`` bounds the whole body (read in chunks, the deadline
+            checked between them) and is urllib3's total timeout for connect and headers (a
+            :class:`kube.clusters.RemoteKube` also cuts headers that trickle past it), so a
+            trickling answer cannot hold a worker.
+    """
+
+    page_size: int = LIST_PAGE_SIZE
+    max_objects: int = 10_000
+    max_bytes: int = 64 * 2**20
+    total_deadline: bool = True
+
+
 def _meta(body: dict[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -52,13 +79,17 @@ class Kube:
     Args:
         api_client: the official client, configured for the cluster (host, TLS, credentials).
         cluster: the cluster's name (``"local"``, an SKR id), for logs.
-        timeout: seconds for connect and for each read of a non-watch request.
+        timeout: seconds for connect and for each read of a non-watch request (with ``limits``: for
+            the whole request).
+        limits: bounds on answers (None: unbounded, for the clusters Reconcilery trusts).
     """
 
-    def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0) -> None:
+    def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
+                 limits: ReadLimits | None = None) -> None:
         self.api_client = api_client
         self.cluster = cluster
         self.timeout = timeout
+        self.limits = limits
         self._listeners: tuple[WriteListener, ...] = ()
         self._listeners_lock = threading.Lock()
 
@@ -100,9 +131,11 @@ class Kube:
             write = method not in ("GET", "HEAD")
             if timeout is None:
                 bounded = fencing.timeout(self.timeout, write=write)
-                timeout = (bounded, bounded)
+                timeout = bounded if self.limits is not None else (bounded, bounded)
             else:
                 fencing.check()
+        elif timeout is None and self.limits is not None:
+            timeout = self.timeout  # a number: urllib3's total timeout, not one per read
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"
@@ -137,11 +170,20 @@ class Kube:
         return self._decode(method, path, *self._raw(method, path, query, body, content_type, name))
 
     def _raw(self, method: str, path: str, query: Query = (), body: Any = None,
-             content_type: str | None = None, name: str | None = None) -> tuple[int, bytes]:
-        """Send one request; ``(status, raw answer)`` of a 2xx answer (raises as :meth:`request`)."""
+             content_type: str | None = None, name: str | None = None,
+             max_bytes: int | None = None) -> tuple[int, bytes | bytearray]:
+        """Send one request; ``(status, raw answer)`` of a 2xx answer (raises as :meth:`request`).
+        With :attr:`limits`, the answer is read in chunks and abandoned past ``max_bytes`` (or past
+        ``max_bytes`` when given, what is left of a list's budget) or past the request's deadline."""
+        limits = self.limits
+        deadline = time.monotonic() + self.timeout
         response = self.open(method, path, query, body, content_type, name=name)
         try:
-            raw = response.data
+            if limits is None:
+                raw = response.data
+            else:
+                raw = _read_bounded(response, f"{method} {path}", limits.max_bytes if max_bytes is None
+                                    else max_bytes, deadline if limits.total_deadline else None)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
         finally:
@@ -149,7 +191,7 @@ class Kube:
         return response.status, raw
 
     @staticmethod
-    def _decode(method: str, path: str, status: int, raw: bytes) -> Any:
+    def _decode(method: str, path: str, status: int, raw: bytes | bytearray) -> Any:
         if not raw:
             return None
         try:
@@ -184,7 +226,14 @@ class Kube:
                           page_size: int = LIST_PAGE_SIZE) -> tuple[list[dict[str, Any]], str]:
         """Every matching object (pages of ``page_size`` followed) and the list's resourceVersion
         (the snapshot to start a watch from). Items get ``apiVersion``/``kind`` filled in (the API
-        server leaves them out of list items). Raises :class:`ResourceMissing`, :class:`ApiError`."""
+        server leaves them out of list items). With :attr:`limits`, pages are at most
+        ``limits.page_size`` and the list at most ``max_objects`` objects and ``max_bytes`` bytes.
+        Raises :class:`ResourceMissing`, :class:`ReadLimitExceeded`, :class:`ApiError`."""
+        limits = self.limits
+        if limits is not None:
+            page_size = min(page_size, limits.page_size)
+            pages_left = limits.max_objects // max(1, page_size) + 2  # a server that pages forever
+            bytes_left = limits.max_bytes
         query: list[tuple[str, str | int | bool]] = []
         if label_selector:
             query.append(("labelSelector", label_selector))
@@ -195,7 +244,21 @@ class Kube:
         token = ""
         while True:
             page_query = [*query, ("limit", page_size)] + ([("continue", token)] if token else [])
-            page = self.request("GET", res.path(namespace), page_query) or {}
+            path = res.path(namespace)
+            if limits is None:
+                page = self.request("GET", path, page_query) or {}
+            else:
+                pages_left -= 1
+                if pages_left < 0:
+                    raise ReadLimitExceeded("TooManyPages", f"list {res} of cluster {self.cluster}: more pages "
+                                            f"than {limits.max_objects} objects need")
+                status, raw = self._raw("GET", path, page_query, max_bytes=bytes_left)
+                bytes_left -= len(raw)
+                page = self._decode("GET", path, status, raw) or {}
+                del raw
+                if len(items) + len(page.get("items") or []) > limits.max_objects:
+                    raise ReadLimitExceeded("TooManyObjects", f"list {res} of cluster {self.cluster}: more than "
+                                            f"{limits.max_objects} objects")
             for item in page.get("items") or []:
                 item.setdefault("apiVersion", res.api_version)
                 item.setdefault("kind", res.kind)
@@ -323,3 +386,22 @@ class Kube:
 
     def __repr__(self) -> str:
         return f"Kube(cluster={self.cluster!r}, host={self.api_client.configuration.host!r})"
+
+
+def _read_bounded(response: urllib3.BaseHTTPResponse, what: str, max_bytes: int,
+                  deadline: float | None) -> bytearray:
+    """The body of ``response``, read in chunks as they arrive; raises :class:`ReadLimitExceeded`
+    once it passes ``max_bytes`` (checked against Content-Length first) or monotonic ``deadline``."""
+    declared = response.headers.get("Content-Length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise ReadLimitExceeded("TooLarge", f"{what}: answer of {declared} bytes exceeds {max_bytes}")
+    buf = bytearray()
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            raise ReadLimitExceeded("DeadlineExceeded", f"{what}: answer not complete within the request's deadline")
+        chunk = response.read1(_CHUNK)
+        if not chunk:
+            return buf
+        buf += chunk
+        if len(buf) > max_bytes:
+            raise ReadLimitExceeded("TooLarge", f"{what}: answer exceeds {max_bytes} bytes")

@@ -5,19 +5,26 @@ clusters are added by :func:`register`. Remote clusters reached through a kubeco
 local cluster (an SKR's ``kcp-system/kubeconfig-<kyma>``, the Garden's ``gardener-credentials``) get a
 short-lived client from :func:`remote`, closed when the ``with`` block ends, as the original SKR
 looper builds a manager per connect and throws it away.
+
+Remote clusters are not trusted (an SKR's owner controls its API server): their clients read within
+:func:`remote_read_limits` (objects, bytes, a total deadline per request) and follow no redirects.
 """
 
 from __future__ import annotations
 
+import contextvars
+import socket
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
+import urllib3
 from kubernetes.client import ApiClient
 
 from kube import audit, resources
-from kube.client import Kube
+from kube.client import Kube, ReadLimits
 from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
 LOCAL = "local"
@@ -74,14 +81,100 @@ def reset() -> None:
         kube.close()
 
 
+def remote_read_limits() -> ReadLimits:
+    """The read limits of remote (untrusted) clusters, from the process settings
+    (``RECONCILERY_REMOTE_LIST_PAGE_SIZE``, ``_MAX_OBJECTS``, ``_MAX_BYTES``); read on every call, so
+    a client built after a change gets it. The one place these settings are read."""
+    from workers.settings import load  # a lower layer than workers: resolved at call time
+
+    s = load()
+    return ReadLimits(page_size=s.remote_list_page_size, max_objects=s.remote_list_max_objects,
+                      max_bytes=s.remote_list_max_bytes)
+
+
+#: Monotonic deadline of the request this thread is sending through a :class:`RemoteKube` (None: none).
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("remote_request_deadline", default=None)
+
+
+class _DeadlineMixin:
+    """An urllib3 connection whose status line and headers must arrive before the request's deadline:
+    a timer shuts the socket down at the deadline (per-read timeouts alone let a server trickle
+    header lines forever)."""
+
+    sock: socket.socket | None
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = _deadline.get()
+        if deadline is None or self.sock is None:
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        sock = self.sock
+
+        def cut() -> None:
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            return super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            timer.cancel()
+
+
+class _DeadlineHTTPConnection(_DeadlineMixin, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _DeadlineHTTPSConnection(_DeadlineMixin, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+
+class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+
+def _no_redirects(api_client: ApiClient) -> None:
+    """Make ``api_client`` answer a 3xx as it is (an :class:`~kube.errors.ApiError`) instead of
+    following it: a remote API server must not send our requests, credentials included, elsewhere.
+    Its connections also cut a response whose headers do not arrive within the request's deadline."""
+    pool = api_client.rest_client.pool_manager
+    pool.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+    follow = pool.urlopen
+    if getattr(follow, "no_redirects", False):
+        return
+
+    def urlopen(method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
+        kw.setdefault("retries", False)  # no retry may follow a redirect either
+        return follow(method, url, redirect=False, **kw)
+
+    urlopen.no_redirects = True  # type: ignore[attr-defined]
+    pool.urlopen = urlopen  # type: ignore[method-assign]
+
+
 class RemoteKube(Kube):
-    """A :class:`Kube` of another cluster (from a kubeconfig Secret): its calls are recorded by
-    :mod:`kube.audit` as made to that cluster, so the RBAC check of deploy/ leaves them out (they are
-    governed by the other cluster's RBAC for the kubeconfig's user)."""
+    """A :class:`Kube` of another cluster (from a kubeconfig Secret): bounded by ``limits`` (default
+    :func:`remote_read_limits`), its ``timeout`` the total deadline of each request, no redirects
+    followed. Its calls are recorded by :mod:`kube.audit` as made to that cluster, so the RBAC check
+    of deploy/ leaves them out (they are governed by the other cluster's RBAC for the kubeconfig's
+    user)."""
+
+    def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
+                 limits: ReadLimits | None = None) -> None:
+        super().__init__(api_client, cluster, timeout, limits or remote_read_limits())
+        _no_redirects(api_client)
 
     def open(self, *args: Any, **kwargs: Any) -> Any:
-        with audit.on_cluster(self.cluster):
-            return super().open(*args, **kwargs)
+        token = _deadline.set(time.monotonic() + self.timeout)
+        try:
+            with audit.on_cluster(self.cluster):
+                return super().open(*args, **kwargs)
+        finally:
+            _deadline.reset(token)
 
 
 def client_from_secret(local: Kube, namespace: str, name: str, key: str = "config", cluster: str = "",

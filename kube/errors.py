@@ -6,6 +6,9 @@
   installed); a subclass of :class:`NotFound` so ``delete`` can ignore both.
 - :class:`Conflict`: 409 (stale ``resourceVersion`` on update, or ``AlreadyExists`` on create).
 - :class:`Gone`: 410 (a watch or list ``resourceVersion`` too old: relist).
+- :class:`ReadLimitExceeded`: an answer of an untrusted cluster (an SKR) past a bound of its client's
+  :class:`~kube.client.ReadLimits` (objects or bytes of a list, bytes of one answer, pages) or past its
+  total deadline: nothing more is read, so one cluster cannot exhaust the worker's memory or time.
 """
 
 from __future__ import annotations
@@ -42,6 +45,14 @@ class Conflict(ApiError):
 
 class Gone(ApiError):
     """410: the requested ``resourceVersion`` is older than the server keeps; list again."""
+
+
+class ReadLimitExceeded(ApiError):
+    """An answer past a bound of the client's read limits (``reason`` ``"TooManyObjects"``,
+    ``"TooLarge"``, ``"TooManyPages"`` or ``"DeadlineExceeded"``; ``status`` 0: no answer was used)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(0, reason, message)
 
 
 _KIND_MISSING_MESSAGES = ("the server could not find the requested resource", "404 page not found")

@@ -147,8 +147,9 @@ def enqueue(
 
 @queue_app.command("status")
 def queue_status(output: Output = OUTPUT) -> None:
-    """Per controller: waiting (of which resync), in progress, delayed and failing keys (a row per
-    controller; ``-o yaml|json``: a document per controller with those fields)."""
+    """Per controller: waiting (of which resync), in progress, delayed, failing and parked keys (a row per
+    controller; ``-o yaml|json``: a document per controller with those fields and ``parked_keys``); under
+    the table, the parked keys by name (a fresh ``reconcilery enqueue`` of one un-parks it)."""
     from dataclasses import asdict
 
     from workers.app import workqueue
@@ -158,13 +159,19 @@ def queue_status(output: Output = OUTPUT) -> None:
     wq = workqueue()
     try:
         rows = [wq.status(c.name) for c in registry]
+        parked = {r.controller: wq.parked(r.controller) for r in rows if r.parked}
     except Exception as exc:
         fail(f"cannot read the workqueue from Redis: {exc}")
         return
-    echo(Listing([asdict(r) for r in rows],
-                 ("CONTROLLER", "QUEUE", "WAITING", "RESYNC", "IN PROGRESS", "DELAYED", "FAILING"),
+    docs = [{**asdict(r), "parked_keys": [str(k) for k, _ in parked.get(r.controller, [])]} for r in rows]
+    echo(Listing(docs,
+                 ("CONTROLLER", "QUEUE", "WAITING", "RESYNC", "IN PROGRESS", "DELAYED", "FAILING", "PARKED"),
                  [(r.controller, r.queue, *(str(v) for v in (r.waiting, r.resync, r.in_progress, r.delayed,
-                                                             r.failing))) for r in rows]), output)
+                                                             r.failing, r.parked))) for r in rows]), output)
+    if output is Output.TABLE:
+        for name, keys in parked.items():
+            for key, _ in keys:
+                print(f"parked: {name} {key}  (un-park: reconcilery enqueue {name} {key.ref} --cluster {key.cluster})")
 
 
 @probe_app.command("worker")

@@ -4,7 +4,9 @@
   only ``up``, which then stops the children in order) with a parent-death signal (Linux
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)``): when ``up`` dies, even by SIGKILL or the OOM killer, the
   kernel kills every child. :meth:`Supervisor.stop` sends SIGTERM to every group, waits for all of
-  them under one deadline, then SIGKILLs what is left.
+  them under one deadline, then SIGKILLs what is left. :meth:`Supervisor.check` restarts a child
+  that exited, with backoff, as a Pod's ``restartPolicy: Always`` would (:class:`RestartPolicy`), and
+  gives up (raises :class:`ChildExited`) only when one keeps crashing.
 - :func:`stop_signals` turns SIGTERM and SIGHUP into :class:`StopRequested` (a ``KeyboardInterrupt``),
   so ``timeout``, systemd or an IDE stopping ``up`` takes exactly the Ctrl-C path.
 - :func:`port_free`, :func:`listening`, :func:`port_holder` answer "can I bind this port" and "who
@@ -27,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -112,16 +114,44 @@ def signals_deferred() -> Iterator[list[int]]:
 
 
 class ChildExited(RuntimeError):
-    """A supervised child exited while it should run; the message has the tail of its log."""
+    """A supervised child exited while it should run (and keeps doing so, under a restart policy);
+    the message has the tail of its log."""
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """Restarts of a child that exited, as Kubernetes' CrashLoopBackOff (scaled to a laptop).
+
+    Attributes:
+        max_crashes: exits within ``window`` after which the supervisor gives up.
+        window: seconds an exit counts against ``max_crashes``.
+        base, cap: the n-th exit within the window waits ``min(cap, base * 2**(n-1))`` seconds
+            before the restart.
+    """
+
+    max_crashes: int = 5
+    window: float = 60.0
+    base: float = 1.0
+    cap: float = 30.0
+
+    def delay(self, crashes: int) -> float:
+        """Seconds before restarting after the ``crashes``-th exit within the window (>= 1)."""
+        return min(self.cap, self.base * 2 ** max(0, min(crashes - 1, 32)))
 
 
 @dataclass
 class Child:
-    """One supervised process: its name, ``Popen`` and log file."""
+    """One supervised process: its name, ``Popen`` and log file; how to start it again, the times
+    (monotonic) of its recent exits and when it is due to be restarted (None: running)."""
 
     name: str
     proc: subprocess.Popen[bytes]
     log: Path
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    exits: list[float] = field(default_factory=list)
+    restart_at: float | None = None
+    restarts: int = 0
 
 
 class Supervisor:
@@ -130,34 +160,74 @@ class Supervisor:
     Args:
         logs: directory receiving ``<name>.log`` (stdout and stderr) of every child.
         cwd: working directory of the children (``None``: this process's).
+        restart: how :meth:`check` restarts children that exited (``None``: never; the first exit
+            raises :class:`ChildExited`).
+        announce: where the one line about an exit and its restart goes (default: stdout).
     """
 
-    def __init__(self, logs: Path, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, logs: Path, cwd: str | os.PathLike[str] | None = None,
+                 restart: RestartPolicy | None = RestartPolicy(),
+                 announce: Callable[[str], None] | None = None) -> None:
         self.logs = logs
         self.cwd = cwd
+        self.restart = restart
+        self.announce = announce or (lambda line: print(line, flush=True))
         self.children: list[Child] = []
 
     def spawn(self, name: str, args: Sequence[str], env: Mapping[str, str] | None = None) -> Child:
         """Start ``args`` as child ``name`` in its own session, killed by the kernel if we die."""
         self.logs.mkdir(parents=True, exist_ok=True)
         path = self.logs / f"{name}.log"
-        with open(path, "ab") as log:  # the child keeps its own descriptor
-            proc = subprocess.Popen(list(args), env=dict(env) if env is not None else None, stdout=log,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                    cwd=self.cwd, preexec_fn=die_with_parent())
-        child = Child(name, proc, path)
+        child = Child(name, self._popen(path, args, env), path, tuple(args), dict(env) if env is not None else None)
         self.children.append(child)
         return child
+
+    def _popen(self, path: Path, args: Sequence[str], env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
+        with open(path, "ab") as log:  # the child keeps its own descriptor
+            return subprocess.Popen(list(args), env=dict(env) if env is not None else None, stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                    cwd=self.cwd, preexec_fn=die_with_parent())
 
     def pids(self) -> list[int]:
         return [c.proc.pid for c in self.children]
 
     def check(self) -> None:
-        """Raise :class:`ChildExited` (with the last 2,000 characters of its log) if a child exited."""
+        """Look after the children (call it about every second, from the thread that spawned them).
+
+        A child that exited is restarted after the policy's backoff, announced in one line; a child
+        due is started again (same command, environment and log). Raises :class:`ChildExited` (with
+        the last 2,000 characters of its log) when a child exited ``max_crashes`` times within the
+        window, or at its first exit without a restart policy.
+        """
+        now = time.monotonic()
         for child in self.children:
-            if child.proc.poll() is not None:
-                tail = child.log.read_text(errors="replace")[-2000:] if child.log.exists() else ""
-                raise ChildExited(f"{child.name} exited with {child.proc.returncode}:\n{tail}")
+            if child.restart_at is not None:
+                if now >= child.restart_at:
+                    self._start_again(child)
+                continue
+            code = child.proc.poll()
+            if code is None:
+                continue
+            tail = child.log.read_text(errors="replace")[-2000:] if child.log.exists() else ""
+            policy = self.restart
+            if policy is None:
+                raise ChildExited(f"{child.name} exited with {code}:\n{tail}")
+            child.exits = [t for t in child.exits if now - t < policy.window] + [now]
+            crashes = len(child.exits)
+            if crashes >= policy.max_crashes:
+                raise ChildExited(f"{child.name} exited with {code}, {crashes} times within "
+                                  f"{policy.window:.0f} s; giving up:\n{tail}")
+            delay = policy.delay(crashes)
+            child.restart_at = now + delay
+            self.announce(f"{child.name} exited with {code}; restarting it in {delay:g} s "
+                          f"(exit {crashes} of {policy.max_crashes - 1} allowed within {policy.window:.0f} s)")
+
+    def _start_again(self, child: Child) -> None:
+        with open(child.log, "ab") as log:
+            log.write(f"--- restarted by reconcilery up (restart {child.restarts + 1})\n".encode())
+        child.proc = self._popen(child.log, child.args, child.env)
+        child.restart_at = None
+        child.restarts += 1
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM every child's process group (newest first), wait for all of them up to ``timeout``
@@ -252,5 +322,5 @@ def choose_port(what: str, preferred: int, explicit: bool, host: str = "127.0.0.
     return PortChoice(port, f"{line}; {what} uses port {port} instead")
 
 
-__all__ = ["Child", "ChildExited", "PortChoice", "StopRequested", "Supervisor", "choose_port", "die_with_parent",
-           "free_port", "listening", "port_free", "port_holder", "signals_deferred", "stop_signals"]
+__all__ = ["Child", "ChildExited", "PortChoice", "RestartPolicy", "StopRequested", "Supervisor", "choose_port",
+           "die_with_parent", "free_port", "listening", "port_free", "port_holder", "signals_deferred", "stop_signals"]

@@ -163,11 +163,14 @@ def _not_ready(**_: Any) -> None:
 
 
 def _depth_gauges(interval: float = 10.0) -> None:
-    """Refresh ``workqueue_depth`` (only where metrics are served: it costs one round trip)."""
+    """Refresh ``workqueue_depth`` and the parked keys gauge (only where metrics are served: it costs
+    one round trip)."""
     stop = threading.Event()
     while not stop.wait(interval):
         try:
             for ctrl in registry:
-                metrics.DEPTH.labels(ctrl.name).set(workqueue().status(ctrl.name).waiting)
+                status = workqueue().status(ctrl.name)
+                metrics.DEPTH.labels(ctrl.name).set(status.waiting)
+                metrics.PARKED.labels(ctrl.name).set(status.parked)
         except Exception as exc:
             log.debug("depth gauges not refreshed", error=str(exc))

@@ -85,6 +85,7 @@ class ReconcileStep(bootsteps.StartStopStep):
             wq, queues, concurrency, lease_seconds=settings.lease_seconds,
             default_timeout=settings.reconcile_timeout, idle_wait=settings.idle_wait,
             hung_grace=settings.hung_grace, heartbeat=Heartbeat(settings.heartbeat_file),
+            max_lapses=settings.max_lapses,
             events=_CeleryEvents(parent.app, parent.hostname) if parent.app.conf.worker_send_task_events else None,
         )
         self.dispatcher.on_epoch_change = resync_after_loss(wq, queues)

@@ -253,12 +253,14 @@ class Dispatcher:
         audit_interval: seconds between audits of the ready lists (repairs lost entries).
         hung_grace, heartbeat: see :class:`LeaseKeeper`.
         events: Celery task events sink (``None``: no events).
+        max_lapses: lease lapses in a row after which a key is parked (0: never; see
+            :meth:`WorkQueue.fetch`).
     """
 
     def __init__(self, wq: WorkQueue, queues: Sequence[str], concurrency: int, *, lease_seconds: float,
                  default_timeout: float, idle_wait: float = 2.0, audit_interval: float = 2.0,
                  hung_grace: float = 120.0, heartbeat: Heartbeat | None = None,
-                 events: TaskEvents | None = None) -> None:
+                 events: TaskEvents | None = None, max_lapses: int = 3) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         self.wq = wq
@@ -271,6 +273,7 @@ class Dispatcher:
         self.heartbeat = heartbeat or Heartbeat(None)
         self.leases = LeaseKeeper(wq, lease_seconds, hung_grace, self.heartbeat)
         self.events = events
+        self.max_lapses = max_lapses
         self._cond = threading.Condition()
         self._running = 0
         self._stopping = threading.Event()
@@ -318,7 +321,8 @@ class Dispatcher:
             audit = time.monotonic() - last_audit >= self.audit_interval
             sent = time.monotonic()
             try:
-                got = self.wq.fetch(order, free, self.lease_seconds, audit=audit, known_epoch=self.epoch)
+                got = self.wq.fetch(order, free, self.lease_seconds, audit=audit, known_epoch=self.epoch,
+                                    max_lapses=self.max_lapses)
             except redis.RedisError as exc:
                 log.warning("fetch failed", queues=",".join(self.queues), error=str(exc), retry_in=backoff)
                 self._stopping.wait(backoff)
@@ -329,7 +333,13 @@ class Dispatcher:
                 last_audit = sent
             if got.recovered:
                 metrics.RECOVERED.inc(got.recovered)
-                log.warning("recovered keys whose lease lapsed", count=got.recovered)
+                log.warning("recovered keys whose lease lapsed; each counts as a failure", count=got.recovered)
+            for p in got.parked:
+                metrics.PARKED_TOTAL.labels(p.controller).inc()
+                metrics.PARKED.labels(p.controller).inc()
+                log.error("key parked: its reconcile took its worker down repeatedly; a fresh enqueue "
+                          "un-parks it", controller=p.controller, cluster=p.key.cluster, key=p.key.ref,
+                          lapses=p.lapses)
             if got.repaired:
                 metrics.REPAIRED.inc(got.repaired)
                 log.warning("queued waiting keys that had lost their ready entry", count=got.repaired)

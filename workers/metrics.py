@@ -28,3 +28,9 @@ STUCK = Gauge(
     "reconcilery_reconciles_stuck", "Reconciles of this process running far past their deadline.")
 REDIS_RESTARTS = Counter(
     "reconcilery_redis_restarts_total", "Times this process found Redis restarted (run_id changed or state lost).")
+PARKED = Gauge(
+    "reconcilery_workqueue_parked_keys",
+    "Keys parked because their reconcile took its worker down max_lapses times in a row (until a fresh add).",
+    ["controller"])
+PARKED_TOTAL = Counter(
+    "reconcilery_workqueue_parked_total", "Keys this process parked after repeated lease lapses.", ["controller"])

@@ -11,6 +11,7 @@ list of Sentinels separated by ``;``::
   ``RECONCILERY_REDIS_PASSWORD`` (so a Kubernetes Secret can hold it while the URL sits in a
   ConfigMap); this applies to plain URLs too. Sentinels that require a password of their own get
   ``RECONCILERY_REDIS_SENTINEL_PASSWORD``;
+- the *ACL user* comes from the URL, else ``RECONCILERY_REDIS_USERNAME`` (none: Redis' ``default``);
 - the *database* is the path of the first Sentinel URL (default 0).
 
 :func:`redis_client` gives a ``redis.Redis`` (for Sentinel: ``Sentinel.master_for``, which finds the
@@ -57,7 +58,8 @@ class RedisTarget:
         sentinels: ``(host, port)`` of each Sentinel; empty for a plain URL.
         master_name: the Sentinel master name (unused for a plain URL).
         password: the Redis password (URL first, then ``RECONCILERY_REDIS_PASSWORD``), or ``None``.
-        username: the ACL user from the URL, or ``None``.
+        username: the ACL user from the URL, then ``RECONCILERY_REDIS_USERNAME`` (a component's own
+            user: deploy/ gives the listener and Flower users of their own), or ``None``.
         db: the database number.
         sentinel_password: ``RECONCILERY_REDIS_SENTINEL_PASSWORD``, or ``None``.
     """
@@ -80,6 +82,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
     another scheme, a Sentinel without host or a database that is not a number."""
     env = os.environ if environ is None else environ
     env_password = env.get("RECONCILERY_REDIS_PASSWORD") or None
+    env_username = env.get("RECONCILERY_REDIS_USERNAME") or None
     sentinel_password = env.get("RECONCILERY_REDIS_SENTINEL_PASSWORD") or None
     parts = [p.strip() for p in url.split(";") if p.strip()]
     if not parts:
@@ -91,7 +94,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
         db = (parse_qs(first.query).get("db") or ["0"])[0] if first.scheme == "unix" else first.path
         return RedisTarget(url=url, sentinels=(), master_name="", db=_db(db, url),
                            password=unquote(first.password) if first.password else env_password,
-                           username=unquote(first.username) if first.username else None)
+                           username=unquote(first.username) if first.username else env_username)
     sentinels: list[tuple[str, int]] = []
     master = ""
     for part in parts:
@@ -105,7 +108,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
         url=parts[0], sentinels=tuple(sentinels),
         master_name=master or broker_master or env.get("RECONCILERY_REDIS_MASTER_NAME") or DEFAULT_MASTER_NAME,
         password=unquote(first.password) if first.password else env_password,
-        username=unquote(first.username) if first.username else None,
+        username=unquote(first.username) if first.username else env_username,
         db=_db(first.path, url), sentinel_password=sentinel_password)
 
 
@@ -155,6 +158,13 @@ def _with_password(url: str, password: str | None, username: str | None) -> str:
     return urlunsplit((split.scheme, f"{userinfo}@{host}", split.path, split.query, split.fragment))
 
 
+def _without_credentials(url: str) -> str:
+    """``url`` without ``user:password@`` in its netloc."""
+    split = urlsplit(url)
+    host = split.netloc.rpartition("@")[2]
+    return urlunsplit(split._replace(netloc=host))
+
+
 def celery_broker_settings(url: str, transport_options: Mapping[str, Any] | None = None,
                            environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"broker_url": ..., "broker_transport_options": ...}`` for Celery on ``url``.
@@ -181,12 +191,19 @@ def celery_broker_settings(url: str, transport_options: Mapping[str, Any] | None
 
 def redbeat_settings(url: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"redbeat_redis_url": ..., "redbeat_redis_options": ...}`` for RedBeat on ``url``: the URL
-    itself (with the password), or RedBeat's Sentinel form (``redis-sentinel://`` plus
-    ``sentinels``/``service_name``/``password``/``db`` options)."""
+    without its credentials and the ``password`` (``username``) as options, or RedBeat's Sentinel form
+    (``redis-sentinel://`` plus ``sentinels``/``service_name``/``password``/``db`` options).
+
+    The password is never in ``redbeat_redis_url``: Celery masks only settings whose names look
+    secret (and nested ``password`` keys), not that URL, so Flower's config view would show it."""
     target = parse_redis_url(url, environ)
     if not target.is_sentinel:
-        return {"redbeat_redis_url": _with_password(url, target.password, target.username),
-                "redbeat_redis_options": {}}
+        credentials: dict[str, Any] = {}
+        if target.password is not None:
+            credentials["password"] = target.password
+        if target.username is not None:
+            credentials["username"] = target.username
+        return {"redbeat_redis_url": _without_credentials(url), "redbeat_redis_options": credentials}
     options: dict[str, Any] = {"sentinels": list(target.sentinels),
                                "service_name": target.master_name, "db": target.db,
                                "socket_timeout": 5.0, "retry_period": 60}

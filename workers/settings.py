@@ -56,6 +56,15 @@ class Settings:
     redbeat_lock_timeout: float = 30.0
     #: Seconds between checks for a Redis that restarted (watchers, dispatchers, beat).
     redis_check_interval: float = 2.0
+    #: Lease lapses in a row (the key's reconcile took its worker down) after which the key is
+    #: parked until a fresh enqueue (a watch event, ``reconcilery enqueue``); 0 never parks.
+    max_lapses: int = 3
+    #: Objects per list page asked of a remote (untrusted) cluster such as an SKR.
+    remote_list_page_size: int = 500
+    #: Objects per list (all pages) read from a remote cluster; past it the read fails.
+    remote_list_max_objects: int = 10_000
+    #: Bytes per list (all pages) and per answer read from a remote cluster; past it the read fails.
+    remote_list_max_bytes: int = 64 * 2**20
 
     @property
     def domain_modules(self) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ import random
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -75,11 +75,22 @@ class Taken:
 
 
 @dataclass(frozen=True)
+class Parked:
+    """A key parked by :meth:`WorkQueue.fetch`: its lease lapsed ``lapses`` times in a row (its
+    reconcile took its worker down each time). It is not retried until a fresh add."""
+
+    controller: str
+    key: Key
+    lapses: int
+
+
+@dataclass(frozen=True)
 class Fetch:
     """Answer of :meth:`WorkQueue.fetch`: keys taken, seconds until the next delayed key, lease
     expiry or end of a quiet period (None: nothing scheduled), leases recovered, ready entries
-    rebuilt by the audit, the data set's epoch, and seconds left of a quiet period (0: none; keys
-    are held back for one lease after Redis restarted or lost data, see ``lib.lua``)."""
+    rebuilt by the audit, the data set's epoch, seconds left of a quiet period (0: none; keys
+    are held back for one lease after Redis restarted or lost data, see ``lib.lua``), and the keys
+    this fetch parked."""
 
     taken: list[Taken]
     next_due: float | None
@@ -87,6 +98,7 @@ class Fetch:
     repaired: int
     epoch: str = ""
     quiet: float = 0.0
+    parked: list[Parked] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,8 @@ class Finish:
 @dataclass(frozen=True)
 class QueueStatus:
     """One controller's queue: waiting keys (of which ``resync`` are waiting at low priority), keys in
-    progress, delayed keys (requeue/backoff), failing keys (>= 1 consecutive failure)."""
+    progress, delayed keys (requeue/backoff), failing keys (>= 1 consecutive failure), parked keys
+    (their reconcile took its worker down ``max_lapses`` times in a row)."""
 
     controller: str
     queue: str
@@ -112,6 +125,7 @@ class QueueStatus:
     in_progress: int
     delayed: int
     failing: int
+    parked: int = 0
 
 
 class WorkQueue:
@@ -217,30 +231,39 @@ class WorkQueue:
         return [(q, [c.name for c in self.controllers if c.queue == q]) for q in queues]
 
     def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False,
-              known_epoch: str = "") -> Fetch:
+              known_epoch: str = "", max_lapses: int = 3) -> Fetch:
         """Promote due keys, recover lapsed leases, (``audit``) repair the ready lists, and take up
         to ``limit`` keys of ``queues`` (fresh before resync, round robin in the order given).
 
         Each :class:`Taken` key is held under a new fencing token with a lease of ``lease_seconds``
         until :meth:`done`; renew it with :meth:`renew` or it is recovered once the lease lapses.
+        A recovered key counts as a failure of its reconcile (it took its worker down, or the
+        worker lost Redis): it is retried after its controller's backoff, and after ``max_lapses``
+        lapses in a row (0: never) it is parked (:attr:`Fetch.parked`) until a fresh :meth:`add`.
         ``known_epoch``: the epoch of the last fetch; a Redis that lost its data under the caller
         (or restarted) holds back takes for one lease (:attr:`Fetch.quiet`).
         """
         layout = self.queues_of(queues)
         args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", known_epoch, uuid.uuid4().hex,
-                           len(layout)]
+                           max(0, max_lapses), random.random(), len(layout)]
         args += [q for q, _ in layout]
         for _, names in layout:
-            args += [len(names), *names]
+            args.append(len(names))
+            for name in names:
+                b = self.controllers.get(name).backoff
+                args += [name, b.base, b.cap, b.jitter]
         raw = self._scripts["fetch"](args=args)
         next_due = float(_text(raw[0]))
+        n = int(raw[5])
+        parked = [Parked(_text(raw[i]), Key.decode(_text(raw[i + 1])), int(raw[i + 2]))
+                  for i in range(6, 6 + 3 * n, 3)]
         taken = [
             Taken(_text(raw[i]), Key.decode(_text(raw[i + 1])), _text(raw[i + 2]), float(_text(raw[i + 3])),
                   int(_text(raw[i + 4])))
-            for i in range(5, len(raw), 5)
+            for i in range(6 + 3 * n, len(raw), 5)
         ]
         return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]), _text(raw[3]),
-                     float(_text(raw[4])))
+                     float(_text(raw[4])), parked)
 
     def check_epoch(self, known_epoch: str, quiet_seconds: float) -> tuple[str, str]:
         """``(epoch, run_id)`` of the Redis now; notices a restart or a loss of data under a caller
@@ -295,8 +318,16 @@ class WorkQueue:
         pipe.hlen(controller_key(controller, "processing"))
         pipe.zcard(controller_key(controller, "delayed"))
         pipe.hlen(controller_key(controller, "failures"))
-        w, lo, p, d, f = pipe.execute()
-        return QueueStatus(controller, ctrl.queue, w, lo, p, d, f)
+        pipe.zcard(controller_key(controller, "parked"))
+        w, lo, p, d, f, pk = pipe.execute()
+        return QueueStatus(controller, ctrl.queue, w, lo, p, d, f, pk)
+
+    def parked(self, controller: str, limit: int = 100) -> list[tuple[Key, float]]:
+        """Up to ``limit`` parked keys of ``controller``, oldest first, with when they were parked
+        (Redis server clock, epoch seconds)."""
+        rows: Any = self.redis.zrange(controller_key(controller, "parked"), 0, max(0, limit) - 1,
+                                      withscores=True)
+        return [(Key.decode(_text(k)), float(t)) for k, t in rows]
 
     def ready_depth(self, queue: str) -> tuple[int, int]:
         """Entries on ``queue``'s fresh and resync ready lists (what KEDA scales on)."""
@@ -377,6 +408,7 @@ __all__ = [
     "Fetch",
     "Finish",
     "Outcome",
+    "Parked",
     "QueueStatus",
     "Taken",
     "WorkQueue",

@@ -73,3 +73,59 @@ data:
             for pid in descendants:  # on failure: never leave the orphans running
                 with contextlib.suppress(psutil.Error):
                     psutil.Process(pid).kill()
+
+
+@pytest.mark.timeout(420)
+def test_up_restarts_a_sigkilled_worker_and_keeps_working(tmp_path: Path) -> None:
+    """SIGKILL of the apigateway worker under ``up`` (the issue's user report): ``up`` says so in one
+    line, restarts it after its backoff, and an APIRule created afterwards is reconciled."""
+    from kubernetes import config as k8s_config
+
+    from kube import Kube
+    from tasks.apigateway.reads import APIRULE
+
+    out = tmp_path / "up.out"
+    state = tmp_path / "state"
+    with open(out, "wb") as log:
+        up = subprocess.Popen(
+            [sys.executable, "-m", "reconcilery.cli", "up", "--state-dir", str(state),
+             "--flower-port", str(free_port()), "--apply", str(ROOT / "examples" / "apigateway")],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+
+    def worker() -> psutil.Process | None:
+        for p in psutil.Process(up.pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "apigateway" in p.cmdline() and "worker" in p.cmdline() and p.status() != psutil.STATUS_ZOMBIE:
+                    return p
+        return None
+
+    descendants: list[int] = []
+    try:
+        wait_for(lambda: "running;" in out.read_text() or up.poll() is not None, timeout=180, interval=0.5,
+                 message="up running")
+        assert up.poll() is None, out.read_text()
+        descendants[:] = [p.pid for p in psutil.Process(up.pid).children(recursive=True)]
+        victim = worker()
+        assert victim is not None
+        victim.kill()
+        wait_for(lambda: "worker-apigateway exited with -9; restarting it in 1 s" in out.read_text(), timeout=30,
+                 message="the restart announced")
+        wait_for(lambda: (w := worker()) is not None and w.pid != victim.pid, timeout=30, message="a new worker")
+        assert up.poll() is None and "error:" not in out.read_text(), out.read_text()
+        kube = Kube(k8s_config.new_client_from_config(config_file=str(state / "kubeconfig")))
+        rule = kube.get(APIRULE, "httpbin-public", "shop")
+        assert rule is not None
+        spec = {**rule["spec"], "hosts": ["after-restart.local.kyma.dev"]}  # its own host: no conflict
+        kube.create(APIRULE, {"metadata": {"name": "after-restart", "namespace": "shop"}, "spec": spec})
+        wait_for(lambda: ((kube.get(APIRULE, "after-restart", "shop") or {}).get("status") or {}).get("state"),
+                 timeout=90, interval=0.5, message="an APIRule reconciled by the restarted worker")
+        status = (kube.get(APIRULE, "after-restart", "shop") or {})["status"]
+        assert status["state"] == "Ready", status
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(60) == 0, out.read_text()
+    finally:
+        stop_process(up)
+        for pid in descendants:  # on failure: never leave the orphans running
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()

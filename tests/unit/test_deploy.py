@@ -78,18 +78,23 @@ def test_every_process_finds_redis_with_its_password(overlay: str) -> None:
             if c["image"].endswith("redis") or "redis" in c["image"].split("/")[-1].split(":")[0]:
                 continue
             assert {"configMapRef": {"name": "reconcilery-config"}} in c.get("envFrom", []), name
+            # the listener and Flower log in as ACL users of their own (test_redis_acl_users...)
+            user = _env(c).get("RECONCILERY_REDIS_USERNAME")
+            key = f"{user}-password" if user else "password"
             assert _env(c)["RECONCILERY_REDIS_PASSWORD"] == {"secretKeyRef": {"name": "reconcilery-redis",
-                                                                              "key": "password"}}, name
+                                                                              "key": key}}, name
 
 
 def test_redis_persists_with_aof_behind_a_password_and_a_network_policy() -> None:
     objs = render("base")
     conf = by_kind(objs, "ConfigMap")["reconcilery-redis"]["data"]["redis.conf"].splitlines()
     assert "appendonly yes" in conf and "appendfsync everysec" in conf and "maxmemory-policy noeviction" in conf
+    (maxmemory,) = [line for line in conf if line.startswith("maxmemory ")]
+    assert maxmemory.split()[1].endswith("mb") and int(maxmemory.split()[1][:-2]) < 1024  # below the 1Gi limit
     sts = by_kind(objs, "StatefulSet")["reconcilery-redis"]
     (redis,) = _containers(sts)
     assert "--requirepass" in redis["command"] and sts["spec"]["volumeClaimTemplates"]
-    (policy,) = by_kind(objs, "NetworkPolicy").values()
+    policy = by_kind(objs, "NetworkPolicy")["reconcilery-redis"]
     pod_labels = sts["spec"]["template"]["metadata"]["labels"]
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
     (rule,) = policy["spec"]["ingress"]
@@ -160,8 +165,8 @@ def test_production_scales_workers_on_their_ready_lists_with_keda() -> None:
         objs = render(f"overlays/{overlay}")
         scaled = by_kind(objs, "ScaledObject")
         auth = by_kind(objs, "TriggerAuthentication")["reconcilery-redis"]
-        assert auth["spec"]["secretTargetRef"] == [{"parameter": "password", "name": "reconcilery-redis",
-                                                    "key": "password"}]
+        assert auth["spec"]["secretTargetRef"][0] == {"parameter": "password", "name": "reconcilery-redis",
+                                                      "key": "password"}
         for queue in QUEUES:
             so = scaled[f"reconcilery-worker-{queue}"]
             assert so["spec"]["scaleTargetRef"]["name"] == f"reconcilery-worker-{queue}"
@@ -217,6 +222,10 @@ def test_events_can_be_counted_not_only_created() -> None:
     for verb in ("create", "get", "update"):
         assert rbac.allows("reconcilery-apigateway", {"verb": verb, "group": "", "resource": "events",
                                                       "namespaced": True, "namespace": "shop", "name": "x"})
+        # a connect refused for passing the read limits records a Warning Event on the SkrStatus
+        assert rbac.allows("reconcilery-cloud-skr", {"verb": verb, "group": "", "resource": "events",
+                                                     "namespaced": True, "namespace": "kcp-system", "name": "x"},
+                           exact_namespace=True)
 
 
 def test_no_component_reads_every_configmap_or_secret() -> None:
@@ -264,3 +273,132 @@ def test_the_listener_answers_its_probe_paths() -> None:
                 assert answer.status == 200
     finally:
         listener.stop()
+
+
+#: Verbs that let an account grant more than it holds.
+ESCALATING_VERBS = {"bind", "escalate", "impersonate"}
+#: The mesh CA's key pair in istio-system: readable by no component.
+MESH_CA_SECRETS = ("istio-ca-secret", "cacerts", "istio-ca-root-cert")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_no_rule_grants_escalation_or_wildcard_verbs(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    for obj in [*by_kind(objs, "ClusterRole").values(), *(o for o in objs if o["kind"] == "Role")]:
+        for rule in obj.get("rules") or []:
+            where = f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}: {rule}"
+            assert not ESCALATING_VERBS & set(rule["verbs"]), where
+            assert "*" not in rule["verbs"] and "*" not in rule.get("resources", []), where
+            assert "*" not in rule.get("apiGroups", []), where
+            if "rbac.authorization.k8s.io" in rule.get("apiGroups", []):
+                # RBAC objects are written only by name (create cannot be limited by name in Kubernetes)
+                assert set(rule["verbs"]) == {"create"} or rule.get("resourceNames"), where
+            if "admissionregistration.k8s.io" in rule.get("apiGroups", []) and {"update", "patch"} & set(rule["verbs"]):
+                assert rule.get("resourceNames"), where
+
+
+def test_secrets_only_by_name_where_the_name_is_known_and_never_the_mesh_ca() -> None:
+    objs = render("base")
+    rbac = Rbac(objs)
+    for sa in set(components(objs).values()):
+        for name in MESH_CA_SECRETS:
+            for verb in ("get", "list", "watch", "update", "patch", "delete"):
+                call = {"verb": verb, "group": "", "resource": "secrets", "namespaced": True,
+                        "namespace": "istio-system", "name": name}
+                assert not rbac.allows(sa, call, exact_namespace=True), (sa, verb, name)
+    for namespace in ("istio-system", "kyma-system"):
+        for role in (o for o in objs if o["kind"] == "Role" and o["metadata"]["namespace"] == namespace):
+            for rule in role["rules"]:
+                if "secrets" in rule["resources"] and set(rule["verbs"]) - {"create"}:
+                    assert rule.get("resourceNames"), (namespace, role["metadata"]["name"], rule)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_component_has_network_policies(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    policies = by_kind(objs, "NetworkPolicy")
+    deny = policies["reconcilery-default-deny"]
+    assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress"]
+    assert "ingress" not in deny["spec"]
+
+    def admitted(labels: dict[str, str]) -> list[dict[str, Any]]:
+        rules = []
+        for p in policies.values():
+            sel = p["spec"]["podSelector"]
+            if sel.get("matchLabels", {}).items() <= labels.items() and all(
+                    labels.get(e["key"]) in e["values"] for e in sel.get("matchExpressions", [])):
+                rules += p["spec"].get("ingress") or []
+        return rules
+
+    monitoring = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    for kind in ("Deployment", "StatefulSet"):
+        for name, obj in by_kind(objs, kind).items():
+            labels = obj["spec"]["template"]["metadata"]["labels"]
+            rules = admitted(labels)
+            ports = {p["containerPort"]: p.get("name") for c in _containers(obj) for p in c.get("ports") or []}
+            for rule in rules:
+                assert rule["from"], name  # never "from anywhere"
+            if name == "reconcilery-webhook":
+                (rule,) = [r for r in rules if {p["port"] for p in r["ports"]} & {9443, 9444}]
+                (peer,) = rule["from"]
+                assert peer["ipBlock"]["cidr"] == "0.0.0.0/0" and peer["ipBlock"]["except"], rule  # no pod
+            for metrics in (9100, 8080, 5555):
+                if metrics in ports:
+                    (rule,) = [r for r in rules if metrics in {p["port"] for p in r["ports"]}]
+                    assert rule["from"] == [monitoring], (name, rule)
+            if name == "reconcilery-beat":
+                assert rules == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_beat_has_probes_that_cannot_restart_a_healthy_standby(overlay: str) -> None:
+    from workers.settings import Settings
+
+    dep = by_kind(render(f"overlays/{overlay}"), "Deployment")["reconcilery-beat"]
+    (beat,) = _containers(dep)
+    for probe in ("livenessProbe", "readinessProbe"):
+        # `probe beat` asks whether *a* beat holds RedBeat's lock: a standby passes while the active one lives
+        assert beat[probe]["exec"]["command"] == ["reconcilery", "probe", "beat"]
+    live = beat["livenessProbe"]
+    # the lock of a dead active beat lapses and a standby takes it long before liveness gives up
+    assert live["periodSeconds"] * live["failureThreshold"] >= 4 * Settings().redbeat_lock_timeout
+    assert live["initialDelaySeconds"] >= Settings().redbeat_lock_timeout
+
+
+def test_sentinels_require_a_password_every_process_has() -> None:
+    objs = render("overlays/production-sentinel")
+    scripts = by_kind(objs, "ConfigMap")["reconcilery-redis-ha"]["data"]
+    assert "requirepass $SENTINEL_PASSWORD" in scripts["sentinel.sh"]
+    assert "sentinel sentinel-pass $SENTINEL_PASSWORD" in scripts["sentinel.sh"]
+    assert '-a "$SENTINEL_PASSWORD"' in scripts["common.sh"]
+    ref = {"secretKeyRef": {"name": "reconcilery-redis", "key": "sentinel-password"}}
+    for name, dep in by_kind(objs, "Deployment").items():
+        assert _env(_containers(dep)[0])["RECONCILERY_REDIS_SENTINEL_PASSWORD"] == ref, name
+    auth = by_kind(objs, "TriggerAuthentication")["reconcilery-redis"]
+    assert {"parameter": "sentinelPassword", "name": "reconcilery-redis", "key": "sentinel-password"} in \
+        auth["spec"]["secretTargetRef"]
+
+
+def _acl_users(command: list[str]) -> dict[str, str]:
+    return {rule.split()[0]: rule for rule in (command[i + 1] for i, a in enumerate(command) if a == "--user")}
+
+
+def test_redis_acl_users_for_the_listener_and_flower_in_both_redis_setups() -> None:
+    """The rules themselves are exercised on a real Redis by tests/integration/test_redis_acl.py."""
+    objs = render("base")
+    (redis,) = _containers(by_kind(objs, "StatefulSet")["reconcilery-redis"])
+    users = _acl_users(redis["command"])
+    assert set(users) == {"listener", "flower"}
+    for user, rule in users.items():
+        assert f">$(REDIS_{user.upper()}_PASSWORD)" in rule and "-@all" in rule and "-@dangerous" in rule
+        assert "~*" not in rule.split() and "allkeys" not in rule and "+@all" not in rule
+        env = _env(redis)[f"REDIS_{user.upper()}_PASSWORD"]
+        assert env == {"secretKeyRef": {"name": "reconcilery-redis", "key": f"{user}-password"}}
+    deps = by_kind(objs, "Deployment")
+    assert _env(_containers(deps["reconcilery-skr-listener"])[0])["RECONCILERY_REDIS_USERNAME"] == "listener"
+    assert _env(_containers(deps["reconcilery-flower"])[0])["RECONCILERY_REDIS_USERNAME"] == "flower"
+    # the Sentinel setup's Redis pods start with the same users
+    script = by_kind(render("overlays/production-sentinel"), "ConfigMap")["reconcilery-redis-ha"]["data"]["redis.sh"]
+    for user, rule in users.items():
+        shell = rule.replace(f"$(REDIS_{user.upper()}_PASSWORD)", f"$REDIS_{user.upper()}_PASSWORD")
+        assert f'--user "{shell}"' in script, user

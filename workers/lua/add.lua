@@ -18,7 +18,10 @@ for _ = 1, tonumber(ARGV[1]) do
   for j = i, i + n - 1 do
     local key = ARGV[j]
     local flag = 0
-    if redis.call('ZADD', waiting, 'NX', now, key) == 1 then
+    if not resync then unpark(c, key) end
+    if resync and redis.call('ZSCORE', ck(c, 'parked'), key) then
+      -- parked: a periodic resync is no reason to take a worker down again
+    elseif redis.call('ZADD', waiting, 'NX', now, key) == 1 then
       flag = 1
       if resync then redis.call('SADD', resyncs, key) end
       if redis.call('HEXISTS', processing, key) == 0 then

@@ -10,6 +10,7 @@ local c, q, key, token, outcome = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if redis.call('HGET', ck(c, 'processing'), key) ~= token then return {-1, 0, '0'} end
 redis.call('HDEL', ck(c, 'processing'), key)
 redis.call('ZREM', ck(c, 'leases'), key)
+redis.call('HDEL', ck(c, 'lapses'), key)  -- it ended without taking its worker down
 local failures, delay = 0, 0
 if outcome == 'error' then
   failures = redis.call('HINCRBY', ck(c, 'failures'), key, 1)

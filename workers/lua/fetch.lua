@@ -1,6 +1,8 @@
 -- A dispatcher's one look at its queues, atomically:
 --   1. due delayed keys become waiting (fresh priority) and are queued;
---   2. keys whose lease lapsed (holder dead or cut off: it is fenced from now on) wait again and are queued;
+--   2. keys whose lease lapsed (holder dead or cut off: it is fenced from now on) count as a failure:
+--      they are delayed by the controller's backoff (an add made while they ran is folded into that
+--      retry), or, after `max_lapses` lapses in a row, parked (see lib.lua) and returned;
 --   3. with audit='1', each queue's ready lists are checked against the waiting sets and rebuilt if
 --      entries went missing outside these scripts (so no waiting key is ever stranded);
 --   4. up to `max` ready keys are taken, fresh lists first (round robin over the queues in the order
@@ -10,24 +12,41 @@
 -- queue must run all of its controllers). Nothing is taken while rq:quiet exists (see guard in lib.lua).
 -- KEYS: none
 -- ARGV: lease_seconds, max, audit '0'|'1', known epoch ('' none), epoch to write if none,
---       nq, q1..qnq, then per queue in that order: k, c1..ck
+--       max_lapses (0: never park), rand in [0, 1) (the backoff's jitter draw),
+--       nq, q1..qnq, then per queue in that order: k, then k x (controller, backoff base, cap, jitter)
 -- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired, epoch, quiet seconds,
+--           parked n, then n x (controller, key, lapses),
 --           then per taken key: controller, key, token, waited seconds, failures}
 local now = now_s()
 local lease, max, audit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
 local epoch = guard(lease, ARGV[4], ARGV[5])
 local quiet = redis.call('PTTL', 'rq:quiet')
 if quiet > 0 then max = 0 else quiet = 0 end
-local nq = tonumber(ARGV[6])
+local max_lapses, rand = tonumber(ARGV[6]), tonumber(ARGV[7])
+local nq = tonumber(ARGV[8])
 local queues, ctls, known = {}, {}, {}
-local i = 7
+local i = 9
 for j = 1, nq do queues[j] = ARGV[i]; i = i + 1 end
 for j = 1, nq do
   local k = tonumber(ARGV[i]); i = i + 1
   local list = {}
-  for m = 1, k do list[m] = ARGV[i]; known[ARGV[i]] = true; i = i + 1 end
+  for m = 1, k do
+    list[m] = ARGV[i]
+    known[ARGV[i]] = {tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])}
+    i = i + 4
+  end
   ctls[queues[j]] = list
 end
+
+-- Backoff.delay of workers/controller.py: min(cap, base * 2^(failures-1)), scaled by 1 - jitter * rand.
+local function backoff(c, failures)
+  local b = known[c]
+  local d = b[2]
+  if failures - 1 < 64 then d = math.min(b[2], b[1] * 2 ^ (failures - 1)) end
+  if b[3] > 0 then d = d * (1 - b[3] * rand) end
+  return d
+end
+local parked = {}
 local LIMIT = 1000
 local recovered, repaired = 0, 0
 local pushed = {}
@@ -73,15 +92,31 @@ for _, q in ipairs(queues) do
     for _, key in ipairs(redis.call('ZRANGE', ck(c, 'leases'), '-inf', now, 'BYSCORE', 'LIMIT', 0, LIMIT)) do
       redis.call('ZREM', ck(c, 'leases'), key)
       redis.call('HDEL', ck(c, 'processing'), key)
-      redis.call('ZADD', ck(c, 'waiting'), 'NX', now, key)
-      push_ready(q, c, key, redis.call('SISMEMBER', ck(c, 'resync'), key) == 1)
+      -- held, so it has no ready entry of its own: dropping a pending add keeps the invariant
+      redis.call('ZREM', ck(c, 'waiting'), key)
+      redis.call('SREM', ck(c, 'resync'), key)
+      local failures = redis.call('HINCRBY', ck(c, 'failures'), key, 1)
+      local lapses = redis.call('HINCRBY', ck(c, 'lapses'), key, 1)
+      if max_lapses > 0 and lapses >= max_lapses then
+        redis.call('ZREM', ck(c, 'delayed'), key)
+        redis.call('ZADD', ck(c, 'parked'), now, key)
+        parked[#parked + 1] = {c, key, lapses}
+      else
+        -- a crash is never retried sooner than its backoff, whatever was scheduled before
+        redis.call('ZADD', ck(c, 'delayed'), now + backoff(c, failures), key)
+      end
       recovered = recovered + 1
     end
   end
   if audit then repaired = repaired + audit_queue(q) end
 end
 
-local out = {'', recovered, repaired, epoch, tostring(quiet / 1000)}
+local out = {'', recovered, repaired, epoch, tostring(quiet / 1000), #parked}
+for _, p in ipairs(parked) do
+  out[#out + 1] = p[1]
+  out[#out + 1] = p[2]
+  out[#out + 1] = p[3]
+end
 local taken = 0
 local blocked = {}
 

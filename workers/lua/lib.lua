@@ -7,6 +7,10 @@
 --   rq:ctl:<c>:leases      ZSET key -> lease expiry; renewed while the reconcile runs
 --   rq:ctl:<c>:delayed     ZSET key -> due time (requeue_after, failure backoff; earliest wins)
 --   rq:ctl:<c>:failures    HASH key -> consecutive failures (forgotten on success)
+--   rq:ctl:<c>:lapses      HASH key -> consecutive lease lapses (its reconcile took its worker down);
+--                          forgotten when a reconcile of the key ends and records its result
+--   rq:ctl:<c>:parked      ZSET key -> time parked: lapsed `max_lapses` times in a row; neither waiting
+--                          nor delayed until a fresh add (add.lua, add_after.lua) un-parks it
 --   rq:<q>:ready           LIST "<c> <key>" ready to take, fresh changes (FIFO)
 --   rq:<q>:ready-resync    LIST "<c> <key>" ready to take, resync backlog (taken only when ready is empty)
 --   rq:<q>:stale           STRING count of list entries known to be superseded (skipped when popped)
@@ -16,6 +20,7 @@
 --                          restart that lost the last writes: tokens are at least the server time in us)
 --   rq:epoch, rq:run-id    STRING the data set's identity and the server run that last served it
 --   rq:quiet               STRING with a TTL: while it exists no key is taken (see guard below)
+-- A parked key is never waiting, delayed or processing.
 -- Invariant kept by every script: a key that is waiting and not processing has an entry in its queue's
 -- ready lists; entries beyond that are counted in rq:<q>:stale.
 local function now_s()
@@ -78,4 +83,14 @@ local function guard(quiet_s, known, fresh)
   end
   if quiet and quiet_s > 0 then redis.call('SET', 'rq:quiet', '1', 'PX', math.floor(quiet_s * 1000)) end
   return epoch, run
+end
+
+-- Un-park `key` of c (a fresh enqueue: the user or a watch event says something changed): it gets
+-- `max_lapses` more tries. Returns true when it was parked.
+local function unpark(c, key)
+  if redis.call('ZREM', ck(c, 'parked'), key) == 1 then
+    redis.call('HDEL', ck(c, 'lapses'), key)
+    return true
+  end
+  return false
 end

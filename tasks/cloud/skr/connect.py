@@ -30,7 +30,7 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Kube, ResourceMissing, client_for, clusters
+from kube import ApiError, Kube, ReadLimitExceeded, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, settings, sweep
@@ -160,6 +160,16 @@ def reconcile(key: Key) -> Result:
     report = ConnectReport(kyma, result="failed")
     try:
         report = connect(client_for(key.cluster), kyma, s)
+    except ReadLimitExceeded as exc:  # the SKR answered past the read limits: its SkrStatus and an Event say so
+        report.message = f"{type(exc).__name__}: {exc}"
+        try:
+            kcp = client_for(key.cluster)
+            scope = kcp.get(names.SCOPE, kyma, s.kcp_namespace)
+            saved = skrstatus.save(kcp, s.kcp_namespace, kyma, scope, [
+                {"title": "Read limits", "ok": False, "outcomes": [f"{exc.reason}: {exc.message}"[:300]]}])
+            kcp.emit_event(saved, "ReadLimitExceeded", f"connect refused: {exc.message}"[:1000], "Warning")
+        except ApiError as write_failed:
+            log.warning("SkrStatus of a refused connect not saved", kyma=kyma, error=str(write_failed))
     except (ApiError, KubeconfigError) as exc:
         report.message = f"{type(exc).__name__}: {exc}"
     except Exception as exc:

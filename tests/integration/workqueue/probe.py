@@ -8,13 +8,15 @@ Plans: ``sleep`` / ``sleep_first`` (seconds), ``fail_times``, ``terminal_times``
 ``requeue_after``, ``write`` (after sleeping, write through the fence: ``fencing.check()`` then
 ``probe:writes:<name>`` gets ``"<pid> <token>"``; a fenced run records the outcome ``fenced``) and
 ``busy_loop`` (seconds spent calling ``fencing.check()`` every 20 ms, as a reconcile making many
-requests would: the deadline ends it).
+requests would: the deadline ends it) and ``kill_times`` (the first runs SIGKILL their own worker
+process, as a reconcile that exhausts its memory would: ``probe:killed:<name>`` counts them).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 
 import redis
@@ -38,6 +40,10 @@ def reconcile(key: Key) -> Result:
         _redis.incr("probe:overlaps")
     start = _now()
     _redis.set(f"probe:running:{key.name}", os.getpid())
+    if run <= plan.get("kill_times", 0):
+        _redis.decr(f"probe:active:{key.name}")
+        _redis.incr(f"probe:killed:{key.name}")
+        os.kill(os.getpid(), signal.SIGKILL)
     try:
         sleep = plan.get("sleep_first", plan.get("sleep", 0)) if run == 1 else plan.get("sleep", 0)
         time.sleep(sleep)

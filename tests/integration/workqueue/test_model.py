@@ -8,7 +8,9 @@ failure counts, delayed keys, priorities) and the invariants the engine's guaran
 - fencing tokens are unique and strictly increasing;
 - fresh keys are taken before resync keys, a fresh add overtakes a resync;
 - the earliest due time wins; failures back off by ``Backoff.delay`` and success forgets them;
-- every waiting key that is not held has an entry to take (after an audit, even when entries were lost).
+- every waiting key that is not held has an entry to take (after an audit, even when entries were lost);
+- a lapsed lease counts as a failure and backs off; ``MAX_LAPSES`` lapses in a row park the key (never
+  waiting, delayed or held) until a fresh add; a reconcile that records its result forgets the lapses.
 
 Times are bimodal so that Redis' real clock never makes a step ambiguous: a delay or lease is either
 due now (0) or far away (>= 1000 s), and "time passes" shifts every stored due time back by 5000 s.
@@ -35,6 +37,7 @@ KEYS = [Key("local", "ns", f"k{i}") for i in range(4)]
 FAR = 1000.0
 BACKOFF = Backoff(base=FAR, cap=4 * FAR)
 SHIFT = 5000.0
+MAX_LAPSES = 2
 
 controllers = st.sampled_from(CONTROLLERS)
 keys = st.sampled_from(KEYS)
@@ -49,6 +52,8 @@ class Model:
     lease: dict[tuple[str, Key], float] = field(default_factory=dict)  # -> expiry
     delayed: dict[tuple[str, Key], float] = field(default_factory=dict)  # -> due
     failures: dict[tuple[str, Key], int] = field(default_factory=dict)
+    lapses: dict[tuple[str, Key], int] = field(default_factory=dict)
+    parked: set[tuple[str, Key]] = field(default_factory=set)
 
     def ready(self) -> set[tuple[str, Key]]:
         return {k for k in self.waiting if k not in self.holder}
@@ -75,6 +80,12 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(c=controllers, key=keys, resync=st.booleans())
     def add(self, c: str, key: Key, resync: bool) -> None:
         m, k = self.model, (c, key)
+        if resync and k in m.parked:  # a resync leaves a parked key parked
+            assert self.wq.add(c, key, resync=resync) is False
+            return
+        if k in m.parked:  # a fresh add un-parks it
+            m.parked.discard(k)
+            m.lapses.pop(k, None)
         expected = k not in m.waiting or (not resync and m.waiting[k] == "resync")
         if k not in m.waiting:
             m.waiting[k] = "resync" if resync else "fresh"
@@ -86,6 +97,9 @@ class QueueMachine(RuleBasedStateMachine):
     def add_after(self, c: str, key: Key, far: bool) -> None:
         due = FAR if far else 0.0
         k = (c, key)
+        if k in self.model.parked:  # a delayed add is a fresh add too
+            self.model.parked.discard(k)
+            self.model.lapses.pop(k, None)
         self.model.delayed[k] = min(self.model.delayed.get(k, due), due)
         self.wq.add_after(c, key, due)
 
@@ -98,12 +112,23 @@ class QueueMachine(RuleBasedStateMachine):
             if due <= 0:
                 del m.delayed[k]
                 m.waiting[k] = "fresh"
-        for k, expiry in list(m.lease.items()):  # lapsed leases: recovered
+        parked = set()
+        for k, expiry in list(m.lease.items()):  # lapsed leases: a failure with backoff, or parked
             if expiry <= 0:
                 del m.lease[k], m.holder[k]
-                m.waiting.setdefault(k, "fresh")
+                m.waiting.pop(k, None)  # an add made while it ran is folded into the retry
+                m.failures[k] = m.failures.get(k, 0) + 1
+                m.lapses[k] = m.lapses.get(k, 0) + 1
+                if m.lapses[k] >= MAX_LAPSES:
+                    m.delayed.pop(k, None)
+                    m.parked.add(k)
+                    parked.add(k)
+                else:
+                    m.delayed[k] = BACKOFF.delay(m.failures[k])
         ready = m.ready()
-        got = self.wq.fetch([Q], limit, FAR, audit=audit)
+        got = self.wq.fetch([Q], limit, FAR, audit=audit, max_lapses=MAX_LAPSES)
+        assert {(p.controller, p.key) for p in got.parked} == parked
+        assert all(p.lapses == MAX_LAPSES for p in got.parked)
         if audit and self.damaged:
             assert got.repaired > 0
             self.damaged = False
@@ -150,6 +175,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         assert not finish.lost
         del m.holder[k], m.lease[k]
+        m.lapses.pop(k, None)
         if outcome is Outcome.ERROR:
             m.failures[k] = m.failures.get(k, 0) + 1
             assert finish.delay == BACKOFF.delay(m.failures[k])
@@ -199,6 +225,11 @@ class QueueMachine(RuleBasedStateMachine):
             failures = {Key.decode(k.decode()): int(v)
                         for k, v in self.redis.hgetall(controller_key(c, "failures")).items()}
             assert failures == {k: n for (cc, k), n in m.failures.items() if cc == c}
+            lapses = {Key.decode(k.decode()): int(v)
+                      for k, v in self.redis.hgetall(controller_key(c, "lapses")).items()}
+            assert lapses == {k: n for (cc, k), n in m.lapses.items() if cc == c}
+            assert members("parked") == {k for (cc, k) in m.parked if cc == c}
+            assert not members("parked") & (members("waiting") | members("delayed") | set(held))
 
     @invariant()
     def every_ready_key_has_an_entry(self) -> None:

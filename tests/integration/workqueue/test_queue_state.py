@@ -68,8 +68,10 @@ def test_a_lapsed_lease_is_recovered_and_the_old_holder_is_fenced(wq: WorkQueue)
     time.sleep(0.3)
     got = wq.fetch([Q], 10, 10.0)
     assert got.recovered == 1
-    (alive,) = got.taken
-    assert alive.key == K and int(alive.token) > int(dead.token)
+    assert got.taken == [] and wq.failures("c", K) == 1  # a lapse is a failure: backoff 0.5 s first
+    time.sleep(0.55)
+    (alive,) = wq.fetch([Q], 10, 10.0).taken
+    assert alive.key == K and int(alive.token) > int(dead.token) and alive.failures == 1
     assert wq.renew([("c", K, dead.token)], 10) == [False]
     assert wq.done(dead, Result.done()).lost is True  # its late result is dropped
     assert wq.holder("c", K) == alive.token
@@ -231,3 +233,86 @@ def test_fencing_tokens_never_repeat_even_when_the_last_writes_are_lost(wq: Work
     wq.add("c", K)
     (second,) = take(wq)
     assert int(second.token) > int(first.token)
+
+
+def lapse(wq: WorkQueue, max_lapses: int = 3, controller: str = "c"):
+    """Take K (it must be ready), let its lease lapse (as if its worker died), and recover it."""
+    (t,) = wait_taken(wq, lease=0.05)
+    assert t.controller == controller
+    time.sleep(0.1)
+    return wq.fetch([Q], 0, 10.0, max_lapses=max_lapses)
+
+
+def wait_taken(wq: WorkQueue, lease: float = 10.0):
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        got = take(wq, lease=lease)
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("nothing became ready")
+
+
+def test_a_key_that_takes_its_worker_down_backs_off_and_is_parked_after_max_lapses(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    got = lapse(wq)
+    assert got.recovered == 1 and got.parked == [] and got.taken == []
+    assert 0.4 < (wq.due_in("c", K) or 0) <= 0.5  # Backoff(base=0.5).delay(1)
+    assert take(wq) == []
+    got = lapse(wq)  # second try, taken once due, dies too
+    assert got.parked == [] and wq.failures("c", K) == 2
+    assert 0.9 < (wq.due_in("c", K) or 0) <= 1.0
+    got = lapse(wq)
+    assert [(p.controller, p.key, p.lapses) for p in got.parked] == [("c", K, 3)]
+    assert got.taken == [] and wq.due_in("c", K) is None
+    status = wq.status("c")
+    assert (status.parked, status.waiting, status.delayed, status.in_progress) == (1, 0, 0, 0)
+    assert [k for k, _ in wq.parked("c")] == [K]
+    time.sleep(2.1)  # past any backoff: still parked
+    assert take(wq) == []
+
+
+def test_an_add_while_the_key_ran_is_folded_into_the_retry_after_a_lapse(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    (_t,) = take(wq, lease=0.05)
+    wq.add("c", K)  # a change while it runs
+    time.sleep(0.1)
+    got = wq.fetch([Q], 10, 10.0)
+    assert got.recovered == 1 and got.taken == []
+    assert wq.status("c").waiting == 0 and wq.due_in("c", K) is not None  # it runs after the backoff
+
+
+def test_a_resync_leaves_a_parked_key_parked_and_a_fresh_add_unparks_it(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    assert lapse(wq, max_lapses=1).parked[0].key == K
+    assert wq.add("c", K, resync=True) is False
+    assert take(wq) == [] and wq.status("c").parked == 1
+    assert wq.add("c", K) is True  # a watch event or `reconcilery enqueue`
+    assert wq.status("c").parked == 0
+    (t,) = take(wq)
+    assert t.failures == 1  # the failure count stays: backoff keeps growing if it dies again
+    assert wq.done(t, Result.done()).lost is False and wq.failures("c", K) == 0
+
+
+def test_a_delayed_add_unparks_too(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    lapse(wq, max_lapses=1)
+    wq.add_after("c", K, 0.0)  # a controller with a sync delay enqueues fresh changes this way
+    assert wq.status("c").parked == 0
+    assert wait_taken(wq)[0].key == K
+
+
+def test_a_recorded_result_forgets_the_lapses(wq: WorkQueue) -> None:
+    wq.add("c", K)
+    lapse(wq, max_lapses=2)
+    (t,) = wait_taken(wq)
+    wq.done(t, Result.error("an ordinary failure, the worker survived"))
+    assert wq.redis.hget(controller_key("c", "lapses"), K.encode()) is None
+    assert lapse(wq, max_lapses=2).parked == []  # one lapse in a row, not two
+
+
+def test_max_lapses_zero_never_parks(wq: WorkQueue) -> None:
+    wq.add("d", K)
+    for _ in range(4):
+        assert lapse(wq, max_lapses=0, controller="d").parked == []
+    assert wq.failures("d", K) == 4 and wq.status("d").parked == 0

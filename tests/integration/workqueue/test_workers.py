@@ -7,6 +7,8 @@ import itertools
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,7 +17,7 @@ import pytest
 import redis
 
 from tests.fixtures.processes import wait_for
-from tests.fixtures.workers import WorkerPool
+from tests.fixtures.workers import ROOT, WorkerPool, worker_env
 from workers.controller import Key
 from workers.workqueue import WorkQueue
 
@@ -204,3 +206,50 @@ def test_reconciles_are_celery_task_events_for_flower(probe_wq: WorkQueue, pool:
     assert received and received[0]["name"] == "reconcilery.reconcile"
     uuid = received[0]["uuid"]
     assert {e["type"] for e in seen if e.get("uuid") == uuid} >= {"task-received", "task-started", "task-succeeded"}
+
+
+@pytest.mark.timeout(240)
+def test_a_key_that_kills_its_worker_backs_off_is_parked_and_other_keys_keep_flowing(
+        probe_wq: WorkQueue, pool: WorkerPool, redis_client: redis.Redis) -> None:
+    """A poison key: every reconcile of it SIGKILLs its worker. Each lapse counts as a failure with
+    backoff; after 3 lapses in a row (the default) it is parked and named in the worker's log; the
+    other keys are reconciled meanwhile; a fresh enqueue un-parks it."""
+    pool.start(2)
+    poison = plan(redis_client, "poison", kill_times=99)
+    probe_wq.add("probe", poison)
+    others = [plan(redis_client, f"healthy{i}") for i in range(20)]
+    parked_at = None
+    deadline = time.monotonic() + 180
+    fed = 0
+    while time.monotonic() < deadline:
+        if fed < len(others):  # healthy changes keep arriving while the poison key crashes workers
+            probe_wq.add("probe", others[fed])
+            fed += 1
+        if probe_wq.status("probe").parked:
+            parked_at = time.monotonic()
+            break
+        alive = [p for p in pool.procs if p.poll() is None]
+        if not alive:  # what a Deployment's restart policy does
+            pool.start(1)
+        time.sleep(0.2)
+    assert parked_at is not None, pool.logs()
+    assert int(redis_client.get("probe:killed:poison") or 0) == 3
+    assert probe_wq.failures("probe", poison) == 3  # each lapse counted, backoff 0.2, 0.4 s
+    assert [k for k, _ in probe_wq.parked("probe")] == [poison]
+    shown = subprocess.run([sys.executable, "-m", "reconcilery.cli", "queue", "status"], capture_output=True,
+                           text=True, env=worker_env(pool.redis_url, PROBE), cwd=ROOT, timeout=60)
+    assert "parked: probe local:ns/poison" in shown.stdout, shown.stdout + shown.stderr
+    for key in others[fed:]:
+        probe_wq.add("probe", key)
+    if not [p for p in pool.procs if p.poll() is None]:
+        pool.start(1)
+    for key in others:
+        wait_for(lambda k=key: runs(redis_client, k.name), timeout=60, message=f"{key.name} reconciled")
+    assert all(o == "ok" for k in others for _, _, _, o in runs(redis_client, k.name))
+    time.sleep(1.0)
+    assert int(redis_client.get("probe:killed:poison") or 0) == 3  # parked: no fourth crash
+    assert "key parked" in pool.logs() and "poison" in pool.logs()
+    plan(redis_client, "poison")  # fixed: a fresh enqueue un-parks it
+    probe_wq.add("probe", poison)
+    wait_for(lambda: runs(redis_client, "poison"), timeout=30, message="the un-parked key reconciled")
+    assert runs(redis_client, "poison")[0][3] == "ok" and probe_wq.status("probe").parked == 0

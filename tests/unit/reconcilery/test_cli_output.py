@@ -103,12 +103,12 @@ def test_queue_status(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = invoke(["queue", "status"])
     assert code == 0, err
     headers, rows = parse_table(out)
-    assert headers == ["CONTROLLER", "QUEUE", "WAITING", "RESYNC", "IN PROGRESS", "DELAYED", "FAILING"]
-    assert ["apirule", "apigateway", "1", "0", "0", "0", "0"] in rows
+    assert headers == ["CONTROLLER", "QUEUE", "WAITING", "RESYNC", "IN PROGRESS", "DELAYED", "FAILING", "PARKED"]
+    assert ["apirule", "apigateway", "1", "0", "0", "0", "0", "0"] in rows
     assert len(rows) == len(list(registry))
     documents = json.loads(invoke(["queue", "status", "-o", "json"])[1])
     assert {"controller": "apirule", "queue": "apigateway", "waiting": 1, "resync": 0, "in_progress": 0,
-            "delayed": 0, "failing": 0} in documents
+            "delayed": 0, "failing": 0, "parked": 0, "parked_keys": []} in documents
     assert list(yaml.safe_load_all(invoke(["queue", "status", "-o", "yaml"])[1])) == documents
 
 

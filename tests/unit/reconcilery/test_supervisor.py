@@ -8,11 +8,12 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from reconcilery.supervisor import ChildExited, Supervisor, choose_port, port_free, port_holder
+from reconcilery.supervisor import ChildExited, RestartPolicy, Supervisor, choose_port, port_free, port_holder
 from tests.fixtures.processes import wait_for
 
 
@@ -64,7 +65,7 @@ def test_stop_terms_then_kills_within_one_deadline(tmp_path: Path) -> None:
 
 
 def test_check_reports_an_exited_child_with_its_log(tmp_path: Path) -> None:
-    sup = Supervisor(tmp_path)
+    sup = Supervisor(tmp_path, restart=None)
     child = sup.spawn("oops", [sys.executable, "-c", "print('boom'); raise SystemExit(3)"])
     child.proc.wait(10)
     with pytest.raises(ChildExited, match=r"oops exited with 3:\n.*boom"):
@@ -86,3 +87,34 @@ def test_a_taken_default_port_is_replaced_and_its_holder_named() -> None:
         with pytest.raises(RuntimeError, match=rf"^port {port} \(Flower\) is taken by pid {os.getpid()} "):
             choose_port("Flower", port, explicit=True)
     assert choose_port("Flower", port, explicit=True).port == port  # free again
+
+
+def test_a_crashed_child_is_restarted_with_backoff_and_announced_in_one_line(tmp_path: Path) -> None:
+    lines: list[str] = []
+    sup = Supervisor(tmp_path, restart=RestartPolicy(base=0.2, cap=1.0), announce=lines.append)
+    child = sup.spawn("worker", [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"])
+    first = child.proc.pid
+    os.kill(first, signal.SIGKILL)
+    child.proc.wait(10)
+    sup.check()
+    assert lines == ["worker exited with -9; restarting it in 0.2 s (exit 1 of 4 allowed within 60 s)"]
+    assert child.proc.pid == first  # not yet: after the backoff
+    time.sleep(0.25)
+    sup.check()
+    assert child.proc.pid != first and child.proc.poll() is None and child.restarts == 1
+    wait_for(lambda: (tmp_path / "worker.log").read_text().count("up") == 2, timeout=10, message="restarted")
+    assert "restarted by reconcilery up" in (tmp_path / "worker.log").read_text()
+    sup.stop(timeout=2.0)
+
+
+def test_a_child_that_keeps_crashing_stops_up(tmp_path: Path) -> None:
+    lines: list[str] = []
+    sup = Supervisor(tmp_path, restart=RestartPolicy(max_crashes=3, base=0.05, cap=0.1), announce=lines.append)
+    sup.spawn("beat", [sys.executable, "-c", "print('cannot start'); raise SystemExit(2)"])
+    deadline = time.monotonic() + 20
+    with pytest.raises(ChildExited, match=r"beat exited with 2, 3 times within 60 s; giving up:\n.*cannot start"):
+        while time.monotonic() < deadline:
+            sup.check()
+            time.sleep(0.05)
+    assert len(lines) == 2
+    assert RestartPolicy().delay(1) == 1.0 and RestartPolicy().delay(4) == 8.0 and RestartPolicy().delay(99) == 30.0

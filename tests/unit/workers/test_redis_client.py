@@ -61,9 +61,40 @@ def test_celery_settings_of_sentinels() -> None:
 
 
 def test_redbeat_settings() -> None:
-    assert redbeat_settings("redis://redis:6379/0", PW) == {"redbeat_redis_url": "redis://:s3cr%2Ft@redis:6379/0",
-                                                            "redbeat_redis_options": {}}
+    # the password travels as an option (masked by Celery), never in the URL (shown as it is)
+    assert redbeat_settings("redis://redis:6379/0", PW) == {"redbeat_redis_url": "redis://redis:6379/0",
+                                                            "redbeat_redis_options": {"password": "s3cr/t"}}
+    assert redbeat_settings("redis://u:p%40ss@redis:6379/0", NO_ENV) == {
+        "redbeat_redis_url": "redis://redis:6379/0", "redbeat_redis_options": {"password": "p@ss", "username": "u"}}
     out = redbeat_settings("sentinel://s0:26379/1;sentinel://s1:26380", {**PW, "RECONCILERY_REDIS_MASTER_NAME": "m"})
     assert out["redbeat_redis_url"] == "redis-sentinel://s0:26379/1"
     assert out["redbeat_redis_options"] == {"sentinels": [("s0", 26379), ("s1", 26380)], "service_name": "m",
                                             "db": 1, "socket_timeout": 5.0, "retry_period": 60, "password": "s3cr/t"}
+
+
+@pytest.mark.parametrize("url", ["redis://redis:6379/0", "redis://:s3cr%2Ft@redis:6379/0",
+                                 "sentinel://s0:26379/1;sentinel://s1:26380"])
+def test_no_password_in_what_celery_and_flower_show(url: str) -> None:
+    """Celery's censored config (what ``inspect conf`` answers and Flower's worker config page shows)
+    carries no password, the Sentinels' included."""
+    from celery import Celery
+
+    from workers.app import configure
+    from workers.settings import Settings
+
+    env = {**PW, "RECONCILERY_REDIS_SENTINEL_PASSWORD": "s3ntinel-pw"}
+    app = Celery("censored")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        configure(app, Settings(redis_url=url))
+    from types import SimpleNamespace
+
+    from celery.worker import control
+
+    # the worker's answer to `inspect conf`: what Flower's /api/workers and worker page show as "conf"
+    flower = repr(control.conf(SimpleNamespace(app=app), with_defaults=False))
+    shown = app.conf.humanize(with_defaults=False, censored=True) + flower
+    for secret in ("s3cr/t", "s3cr%2Ft", "s3cr%2ft", "s3ntinel-pw"):
+        assert secret not in shown, shown
+    assert "redbeat_redis_url" in shown

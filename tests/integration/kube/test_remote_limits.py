@@ -1,0 +1,169 @@
+"""An untrusted cluster's API server (a tiny local HTTP server playing an attacker's SKR): a remote
+client follows no redirect, gives up on a trickling answer at its total deadline, and stops reading
+a list past its object, byte or page bound, with a clear :class:`kube.ReadLimitExceeded`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from kubernetes import client as k8s
+
+from kube import ApiError, ReadLimitExceeded
+from kube.client import ReadLimits
+from kube.clusters import RemoteKube
+from kube.resource import Resource
+
+pytestmark = pytest.mark.integration
+
+IPRANGE = Resource("cloud-resources.kyma-project.io", "v1beta1", "ipranges", "IpRange", namespaced=False)
+Handler = Callable[[BaseHTTPRequestHandler], None]
+
+
+class Evil:
+    """A local HTTP server whose every GET is answered by ``handler``; ``paths`` records requests."""
+
+    def __init__(self) -> None:
+        self.handler: Handler = lambda h: h.send_error(404)
+        self.paths: list[str] = []
+        evil = self
+
+        class _H(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                evil.paths.append(self.path)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    evil.handler(self)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def client(self, timeout: float = 2.0, **limits: int) -> RemoteKube:
+        config = k8s.Configuration()
+        config.host = self.url
+        return RemoteKube(k8s.ApiClient(config), cluster="attacker", timeout=timeout, limits=ReadLimits(**limits))
+
+
+@pytest.fixture
+def evil() -> Iterator[Evil]:
+    server = Evil()
+    yield server
+    server.server.shutdown()
+
+
+def _json(h: BaseHTTPRequestHandler, body: object, status: int = 200) -> None:
+    raw = json.dumps(body).encode()
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(raw)))
+    h.end_headers()
+    h.wfile.write(raw)
+
+
+def _page(n: int, start: int = 0, cont: str = "", pad: int = 0) -> dict:
+    items = [{"metadata": {"name": f"r{start + i}", "annotations": {"x": "a" * pad}}} for i in range(n)]
+    return {"kind": "IpRangeList", "metadata": {"resourceVersion": "7", "continue": cont}, "items": items}
+
+
+def test_a_redirect_is_not_followed(evil: Evil) -> None:
+    def redirect(h: BaseHTTPRequestHandler) -> None:
+        if h.path.startswith("/internal"):
+            _json(h, {"kind": "Secret", "data": {"token": "stolen"}})
+            return
+        h.send_response(307)
+        h.send_header("Location", f"{evil.url}/internal/metadata")
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    evil.handler = redirect
+    with pytest.raises(ApiError) as caught:
+        evil.client().get(IPRANGE, "a")
+    assert caught.value.status == 307
+    assert not [p for p in evil.paths if p.startswith("/internal")]
+
+
+def test_a_trickling_answer_ends_at_the_total_deadline(evil: Evil) -> None:
+    def trickle(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", "100000")
+        h.end_headers()
+        for _ in range(200):  # a byte every 0.1 s: every read succeeds, the answer never ends
+            h.wfile.write(b" ")
+            h.wfile.flush()
+            time.sleep(0.1)
+
+    evil.handler = trickle
+    t0 = time.monotonic()
+    with pytest.raises(ReadLimitExceeded) as caught:
+        evil.client(timeout=1.0).get(IPRANGE, "a")
+    assert caught.value.reason == "DeadlineExceeded"
+    assert time.monotonic() - t0 < 3.0
+
+
+def test_a_list_past_its_object_bound_fails(evil: Evil) -> None:
+    def pages(h: BaseHTTPRequestHandler) -> None:
+        start = int(h.path.split("continue=")[1]) if "continue=" in h.path else 0
+        assert "limit=3" in h.path  # the page size asked is the bound's
+        _json(h, _page(3, start, cont=str(start + 3)))
+
+    evil.handler = pages
+    with pytest.raises(ReadLimitExceeded) as caught:
+        evil.client(page_size=3, max_objects=10).list(IPRANGE)
+    assert caught.value.reason == "TooManyObjects" and "more than 10 objects" in str(caught.value)
+
+
+def test_a_server_that_ignores_the_page_size_is_still_bounded(evil: Evil) -> None:
+    evil.handler = lambda h: _json(h, _page(50))
+    with pytest.raises(ReadLimitExceeded, match="TooManyObjects"):
+        evil.client(page_size=5, max_objects=20).list(IPRANGE)
+
+
+def test_a_list_past_its_byte_bound_fails_before_it_is_read_whole(evil: Evil) -> None:
+    evil.handler = lambda h: _json(h, _page(4, pad=100_000))
+    with pytest.raises(ReadLimitExceeded) as caught:
+        evil.client(max_bytes=150_000).list(IPRANGE)
+    assert caught.value.reason == "TooLarge"
+
+
+def test_bytes_are_counted_over_all_pages(evil: Evil) -> None:
+    def pages(h: BaseHTTPRequestHandler) -> None:
+        start = int(h.path.split("continue=")[1]) if "continue=" in h.path else 0
+        _json(h, _page(1, start, cont=str(start + 1) if start < 9 else "", pad=20_000))
+
+    evil.handler = pages
+    assert len(evil.client(max_bytes=1_000_000).list(IPRANGE)) == 10
+    with pytest.raises(ReadLimitExceeded, match="TooLarge"):
+        evil.client(max_bytes=100_000).list(IPRANGE)
+
+
+def test_a_server_that_pages_forever_is_stopped(evil: Evil) -> None:
+    evil.handler = lambda h: _json(h, _page(0, cont="again"))
+    with pytest.raises(ReadLimitExceeded, match="TooManyPages"):
+        evil.client(page_size=10, max_objects=100).list(IPRANGE)
+    assert len(evil.paths) <= 12
+
+
+def test_trickled_header_lines_end_at_the_total_deadline(evil: Evil) -> None:
+    def trickle_headers(h: BaseHTTPRequestHandler) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        for _ in range(300):  # a header byte every 0.05 s: every read succeeds, the headers never end
+            h.wfile.write(b"X")
+            h.wfile.flush()
+            time.sleep(0.05)
+
+    evil.handler = trickle_headers
+    t0 = time.monotonic()
+    with pytest.raises(ApiError) as caught:
+        evil.client(timeout=1.0).get(IPRANGE, "a")
+    assert caught.value.status == 0
+    assert time.monotonic() - t0 < 3.0
