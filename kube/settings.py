@@ -1,0 +1,26 @@
+"""Settings of the Kubernetes client layer (``RECONCILERY_KUBECONFIG``, ``RECONCILERY_KUBE_REFRESH_SECONDS``),
+read through :mod:`config`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from config import Seconds, Settings, cached
+
+
+class KubeSettings(Settings):
+    """How :mod:`kube` reaches the local cluster."""
+
+    model_config = SettingsConfigDict(env_prefix="RECONCILERY_")
+
+    kubeconfig: str = Field("", description=(
+        "Path of the local cluster's kubeconfig; empty: the in-cluster service account, else the default "
+        "kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``)."))
+    kube_refresh_seconds: Seconds = Field(5.0, description=(
+        "Seconds between two runs of the official loader's credential refresh hook; 0 runs it before every "
+        "request, as the official client does."))
+
+
+#: This process's kube settings, read on first use.
+current = cached(KubeSettings)
