@@ -20,6 +20,11 @@ class KubeSettings(Settings):
     kube_refresh_seconds: Seconds = Field(5.0, description=(
         "Seconds between two runs of the official loader's credential refresh hook; 0 runs it before every "
         "request, as the official client does."))
+    kube_audit_dir: str = Field("", description=(
+        "Directory the RBAC audit of every Kubernetes API call is written to (:mod:`kube.audit`); empty: off."))
+    component: str = Field("", description=(
+        "The component this process is in the audit (the deployment sets it); empty: derived from the "
+        "command line."))
 
 
 #: This process's kube settings, read on first use.

@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+import config
 from kube.manifests import ManifestError, load_objects
 from reconcilery.localredis import LocalRedis
 from reconcilery.manifests import Discovery, apply
@@ -109,6 +110,7 @@ class LocalRuntime:
         self._start_kubernetes()
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
+        config.reset()  # settings read before are of the environment before
         dev = self.o.kubeconfig is None
         if dev:  # a real cluster brings its own CRDs (and Istio's)
             self._apply_crds()
@@ -116,6 +118,7 @@ class LocalRuntime:
             for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
                                 ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
                 self.env[name] = os.environ.setdefault(name, value)
+            config.reset()
             self._start_conversion_webhook()
             self._start_cloud()
         self._start_nginx_standins()
@@ -222,6 +225,7 @@ class LocalRuntime:
             env["RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL"] = "10"  # a small local fleet revisits every 10 s, not 60
         self.env.update(env)
         os.environ.update(env)
+        config.reset()
         self.documents = self.cloud.split(self.documents)
         port = _free_port()
         self._spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",

@@ -37,6 +37,12 @@ class Settings(_Base):
 
     redis_url: str = Field("redis://127.0.0.1:6379/0",
                            description="Redis for the workqueue, the Celery broker and RedBeat.")
+    redis_password: str = Field("", repr=False, description=(
+        "Redis password when the URL carries none (a Kubernetes Secret can hold it while the URL sits in a "
+        "ConfigMap)."))
+    redis_sentinel_password: str = Field("", repr=False, description="Password of the Redis Sentinels.")
+    redis_master_name: str = Field("", description=(
+        "Sentinel master name when the URL's ``master_name`` gives none (default ``mymaster``)."))
     kubeconfig: str = Field("", description="kubeconfig of the local cluster; empty means in-cluster config, "
                                             "else ``~/.kube/config``.")
     visibility_timeout: Seconds = Field(60.0, description=(
