@@ -205,7 +205,9 @@ def _problems(cls: type[Settings], exc: ValidationError, env: Mapping[str, str])
         message = _EXPECTED.get(error["type"]) or str(error["msg"]).removeprefix("Value error, ")
         bound = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
         if error["type"] in bound:
-            message = f"expected a number {bound[error['type']]} {next(iter((error.get('ctx') or {}).values()), '')}"
+            limit = next(iter((error.get("ctx") or {}).values()), "")
+            message = f"expected a number {bound[error['type']]} {limit:g}" if isinstance(limit, int | float) else \
+                f"expected a number {bound[error['type']]} {limit}"
         if not field:  # a check across fields words its own message
             problems.append(message)
         elif name in env:
