@@ -69,7 +69,7 @@ class Settings(_Base):
                                                 "40% of throughput).")
     metrics_port: Port = Field(0, description="Port of the Prometheus metrics endpoint of a worker or watcher "
                                               "process (0 = off).")
-    domains: str = Field(",".join(DOMAIN_MODULES), description=(
+    domains: str = Field(",".join(DOMAIN_MODULES), json_schema_extra={"doc_default": "every domain"}, description=(
         "Comma-separated modules that register controllers (default: every domain of Reconcilery)."))
     watch_modules: str = Field("", description=(
         "Comma-separated modules whose ``REGISTRATIONS`` ``reconcilery watch`` runs (empty: every domain's)."))

@@ -269,3 +269,13 @@ def test_validate_joins_the_problems_of_every_declared_class(monkeypatch: pytest
         config.validate()
     assert sorted(p.split("=")[0] for p in caught.value.problems) == [
         "RECONCILERY_INFORMERS", "RECONCILERY_LEASE_SECONDS", "RECONCILERY_NGINX_RESYNC_SECONDS"]
+
+
+def test_the_settings_reference_is_generated_from_the_classes() -> None:
+    from pathlib import Path
+
+    from config.reference import markdown
+
+    docs = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
+    assert docs.read_text() == markdown(_classes()), (
+        "docs/settings.md is stale: python -m config.reference " + " ".join(SETTINGS_MODULES) + " > docs/settings.md")
