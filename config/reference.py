@@ -60,11 +60,19 @@ def markdown(classes: Iterable[type[Settings]]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def main(modules: list[str]) -> None:
-    """Import ``modules`` and print the reference of every settings class they declared."""
-    for module in modules:
+def classes_of(modules: Iterable[str]) -> list[type[Settings]]:
+    """Import ``modules`` and return the settings classes with a cached accessor they declare, in the
+    order of ``modules`` (then of declaration)."""
+    order = list(modules)
+    for module in order:
         importlib.import_module(module)
-    sys.stdout.write(markdown(settings_classes()))
+    found = [cls for cls in settings_classes() if cls.__module__ in order]
+    return sorted(found, key=lambda cls: order.index(cls.__module__))
+
+
+def main(modules: list[str]) -> None:
+    """Print the reference of every settings class ``modules`` declare."""
+    sys.stdout.write(markdown(classes_of(modules)))
 
 
 if __name__ == "__main__":
