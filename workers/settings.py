@@ -43,8 +43,6 @@ class Settings(_Base):
     redis_sentinel_password: str = Field("", repr=False, description="Password of the Redis Sentinels.")
     redis_master_name: str = Field("", description=(
         "Sentinel master name when the URL's ``master_name`` gives none (default ``mymaster``)."))
-    kubeconfig: str = Field("", description="kubeconfig of the local cluster; empty means in-cluster config, "
-                                            "else ``~/.kube/config``.")
     visibility_timeout: Seconds = Field(60.0, description=(
         "Seconds after which kombu redelivers an unacknowledged Celery message (resync and beat tasks; "
         "reconciles do not travel as Celery messages). Must exceed ``task_time_limit``."))
