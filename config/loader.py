@@ -32,7 +32,6 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BeforeValidator, ValidationError, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
-from pydantic_settings.sources.utils import parse_env_vars
 
 #: Words a flag reads as true / false (lower case; the value is stripped and lowered first).
 FLAG_YES: tuple[str, ...] = ("1", "true", "yes", "on")
@@ -118,8 +117,10 @@ class _MappingSource(EnvSettingsSource):
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
         env = _environ.get()
-        return {} if env is None else parse_env_vars(env, self.case_sensitive, self.env_ignore_empty,
-                                                     self.env_parse_none_str)
+        if env is None:
+            return {}
+        return {(name if self.case_sensitive else name.lower()): value for name, value in env.items()
+                if not (self.env_ignore_empty and value == "")}
 
 
 _EXPECTED = {

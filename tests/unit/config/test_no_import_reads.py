@@ -63,6 +63,17 @@ class Recording(collections.abc.MutableMapping):
 
 
 os.environ = Recording()
+import config.loader  # noqa: E402  (after the recording environment is in place)
+
+_load = config.loader.Settings.load.__func__
+
+
+def load(cls, environ=None):  # a settings class loaded at import reads the environment, whatever its fields
+    reads.add(f"{cls.__name__}.load() by {reader()}")
+    return _load(cls, environ)
+
+
+config.loader.Settings.load = classmethod(load)
 failures, modules = {}, []
 for package in packages:
     found = [package]
