@@ -13,6 +13,7 @@ RUN python -m venv /opt/reconcilery
 COPY requirements.lock ./
 RUN /opt/reconcilery/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./
+COPY config ./config
 COPY fencing ./fencing
 COPY informers ./informers
 COPY kube ./kube

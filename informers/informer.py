@@ -38,11 +38,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import fencing
-from informers import metrics
+from informers import metrics, settings
 from informers.reflector import ReconnectBackoff, Reflector
 from informers.store import Store, compact, object_key
 from kube import Kube, Resource, ResourceMissing
-from kube.kubeconfig import env_seconds
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +50,14 @@ Scope = tuple[str, str]
 
 
 def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """``RECONCILERY_INFORMERS`` is not ``0``/``false``/``no``/``off``."""
-    env = os.environ if environ is None else environ
-    return env.get("RECONCILERY_INFORMERS", "1").strip().lower() not in ("0", "false", "no", "off")
+    """``RECONCILERY_INFORMERS`` (on), from ``environ`` or this process's settings."""
+    return (settings.current() if environ is None else settings.InformerSettings.load(environ)).informers
 
 
 def sync_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """``RECONCILERY_INFORMER_SYNC_SECONDS`` (10). Raises ``ValueError`` on a bad value."""
-    return env_seconds("RECONCILERY_INFORMER_SYNC_SECONDS", 10.0, environ)
+    """``RECONCILERY_INFORMER_SYNC_SECONDS`` (10), from ``environ`` or this process's settings. Raises
+    :class:`config.SettingsError` (a ``ValueError``) on a bad value."""
+    return (settings.current() if environ is None else settings.InformerSettings.load(environ)).informer_sync_seconds
 
 
 class Informer(Reflector):

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kube import settings
+
 ENV_DIR = "RECONCILERY_KUBE_AUDIT_DIR"
 ENV_COMPONENT = "RECONCILERY_COMPONENT"
 
@@ -87,9 +89,9 @@ def parse_call(method: str, path: str, query: Sequence[tuple[str, Any]] = ()) ->
 
 def component_of(argv: Sequence[str], environ: dict[str, str] | None = None) -> str:
     """The component a process is (see the module doc)."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_COMPONENT):
-        return env[ENV_COMPONENT]
+    component = (settings.current() if environ is None else settings.KubeSettings.load(environ)).component
+    if component:
+        return component
     args = list(argv)
     for command, name in (("watch", "watcher"), ("webhook", "webhook"), ("beat", "beat")):
         if command in args:
@@ -109,7 +111,7 @@ class _Recorder:
         self._pid = 0
 
     def record(self, method: str, path: str, query: Sequence[tuple[str, Any]] = ()) -> None:
-        directory = os.environ.get(ENV_DIR)
+        directory = settings.current().kube_audit_dir
         if not directory:
             return
         call = parse_call(method, path, query)

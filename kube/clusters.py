@@ -82,12 +82,12 @@ def reset() -> None:
 
 
 def remote_read_limits() -> ReadLimits:
-    """The read limits of remote (untrusted) clusters, from the process settings
-    (``RECONCILERY_REMOTE_LIST_PAGE_SIZE``, ``_MAX_OBJECTS``, ``_MAX_BYTES``); read on every call, so
-    a client built after a change gets it. The one place these settings are read."""
-    from workers.settings import load  # a lower layer than workers: resolved at call time
+    """The read limits of remote (untrusted) clusters, from the kube settings
+    (``RECONCILERY_REMOTE_LIST_PAGE_SIZE``, ``_MAX_OBJECTS``, ``_MAX_BYTES``). The one place these
+    settings are read."""
+    from kube import settings
 
-    s = load()
+    s = settings.current()
     return ReadLimits(page_size=s.remote_list_page_size, max_objects=s.remote_list_max_objects,
                       max_bytes=s.remote_list_max_bytes)
 

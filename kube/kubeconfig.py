@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -19,6 +18,8 @@ from typing import Any
 import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+
+from kube import settings
 
 log = logging.getLogger(__name__)
 
@@ -31,19 +32,9 @@ POOL_MAXSIZE = 64
 def refresh_interval(environ: Mapping[str, str] | None = None) -> float:
     """``RECONCILERY_KUBE_REFRESH_SECONDS`` (5): seconds between two runs of the official loader's
     credential refresh hook (see :func:`_tune`); ``0`` runs it before every request, as the official
-    client does. Raises ``ValueError`` on a bad value."""
-    return env_seconds("RECONCILERY_KUBE_REFRESH_SECONDS", 5.0, environ)
-
-
-def env_seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
-    """``environ[name]`` (default ``os.environ``) as seconds, negative values as 0, ``default`` when
-    unset or blank. Raises ``ValueError`` naming the variable on a value that is not a number."""
-    env = os.environ if environ is None else environ
-    raw = env.get(name, "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else default
-    except ValueError:
-        raise ValueError(f"{name}={raw!r}: expected seconds") from None
+    client does. Read from ``environ`` or this process's settings (:mod:`kube.settings`). Raises
+    :class:`config.SettingsError` (a ``ValueError``) on a bad value."""
+    return (settings.current() if environ is None else settings.KubeSettings.load(environ)).kube_refresh_seconds
 
 
 def _throttled(hook: Callable[[Any], None], interval: float) -> Callable[[Any], None]:
@@ -194,7 +185,7 @@ def local_api_client() -> k8s_client.ApiClient:
 
     Raises ``kubernetes.config.ConfigException`` when none of them is usable.
     """
-    path = os.environ.get(ENV_KUBECONFIG)
+    path = settings.current().kubeconfig
     if path:
         log.info("kube client source=%s path=%s", ENV_KUBECONFIG, path)
         return from_kubeconfig(path)

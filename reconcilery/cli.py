@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -26,15 +27,44 @@ err = Console(stderr=True)
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``message`` in red on stderr and exit with ``code``."""
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
-def _celery() -> Any:
-    from workers.app import app as celery_app
-    from workers.app import load_domains
+def check_settings() -> None:
+    """Import the domains this process runs and validate every setting they and the engine declare
+    (:func:`config.validate`); on a bad value print one error naming the variable and exit 2."""
+    import config
+    from workers import domains
+    from workers.app import load_domains, settings_of
 
-    load_domains()
+    try:
+        modules = settings_of().domain_modules or domains.controller_modules()
+    except config.SettingsError:  # still import the domains: the one message names every bad variable
+        modules = domains.controller_modules()
+    load_domains(modules)
+    for module in ("watchers.settings", "reconcilery.settings"):
+        importlib.import_module(module)
+    try:
+        config.validate()
+    except config.SettingsError as exc:
+        fail("invalid settings:\n" + "\n".join(f"  {problem}" for problem in exc.problems))
+
+
+def _validating(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` run after :func:`check_settings` (for the processes domains add: webhook, skr-listener)."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        check_settings()
+        return command(*args, **kwargs)
+
+    return run
+
+
+def _celery() -> Any:
+    check_settings()
+    from workers.app import app as celery_app
+
     return celery_app
 
 
@@ -87,8 +117,9 @@ def watch(
     controllers: str = typer.Option("", "--controllers", help="Comma-separated controllers to feed (default: all)."),
     health_port: int = typer.Option(8081, "--health-port", help="Port of /readyz, /livez and /metrics (0: none)."),
     health_host: str = typer.Option("0.0.0.0", "--health-host"),
-    leader_elect: bool = typer.Option(False, "--leader-elect/--no-leader-elect", envvar="RECONCILERY_LEADER_ELECT",
-                                      help="Watch only while holding a coordination.k8s.io Lease (replicas > 1)."),
+    leader_elect: bool | None = typer.Option(None, "--leader-elect/--no-leader-elect", show_default=False,
+                                             help="Watch only while holding a coordination.k8s.io Lease (replicas > "
+                                                  "1). Default: $RECONCILERY_LEADER_ELECT, else off."),
     lease_name: str = typer.Option("reconcilery-watch", "--lease-name"),
     lease_namespace: str = typer.Option("", "--lease-namespace",
                                         help="Default: $POD_NAMESPACE, else the service account's namespace."),
@@ -106,6 +137,10 @@ def watch(
     from watchers.runner import LeadershipLost, run
 
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
+    if leader_elect is None:
+        from watchers import settings as watch_settings
+
+        leader_elect = watch_settings.current().leader_elect
     try:
         from workers.app import settings_of
         from workers.epoch import RedisEpoch
@@ -223,19 +258,23 @@ def up(
 
     from reconcilery.up import UpOptions, run_up
 
+    check_settings()
+
     code = run_up(UpOptions(kubeconfig=kubeconfig or None, redis_url=redis_url or None, apply=apply,
                             state_dir=Path(state_dir), once=once, timeout=timeout, api_port=api_port,
                             flower_port=flower_port, examples=examples))
     raise typer.Exit(code)
 
 
-def _register_domain_command(target: typer.Typer, name: str, module: str, attr: str, help_text: str) -> None:
-    """Add ``module.attr`` as command ``name`` if the domain is installed (domains land one by one)."""
+def _register_domain_command(target: typer.Typer, name: str, module: str, attr: str, help_text: str,
+                             process: bool = False) -> None:
+    """Add ``module.attr`` as command ``name`` if the domain is installed (domains land one by one); a
+    ``process`` validates the settings first (:func:`check_settings`)."""
     try:
         func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
     except (ModuleNotFoundError, AttributeError):
         return
-    target.command(name, help=help_text)(func)
+    target.command(name, help=help_text)(_validating(func) if process else func)
 
 
 _register_domain_command(render_app, "apirules", "tasks.apigateway.cli", "render",
@@ -249,11 +288,11 @@ _register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
 _register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",
                          "Pods with Namespaces and Nodes -> the Pods as the webhook admits them.")
 _register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
-                         "Run the Snatch mutating admission webhook (HTTPS).")
+                         "Run the Snatch mutating admission webhook (HTTPS).", process=True)
 _register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
                          "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
 _register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
-                         "Run the runtime-watcher listener: SKR events connect their SKR sooner.")
+                         "Run the runtime-watcher listener: SKR events connect their SKR sooner.", process=True)
 
 
 def main() -> None:

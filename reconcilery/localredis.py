@@ -6,7 +6,6 @@ Uses the ``redis-server`` on ``PATH`` (Debian's package) or, failing that, the b
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -22,7 +21,9 @@ class RedisNotFound(RuntimeError):
 
 def find_redis_server() -> str:
     """Path of a redis-server binary. Raises :class:`RedisNotFound` with the fix when there is none."""
-    found = os.environ.get("RECONCILERY_REDIS_SERVER") or shutil.which("redis-server")
+    from reconcilery.settings import current
+
+    found = current().redis_server or shutil.which("redis-server")
     if found:
         return found
     try:

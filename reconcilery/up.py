@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+import config
 from kube.manifests import ManifestError, load_objects
 from reconcilery.localredis import LocalRedis
 from reconcilery.manifests import Discovery, apply
@@ -112,6 +113,7 @@ class LocalRuntime:
         self._start_kubernetes()
         self._start_redis()
         os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
+        config.reset()  # settings read before are of the environment before
         self.run.kubeconfig, self.run.devapi = self.kubeconfig, self.devapi
         if self.devapi is not None:
             self._apply_namespaces()

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kube import ApiError, Conflict, Kube, resources
+from watchers import settings
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,9 @@ def default_identity() -> str:
 
 def default_namespace(environ: dict[str, str] | None = None) -> str:
     """``POD_NAMESPACE``, else the in-cluster service account's namespace, else ``default``."""
-    env = os.environ if environ is None else environ
-    if env.get("POD_NAMESPACE"):
-        return env["POD_NAMESPACE"]
+    namespace = (settings.current() if environ is None else settings.WatchSettings.load(environ)).pod_namespace
+    if namespace:
+        return namespace
     try:
         with open(SERVICE_ACCOUNT_NAMESPACE) as f:
             return f.read().strip() or "default"

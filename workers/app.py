@@ -24,7 +24,7 @@ from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
 from workers.logs import configure_logging
 from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
-from workers.settings import QUEUES, Settings, load
+from workers.settings import QUEUES, Settings, current
 from workers.workqueue import WorkQueue
 
 RECONCILE_TASK = "reconcilery.reconcile"
@@ -49,9 +49,25 @@ def route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **k
     return None
 
 
-def configure(app: Celery, settings: Settings) -> None:
-    """Apply ``settings`` to ``app`` (also used by tests that point the app at their own Redis)."""
-    app.conf.update(
+class ReconcileryCelery(Celery):
+    """The Celery app whose configuration comes from :mod:`workers.settings`, read on first use of
+    ``conf`` (not at import: see :mod:`config`)."""
+
+    _settings: Settings | None = None
+
+    @property
+    def reconcilery_settings(self) -> Settings:
+        """The settings :func:`configure` applied, else this process's (:func:`workers.settings.current`)."""
+        return self._settings if self._settings is not None else current()
+
+    @reconcilery_settings.setter
+    def reconcilery_settings(self, settings: Settings) -> None:
+        self._settings = settings
+
+
+def celery_conf(settings: Settings) -> dict[str, Any]:
+    """The Celery configuration of ``settings``."""
+    return dict(
         result_backend=None,
         task_ignore_result=True,
         task_acks_late=True,
@@ -81,11 +97,16 @@ def configure(app: Celery, settings: Settings) -> None:
         beat_scheduler="workers.beat:Scheduler",
         beat_max_loop_interval=5,
     )
+
+
+def configure(app: Celery, settings: Settings) -> None:
+    """Apply ``settings`` to ``app`` (also used by tests that point the app at their own Redis)."""
+    app.conf.update(celery_conf(settings))
     app.reconcilery_settings = settings
 
 
-app = Celery("reconcilery")
-configure(app, load())
+app = ReconcileryCelery("reconcilery")
+app.add_defaults(lambda: celery_conf(current()))  # read when ``conf`` is first used, not at import
 app.steps["consumer"].add(ReconcileStep)
 
 

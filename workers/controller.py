@@ -14,9 +14,11 @@ import functools
 import importlib
 import random
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import overload
 from urllib.parse import quote, unquote
 
 #: Strings ``quote`` leaves as they are: skip it for them (most Kubernetes names).
@@ -185,35 +187,61 @@ class Controller:
 
 
 class Registry:
-    """Controllers by name. A process registers the domains it runs at import time."""
+    """Controllers by name. A process registers the domains it runs at import time.
+
+    A registration whose numbers come from settings registers a factory (``() -> Controller``)
+    instead: it is built on the registry's first use, so importing a domain reads no environment
+    (see :mod:`config`)."""
 
     def __init__(self) -> None:
         self._controllers: dict[str, Controller] = {}
+        self._pending: list[Callable[[], Controller]] = []
+        self._lock = threading.RLock()  # a factory may import a module that registers
 
-    def register(self, controller: Controller) -> Controller:
-        """Add (or replace, for reloads in tests) a controller; returns it."""
-        self._controllers[controller.name] = controller
+    @overload
+    def register(self, controller: Controller) -> Controller: ...
+
+    @overload
+    def register(self, controller: Callable[[], Controller]) -> Callable[[], Controller]: ...
+
+    def register(self, controller: Controller | Callable[[], Controller]) -> Controller | Callable[[], Controller]:
+        """Add (or replace, for reloads in tests) a controller, or a factory built on first use; returns it."""
+        with self._lock:
+            if isinstance(controller, Controller):
+                self._controllers[controller.name] = controller
+            else:
+                self._pending.append(controller)
         return controller
+
+    def _built(self) -> dict[str, Controller]:
+        if self._pending:
+            with self._lock:
+                while self._pending:
+                    built = self._pending[0]()
+                    self._controllers[built.name] = built
+                    self._pending.pop(0)
+        return self._controllers
 
     def get(self, name: str) -> Controller:
         """The controller ``name``. Raises ``KeyError`` with the known names when unknown."""
+        controllers = self._built()
         try:
-            return self._controllers[name]
+            return controllers[name]
         except KeyError:
-            known = ", ".join(sorted(self._controllers)) or "none"
+            known = ", ".join(sorted(controllers)) or "none"
             raise KeyError(f"unknown controller {name!r} (registered: {known})") from None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._controllers
+        return name in self._built()
 
     def __iter__(self) -> Iterator[Controller]:
-        return iter(sorted(self._controllers.values(), key=lambda c: c.name))
+        return iter(sorted(self._built().values(), key=lambda c: c.name))
 
     def names(self) -> list[str]:
-        return sorted(self._controllers)
+        return sorted(self._built())
 
     def unregister(self, name: str) -> None:
-        self._controllers.pop(name, None)
+        self._built().pop(name, None)
 
 
 #: The process-wide registry the Celery task, the pump, beat and the watchers use.

@@ -23,7 +23,6 @@ connection errors long enough to ride out a failover. :func:`celery_broker_setti
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,8 @@ from redis.exceptions import ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.sentinel import Sentinel
+
+from workers.settings import Settings, current
 
 DEFAULT_MASTER_NAME = "mymaster"
 #: Retries of one command on a connection error: with the backoff below about 12 s in total, longer
@@ -80,10 +81,10 @@ class RedisTarget:
 def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> RedisTarget:
     """Parse ``url`` (see the module doc). Raises ``ValueError`` for a Sentinel list with a URL of
     another scheme, a Sentinel without host or a database that is not a number."""
-    env = os.environ if environ is None else environ
-    env_password = env.get("RECONCILERY_REDIS_PASSWORD") or None
-    env_username = env.get("RECONCILERY_REDIS_USERNAME") or None
-    sentinel_password = env.get("RECONCILERY_REDIS_SENTINEL_PASSWORD") or None
+    env = current() if environ is None else Settings.load(environ)
+    env_password = env.redis_password or None
+    env_username = env.redis_username or None
+    sentinel_password = env.redis_sentinel_password or None
     parts = [p.strip() for p in url.split(";") if p.strip()]
     if not parts:
         raise ValueError("empty Redis URL")
@@ -106,7 +107,7 @@ def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> Redis
     broker_master = _MASTER_OF_BROKER_URL.get(url, "")
     return RedisTarget(
         url=parts[0], sentinels=tuple(sentinels),
-        master_name=master or broker_master or env.get("RECONCILERY_REDIS_MASTER_NAME") or DEFAULT_MASTER_NAME,
+        master_name=master or broker_master or env.redis_master_name or DEFAULT_MASTER_NAME,
         password=unquote(first.password) if first.password else env_password,
         username=unquote(first.username) if first.username else env_username,
         db=_db(first.path, url), sentinel_password=sentinel_password)

@@ -14,7 +14,6 @@ initial list is the informers' ``RECONCILERY_INFORMER_SYNC_SECONDS``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +21,8 @@ from informers import informer as informers
 from informers.store import Store
 from kube import Kube, Resource
 from kube.toolkit.metrics import counter
+from tasks.apigateway import settings as domain_settings
+from tasks.apigateway.settings import ApiGatewaySettings
 
 HOST_INDEX = "apigateway-host-label"
 
@@ -69,10 +70,9 @@ class VirtualServiceCache:
 
 
 def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """``RECONCILERY_APIRULE_VS_CACHE`` is not ``0``/``false``/``no``/``off`` (independent of
-    ``RECONCILERY_INFORMERS``: the host index predates the other cached reads)."""
-    env = os.environ if environ is None else environ
-    return env.get("RECONCILERY_APIRULE_VS_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+    """``RECONCILERY_APIRULE_VS_CACHE`` (on; independent of ``RECONCILERY_INFORMERS``: the host index
+    predates the other cached reads), from ``environ`` or this process's settings."""
+    return (domain_settings.current() if environ is None else ApiGatewaySettings.load(environ)).vs_cache
 
 
 def cache_for(resource: Resource, kube: Kube, cluster: str = "") -> VirtualServiceCache | None:

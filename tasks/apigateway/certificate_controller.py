@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from kube import client_for, resources
 from kube.toolkit import update_on_conflict
 from tasks.apigateway import certificate
+from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.certificate import CertificateError
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -52,7 +52,7 @@ def secret_key(cluster: str = LOCAL_CLUSTER) -> Key:
 
 def key_size() -> int:
     """RSA key size of new certificates (``RECONCILERY_APIGATEWAY_CERT_KEY_BITS``, default 4096)."""
-    return int(os.environ.get("RECONCILERY_APIGATEWAY_CERT_KEY_BITS") or certificate.KEY_SIZE)
+    return domain_settings.current().cert_key_bits
 
 
 def _conversion_webhook(crd: dict[str, Any] | None) -> bool:

@@ -31,7 +31,6 @@ signed ``apirule-access`` ConfigMap).
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -44,10 +43,11 @@ from kube import ApiError, Conflict, Kube, NotFound, Resource, ResourceMissing, 
 from kube import toolkit as tk
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
+from tasks.apigateway import settings as domain_settings
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
 from tasks.apigateway.plan import PIPELINE_DELETION, Plan, Settings, plan
-from tasks.apigateway.settings import env_seconds, v1beta1_access
+from tasks.apigateway.settings import ApiGatewaySettings
 from tasks.apigateway.state import ClusterState
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -80,26 +80,20 @@ class ControllerSettings:
     resync_interval: float
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
-        """Read ``RECONCILERY_APIRULE_*`` (see the module doc). Raises ``ValueError`` naming a bad value."""
-        env = os.environ if environ is None else environ
-
-        def seconds(name: str, default: float) -> float:
-            return env_seconds(env, name, default)
-
-        retry = seconds("RECONCILERY_APIRULE_ERROR_RETRY_SECONDS", 60.0)
+    def of(cls, domain: ApiGatewaySettings) -> ControllerSettings:
+        """The ``apirule`` part of the domain's settings."""
         return cls(
-            plan=Settings(
-                reconciliation_interval=seconds("RECONCILERY_APIRULE_RECONCILIATION_SECONDS", 1800.0),
-                error_retry_interval=retry,
-                v1beta1_access=v1beta1_access(env),
-            ),
-            error_retry_cap=max(retry, seconds("RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS", 300.0)),
-            resync_interval=seconds("RECONCILERY_APIRULE_RESYNC_SECONDS", 1800.0),
+            plan=Settings(reconciliation_interval=domain.apirule_reconciliation,
+                          error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access),
+            error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
+            resync_interval=domain.apirule_resync,
         )
 
-
-SETTINGS = ControllerSettings.from_env()
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
+        """Read ``RECONCILERY_APIRULE_*`` (see the module doc) from ``environ``, default this process's
+        settings. Raises :class:`config.SettingsError` (a ``ValueError``) naming a bad value."""
+        return cls.of(domain_settings.current() if environ is None else ApiGatewaySettings.load(environ))
 
 
 RECONCILES = tk.counter(
@@ -266,7 +260,7 @@ def _finish(p: Plan) -> Result:
     return Result.done()
 
 
-def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSettings = SETTINGS) -> tuple[
+def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSettings | None = None) -> tuple[
         Plan, Result]:
     """Reconcile one APIRule object (as read) and return the plan it carried out and the result.
 
@@ -280,6 +274,7 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     informer still served it (a CRD deleted a moment ago) makes the whole reconcile run again on
     reads from the API server, so the APIRule gets the missing-CRD Warning of api-gateway.
     """
+    settings = settings or ControllerSettings.from_env()
     meta = _meta(apirule)
     cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
     rule = model.APIRule.parse(apirule)  # once per reconcile: reads, plan and re-check share it
@@ -360,11 +355,15 @@ def list_keys() -> list[Key]:
     return [Key(LOCAL_CLUSTER, str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))) for o in items]
 
 
-CONTROLLER = registry.register(Controller(
-    name=CONTROLLER_NAME,
-    queue=QUEUE,
-    reconcile=reconcile,
-    backoff=Backoff(base=SETTINGS.plan.error_retry_interval, cap=SETTINGS.error_retry_cap, jitter=0.1),
-    resync_interval=SETTINGS.resync_interval or None,
-    list_keys=list_keys,
-))
+@registry.register
+def controller() -> Controller:
+    """The registration, with this process's settings (built on the registry's first use)."""
+    settings = ControllerSettings.from_env()
+    return Controller(
+        name=CONTROLLER_NAME,
+        queue=QUEUE,
+        reconcile=reconcile,
+        backoff=Backoff(base=settings.plan.error_retry_interval, cap=settings.error_retry_cap, jitter=0.1),
+        resync_interval=settings.resync_interval or None,
+        list_keys=list_keys,
+    )

@@ -8,6 +8,7 @@ import os
 import time
 from typing import Any
 
+import config
 from workers.domains import Local, Row
 
 #: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
@@ -28,6 +29,7 @@ class ApiGatewayLocal(Local):
         for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
                             ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
             self.run.env[name] = os.environ.setdefault(name, value)
+        config.reset()  # this process's settings follow the environment it just set
         self._start_conversion_webhook()
 
     def _start_conversion_webhook(self) -> None:

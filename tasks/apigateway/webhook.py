@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +37,7 @@ from typing import Any
 from aiohttp import web
 
 from tasks.apigateway import certificate
+from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.conversion import ConversionError, convert
 from webhooks import register
 from webhooks import review as reviews
@@ -184,21 +184,17 @@ def build(kubeconfig: str | None = None, host: str | None = None, port: int | No
           poll_interval: float | None = None) -> ConversionWebhook | None:
     """The listener with the process settings (``None`` when ``RECONCILERY_APIGATEWAY_WEBHOOK_PORT``
     is negative). ``kubeconfig`` ``None``: the local cluster (:func:`kube.client_for`)."""
+    settings = domain_settings.current()
     if port is None:
-        try:
-            port = int(os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_PORT", DEFAULT_PORT))
-        except ValueError:
-            log.error("RECONCILERY_APIGATEWAY_WEBHOOK_PORT is not a number; conversion webhook disabled")
-            return None
+        port = settings.webhook_port
     if port < 0:
         return None
 
     return ConversionWebhook(
         _secret_reader(kube_factory(kubeconfig)),
-        host=os.environ.get("RECONCILERY_APIGATEWAY_WEBHOOK_HOST") or host or "0.0.0.0",
+        host=settings.webhook_host or host or "0.0.0.0",
         port=port,
-        poll_interval=poll_interval if poll_interval is not None else float(
-            os.environ.get("RECONCILERY_APIGATEWAY_CERT_POLL_SECONDS", "10")),
+        poll_interval=poll_interval if poll_interval is not None else settings.cert_poll,
     )
 
 

@@ -20,12 +20,11 @@ Azure's IpRange step provisions the Cloud Manager network itself, so its managed
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.cloud import providers
+from tasks.cloud import providers, settings
 from tasks.cloud.providers import IpRangeContext, NetworkContext, Provider, ProviderError, ScopeInputs
 from workers.controller import Result
 
@@ -105,15 +104,15 @@ class GcpProvider(_LayerProvider):
     def _client(self) -> Any:
         from tasks.cloud.gcp import GcpClient
 
-        endpoint = os.environ.get("RECONCILERY_GCP_ENDPOINT_URL") or None
-        keyfile = os.environ.get("GCP_SA_JSON_KEY_PATH") or None
+        env = settings.current()
+        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
         return _cached(("gcp", endpoint or "", keyfile or ""),
                        lambda: GcpClient(endpoint=endpoint, credentials_file=keyfile))
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
         return iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(),
-                                 retry_wait=ctx.settings.t(iprange.RETRY_WAIT))
+                                 retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
 
 class AzureProvider(_LayerProvider):
@@ -126,11 +125,12 @@ class AzureProvider(_LayerProvider):
 
         azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
         subscription = str(azure.get("subscriptionId") or "")
-        base_url = os.environ.get("RECONCILERY_AZURE_ENDPOINT_URL") or None
-        tenant = os.environ.get("AZURE_TENANT_ID", str(azure.get("tenantId") or ""))
+        env = settings.current()
+        base_url = env.azure_endpoint_url or None
+        tenant = env.azure_tenant_id or str(azure.get("tenantId") or "")
         return _cached(("azure", subscription, base_url or ""), lambda: AzureClient(
-            subscription, base_url=base_url, tenant_id=tenant, client_id=os.environ.get("AZURE_CLIENT_ID", ""),
-            client_secret=os.environ.get("AZURE_CLIENT_SECRET", "")))
+            subscription, base_url=base_url, tenant_id=tenant, client_id=env.azure_client_id,
+            client_secret=env.azure_client_secret))
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")

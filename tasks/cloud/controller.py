@@ -86,13 +86,13 @@ registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP
                              list_keys=iprange_keys, timeout=120.0))
 registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
 
-_SETTINGS = settings.current()
-registry.register(Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
-                             resync_interval=_SETTINGS.sweep_resync, list_keys=lambda: [SWEEP_KEY]))
+registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
+                                     resync_interval=settings.current().sweep_resync, list_keys=lambda: [SWEEP_KEY]))
 #: Failures never reach the workqueue's backoff (a failed connect is a terminal error: the rotation
-#: retries it with its own backoff); the timeout is the original's workerTimeout.
-registry.register(Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
-                             timeout=_SETTINGS.worker_timeout))
+#: retries it with its own backoff); the timeout is the original's workerTimeout. Both registrations
+#: are built on the registry's first use (their numbers are settings; nothing is read at import).
+registry.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
+                                     timeout=settings.current().worker_timeout))
 
 __all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
            "SWEEP_KEY", "settings"]

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+import config
 from kube import Kube, Resource, resources
 from tasks.cloud import install, names
 from workers.domains import Apply, Local, LocalRun, Row
@@ -426,6 +427,7 @@ class CloudResourcesLocal(Local):
             env["RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL"] = "10"  # a small local fleet revisits every 10 s, not 60
         run.env.update(env)
         os.environ.update(env)
+        config.reset()  # this process's settings follow the environment it just set
         run.documents[:] = self.cloud.split(run.documents)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

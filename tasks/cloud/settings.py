@@ -1,75 +1,122 @@
-"""Settings of the Cloud Resources domain, read from the environment once per process.
+"""Settings of the Cloud Resources domain, read from the environment once per process through :mod:`config`.
 
 Each field maps to ``RECONCILERY_CLOUD_<FIELD IN UPPER CASE>`` (e.g. ``cyclic_min_interval`` is
 ``RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL``); the AWS fields read the variables the original reads
 (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_ROLE_NAME``, ``AWS_PARTITION``) plus
-``RECONCILERY_AWS_ENDPOINT_URL`` (moto's server locally). Defaults are the original's
+``RECONCILERY_AWS_ENDPOINT_URL`` (moto's server locally); the GCP and Azure clients' variables are the
+original's too (``GCP_SA_JSON_KEY_PATH``, ``GCP_RETRY_WAIT_DURATION``, ``AZURE_TENANT_ID``,
+``AZURE_CLIENT_ID``, ``AZURE_CLIENT_SECRET``) plus ``RECONCILERY_GCP_ENDPOINT_URL`` and
+``RECONCILERY_AZURE_ENDPOINT_URL``. Defaults are the original's
 (``pkg/skr/runtime/config``, ``pkg/util/timing.go``, ``pkg/kcp/scope``).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AliasChoices, BeforeValidator, Field
+from pydantic_settings import SettingsConfigDict
+
+import config
+from config import Flag, Json, Seconds
 from tasks.cloud import names
 
 
-@dataclass(frozen=True)
-class CloudSettings:
+def go_duration(value: Any) -> float:
+    """A Go duration (``5s``, ``500ms``) or plain seconds as seconds >= 0. Raises ``ValueError``."""
+    if isinstance(value, str):
+        raw = value.strip()
+        try:
+            value = float(raw[:-2]) / 1000 if raw.endswith("ms") else float(raw.removesuffix("s"))
+        except ValueError:
+            raise ValueError("expected a duration such as 5s or 500ms, or seconds") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        raise ValueError("expected a duration such as 5s or 500ms, or seconds (>= 0)")
+    return float(value)
+
+
+#: Seconds written as a Go duration (``GCP_RETRY_WAIT_DURATION``).
+GoDuration = Annotated[float, BeforeValidator(go_duration)]
+
+
+def _env(field: str, *aliases: str) -> AliasChoices:
+    """``RECONCILERY_CLOUD_<FIELD>``, then the original's variables."""
+    return AliasChoices(f"RECONCILERY_CLOUD_{field.upper()}", *aliases)
+
+
+class CloudSettings(config.Settings):
     """The domain's settings (seconds unless said otherwise)."""
 
-    #: Divides every timing constant (the original's ``SetSpeedyTimingForTests`` divides by 100).
-    time_scale: float = 1.0
-    #: An SKR below the fleet-size threshold is revisited at least this far apart (``cyclicMinInterval``).
-    cyclic_min_interval: float = 60.0
-    #: Connect threads assumed by the threshold ``max(1, workers * min_interval / reconcile_timeout)``
-    #: (``cyclicConcurrency``; set it to the ``cloud-skr`` pool's total concurrency).
-    cyclic_workers: int = 1
-    #: The window one connect runs the SKR reconcilers in (``reconcileTimeout``, 10 s).
-    reconcile_timeout: float = 10.0
-    #: A notification for an SKR is dropped while its last notification-driven connect ended less than
-    #: this ago (``notifMinInterval``; 0 disables the limit).
-    notif_min_interval: float = 10.0
-    #: Deadline of one connect (``workerTimeout``, 10 min): the connect controller's ``timeout``.
-    worker_timeout: float = 600.0
-    #: Seconds between two looks of the sweep at the rotation (its key requeues itself this often).
-    sweep_tick: float = 1.0
-    #: Seconds between beat's (re)starts of the sweep (a no-op while it runs: its key is deduplicated).
-    sweep_resync: float = 30.0
-    #: An SKR dispatched this long ago whose connect never reported back is dispatched again.
-    stranded_after: float = 900.0
-    #: Per-request timeout (connect and read) of the short-lived SKR client.
-    skr_request_timeout: float = 10.0
-    #: Backoff of an SKR whose connect failed: ``min(cap, base * 2**(failures-1))``, on top of the
-    #: rotation (the SKR stays in it).
-    connect_backoff_base: float = 5.0
-    connect_backoff_cap: float = 300.0
-    #: Injected delay of every connect (benchmarks: the real world's 10-20 s connect).
-    connect_delay: float = 0.0
-    #: KCP namespace of Scopes, mirrors and kubeconfig Secrets.
-    kcp_namespace: str = names.KCP_NAMESPACE
-    #: Gardener project namespace when the Garden kubeconfig's context names none (``GARDENER_NAMESPACE``).
-    gardener_namespace: str = names.DEFAULT_GARDENER_NAMESPACE
-    #: Landscape (dev/stage/prod), for logs and SkrStatus (``LANDSCAPE``).
-    landscape: str = "dev"
-    #: Feature flag ``exposeData``: read NAT gateway IPs into the Scope and the SKR's ``kyma-info``.
-    expose_data: bool = True
-    #: Nuke the KCP objects of a runtime whose GardenerCluster is gone.
-    nuke: bool = True
-    #: SKR quota defaults (``resourceQuota.skr.defaults``): ``<lower(kind)>.<group>/totalCount`` -> n.
-    quota_defaults: Mapping[str, int] = field(default_factory=lambda: {names.IPRANGE_QUOTA_KEY: 1})
-    #: Per-kyma overrides (``resourceQuota.skr.overrides``): kyma -> {key: n}; JSON in the environment.
-    quota_overrides: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
-    #: AWS: endpoint (moto locally; empty = AWS), static credentials, role to assume in the account.
-    aws_endpoint_url: str = ""
-    aws_access_key_id: str = "testing"
-    aws_secret_access_key: str = "testing"
-    aws_role_name: str = ""
-    aws_partition: str = "aws"
+    model_config = SettingsConfigDict(env_prefix="RECONCILERY_CLOUD_")
+
+    time_scale: float = Field(1.0, ge=0, description=(
+        "Divides every timing constant (the original's ``SetSpeedyTimingForTests`` divides by 100)."))
+    cyclic_min_interval: Seconds = Field(60.0, description=(
+        "An SKR below the fleet-size threshold is revisited at least this far apart (``cyclicMinInterval``)."))
+    cyclic_workers: int = Field(1, description=(
+        "Connect threads assumed by the threshold ``max(1, workers * min_interval / reconcile_timeout)`` "
+        "(``cyclicConcurrency``; set it to the ``cloud-skr`` pool's total concurrency)."))
+    reconcile_timeout: Seconds = Field(10.0, description=(
+        "The window one connect runs the SKR reconcilers in (``reconcileTimeout``, 10 s)."))
+    notif_min_interval: Seconds = Field(10.0, description=(
+        "A notification for an SKR is dropped while its last notification-driven connect ended less than this "
+        "ago (``notifMinInterval``; 0 disables the limit)."))
+    worker_timeout: Seconds = Field(600.0, description=(
+        "Deadline of one connect (``workerTimeout``, 10 min): the connect controller's ``timeout``."))
+    sweep_tick: Seconds = Field(1.0, description=(
+        "Seconds between two looks of the sweep at the rotation (its key requeues itself this often)."))
+    sweep_resync: Seconds = Field(30.0, description=(
+        "Seconds between beat's (re)starts of the sweep (a no-op while it runs: its key is deduplicated)."))
+    stranded_after: Seconds = Field(900.0, description=(
+        "An SKR dispatched this long ago whose connect never reported back is dispatched again."))
+    skr_request_timeout: Seconds = Field(10.0, description=(
+        "Per-request timeout (connect and read) of the short-lived SKR client."))
+    connect_backoff_base: Seconds = Field(5.0, description=(
+        "First backoff of an SKR whose connect failed: ``min(cap, base * 2**(failures-1))``, on top of the "
+        "rotation (the SKR stays in it)."))
+    connect_backoff_cap: Seconds = Field(300.0, description="Longest backoff of an SKR whose connect failed.")
+    connect_delay: Seconds = Field(0.0, description=(
+        "Injected delay of every connect (benchmarks: the real world's 10-20 s connect)."))
+    kcp_namespace: str = Field(names.KCP_NAMESPACE, description="KCP namespace of Scopes, mirrors and kubeconfig "
+                                                                "Secrets.")
+    gardener_namespace: str = Field(names.DEFAULT_GARDENER_NAMESPACE, validation_alias=_env(
+        "gardener_namespace", "GARDENER_NAMESPACE"), description=(
+        "Gardener project namespace when the Garden kubeconfig's context names none (``GARDENER_NAMESPACE``)."))
+    landscape: str = Field("dev", validation_alias=_env("landscape", "LANDSCAPE"), description=(
+        "Landscape (dev/stage/prod), for logs and SkrStatus (``LANDSCAPE``)."))
+    expose_data: Flag = Field(True, description=(
+        "Feature flag ``exposeData``: read NAT gateway IPs into the Scope and the SKR's ``kyma-info``."))
+    nuke: Flag = Field(True, description="Nuke the KCP objects of a runtime whose GardenerCluster is gone.")
+    quota_defaults: Json[Mapping[str, int]] = Field(default_factory=lambda: {names.IPRANGE_QUOTA_KEY: 1}, description=(
+        "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n."))
+    quota_overrides: Json[Mapping[str, Mapping[str, int]]] = Field(default_factory=dict, description=(
+        "Per-kyma overrides (``resourceQuota.skr.overrides``) as JSON: kyma -> {key: n}."))
+    aws_endpoint_url: str = Field("", validation_alias=_env("aws_endpoint_url", "RECONCILERY_AWS_ENDPOINT_URL"),
+                                  description="AWS endpoint (moto's server locally; empty = AWS).")
+    aws_access_key_id: str = Field("testing", validation_alias=_env("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
+                                   description="AWS static credentials: access key id.")
+    aws_secret_access_key: str = Field("testing", validation_alias=_env("aws_secret_access_key",
+                                                                        "AWS_SECRET_ACCESS_KEY"),
+                                       description="AWS static credentials: secret access key.", repr=False)
+    aws_role_name: str = Field("", validation_alias=_env("aws_role_name", "AWS_ROLE_NAME"),
+                               description="AWS role to assume in the customer's account.")
+    aws_partition: str = Field("aws", validation_alias=_env("aws_partition", "AWS_PARTITION"),
+                               description="AWS partition of role ARNs.")
+    gcp_endpoint_url: str = Field("", validation_alias="RECONCILERY_GCP_ENDPOINT_URL", description=(
+        "GCP Compute endpoint (the stand-in locally; empty = Google's)."))
+    gcp_sa_json_key_path: str = Field("", validation_alias="GCP_SA_JSON_KEY_PATH", description=(
+        "Service account key file of the GCP client (empty: application default credentials)."))
+    gcp_retry_wait: GoDuration = Field(5.0, validation_alias="GCP_RETRY_WAIT_DURATION", description=(
+        "``GcpRetryWaitTime``: how long to wait for a running GCP operation (Go duration such as ``5s`` / "
+        "``500ms``, or seconds)."))
+    azure_endpoint_url: str = Field("", validation_alias="RECONCILERY_AZURE_ENDPOINT_URL", description=(
+        "Azure Resource Manager endpoint (the stand-in locally; empty = Azure's)."))
+    azure_tenant_id: str = Field("", validation_alias="AZURE_TENANT_ID", description=(
+        "Azure tenant of the client credentials (empty: the Scope's)."))
+    azure_client_id: str = Field("", validation_alias="AZURE_CLIENT_ID", description="Azure client id.")
+    azure_client_secret: str = Field("", validation_alias="AZURE_CLIENT_SECRET", description="Azure client secret.",
+                                     repr=False)
 
     def t(self, seconds: float) -> float:
         """A timing constant scaled by :attr:`time_scale` (floor 1 ms, as the original's)."""
@@ -84,56 +131,20 @@ class CloudSettings:
         return None if value is None else int(value)
 
 
-_ENV_ALIASES = {
-    "aws_endpoint_url": ("RECONCILERY_AWS_ENDPOINT_URL",),
-    "aws_access_key_id": ("AWS_ACCESS_KEY_ID",),
-    "aws_secret_access_key": ("AWS_SECRET_ACCESS_KEY",),
-    "aws_role_name": ("AWS_ROLE_NAME",),
-    "aws_partition": ("AWS_PARTITION",),
-    "gardener_namespace": ("GARDENER_NAMESPACE",),
-    "landscape": ("LANDSCAPE",),
-}
-
-
-def _parse(raw: str, kind: Any, name: str) -> Any:
-    try:
-        if kind in (bool, "bool"):
-            return raw.strip().lower() in ("1", "true", "yes", "on")
-        if kind in (int, "int"):
-            return int(raw)
-        if kind in (float, "float"):
-            return float(raw)
-        if kind in (str, "str"):
-            return raw
-        return json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name}={raw!r}: {exc}") from exc
-
-
 def load(environ: Mapping[str, str] | None = None) -> CloudSettings:
-    """Settings from ``environ`` (default ``os.environ``). Raises ``ValueError`` naming a bad variable."""
-    env = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    for f in fields(CloudSettings):
-        for name in (f"RECONCILERY_CLOUD_{f.name.upper()}", *_ENV_ALIASES.get(f.name, ())):
-            if name in env and env[name] != "":
-                values[f.name] = _parse(env[name], f.type, name)
-                break
-    return CloudSettings(**values)
+    """Settings from ``environ`` (default ``os.environ``). Raises :class:`config.SettingsError` (a
+    ``ValueError``) naming a bad variable."""
+    return CloudSettings.load(environ)
 
 
-_current: list[CloudSettings] = []
+_current = config.cached(CloudSettings)
 
 
 def current() -> CloudSettings:
     """This process's settings (read on first use)."""
-    if not _current:
-        _current.append(load())
-    return _current[0]
+    return _current()
 
 
 def override(settings: CloudSettings | None) -> None:
     """Replace this process's settings (tests, benchmarks); ``None`` re-reads the environment on next use."""
-    _current.clear()
-    if settings is not None:
-        _current.append(settings)
+    _current.override(settings)

@@ -17,6 +17,7 @@ watcher needs a namespaced Role only.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, settings
@@ -78,13 +79,21 @@ def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(NUKE, _key(event))]
 
 
-_NS = settings.current().kcp_namespace
+def registrations() -> list[WatchRegistration]:
+    """The KCP watches, in the namespace this process's settings name."""
+    ns = settings.current().kcp_namespace
+    return [
+        WatchRegistration(KYMAS, names.KYMA, ns, None, map_kyma, (KYMA,)),
+        WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, ns, None, map_gardener_cluster, (SCOPE,)),
+        WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
+        WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
+        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE)),
+        WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
+    ]
 
-REGISTRATIONS: list[WatchRegistration] = [
-    WatchRegistration(KYMAS, names.KYMA, _NS, None, map_kyma, (KYMA,)),
-    WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, _NS, None, map_gardener_cluster, (SCOPE,)),
-    WatchRegistration(SCOPES, names.SCOPE, _NS, None, map_scope, (SCOPE, KYMA)),
-    WatchRegistration(IPRANGES, names.KCP_IPRANGE, _NS, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-    WatchRegistration(NETWORKS, names.NETWORK, _NS, None, map_network, (NETWORK, IPRANGE)),
-    WatchRegistration(NUKES, names.NUKE, _NS, None, map_nuke, (NUKE,)),
-]
+
+def __getattr__(name: str) -> Any:
+    """``REGISTRATIONS`` is built on use, not at import: its namespace is a setting."""
+    if name == "REGISTRATIONS":
+        return registrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,6 @@ upstream, counted in ``reconcilery_nginx_upstream_missing`` and retried.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ import structlog
 from informers import informer as informers
 from kube import Kube, client_for, resources
 from kube.toolkit.metrics import counter, gauge
+from tasks.nginx import settings as edge_settings
 from tasks.nginx.diff import Action, Plan, diff
 from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnreachable
 from tasks.nginx.settings import EdgeNames, Settings, SettingsError, parse_settings, tls_material
@@ -44,10 +44,11 @@ log = structlog.get_logger("tasks.nginx")
 
 CONTROLLER_NAME = "nginx-upstream"
 QUEUE = "nginx"
-#: Seconds between resyncs of every key (env ``RECONCILERY_NGINX_RESYNC_SECONDS``): repairs drift on
-#: the hosts, e.g. an NGINX Plus restarted without a ``state`` file.
-RESYNC_SECONDS = float(os.environ.get("RECONCILERY_NGINX_RESYNC_SECONDS", "300") or 300)
-NAMES = EdgeNames.from_env()
+
+
+def edge_names() -> EdgeNames:
+    """Where this process's edge reads its inputs (``RECONCILERY_NGINX_*``, read on first use)."""
+    return edge_settings.current().names
 
 
 UPSTREAM_MISSING = gauge(
@@ -228,7 +229,7 @@ def _apply(client: PlusClient, upstream: UpstreamRef, action: Action) -> None:
         client.update_server(upstream.protocol, upstream.name, action.server_id, dict(action.body or {}))
 
 
-def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames = NAMES,
+def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames | None = None,
                   started: float | None = None) -> SyncReport:
     """Make ``upstream`` on ``host`` hold exactly the servers the Services and Nodes call for.
 
@@ -240,6 +241,7 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     returned in ``SyncReport.failures`` after every action was attempted.
     """
     report = SyncReport(host, upstream)
+    names = names or edge_names()
     state = STATE_READS.get(kube, names, not_before=time.monotonic() if started is None else started)
     settings = parse_settings(state.config)
     _apply_log_level(settings)
@@ -287,7 +289,7 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     failed, Kubernetes API errors), ``Result.terminal(...)`` for an invalid key or invalid settings
     (a change of the ConfigMap enqueues every key again).
     """
-    names = names or NAMES
+    names = names or edge_names()
     host = key.namespace
     try:
         upstream = UpstreamRef.parse(key.name)
@@ -335,9 +337,10 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     return Result.done()
 
 
-def desired_keys(kube: Kube, names: EdgeNames = NAMES) -> list[Key]:
+def desired_keys(kube: Kube, names: EdgeNames | None = None) -> list[Key]:
     """Every (host, upstream) key the current ConfigMap and Services call for; ``[]`` when the settings
     are invalid (logged)."""
+    names = names or edge_names()
     try:
         settings = read_settings(kube, names)
     except SettingsError as exc:
@@ -352,12 +355,16 @@ def list_keys() -> list[Key]:
     return desired_keys(client_for(LOCAL_CLUSTER))
 
 
-CONTROLLER = registry.register(Controller(
-    name=CONTROLLER_NAME,
-    queue=QUEUE,
-    reconcile=reconcile,
-    backoff=Backoff(base=2.0, cap=60.0),
-    resync_interval=RESYNC_SECONDS,
-    list_keys=list_keys,
-    sync_delay=(0.25, 0.75),
-))
+@registry.register
+def controller() -> Controller:
+    """The registration; its resync interval (``RECONCILERY_NGINX_RESYNC_SECONDS``, 300 s) repairs drift on
+    the hosts, e.g. an NGINX Plus restarted without a ``state`` file. Built on the registry's first use."""
+    return Controller(
+        name=CONTROLLER_NAME,
+        queue=QUEUE,
+        reconcile=reconcile,
+        backoff=Backoff(base=2.0, cap=60.0),
+        resync_interval=edge_settings.current().resync_seconds,
+        list_keys=list_keys,
+        sync_delay=(0.25, 0.75),
+    )

@@ -1,6 +1,7 @@
 """Settings of the NGINX edge: where things live (:class:`EdgeNames`) and what the ``nkl-config``
 ConfigMap says (:class:`Settings`).
 
+The environment part (:class:`EdgeSettings`, ``RECONCILERY_NGINX_*``) is read through :mod:`config`.
 Pure: :func:`parse_settings` turns the ConfigMap's ``data`` into typed settings or raises
 :class:`SettingsError` listing every problem; :func:`tls_material` picks the PEM blocks out of the
 Secrets it names. Keys as in nginx-loadbalancer-kubernetes v0.3 (``nginx-hosts``, ``tls-mode``,
@@ -12,11 +13,15 @@ from __future__ import annotations
 import base64
 import enum
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+import config
 
 #: ``log-level`` values (the original's logrus names) -> Python logging levels.
 LOG_LEVELS: dict[str, int] = {
@@ -79,20 +84,35 @@ class EdgeNames:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EdgeNames:
-        """Names from ``RECONCILERY_NGINX_*`` variables, the defaults for those unset or empty."""
-        env = os.environ if env is None else env
-        defaults = cls()
+        """Names from ``RECONCILERY_NGINX_*`` variables (``env``, default this process's settings), the
+        defaults for those unset or blank. Raises :class:`config.SettingsError` on a bad variable."""
+        return (current() if env is None else EdgeSettings.load(env)).names
 
-        def pick(suffix: str, default: str) -> str:
-            return env.get(f"RECONCILERY_NGINX_{suffix}", "").strip() or default
 
-        return cls(
-            namespace=pick("NAMESPACE", defaults.namespace),
-            configmap=pick("CONFIGMAP", defaults.configmap),
-            watched_namespace=pick("WATCHED_NAMESPACE", defaults.watched_namespace),
-            port_prefix=pick("PORT_PREFIX", defaults.port_prefix),
-            annotation_prefix=pick("ANNOTATION_PREFIX", defaults.annotation_prefix),
-        )
+class EdgeSettings(config.Settings):
+    """The environment part of the NGINX edge's settings (``RECONCILERY_NGINX_*``); the rest comes
+    from the ``nkl-config`` ConfigMap (:class:`Settings`)."""
+
+    model_config = SettingsConfigDict(env_prefix="RECONCILERY_NGINX_")
+
+    namespace: str = Field(EdgeNames.namespace, description="Namespace of the settings ConfigMap and the TLS Secrets.")
+    configmap: str = Field(EdgeNames.configmap, description="Name of the settings ConfigMap.")
+    watched_namespace: str = Field(EdgeNames.watched_namespace, description="Namespace whose Services are synced.")
+    port_prefix: str = Field(EdgeNames.port_prefix, description="Service port names with this prefix name upstreams.")
+    annotation_prefix: str = Field(EdgeNames.annotation_prefix, description=(
+        "``<prefix>/<port name>: http|stream`` on a Service chooses the upstream kind."))
+    resync_seconds: config.Seconds = Field(300.0, description=(
+        "Seconds between resyncs of every (host, upstream): repairs drift on the NGINX Plus side."))
+
+    @property
+    def names(self) -> EdgeNames:
+        """Where the edge reads its inputs."""
+        return EdgeNames(self.namespace.strip(), self.configmap.strip(), self.watched_namespace.strip(),
+                         self.port_prefix.strip(), self.annotation_prefix.strip())
+
+
+#: This process's NGINX edge settings (environment part), read on first use.
+current = config.cached(EdgeSettings)
 
 
 @dataclass(frozen=True)

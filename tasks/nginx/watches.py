@@ -18,7 +18,7 @@ from typing import Any
 
 from informers.store import Stores
 from kube import resources
-from tasks.nginx.controller import CONTROLLER_NAME, NAMES, keys_for
+from tasks.nginx.controller import CONTROLLER_NAME, edge_names, keys_for
 from tasks.nginx.settings import EdgeNames, parse_hosts
 from tasks.nginx.translate import UpstreamRef, is_control_plane, node_addresses, service_upstreams
 from watchers.engine import WatchEvent, WatchRegistration
@@ -29,8 +29,9 @@ NODES = "nginx-nodes"
 CONFIG = "nginx-config"
 
 
-def hosts_from(stores: Stores, names: EdgeNames = NAMES) -> list[str]:
+def hosts_from(stores: Stores, names: EdgeNames | None = None) -> list[str]:
     """The NGINX Plus hosts of the cached ConfigMap (invalid entries skipped: the reconcile reports them)."""
+    names = names or edge_names()
     for configmap in stores.list(CONFIG):
         meta = configmap.get("metadata") or {}
         if meta.get("name") == names.configmap and meta.get("namespace") == names.namespace:
@@ -38,16 +39,18 @@ def hosts_from(stores: Stores, names: EdgeNames = NAMES) -> list[str]:
     return []
 
 
-def all_upstreams(stores: Stores, names: EdgeNames = NAMES) -> set[UpstreamRef]:
+def all_upstreams(stores: Stores, names: EdgeNames | None = None) -> set[UpstreamRef]:
     """Every upstream named by a cached Service of the watched namespace."""
+    names = names or edge_names()
     refs: set[UpstreamRef] = set()
     for service in stores.list(SERVICES):
         refs |= service_upstreams(service, names)
     return refs
 
 
-def map_service(event: WatchEvent, stores: Stores, names: EdgeNames = NAMES) -> Iterable[tuple[str, Key]]:
+def map_service(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
     """A Service change -> its upstreams (old and new ports) on every host."""
+    names = names or edge_names()
     refs = service_upstreams(event.object, names) | service_upstreams(event.old, names)
     return keys_for(hosts_from(stores, names), refs) if refs else []
 
@@ -64,27 +67,39 @@ def node_relevant(event: WatchEvent) -> bool:
     return view(event.object) != view(event.old)
 
 
-def map_node(event: WatchEvent, stores: Stores, names: EdgeNames = NAMES) -> Iterable[tuple[str, Key]]:
+def map_node(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
     """A Node joining, leaving or changing address/role -> every upstream on every host."""
     if not node_relevant(event):
         return []
+    names = names or edge_names()
     return keys_for(hosts_from(stores, names), all_upstreams(stores, names))
 
 
-def map_config(event: WatchEvent, stores: Stores, names: EdgeNames = NAMES) -> Iterable[tuple[str, Key]]:
+def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
     """The settings ConfigMap changed -> every upstream on every (current) host."""
+    names = names or edge_names()
     meta = event.object.get("metadata") or {}
     if meta.get("name") != names.configmap:
         return []
     return keys_for(hosts_from(stores, names), all_upstreams(stores, names))
 
 
-REGISTRATIONS: list[WatchRegistration] = [
-    WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=NAMES.watched_namespace,
-                      label_selector=None, map_event=map_service, controllers=(CONTROLLER_NAME,)),
-    WatchRegistration(name=NODES, resource=resources.NODE, namespace=None, label_selector=None,
-                      map_event=map_node, controllers=(CONTROLLER_NAME,)),
-    WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=NAMES.namespace,
-                      label_selector=None, map_event=map_config, controllers=(CONTROLLER_NAME,),
-                      field_selector=f"metadata.name={NAMES.configmap}"),
-]
+def registrations() -> list[WatchRegistration]:
+    """The edge's watches, in the namespaces this process's settings name."""
+    names = edge_names()
+    return [
+        WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=names.watched_namespace,
+                          label_selector=None, map_event=map_service, controllers=(CONTROLLER_NAME,)),
+        WatchRegistration(name=NODES, resource=resources.NODE, namespace=None, label_selector=None,
+                          map_event=map_node, controllers=(CONTROLLER_NAME,)),
+        WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=names.namespace,
+                          label_selector=None, map_event=map_config, controllers=(CONTROLLER_NAME,),
+                          field_selector=f"metadata.name={names.configmap}"),
+    ]
+
+
+def __getattr__(name: str) -> Any:
+    """``REGISTRATIONS`` is built on use, not at import: its namespaces are settings."""
+    if name == "REGISTRATIONS":
+        return registrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,12 +19,13 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from cryptography import x509
 
+from tasks.snatch import settings
+from tasks.snatch.settings import DEFAULT_CA_SECRET, WEBHOOK_CONFIG_NAME  # noqa: F401  (re-exported)
 from webhooks.certificates import with_ca_bundle as with_ca_bundle  # pure; the unit tests call it here
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -32,12 +33,9 @@ log = logging.getLogger("reconcilery.snatch.cabundle")
 
 CONTROLLER_NAME = "snatch-cabundle"
 QUEUE = "snatch"
-#: Name of the MutatingWebhookConfiguration in deploy/snatch (KIM Snatch's name).
-WEBHOOK_CONFIG_NAME = "kim-snatch-mutating-webhook-configuration"
 ENV_WEBHOOK_CONFIG = "RECONCILERY_SNATCH_WEBHOOK_CONFIG"
 ENV_CERT_DIR = "RECONCILERY_SNATCH_CERT_DIR"
 ENV_CA_SECRET = "RECONCILERY_SNATCH_CA_SECRET"
-DEFAULT_CA_SECRET = "kyma-system/kim-snatch-certificates"
 #: Seconds between resyncs (the original polls its certificate files every 10 s; a caBundle
 #: wiped by a re-apply is repaired within this interval).
 RESYNC_SECONDS = 60.0
@@ -49,7 +47,7 @@ class CAError(Exception):
 
 def webhook_config_name() -> str:
     """The configuration this process maintains: ``$RECONCILERY_SNATCH_WEBHOOK_CONFIG`` or the default."""
-    return os.environ.get(ENV_WEBHOOK_CONFIG) or WEBHOOK_CONFIG_NAME
+    return settings.current().webhook_config
 
 
 def webhook_config_key(name: str | None = None, cluster: str = LOCAL_CLUSTER) -> Key:
@@ -72,7 +70,8 @@ def read_ca(kube: Any) -> bytes:
 
     Raises :class:`CAError` when it is missing or invalid; API errors of the Secret read propagate.
     """
-    cert_dir = os.environ.get(ENV_CERT_DIR)
+    env = settings.current()
+    cert_dir = env.cert_dir
     if cert_dir:
         path = Path(cert_dir) / "ca.crt"
         try:
@@ -81,7 +80,7 @@ def read_ca(kube: Any) -> bytes:
             raise CAError(f"unable to read certificate {path}: {exc}") from None
     from kube import resources
 
-    ref = os.environ.get(ENV_CA_SECRET) or DEFAULT_CA_SECRET
+    ref = env.ca_secret
     namespace, _, name = ref.rpartition("/")
     secret = kube.get(resources.SECRET, name, namespace=namespace or "kyma-system")
     if secret is None:

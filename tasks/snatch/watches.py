@@ -35,8 +35,17 @@ def map_webhook_config(event: WatchEvent, stores: Stores) -> Iterable[tuple[str,
     return [(CONTROLLER_NAME, webhook_config_key(name, cluster=event.cluster))]
 
 
-REGISTRATIONS: list[WatchRegistration] = [
-    WatchRegistration(name=WEBHOOK_CONFIGS, resource=resources.MUTATING_WEBHOOK_CONFIGURATION, namespace=None,
-                      label_selector=None, map_event=map_webhook_config, controllers=(CONTROLLER_NAME,),
-                      field_selector=f"metadata.name={webhook_config_name()}"),
-]
+def registrations() -> list[WatchRegistration]:
+    """The watch of the configuration this process's settings name."""
+    return [
+        WatchRegistration(name=WEBHOOK_CONFIGS, resource=resources.MUTATING_WEBHOOK_CONFIGURATION, namespace=None,
+                          label_selector=None, map_event=map_webhook_config, controllers=(CONTROLLER_NAME,),
+                          field_selector=f"metadata.name={webhook_config_name()}"),
+    ]
+
+
+def __getattr__(name: str) -> Any:
+    """``REGISTRATIONS`` is built on use, not at import: its field selector names a setting."""
+    if name == "REGISTRATIONS":
+        return registrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

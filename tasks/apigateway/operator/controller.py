@@ -24,7 +24,6 @@ Environment: ``RECONCILERY_APIGATEWAY_RECONCILIATION_SECONDS`` (36000), ``..._ER
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +33,7 @@ import structlog
 from kube import ApiError, Kube, ResourceMissing, client_for
 from kube import toolkit as tk
 from tasks.apigateway import reads
+from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.fields import as_dict
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator import secrets
@@ -46,7 +46,7 @@ from tasks.apigateway.operator.plan import (
     plan,
 )
 from tasks.apigateway.operator.plan import Settings as PlanSettings
-from tasks.apigateway.settings import env_seconds, v1beta1_access
+from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway.operator")
@@ -66,23 +66,20 @@ class ControllerSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
-        """Read the environment (see the module doc). Raises ``ValueError`` naming a bad value."""
-        env = os.environ if environ is None else environ
-        retry = env_seconds(env, "RECONCILERY_APIGATEWAY_ERROR_RETRY_SECONDS", 1.0)
+        """Read the environment (see the module doc; default this process's settings). Raises
+        :class:`config.SettingsError` (a ``ValueError``) naming a bad value."""
+        env = domain_settings.current() if environ is None else ApiGatewaySettings.load(environ)
         return cls(
             plan=PlanSettings(
-                reconciliation_interval=env_seconds(env, "RECONCILERY_APIGATEWAY_RECONCILIATION_SECONDS", 36000.0),
-                v1beta1_access=v1beta1_access(env),
-                oathkeeper_ready_seconds=env_seconds(env, "RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", 120.0),
-                images=res.Images.from_env(),
+                reconciliation_interval=env.apigateway_reconciliation,
+                v1beta1_access=env.v1beta1_access,
+                oathkeeper_ready_seconds=env.oathkeeper_ready,
+                images=res.Images(env.oathkeeper_image, env.oathkeeper_maester_image, env.busybox_image),
             ),
-            error_retry=retry,
-            error_retry_cap=max(retry, env_seconds(env, "RECONCILERY_APIGATEWAY_ERROR_RETRY_CAP_SECONDS", 1000.0)),
-            resync_interval=env_seconds(env, "RECONCILERY_APIGATEWAY_RESYNC_SECONDS", 36000.0),
+            error_retry=env.apigateway_error_retry,
+            error_retry_cap=max(env.apigateway_error_retry, env.apigateway_error_retry_cap),
+            resync_interval=env.apigateway_resync,
         )
-
-
-SETTINGS = ControllerSettings.from_env()
 
 
 def read_state(kube: Kube, apigateways: list[dict[str, Any]]) -> OperatorState:
@@ -133,8 +130,9 @@ def write_status(kube: Kube, obj: dict[str, Any], status: OperatorStatus) -> boo
 
 
 def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str, Any]],
-                     settings: ControllerSettings = SETTINGS) -> tuple[OperatorPlan, Result]:
+                     settings: ControllerSettings | None = None) -> tuple[OperatorPlan, Result]:
     """Reconcile one APIGateway (as read). Raises :class:`ApiError` (the caller retries)."""
+    settings = settings or ControllerSettings.from_env()
     state = read_state(kube, apigateways)
     p = plan(obj, state, settings.plan)
     for blocking in p.blocking:
@@ -185,11 +183,15 @@ def list_keys() -> list[Key]:
     return [Key(LOCAL_CLUSTER, "", str(as_dict(o.get("metadata")).get("name"))) for o in items]
 
 
-CONTROLLER = registry.register(Controller(
-    name=CONTROLLER_NAME,
-    queue=QUEUE,
-    reconcile=reconcile,
-    backoff=Backoff(base=SETTINGS.error_retry, cap=SETTINGS.error_retry_cap, jitter=0.1),
-    resync_interval=SETTINGS.resync_interval or None,
-    list_keys=list_keys,
-))
+@registry.register
+def controller() -> Controller:
+    """The registration, with this process's settings (built on the registry's first use)."""
+    settings = ControllerSettings.from_env()
+    return Controller(
+        name=CONTROLLER_NAME,
+        queue=QUEUE,
+        reconcile=reconcile,
+        backoff=Backoff(base=settings.error_retry, cap=settings.error_retry_cap, jitter=0.1),
+        resync_interval=settings.resync_interval or None,
+        list_keys=list_keys,
+    )

@@ -17,7 +17,6 @@ never replaces existing data.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,18 +90,12 @@ RESOURCES: dict[str, Resource] = {
 @dataclass(frozen=True)
 class Images:
     """Container images of the Oathkeeper Deployment (environment ``RECONCILERY_OATHKEEPER_IMAGE``,
-    ``RECONCILERY_OATHKEEPER_MAESTER_IMAGE``, ``RECONCILERY_BUSYBOX_IMAGE``)."""
+    ``RECONCILERY_OATHKEEPER_MAESTER_IMAGE``, ``RECONCILERY_BUSYBOX_IMAGE``, read by
+    :mod:`tasks.apigateway.settings`)."""
 
     oathkeeper: str = "oryd/oathkeeper:v0.38.25-beta.1"
     maester: str = "oryd/oathkeeper-maester:v0.1.10"
     busybox: str = "busybox:1.36"
-
-    @classmethod
-    def from_env(cls) -> Images:
-        default = cls()
-        return cls(os.environ.get("RECONCILERY_OATHKEEPER_IMAGE", default.oathkeeper),
-                   os.environ.get("RECONCILERY_OATHKEEPER_MAESTER_IMAGE", default.maester),
-                   os.environ.get("RECONCILERY_BUSYBOX_IMAGE", default.busybox))
 
 
 def _meta(name: str, namespace: str | None, labels: dict[str, str] | None = None,

@@ -19,7 +19,6 @@ Environment (seconds): ``RECONCILERY_RATELIMIT_RECONCILIATION_SECONDS`` (1800),
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +28,11 @@ import structlog
 from kube import ApiError, Kube, ResourceMissing, client_for
 from kube import toolkit as tk
 from tasks.apigateway import model, reads
+from tasks.apigateway import settings as domain_settings
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
 from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitPlan, RateLimitState, plan
-from tasks.apigateway.settings import env_seconds
+from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway.ratelimit")
@@ -52,18 +52,15 @@ class ControllerSettings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ControllerSettings:
-        """Read ``RECONCILERY_RATELIMIT_*``. Raises ``ValueError`` naming a bad value."""
-        env = os.environ if environ is None else environ
-        retry = env_seconds(env, "RECONCILERY_RATELIMIT_ERROR_RETRY_SECONDS", 1.0)
+        """Read ``RECONCILERY_RATELIMIT_*`` (default: this process's settings). Raises
+        :class:`config.SettingsError` (a ``ValueError``) naming a bad value."""
+        env = domain_settings.current() if environ is None else ApiGatewaySettings.load(environ)
         return cls(
-            reconciliation_interval=env_seconds(env, "RECONCILERY_RATELIMIT_RECONCILIATION_SECONDS", 1800.0),
-            error_retry=retry,
-            error_retry_cap=max(retry, env_seconds(env, "RECONCILERY_RATELIMIT_ERROR_RETRY_CAP_SECONDS", 300.0)),
-            resync_interval=env_seconds(env, "RECONCILERY_RATELIMIT_RESYNC_SECONDS", 1800.0),
+            reconciliation_interval=env.ratelimit_reconciliation,
+            error_retry=env.ratelimit_error_retry,
+            error_retry_cap=max(env.ratelimit_error_retry, env.ratelimit_error_retry_cap),
+            resync_interval=env.ratelimit_resync,
         )
-
-
-SETTINGS = ControllerSettings.from_env()
 
 
 def read_state(kube: Kube, namespace: str, name: str) -> RateLimitState:
@@ -114,9 +111,10 @@ def apply(kube: Kube, p: RateLimitPlan) -> RateLimitPlan:
     return p
 
 
-def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettings = SETTINGS) -> tuple[
+def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettings | None = None) -> tuple[
         RateLimitPlan, Result]:
     """Reconcile one RateLimit object (as read). Raises :class:`ApiError` (the caller retries)."""
+    settings = settings or ControllerSettings.from_env()
     meta = as_dict(obj.get("metadata"))
     namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     p = apply(kube, plan(obj, read_state(kube, namespace, name)))
@@ -153,11 +151,15 @@ def list_keys() -> list[Key]:
                 str(as_dict(o.get("metadata")).get("name"))) for o in reads.ratelimits(client_for(LOCAL_CLUSTER))]
 
 
-CONTROLLER = registry.register(Controller(
-    name=CONTROLLER_NAME,
-    queue=QUEUE,
-    reconcile=reconcile,
-    backoff=Backoff(base=SETTINGS.error_retry, cap=SETTINGS.error_retry_cap, jitter=0.1),
-    resync_interval=SETTINGS.resync_interval or None,
-    list_keys=list_keys,
-))
+@registry.register
+def controller() -> Controller:
+    """The registration, with this process's settings (built on the registry's first use)."""
+    settings = ControllerSettings.from_env()
+    return Controller(
+        name=CONTROLLER_NAME,
+        queue=QUEUE,
+        reconcile=reconcile,
+        backoff=Backoff(base=settings.error_retry, cap=settings.error_retry_cap, jitter=0.1),
+        resync_interval=settings.resync_interval or None,
+        list_keys=list_keys,
+    )

@@ -47,7 +47,6 @@ a deleting IpRange without a CIDR still cleans up (the original stops at "CIDR i
 from __future__ import annotations
 
 import ipaddress
-import os
 from typing import Any, Protocol
 
 from tasks.cloud.gcp.client import GcpApiError, network_filter
@@ -67,17 +66,15 @@ PSA_PEERING_NAME = "servicenetworking-googleapis-com"
 
 
 def retry_wait_from_env() -> float:
-    """``GCP_RETRY_WAIT_DURATION`` (Go duration such as ``5s``/``500ms``, or seconds), default 5 s."""
-    raw = os.environ.get("GCP_RETRY_WAIT_DURATION", "").strip()
-    if not raw:
-        return 5.0
-    if raw.endswith("ms"):
-        return float(raw[:-2]) / 1000
-    return float(raw.rstrip("s"))
+    """``GCP_RETRY_WAIT_DURATION`` (Go duration such as ``5s``/``500ms``, or seconds), default
+    :data:`RETRY_WAIT`, from this process's settings (:mod:`tasks.cloud.settings`)."""
+    from tasks.cloud import settings
+
+    return settings.current().gcp_retry_wait
 
 
-#: ``GcpRetryWaitTime``: how long to wait for a running operation (seconds).
-RETRY_WAIT = retry_wait_from_env()
+#: ``GcpRetryWaitTime``'s default: how long to wait for a running operation (seconds).
+RETRY_WAIT = 5.0
 
 
 class IpRangeClient(Protocol):
@@ -170,14 +167,15 @@ class _Run:
 
 
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *,
-              now: str | None = None, retry_wait: float = RETRY_WAIT) -> Step:
+              now: str | None = None, retry_wait: float | None = None) -> Step:
     """One reconcile step of a KCP IpRange on GCP (see the module docstring for the contract).
 
     Never raises for cloud errors (they become conditions); raises ``fencing.FenceError`` when the
     reconcile must stop writing, ``ValueError`` for a Scope without a GCP project and VPC, and
     ``KeyError`` when ``iprange`` has no ``metadata.name``.
     """
-    run = _Run(iprange, scope, client, now or now_rfc3339(), retry_wait)
+    run = _Run(iprange, scope, client, now or now_rfc3339(),
+               retry_wait_from_env() if retry_wait is None else retry_wait)
     if not run.project or not run.vpc:
         raise ValueError(f"Scope {(scope.get('metadata') or {}).get('name')!r} has no spec.scope.gcp project "
                          "and vpcNetwork")

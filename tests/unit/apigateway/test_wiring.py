@@ -10,7 +10,7 @@ import pytest
 
 from informers.store import Stores
 from tasks.apigateway import status as st
-from tasks.apigateway.controller import CONTROLLER, ControllerSettings
+from tasks.apigateway.controller import ControllerSettings, controller
 from tasks.apigateway.watches import (
     APIGATEWAYS,
     APIRULES,
@@ -197,7 +197,8 @@ def test_settings_from_environment() -> None:
     assert ControllerSettings.from_env({"RECONCILERY_APIRULE_ERROR_RETRY_SECONDS": "900"}).error_retry_cap == 900
     with pytest.raises(ValueError, match="RECONCILERY_APIRULE_RESYNC_SECONDS"):
         ControllerSettings.from_env({"RECONCILERY_APIRULE_RESYNC_SECONDS": "soon"})
-    assert CONTROLLER.name == "apirule" and CONTROLLER.queue == "apigateway" and CONTROLLER.list_keys is not None
+    built = controller()  # the registration, built from this process's settings on the registry's first use
+    assert built.name == "apirule" and built.queue == "apigateway" and built.list_keys is not None
 
 
 @pytest.mark.parametrize(("status", "event"), [

@@ -112,7 +112,7 @@ def test_the_watcher_runs_the_installed_domains_registrations(fake_installed: Do
     assert "fake-configmaps" in names and "nginx-services" in names and "snatch-webhook-configs" in names
     # RECONCILERY_WATCH_MODULES: a subset of the installed domains' modules
     monkeypatch.setattr(app.app, "reconcilery_settings",
-                        dataclasses.replace(app.settings_of(), watch_modules="tests.plugin.fakedomain"))
+                        app.settings_of().model_copy(update={"watch_modules": "tests.plugin.fakedomain"}))
     assert [r.name for r in load_registrations()] == ["fake-configmaps"]
 
 

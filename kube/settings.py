@@ -1,0 +1,37 @@
+"""Settings of the Kubernetes client layer (``RECONCILERY_KUBECONFIG``, ``RECONCILERY_KUBE_REFRESH_SECONDS``),
+read through :mod:`config`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from config import Seconds, Settings, cached
+
+
+class KubeSettings(Settings):
+    """How :mod:`kube` reaches the local cluster."""
+
+    model_config = SettingsConfigDict(env_prefix="RECONCILERY_")
+
+    kubeconfig: str = Field("", description=(
+        "Path of the local cluster's kubeconfig; empty: the in-cluster service account, else the default "
+        "kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``)."))
+    kube_refresh_seconds: Seconds = Field(5.0, description=(
+        "Seconds between two runs of the official loader's credential refresh hook; 0 runs it before every "
+        "request, as the official client does."))
+    kube_audit_dir: str = Field("", description=(
+        "Directory the RBAC audit of every Kubernetes API call is written to (:mod:`kube.audit`); empty: off."))
+    component: str = Field("", description=(
+        "The component this process is in the audit (the deployment sets it); empty: derived from the "
+        "command line."))
+    remote_list_page_size: int = Field(500, ge=1, description=(
+        "Objects per list page asked of a remote (untrusted) cluster such as an SKR."))
+    remote_list_max_objects: int = Field(10_000, ge=1, description=(
+        "Objects per list (all pages) read from a remote cluster; past it the read fails."))
+    remote_list_max_bytes: int = Field(64 * 2**20, ge=1, description=(
+        "Bytes per list (all pages) and per answer read from a remote cluster; past it the read fails."))
+
+
+#: This process's kube settings, read on first use.
+current = cached(KubeSettings)
