@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from kube import ApiError, ResourceMissing, client_for
-from tasks.cloud import conditions as cond
+from kube.clock import now_rfc3339
+from kube.toolkit import StatusWriter, deleting
 from tasks.cloud import names, settings
-from tasks.cloud.kcp.common import deleting
-from tasks.cloud.status import StatusWriter
 from workers.controller import Key, Result
 
 __all__ = ["reconcile"]
@@ -54,7 +53,7 @@ def reconcile(key: Key) -> Result:
             resources.append({"kind": res.kind, "resourceType": "KCP", "objects": objects})
     fields: dict[str, Any] = {"resources": resources}
     if not status.status.get("initializedOn"):
-        fields["initializedOn"] = cond.now_rfc3339()
+        fields["initializedOn"] = now_rfc3339()
     if remaining:
         status.patch(state=names.STATE_PROCESSING, **fields)
         return Result.requeue(s.t(1))

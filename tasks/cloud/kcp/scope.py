@@ -29,10 +29,12 @@ import structlog
 
 from kube import ApiError, Kube, NotFound, ResourceMissing, clusters, resources
 from kube import client_for as kube_client_for
+from kube.clock import now_rfc3339
 from kube.kubeconfig import KubeconfigError, current_namespace
-from tasks.cloud import conditions as cond
+from kube.toolkit import StatusWriter, deleting, remove_finalizer
+from kube.toolkit import conditions as cond
 from tasks.cloud import names, providers, settings, sweep
-from tasks.cloud.kcp.common import deleting, remove_finalizer
+from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
 from tasks.cloud.scope import (
     ScopeError,
@@ -43,7 +45,6 @@ from tasks.cloud.scope import (
     missing_labels,
     shoot_name,
 )
-from tasks.cloud.status import StatusWriter
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.scope")
@@ -80,9 +81,9 @@ def reconcile(key: Key) -> Result:
     if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
         return Result.requeue(s.t(1))
     status = StatusWriter(kcp, names.SCOPE, scope)
-    stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s, status=status))
+    stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s))
     if stop is not None:
-        return stop
+        return carry_out_step(kcp, names.SCOPE, status.obj, stop)
     retry = _exposed_data(kcp, key, scope, status, provider, s)
     status.ready()
     return Result.requeue(s.t(60) if retry else s.t(RESYNC))
@@ -185,7 +186,7 @@ def _exposed_data(kcp: Kube, key: Key, scope: dict, status: StatusWriter, provid
     except (KubeconfigError, ApiError) as exc:
         log.warning("kyma-info not written", scope=key.name, error=str(exc))
         return True
-    status.patch(exposedData={"natGatewayIps": ips, "readTime": cond.now_rfc3339()})
+    status.patch(exposedData={"natGatewayIps": ips, "readTime": now_rfc3339()})
     return False
 
 
@@ -227,7 +228,7 @@ def _gone(kcp: Kube, key: Key, scope: dict | None, s: settings.CloudSettings) ->
         if (nuke.get("status") or {}).get("state") != names.STATE_READY:
             return Result.requeue(s.t(1))
     try:
-        if remove_finalizer(kcp, names.SCOPE, scope) is not None:
+        if remove_finalizer(kcp, names.SCOPE, scope, names.FINALIZER, names.LEGACY_FINALIZERS) is not None:
             kcp.delete(names.SCOPE, key.name, key.namespace)
     except NotFound:
         pass

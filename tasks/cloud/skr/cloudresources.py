@@ -11,10 +11,10 @@ of the group but CloudResources' own is deleted and the finalizer released.
 from __future__ import annotations
 
 from kube import Resource, ResourceMissing, resources
+from kube.toolkit import StatusWriter, add_finalizer, remove_finalizer
 from tasks.cloud import names
-from tasks.cloud.kcp.common import add_finalizer, go_list, ignored, remove_finalizer
+from tasks.cloud.kcp.common import go_list, ignored
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.status import StatusWriter
 from workers.controller import Result
 
 __all__ = ["reconcile"]
@@ -55,7 +55,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
                          f"{other.get('name')} is served", names.STATE_WARNING, served="False")
         return Result.done()
     if not (obj["metadata"].get("deletionTimestamp")):
-        status.obj = add_finalizer(skr, names.CLOUD_RESOURCES, obj)
+        status.obj = add_finalizer(skr, names.CLOUD_RESOURCES, obj, names.FINALIZER)
         status.ready()
         return Result.done()
     kinds = _group_kinds(ctx)
@@ -73,5 +73,5 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
         return Result.requeue(ctx.settings.t(10))
     for crd_name, _ in kinds:
         skr.delete(resources.CRD, crd_name)
-    remove_finalizer(skr, names.CLOUD_RESOURCES, status.obj)
+    remove_finalizer(skr, names.CLOUD_RESOURCES, status.obj, names.FINALIZER, names.LEGACY_FINALIZERS)
     return Result.done()
