@@ -23,9 +23,10 @@ REASON_NOT_OWNED = "NotOwned"
 
 
 def invalid_id(ident: str) -> str | None:
-    """Why ``ident`` cannot name a KCP mirror (the user's words), or ``None`` for a canonical UUID."""
+    """Why ``ident`` cannot name a KCP mirror (the user's words), or ``None`` for a canonical (lowercase,
+    hyphenated) UUID."""
     try:
-        if str(uuid.UUID(ident)) == ident.lower() and len(ident) == 36:
+        if str(uuid.UUID(ident)) == ident:  # canonical: lowercase, hyphenated (a valid object name)
             return None
     except (ValueError, AttributeError, TypeError):
         pass

@@ -7,12 +7,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kube import Kube, Resource, ResourceMissing
+from kube import Kube, Resource, ResourceMissing, client_for
 from kube.toolkit import Step, add_finalizer, carry_out
-from tasks.cloud import names
-from workers.controller import Result
+from tasks.cloud import names, settings
+from tasks.cloud.settings import CloudSettings
+from workers.controller import Key, Result
 
-__all__ = ["carry_out_step", "finalized", "go_list", "ignored", "list_served", "used_by"]
+__all__ = ["carry_out_step", "finalized", "go_list", "ignored", "list_served", "load", "used_by"]
+
+
+def load(key: Key, res: Resource) -> tuple[CloudSettings, Kube, dict[str, Any] | None]:
+    """The settings, the key's cluster client and the object of ``key`` (``None`` when it is gone or
+    carries the ignore label: the reconcile is done). Raises ``kube.ApiError``."""
+    kube = client_for(key.cluster)
+    obj = kube.get(res, key.name, key.namespace)
+    return settings.current(), kube, None if obj is None or ignored(obj) else obj
 
 
 def finalized(kube: Kube, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import structlog
 
-from kube import Kube, client_for
+from kube import Kube
 from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from kube.toolkit import conditions as cond
 from tasks.cloud import names, providers, settings
 from tasks.cloud.allocate import AllocationError, allocate_cidr
-from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, ignored, used_by
+from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load, used_by
 from tasks.cloud.providers import IpRangeContext
 from tasks.cloud.step import gone
 from workers.controller import Key, Result
@@ -41,10 +41,8 @@ __all__ = ["reconcile"]
 
 def reconcile(key: Key) -> Result:
     """Reconcile the KCP IpRange ``key``."""
-    s = settings.current()
-    kcp = client_for(key.cluster)
-    obj = kcp.get(names.KCP_IPRANGE, key.name, key.namespace)
-    if obj is None or ignored(obj):
+    s, kcp, obj = load(key, names.KCP_IPRANGE)
+    if obj is None:
         return Result.done()
     status = StatusWriter(kcp, names.KCP_IPRANGE, obj)
     scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kube import Kube, client_for
+from kube import Kube
 from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from tasks.cloud import names, providers, settings
-from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, ignored
+from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load
 from tasks.cloud.providers import NetworkContext
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import Key, Result
@@ -26,10 +26,8 @@ MANAGED = "cloud-resources"
 
 def reconcile(key: Key) -> Result:
     """Reconcile the KCP Network ``key``."""
-    s = settings.current()
-    kcp = client_for(key.cluster)
-    obj = kcp.get(names.NETWORK, key.name, key.namespace)
-    if obj is None or ignored(obj):
+    s, kcp, obj = load(key, names.NETWORK)
+    if obj is None:
         return Result.done()
     spec = obj.get("spec") or {}
     scope_name = str((spec.get("scope") or {}).get("name") or "")

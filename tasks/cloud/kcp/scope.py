@@ -34,17 +34,9 @@ from kube.kubeconfig import KubeconfigError, current_namespace
 from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from kube.toolkit import conditions as cond
 from tasks.cloud import names, providers, settings, sweep
+from tasks.cloud import scope as shoots
 from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
-from tasks.cloud.scope import (
-    ScopeError,
-    binding_secret_ref,
-    build_scope,
-    decode_secret,
-    kyma_network_object,
-    missing_labels,
-    shoot_name,
-)
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.scope")
@@ -65,7 +57,7 @@ def reconcile(key: Key) -> Result:
     if gc is None or deleting(gc):
         return _gone(kcp, key, scope, s)
     provider = providers.get(str((scope or {}).get("spec", {}).get("provider") or ""))
-    if scope is None or missing_labels(scope, gc) or (provider is not None and provider.scope_incomplete(scope)):
+    if scope is None or shoots.missing_labels(scope, gc) or (provider is not None and provider.scope_incomplete(scope)):
         built = _build(kcp, key, gc, scope, s)
         if isinstance(built, Result):
             return built
@@ -76,7 +68,7 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     network = kcp.get(names.NETWORK, names.kyma_network(key.name), key.namespace)
     if network is None:
-        kcp.create(names.NETWORK, kyma_network_object(scope, provider.network_reference(scope)))
+        kcp.create(names.NETWORK, shoots.kyma_network_object(scope, provider.network_reference(scope)))
         return Result.requeue(s.t(1))
     if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
         return Result.requeue(s.t(1))
@@ -108,15 +100,15 @@ def _binding(garden: Kube, shoot: Mapping[str, Any], namespace: str) -> tuple[st
                 raise
             binding = None
         if binding is not None:
-            return binding_secret_ref(binding, "CredentialsBinding")
+            return shoots.binding_secret_ref(binding, "CredentialsBinding")
     fallback = str(spec.get("secretBindingName") or name)
     try:
         binding = garden.get(names.SECRET_BINDING, fallback, namespace) if fallback else None
     except ResourceMissing:
         binding = None
     if binding is None:
-        raise ScopeError(f"no CredentialsBinding or SecretBinding {fallback or '(unnamed)'} in {namespace}")
-    return binding_secret_ref(binding, "SecretBinding")
+        raise shoots.ScopeError(f"no CredentialsBinding or SecretBinding {fallback or '(unnamed)'} in {namespace}")
+    return shoots.binding_secret_ref(binding, "SecretBinding")
 
 
 def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudSettings) -> dict | Result:
@@ -125,7 +117,7 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
     except KubeconfigError as exc:
         return Result.error(f"Garden client: {exc}")
     try:
-        shoot_ref = shoot_name(gc)
+        shoot_ref = shoots.shoot_name(gc)
         shoot = garden.get(names.SHOOT, shoot_ref, namespace)
         if shoot is None:
             return Result.error(f"shoot {namespace}/{shoot_ref} not found")
@@ -133,7 +125,7 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
         secret = garden.get(resources.SECRET, secret_name, secret_ns)
         if secret is None:
             return Result.error(f"credentials Secret {secret_ns}/{secret_name} not found")
-    except ScopeError as exc:
+    except shoots.ScopeError as exc:
         return Result.error(str(exc))
     finally:
         garden.close()
@@ -142,14 +134,14 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
         log.error("unknown provider", scope=key.name, provider=provider_type)
         return Result.done()
     inputs = ScopeInputs(kyma=key.name, region=str((shoot.get("spec") or {}).get("region") or ""), shoot=shoot,
-                         credentials=decode_secret(secret), vpc_network=names.vpc_network(namespace, shoot_ref),
+                         credentials=shoots.decode_secret(secret), vpc_network=names.vpc_network(namespace, shoot_ref),
                          gardener_namespace=namespace)
     try:
         info = provider.scope_info(inputs)
     except ProviderError as exc:
         log.error("scope not built", scope=key.name, provider=provider_type, error=exc.message)
         return Result.error(exc.message) if exc.retryable else Result.terminal(exc.message)
-    desired = build_scope(kyma=key.name, namespace=key.namespace, gardener_cluster=gc, shoot=shoot,
+    desired = shoots.build_scope(kyma=key.name, namespace=key.namespace, gardener_cluster=gc, shoot=shoot,
                           provider=provider_type, info=info, existing=scope)
     if scope is None:
         created = kcp.create(names.SCOPE, desired)

@@ -19,6 +19,7 @@ from typing import Any
 from kube.toolkit import StatusWriter, add_finalizer, carry_out
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored, used_by
+from tasks.cloud.ownership import invalid_id
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.iprange_plan import Seen, SkrPlan, identity, plan
 from tasks.cloud.skr.iprange_plan import mirror as project
@@ -34,10 +35,13 @@ def mirror(ctx: SkrContext, obj: dict[str, Any], kcp_name: str) -> dict[str, Any
 
 def read(ctx: SkrContext, obj: dict[str, Any]) -> Seen:
     """What the plan needs: the connect's IpRanges, the KCP mirror named by the object's id (none
-    without an id), the consumers (only while deleting). Raises ``kube.ApiError``."""
+    without an id or for an id that is not a UUID: the plan refuses it), the consumers (only while
+    deleting). Raises ``kube.ApiError``."""
     name = str(obj["metadata"]["name"])
     ident = identity(obj)
-    kcp_obj = ctx.kcp.get(names.KCP_IPRANGE, ident, ctx.kcp_namespace) if ident else None
+    kcp_obj = None
+    if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
+        kcp_obj = ctx.kcp.get(names.KCP_IPRANGE, ident, ctx.kcp_namespace)
     users: list[str] = []
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
         found = used_by(ctx.skr, names.SKR_IPRANGE_CONSUMERS, None, name, default_name="default")

@@ -5,6 +5,10 @@ its consumers, and answers a :class:`SkrPlan`: the id label to write, the KCP mi
 delete, and the :class:`~kube.toolkit.Step` of the SKR object (status, Event, finalizer, requeue).
 The original's steps, in its order, all in one turn (the original re-reads between them):
 
+0. ownership before action (:mod:`tasks.cloud.ownership`): an id (``status.id``, else the id label)
+   that is not a UUID is an Error ``InvalidId`` ``IpRange id '<id>' is not a UUID``; a KCP IpRange of
+   that name without this SKR's kyma and this object's remote labels is an Error ``NotOwned``. Either
+   way nothing is written to the KCP and no KCP status is copied (the original loads it unchecked);
 1. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``, state
    ``Processing``;
 2. ``preventCidrChange``: ``spec.cidr`` differing from ``status.cidr`` -> exclusive condition
@@ -33,6 +37,7 @@ from typing import Any
 from kube.toolkit import Step
 from kube.toolkit import conditions as cond
 from tasks.cloud import names
+from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id
 from tasks.cloud.state import derive_state, project_kcp_iprange
 from tasks.cloud.step import StepBuilder
 from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
@@ -49,7 +54,8 @@ class Seen:
     Attributes:
         obj: the SKR IpRange.
         everyone: every SKR IpRange of the connect (overlaps, quota).
-        kcp: the KCP IpRange named by :func:`identity` (``None``: none, or no id yet).
+        kcp: the KCP IpRange named by :func:`identity` (``None``: none, no id yet, or an id that is
+            not a UUID, which is never looked up).
         users: ``ns/name`` of the SKR objects using it (read only while deleting).
         kyma: the runtime; provider: its cloud (``azure`` IpRanges live in the ``--cm`` network).
         kcp_namespace: where the mirrors live.
@@ -115,10 +121,17 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str | None =
     label_id: str | None = None
 
     ident = str(run.status.get("id") or "")
+    if not ident and run.deleting and not has_finalizer:
+        return SkrPlan(Step())
+    claimed = ident or identity(obj, new_id)
+    refused = invalid_id(claimed)  # 0
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_INVALID_ID, f"IpRange {refused}"))
+    refused = foreign(seen.kcp, seen.kyma, str(meta.get("name") or ""))
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_NOT_OWNED, f"IpRange {refused}"))
     if not ident:  # 1
-        if run.deleting and not has_finalizer:
-            return SkrPlan(Step())
-        ident = identity(obj, new_id)
+        ident = claimed
         if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
             label_id = ident
         run.set(id=ident, state=names.STATE_PROCESSING)

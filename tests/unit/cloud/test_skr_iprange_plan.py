@@ -137,3 +137,32 @@ def test_deletion(mirror: dict[str, Any] | None, users: tuple[str, ...], state: 
 def test_a_deleting_iprange_without_finalizer_is_left_alone() -> None:
     result = run(skr(deleting=True))
     assert result == SkrPlan(result.step) and result.step.status is None and result.step.remove_finalizer is None
+
+
+# -- ownership before action (issue 17): an id that is not a UUID, or that names another SKR's object --
+
+@pytest.mark.parametrize(("obj", "mirror", "reason", "message"), [
+    (skr(status={"id": "."}, finalizer=True), None, "InvalidId", "IpRange id '.' is not a UUID"),
+    (skr(status={"id": ".."}, finalizer=True, deleting=True), None, "InvalidId", "IpRange id '..' is not a UUID"),
+    (skr(status={"id": "victim-range"}), None, "InvalidId", "IpRange id 'victim-range' is not a UUID"),
+    (skr(label="../x"), None, "InvalidId", "IpRange id '../x' is not a UUID"),
+    (skr(status={"id": ID.upper()}), None, "InvalidId", f"IpRange id '{ID.upper()}' is not a UUID"),
+    (skr(status={"id": OTHER_ID}, finalizer=True), kcp(OTHER_ID, kyma="victim", remote="theirs"), "NotOwned",
+     "IpRange id names a KCP object that does not belong to this object"),
+    (skr(status={"id": OTHER_ID}, finalizer=True, deleting=True), kcp(OTHER_ID, kyma="victim", remote="theirs"),
+     "NotOwned", "IpRange id names a KCP object that does not belong to this object"),
+    (skr(status={"id": OTHER_ID}, finalizer=True), kcp(OTHER_ID, kyma="k", remote="another-range"), "NotOwned",
+     "IpRange id names a KCP object that does not belong to this object"),
+])
+def test_ids_that_are_not_ours_end_in_error_and_touch_nothing(obj: dict[str, Any], mirror: dict[str, Any] | None,
+                                                             reason: str, message: str) -> None:
+    ready = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "IpRange provisioned in GCP"}]
+    if mirror is not None:
+        mirror["status"]["conditions"] = ready
+    result = run(obj, mirror=mirror, users=())
+    assert result.create is None and result.delete is None and result.label_id is None
+    assert result.step.status is not None and result.step.status["state"] == "Error"
+    assert "id" not in result.step.status
+    assert conds(result) == [("Error", "True", reason, message)]
+    assert result.step.event is not None and result.step.event.reason == reason
+    assert result.step.remove_finalizer is None and result.step.add_finalizer is None
