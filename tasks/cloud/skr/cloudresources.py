@@ -1,13 +1,6 @@
 """The CloudResources module CR reconciler (``pkg/skr/cloudresources``): read → pure plan
-(:mod:`.cloudresources_plan`) → apply.
-
-Only one instance is served: when none has ``status.served=True`` the reconciled one becomes served;
-the others get ``served=False``, state ``Warning`` and an Error condition ``OtherIsServed``. The served
-one gets the finalizer and state ``Ready``. Deleting it is refused while any object of another
-``cloud-resources.kyma-project.io`` kind exists (state ``Warning``, reason ``ResourcesExist``,
-``Can not deactivate module while cloud resources exist: [kinds]``, requeue 10 s); otherwise every CRD
-of the group but CloudResources' own is deleted and the finalizer released.
-"""
+(:mod:`.cloudresources_plan`, which states the rules) → apply (the group's CRDs deleted before the
+instance's finalizer goes)."""
 
 from __future__ import annotations
 
