@@ -4,12 +4,13 @@ from kube import clusters, diff, events, resources
 from kube.client import Kube
 from kube.clusters import client_for
 from kube.errors import ApiError, Conflict, Gone, NotFound, ReadLimitExceeded, ResourceMissing
-from kube.resource import Resource, object_ref
+from kube.resource import InvalidName, Resource, object_ref
 
 __all__ = [
     "ApiError",
     "Conflict",
     "Gone",
+    "InvalidName",
     "Kube",
     "NotFound",
     "ReadLimitExceeded",

@@ -10,6 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+__all__ = ["InvalidName", "Resource", "check_name", "object_ref"]
+
+#: Longest object name any kind accepts (a DNS subdomain).
+MAX_NAME = 253
+
+
+class InvalidName(ValueError):
+    """A name or namespace that no Kubernetes object can have in a request path (the API server's
+    ``ValidatePathSegmentName``): empty, ``.`` or ``..``, containing ``/`` or ``%``, longer than 253."""
+
+
+def check_name(value: str, what: str = "name") -> str:
+    """``value`` when it can be one path segment of an object's URL; else raises :class:`InvalidName`.
+
+    A dot segment would make the path name the collection (a GET becomes a LIST, a DELETE a
+    delete-collection), ``/`` or ``%`` another path: names read from untrusted clusters must never
+    reach a path unchecked."""
+    if not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "%" in value \
+            or len(value) > MAX_NAME:
+        raise InvalidName(f"invalid {what} {str(value)[:80]!r}: not a valid Kubernetes object {what}")
+    return value
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -49,16 +71,18 @@ class Resource:
         """The REST path of the collection, an object or an object's subresource.
 
         ``namespace=None`` on a namespaced kind is the all-namespaces collection; ``namespace`` is
-        ignored for cluster-scoped kinds. Raises ``ValueError`` for a subresource without a name.
+        ignored for cluster-scoped kinds. Raises ``ValueError`` for a subresource without a name and
+        :class:`InvalidName` for a name or namespace that is not a valid path segment (``.``, ``..``,
+        ``/``, ``%``: see :func:`check_name`), before anything is built.
         """
         if subresource and not name:
             raise ValueError("a subresource needs an object name")
         parts = [self.group_version_path]
         if self.namespaced and namespace:
-            parts.append(f"namespaces/{quote(namespace, safe='')}")
+            parts.append(f"namespaces/{quote(check_name(namespace, 'namespace'), safe='')}")
         parts.append(self.plural)
-        if name:
-            parts.append(quote(name, safe=""))
+        if name is not None and name != "":
+            parts.append(quote(check_name(name), safe=""))
         if subresource:
             parts.append(subresource)
         return "/".join(parts)

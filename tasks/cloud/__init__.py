@@ -2,7 +2,7 @@
 KCP loop (KCP objects -> cloud resources), Scope and IpRange.
 
 Pure modules: :mod:`~tasks.cloud.allocate`, :mod:`~tasks.cloud.split`, :mod:`~tasks.cloud.validate`,
-:mod:`~tasks.cloud.state`, :mod:`~tasks.cloud.conditions`, :mod:`~tasks.cloud.rotation`,
+:mod:`~tasks.cloud.state`, :mod:`~tasks.cloud.rotation`,
 :mod:`~tasks.cloud.scope`. I/O: one provider layer per cloud (:mod:`~tasks.cloud.providers`,
 :mod:`tasks.cloud.aws`), the KCP controllers (:mod:`tasks.cloud.kcp`), the SKR connect
 (:mod:`tasks.cloud.skr`), the rotation in Redis (:mod:`~tasks.cloud.sweep`); the registrations are

@@ -1,13 +1,10 @@
 """GCP and Azure as providers: adapters of ``tasks/cloud/gcp`` and ``tasks/cloud/azure`` (issue 10) to
 :mod:`tasks.cloud.providers`.
 
-Those layers answer one :class:`Step` per reconcile (a status merge patch, an Event, the finalizer
-decision, when to come back) and never write to Kubernetes; the adapters apply a Step through the
-context (``ctx.status`` writes only changes, the Event is recorded) and turn it into the contract's
-answer: ``None`` when a deletion may release the finalizer, else the step's
-:class:`~workers.controller.Result` (a Ready step has written its own Ready status, with its own
-message, so the common part does not overwrite it). Scopes: ``scope_section`` / ``needs_rebuild`` /
-``kyma_network_reference`` of each layer.
+Those layers answer one :class:`~kube.toolkit.Step` per turn (a status merge patch, an Event, the
+finalizer decision, when to come back) and never write to Kubernetes, as every provider does
+(:mod:`tasks.cloud.providers`): the adapters pass the Step on, and the KCP controller carries it out.
+Scopes: ``scope_section`` / ``needs_rebuild`` / ``kyma_network_reference`` of each layer.
 
 Clients (cached per process): GCP ``GcpClient(endpoint=RECONCILERY_GCP_ENDPOINT_URL,
 credentials_file=GCP_SA_JSON_KEY_PATH)``; Azure ``AzureClient(<scope subscription>,
@@ -24,11 +21,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from kube.toolkit.step import Step
 from tasks.cloud import providers, settings
 from tasks.cloud.providers import IpRangeContext, NetworkContext, Provider, ProviderError, ScopeInputs
-from workers.controller import Result
+from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["AzureProvider", "GcpProvider", "apply_step"]
+__all__ = ["AzureProvider", "GcpProvider"]
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, ...], Any] = {}
@@ -42,21 +40,9 @@ def _cached(key: tuple[str, ...], build: Any) -> Any:
         return client
 
 
-def apply_step(ctx: IpRangeContext | NetworkContext, step: Any, deleting: bool) -> Result | None:
-    """Write ``step``'s status patch and Event; ``None`` when a deletion may release the finalizer."""
-    if step.status:
-        ctx.status.patch(**step.status)
-    if step.event is not None:
-        ctx.kube.emit_event(ctx.status.obj, step.event.reason, step.event.message, step.event.type)
-    if deleting and step.remove_finalizer:
-        return None
-    return step.as_result()
-
-
 class _LayerProvider(Provider):
     """A provider over a ``tasks.cloud.<name>`` layer: Scope from its ``scope`` module, the IpRange from
-    its ``iprange`` step (:meth:`_iprange_step`), applied by :func:`apply_step`. The layer is imported on
-    first use (its SDKs are heavy)."""
+    its ``iprange`` step (:meth:`_iprange_step`). The layer is imported on first use (its SDKs are heavy)."""
 
     #: Reason of the Error condition when the step refuses the object (``ValueError``).
     invalid_reason = "Error"
@@ -80,19 +66,17 @@ class _LayerProvider(Provider):
         """The layer's step for the KCP IpRange of ``ctx`` (raises ``ValueError`` for an unusable one)."""
         raise NotImplementedError
 
-    def _step(self, ctx: IpRangeContext, deleting: bool) -> Result | None:
+    def _step(self, ctx: IpRangeContext) -> Step:
         try:
-            step = self._iprange_step(ctx)
+            return self._iprange_step(ctx)
         except ValueError as exc:
-            ctx.status.fail(self.invalid_reason, str(exc))
-            return Result.done()
-        return apply_step(ctx, step, deleting)
+            return StepBuilder(ctx.obj).fail(self.invalid_reason, str(exc))
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
-        return self._step(ctx, deleting=False)
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
+        return self._step(ctx)
 
-    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
-        return self._step(ctx, deleting=True)
+    def delete_iprange(self, ctx: IpRangeContext) -> Step:
+        return self._step(ctx)
 
 
 class GcpProvider(_LayerProvider):
@@ -111,7 +95,7 @@ class GcpProvider(_LayerProvider):
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
-        return iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(),
+        return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
 
@@ -135,15 +119,16 @@ class AzureProvider(_LayerProvider):
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
         network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None
-        return iprange.reconcile(ctx.status.obj, dict(ctx.scope), self._client(ctx.scope),
+        return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(ctx.scope),
                                  timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
                                  network_type=network_type)
 
-    def reconcile_network(self, ctx: NetworkContext) -> Result | None:
-        return None  # the IpRange step creates and deletes the Cloud Manager VNet itself
+    def reconcile_network(self, ctx: NetworkContext) -> Step:
+        # the IpRange step creates and deletes the Cloud Manager VNet itself
+        return StepBuilder(ctx.obj).ready(networkType=str((ctx.obj.get("spec") or {}).get("type") or ""))
 
-    def delete_network(self, ctx: NetworkContext) -> Result | None:
-        return None
+    def delete_network(self, ctx: NetworkContext) -> Step:
+        return gone()
 
 
 GCP = providers.register(GcpProvider())

@@ -12,22 +12,24 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
 ``network_reference(scope)`` the ``spec.network.reference`` of the ``<kyma>--kyma`` Network
                              (``{"aws": {...}}``).
 ``reconcile_scope(ctx)``     provider steps of the Scope reconcile once its kyma Network is Ready (GCP:
-                             enable the service APIs, tracked in ``status.gcpOperations``): ``None`` to
-                             go on, a ``Result`` to stop here (e.g. requeue while an operation runs).
+                             enable the service APIs): ``None`` to go on, a :class:`~kube.toolkit.Step`
+                             to stop here (e.g. requeue while an operation runs).
 ``nat_gateway_ips(scope)``   public NAT gateway IPs of the shoot's network (exposed data), sorted.
 ``existing_ranges(scope)``   ``[nodes, pods, services]`` for CIDR allocation (``nodes`` ``""`` when unknown).
-``reconcile_iprange(ctx)``   provision ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is set): return
-                             ``None`` when provisioned (the common part then writes Ready), else a
-                             :class:`~workers.controller.Result` to stop this reconcile (``done()`` =
-                             forget after writing an error, ``requeue(s)``, ``error(msg)`` = backoff).
-``delete_iprange(ctx)``      remove what ``reconcile_iprange`` made: ``None`` when gone (the common part
-                             then releases the finalizer), else a ``Result`` (wait / error).
-``reconcile_network(ctx)``   provision a managed Network (type ``cloud-resources``); same contract.
+``reconcile_iprange(ctx)``   one turn of provisioning ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is
+                             set): read through the provider's client, plan (pure), make the planned
+                             calls, and answer the :class:`~kube.toolkit.Step` (provisioned: state
+                             ``Ready`` and the Ready condition; else an Error, or when to come back).
+``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Step whose
+                             ``remove_finalizer`` is set once everything is gone.
+``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
 ===========================  ===========================================================================
 
-Status changes go through ``ctx.status`` (a :class:`~tasks.cloud.status.StatusWriter`), so they are
-written only when they differ. I/O layers call :func:`fencing.check` before each write to the cloud.
+A provider never writes to Kubernetes: the KCP controller carries out its Step
+(:func:`kube.toolkit.carry_out`: status only when it changed, the Event, the finalizer). Provider
+calls sit in one client module per provider (``tasks/cloud/<type>/client.py``), which calls
+:func:`fencing.check` before each write to the cloud.
 
 A provider registers itself when its package is imported (``tasks/cloud/<type>/__init__.py`` calls
 ``register(MyProvider())``); :func:`get` imports ``tasks.cloud.<type>`` on first use (then
@@ -40,14 +42,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kube import Kube
+from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.status import StatusWriter
-from workers.controller import Result, import_installed
+from tasks.cloud.step import StepBuilder, gone
+from workers.controller import import_installed
 
 __all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs", "get",
            "register", "registered"]
@@ -92,7 +95,6 @@ class ScopeContext:
     kube: Kube
     scope: Mapping[str, Any]
     settings: CloudSettings
-    status: StatusWriter
 
 
 @dataclass
@@ -105,7 +107,6 @@ class IpRangeContext:
         scope: its Scope.
         network: the KCP Network it lives in (``None`` when gone, only while deleting).
         settings: the domain's settings (timings: ``settings.t(10)``).
-        status: writes the IpRange's status only when it changes.
     """
 
     kube: Kube
@@ -113,8 +114,6 @@ class IpRangeContext:
     scope: Mapping[str, Any]
     network: Mapping[str, Any] | None
     settings: CloudSettings
-    status: StatusWriter
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -127,7 +126,7 @@ class IpRangeContext:
     @property
     def cidr(self) -> str:
         """``status.cidr`` (allocated or copied from ``spec.cidr``)."""
-        return str((self.status.obj.get("status") or {}).get("cidr") or "")
+        return str((self.obj.get("status") or {}).get("cidr") or "")
 
     @property
     def scope_name(self) -> str:
@@ -142,7 +141,6 @@ class NetworkContext:
     obj: dict[str, Any]
     scope: Mapping[str, Any]
     settings: CloudSettings
-    status: StatusWriter
 
 
 class Provider:
@@ -160,7 +158,7 @@ class Provider:
     def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
-    def reconcile_scope(self, ctx: ScopeContext) -> Result | None:
+    def reconcile_scope(self, ctx: ScopeContext) -> Step | None:
         return None
 
     def nat_gateway_ips(self, scope: Mapping[str, Any]) -> list[str]:
@@ -170,19 +168,17 @@ class Provider:
         network = (((scope.get("spec") or {}).get("scope") or {}).get(self.name) or {}).get("network") or {}
         return [str(network.get(k) or "") for k in ("nodes", "pods", "services")]
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
-        ctx.status.fail(names.REASON_UNKNOWN, f"IpRange is not supported on provider {self.name}")
-        return Result.done()
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"IpRange is not supported on provider {self.name}")
 
-    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
-        return None
+    def delete_iprange(self, ctx: IpRangeContext) -> Step:
+        return gone()
 
-    def reconcile_network(self, ctx: NetworkContext) -> Result | None:
-        ctx.status.fail(names.REASON_UNKNOWN, "Unsupported network type")
-        return Result.done()
+    def reconcile_network(self, ctx: NetworkContext) -> Step:
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
 
-    def delete_network(self, ctx: NetworkContext) -> Result | None:
-        return None
+    def delete_network(self, ctx: NetworkContext) -> Step:
+        return gone()
 
 
 _lock = threading.Lock()

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.cloud import conditions as cond
+import kube.toolkit.conditions as cond
 from tasks.cloud import names
 
 __all__ = ["Projection", "derive_state", "project_kcp_iprange"]

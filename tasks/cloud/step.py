@@ -1,116 +1,110 @@
-"""What one provider reconcile step returns, and the status helpers that build it (pure).
+"""Cloud words on top of :mod:`kube.toolkit`: building the :class:`~kube.toolkit.Step` of one Cloud plan (pure).
 
-A step never writes to Kubernetes: it answers a :class:`Step` that the KCP controller applies — a JSON
-merge patch of ``.status``, an Event, the finalizer decision and when to come back. Conditions are
-``metav1.Condition`` dicts (``type``, ``status``, ``reason``, ``message``, ``lastTransitionTime``).
-Status is only patched when something changed (the original compares before patching, to avoid churn).
-
-Shared by the GCP and Azure layers (:mod:`tasks.cloud.gcp`, :mod:`tasks.cloud.azure`).
+Every Cloud plan (SKR and KCP, every provider) answers a toolkit :class:`~kube.toolkit.Step`: a JSON
+merge patch of ``.status`` (written only when it changed), an Event, the finalizer decision and when
+to come back; one applier (:func:`kube.toolkit.carry_out`) writes it. :class:`StepBuilder` collects the
+status changes of one plan over the status as read and answers the Step, with the Cloud habits:
+exclusive Error / Ready conditions (cloud-manager's ``SetExclusiveConditions``), a Warning Event
+with the same words when an error changed the status, state ``Error`` / ``Ready``.
 """
 
 from __future__ import annotations
 
-import datetime
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-READY = "Ready"
-ERROR = "Error"
+import kube.toolkit.conditions as cond
+from kube.clock import now_rfc3339
+from kube.toolkit.conditions import condition, set_condition, set_exclusive
+from kube.toolkit.step import Event, Step, status_patch
+from tasks.cloud import names
+
+READY = names.STATE_READY
+ERROR = names.STATE_ERROR
+
+__all__ = ["ERROR", "READY", "Event", "Step", "StepBuilder", "gone", "status_patch"]
 
 
-@dataclass(frozen=True)
-class Event:
-    """A Kubernetes Event to emit on the object: ``type`` ``Normal``/``Warning``."""
-
-    type: str
-    reason: str
-    message: str
+def gone() -> Step:
+    """Every cloud resource of the object is gone: the finalizer (Cloud Manager's) may go."""
+    return Step(remove_finalizer=names.FINALIZER)
 
 
-@dataclass(frozen=True)
-class Step:
-    """The outcome of one reconcile step.
+class StepBuilder:
+    """The status changes of one plan over ``obj`` (as read), answered as a :class:`Step`.
 
-    Attributes:
-        status: JSON merge patch (RFC 7386) of the object's ``.status`` (a ``None`` value deletes a key;
-            lists such as ``conditions`` are replaced whole); ``None`` when nothing changed.
-        requeue_after: seconds until the object is to be reconciled again; ``None``: not scheduled.
-        error: the step failed and is to be retried with the controller's per-key backoff (the
-            original's ``StopWithRequeue``); the message is for logs.
-        remove_finalizer: every cloud resource is gone; the controller may remove its finalizer.
-        event: an Event to emit (errors a user can act on).
+    Args:
+        obj: the object as read (``metadata``, ``status``).
+        now: the clock for condition transition times (RFC 3339; default: now).
     """
 
-    status: dict[str, Any] | None = None
-    requeue_after: float | None = None
-    error: str | None = None
-    remove_finalizer: bool = False
-    event: Event | None = None
+    def __init__(self, obj: Mapping[str, Any], now: str | None = None) -> None:
+        self.obj = obj
+        self.name = str((obj.get("metadata") or {}).get("name") or "")
+        self.namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+        self.spec: dict[str, Any] = dict(obj.get("spec") or {})
+        self.status: dict[str, Any] = dict(obj.get("status") or {})
+        self.now = now or now_rfc3339()
+        self.changes: dict[str, Any] = {}
 
-    def as_result(self) -> Any:
-        """The engine's ``workers.controller.Result`` for this step (after the patch is written)."""
-        from workers.controller import Result
+    @property
+    def deleting(self) -> bool:
+        """Whether the object has a ``deletionTimestamp``."""
+        return bool((self.obj.get("metadata") or {}).get("deletionTimestamp"))
 
-        if self.error is not None:
-            return Result.error(self.error)
-        if self.requeue_after is not None:
-            return Result.requeue(self.requeue_after)
-        return Result.done()
+    def current(self, key: str) -> Any:
+        """``status.<key>`` with this plan's changes applied."""
+        return self.changes[key] if key in self.changes else self.status.get(key)
 
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        """The conditions with this plan's changes applied."""
+        return [dict(c) for c in self.current("conditions") or []]
 
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes ``metav1.Time`` (UTC, seconds)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    def set(self, **fields: Any) -> StepBuilder:
+        """Change status fields (``None`` removes one)."""
+        self.changes.update(fields)
+        return self
 
+    def without(self, type_: str) -> StepBuilder:
+        """Remove the condition of ``type_`` (when present)."""
+        if cond.find(self.conditions, type_) is not None:
+            self.changes["conditions"] = cond.remove(self.conditions, type_)
+        return self
 
-def condition(type_: str, reason: str, message: str, now: str, status: str = "True") -> dict[str, Any]:
-    """A ``metav1.Condition`` dict."""
-    return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
+    def step(self, **kwargs: Any) -> Step:
+        """The Step: the status patch of the changes (``None`` when nothing differs) and ``kwargs``."""
+        return Step(status=status_patch(self.status, self.changes), **kwargs)
 
+    def exclusive(self, type_: str, status: bool, reason: str, message: str, state: str | None = None,
+                  **fields: Any) -> StepBuilder:
+        """Only this condition (keeping its transition time when its status did not change), and ``state``."""
+        self.changes["conditions"] = set_exclusive(self.conditions, condition(type_, status, reason, message, self.now))
+        if state is not None:
+            self.changes["state"] = state
+        self.changes.update(fields)
+        return self
 
-def exclusive(current: list[dict[str, Any]] | None, *new: dict[str, Any]) -> list[dict[str, Any]]:
-    """The original's "exclusive conditions": exactly ``new``, keeping ``lastTransitionTime`` of a
-    condition whose type and status did not change."""
-    before = {c.get("type"): c for c in current or []}
-    out = []
-    for cond in new:
-        old = before.get(cond["type"])
-        if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
-            cond = {**cond, "lastTransitionTime": old["lastTransitionTime"]}
-        out.append(cond)
-    return out
+    def fail(self, reason: str, message: str, *, requeue_after: float | None = None, backoff: bool = False,
+             state: str | None = ERROR, type_: str = names.COND_ERROR, exclusive: bool = True) -> Step:
+        """An Error: condition ``type_``/True ``reason`` ``message`` (the only one, or set among the others
+        when not ``exclusive``) and ``state``; a Warning Event with the same words when the status
+        changed; come back after ``requeue_after`` seconds, or with backoff (``backoff``), or never."""
+        new = condition(type_, True, reason, message, self.now)
+        self.changes["conditions"] = set_exclusive(self.conditions, new) if exclusive \
+            else set_condition(self.conditions, new)
+        if state is not None:
+            self.changes["state"] = state
+        changed = status_patch(self.status, self.changes) is not None
+        return self.step(requeue_after=requeue_after, error=message if backoff else None,
+                         event=Event("Warning", reason, message) if changed else None)
 
+    def ready(self, message: str = names.REASON_READY, **fields: Any) -> Step:
+        """State ``Ready`` and the single condition Ready/True ``Ready`` ``message`` (and ``fields``)."""
+        return self.exclusive(names.COND_READY, True, names.REASON_READY, message, READY, **fields).step()
 
-def set_condition(current: list[dict[str, Any]] | None, cond: dict[str, Any]) -> list[dict[str, Any]]:
-    """``meta.SetStatusCondition``: replace the condition of the same type (keeping the others)."""
-    others = [c for c in current or [] if c.get("type") != cond["type"]]
-    return [*others, *exclusive(current, cond)]
-
-
-def _same_conditions(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] | None) -> bool:
-    def key(c: dict[str, Any]) -> tuple[Any, ...]:
-        return c.get("type"), c.get("status"), c.get("reason"), c.get("message")
-
-    return sorted(map(key, a or [])) == sorted(map(key, b or []))
-
-
-def status_patch(current: dict[str, Any] | None, desired: dict[str, Any]) -> dict[str, Any] | None:
-    """The merge patch taking ``current`` status to ``current`` updated with ``desired`` (only the keys
-    of ``desired``; a ``None`` value removes the key). ``None`` when nothing would change; conditions
-    are compared without ``lastTransitionTime``."""
-    current = current or {}
-    patch: dict[str, Any] = {}
-    for key, value in desired.items():
-        if key == "conditions":
-            if not _same_conditions(current.get("conditions"), value):
-                patch[key] = value
-        elif value is None:
-            if current.get(key) not in (None, ""):
-                patch[key] = None
-        elif current.get(key) != value:
-            patch[key] = value
-    return patch or None
-
-
-__all__ = ["ERROR", "READY", "Event", "Step", "condition", "exclusive", "now_rfc3339", "set_condition",
-           "status_patch"]
+    def started(self, state: str, operation: str, wait: float) -> Step:
+        """A long-running cloud operation started: ``state``, ``opIdentifier``; come back after ``wait``."""
+        self.changes["state"] = state
+        self.changes["opIdentifier"] = operation
+        return self.step(requeue_after=wait)

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import kube.toolkit.conditions as conditions
 from kube.diff import needs_update, prepare_replace
-from kube.toolkit import conditions
 from kube.toolkit.actions import Action
 from tasks.apigateway import model
 from tasks.apigateway import status as st

@@ -8,12 +8,12 @@ from typing import Any
 
 import botocore.exceptions
 
+from kube.toolkit.step import Step
 from tasks.cloud import providers
 from tasks.cloud.aws import client, iprange
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
 from tasks.cloud.providers import IpRangeContext, Provider, ProviderError, ScopeInputs
 from tasks.cloud.settings import current as current_settings
-from workers.controller import Result
 
 
 class AwsProvider(Provider):
@@ -48,10 +48,10 @@ class AwsProvider(Provider):
         except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
             raise ProviderError(client.user_message(exc), retryable=client.is_retryable(exc)) from exc
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Result | None:
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.reconcile(ctx)
 
-    def delete_iprange(self, ctx: IpRangeContext) -> Result | None:
+    def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.delete(ctx)
 
 

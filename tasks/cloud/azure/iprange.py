@@ -16,7 +16,7 @@ side first, as the original) → CM VNet → CM resource group; then the finaliz
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> tasks.cloud.step.Step
+    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Step
 
 - ``iprange``: the KCP IpRange dict (``metadata.name``, ``metadata.deletionTimestamp``, ``spec.cidr``,
   ``spec.network.name`` — ``<scope>--cm`` on Azure, as the SKR loop projects it —, ``status``). The
@@ -50,19 +50,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol
 
+from kube.toolkit.step import Step
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.scope import cm_name
-from tasks.cloud.step import (
-    ERROR,
-    READY,
-    Event,
-    Step,
-    condition,
-    exclusive,
-    now_rfc3339,
-    set_condition,
-    status_patch,
-)
+from tasks.cloud.step import ERROR, StepBuilder, gone
 
 DNS_ZONE = "privatelink.redis.cache.windows.net"
 DNS_ZONE_CHINA = "privatelink.redis.cache.chinacloudapi.cn"
@@ -152,13 +143,10 @@ class _Stop(Exception):
         self.step = step
 
 
-class _Run:
-    def __init__(self, iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, now: str,
+class _Run(StepBuilder):
+    def __init__(self, iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, now: str | None,
                  timing: Timing, cloud: str) -> None:
-        self.obj = iprange
-        self.name = str(iprange["metadata"]["name"])
-        self.spec = iprange.get("spec") or {}
-        self.status = dict(iprange.get("status") or {})
+        super().__init__(iprange, now)
         spec = scope.get("spec") or {}
         azure = (spec.get("scope") or {}).get("azure") or {}
         self.scope_name = str((scope.get("metadata") or {}).get("name") or spec.get("kymaName") or "")
@@ -169,28 +157,13 @@ class _Run:
         self.cm = cm_name(self.vpc)
         self.zone = private_dns_zone_name(cloud)
         self.client = client
-        self.now = now
         self.timing = timing
-        self.changes: dict[str, Any] = {}
 
-    @property
-    def deleting(self) -> bool:
-        return bool(self.obj["metadata"].get("deletionTimestamp"))
-
-    def step(self, **kwargs: Any) -> Step:
-        return Step(status=status_patch(self.status, self.changes), **kwargs)
-
-    def fail(self, message: str, requeue_after: float | None, reason: str = REASON_ERROR,
-             *, exclusive_condition: bool = True, state: str | None = ERROR) -> Step:
-        cond = condition(ERROR, reason, message, self.now)
-        if exclusive_condition:
-            self.changes["conditions"] = exclusive(self.status.get("conditions"), cond)
-        else:
-            self.changes["conditions"] = set_condition(self.status.get("conditions"), cond)
-        if state is not None:
-            self.changes["state"] = state
-        changed = status_patch(self.status, self.changes) is not None
-        return self.step(requeue_after=requeue_after, event=Event("Warning", reason, message) if changed else None)
+    def error(self, message: str, requeue_after: float | None, reason: str = REASON_ERROR,
+              *, exclusive_condition: bool = True, state: str | None = ERROR) -> Step:
+        """An Error condition (exclusive, or set among the others) and ``state``; come back after
+        ``requeue_after`` seconds."""
+        return self.fail(reason, message, requeue_after=requeue_after, state=state, exclusive=exclusive_condition)
 
     def call(self, fn: Any, *args: Any, on_error: Any) -> Any:
         """``fn(*args)``; a 429 ends the step (come back later, status untouched); any other failure
@@ -210,7 +183,7 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     Never raises for cloud errors (they become conditions or requeues); raises ``fencing.FenceError``
     when the reconcile must stop writing and ``ValueError`` for a Scope without the Azure fields.
     """
-    run = _Run(iprange, scope, client, now or now_rfc3339(), timing, cloud)
+    run = _Run(iprange, scope, client, now, timing, cloud)
     if not run.vpc or not run.shoot or not run.scope_name:
         raise ValueError(f"Scope {run.scope_name!r} has no spec.scope.azure.vpcNetwork, spec.shootName or name")
     try:
@@ -220,10 +193,10 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
         on_cm = network_type == NETWORK_TYPE_CLOUD_RESOURCES if network_type \
             else network == f"{run.scope_name}--cm"
         if not on_cm:
-            return run.fail("Unsupported network type", None)
+            return run.error("Unsupported network type", None)
         cidr = run.status.get("cidr") or run.spec.get("cidr") or ""
         if not cidr:
-            return run.fail("CIDR is required", None, REASON_INVALID_CIDR)
+            return run.error("CIDR is required", None, REASON_INVALID_CIDR)
         if not run.status.get("cidr"):
             run.changes["cidr"] = cidr
         return _create(run, cidr)
@@ -236,7 +209,7 @@ def _ensure(run: _Run, resource: dict[str, Any] | None, create: Any, args: tuple
     """Create ``resource`` when missing and wait until it is ``Succeeded`` (a ``Failed`` one is PUT again
     and reported); returns only when it is ``Succeeded``."""
     def created_failed(err: AzureApiError) -> Step:
-        return run.fail(message, run.timing.create_error)
+        return run.error(message, run.timing.create_error)
 
     if resource is None:
         run.call(create, *args, on_error=created_failed)
@@ -246,7 +219,7 @@ def _ensure(run: _Run, resource: dict[str, Any] | None, create: Any, args: tuple
         return
     if state == "Failed":
         run.call(create, *args, on_error=created_failed)
-        raise _Stop(run.fail(message, run.timing.create_error))
+        raise _Stop(run.error(message, run.timing.create_error))
     raise _Stop(run.step(requeue_after=wait))
 
 
@@ -260,7 +233,7 @@ def _create(run: _Run, cidr: str) -> Step:
     group = run.call(c.get_resource_group, run.cm, on_error=load_failed)
     if group is None:
         run.call(c.create_resource_group, run.cm, run.region,
-                 on_error=lambda err: run.fail("Failed to create Azure Resource Group", t.network_error))
+                 on_error=lambda err: run.error("Failed to create Azure Resource Group", t.network_error))
     vnet = run.call(c.get_vnet, run.cm, run.cm, on_error=load_failed)
     _ensure(run, vnet, c.create_vnet, (run.cm, run.cm, run.region, cidr), "Failed to create Azure VNet", t.wait)
 
@@ -270,11 +243,11 @@ def _create(run: _Run, cidr: str) -> Step:
     local = run.call(c.get_peering, run.vpc, run.vpc, local_name, on_error=load_failed)
     if local is None:
         run.call(c.create_peering, run.vpc, run.vpc, local_name, cm_id,
-                 on_error=lambda err: run.fail("Error creating VPC peering", t.create_error, REASON_PEERING))
+                 on_error=lambda err: run.error("Error creating VPC peering", t.create_error, REASON_PEERING))
     remote = run.call(c.get_peering, run.cm, run.cm, remote_name, on_error=load_failed)
     if remote is None:
         run.call(c.create_peering, run.cm, run.cm, remote_name, kyma_id,
-                 on_error=lambda err: run.fail("Error creating remote VPC peering", t.create_error, REASON_PEERING))
+                 on_error=lambda err: run.error("Error creating remote VPC peering", t.create_error, REASON_PEERING))
     if local is None or remote is None:
         return run.step(requeue_after=t.peering_wait)
     if _value((local.get("properties") or {}).get("peeringState")) != "Connected":
@@ -282,17 +255,17 @@ def _create(run: _Run, cidr: str) -> Step:
 
     # Security group → subnet → private DNS zone → virtual network link.
     nsg = run.call(c.get_security_group, run.cm, run.cm,
-                   on_error=lambda err: run.fail("Error loading security group", t.load_error))
+                   on_error=lambda err: run.error("Error loading security group", t.load_error))
     _ensure(run, nsg, c.create_security_group, (run.cm, run.cm, run.region), "Error creating Azure security group",
             t.wait)
     assert nsg is not None
     subnet = run.call(c.get_subnet, run.cm, run.cm, run.cm,
-                      on_error=lambda err: run.fail("Error loading subnet", t.load_error))
+                      on_error=lambda err: run.error("Error loading subnet", t.load_error))
     _ensure(run, subnet, c.create_subnet, (run.cm, run.cm, run.cm, cidr, nsg["id"]), "Error creating Azure subnet",
             t.wait)
 
     def load_dns_failed(err: AzureApiError) -> Step:
-        return run.fail(f"Failed loading AzureIpRange: {err}", t.load_error, exclusive_condition=False, state=None)
+        return run.error(f"Failed loading AzureIpRange: {err}", t.load_error, exclusive_condition=False, state=None)
 
     zone = run.call(c.get_private_dns_zone, run.cm, run.zone, on_error=load_dns_failed)
     _ensure(run, zone, c.create_private_dns_zone, (run.cm, run.zone), "Error creating Azure privateDnsZone", t.wait)
@@ -300,9 +273,7 @@ def _create(run: _Run, cidr: str) -> Step:
     _ensure(run, link, c.create_vnet_link, (run.cm, run.zone, run.name, kyma_id),
             "Error creating Azure virtualNetworkLink", t.wait)
 
-    run.changes["state"] = READY
-    run.changes["conditions"] = exclusive(run.status.get("conditions"), condition(READY, READY, READY, run.now))
-    return run.step()
+    return run.ready()
 
 
 def _delete(run: _Run) -> Step:
@@ -322,7 +293,7 @@ def _delete(run: _Run) -> Step:
                     return run.step(requeue_after=conflict_wait)
                 if message is None:
                     return run.step(requeue_after=t.wait, error=str(err))
-                return run.fail(message, t.delete_error)
+                return run.error(message, t.delete_error)
 
             run.call(delete, *args, on_error=failed)
         raise _Stop(run.step(requeue_after=wait))
@@ -334,10 +305,10 @@ def _delete(run: _Run) -> Step:
     deleted(zone, c.delete_private_dns_zone, (run.cm, run.zone), "Error deleting dnsZone", t.wait,
             conflict_wait=t.throttled)
     subnet = run.call(c.get_subnet, run.cm, run.cm, run.cm,
-                      on_error=lambda err: run.fail("Error loading subnet", t.load_error))
+                      on_error=lambda err: run.error("Error loading subnet", t.load_error))
     deleted(subnet, c.delete_subnet, (run.cm, run.cm, run.cm), "Error deleting subnet", t.wait)
     nsg = run.call(c.get_security_group, run.cm, run.cm,
-                   on_error=lambda err: run.fail("Error loading security group", t.load_error))
+                   on_error=lambda err: run.error("Error loading security group", t.load_error))
     deleted(nsg, c.delete_security_group, (run.cm, run.cm), "Error deleting security group", t.wait)
 
     # the kyma peering (remote side first, as the original), then the CM network
@@ -350,7 +321,7 @@ def _delete(run: _Run) -> Step:
     deleted(vnet, c.delete_vnet, (run.cm, run.cm), None, t.wait)
     group = run.call(c.get_resource_group, run.cm, on_error=load_failed)
     deleted(group, c.delete_resource_group, (run.cm,), None, t.wait)
-    return run.step(remove_finalizer=True)
+    return gone()
 
 
 __all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "IpRangeClient", "Timing", "peering_names", "private_dns_zone_name",

@@ -162,19 +162,29 @@ class GcpClient:
         return dict(type(message).to_dict(message, preserving_proto_field_name=False,
                                           use_integers_for_enums=False))
 
+    def _found(self, get: Any, **request: Any) -> dict[str, Any] | None:
+        """``get(**request)`` as plain data, or None on 404 (the API's timeout bounded by the fence)."""
+        from google.api_core import exceptions as gexc
+
+        try:
+            return self._plain(get(**request, timeout=fencing.timeout(API_TIMEOUT)))
+        except gexc.NotFound:
+            return None
+
+    @staticmethod
+    def _started(op: Any, wait: bool) -> str:
+        """A started compute operation's name, after it is done when ``wait``."""
+        if wait:
+            op.result(timeout=fencing.timeout(120.0))
+        return str(op.name)
+
     # -- compute global addresses ------------------------------------------------------------------------
 
     @_guarded
     def get_global_address(self, project: str, name: str) -> dict[str, Any] | None:
         """The global address (``name``, ``address``, ``prefixLength``, ``network`` as a full URL,
         ``purpose``, ``addressType``, ...) or None when it does not exist."""
-        from google.api_core import exceptions as gexc
-
-        try:
-            found = self._addresses.get(project=project, address=name, timeout=fencing.timeout(API_TIMEOUT))
-        except gexc.NotFound:
-            return None
-        return self._plain(found)
+        return self._found(self._addresses.get, project=project, address=name)
 
     @_guarded
     def list_global_addresses(self, project: str, filter: str = "") -> list[dict[str, Any]]:
@@ -197,32 +207,21 @@ class GcpClient:
         resource = compute_v1.Address(name=name, description=description, address=address,
                                       prefix_length=prefix_length, network=vpc_path(project, vpc),
                                       address_type="INTERNAL", purpose="VPC_PEERING")
-        op = self._addresses.insert(project=project, address_resource=resource,
-                                    timeout=fencing.timeout(API_TIMEOUT, write=True))
-        if wait:
-            op.result(timeout=fencing.timeout(120.0))
-        return str(op.name)
+        return self._started(self._addresses.insert(project=project, address_resource=resource,
+                                                    timeout=fencing.timeout(API_TIMEOUT, write=True)), wait)
 
     @_guarded
     def delete_global_address(self, project: str, name: str, *, wait: bool = False) -> str:
         """Delete a global address; returns the operation name (``wait`` as for insert)."""
         fencing.check()
-        op = self._addresses.delete(project=project, address=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
-        if wait:
-            op.result(timeout=fencing.timeout(120.0))
-        return str(op.name)
+        return self._started(self._addresses.delete(project=project, address=name,
+                                                    timeout=fencing.timeout(API_TIMEOUT, write=True)), wait)
 
     @_guarded
     def get_global_operation(self, project: str, name: str) -> dict[str, Any] | None:
         """The compute operation (``status`` ``PENDING``/``RUNNING``/``DONE``, ``error.errors[]``,
         ``statusMessage``, ...) or None when it does not exist."""
-        from google.api_core import exceptions as gexc
-
-        try:
-            op = self._operations.get(project=project, operation=name, timeout=fencing.timeout(API_TIMEOUT))
-        except gexc.NotFound:
-            return None
-        return self._plain(op)
+        return self._found(self._operations.get, project=project, operation=name)
 
     # -- service networking ---------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> tasks.cloud.step.Step
+    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Step
 
 - ``iprange``: the KCP ``cloud-control.kyma-project.io/v1beta1`` IpRange as a dict (``metadata.name``,
   ``metadata.deletionTimestamp``, ``spec.cidr``, ``spec.remoteRef.name``, ``spec.options.gcp.purpose``,
@@ -14,8 +14,8 @@ Contract::
 
 The step does at most one cloud write, then answers a :class:`Step`: the status merge patch to write
 (``state``, ``cidr``, ``id``, ``opIdentifier``, ``conditions``), when to come back, and on deletion
-whether the finalizer may go. The controller writes the patch, emits ``step.event``, removes the
-finalizer when ``step.remove_finalizer``, and returns ``step.as_result()``.
+whether the finalizer may go. The controller carries it out (:func:`kube.toolkit.carry_out`) and
+returns ``step.as_result()``.
 
 Flow, as the original's:
 
@@ -49,8 +49,9 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Protocol
 
+from kube.toolkit.step import Step
 from tasks.cloud.gcp.client import GcpApiError, network_filter
-from tasks.cloud.step import ERROR, READY, Event, Step, condition, exclusive, now_rfc3339, status_patch
+from tasks.cloud.step import StepBuilder, gone
 
 SYNC_ADDRESS = "SyncAddress"
 SYNC_PSA_CONNECTION = "SyncPSAConnection"
@@ -122,48 +123,17 @@ def _in_vpc(address: dict[str, Any], vpc: str) -> bool:
     return str(address.get("network") or "").endswith(f"/{vpc}")
 
 
-class _Run:
+class _Run(StepBuilder):
     """One step's context: the object, the scope's project and VPC, the status being built."""
 
-    def __init__(self, iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, now: str,
+    def __init__(self, iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, now: str | None,
                  retry_wait: float) -> None:
-        self.obj = iprange
-        self.name = str(iprange["metadata"]["name"])
-        self.spec = iprange.get("spec") or {}
-        self.status = dict(iprange.get("status") or {})
+        super().__init__(iprange, now)
         gcp = ((scope.get("spec") or {}).get("scope") or {}).get("gcp") or {}
         self.project = str(gcp.get("project", ""))
         self.vpc = str(gcp.get("vpcNetwork", ""))
         self.client = client
-        self.now = now
         self.retry_wait = retry_wait
-        self.changes: dict[str, Any] = {}
-
-    @property
-    def deleting(self) -> bool:
-        return bool(self.obj["metadata"].get("deletionTimestamp"))
-
-    def current(self, key: str) -> Any:
-        return self.changes[key] if key in self.changes else self.status.get(key)
-
-    def step(self, **kwargs: Any) -> Step:
-        return Step(status=status_patch(self.status, self.changes), **kwargs)
-
-    def fail(self, reason: str, message: str, *, requeue_after: float | None = None, backoff: bool = False,
-             state: str | None = ERROR) -> Step:
-        """Exclusive Error condition; ``requeue_after`` seconds, or backoff, or forget."""
-        if state is not None:
-            self.changes["state"] = state
-        self.changes["conditions"] = exclusive(self.status.get("conditions"),
-                                               condition(ERROR, reason, message, self.now))
-        changed = status_patch(self.status, self.changes) is not None
-        event = Event("Warning", reason, message) if changed else None
-        return self.step(requeue_after=requeue_after, error=message if backoff else None, event=event)
-
-    def started(self, state: str, operation: str) -> Step:
-        self.changes["state"] = state
-        self.changes["opIdentifier"] = operation
-        return self.step(requeue_after=self.retry_wait)
 
 
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *,
@@ -174,8 +144,7 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     reconcile must stop writing, ``ValueError`` for a Scope without a GCP project and VPC, and
     ``KeyError`` when ``iprange`` has no ``metadata.name``.
     """
-    run = _Run(iprange, scope, client, now or now_rfc3339(),
-               retry_wait_from_env() if retry_wait is None else retry_wait)
+    run = _Run(iprange, scope, client, now, retry_wait_from_env() if retry_wait is None else retry_wait)
     if not run.project or not run.vpc:
         raise ValueError(f"Scope {(scope.get('metadata') or {}).get('name')!r} has no spec.scope.gcp project "
                          "and vpcNetwork")
@@ -276,7 +245,7 @@ def _create(run: _Run, address: dict[str, Any] | None, connection: dict[str, Any
         except GcpApiError as err:
             return run.fail(REASON_GCP_ERROR, f"Error creating Address: {err.message}",
                             requeue_after=run.retry_wait)
-        return run.started(SYNC_ADDRESS, op)
+        return run.started(SYNC_ADDRESS, op, run.retry_wait)
     name = str(address.get("name"))
     if not run.status.get("id"):
         run.changes["id"] = name
@@ -296,7 +265,7 @@ def _create(run: _Run, address: dict[str, Any] | None, connection: dict[str, Any
             except GcpApiError as err:
                 return run.fail(REASON_GCP_ERROR, f"Error creating PSA Connection: {err.message}",
                                 requeue_after=run.retry_wait)
-            return run.started(SYNC_PSA_CONNECTION, op)
+            return run.started(SYNC_PSA_CONNECTION, op, run.retry_wait)
         reserved = list(connection.get("reservedPeeringRanges") or [])
         if sorted(reserved) != ranges:
             try:
@@ -305,14 +274,11 @@ def _create(run: _Run, address: dict[str, Any] | None, connection: dict[str, Any
             except GcpApiError as err:
                 return run.fail(REASON_GCP_ERROR, f"Error updating PSA Connection: {err.message}",
                                 requeue_after=run.retry_wait)
-            return run.started(SYNC_PSA_CONNECTION, op)
+            return run.started(SYNC_PSA_CONNECTION, op, run.retry_wait)
         if name not in reserved:
             return run.step()
 
-    run.changes["state"] = READY
-    run.changes["conditions"] = exclusive(run.status.get("conditions"),
-                                          condition(READY, READY, READY_MESSAGE, run.now))
-    return run.step()
+    return run.ready(READY_MESSAGE)
 
 
 def _delete(run: _Run, address: dict[str, Any] | None, connection: dict[str, Any] | None) -> Step:
@@ -327,15 +293,15 @@ def _delete(run: _Run, address: dict[str, Any] | None, connection: dict[str, Any
                       else client.delete_service_connection(run.project, run.vpc))
             except GcpApiError as err:
                 return run.fail(REASON_GCP_ERROR, err.message, requeue_after=run.retry_wait)
-            return run.started(DELETE_PSA_CONNECTION, op)
+            return run.started(DELETE_PSA_CONNECTION, op, run.retry_wait)
     if address is not None:
         try:
             op = client.delete_global_address(run.project, name)
         except GcpApiError as err:
             return run.fail(REASON_GCP_ERROR, f"Error deleting Address: {err.message}",
                             requeue_after=run.retry_wait)
-        return run.started(DELETE_ADDRESS, op)
-    return run.step(remove_finalizer=True)
+        return run.started(DELETE_ADDRESS, op, run.retry_wait)
+    return gone()
 
 
 __all__ = ["ANOTHER_VPC_MESSAGE", "DELETE_ADDRESS", "DELETE_PSA_CONNECTION", "DESCRIPTION", "READY_MESSAGE",

@@ -1,53 +1,45 @@
-"""Helpers the KCP controllers share: finalizers, labels, consumers of an object (thin I/O over ``kube``)."""
+"""Helpers the Cloud reconcilers share: the ignore label, consumers of an object (thin I/O over ``kube``).
+
+Finalizers, conditions and status writes are :mod:`kube.toolkit`'s."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kube import Kube, Resource, ResourceMissing
-from tasks.cloud import names
+from kube import Kube, Resource, ResourceMissing, client_for
+from kube.toolkit import Step, add_finalizer, carry_out
+from tasks.cloud import names, settings
+from tasks.cloud.settings import CloudSettings
+from workers.controller import Key, Result
 
-__all__ = ["add_finalizer", "deleting", "ignored", "list_served", "remove_finalizer", "used_by"]
+__all__ = ["carry_out_step", "finalized", "go_list", "ignored", "list_served", "load", "used_by"]
 
 
-def deleting(obj: Mapping[str, Any]) -> bool:
-    """Whether the object has a deletionTimestamp."""
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+def load(key: Key, res: Resource) -> tuple[CloudSettings, Kube, dict[str, Any] | None]:
+    """The settings, the key's cluster client and the object of ``key`` (``None`` when it is gone or
+    carries the ignore label: the reconcile is done). Raises ``kube.ApiError``."""
+    kube = client_for(key.cluster)
+    obj = kube.get(res, key.name, key.namespace)
+    return settings.current(), kube, None if obj is None or ignored(obj) else obj
+
+
+def finalized(kube: Kube, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with Cloud Manager's finalizer (added under the read resourceVersion when missing)."""
+    return add_finalizer(kube, res, obj, names.FINALIZER)
+
+
+def carry_out_step(kube: Kube, res: Resource, obj: dict[str, Any], step: Step) -> Result:
+    """Carry out a plan's ``step`` on ``obj`` (status, Event, the finalizer with its legacy names) and
+    answer the engine's result."""
+    carry_out(kube, res, obj, step, legacy_finalizers=names.LEGACY_FINALIZERS)
+    return step.as_result()
 
 
 def ignored(obj: Mapping[str, Any]) -> bool:
     """Whether the object carries the ``cloud-manager.kyma-project.io/ignore`` label (reconcilers skip it)."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return str(labels.get(names.LABEL_IGNORE, "")).lower() in ("true", "1", "yes")
-
-
-def _finalizers(kube: Kube, res: Resource, obj: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
-    meta = obj["metadata"]
-    patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}}
-    return kube.patch(res, meta["name"], patch, meta.get("namespace"))
-
-
-def add_finalizer(kube: Kube, res: Resource, obj: dict[str, Any], finalizer: str = names.FINALIZER) -> dict[str, Any]:
-    """``obj`` with ``finalizer`` added (a merge patch with a resourceVersion precondition: a concurrent
-    change raises ``kube.Conflict``); unchanged when present."""
-    current = list((obj.get("metadata") or {}).get("finalizers") or [])
-    if finalizer in current:
-        return obj
-    return _finalizers(kube, res, obj, [*current, finalizer])
-
-
-def remove_finalizer(kube: Kube, res: Resource, obj: dict[str, Any],
-                     finalizer: str = names.FINALIZER) -> dict[str, Any] | None:
-    """Remove ``finalizer`` (and the legacy ones); the object, or ``None`` once it is gone."""
-    current = list((obj.get("metadata") or {}).get("finalizers") or [])
-    keep = [f for f in current if f != finalizer and f not in names.LEGACY_FINALIZERS]
-    if keep == current:
-        return obj
-    try:
-        return _finalizers(kube, res, obj, keep)
-    except ResourceMissing:
-        return None
 
 
 def list_served(kube: Kube, res: Resource, namespace: str | None = None) -> list[dict[str, Any]]:

@@ -15,20 +15,23 @@ The common part, in the original's order, then the provider's flow (:mod:`tasks.
    ``DeleteWhileUsed`` ``Can not be deleted while used by <Kind>: [ns/name ...]``, requeue 10 s);
    then the provider's delete (skipped when the network is already gone), the ``--cm`` network, the
    finalizer;
-5. the provider's flow; provisioned: state ``Ready``, the single condition Ready/True ``Ready``.
+5. the provider's turn (read → pure plan → provider calls, :mod:`tasks.cloud.providers`), whose
+   :class:`~kube.toolkit.Step` is carried out here (provisioned: state ``Ready``, the single
+   condition Ready/True).
 """
 
 from __future__ import annotations
 
 import structlog
 
-from kube import Kube, client_for
-from tasks.cloud import conditions as cond
+import kube.toolkit.conditions as cond
+from kube import Kube
+from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from tasks.cloud import names, providers, settings
 from tasks.cloud.allocate import AllocationError, allocate_cidr
-from tasks.cloud.kcp.common import add_finalizer, deleting, go_list, ignored, remove_finalizer, used_by
+from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load, used_by
 from tasks.cloud.providers import IpRangeContext
-from tasks.cloud.status import StatusWriter
+from tasks.cloud.step import gone
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.iprange")
@@ -38,23 +41,21 @@ __all__ = ["reconcile"]
 
 def reconcile(key: Key) -> Result:
     """Reconcile the KCP IpRange ``key``."""
-    s = settings.current()
-    kcp = client_for(key.cluster)
-    obj = kcp.get(names.KCP_IPRANGE, key.name, key.namespace)
-    if obj is None or ignored(obj):
+    s, kcp, obj = load(key, names.KCP_IPRANGE)
+    if obj is None:
         return Result.done()
     status = StatusWriter(kcp, names.KCP_IPRANGE, obj)
     scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
     scope = kcp.get(names.SCOPE, scope_name, key.namespace)
     if scope is None:
         if deleting(obj):  # nothing can have been provisioned without a Scope to reach the cloud with
-            remove_finalizer(kcp, names.KCP_IPRANGE, obj)
+            remove_finalizer(kcp, names.KCP_IPRANGE, obj, names.FINALIZER, names.LEGACY_FINALIZERS)
             return Result.done()
         status.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist")
         return Result.requeue(s.t(60))
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
     if not deleting(obj):
-        obj = add_finalizer(kcp, names.KCP_IPRANGE, obj)
+        obj = finalized(kcp, names.KCP_IPRANGE, obj)
         status.obj = obj
         if provider is None:
             status.fail(names.REASON_UNKNOWN, f"Unknown provider {(scope.get('spec') or {}).get('provider')}")
@@ -75,15 +76,11 @@ def reconcile(key: Key) -> Result:
             return Result.requeue(s.t(300))
         if not cond.is_true(net_conds, names.COND_READY):
             return Result.requeue(s.t(10))
-    ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s, status=status)
     if deleting(obj):
-        return _delete(kcp, ctx, provider, scope_name, network_name, s)
+        return _delete(kcp, status, scope, network, provider, scope_name, network_name, s)
     assert provider is not None
-    result = provider.reconcile_iprange(ctx)
-    if result is not None:
-        return result
-    status.ready()
-    return Result.done()
+    ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s)
+    return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, provider.reconcile_iprange(ctx))
 
 
 def _cidr(status: StatusWriter, scope: dict, provider: providers.Provider, s: settings.CloudSettings) -> Result | None:
@@ -125,19 +122,20 @@ def _missing_network(kcp: Kube, status: StatusWriter, scope: dict, network_name:
     return Result.requeue(s.t(10))
 
 
-def _delete(kcp: Kube, ctx: IpRangeContext, provider: providers.Provider | None, scope_name: str,
-            network_name: str, s: settings.CloudSettings) -> Result:
-    users = used_by(kcp, names.KCP_IPRANGE_CONSUMERS, ctx.namespace, ctx.name)
+def _delete(kcp: Kube, status: StatusWriter, scope: dict, network: dict | None,
+            provider: providers.Provider | None, scope_name: str, network_name: str, s: settings.CloudSettings
+            ) -> Result:
+    name, namespace = str(status.obj["metadata"]["name"]), str(status.obj["metadata"].get("namespace") or "")
+    users = used_by(kcp, names.KCP_IPRANGE_CONSUMERS, namespace, name)
     if users:
         message = "; ".join(f"Can not be deleted while used by {kind}: {go_list(refs)}" for kind, refs in users.items())
-        ctx.status.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED, message, names.STATE_WARNING)
+        status.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED, message, names.STATE_WARNING)
         return Result.requeue(s.t(10))
-    ctx.status.set_conditions(cond.remove(ctx.status.conditions, names.COND_WARNING), names.STATE_DELETING)
-    if provider is not None and ctx.network is not None:
-        result = provider.delete_iprange(ctx)
-        if result is not None:
-            return result
-    if network_name == names.cm_network(scope_name) and ctx.network is not None:
-        kcp.delete(names.NETWORK, network_name, ctx.namespace)
-    remove_finalizer(kcp, names.KCP_IPRANGE, ctx.status.obj)
-    return Result.done()
+    status.set_conditions(cond.remove(status.conditions, names.COND_WARNING), names.STATE_DELETING)
+    step = gone()
+    if provider is not None and network is not None:
+        ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s)
+        step = provider.delete_iprange(ctx)
+    if step.remove_finalizer and network_name == names.cm_network(scope_name) and network is not None:
+        kcp.delete(names.NETWORK, network_name, namespace)
+    return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, step)

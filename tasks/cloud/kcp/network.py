@@ -9,11 +9,14 @@ Scope's provider. Deletion waits while an IpRange of the scope still lives in th
 
 from __future__ import annotations
 
-from kube import Kube, client_for
+from dataclasses import replace
+
+from kube import Kube
+from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from tasks.cloud import names, providers, settings
-from tasks.cloud.kcp.common import add_finalizer, deleting, go_list, ignored, remove_finalizer
+from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load
 from tasks.cloud.providers import NetworkContext
-from tasks.cloud.status import StatusWriter
+from tasks.cloud.step import StepBuilder, gone
 from workers.controller import Key, Result
 
 __all__ = ["reconcile"]
@@ -23,10 +26,8 @@ MANAGED = "cloud-resources"
 
 def reconcile(key: Key) -> Result:
     """Reconcile the KCP Network ``key``."""
-    s = settings.current()
-    kcp = client_for(key.cluster)
-    obj = kcp.get(names.NETWORK, key.name, key.namespace)
-    if obj is None or ignored(obj):
+    s, kcp, obj = load(key, names.NETWORK)
+    if obj is None:
         return Result.done()
     spec = obj.get("spec") or {}
     scope_name = str((spec.get("scope") or {}).get("name") or "")
@@ -42,34 +43,31 @@ def reconcile(key: Key) -> Result:
                              f"Can not be deleted while used by: {go_list(users)}", names.STATE_WARNING)
             return Result.requeue(s.t(10))
         if kind == MANAGED:
-            result = _managed(kcp, obj, status, scope_name, key, s, delete=True)
-            if result is not None:
-                return result
-        remove_finalizer(kcp, names.NETWORK, obj)
+            return _managed(kcp, status, scope_name, key, s, delete=True)
+        remove_finalizer(kcp, names.NETWORK, obj, names.FINALIZER, names.LEGACY_FINALIZERS)
         return Result.done()
-    status.obj = add_finalizer(kcp, names.NETWORK, obj)
+    status.obj = finalized(kcp, names.NETWORK, obj)
     if kind == MANAGED:
-        result = _managed(kcp, status.obj, status, scope_name, key, s, delete=False)
-        if result is not None:
-            return result
-        status.ready(networkType=kind)
-        return Result.done()
+        return _managed(kcp, status, scope_name, key, s, delete=False)
     reference = (spec.get("network") or {}).get("reference") or {}
     status.ready(network=reference, networkType=kind)
     return Result.done()
 
 
-def _managed(kcp: Kube, obj: dict, status: StatusWriter, scope_name: str, key: Key, s: settings.CloudSettings,
-             delete: bool) -> Result | None:
+def _managed(kcp: Kube, status: StatusWriter, scope_name: str, key: Key, s: settings.CloudSettings,
+             delete: bool) -> Result:
+    """A managed network: the provider's Step (its Scope gone while deleting: nothing is left to remove)."""
     scope = kcp.get(names.SCOPE, scope_name, key.namespace)
     if scope is None:
         if delete:
-            return None
+            return carry_out_step(kcp, names.NETWORK, status.obj, gone())
         status.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist")
         return Result.requeue(s.t(60))
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
     if provider is None:
-        status.fail(names.REASON_UNKNOWN, "Unsupported network type")
-        return None if delete else Result.done()
-    ctx = NetworkContext(kube=kcp, obj=obj, scope=scope, settings=s, status=status)
-    return provider.delete_network(ctx) if delete else provider.reconcile_network(ctx)
+        step = StepBuilder(status.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
+        return carry_out_step(kcp, names.NETWORK, status.obj, replace(step, remove_finalizer=names.FINALIZER)
+                              if delete else step)
+    ctx = NetworkContext(kube=kcp, obj=status.obj, scope=scope, settings=s)
+    step = provider.delete_network(ctx) if delete else provider.reconcile_network(ctx)
+    return carry_out_step(kcp, names.NETWORK, status.obj, step)

@@ -12,51 +12,34 @@ from __future__ import annotations
 from typing import Any
 
 from kube import ApiError, ResourceMissing, client_for
-from tasks.cloud import conditions as cond
+from kube.toolkit import StatusWriter, deleting
 from tasks.cloud import names, settings
-from tasks.cloud.kcp.common import deleting
-from tasks.cloud.status import StatusWriter
+from tasks.cloud.kcp.common import carry_out_step
+from tasks.cloud.kcp.nuke_plan import plan
 from workers.controller import Key, Result
 
 __all__ = ["reconcile"]
 
 
 def reconcile(key: Key) -> Result:
-    """Reconcile the Nuke ``key``."""
+    """Reconcile the Nuke ``key``: list the kinds, plan (:func:`~.nuke_plan.plan`), delete, write status."""
     s = settings.current()
     kcp = client_for(key.cluster)
     nuke = kcp.get(names.NUKE, key.name, key.namespace)
     if nuke is None or deleting(nuke) or (nuke.get("status") or {}).get("state") == names.STATE_READY:
         return Result.done()  # a completed Nuke never acts again (a runtime re-created under the name is safe)
-    scope_name = str(((nuke.get("spec") or {}).get("scope") or {}).get("name") or "")
-    status = StatusWriter(kcp, names.NUKE, nuke)
-    before = {r.get("kind"): dict(r.get("objects") or {}) for r in status.status.get("resources") or []}
-    resources: list[dict[str, Any]] = []
-    remaining = 0
+    found: dict[str, list[dict[str, Any]]] = {}
+    kinds = {res.kind: res for res in names.NUKED_KINDS}
     for res in names.NUKED_KINDS:
         try:
-            found = kcp.list(res, key.namespace)
+            found[res.kind] = kcp.list(res, key.namespace)
         except ResourceMissing:
             continue
         except ApiError as exc:
-            status.fail(names.REASON_ERROR_LISTING_RESOURCES, f"Error listing {res.kind} resources: {exc.message}")
+            StatusWriter(kcp, names.NUKE, nuke).fail(names.REASON_ERROR_LISTING_RESOURCES,
+                                                     f"Error listing {res.kind} resources: {exc.message}")
             return Result.requeue(s.t(300))
-        objects = {name: "Deleted" for name in before.get(res.kind, {})}
-        for obj in found:
-            if str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "") != scope_name:
-                continue
-            name = str(obj["metadata"]["name"])
-            if not deleting(obj):
-                kcp.delete(res, name, key.namespace)
-            objects[name] = "Deleting"
-            remaining += 1
-        if objects:
-            resources.append({"kind": res.kind, "resourceType": "KCP", "objects": objects})
-    fields: dict[str, Any] = {"resources": resources}
-    if not status.status.get("initializedOn"):
-        fields["initializedOn"] = cond.now_rfc3339()
-    if remaining:
-        status.patch(state=names.STATE_PROCESSING, **fields)
-        return Result.requeue(s.t(1))
-    status.ready(**fields)
-    return Result.done()
+    decided = plan(nuke, found, s.t)
+    for kind, name in decided.deletes:
+        kcp.delete(kinds[kind], name, key.namespace)
+    return carry_out_step(kcp, names.NUKE, nuke, decided.step)

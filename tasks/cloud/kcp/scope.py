@@ -27,23 +27,16 @@ from typing import Any
 
 import structlog
 
+import kube.toolkit.conditions as cond
 from kube import ApiError, Kube, NotFound, ResourceMissing, clusters, resources
 from kube import client_for as kube_client_for
+from kube.clock import now_rfc3339
 from kube.kubeconfig import KubeconfigError, current_namespace
-from tasks.cloud import conditions as cond
+from kube.toolkit import StatusWriter, deleting, remove_finalizer
 from tasks.cloud import names, providers, settings, sweep
-from tasks.cloud.kcp.common import deleting, remove_finalizer
+from tasks.cloud import scope as shoots
+from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
-from tasks.cloud.scope import (
-    ScopeError,
-    binding_secret_ref,
-    build_scope,
-    decode_secret,
-    kyma_network_object,
-    missing_labels,
-    shoot_name,
-)
-from tasks.cloud.status import StatusWriter
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.scope")
@@ -64,7 +57,7 @@ def reconcile(key: Key) -> Result:
     if gc is None or deleting(gc):
         return _gone(kcp, key, scope, s)
     provider = providers.get(str((scope or {}).get("spec", {}).get("provider") or ""))
-    if scope is None or missing_labels(scope, gc) or (provider is not None and provider.scope_incomplete(scope)):
+    if scope is None or shoots.missing_labels(scope, gc) or (provider is not None and provider.scope_incomplete(scope)):
         built = _build(kcp, key, gc, scope, s)
         if isinstance(built, Result):
             return built
@@ -75,14 +68,14 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     network = kcp.get(names.NETWORK, names.kyma_network(key.name), key.namespace)
     if network is None:
-        kcp.create(names.NETWORK, kyma_network_object(scope, provider.network_reference(scope)))
+        kcp.create(names.NETWORK, shoots.kyma_network_object(scope, provider.network_reference(scope)))
         return Result.requeue(s.t(1))
     if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
         return Result.requeue(s.t(1))
     status = StatusWriter(kcp, names.SCOPE, scope)
-    stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s, status=status))
+    stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s))
     if stop is not None:
-        return stop
+        return carry_out_step(kcp, names.SCOPE, status.obj, stop)
     retry = _exposed_data(kcp, key, scope, status, provider, s)
     status.ready()
     return Result.requeue(s.t(60) if retry else s.t(RESYNC))
@@ -107,15 +100,15 @@ def _binding(garden: Kube, shoot: Mapping[str, Any], namespace: str) -> tuple[st
                 raise
             binding = None
         if binding is not None:
-            return binding_secret_ref(binding, "CredentialsBinding")
+            return shoots.binding_secret_ref(binding, "CredentialsBinding")
     fallback = str(spec.get("secretBindingName") or name)
     try:
         binding = garden.get(names.SECRET_BINDING, fallback, namespace) if fallback else None
     except ResourceMissing:
         binding = None
     if binding is None:
-        raise ScopeError(f"no CredentialsBinding or SecretBinding {fallback or '(unnamed)'} in {namespace}")
-    return binding_secret_ref(binding, "SecretBinding")
+        raise shoots.ScopeError(f"no CredentialsBinding or SecretBinding {fallback or '(unnamed)'} in {namespace}")
+    return shoots.binding_secret_ref(binding, "SecretBinding")
 
 
 def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudSettings) -> dict | Result:
@@ -124,7 +117,7 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
     except KubeconfigError as exc:
         return Result.error(f"Garden client: {exc}")
     try:
-        shoot_ref = shoot_name(gc)
+        shoot_ref = shoots.shoot_name(gc)
         shoot = garden.get(names.SHOOT, shoot_ref, namespace)
         if shoot is None:
             return Result.error(f"shoot {namespace}/{shoot_ref} not found")
@@ -132,7 +125,7 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
         secret = garden.get(resources.SECRET, secret_name, secret_ns)
         if secret is None:
             return Result.error(f"credentials Secret {secret_ns}/{secret_name} not found")
-    except ScopeError as exc:
+    except shoots.ScopeError as exc:
         return Result.error(str(exc))
     finally:
         garden.close()
@@ -141,14 +134,14 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
         log.error("unknown provider", scope=key.name, provider=provider_type)
         return Result.done()
     inputs = ScopeInputs(kyma=key.name, region=str((shoot.get("spec") or {}).get("region") or ""), shoot=shoot,
-                         credentials=decode_secret(secret), vpc_network=names.vpc_network(namespace, shoot_ref),
+                         credentials=shoots.decode_secret(secret), vpc_network=names.vpc_network(namespace, shoot_ref),
                          gardener_namespace=namespace)
     try:
         info = provider.scope_info(inputs)
     except ProviderError as exc:
         log.error("scope not built", scope=key.name, provider=provider_type, error=exc.message)
         return Result.error(exc.message) if exc.retryable else Result.terminal(exc.message)
-    desired = build_scope(kyma=key.name, namespace=key.namespace, gardener_cluster=gc, shoot=shoot,
+    desired = shoots.build_scope(kyma=key.name, namespace=key.namespace, gardener_cluster=gc, shoot=shoot,
                           provider=provider_type, info=info, existing=scope)
     if scope is None:
         created = kcp.create(names.SCOPE, desired)
@@ -185,7 +178,7 @@ def _exposed_data(kcp: Kube, key: Key, scope: dict, status: StatusWriter, provid
     except (KubeconfigError, ApiError) as exc:
         log.warning("kyma-info not written", scope=key.name, error=str(exc))
         return True
-    status.patch(exposedData={"natGatewayIps": ips, "readTime": cond.now_rfc3339()})
+    status.patch(exposedData={"natGatewayIps": ips, "readTime": now_rfc3339()})
     return False
 
 
@@ -227,7 +220,7 @@ def _gone(kcp: Kube, key: Key, scope: dict | None, s: settings.CloudSettings) ->
         if (nuke.get("status") or {}).get("state") != names.STATE_READY:
             return Result.requeue(s.t(1))
     try:
-        if remove_finalizer(kcp, names.SCOPE, scope) is not None:
+        if remove_finalizer(kcp, names.SCOPE, scope, names.FINALIZER, names.LEGACY_FINALIZERS) is not None:
             kcp.delete(names.SCOPE, key.name, key.namespace)
     except NotFound:
         pass

@@ -1,23 +1,20 @@
-"""The CloudResources module CR reconciler (``pkg/skr/cloudresources``).
-
-Only one instance is served: when none has ``status.served=True`` the reconciled one becomes served;
-the others get ``served=False``, state ``Warning`` and an Error condition ``OtherIsServed``. The served
-one gets the finalizer and state ``Ready``. Deleting it is refused while any object of another
-``cloud-resources.kyma-project.io`` kind exists (state ``Warning``, reason ``ResourcesExist``,
-``Can not deactivate module while cloud resources exist: [kinds]``, requeue 10 s); otherwise every CRD
-of the group but CloudResources' own is deleted and the finalizer released.
-"""
+"""The CloudResources module CR reconciler (``pkg/skr/cloudresources``): read → pure plan
+(:mod:`.cloudresources_plan`, which states the rules) → apply (the group's CRDs deleted before the
+instance's finalizer goes)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kube import Resource, ResourceMissing, resources
+from kube.toolkit import StatusWriter, carry_out
 from tasks.cloud import names
-from tasks.cloud.kcp.common import add_finalizer, go_list, ignored, remove_finalizer
+from tasks.cloud.kcp.common import ignored
+from tasks.cloud.skr.cloudresources_plan import Seen, plan
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.status import StatusWriter
 from workers.controller import Result
 
-__all__ = ["reconcile"]
+__all__ = ["read", "reconcile"]
 
 _OWN_CRD = f"{names.CLOUD_RESOURCES.plural}.{names.SKR_GROUP}"
 
@@ -35,43 +32,32 @@ def _group_kinds(ctx: SkrContext) -> list[tuple[str, Resource]]:
     return out
 
 
+def read(ctx: SkrContext, obj: dict[str, Any]) -> Seen:
+    """What the plan needs; the group's CRDs and their objects only while the instance is deleting."""
+    everyone = ctx.objects(names.CLOUD_RESOURCES)
+    if not (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return Seen(obj, everyone)
+    kinds = _group_kinds(ctx)
+    in_use = []
+    for _, res in kinds:
+        try:
+            if ctx.skr.list(res):
+                in_use.append(res.kind)
+        except ResourceMissing:
+            continue
+    return Seen(obj, everyone, [crd for crd, _ in kinds], in_use)
+
+
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
-    """One turn of the CloudResources ``namespace/name``."""
-    skr = ctx.skr
+    """One turn of the CloudResources ``namespace/name``: read, plan, apply."""
     obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
-    status = StatusWriter(skr, names.CLOUD_RESOURCES, obj)
-    ctx.track(f"{namespace}/{name}", status)
-    everyone = ctx.objects(names.CLOUD_RESOURCES)
-    served = [o for o in everyone if (o.get("status") or {}).get("served") == "True"]
-    if not served:
-        status.patch(served="True")
-        return Result.requeue(0)
-    if status.status.get("served") != "True":
-        other = served[0]["metadata"]
-        status.exclusive(names.COND_ERROR, True, names.REASON_OTHER_IS_SERVED,
-                         f"Only one instance of CloudResources is allowed: {other.get('namespace')}/"
-                         f"{other.get('name')} is served", names.STATE_WARNING, served="False")
-        return Result.done()
-    if not (obj["metadata"].get("deletionTimestamp")):
-        status.obj = add_finalizer(skr, names.CLOUD_RESOURCES, obj)
-        status.ready()
-        return Result.done()
-    kinds = _group_kinds(ctx)
-    existing = []
-    for _, res in kinds:
-        try:
-            if skr.list(res):
-                existing.append(res.kind)
-        except ResourceMissing:
-            continue
-    if existing:
-        status.exclusive(names.COND_WARNING, True, names.REASON_RESOURCES_EXIST,
-                         f"Can not deactivate module while cloud resources exist: {go_list(sorted(existing))}",
-                         names.STATE_WARNING)
-        return Result.requeue(ctx.settings.t(10))
-    for crd_name, _ in kinds:
-        skr.delete(resources.CRD, crd_name)
-    remove_finalizer(skr, names.CLOUD_RESOURCES, status.obj)
-    return Result.done()
+    decided = plan(read(ctx, obj), ctx.settings.t)
+    if decided.step.remove_finalizer:
+        for crd_name in decided.delete_crds:
+            ctx.skr.delete(resources.CRD, crd_name)
+    written = carry_out(ctx.skr, names.CLOUD_RESOURCES, obj, decided.step,
+                        legacy_finalizers=names.LEGACY_FINALIZERS)
+    ctx.track(f"{namespace}/{name}", StatusWriter(ctx.skr, names.CLOUD_RESOURCES, written or obj))
+    return decided.step.as_result()

@@ -62,7 +62,7 @@ class SkrContext:
         self._cache.pop(res.full_name, None)
 
     def track(self, ref: str, status: Any) -> None:
-        """Remember the :class:`~tasks.cloud.status.StatusWriter` of ``ref``: its final state is reported."""
+        """Remember the :class:`~kube.toolkit.StatusWriter` of ``ref``: its final state is reported."""
         self._tracked[ref] = status
 
     def state_of(self, ref: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kube import Kube
-from tasks.cloud import conditions as cond
+from kube.clock import now_rfc3339
 from tasks.cloud import names
 from tasks.cloud.rotation import past_connections
 
@@ -21,7 +21,7 @@ __all__ = ["save"]
 def save(kcp: Kube, namespace: str, kyma: str, scope: Mapping[str, Any] | None,
          handles: list[dict[str, Any]], now: str = "") -> dict[str, Any]:
     """Create or replace the SkrStatus of ``kyma``; ``handles`` are ``{title, ok, outcomes, ...}``."""
-    now = now or cond.now_rfc3339()
+    now = now or now_rfc3339()
     labels = ((scope or {}).get("metadata") or {}).get("labels") or {}
     spec_scope = (scope or {}).get("spec") or {}
     current = kcp.get(names.SKR_STATUS, kyma, namespace)

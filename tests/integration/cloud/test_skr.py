@@ -210,3 +210,90 @@ def test_runtime_watcher_event_connects_sooner_rate_limited(cloud: CloudEnv) -> 
                              timeout=5).status_code == 200
     time.sleep(1.5)
     assert connections(cloud, rt.kyma) == before + 1
+
+
+def _inactive_skr(cloud: CloudEnv) -> tuple[Runtime, Kube, Any]:
+    """A runtime whose Kyma lists no cloud-manager module: no worker connects to it, so the test
+    drives its SKR reconciles in-process (its Scope is built all the same)."""
+    import os
+
+    from tasks.cloud import settings as cloud_settings
+    from tasks.cloud.skr.context import SkrContext
+    from tests.integration.cloud.conftest import CLOUD_ENV
+
+    rt = cloud.runtime(module=None)
+    assert rt.skr is not None
+    scope = cloud.wait(lambda: cloud.kcp_get(names.SCOPE, rt.kyma), timeout=90, message="Scope built")
+    s = cloud_settings.load({**os.environ, **CLOUD_ENV})
+    ctx = SkrContext(kyma=rt.kyma, skr=rt.skr, kcp=cloud.kcp, scope=scope, settings=s,
+                     deadline=time.monotonic() + 30)
+    return rt, rt.skr, ctx
+
+
+def test_the_mirror_is_created_in_the_turn_that_first_sees_the_iprange(cloud: CloudEnv) -> None:
+    from tasks.cloud.skr import connect, iprange
+
+    _, skr, ctx = _inactive_skr(cloud)
+    name = skr_range(skr, "10.251.0.0/22")
+    turns = 0
+    original = iprange.reconcile
+
+    def counted(*args: Any) -> Any:
+        nonlocal turns
+        turns += 1
+        return original(*args)
+
+    counted(ctx, "", name)
+    assert turns == 1
+    obj = skr.get(names.SKR_IPRANGE, name)
+    assert obj is not None
+    ident = obj["status"]["id"]
+    assert obj["metadata"]["labels"][names.LABEL_SKR_ID] == ident
+    assert names.FINALIZER in obj["metadata"]["finalizers"]
+    assert obj["status"]["state"] == "Creating"
+    assert conditions(obj) == [("Submitted", "True", "SubmissionSucceeded", "Resource is submitted for provisioning")]
+    kcp = cloud.kcp_get(names.KCP_IPRANGE, ident)
+    assert kcp is not None and kcp["metadata"]["labels"][names.LABEL_REMOTE_NAME] == name
+    # and one connect of a fresh SKR: the mirror exists when it ends (the connect counts its handles)
+    rt2, skr2, ctx2 = _inactive_skr(cloud)
+    second = skr_range(skr2, "10.251.0.0/22")
+    report = connect.connect(cloud.kcp, rt2.kyma, ctx2.settings)
+    assert report.result == "ok"
+    obj = skr2.get(names.SKR_IPRANGE, second)
+    assert obj is not None and cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"]) is not None
+    status = cloud.kcp_get(names.SKR_STATUS, rt2.kyma)
+    assert status is not None and len(status["spec"]["pastConnections"]) == 1
+
+
+def test_an_iprange_naming_another_skrs_id_ends_in_error_and_touches_nothing(cloud: CloudEnv) -> None:
+    """The attacker suite of issue 17: ``status.id`` = another SKR's UUID, ``"."``, ``".."``, a non-UUID."""
+    from tasks.cloud.skr import iprange
+
+    _, victim_skr = active_skr(cloud)
+    victim_name = skr_range(victim_skr, "10.251.0.0/22")
+    victim_id = skr_state(cloud, victim_skr, victim_name, "Ready")["status"]["id"]
+    count = len(cloud.kcp.list(names.KCP_IPRANGE, names.KCP_NAMESPACE))
+    _, skr, ctx = _inactive_skr(cloud)
+    for forged, reason in ((victim_id, "NotOwned"), (".", "InvalidId"), ("..", "InvalidId"),
+                           ("not-a-uuid", "InvalidId")):
+        name = f"attack-{uuid.uuid4().hex[:6]}"
+        skr.create(names.SKR_IPRANGE, {"metadata": {"name": name, "finalizers": [names.FINALIZER]},
+                                       "spec": {"cidr": "10.252.0.0/22"}})
+        skr.patch_status(names.SKR_IPRANGE, name, {"id": forged, "state": "Ready"})
+        for deleting in (False, True):
+            if deleting:
+                skr.delete(names.SKR_IPRANGE, name)
+            ctx.forget(names.SKR_IPRANGE)  # each turn reads the SKR afresh (as a new connect would)
+            iprange.reconcile(ctx, "", name)
+            obj = skr.get(names.SKR_IPRANGE, name)
+            assert obj is not None and obj["status"]["state"] == "Error", (forged, deleting)
+            assert [(c["type"], c["reason"]) for c in obj["status"]["conditions"]] == [("Error", reason)]
+            assert obj["status"]["conditions"][0]["message"].startswith("IpRange id")  # no victim status copied
+            assert obj["status"]["id"] == forged
+        victim = cloud.kcp_get(names.KCP_IPRANGE, victim_id)
+        assert victim is not None and not victim["metadata"].get("deletionTimestamp"), forged
+        assert victim["status"]["state"] == "Ready"
+        assert len(cloud.kcp.list(names.KCP_IPRANGE, names.KCP_NAMESPACE)) == count, forged
+    time.sleep(1)
+    assert victim_skr.get(names.SKR_IPRANGE, victim_name)["status"]["state"] == "Ready"
+    assert cloud.kcp_get(names.KCP_IPRANGE, victim_id) is not None

@@ -1,8 +1,18 @@
-"""The AWS IpRange flow's pure decisions over EC2 answers."""
+"""The AWS IpRange flow's pure decisions over EC2 answers, and its plans (table-driven from the notes)."""
 
 from __future__ import annotations
 
-from tasks.cloud.aws.iprange import association_for, missing_subnets, subnet_conflict, vpc_overlap
+import pytest
+
+from tasks.cloud.aws.iprange import (
+    Read,
+    association_for,
+    missing_subnets,
+    plan_create,
+    plan_delete,
+    subnet_conflict,
+    vpc_overlap,
+)
 
 
 def assoc(cidr: str, state: str = "associated", ident: str = "a") -> dict:
@@ -40,3 +50,90 @@ def test_missing_subnets_pairs_zones_and_ranges() -> None:
     assert missing_subnets(ranges, zones, [subnet("r1", "b", cm=True)]) == [(0, "a", "r0"), (2, "c", "r2")]
     assert missing_subnets(ranges, zones, [subnet("r1", "a", cm=True)]) == [(0, "a", "r0"), (1, "b", "r1"),
                                                                             (2, "c", "r2")]
+
+
+# -- the plans: one turn over what EC2 answered (table-driven from the notes) --
+
+NOW = "2026-01-01T00:00:00Z"
+SCOPE = {"spec": {"region": "eu-central-1", "scope": {"aws": {
+    "vpcNetwork": "shoot--kyma--c", "network": {"zones": [{"name": "z1"}, {"name": "z2"}]}}}}}
+
+
+def t(seconds: float) -> float:
+    return seconds
+
+
+def kcp_range(status: dict | None = None, spec_cidr: str = "", deleting: bool = False) -> dict:
+    meta: dict = {"name": "id-1", "namespace": "kcp-system"}
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta, "spec": {"scope": {"name": "k"}, "remoteRef": {"name": "r"},
+                                       **({"cidr": spec_cidr} if spec_cidr else {})},
+            "status": {"cidr": "10.251.0.0/22", **(status or {})}}
+
+
+def vpc(*assocs: dict) -> dict:
+    return {"VpcId": "vpc-1", "CidrBlockAssociationSet": [assoc("10.250.0.0/16"), *assocs]}
+
+
+def first_condition(step: object) -> tuple[str, str, str]:
+    status = getattr(step, "status", None) or {}
+    cond = (status.get("conditions") or [{}])[0]
+    return status.get("state"), cond.get("reason"), cond.get("message")
+
+
+@pytest.mark.parametrize(("obj", "found", "expected"), [
+    (kcp_range(), Read(None), ("Error", "VpcNotFound", "AWS VPC shoot--kyma--c not found")),
+    (kcp_range({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]},
+               spec_cidr="10.9.0.0/22"), Read(vpc()),
+     ("Error", "CidrCanNotChange", "Cidr can not change in Ready condition")),
+    (kcp_range({"cidr": "nonsense"}), Read(vpc()), ("Error", "InvalidCidr", "Can not parse CIDR")),
+    (kcp_range({"ranges": ["10.251.0.0/23"]}), Read(vpc()),
+     ("Error", "ShootAndVpcMismatch", "RangeSubnetCount 1 different then shootZonesCount 2")),
+    (kcp_range(), Read(vpc(assoc("10.251.0.0/16"))),
+     ("Error", "CidrOverlap", "CIDR overlaps with VPC adress range cidr 10.251.0.0/16")),
+    (kcp_range(), Read(vpc(assoc("10.251.0.0/22", "failed"))),
+     ("Error", "CidrAssociationFailed", "CIDR block status state is failed")),
+    (kcp_range(), Read(vpc(assoc("10.251.0.0/22")), [subnet("10.251.0.0/24", ident="subnet-x")]),
+     ("Error", "CidrOverlap", "Range 10.251.0.0/23 overlaps with existing subnet subnet-x with cidr 10.251.0.0/24")),
+])
+def test_create_refusals(obj: dict, found: Read, expected: tuple[str, str, str]) -> None:
+    plan = plan_create(obj, SCOPE, found, t, NOW)
+    assert plan.calls == ()
+    step = plan.done()
+    assert first_condition(step) == expected
+    assert step.event is not None and (step.event.type, step.event.reason) == ("Warning", expected[1])
+
+
+def test_create_associates_then_makes_the_subnets_then_is_ready() -> None:
+    plan = plan_create(kcp_range(), SCOPE, Read(vpc()), t, NOW)
+    assert [(c.method, c.args) for c in plan.calls] == [("associate_cidr", ("vpc-1", "10.251.0.0/22"))]
+    step = plan.done([{"AssociationId": "assoc-9"}])
+    assert step.status is not None and step.status["addressSpaceId"] == "assoc-9"
+    assert step.status["ranges"] == ["10.251.0.0/23", "10.251.2.0/23"] and step.requeue_after == 1
+
+    made = plan_create(kcp_range(), SCOPE, Read(vpc(assoc("10.251.0.0/22", ident="assoc-9"))), t, NOW)
+    assert [c.args[1:3] for c in made.calls] == [("z1", "10.251.0.0/23"), ("z2", "10.251.2.0/23")]
+    tags = made.calls[0].args[3]
+    assert tags["Name"] == "id-1-0" and tags["cloud-manager.kyma-project.io/iprange"] == "1"
+
+    subnets = [subnet("10.251.0.0/23", "z1", cm=True, ident="s-1"), subnet("10.251.2.0/23", "z2", cm=True, ident="s-2")]
+    ready = plan_create(kcp_range(), SCOPE, Read(vpc(assoc("10.251.0.0/22", ident="assoc-9")), subnets), t, NOW)
+    step = ready.done()
+    assert ready.calls == () and first_condition(step) == ("Ready", "Ready", "Ready")
+    assert step.status is not None and [s["id"] for s in step.status["subnets"]] == ["s-1", "s-2"]
+
+
+@pytest.mark.parametrize(("found", "calls", "gone", "requeue"), [
+    (Read(None), [], True, None),
+    (Read(vpc(assoc("10.251.0.0/22", ident="assoc-9")), [subnet("10.251.0.0/23", cm=True, ident="s-1")]),
+     [("delete_subnet", ("s-1",))], False, 1),
+    (Read(vpc(assoc("10.251.0.0/22", ident="assoc-9"))), [("disassociate_cidr", ("assoc-9",))], False, 1),
+    (Read(vpc(assoc("10.251.0.0/22", "disassociating"))), [], False, 1),
+    (Read(vpc()), [], True, None),
+])
+def test_delete(found: Read, calls: list, gone: bool, requeue: float | None) -> None:
+    plan = plan_delete(kcp_range(deleting=True), found, t, NOW)
+    assert [(c.method, c.args) for c in plan.calls] == calls
+    step = plan.done([None] * len(calls))
+    assert bool(step.remove_finalizer) is gone and step.requeue_after == requeue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.cloud import conditions as cond
+from kube.toolkit import conditions as cond
 from tasks.cloud.state import derive_state, project_kcp_iprange
 
 NOW = "2026-01-01T00:00:00Z"

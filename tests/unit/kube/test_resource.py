@@ -3,6 +3,7 @@ import pytest
 from kube import Resource, resources
 
 APIRULE = Resource("gateway.kyma-project.io", "v2", "apirules", "APIRule", True)
+CLUSTERROLE = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False)
 
 
 @pytest.mark.parametrize(
@@ -17,11 +18,26 @@ APIRULE = Resource("gateway.kyma-project.io", "v2", "apirules", "APIRule", True)
         (APIRULE, None, None, None, "/apis/gateway.kyma-project.io/v2/apirules"),
         (resources.CRD, None, "apirules.gateway.kyma-project.io", None,
          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apirules.gateway.kyma-project.io"),
-        (resources.SECRET, "a b", "x/y", None, "/api/v1/namespaces/a%20b/secrets/x%2Fy"),
+        (resources.SECRET, "a b", "x y", None, "/api/v1/namespaces/a%20b/secrets/x%20y"),
+        (CLUSTERROLE, None, "system:aggregate", None,
+         "/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Aaggregate"),
     ],
 )
 def test_path(res: Resource, namespace: str | None, name: str | None, sub: str | None, path: str) -> None:
     assert res.path(namespace, name, sub) == path
+
+
+@pytest.mark.parametrize(("namespace", "name"), [
+    ("ns", "."), ("ns", ".."), ("ns", "x/y"), ("ns", "a%2Fb"), ("ns", "x" * 254), (".", "r"), ("..", "r"),
+    ("a/b", "r"),
+])
+def test_names_that_are_no_path_segment_are_refused(namespace: str, name: str) -> None:
+    from kube.resource import InvalidName
+
+    with pytest.raises(InvalidName, match="not a valid Kubernetes object"):
+        APIRULE.path(namespace, name)
+    with pytest.raises(InvalidName):
+        resources.SECRET.path(namespace, name, "status")
 
 
 def test_subresource_needs_name() -> None:

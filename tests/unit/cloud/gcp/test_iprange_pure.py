@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kube.toolkit import Step, condition, status_patch
+from kube.toolkit import set_exclusive as exclusive
 from tasks.cloud.gcp.iprange import address_name, is_psa, parse_cidr, retry_wait_from_env
-from tasks.cloud.step import Step, condition, exclusive, status_patch
 
 
 @pytest.mark.parametrize(("cidr", "expected"), [
@@ -40,19 +41,19 @@ def test_retry_wait_from_env(monkeypatch: pytest.MonkeyPatch, raw: str, seconds:
 
 
 def test_status_patch_only_carries_changes() -> None:
-    ready = condition("Ready", "Ready", "IpRange provisioned in GCP", "2026-01-01T00:00:00Z")
+    ready = condition("Ready", True, "Ready", "IpRange provisioned in GCP", "2026-01-01T00:00:00Z")
     current = {"state": "Ready", "conditions": [ready], "opIdentifier": ""}
-    later = condition("Ready", "Ready", "IpRange provisioned in GCP", "2026-02-02T00:00:00Z")
+    later = condition("Ready", True, "Ready", "IpRange provisioned in GCP", "2026-02-02T00:00:00Z")
     assert status_patch(current, {"state": "Ready", "conditions": [later], "opIdentifier": None}) is None
     assert status_patch(current, {"state": "Error"}) == {"state": "Error"}
     assert status_patch({"opIdentifier": "op-1"}, {"opIdentifier": None}) == {"opIdentifier": None}
 
 
 def test_exclusive_keeps_transition_time_of_an_unchanged_condition() -> None:
-    old = condition("Error", "GCPError", "a", "2026-01-01T00:00:00Z")
-    new = condition("Error", "GCPError", "b", "2026-02-02T00:00:00Z")
+    old = condition("Error", True, "GCPError", "a", "2026-01-01T00:00:00Z")
+    new = condition("Error", True, "GCPError", "b", "2026-02-02T00:00:00Z")
     assert exclusive([old], new) == [{**new, "lastTransitionTime": "2026-01-01T00:00:00Z"}]
-    ready = condition("Ready", "Ready", "r", "2026-02-02T00:00:00Z")
+    ready = condition("Ready", True, "Ready", "r", "2026-02-02T00:00:00Z")
     assert exclusive([old], ready) == [ready]
 
 

@@ -1,0 +1,50 @@
+"""Ownership before action: whether a KCP object may be touched on behalf of an SKR object (pure).
+
+Everything read from an SKR is untrusted (DESIGN.md, "Tenants"): its owner can write any
+``status.id`` or id label. A KCP object found by such an id is read, updated or deleted for an SKR
+object only when the id is a UUID (what the reconciler itself assigns) and the KCP object carries
+this SKR's kyma label and the SKR object's remote name/namespace labels. Anything else is an Error
+on the SKR object, and nothing in the KCP is touched. Every Cloud kind that mirrors an SKR object
+follows this rule (docs/cloud.md).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from tasks.cloud import names
+
+__all__ = ["REASON_INVALID_ID", "REASON_NOT_OWNED", "foreign", "invalid_id", "owner_labels"]
+
+REASON_INVALID_ID = "InvalidId"
+REASON_NOT_OWNED = "NotOwned"
+
+
+def invalid_id(ident: str) -> str | None:
+    """Why ``ident`` cannot name a KCP mirror (the user's words), or ``None`` for a canonical (lowercase,
+    hyphenated) UUID."""
+    try:
+        if str(uuid.UUID(ident)) == ident:  # canonical: lowercase, hyphenated (a valid object name)
+            return None
+    except (ValueError, AttributeError, TypeError):
+        pass
+    return f"id {ident!r} is not a UUID"
+
+
+def owner_labels(kyma: str, name: str, namespace: str = "") -> dict[str, str]:
+    """The labels that tie a KCP mirror to one SKR object: kyma, remote name, remote namespace."""
+    return {names.LABEL_KYMA_NAME: kyma, names.LABEL_REMOTE_NAME: name, names.LABEL_REMOTE_NAMESPACE: namespace}
+
+
+def foreign(kcp_obj: Mapping[str, Any] | None, kyma: str, name: str, namespace: str = "") -> str | None:
+    """Why ``kcp_obj`` is not the mirror of SKR object ``namespace/name`` of runtime ``kyma`` (the
+    user's words, naming no other tenant), or ``None`` when it is (or there is none)."""
+    if kcp_obj is None:
+        return None
+    labels = (kcp_obj.get("metadata") or {}).get("labels") or {}
+    for key, value in owner_labels(kyma, name, namespace).items():
+        if str(labels.get(key, "")) != value:
+            return "id names a KCP object that does not belong to this object"
+    return None

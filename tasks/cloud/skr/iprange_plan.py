@@ -1,0 +1,196 @@
+"""The SKR IpRange plan (``pkg/skr/iprange/reconciler.go``): one turn's decision over what was read (pure).
+
+:func:`plan` takes the SKR IpRange, the connect's other IpRanges, its KCP mirror (found by id) and
+its consumers, and answers a :class:`SkrPlan`: the id label to write, the KCP mirror to create or
+delete, and the :class:`~kube.toolkit.Step` of the SKR object (status, Event, finalizer, requeue).
+The original's steps, in its order, all in one turn (the original re-reads between them):
+
+0. ownership before action (:mod:`tasks.cloud.ownership`): an id (``status.id``, else the id label)
+   that is not a UUID is an Error ``InvalidId`` ``IpRange id '<id>' is not a UUID``; a KCP IpRange of
+   that name without this SKR's kyma and this object's remote labels is an Error ``NotOwned``. Either
+   way nothing is written to the KCP and no KCP status is copied (the original loads it unchecked);
+1. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``, state
+   ``Processing``;
+2. ``preventCidrChange``: ``spec.cidr`` differing from ``status.cidr`` -> exclusive condition
+   ``Error`` with status **False** (sic) reason ``CidrCanNotBeChanged`` ``IpRange CIDR can not be
+   changed``, state Error;
+3. ``validateCidr``: ``InvalidCidr`` with the original's messages, else ``status.cidr = spec.cidr``;
+4. ``preventCidrOverlap``: the newer of two overlapping IpRanges gets ``CidrOverlap`` ``CIDR overlaps
+   with <older>``; 5. the overlap condition is removed once the overlap is gone (state Processing);
+6. the KCP mirror ``kcp-system/<status.id>``; 7. the quota (default 1 per SKR, older wins):
+   ``QuotaExceeded`` ``Maximum number of <n> resources exceeded``, removed once within the quota;
+8. the finalizer; 9. the KCP mirror created (scope, remoteRef, kyma labels), condition ``Submitted``
+   ``SubmissionSucceeded`` ``Resource is submitted for provisioning``, state ``Creating``;
+10. deletion: refused while a consumer uses it (``DeleteWhileUsed`` ``Can not be deleted while used by:
+    [ns/name ...]``), else the mirror is deleted and, once gone, the finalizer released;
+11. the KCP status projected back (:func:`tasks.cloud.state.project_kcp_iprange`).
+
+So the mirror is created in the turn that first sees the IpRange (id, finalizer and mirror at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import kube.toolkit.conditions as cond
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id
+from tasks.cloud.state import derive_state, project_kcp_iprange
+from tasks.cloud.step import StepBuilder
+from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
+
+__all__ = ["Seen", "SkrPlan", "identity", "mirror", "plan"]
+
+SUBMITTED_MESSAGE = "Resource is submitted for provisioning"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one turn read.
+
+    Attributes:
+        obj: the SKR IpRange.
+        everyone: every SKR IpRange of the connect (overlaps, quota).
+        kcp: the KCP IpRange named by :func:`identity` (``None``: none, no id yet, or an id that is
+            not a UUID, which is never looked up).
+        users: ``ns/name`` of the SKR objects using it (read only while deleting).
+        kyma: the runtime; provider: its cloud (``azure`` IpRanges live in the ``--cm`` network).
+        kcp_namespace: where the mirrors live.
+        quota: IpRanges allowed in this SKR.
+    """
+
+    obj: Mapping[str, Any]
+    everyone: Sequence[Mapping[str, Any]]
+    kcp: Mapping[str, Any] | None
+    kyma: str
+    provider: str
+    kcp_namespace: str
+    quota: int | None = 1
+    users: Sequence[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SkrPlan:
+    """One turn's writes, in the order the applier makes them: ``label_id`` (the id label), the
+    ``step``'s finalizer, ``create`` (the KCP mirror), ``delete`` (the KCP mirror's name), then the
+    rest of ``step`` (status, Event, finalizer removal, requeue)."""
+
+    step: Step
+    label_id: str | None = None
+    create: dict[str, Any] | None = None
+    delete: str | None = None
+
+
+def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
+    """The IpRange's id: ``status.id``, else its id label, else ``new_id``."""
+    meta = obj.get("metadata") or {}
+    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
+
+
+def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, provider: str, kcp_namespace: str) -> dict[str, Any]:
+    """The KCP IpRange projected from the SKR IpRange ``obj`` (name = its id)."""
+    name = str(obj["metadata"]["name"])
+    network = names.cm_network(kyma) if provider == "azure" else names.kyma_network(kyma)
+    spec: dict[str, Any] = {"remoteRef": {"namespace": "", "name": name}, "scope": {"name": kyma},
+                            "network": {"name": network}}
+    cidr = str((obj.get("spec") or {}).get("cidr") or "")
+    if cidr:
+        spec["cidr"] = cidr
+    return {"metadata": {"name": kcp_name, "namespace": kcp_namespace,
+                         "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_REMOTE_NAME: name,
+                                    names.LABEL_REMOTE_NAMESPACE: "",
+                                    names.LABEL_MODULE: names.MODULE_LABEL_VALUE}},
+            "spec": spec}
+
+
+def _go_list(items: Sequence[str]) -> str:
+    return "[" + " ".join(items) + "]"
+
+
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str | None = None) -> SkrPlan:
+    """One turn of the SKR IpRange (see the module doc). ``new_id``: the UUID to assign when the
+    object has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
+    obj = seen.obj
+    run = StepBuilder(obj, now)
+    meta = obj.get("metadata") or {}
+    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    spec_cidr = str(run.spec.get("cidr") or "")
+    label_id: str | None = None
+
+    ident = str(run.status.get("id") or "")
+    if not ident and run.deleting and not has_finalizer:
+        return SkrPlan(Step())
+    claimed = ident or identity(obj, new_id)
+    refused = invalid_id(claimed)  # 0
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_INVALID_ID, f"IpRange {refused}"))
+    refused = foreign(seen.kcp, seen.kyma, str(meta.get("name") or ""))
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_NOT_OWNED, f"IpRange {refused}"))
+    if not ident:  # 1
+        ident = claimed
+        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
+            label_id = ident
+        run.set(id=ident, state=names.STATE_PROCESSING)
+
+    def stop(step: Step, **writes: Any) -> SkrPlan:
+        return SkrPlan(step, label_id=label_id, **writes)
+
+    if run.deleting:  # 10
+        return _delete(run, seen, ident, has_finalizer, label_id, t)
+    status_cidr = str(run.status.get("cidr") or "")
+    if spec_cidr and status_cidr and spec_cidr != status_cidr:  # 2
+        run.exclusive(names.COND_ERROR, False, names.REASON_CIDR_CAN_NOT_BE_CHANGED,
+                      "IpRange CIDR can not be changed", names.STATE_ERROR)
+        return stop(run.step())
+    if spec_cidr and not status_cidr:  # 3
+        failure = cidr_failure(spec_cidr)
+        if failure is not None:
+            return stop(run.fail(names.REASON_INVALID_CIDR, failure))
+        run.set(cidr=spec_cidr)
+    winner = overlap_winner(obj, seen.everyone)  # 4
+    if winner is not None:
+        return stop(run.fail(names.REASON_CIDR_OVERLAP, f"CIDR overlaps with {winner}"))
+    error = cond.find(run.conditions, names.COND_ERROR)  # 5
+    if error is not None and error.get("reason") == names.REASON_CIDR_OVERLAP:
+        run.without(names.COND_ERROR).set(state=names.STATE_PROCESSING)
+    kcp_obj = seen.kcp  # 6
+    if kcp_obj is None:  # 7
+        if quota_exceeded(obj, seen.everyone, seen.quota):
+            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
+                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
+            return stop(run.step())
+        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
+            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        run.exclusive(names.COND_SUBMITTED, True, names.REASON_SUBMISSION_SUCCEEDED, SUBMITTED_MESSAGE,
+                      names.STATE_CREATING)  # 8, 9
+        return stop(run.step(add_finalizer=None if has_finalizer else names.FINALIZER, requeue_after=t(0.1)),
+                    create=mirror(obj, ident, seen.kyma, seen.provider, seen.kcp_namespace))
+    add = None if has_finalizer else names.FINALIZER  # 8
+    projected = project_kcp_iprange(kcp_obj, run.conditions, run.now)  # 11
+    if projected.wait or projected.conditions is None:
+        return stop(run.step(add_finalizer=add, requeue_after=t(10)))
+    run.set(conditions=projected.conditions, state=derive_state(projected.conditions, str(run.current("state") or "")))
+    return stop(run.step(add_finalizer=add))
+
+
+def _delete(run: StepBuilder, seen: Seen, ident: str, has_finalizer: bool, label_id: str | None,
+            t: Callable[[float], float]) -> SkrPlan:
+    if not has_finalizer:
+        return SkrPlan(run.step(), label_id=label_id)
+    warning = cond.find(run.conditions, names.COND_WARNING)
+    if not (warning and warning.get("reason") == names.REASON_DELETE_WHILE_USED) and \
+            run.current("state") not in (names.STATE_PROCESSING, names.STATE_DELETING):
+        run.set(state=names.STATE_PROCESSING)
+    if seen.users:
+        run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
+                      f"Can not be deleted while used by: {_go_list(list(seen.users))}", names.STATE_ERROR)
+        return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id)
+    if seen.kcp is not None:
+        run.without(names.COND_WARNING).set(state=names.STATE_DELETING)
+        deleting = bool((seen.kcp.get("metadata") or {}).get("deletionTimestamp"))
+        return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id, delete=None if deleting else ident)
+    return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
