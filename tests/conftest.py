@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.workers",
     "tests.fixtures.platform",
     "tests.fixtures.kube",
+    "tests.fixtures.audit",
 ]
