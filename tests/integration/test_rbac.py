@@ -38,7 +38,7 @@ def _recorded_calls(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     (they run before this module), else a replay's."""
     ran = {item.nodeid.split("::")[0] for item in request.session.items}
     if set(SCENARIOS) <= ran:
-        return audit_dir()
+        return audit_dir(request.config)
     replay = tmp_path / "audit"
     env = {**os.environ, ENV_DIR: str(replay)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SCENARIOS],
@@ -84,7 +84,9 @@ def test_every_recorded_call_is_allowed(request: pytest.FixtureRequest, tmp_path
     assert any(c["group"] == "operator.kyma-project.io" and c["component"] == "worker-apigateway" for c in calls)
     assert any(c["resource"] == "events" and c["verb"] == "update" for c in calls)  # the repeat was counted
     forbidden = denied(calls, objects)
-    assert not forbidden, "calls the deployment's RBAC forbids:\n" + "\n".join(map(str, forbidden))
+    namespaces = {f: sorted({c["namespace"] for c in calls if f in denied([c], objects)}) for f in forbidden}
+    assert not forbidden, "calls the deployment's RBAC forbids (in namespaces):\n" + "\n".join(
+        f"{f} {namespaces[f]}" for f in forbidden)
 
 
 def test_a_call_the_rbac_forbids_is_reported() -> None:
