@@ -27,11 +27,17 @@ fi
 STAMP=.venv/.reconcilery-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ requirements.lock -nt "$STAMP" ] \
     || [ reconcilery-embedded/pyproject.toml -nt "$STAMP" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
   # The runtime dependencies at the image's versions (requirements.lock), then the project with the
-  # embedded default (its own distribution, reconcilery-embedded/) and the dev tools.
-  .venv/bin/python -m pip install -q -r requirements.lock
-  .venv/bin/python -m pip install -q -e ./reconcilery-embedded -e ".[dev,embedded]"
+  # embedded default (its own distribution, reconcilery-embedded/) and the dev tools. uv installs them
+  # in ~30 s where pip takes ~5 minutes on 2 cores; pip does it when uv cannot.
+  .venv/bin/python -m pip install -q --upgrade pip uv
+  uv_install() { .venv/bin/uv pip install -q --python .venv/bin/python "$@"; }
+  pip_install() { .venv/bin/python -m pip install -q "$@"; }
+  for install in uv_install pip_install; do
+    if $install -r requirements.lock && $install -e ./reconcilery-embedded -e ".[dev,embedded]"; then break; fi
+    if [ "$install" = pip_install ]; then echo "error: installing the dependencies failed" >&2; exit 1; fi
+    echo "note: uv could not install the dependencies: pip does" >&2
+  done
   touch "$STAMP"
 fi
 

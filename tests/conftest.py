@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.fixtures.workers",
     "tests.fixtures.platform",
     "tests.fixtures.kube",
+    "tests.fixtures.audit",
 ]
 
 

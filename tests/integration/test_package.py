@@ -34,8 +34,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
         ".venv", ".git", "build", "*.egg-info", "__pycache__", ".reconcilery", ".*_cache", "tests", "bench"))
     wheels = base / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src),
-          str(src / "reconcilery-embedded")], base, 600)
+    # uv (a dev tool) builds and installs as pip does, in parallel and from its cache: ~30 s where pip
+    # took 5 minutes on 2 cores for the ~100 packages of requirements.lock.
+    uv = [str(Path(sys.executable).with_name("uv"))]
+    _run([*uv, "build", "--wheel", "-q", "-o", str(wheels), str(src)], base, 600)
+    _run([*uv, "build", "--wheel", "-q", "-o", str(wheels), str(src / "reconcilery-embedded")], base, 600)
     runtime = next(wheels.glob("reconcilery-*.whl"))
     tops = {n.split("/")[0] for n in zipfile.ZipFile(runtime).namelist()}
     assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing", "informers"} <= tops
@@ -44,8 +47,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert {n.split("/")[0] for n in zipfile.ZipFile(embedded).namelist()} >= {"kubedev", "standins"}
 
     env_dir = base / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    pip = [*uv, "pip", "install", "-q", "--python", str(env_dir / "bin" / "python")]
     _run([*pip, "-r", str(ROOT / "requirements.lock")], base, 900)  # the image's versions
     _run([*pip, "--find-links", str(wheels), f"{runtime}[embedded]"], base, 900)
     return env_dir / "bin"

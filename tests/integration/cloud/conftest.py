@@ -1,4 +1,6 @@
-"""A Cloud Resources environment for the integration tests, shared by the tests of one module.
+"""A Cloud Resources environment for the integration tests, started once for this folder and shared by
+every test of test_kcp.py, test_skr.py and test_providers.py (one pytest-xdist worker runs them in a row,
+tests/fixtures/audit.py); stopped after the folder's last test.
 
 One dev API server (KCP = the default cluster, the Garden and every SKR as named clusters), moto's
 server for EC2/STS, a Redis, and real processes: ``reconcilery worker`` for ``cloud-kcp`` and
@@ -198,9 +200,9 @@ class CloudEnv:
         return self.kcp.get(res, name, names.KCP_NAMESPACE)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def moto_endpoint() -> Iterator[str]:
-    """moto's server (EC2, STS) on a free port for the module."""
+    """moto's server (EC2, STS) on a free port for the tests of this folder."""
     import logging
 
     from moto.server import ThreadedMotoServer
@@ -215,7 +217,7 @@ def moto_endpoint() -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CloudEnv]:
     """The environment with its processes running (see the module doc)."""
     logdir = tmp_path_factory.mktemp("cloud")
