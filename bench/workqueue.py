@@ -174,21 +174,20 @@ def end_to_end(env: dict[str, str], tmp: str, wq: Any, r: redis.Redis, n: int, p
     finally:
         for w in workers:
             stop_process(w)
+    def drain_backlog(counter: str) -> float:
+        """Seconds the workers (started after the backlog was queued) take to drain it."""
+        workers = start_workers(env, tmp, procs, threads, r, wait=False)
+        try:
+            return timed_drain(r, counter, n)[1]
+        finally:
+            for w in workers:
+                stop_process(w)
+
     r.delete("bench:reconciled", "bench:bare")
     ours_enqueue("d")
-    workers = start_workers(env, tmp, procs, threads, r, wait=False)
-    try:
-        _, ours_drain = timed_drain(r, "bench:reconciled", n)
-    finally:
-        for w in workers:
-            stop_process(w)
+    ours_drain = drain_backlog("bench:reconciled")
     bare_publish()
-    workers = start_workers(env, tmp, procs, threads, r, wait=False)
-    try:
-        _, bare_drain = timed_drain(r, "bench:bare", n)
-    finally:
-        for w in workers:
-            stop_process(w)
+    bare_drain = drain_backlog("bench:bare")
     return [
         f"[{procs} x {threads}] workqueue no-op reconciles: end to end {rate(n, ours)}; "
         f"drain of a backlog {n / ours_drain:,.0f}/s",

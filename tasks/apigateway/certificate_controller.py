@@ -159,14 +159,6 @@ def list_keys() -> list[Key]:
     return [secret_key()]
 
 
-CONTROLLER = registry.register(
-    Controller(
-        name=CONTROLLER_NAME,
-        queue=QUEUE,
-        reconcile=reconcile,
-        backoff=Backoff(base=0.005, cap=300.0, jitter=0.1),
-        resync_interval=RECONCILIATION_SECONDS,
-        list_keys=list_keys,
-        timeout=60.0,
-    )
-)
+_BACKOFF = Backoff(base=0.005, cap=300.0, jitter=0.1)
+CONTROLLER = registry.register(Controller(CONTROLLER_NAME, QUEUE, reconcile, _BACKOFF, RECONCILIATION_SECONDS,
+                                          list_keys, timeout=60.0))

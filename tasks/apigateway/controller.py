@@ -359,11 +359,5 @@ def list_keys() -> list[Key]:
 def controller() -> Controller:
     """The registration, with this process's settings (built on the registry's first use)."""
     settings = ControllerSettings.from_env()
-    return Controller(
-        name=CONTROLLER_NAME,
-        queue=QUEUE,
-        reconcile=reconcile,
-        backoff=Backoff(base=settings.plan.error_retry_interval, cap=settings.error_retry_cap, jitter=0.1),
-        resync_interval=settings.resync_interval or None,
-        list_keys=list_keys,
-    )
+    backoff = Backoff(base=settings.plan.error_retry_interval, cap=settings.error_retry_cap, jitter=0.1)
+    return Controller(CONTROLLER_NAME, QUEUE, reconcile, backoff, settings.resync_interval or None, list_keys)

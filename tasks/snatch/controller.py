@@ -140,13 +140,5 @@ def list_keys() -> list[Key]:
     return [webhook_config_key()]
 
 
-CONTROLLER = registry.register(
-    Controller(
-        name=CONTROLLER_NAME,
-        queue=QUEUE,
-        reconcile=reconcile,
-        backoff=Backoff(base=0.5, cap=60.0, jitter=0.1),
-        resync_interval=RESYNC_SECONDS,
-        list_keys=list_keys,
-    )
-)
+_BACKOFF = Backoff(base=0.5, cap=60.0, jitter=0.1)
+CONTROLLER = registry.register(Controller(CONTROLLER_NAME, QUEUE, reconcile, _BACKOFF, RESYNC_SECONDS, list_keys))

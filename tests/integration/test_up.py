@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
-from tests.fixtures.processes import free_port
+from tests.fixtures.processes import free_port, port_closed
 from tests.fixtures.workers import ROOT
 
 pytestmark = pytest.mark.integration
 
-
-def _closed(url: str) -> bool:
-    parts = urlsplit(url)
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 80)) != 0
 
 
 def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Path) -> None:
@@ -59,4 +51,4 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     # every process and server it started is gone
     for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["flower"], *endpoints["nginx_plus"],
                 endpoints["webhook"], endpoints["conversion_webhook"]):
-        assert _closed(url), f"{url} still open after up exited"
+        assert port_closed(url), f"{url} still open after up exited"

@@ -4,28 +4,17 @@ and another tenant's SKR keeps being connected."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from bench.skr_flood import flood
-from tests.integration.cloud import conftest
 from tests.integration.cloud.conftest import CloudEnv
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module", autouse=True)
-def small_read_limits() -> Iterator[None]:
-    """Read limits of 4 MiB per list for this module's processes (the default 64 MiB would need a flood
-    too large for a test machine; bench/skr_flood.py runs the default)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(conftest.CLOUD_ENV, "RECONCILERY_REMOTE_LIST_MAX_BYTES", str(4 * 2**20))
-        yield
-
-
 @pytest.mark.timeout(600)
 def test_a_flood_of_large_objects_fails_the_connect_and_the_worker_survives(cloud: CloudEnv) -> None:
+    # the package's processes read SKR lists up to 4 MiB (conftest.CLOUD_ENV): one stack for every module
     report = flood(cloud, objects=40, kib=200)  # 8 MiB against a 4 MiB bound
     print("\n".join(report.lines()))
     assert report.worker_alive

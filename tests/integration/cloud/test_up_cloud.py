@@ -6,29 +6,21 @@ stopped afterwards."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
-from tests.fixtures.processes import free_port
+from tests.fixtures.processes import free_port, port_closed
 from tests.fixtures.workers import ROOT
 
 pytestmark = pytest.mark.integration
 
-
-def _closed(url: str) -> bool:
-    parts = urlsplit(url)
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 80)) != 0
 
 
 AWS_KYMAS = {"5d3c9a1e-7b24-4f0e-9c11-2a6f0d8e4b71", "9e81b6f0-3c5d-4a27-8f1e-6d2c4b7a9e03"}
@@ -128,4 +120,4 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
         assert "/clusters/" in config["clusters"][0]["cluster"]["server"]
     for url in (endpoints["kubernetes"], endpoints["redis"], endpoints["aws"], endpoints["gcp"], endpoints["azure"],
                 endpoints["skr_listener"]):
-        assert _closed(url), f"{url} still open after up exited"
+        assert port_closed(url), f"{url} still open after up exited"
