@@ -191,7 +191,12 @@ def _many_slow_clients(served: Served) -> None:
 
 def test_without_certificates_it_serves_probes_and_refuses_every_event() -> None:
     kymas: list[str] = []
-    listener = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0).start()
+
+    def on_kyma(kyma: str) -> str:
+        kymas.append(kyma)
+        return "accepted"
+
+    listener = Listener(on_kyma, "127.0.0.1", 0).start()
     try:
         assert listener.url.startswith("http://")
         assert requests.get(listener.url + "/healthz", timeout=5).status_code == 200
