@@ -30,3 +30,10 @@ def test_flower_is_behind_basic_auth_on_loopback() -> None:
     flower = COMPOSE["services"]["flower"]
     assert flower["environment"]["FLOWER_BASIC_AUTH"].startswith("admin:${RECONCILERY_FLOWER_PASSWORD:?")
     assert all(p.startswith("127.0.0.1:") for p in flower["ports"])
+
+
+def test_no_service_is_published_beyond_loopback() -> None:
+    """The SKR listener (and anything else published) is reachable from this host only."""
+    assert COMPOSE["services"]["skr-listener"]["ports"] == ["127.0.0.1:8083:8083"]
+    for name, svc in COMPOSE["services"].items():
+        assert all(str(p).startswith("127.0.0.1:") for p in svc.get("ports") or []), name
