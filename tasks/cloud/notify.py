@@ -366,6 +366,7 @@ class Listener:
             def _send(self, parsed: Parsed) -> None:
                 payload = (parsed.message + "\n").encode() if parsed.message else b""
                 try:
+                    self.connection.settimeout(2.0)  # the answer gets its own short bound, past the deadline too
                     self.send_response(parsed.status)
                     self.send_header("Content-Type", "text/plain; charset=utf-8")
                     self.send_header("Content-Length", str(len(payload)))
