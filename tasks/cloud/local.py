@@ -28,6 +28,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ import yaml
 import config
 from kube import Kube, Resource, resources
 from tasks.cloud import install, names
+from tasks.cloud.notify import ListenerTLS
+from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
 
 __all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden", "add_skr", "cluster_of",
@@ -44,6 +47,45 @@ __all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garde
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
 GARDEN = "garden"
+
+
+
+@dataclass(frozen=True)
+class ListenerCerts:
+    """Files under ``root``: ``tls`` for the listener, ``server_ca`` to verify it, :meth:`client` pairs."""
+
+    root: Path
+    client_ca: KeyPair
+    tls: ListenerTLS
+    server_ca: Path
+
+    def client(self, kyma: str, ca: KeyPair | None = None) -> tuple[str, str]:
+        """``(cert file, key file)`` of a client certificate with CN ``kyma`` signed by ``ca`` (default: the
+        listener's client CA; another CA is a forged certificate)."""
+        pair = issue_client_cert(ca or self.client_ca, kyma)
+        serial = f"{pair.certificate.serial_number:x}"
+        crt, key = self.root / f"client-{serial}.crt", self.root / f"client-{serial}.key"
+        crt.write_bytes(pair.cert_pem)
+        key.touch(mode=0o600)
+        key.write_bytes(pair.key_pem)
+        return str(crt), str(key)
+
+
+def listener_certs(root: Path, trust_xfcc: bool = False) -> ListenerCerts:
+    """Write a fresh client CA (``client-ca.crt``/``client-ca.key``: it stands in for KLM's runtime-watcher CA) and
+    a serving certificate (``tls.crt``/``tls.key``, SANs localhost and 127.0.0.1, signed by ``server-ca.crt``) into
+    ``root`` (local use and tests: production certificates come from cert-manager)."""
+    root.mkdir(parents=True, exist_ok=True)
+    client_ca, server_ca = generate_ca("klm-watcher-ca"), generate_ca("listener-ca")
+    serving = issue_serving_cert(server_ca, "skr-listener", ["localhost"], ["127.0.0.1"])
+    files = {"client-ca.crt": client_ca.cert_pem, "client-ca.key": client_ca.key_pem,
+             "server-ca.crt": server_ca.cert_pem, "tls.crt": serving.cert_pem, "tls.key": serving.key_pem}
+    for name, data in files.items():
+        if name.endswith(".key"):
+            (root / name).touch(mode=0o600)
+        (root / name).write_bytes(data)
+    tls = ListenerTLS(str(root / "tls.crt"), str(root / "tls.key"), str(root / "client-ca.crt"), trust_xfcc)
+    return ListenerCerts(root, client_ca, tls, root / "server-ca.crt")
 
 
 def cluster_of(doc: Mapping[str, Any]) -> str:
@@ -432,9 +474,17 @@ class CloudResourcesLocal(Local):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
+        # mTLS as deployed: a local client CA stands in for KLM's (issue SKR client certificates with
+        # ListenerCerts.client or openssl from listener/client-ca.{crt,key})
+        tls = listener_certs(run.state_dir / "listener").tls
+        listener_env = {"RECONCILERY_CLOUD_LISTENER_CERT_FILE": tls.cert_file,
+                        "RECONCILERY_CLOUD_LISTENER_KEY_FILE": tls.key_file,
+                        "RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE": tls.client_ca_file}
+        run.env.update(listener_env)  # Cloud settings: only the listener reads them
         run.spawn("skr-listener", [sys.executable, "-m", "reconcilery.cli", "skr-listener", "--host", "127.0.0.1",
                                    "--port", str(port)])
-        run.endpoints["skr_listener"] = f"http://127.0.0.1:{port}/v2/cloud-manager/event"
+        run.endpoints["skr_listener"] = f"https://127.0.0.1:{port}/v2/cloud-manager/event"
+        run.endpoints["skr_listener_certs"] = str(run.state_dir / "listener")
         run.log(f"[green]✓[/green] Cloud Resources: moto (AWS) at {self.cloud.endpoint}, GCP stand-in at "
                 f"{self.cloud.gcp.url}, Azure stand-in at {self.cloud.azure.url}, Garden cluster, "
                 f"runtime-watcher listener on :{port}")

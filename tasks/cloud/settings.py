@@ -62,6 +62,21 @@ class CloudSettings(config.Settings):
     notif_min_interval: Seconds = Field(10.0, description=(
         "A notification for an SKR is dropped while its last notification-driven connect ended less than this "
         "ago (``notifMinInterval``; 0 disables the limit)."))
+    listener_cert_file: str = Field("", description=(
+        "PEM server certificate (chain) the skr-listener serves TLS 1.3 with (``tls.crt`` of a cert-manager "
+        "Secret). Empty: the listener serves its probes over plain HTTP only and answers every event 401."))
+    listener_key_file: str = Field("", description="PEM private key of ``listener_cert_file`` (``tls.key``).")
+    listener_client_ca_file: str = Field("", description=(
+        "PEM CA bundle the SKRs' client certificates are verified against (KLM's runtime-watcher CA); the SKR's "
+        "kyma name is the verified certificate's subject CN. Required with ``listener_cert_file``."))
+    listener_trust_xfcc: Flag = Field(False, description=(
+        "Take the SKR's certificate from ``X-Forwarded-Client-Cert`` (set by a trusted proxy such as Istio that "
+        "verified it); the proxy itself must present a client certificate verified against "
+        "``listener_client_ca_file``. Off: the header is ignored."))
+    listener_max_connections: int = Field(32, ge=1, description=(
+        "Connections the skr-listener serves at once; past it a connection is answered 503 (or closed)."))
+    listener_request_timeout: Seconds = Field(10.0, description=(
+        "Seconds one connection of the skr-listener gets in all: TLS handshake, headers and body (408/closed)."))
     worker_timeout: Seconds = Field(600.0, description=(
         "Deadline of one connect (``workerTimeout``, 10 min): the connect controller's ``timeout``."))
     sweep_tick: Seconds = Field(1.0, description=(

@@ -30,3 +30,11 @@ def test_flower_is_behind_basic_auth_on_loopback() -> None:
     flower = COMPOSE["services"]["flower"]
     assert flower["environment"]["FLOWER_BASIC_AUTH"].startswith("admin:${RECONCILERY_FLOWER_PASSWORD:?")
     assert all(p.startswith("127.0.0.1:") for p in flower["ports"])
+
+
+def test_the_skr_listener_is_published_on_loopback_only() -> None:
+    """Only the webhook (called by the cluster's API server) is published beyond this host."""
+    assert COMPOSE["services"]["skr-listener"]["ports"] == ["127.0.0.1:8083:8083"]
+    for name, svc in COMPOSE["services"].items():
+        if name != "webhook":
+            assert all(str(p).startswith("127.0.0.1:") for p in svc.get("ports") or []), name

@@ -32,7 +32,7 @@ def test_the_crd_copies_equal_the_package_data() -> None:
 
 
 def test_the_overlays() -> None:
-    assert OVERLAYS == ["dev", "production", "production-sentinel"]
+    assert OVERLAYS == ["dev", "production", "production-sentinel", "production-tls"]
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -273,6 +273,62 @@ def test_the_listener_answers_its_probe_paths() -> None:
                 assert answer.status == 200
     finally:
         listener.stop()
+
+
+def test_the_production_listener_serves_mtls_with_cert_managers_certificate() -> None:
+    objs = render("overlays/production")
+    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    (c,) = _containers(dep)
+    env = _env(c)
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    certificate = by_kind(objs, "Certificate")["reconcilery-skr-listener"]
+    assert volumes["listener-tls"]["secret"]["secretName"] == certificate["spec"]["secretName"]
+    assert env["RECONCILERY_CLOUD_LISTENER_CERT_FILE"] == f"{mounts['listener-tls']}/tls.crt"
+    assert env["RECONCILERY_CLOUD_LISTENER_KEY_FILE"] == f"{mounts['listener-tls']}/tls.key"
+    assert env["RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE"] == f"{mounts['listener-client-ca']}/ca.crt"
+    assert volumes["listener-client-ca"]["secret"]["secretName"] == "reconcilery-skr-listener-client-ca"
+    assert env["RECONCILERY_CLOUD_LISTENER_TRUST_XFCC"] == "true"  # behind the KCP's Istio gateway
+    # the key is readable by the listener's user only through its group
+    assert dep["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 65532
+    assert volumes["listener-tls"]["secret"]["defaultMode"] == 0o440
+    assert "reconcilery-skr-listener.reconcilery.svc" in certificate["spec"]["dnsNames"]
+
+
+def test_the_tls_overlay_puts_redis_behind_tls_and_every_client_on_rediss() -> None:
+    from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
+
+    objs = render("overlays/production-tls")
+    url = by_kind(objs, "ConfigMap")["reconcilery-config"]["data"]["RECONCILERY_REDIS_URL"]
+    assert url.startswith("rediss://") and "ssl_cert_reqs=required" in url
+    ca_file = url.split("ssl_ca_certs=")[1]
+    certificate = by_kind(objs, "Certificate")["reconcilery-redis"]
+    assert "reconcilery-redis.reconcilery.svc" in certificate["spec"]["dnsNames"]
+    redis = by_kind(objs, "StatefulSet")["reconcilery-redis"]
+    (server,) = _containers(redis)
+    args = server["command"]
+    assert args[args.index("--port") + 1] == "0" and args[args.index("--tls-port") + 1] == "6379"
+    assert args[args.index("--tls-cert-file") + 1] == "/etc/redis-tls/tls.crt"
+    assert {"name": "tls", "mountPath": "/etc/redis-tls", "readOnly": True} in server["volumeMounts"]
+    tls_volume = {v["name"]: v for v in redis["spec"]["template"]["spec"]["volumes"]}["tls"]
+    assert tls_volume["secret"]["secretName"] == certificate["spec"]["secretName"]
+    assert "--tls" in server["readinessProbe"]["exec"]["command"][2]
+    for name, dep in by_kind(objs, "Deployment").items():
+        (c, *_rest) = _containers(dep)
+        mount = next(m for m in c["volumeMounts"] if m["name"] == "redis-ca")
+        assert ca_file.startswith(mount["mountPath"]), name
+        volume = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}["redis-ca"]
+        # only the CA: no client pod sees Redis' key
+        assert volume["secret"] == {"secretName": certificate["spec"]["secretName"],
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}]}, name
+    for obj in by_kind(objs, "ScaledObject").values():
+        assert all(t["metadata"]["enableTLS"] == "true" for t in obj["spec"]["triggers"])
+    # the clients take the URL as it is: redis-py, kombu and RedBeat all verify against the CA
+    client = redis_client(url, environ={})
+    kwargs = client.connection_pool.connection_kwargs
+    assert (kwargs["ssl_cert_reqs"], kwargs["ssl_ca_certs"]) == ("required", ca_file)
+    assert celery_broker_settings(url, environ={})["broker_url"].startswith("rediss://")
+    assert "ssl_ca_certs" in redbeat_settings(url, environ={})["redbeat_redis_url"]
 
 
 #: Verbs that let an account grant more than it holds.

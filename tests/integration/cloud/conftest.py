@@ -29,7 +29,15 @@ from kube import Kube, resources
 from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from tasks.cloud import install, names
-from tasks.cloud.local import add_garden, add_skr, kubeconfig_secret, seed_aws_shoot, seed_azure_shoot
+from tasks.cloud.local import (
+    ListenerCerts,
+    add_garden,
+    add_skr,
+    kubeconfig_secret,
+    listener_certs,
+    seed_aws_shoot,
+    seed_azure_shoot,
+)
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.sweep import Rotation
 from tests.fixtures.devapi import real_cluster
@@ -103,6 +111,7 @@ class CloudEnv:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workers: WorkerPool | None = None
     listener: str = ""
+    listener_certs: ListenerCerts | None = None  # the listener's mTLS: its CA, client certificates
     gcp: Any = None  # standins.gcp.GcpStandIn
     azure: Any = None  # standins.azure.AzureStandIn
 
@@ -247,18 +256,24 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         env.workers.start(1, queues="cloud-skr", concurrency=4, **extra)
         health = free_port()
         listener = free_port()
-        env.listener = f"http://127.0.0.1:{listener}"
+        env.listener = f"https://127.0.0.1:{listener}"
+        env.listener_certs = certs = listener_certs(logdir / "listener")
+        listener_env = {"RECONCILERY_CLOUD_LISTENER_CERT_FILE": certs.tls.cert_file,
+                        "RECONCILERY_CLOUD_LISTENER_KEY_FILE": certs.tls.key_file,
+                        "RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE": certs.tls.client_ca_file}
         for name, args in (("watcher", ["watch", "--health-port", str(health), "--health-host", "127.0.0.1"]),
                            ("beat", ["beat"]),
                            ("listener", ["skr-listener", "--host", "127.0.0.1", "--port", str(listener)])):
             log = open(logdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
             env.procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", *args],
-                                              env={**worker_env(local_redis.url, domains, **extra)},
+                                              env={**worker_env(local_redis.url, domains, **extra),
+                                                   **(listener_env if name == "listener" else {})},
                                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                               cwd=ROOT))
         wait_for(lambda: requests.get(f"http://127.0.0.1:{health}/readyz", timeout=1).ok, timeout=60,
                  message="watcher ready")
-        wait_for(lambda: requests.get(f"{env.listener}/v2/cloud-manager/event", timeout=1).status_code == 405,
+        wait_for(lambda: requests.get(f"{env.listener}/v2/cloud-manager/event", timeout=1,
+                                      verify=str(certs.server_ca)).status_code == 405,
                  timeout=60, message="listener ready")
         yield env
     finally:

@@ -5,18 +5,12 @@ behaviour (deactivation mid-sweep, an unreachable SKR)."""
 
 from __future__ import annotations
 
-import datetime
 import time
-import urllib.parse
 import uuid
 from typing import Any
 
 import pytest
 import requests
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from kube import Kube, resources
 from tasks.cloud import names
@@ -177,37 +171,27 @@ def test_kyma_deactivated_mid_sweep_is_not_connected_again(cloud: CloudEnv) -> N
     assert connections(cloud, rt.kyma) <= settled + 1  # at most the connect already running
 
 
-def _xfcc(common_name: str) -> str:
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now)
-            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
-    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
-    return f'Hash=abc;Cert="{urllib.parse.quote(pem)}";Subject="CN={common_name}"'
-
-
 def test_runtime_watcher_event_connects_sooner_rate_limited(cloud: CloudEnv) -> None:
     rt, _ = active_skr(cloud)
+    assert cloud.listener_certs is not None
+    ca = str(cloud.listener_certs.server_ca)
+    skr_cert = cloud.listener_certs.client(rt.kyma)  # as KLM issues it: CN = the kyma name
     url = f"{cloud.listener}/v2/cloud-manager/event"
     body = {"owner": {"name": rt.kyma, "namespace": "kcp-system"}, "watched": {"name": "x", "namespace": "y"},
             "watchedGvk": {"group": "cloud-resources.kyma-project.io", "version": "v1beta1", "kind": "IpRange"}}
-    assert requests.post(url, json=body, timeout=5).status_code == 401  # no client certificate
-    assert requests.get(url, timeout=5).status_code == 405
-    assert requests.get(f"{cloud.listener}/healthz", timeout=5).status_code == 200
+    assert requests.post(url, json=body, timeout=5, verify=ca).status_code == 401  # no client certificate
+    assert requests.get(url, timeout=5, verify=ca).status_code == 405
+    assert requests.get(f"{cloud.listener}/healthz", timeout=5, verify=ca).status_code == 200
     cloud.wait(lambda: connections(cloud, rt.kyma) >= 1, timeout=60, message="first connect")
     # push the SKR's rotation turn far away: any further connect is the notification's
     cloud.wait(lambda: cloud.rotation.due(rt.kyma) is not None, timeout=30, message="waiting in the rotation")
     cloud.rotation.redis.zadd(cloud.rotation.keys["rotation"], {rt.kyma: 4_000_000_000})
     before = connections(cloud, rt.kyma)
-    assert requests.post(url, json=body, headers={"X-Forwarded-Client-Cert": _xfcc(rt.kyma)},
-                         timeout=5).status_code == 200
+    assert requests.post(url, json=body, cert=skr_cert, verify=ca, timeout=5).status_code == 200
     cloud.wait(lambda: connections(cloud, rt.kyma) == before + 1, timeout=30, message="notified connect")
     assert cloud.rotation.due(rt.kyma) == 4_000_000_000, "the notification's connect left the rotation alone"
     for _ in range(3):  # within notif_min_interval (3 s here): rate limited
-        assert requests.post(url, json=body, headers={"X-Forwarded-Client-Cert": _xfcc(rt.kyma)},
-                             timeout=5).status_code == 200
+        assert requests.post(url, json=body, cert=skr_cert, verify=ca, timeout=5).status_code == 200
     time.sleep(1.5)
     assert connections(cloud, rt.kyma) == before + 1
 

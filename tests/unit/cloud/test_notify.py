@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tasks.cloud.notify import SIZE_LIMIT, parse_event
+from tasks.cloud.notify import SIZE_LIMIT, Identity, content_length, parse_event
 
 BODY = json.dumps({"owner": {"name": "k", "namespace": "kcp-system"}, "watched": {"name": "w", "namespace": "n"},
                    "watchedGvk": {"group": "g", "version": "v", "kind": "K"}}).encode()
@@ -44,8 +44,41 @@ def test_rejections(method: str, path: str, headers: dict, body: bytes, status: 
     assert parsed.status == status and not parsed.kyma
 
 
+#: A trusted proxy (Istio) that presented a verified client certificate of its own.
+PROXY = Identity("istio-ingressgateway", trust_xfcc=True)
+
+
 def test_runtime_id_is_the_certificate_common_name() -> None:
-    parsed = parse_event("POST", "/v2/cloud-manager/event", {"x-forwarded-client-cert": xfcc("kyma-1")}, BODY)
+    parsed = parse_event("POST", "/v2/cloud-manager/event", {"x-forwarded-client-cert": xfcc("kyma-1")}, BODY,
+                         identity=PROXY)
     assert (parsed.status, parsed.kyma) == (200, "kyma-1")
-    empty = parse_event("POST", "/v2/cloud-manager/event", {"X-Forwarded-Client-Cert": xfcc("")}, BODY)
+    empty = parse_event("POST", "/v2/cloud-manager/event", {"X-Forwarded-Client-Cert": xfcc("")}, BODY,
+                        identity=PROXY)
     assert (empty.status, empty.message) == (400, "client certificate common name is empty")
+    direct = parse_event("POST", "/v2/cloud-manager/event", {}, BODY, identity=Identity("kyma-2"))
+    assert (direct.status, direct.kyma) == (200, "kyma-2")
+    empty = parse_event("POST", "/v2/cloud-manager/event", {}, BODY, identity=Identity(""))
+    assert (empty.status, empty.message) == (400, "client certificate common name is empty")
+
+
+@pytest.mark.parametrize("identity", [Identity(), Identity(None, trust_xfcc=True), Identity("kyma-a")])
+def test_the_header_alone_never_names_an_skr(identity: Identity) -> None:
+    """Without a verified peer, or with a peer that is not a trusted proxy, the header is not believed."""
+    parsed = parse_event("POST", "/v2/cloud-manager/event", {"X-Forwarded-Client-Cert": xfcc("victim")}, BODY,
+                         identity=identity)
+    assert parsed.kyma != "victim"
+
+
+@pytest.mark.parametrize(("method", "headers", "expected"), [
+    ("POST", {"Content-Length": "12"}, 12),
+    ("GET", {}, 0),
+    ("POST", {}, 411),
+    ("POST", {"Transfer-Encoding": "chunked", "Content-Length": "3"}, 411),
+    ("POST", {"Content-Length": "-1"}, 400),
+    ("POST", {"Content-Length": "+1"}, 400),
+    ("POST", {"Content-Length": "٣"}, 400),
+    ("POST", {"content-length": str(SIZE_LIMIT + 1)}, 413),
+])
+def test_content_length(method: str, headers: dict, expected: int) -> None:
+    got = content_length(method, headers)
+    assert (got if isinstance(got, int) else got.status) == expected
