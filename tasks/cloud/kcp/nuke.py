@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import ApiError, ResourceMissing, client_for
+from kube.clock import now_rfc3339
 from kube.toolkit import StatusWriter, deleting
 from tasks.cloud import names, settings
 from tasks.cloud.kcp.common import carry_out_step
@@ -39,7 +40,7 @@ def reconcile(key: Key) -> Result:
             StatusWriter(kcp, names.NUKE, nuke).fail(names.REASON_ERROR_LISTING_RESOURCES,
                                                      f"Error listing {res.kind} resources: {exc.message}")
             return Result.requeue(s.t(300))
-    decided = plan(nuke, found, s.t)
+    decided = plan(nuke, found, s.t, now_rfc3339())
     for kind, name in decided.deletes:
         kcp.delete(kinds[kind], name, key.namespace)
     return carry_out_step(kcp, names.NUKE, nuke, decided.step)

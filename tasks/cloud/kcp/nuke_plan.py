@@ -28,7 +28,7 @@ class NukePlan:
 
 
 def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]]], t: Callable[[float], float],
-         now: str | None = None) -> NukePlan:
+         now: str) -> NukePlan:
     """One turn of ``nuke`` over ``found`` (kind → objects listed in its namespace, in the order of
     :data:`tasks.cloud.names.NUKED_KINDS`)."""
     run = StepBuilder(nuke, now)

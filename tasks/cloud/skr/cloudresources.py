@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Resource, ResourceMissing, resources
+from kube.clock import now_rfc3339
 from kube.toolkit import StatusWriter, carry_out
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
@@ -53,7 +54,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
-    decided = plan(read(ctx, obj), ctx.settings.t)
+    decided = plan(read(ctx, obj), ctx.settings.t, now_rfc3339())
     if decided.step.remove_finalizer:
         for crd_name in decided.delete_crds:
             ctx.skr.delete(resources.CRD, crd_name)

@@ -40,7 +40,7 @@ class ModulePlan:
     delete_crds: tuple[str, ...] = ()
 
 
-def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> ModulePlan:
+def plan(seen: Seen, t: Callable[[float], float], now: str) -> ModulePlan:
     """One turn of the CloudResources instance (see the module doc)."""
     run = StepBuilder(seen.obj, now)
     served = [o for o in seen.everyone if (o.get("status") or {}).get("served") == "True"]

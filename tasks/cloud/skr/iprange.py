@@ -16,6 +16,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from kube.clock import now_rfc3339
 from kube.toolkit import StatusWriter, add_finalizer, carry_out
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored, used_by
@@ -75,7 +76,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     obj = ctx.get(names.SKR_IPRANGE, name)
     if obj is None or ignored(obj):
         return Result.done()
-    decided = plan(read(ctx, obj), str(uuid.uuid4()), ctx.settings.t)
+    decided = plan(read(ctx, obj), str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     written = apply(ctx, obj, decided)
     ctx.track(name, StatusWriter(ctx.skr, names.SKR_IPRANGE, written or obj))
     return decided.step.as_result()

@@ -110,7 +110,7 @@ def _go_list(items: Sequence[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
-def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str | None = None) -> SkrPlan:
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
     """One turn of the SKR IpRange (see the module doc). ``new_id``: the UUID to assign when the
     object has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
     obj = seen.obj
