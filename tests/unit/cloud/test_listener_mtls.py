@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from tasks.cloud.local import ListenerCerts, listener_certs
 from tasks.cloud.notify import SIZE_LIMIT, Listener
-from tests.fixtures.listener import ListenerCerts, listener_certs
 from tests.unit.cloud.test_notify import xfcc
 from webhooks.certificates import generate_ca
 
