@@ -24,6 +24,13 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``remove_finalizer`` is set once everything is gone.
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
+``reconcile_vpcpeering(ctx)`` one turn of provisioning the KCP VpcPeering ``ctx.obj`` between the local
+                             network (``ctx.local``) and the customer's (``ctx.remote``, an ``external``
+                             Network): read, plan (pure), make the planned calls, answer the Step (peered:
+                             state ``Ready`` and the Ready condition). As cloud-manager's
+                             ``pkg/kcp/provider/<type>/vpcpeering``.
+``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
+                             ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
 ===========================  ===========================================================================
 
 A provider never writes to Kubernetes: the KCP controller carries out its Step
@@ -52,8 +59,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs", "get",
-           "register", "registered"]
+__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs",
+           "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -143,6 +150,39 @@ class NetworkContext:
     settings: CloudSettings
 
 
+@dataclass
+class VpcPeeringContext:
+    """One KCP VpcPeering reconcile as the provider sees it.
+
+    Attributes:
+        kube: the KCP client.
+        obj: the VpcPeering (``spec.details``: ``localNetwork``/``remoteNetwork`` references,
+            ``peeringName``, ``localPeeringName``, ``importCustomRoutes``, ``deleteRemotePeering``,
+            ``useRemoteGateway``, ``remoteRouteTableUpdateStrategy``; ``status`` as last written).
+        scope: its Scope.
+        local: the local KCP Network (``<kyma>--kyma``, or the Cloud Manager one), ``None`` when gone.
+        remote: the remote KCP Network (type ``external``; ``spec.network.reference.<type>`` names the
+            customer's VPC/VNet), ``None`` when gone.
+        settings: the domain's settings (timings: ``settings.t(10)``).
+    """
+
+    kube: Kube
+    obj: dict[str, Any]
+    scope: Mapping[str, Any]
+    local: Mapping[str, Any] | None
+    remote: Mapping[str, Any] | None
+    settings: CloudSettings
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def details(self) -> Mapping[str, Any]:
+        """``spec.details`` (empty when missing)."""
+        return (self.obj.get("spec") or {}).get("details") or {}
+
+
 class Provider:
     """Base class of a cloud provider (see the module doc for the contract of each method)."""
 
@@ -178,6 +218,12 @@ class Provider:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
 
     def delete_network(self, ctx: NetworkContext) -> Step:
+        return gone()
+
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
+
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
         return gone()
 
 
