@@ -38,7 +38,7 @@ from typing import Any
 import structlog
 
 from informers import informer as informers
-from kube import Kube, Resource, client_for, resources
+from kube import ApiError, Kube, Resource, client_for, resources
 from kube.toolkit.metrics import counter, gauge
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
@@ -386,9 +386,12 @@ def _unauthorized(kube: Kube, names: EdgeNames, host: str, error: PlusUnauthoriz
                + "; retrying with backoff")
     log.error("NGINX Plus host rejected the API key", host=host, status=error.http_status, api_key_set=key_set)
     involved = None
-    if not names.nlk_config_file:
-        involved = kube.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
-    involved = involved or kube.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
+    try:
+        if names.nlk and not names.nlk_config_file:
+            involved = kube.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
+        involved = involved or kube.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
+    except ApiError as exc:  # the log line above is the report; the Event is a courtesy
+        log.warning("no object to record the API key Event on", error=str(exc))
     if involved is not None:
         kube.emit_event({"apiVersion": "v1", "kind": "ConfigMap", **involved}, "NginxPlusUnauthorized",
                         message, "Warning")

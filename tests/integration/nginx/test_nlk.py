@@ -162,3 +162,28 @@ def test_a_service_deleted_while_nothing_watched_is_emptied_by_the_resync(kube: 
     assert plus.addresses("http", "pods") == []
     assert owned(kube) == set() and desired_keys(kube, NAMES) == []
     assert plus.addresses("http", "untouched") == ["10.9.9.9:80"]  # never named: never touched
+
+
+def test_nkl_mode_records_ownership_too(kube_client: ApiClient, plus_factory: Callable[..., NginxPlusStandIn]) -> None:
+    """The docs' former "Limitation": a Service of the nkl mode deleted while no watcher ran."""
+    from tests.integration.nginx.test_reconcile import WEB, configmap, node
+    from tests.integration.nginx.test_reconcile import service as nkl_service
+
+    k = Kube(kube_client)
+    for ns in ("nkl", "nginx-ingress"):
+        k.create(resources.NAMESPACE, {"metadata": {"name": ns}})
+    host = plus_factory()
+    configmap(k, [host])
+    node(k, "w0", "10.0.1.11")
+    nkl_service(k, [("nkl-nginx-lb-http", 30080)])
+    for key in desired_keys(k):
+        assert reconcile(key, kube=k).outcome is Outcome.SUCCESS
+    record = k.get(resources.CONFIGMAP, "nginx-edge-upstreams", "nkl")
+    assert record is not None and parse_owned(record["data"]) == {(host.url, WEB)}
+    assert record["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "reconcilery"
+
+    k.delete(resources.SERVICE, "nginx-ingress", "nginx-ingress")
+    controller.STATE_READS.__init__()
+    assert desired_keys(k) == [key_for(host.url, WEB)]
+    assert reconcile(key_for(host.url, WEB), kube=k).outcome is Outcome.SUCCESS
+    assert host.addresses("http", "nginx-lb-http") == [] and desired_keys(k) == []
