@@ -468,8 +468,8 @@ class CloudResourcesLocal(Local):
         # The stand-ins finish every operation at once, so the original's waits (10 s per pending operation)
         # only slow a local run down: 10x faster timings, as the tests run them, and a small local fleet
         # revisited every 2 s, not 60. Either can be set in the environment.
-        env.setdefault("RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL", os.environ.get("RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL", "2"))
-        env.setdefault("RECONCILERY_CLOUD_TIME_SCALE", os.environ.get("RECONCILERY_CLOUD_TIME_SCALE", "10"))
+        for name, local in (("RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL", "2"), ("RECONCILERY_CLOUD_TIME_SCALE", "10")):
+            env.setdefault(name, os.environ.get(name, local))
         run.env.update(env)
         os.environ.update(env)
         config.reset()  # this process's settings follow the environment it just set
