@@ -172,3 +172,29 @@ def test_two_services_of_different_types_share_an_upstream() -> None:
                 svc("pods", "ClusterIP", [{"name": "http-web", "port": 80}])]
     slices = [eps("pods", "pods-1", [("http-web", 8080)], [(["10.244.0.1"], READY)])]
     assert run(services, slices) == {"http:web": ["10.244.0.1:8080", "192.0.2.1:80"]}
+
+
+_CONDITIONS = st.fixed_dictionaries({}, optional={"ready": st.booleans(), "serving": st.booleans(),
+                                                  "terminating": st.booleans()})
+_ENDPOINTS = st.lists(st.tuples(st.integers(1, 40).map(lambda i: f"10.244.0.{i}"), _CONDITIONS), max_size=30)
+
+
+@given(_ENDPOINTS, st.randoms(use_true_random=False), st.integers(1, 4))
+def test_slices_aggregate_the_same_however_endpoints_are_split_or_ordered(
+        endpoints: list[tuple[str, dict[str, bool]]], rnd: Any, parts: int) -> None:
+    """The EndpointSlice controller may pack endpoints into any number of slices in any order."""
+    one = [eps("web", "one", [("http-web", 8080)], [([ip], c) for ip, c in endpoints])]
+    shuffled = list(endpoints)
+    rnd.shuffle(shuffled)
+    split = [eps("web", f"part-{p}", [("http-web", 8080)], [([ip], c) for ip, c in shuffled[p::parts]])
+             for p in range(parts)]
+    problems: list[str] = []
+    together = slice_servers(one, "http-web", problems, "apps/web")
+    assert slice_servers(split, "http-web", problems, "apps/web") == together
+    ready = {f"{ip}:8080" for ip, c in endpoints if c.get("ready", True) and not c.get("terminating", False)}
+    # the ready endpoints when there are any; else only terminating ones that still serve
+    if ready:
+        assert set(together) == ready
+    else:
+        assert all(any(i == s.rsplit(":", 1)[0] and c.get("terminating") and c.get("serving", c.get("ready", True))
+                       for i, c in endpoints) for s in together)
