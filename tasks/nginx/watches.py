@@ -180,12 +180,24 @@ def map_slice(event: WatchEvent, stores: Stores, names: EdgeNames | None = None)
 
 def map_nlk_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None
                    ) -> Iterable[tuple[str, Key]]:
-    """The ``nlk`` ConfigMap changed -> every ``nlk`` upstream on every (current) ``nlk`` host."""
+    """The ``nlk`` ConfigMap changed -> every ``nlk`` upstream on every (current) ``nlk`` host; with a
+    changed ``service-annotation-match``, also the upstreams the Services selected by the old value name
+    (they leave and are emptied)."""
     names = names or edge_names()
     if (event.object.get("metadata") or {}).get("name") != names.nlk_configmap:
         return []
     settings = nlk_settings(stores, names)
-    return keys_for(settings.hosts, nlk_upstreams(stores, settings)) if settings else []
+    if settings is None:
+        return []
+    refs = nlk_upstreams(stores, settings)
+    if event.old is not None:
+        try:
+            old_match = parse_nlk_settings(nlk_document(event.old.get("data"))).annotation_match
+        except SettingsError:
+            old_match = settings.annotation_match
+        if old_match != settings.annotation_match:
+            refs |= nlk_upstreams(stores, Settings(annotation_match=old_match))
+    return keys_for(settings.hosts, refs)
 
 
 def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:

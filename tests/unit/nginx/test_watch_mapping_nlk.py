@@ -128,3 +128,12 @@ def test_the_config_file_form_gives_the_hosts(tmp_path: Path) -> None:
     names = EdgeNames(modes=("nlk",), nlk_config_file=str(path))
     assert keys(map_nlk_service(WatchEvent("ADDED", PODS, None, "local"), stores(PODS, cm=None), names)) == {
         (N0, "http:pods")}
+
+
+def test_a_changed_annotation_match_also_syncs_the_services_that_leave() -> None:
+    renamed = {"metadata": NLK_CM["metadata"],
+               "data": {"config.yaml": NLK_CM["data"]["config.yaml"].replace("match: edge", "match: other")}}
+    moved = svc("moved", "NodePort", [{"name": "http-moved", "port": 80, "nodePort": 30001}], match="other")
+    s = stores(PODS, moved, cm=renamed)
+    assert keys(map_nlk_config(WatchEvent("MODIFIED", renamed, NLK_CM, "local"), s, BOTH)) == on(
+        "http:moved", "http:pods")
