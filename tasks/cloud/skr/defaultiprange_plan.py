@@ -1,0 +1,93 @@
+"""Which SKR IpRange a consumer (NFS volume, Redis) uses, as cloud-manager's ``pkg/skr/common/defaultiprange`` (pure).
+
+A consumer names an IpRange in ``spec.ipRange.name``, or names none and uses the SKR's default IpRange
+``default`` (cluster-scoped; the original's ``kyma-system/default`` reading of it). :func:`decide` takes
+what was read (the consumer, the IpRange it names or the default) and answers an :class:`IpRangeUse`:
+
+* a named IpRange that does not exist: Error ``IpRangeNotFound`` ``Specified IpRange <name> does not
+  exist``, forget (the consumer is reconciled again when it or the IpRange changes);
+* no reference and no default: the default IpRange to create (no CIDR, the labels of
+  :data:`tasks.cloud.names.DEFAULT_IPRANGE_LABELS`), then wait for it;
+* an IpRange that is not Ready=True yet: wait (requeue);
+* while the consumer is being deleted nothing is created or waited for, and a missing IpRange does not
+  block the deletion (the original stops a deleting consumer with ``IpRangeNotFound`` for ever when
+  its named IpRange is gone: fixed).
+
+The default IpRange is never deleted when its consumers go away (as the original).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import kube.toolkit.conditions as cond
+from tasks.cloud import names
+
+__all__ = ["DEFAULT_NAME", "REASON_IPRANGE_NOT_FOUND", "IpRangeUse", "decide", "default_manifest", "reference",
+           "wanted"]
+
+#: Name of the SKR's default IpRange.
+DEFAULT_NAME = "default"
+REASON_IPRANGE_NOT_FOUND = "IpRangeNotFound"
+
+
+def reference(consumer: Mapping[str, Any]) -> str:
+    """The consumer's ``spec.ipRange.name`` (``""``: none, the default is used)."""
+    return str(((consumer.get("spec") or {}).get("ipRange") or {}).get("name") or "")
+
+
+def wanted(consumer: Mapping[str, Any]) -> str:
+    """The name of the IpRange the consumer uses: its reference, else :data:`DEFAULT_NAME`."""
+    return reference(consumer) or DEFAULT_NAME
+
+
+def default_manifest() -> dict[str, Any]:
+    """The default SKR IpRange as the original creates it: name ``default``, no CIDR, its labels."""
+    return {"apiVersion": names.SKR_IPRANGE.api_version, "kind": names.SKR_IPRANGE.kind,
+            "metadata": {"name": DEFAULT_NAME, "labels": dict(names.DEFAULT_IPRANGE_LABELS)}, "spec": {}}
+
+
+@dataclass(frozen=True)
+class IpRangeUse:
+    """The decision.
+
+    Attributes:
+        iprange: the IpRange the consumer uses (``None`` while deleting without one, or when missing).
+        create: the default IpRange to create first (then ``wait``).
+        missing: the Error message when the named IpRange does not exist (reason ``IpRangeNotFound``).
+        wait: the IpRange is not Ready yet: the consumer comes back later.
+    """
+
+    iprange: Mapping[str, Any] | None
+    create: dict[str, Any] | None = None
+    missing: str | None = None
+    wait: bool = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether the consumer may go on (an IpRange that is Ready, or a deletion)."""
+        return self.missing is None and not self.wait and self.create is None
+
+    @property
+    def kcp_name(self) -> str:
+        """The KCP IpRange's name: the SKR IpRange's ``status.id`` (``""`` when none)."""
+        return str(((self.iprange or {}).get("status") or {}).get("id") or "")
+
+
+def decide(consumer: Mapping[str, Any], found: Mapping[str, Any] | None) -> IpRangeUse:
+    """The IpRange use of ``consumer`` given ``found``: the SKR IpRange named :func:`wanted` as read
+    (``None`` when it does not exist). See the module doc."""
+    deleting = bool((consumer.get("metadata") or {}).get("deletionTimestamp"))
+    ref = reference(consumer)
+    if found is None:
+        if deleting:
+            return IpRangeUse(None)
+        if ref:
+            return IpRangeUse(None, missing=f"Specified IpRange {ref} does not exist")
+        return IpRangeUse(None, create=default_manifest(), wait=True)
+    if deleting:
+        return IpRangeUse(found)
+    ready = cond.is_true([dict(c) for c in (found.get("status") or {}).get("conditions") or []], names.COND_READY)
+    return IpRangeUse(found, wait=not ready)

@@ -1,0 +1,50 @@
+"""The IpRange a consumer uses (pkg/skr/common/defaultiprange), decided over what was read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.cloud import names
+from tasks.cloud.skr.defaultiprange_plan import DEFAULT_NAME, decide, default_manifest, reference, wanted
+
+
+def volume(ref: str = "", deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "vol", "namespace": "ns"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"metadata": meta, "spec": {"ipRange": {"name": ref}} if ref else {}}
+
+
+def iprange(name: str = "default", ready: bool = True, ident: str = "3f0c1c1e-0000-4000-8000-000000000001"):
+    conds = [{"type": "Ready", "status": "True" if ready else "False", "reason": "Ready", "message": ""}]
+    return {"metadata": {"name": name}, "status": {"id": ident, "conditions": conds}}
+
+
+def test_no_reference_uses_the_default():
+    assert reference(volume()) == "" and wanted(volume()) == DEFAULT_NAME
+    assert wanted(volume("mine")) == "mine"
+
+
+def test_missing_default_is_created_with_the_originals_labels_and_no_cidr():
+    use = decide(volume(), None)
+    assert use.create == default_manifest() and use.wait and not use.ready
+    assert use.create["metadata"] == {"name": "default", "labels": names.DEFAULT_IPRANGE_LABELS}
+    assert use.create["spec"] == {} and use.create["kind"] == "IpRange"
+
+
+def test_missing_named_iprange_is_an_error_not_a_creation():
+    use = decide(volume("mine"), None)
+    assert use.missing == "Specified IpRange mine does not exist" and use.create is None and not use.ready
+
+
+def test_not_ready_waits_ready_goes_on_with_the_kcp_name():
+    assert decide(volume(), iprange(ready=False)).wait
+    use = decide(volume("x"), iprange("x"))
+    assert use.ready and use.kcp_name == "3f0c1c1e-0000-4000-8000-000000000001"
+
+
+def test_deleting_consumer_never_creates_waits_or_blocks():
+    assert decide(volume(deleting=True), None).ready
+    assert decide(volume("gone", deleting=True), None).ready
+    use = decide(volume(deleting=True), iprange(ready=False))
+    assert use.ready and use.iprange is not None
