@@ -90,6 +90,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     _r("", "v1", "pods", "Pod", True, ("po",), True, ("all",), fields=_POD_FIELDS, returns_deleted=True),
     _r("", "v1", "services", "Service", True, ("svc",), True, ("all",), returns_deleted=True),
     _r("", "v1", "endpoints", "Endpoints", True, ("ep",)),
+    _r("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), True),
+    _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), True),
     _r("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     _r("", "v1", "secrets", "Secret", True, fields=("type",)),
     _r("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),

@@ -35,10 +35,14 @@ GCP_REDIS_CLUSTER = Resource(KCP_GROUP, VERSION, "gcpredisclusters", "GcpRedisCl
 GCP_SUBNET = Resource(KCP_GROUP, VERSION, "gcpsubnets", "GcpSubnet", True)
 AZURE_MANAGED_REDIS = Resource(KCP_GROUP, VERSION, "azuremanagedredis", "AzureManagedRedis", True)
 
+#: SKR NFS volumes (``nfs`` feature; installed for their provider).
+AWS_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "awsnfsvolumes", "AwsNfsVolume", True)
+GCP_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "gcpnfsvolumes", "GcpNfsVolume", True)
+
 #: SKR kinds that consume an IpRange (``spec.ipRange.name``; empty means ``default``).
 SKR_IPRANGE_CONSUMERS = (
-    Resource(SKR_GROUP, VERSION, "awsnfsvolumes", "AwsNfsVolume", True),
-    Resource(SKR_GROUP, VERSION, "gcpnfsvolumes", "GcpNfsVolume", True),
+    AWS_NFS_VOLUME,
+    GCP_NFS_VOLUME,
     Resource(SKR_GROUP, VERSION, "azureredisinstances", "AzureRedisInstance", True),
     Resource(SKR_GROUP, VERSION, "awsredisinstances", "AwsRedisInstance", True),
     Resource(SKR_GROUP, VERSION, "gcpredisinstances", "GcpRedisInstance", True),
@@ -141,6 +145,15 @@ TAG_SCOPE = "cloud-manager.kyma-project.io/scope"
 TAG_SHOOT = "cloud-manager.kyma-project.io/shoot"
 TAG_IPRANGE = "cloud-manager.kyma-project.io/iprange"
 
+#: Labels of the PersistentVolume / PersistentVolumeClaim of an NFS volume (``api/cloud-resources/v1beta1``).
+LABEL_NFS_VOLUME_NAME = "cloud-resources.kyma-project.io/nfsVolumeName"
+LABEL_NFS_VOLUME_NAMESPACE = "cloud-resources.kyma-project.io/nfsVolumeNamespace"
+LABEL_NFS_VOLUME_CAPACITY = "cloud-resources.kyma-project.io/nfsVolumeStorageCapacity"
+LABEL_MANAGED = "cloud-resources.kyma-project.io/managed"
+#: ``util.NewLabelBuilder().WithCloudManagerDefaults()``.
+CLOUD_MANAGER_DEFAULT_LABELS = {"app.kubernetes.io/component": "cloud-manager", "app.kubernetes.io/part-of": "kyma",
+                                "app.kubernetes.io/managed-by": "cloud-manager"}
+
 # ---- states ------------------------------------------------------------------------------------
 
 STATE_READY = "Ready"
@@ -189,3 +202,6 @@ REASON_ERROR_LISTING_RESOURCES = "ErrorListingResources"
 #: ``resourceQuota.skr`` key of the IpRange total count, and its default.
 IPRANGE_QUOTA_KEY = f"iprange.{SKR_GROUP}/totalCount"
 IPRANGE_QUOTA_DEFAULT = 1
+#: ``resourceQuota.skr`` key of the AwsNfsVolume total count, and its default.
+AWS_NFS_VOLUME_QUOTA_KEY = f"awsnfsvolume.{SKR_GROUP}/totalCount"
+AWS_NFS_VOLUME_QUOTA_DEFAULT = 5

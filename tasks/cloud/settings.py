@@ -103,7 +103,8 @@ class CloudSettings(config.Settings):
     expose_data: Flag = Field(True, description=(
         "Feature flag ``exposeData``: read NAT gateway IPs into the Scope and the SKR's ``kyma-info``."))
     nuke: Flag = Field(True, description="Nuke the KCP objects of a runtime whose GardenerCluster is gone.")
-    quota_defaults: Json[Mapping[str, int]] = Field(default_factory=lambda: {names.IPRANGE_QUOTA_KEY: 1}, description=(
+    quota_defaults: Json[Mapping[str, int]] = Field(default_factory=lambda: {
+        names.IPRANGE_QUOTA_KEY: names.IPRANGE_QUOTA_DEFAULT, names.AWS_NFS_VOLUME_QUOTA_KEY: names.AWS_NFS_VOLUME_QUOTA_DEFAULT}, description=(
         "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n."))
     quota_overrides: Json[Mapping[str, Mapping[str, int]]] = Field(default_factory=dict, description=(
         "Per-kyma overrides (``resourceQuota.skr.overrides``) as JSON: kyma -> {key: n}."))

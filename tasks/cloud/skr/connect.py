@@ -11,7 +11,7 @@ the per-SKR gate. A connect:
    connect ends;
 4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
 5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
-   (CloudResources, then IpRange; skipped on ``trial`` plans, whose APIs are disabled);
+   (CloudResources, IpRange, the provider's NFS volumes; skipped on ``trial`` plans, whose APIs are disabled);
 6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
    the SKR back at the tail, with backoff when the connect failed.
 
@@ -35,7 +35,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, skrstatus
+from tasks.cloud.skr import cloudresources, installer, iprange, nfsvolume, skrstatus
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Outcome, Result
 
@@ -143,6 +143,10 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
         if not trial:
             report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
+            if provider == "aws":
+                report.handles.append(_run(ctx, names.AWS_NFS_VOLUME, nfsvolume.reconcile_aws, "AwsNfsVolume"))
+            if provider == "gcp":
+                report.handles.append(_run(ctx, names.GCP_NFS_VOLUME, nfsvolume.reconcile_gcp, "GcpNfsVolume"))
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
     skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
     return report

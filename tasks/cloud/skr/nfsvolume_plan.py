@@ -1,0 +1,442 @@
+"""The SKR NFS volume plan: AwsNfsVolume and GcpNfsVolume, one turn's decision over what was read (pure).
+
+As cloud-manager's ``pkg/skr/awsnfsvolume`` and ``pkg/skr/gcpnfsvolume``. :func:`plan` takes a
+:class:`Seen` (the volume, its KCP ``NfsInstance``, the IpRange it uses, its PersistentVolume and
+PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/PVC writes and the
+:class:`~kube.toolkit.Step` of the volume. In the original's order:
+
+0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
+   ``InvalidId``; a KCP NfsInstance of that name without this volume's owner labels is ``NotOwned``;
+1. the id. AWS: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id`` (state
+   ``Processing``), the KCP object's name. GCP: the KCP object is found by its owner labels (the
+   lexicographically first when several); a new one is named by a fresh UUID that ``status.id`` then
+   carries;
+2. ``validatePersistentVolume`` / ``...Claim``: a PV (PVC) of the wanted name that is not this volume's
+   (labels ``nfsVolumeName`` / ``nfsVolumeNamespace``) is an Error ``PVNameInvalid`` ``Desired PV(<name>)
+   already exists with different owner`` (``PVCNameInvalid`` ``Desired PVC(<ns>/<name>) ...``); such a
+   PV/PVC is never changed or deleted;
+3. the quota (AWS only, default 5 per SKR, older wins): ``QuotaExceeded`` ``Maximum number of <n>
+   resources exceeded`` until the volume fits (checked only while it has no KCP object);
+4. the IpRange (:mod:`tasks.cloud.skr.defaultiprange`): ``IpRangeNotFound``, the default created, or wait;
+5. the finalizer; 6. the KCP NfsInstance created (§2.5 of the notes: scope, remoteRef, ``ipRange.name`` =
+   the SKR IpRange's ``status.id``, ``instance.aws`` / ``instance.gcp``), state ``Creating`` (AWS) /
+   ``Processing`` (GCP); GCP location: ``spec.location``, else the region (REGIONAL) or a zone of the
+   first worker pool (none: Error ``NoWorkerZones`` ``Could not automatically select a zone``);
+7. GCP: a changed ``spec.capacityGb`` is written to the KCP object (Ready removed, ``Processing``);
+8. the KCP status projected back (§3.6 of the notes); 9. once Ready: the PV (name ``spec.volume.name``
+   or ``status.id``; NFS server AWS ``status.server`` path ``/``, GCP ``hosts[0]`` path
+   ``/<fileShareName>``; RWX; capacity; labels and annotations of the spec plus the volume labels;
+   Cloud Manager's finalizer) and the PVC (name ``spec.volumeClaim.name`` or the volume's, bound by
+   ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity, labels and
+   annotations changes are patched onto both;
+10. deleting: the PVC (condition ``Deleting`` ``DeletingPersistentVolumeClaim``), waiting until it is
+    gone (Kubernetes keeps it while a Pod uses it), the PV likewise (``DeletingPersistentVolume``, state
+    ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import kube.toolkit.conditions as cond
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.skr.defaultiprange_plan import REASON_IPRANGE_NOT_FOUND, IpRangeUse
+from tasks.cloud.step import StepBuilder
+from tasks.cloud.validate import age_key
+
+__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "quota_exceeded"]
+
+AWS = "aws"
+GCP = "gcp"
+REASON_PV_NAME_INVALID = "PVNameInvalid"
+REASON_PVC_NAME_INVALID = "PVCNameInvalid"
+REASON_NO_WORKER_ZONES = "NoWorkerZones"
+REASON_DELETING_PV = "DeletingPersistentVolume"
+REASON_DELETING_PVC = "DeletingPersistentVolumeClaim"
+COND_DELETING = "Deleting"
+STATE_UPDATING = "Updating"
+Timing = Callable[[float], float]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one turn read.
+
+    Attributes:
+        kind: :data:`AWS` or :data:`GCP`.
+        obj: the volume.
+        kcp: its KCP NfsInstance (AWS: named by the id; GCP: named by ``status.id``, else found by owner
+            labels); ``None``: none, or an id that is not a UUID (never looked up).
+        iprange: the IpRange it uses (:func:`tasks.cloud.skr.defaultiprange.resolve`).
+        pv: the PersistentVolume of :func:`pv_name` (``None``: none); pvc: the claim of :func:`claim_name`.
+        everyone: the volumes of this kind in the SKR (the quota).
+        kyma, kcp_namespace: the runtime and where its mirrors live.
+        quota: volumes allowed (``None``: unlimited).
+        scope: the runtime's KCP Scope (GCP: region, worker zones).
+        zone_pick: which worker zone a GCP zonal instance gets (index modulo the zones; the original
+            picks at random).
+    """
+
+    kind: str
+    obj: Mapping[str, Any]
+    kcp: Mapping[str, Any] | None
+    iprange: IpRangeUse
+    kyma: str
+    kcp_namespace: str
+    pv: Mapping[str, Any] | None = None
+    pvc: Mapping[str, Any] | None = None
+    everyone: Sequence[Mapping[str, Any]] = field(default_factory=list)
+    quota: int | None = None
+    scope: Mapping[str, Any] = field(default_factory=dict)
+    zone_pick: int = 0
+
+
+@dataclass(frozen=True)
+class SkrPlan:
+    """One turn's writes, in the applier's order: ``label_id``, the step's finalizer, the KCP object
+    (``kcp_create`` / ``kcp_patch`` a merge patch of its spec / ``kcp_delete`` its name), the PV and PVC
+    (``*_create``, ``*_patch`` merge patches, ``*_release`` drop Cloud Manager's finalizer, ``*_delete``),
+    then the rest of ``step``."""
+
+    step: Step
+    label_id: str | None = None
+    kcp_create: dict[str, Any] | None = None
+    kcp_patch: dict[str, Any] | None = None
+    kcp_delete: str | None = None
+    pv_create: dict[str, Any] | None = None
+    pv_patch: dict[str, Any] | None = None
+    pv_release: bool = False
+    pv_delete: bool = False
+    pvc_create: dict[str, Any] | None = None
+    pvc_patch: dict[str, Any] | None = None
+    pvc_release: bool = False
+    pvc_delete: bool = False
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("spec") or {}
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def pv_name(obj: Mapping[str, Any]) -> str:
+    """The PV's name: ``spec.volume.name``, else ``status.id`` (``""`` before the id)."""
+    return str((_spec(obj).get("volume") or {}).get("name") or (obj.get("status") or {}).get("id") or "")
+
+
+def claim_name(obj: Mapping[str, Any]) -> str:
+    """The PVC's name: ``spec.volumeClaim.name``, else the volume's name."""
+    return str((_spec(obj).get("volumeClaim") or {}).get("name") or _meta(obj).get("name") or "")
+
+
+def capacity(kind: str, obj: Mapping[str, Any]) -> str:
+    """The storage quantity of the PV/PVC: AWS ``spec.capacity``; GCP ``<spec.capacityGb>Gi``."""
+    if kind == AWS:
+        return str(_spec(obj).get("capacity") or "")
+    return f"{int(_spec(obj).get('capacityGb') or 0)}Gi"
+
+
+def _owned(local: Mapping[str, Any] | None, obj: Mapping[str, Any]) -> bool:
+    labels = _meta(local or {}).get("labels") or {}
+    return labels.get(names.LABEL_NFS_VOLUME_NAME) == _meta(obj).get("name") and \
+        labels.get(names.LABEL_NFS_VOLUME_NAMESPACE) == _meta(obj).get("namespace")
+
+
+def _labels(obj: Mapping[str, Any], part: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    labels = {str(k): str(v) for k, v in ((_spec(obj).get(part) or {}).get("labels") or {}).items()}
+    labels.update({names.LABEL_NFS_VOLUME_NAME: str(_meta(obj).get("name")),
+                   names.LABEL_NFS_VOLUME_NAMESPACE: str(_meta(obj).get("namespace")),
+                   names.LABEL_MANAGED: "true", **names.CLOUD_MANAGER_DEFAULT_LABELS, **(extra or {})})
+    return labels
+
+
+def _annotations(obj: Mapping[str, Any], part: str) -> dict[str, str]:
+    return {str(k): str(v) for k, v in ((_spec(obj).get(part) or {}).get("annotations") or {}).items()}
+
+
+def _nfs_source(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    status = obj.get("status") or {}
+    if kind == AWS:
+        return {"server": str(status.get("server") or ""), "path": "/", "readOnly": False}
+    hosts = list(status.get("hosts") or [])
+    return {"server": str(hosts[0]) if hosts else "", "path": f"/{_spec(obj).get('fileShareName') or ''}"}
+
+
+def persistent_volume(kind: str, obj: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The PV of the volume (``obj`` with the status of this turn)."""
+    spec: dict[str, Any] = {"capacity": {"storage": capacity(kind, obj)}, "accessModes": ["ReadWriteMany"],
+                            "nfs": _nfs_source(kind, obj)}
+    if kind == GCP:
+        spec["storageClassName"] = ""
+        if (obj.get("status") or {}).get("protocol") == "NFS_V4_1":
+            spec["mountOptions"] = ["nfsvers=4.1"]
+    return {"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": name, "labels": _labels(obj, "volume"), "annotations": _annotations(obj, "volume"),
+                         "finalizers": [names.FINALIZER]},
+            "spec": spec}
+
+
+def _claim_labels(kind: str, obj: Mapping[str, Any]) -> dict[str, str]:
+    extra = {names.LABEL_NFS_VOLUME_CAPACITY: capacity(kind, obj)} if kind == AWS else None
+    return _labels(obj, "volumeClaim", extra)
+
+
+def claim(kind: str, obj: Mapping[str, Any], volume_name: str) -> dict[str, Any]:
+    """The PVC bound to the PV ``volume_name``."""
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim_name(obj), "namespace": str(_meta(obj).get("namespace") or ""),
+                         "labels": _claim_labels(kind, obj), "annotations": _annotations(obj, "volumeClaim"),
+                         "finalizers": [names.FINALIZER]},
+            "spec": {"volumeName": volume_name, "accessModes": ["ReadWriteMany"], "storageClassName": "",
+                     "volumeMode": "Filesystem", "resources": {"requests": {"storage": capacity(kind, obj)}}}}
+
+
+def location(obj: Mapping[str, Any], scope: Mapping[str, Any], zone_pick: int = 0) -> str | None:
+    """The GCP instance's location: ``spec.location``; else the Scope's region for REGIONAL, else a zone
+    of the first worker pool (``None``: no zone to pick)."""
+    given = str(_spec(obj).get("location") or "")
+    if given:
+        return given
+    spec = scope.get("spec") or {}
+    if _spec(obj).get("tier") == "REGIONAL":
+        return str(spec.get("region") or "") or None
+    workers = ((spec.get("scope") or {}).get("gcp") or {}).get("workers") or []
+    zones = [str(z) for z in (workers[0].get("zones") or [])] if workers else []
+    return zones[zone_pick % len(zones)] if zones else None
+
+
+def mirror(seen: Seen, kcp_name: str, iprange_id: str, where: str = "") -> dict[str, Any]:
+    """The KCP NfsInstance of the volume (§2.5 of the notes)."""
+    obj = seen.obj
+    name, namespace = str(_meta(obj)["name"]), str(_meta(obj).get("namespace") or "")
+    spec = _spec(obj)
+    if seen.kind == AWS:
+        instance: dict[str, Any] = {"aws": {"performanceMode": str(spec.get("performanceMode") or "generalPurpose"),
+                                            "throughput": str(spec.get("throughput") or "bursting")}}
+    else:
+        instance = {"gcp": {"location": where, "tier": str(spec.get("tier") or "BASIC_HDD"),
+                            "fileShareName": str(spec.get("fileShareName") or "vol1"),
+                            "capacityGb": int(spec.get("capacityGb") or 2560),
+                            "connectMode": "PRIVATE_SERVICE_ACCESS"}}
+    return {"apiVersion": names.NFS_INSTANCE.api_version, "kind": names.NFS_INSTANCE.kind,
+            "metadata": {"name": kcp_name, "namespace": seen.kcp_namespace,
+                         "labels": {**owner_labels(seen.kyma, name, namespace),
+                                    names.LABEL_MODULE: names.MODULE_LABEL_VALUE}},
+            "spec": {"scope": {"name": seen.kyma}, "remoteRef": {"namespace": namespace, "name": name},
+                     "ipRange": {"name": iprange_id}, "instance": instance}}
+
+
+def quota_exceeded(obj: Mapping[str, Any], everyone: Sequence[Mapping[str, Any]], quota: int | None) -> bool:
+    """Whether ``obj`` is beyond ``quota`` among ``everyone`` (oldest first; namespaced)."""
+    if quota is None:
+        return False
+    me = (_meta(obj).get("namespace"), _meta(obj).get("name"))
+    ordered = sorted(everyone, key=lambda o: (*age_key(o), str(_meta(o).get("namespace") or "")))
+    index = next((i for i, o in enumerate(ordered) if (_meta(o).get("namespace"), _meta(o).get("name")) == me),
+                 len(ordered))
+    return index >= quota
+
+
+def _kcp_conditions(kcp: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [dict(c) for c in (kcp.get("status") or {}).get("conditions") or []]
+
+
+def _project(seen: Seen, run: StepBuilder, kcp: Mapping[str, Any], t: Timing) -> Step | None:
+    """§3.6: the KCP status onto the volume. A Step to stop with, or ``None`` to go on (Ready)."""
+    kcp_status = kcp.get("status") or {}
+    kcp_conds = _kcp_conditions(kcp)
+    error = cond.find(kcp_conds, names.COND_ERROR)
+    ready = cond.find(kcp_conds, names.COND_READY)
+    mine = run.conditions
+    if seen.kind == AWS:
+        size = kcp_status.get("capacity")
+        if size is not None and str(size) != str(run.status.get("capacity")):
+            run.set(capacity=size)
+    else:
+        gcp = ((_spec(kcp).get("instance") or {}).get("gcp")) or {}
+        copied = {"capacityGb": kcp_status.get("capacityGb"), "capacity": kcp_status.get("capacity"),
+                  "hosts": kcp_status.get("hosts"), "location": gcp.get("location"),
+                  "protocol": (kcp_status.get("stateData") or {}).get("gcpNfsProtocol")}
+        run.set(**{k: v for k, v in copied.items() if v not in (None, "", [])})
+    if error is not None and error.get("status") == "True":
+        if cond.find(mine, names.COND_ERROR) is None:
+            run.set(conditions=cond.set_condition(cond.remove(mine, names.COND_READY), cond.condition(
+                names.COND_ERROR, True, names.REASON_ERROR, str(error.get("message") or ""), run.now)),
+                state=names.STATE_ERROR)
+        return run.step()
+    if ready is not None and ready.get("status") == "True":
+        if cond.find(mine, names.COND_READY) is None:
+            if seen.kind == AWS and kcp_status.get("hosts"):
+                run.set(server=str(kcp_status["hosts"][0]))
+            run.set(conditions=cond.set_condition(cond.remove(mine, names.COND_ERROR), cond.condition(
+                names.COND_READY, True, names.REASON_READY, str(ready.get("message") or ""), run.now)),
+                state=names.STATE_READY)
+        return None
+    if seen.kind == GCP:
+        state = str(kcp_status.get("state") or "")
+        run.set(state={"Creating": "Creating", "Updating": STATE_UPDATING, "Deleting": "Deleting"}.get(
+            state, names.STATE_PROCESSING))
+    return run.step(requeue_after=t(1))
+
+
+def _with_status(obj: Mapping[str, Any], run: StepBuilder) -> dict[str, Any]:
+    status = dict(obj.get("status") or {})
+    status.update({k: v for k, v in run.changes.items() if v is not None})
+    return {**obj, "status": status}
+
+
+def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
+           capacity_path: tuple[str, ...]) -> dict[str, Any] | None:
+    """A merge patch bringing ``current`` (PV/PVC) to ``desired``'s labels, annotations (superset) and capacity."""
+    patch: dict[str, Any] = {}
+    meta, want = _meta(current), _meta(desired)
+    if dict(meta.get("labels") or {}) != want.get("labels"):
+        stale = {k: None for k in (meta.get("labels") or {}) if k not in want["labels"]}
+        patch.setdefault("metadata", {})["labels"] = {**stale, **want["labels"]}
+    have = meta.get("annotations") or {}
+    if any(have.get(k) != v for k, v in (want.get("annotations") or {}).items()):
+        patch.setdefault("metadata", {})["annotations"] = dict(want["annotations"])
+
+    def at(obj: Mapping[str, Any]) -> Any:
+        for key in capacity_path:
+            obj = (obj or {}).get(key) or {}
+        return obj or None
+
+    if at(current) != at(desired):
+        node: dict[str, Any] = patch
+        for key in capacity_path[:-1]:
+            node = node.setdefault(key, {})
+        node[capacity_path[-1]] = at(desired)
+    return patch or None
+
+
+def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
+    """One turn of the NFS volume (see the module doc). ``new_id``: the UUID a new id / KCP object gets;
+    ``t``: scales seconds; ``now``: RFC 3339 for conditions."""
+    obj, kind = seen.obj, seen.kind
+    run = StepBuilder(obj, now)
+    meta = _meta(obj)
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    ident = str(run.status.get("id") or "")
+    label_id: str | None = None
+    if run.deleting and not has_finalizer:
+        return SkrPlan(Step())
+    kcp = seen.kcp
+    if kind == AWS or ident:  # 0, 1
+        claimed = ident or str((meta.get("labels") or {}).get(names.LABEL_SKR_ID) or "") or new_id
+        refused = invalid_id(claimed)
+        if refused is not None:
+            return SkrPlan(run.fail(REASON_INVALID_ID, f"{kind.capitalize()}NfsVolume {refused}"))
+        refused = foreign(kcp, seen.kyma, name, namespace)
+        if refused is not None:
+            return SkrPlan(run.fail(REASON_NOT_OWNED, f"{kind.capitalize()}NfsVolume {refused}"))
+        if not ident:
+            ident = claimed
+            if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
+                label_id = ident
+            run.set(id=ident, state=names.STATE_PROCESSING)
+    elif kcp is not None:  # GCP: found by its owner labels
+        ident = str(_meta(kcp).get("name") or "")
+        run.set(id=ident)
+
+    def stop(step: Step, **writes: Any) -> SkrPlan:
+        return SkrPlan(step, label_id=label_id, **writes)
+
+    if run.deleting:  # 10
+        return _delete(seen, run, label_id, t)
+    wanted_pv = str((_spec(obj).get("volume") or {}).get("name") or ident)
+    if seen.pv is not None and not _owned(seen.pv, obj):  # 2
+        run.without(names.COND_READY)
+        return stop(run.fail(REASON_PV_NAME_INVALID, f"Desired PV({wanted_pv}) already exists with different owner"))
+    if seen.pvc is not None and not _owned(seen.pvc, obj):
+        run.without(names.COND_READY)
+        return stop(run.fail(REASON_PVC_NAME_INVALID,
+                             f"Desired PVC({namespace}/{claim_name(obj)}) already exists with different owner"))
+    if kcp is None and kind == AWS:  # 3
+        if quota_exceeded(obj, seen.everyone, seen.quota):
+            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
+                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
+            return stop(run.step())
+        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
+            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+    use = seen.iprange  # 4
+    if use.missing is not None:
+        return stop(run.fail(REASON_IPRANGE_NOT_FOUND, use.missing))
+    if not use.ready or not use.kcp_name:
+        return stop(run.step(requeue_after=t(10)))
+    add = None if has_finalizer else names.FINALIZER  # 5
+    if kcp is None:  # 6
+        kcp_name = ident or new_id
+        where = ""
+        if kind == GCP:
+            found = location(obj, seen.scope, seen.zone_pick)
+            if found is None:
+                return stop(run.fail(REASON_NO_WORKER_ZONES, "Could not automatically select a zone"))
+            where = found
+            run.set(id=kcp_name, location=where)
+        run.set(state=names.STATE_CREATING if kind == AWS else names.STATE_PROCESSING)
+        return stop(run.step(add_finalizer=add, requeue_after=t(0.2)),
+                    kcp_create=mirror(seen, kcp_name, use.kcp_name, where))
+    kcp_patch = None
+    if kind == GCP:  # 7
+        gcp = (_spec(kcp).get("instance") or {}).get("gcp") or {}
+        want = int(_spec(obj).get("capacityGb") or 0)
+        if want and int(gcp.get("capacityGb") or 0) != want:
+            run.without(names.COND_READY).set(state=names.STATE_PROCESSING)
+            return stop(run.step(add_finalizer=add, requeue_after=t(1)),
+                        kcp_patch={"spec": {"instance": {"gcp": {"capacityGb": want}}}})
+    waiting = _project(seen, run, kcp, t)  # 8
+    if waiting is not None:
+        return stop(Step(status=waiting.status, event=waiting.event, add_finalizer=add,
+                         requeue_after=waiting.requeue_after))
+    current = _with_status(obj, run)  # 9
+    volume_name = wanted_pv or ident
+    pv_new = persistent_volume(kind, current, volume_name)
+    pvc_new = claim(kind, current, volume_name)
+    writes: dict[str, Any] = {"kcp_patch": kcp_patch}
+    if seen.pv is None:
+        if not pv_new["spec"]["nfs"]["server"]:
+            return stop(run.step(add_finalizer=add, requeue_after=t(1)))
+        writes["pv_create"] = pv_new
+    else:
+        writes["pv_patch"] = _drift(seen.pv, pv_new, ("spec", "capacity", "storage"))
+    if seen.pvc is None:
+        writes["pvc_create"] = pvc_new
+    else:
+        writes["pvc_patch"] = _drift(seen.pvc, pvc_new, ("spec", "resources", "requests", "storage"))
+    return stop(run.step(add_finalizer=add), **writes)
+
+
+def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> SkrPlan:
+    obj = seen.obj
+    pvc = seen.pvc if seen.pvc is not None and _owned(seen.pvc, obj) else None
+    pv = seen.pv if seen.pv is not None and _owned(seen.pv, obj) else None
+    if pvc is not None:
+        if _meta(pvc).get("deletionTimestamp"):
+            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id,
+                           pvc_release=names.FINALIZER in (_meta(pvc).get("finalizers") or []))
+        run.set(conditions=cond.set_condition(run.conditions, cond.condition(
+            COND_DELETING, True, REASON_DELETING_PVC, f"Deleting PersistentVolumeClaim {_meta(pvc).get('name')}",
+            run.now)))
+        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, pvc_delete=True)
+    if pv is not None:
+        if _meta(pv).get("deletionTimestamp"):
+            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id,
+                           pv_release=names.FINALIZER in (_meta(pv).get("finalizers") or []))
+        run.set(state=names.STATE_DELETING, conditions=cond.set_condition(run.conditions, cond.condition(
+            COND_DELETING, True, REASON_DELETING_PV, f"Deleting PersistentVolume {_meta(pv).get('name')}", run.now)))
+        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, pv_delete=True)
+    kcp = seen.kcp
+    if kcp is not None:
+        run.set(state=names.STATE_DELETING)
+        deleting = bool(_meta(kcp).get("deletionTimestamp"))
+        return SkrPlan(run.step(requeue_after=t(1)), label_id=label_id,
+                       kcp_delete=None if deleting else str(_meta(kcp).get("name")))
+    return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
