@@ -8,6 +8,7 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
 ``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
+``cloud-nfsinstance``     KCP NfsInstances into EFS / Filestore (:mod:`tasks.cloud.kcp.nfsinstance`)
 ========================  ===================================================================
 
 SKR loop, queue ``cloud-skr``:
@@ -27,7 +28,7 @@ from collections.abc import Iterable
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, settings, sweep
-from tasks.cloud.kcp import iprange, kyma, network, nuke, scope
+from tasks.cloud.kcp import iprange, kyma, network, nfsinstance, nuke, scope
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
 
@@ -39,6 +40,7 @@ SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
 NUKE = "cloud-nuke"
+NFS_INSTANCE = "cloud-nfsinstance"
 SWEEP = sweep.SWEEP
 CONNECT = sweep.CONNECT
 
@@ -75,6 +77,11 @@ def iprange_keys() -> Iterable[Key]:
     return _keys_of(names.KCP_IPRANGE)
 
 
+def nfsinstance_keys() -> Iterable[Key]:
+    """Every KCP NfsInstance (the capacity refresh; those that stopped on a user error)."""
+    return _keys_of(names.NFS_INSTANCE)
+
+
 _KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
 
 registry.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
@@ -85,6 +92,8 @@ registry.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP
 registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                              list_keys=iprange_keys, timeout=120.0))
 registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
+registry.register(Controller(NFS_INSTANCE, KCP_QUEUE, nfsinstance.reconcile, backoff=_KCP_BACKOFF,
+                             resync_interval=600.0, list_keys=nfsinstance_keys, timeout=120.0))
 
 registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
                                      resync_interval=settings.current().sweep_resync, list_keys=lambda: [SWEEP_KEY]))
@@ -94,5 +103,5 @@ registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=
 registry.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NFS_INSTANCE", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
            "SWEEP_KEY", "settings"]

@@ -104,7 +104,8 @@ class CloudSettings(config.Settings):
         "Feature flag ``exposeData``: read NAT gateway IPs into the Scope and the SKR's ``kyma-info``."))
     nuke: Flag = Field(True, description="Nuke the KCP objects of a runtime whose GardenerCluster is gone.")
     quota_defaults: Json[Mapping[str, int]] = Field(default_factory=lambda: {
-        names.IPRANGE_QUOTA_KEY: names.IPRANGE_QUOTA_DEFAULT, names.AWS_NFS_VOLUME_QUOTA_KEY: names.AWS_NFS_VOLUME_QUOTA_DEFAULT}, description=(
+        names.IPRANGE_QUOTA_KEY: names.IPRANGE_QUOTA_DEFAULT,
+        names.AWS_NFS_VOLUME_QUOTA_KEY: names.AWS_NFS_VOLUME_QUOTA_DEFAULT}, description=(
         "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n."))
     quota_overrides: Json[Mapping[str, Mapping[str, int]]] = Field(default_factory=dict, description=(
         "Per-kyma overrides (``resourceQuota.skr.overrides``) as JSON: kyma -> {key: n}."))
@@ -119,6 +120,10 @@ class CloudSettings(config.Settings):
                                description="AWS role to assume in the customer's account.")
     aws_partition: str = Field("aws", validation_alias=_env("aws_partition", "AWS_PARTITION"),
                                description="AWS partition of role ARNs.")
+    efs_capacity_check_interval: GoDuration = Field(3600.0, validation_alias=_env(
+        "efs_capacity_check_interval", "AWS_EFS_CAPACITY_CHECK_INTERVAL"), description=(
+        "How often a Ready AWS NfsInstance re-reads its file system's size into ``status.capacity`` "
+        "(``EfsCapacityCheckInterval``; Go durations such as ``1h`` accepted)."))
     gcp_endpoint_url: str = Field("", validation_alias="RECONCILERY_GCP_ENDPOINT_URL", description=(
         "GCP Compute endpoint (the stand-in locally; empty = Google's)."))
     gcp_sa_json_key_path: str = Field("", validation_alias="GCP_SA_JSON_KEY_PATH", description=(

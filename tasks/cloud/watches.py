@@ -11,7 +11,8 @@ watcher needs a namespaced Role only.
   wait for it);
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
-- Nukes -> ``cloud-nuke``.
+- Nukes -> ``cloud-nuke``;
+- NfsInstances -> ``cloud-nfsinstance``; a deleted one also -> its IpRange (its deletion waits for it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NFS_INSTANCE, NUKE, SCOPE
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -31,6 +32,7 @@ SCOPES = "cloud-scopes"
 IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
+NFS_INSTANCES = "cloud-nfsinstances"
 
 
 def _key(event: WatchEvent, name: str | None = None) -> Key:
@@ -79,6 +81,14 @@ def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(NUKE, _key(event))]
 
 
+def map_nfsinstance(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    out = [(NFS_INSTANCE, _key(event))]
+    iprange = str(((event.object.get("spec") or {}).get("ipRange") or {}).get("name") or "")
+    if event.type == "DELETED" and iprange:
+        out.append((IPRANGE, _key(event, iprange)))
+    return out
+
+
 def registrations() -> list[WatchRegistration]:
     """The KCP watches, in the namespace this process's settings name."""
     ns = settings.current().kcp_namespace
@@ -89,6 +99,7 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
         WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE)),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
+        WatchRegistration(NFS_INSTANCES, names.NFS_INSTANCE, ns, None, map_nfsinstance, (NFS_INSTANCE, IPRANGE)),
     ]
 
 

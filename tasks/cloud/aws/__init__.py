@@ -1,5 +1,5 @@
-"""The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs, and
-IpRange (a VPC CIDR block plus one subnet per zone). Registered on import as provider ``aws``."""
+"""The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs,
+IpRange (a VPC CIDR block plus one subnet per zone) and NfsInstance (EFS). Registered on import as provider ``aws``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import botocore.exceptions
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers
-from tasks.cloud.aws import client, iprange
+from tasks.cloud.aws import client, iprange, nfsinstance
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
-from tasks.cloud.providers import IpRangeContext, Provider, ProviderError, ScopeInputs
+from tasks.cloud.providers import IpRangeContext, NfsInstanceContext, Provider, ProviderError, ScopeInputs
 from tasks.cloud.settings import current as current_settings
 
 
@@ -53,6 +53,12 @@ class AwsProvider(Provider):
 
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.delete(ctx)
+
+    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+        return nfsinstance.reconcile(ctx)
+
+    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+        return nfsinstance.delete(ctx)
 
 
 PROVIDER = providers.register(AwsProvider())

@@ -33,7 +33,8 @@ import botocore.exceptions
 import fencing
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["Ec2", "attempt_timeout", "caller_account", "ec2_for", "error_code", "is_not_found", "is_retryable",
+__all__ = ["Ec2", "Efs", "attempt_timeout", "caller_account", "ec2_for", "efs_for", "error_code", "is_not_found",
+           "is_retryable",
            "user_message"]
 
 _THROTTLING = {"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
@@ -242,3 +243,124 @@ class Ec2:
         ips = {str(a["PublicIp"]) for gw in found.get("NatGateways") or [] if gw.get("State") == "available"
                for a in gw.get("NatGatewayAddresses") or [] if a.get("PublicIp")}
         return sorted(ips)
+
+
+def efs_for(settings: CloudSettings, account: str, region: str) -> Efs:
+    """The EFS layer (EFS and the EC2 security group calls of the NFS flow) for ``account`` in ``region``."""
+    key, secret, token = _credentials(settings, account, region)
+    return Efs(lambda timeout: _client("efs", region, key, secret, token, settings.aws_endpoint_url, timeout),
+               lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
+
+
+class Efs:
+    """The NfsInstance flow's calls (``pkg/kcp/provider/aws/nfsinstance/client``): EFS file systems and
+    mount targets, EC2 security groups and subnets. Raises botocore errors (and
+    :class:`fencing.FenceError` when the reconcile must stop).
+
+    Args:
+        efs_clients: the boto3 EFS client for a per-attempt timeout in seconds.
+        ec2_clients: the boto3 EC2 client likewise.
+    """
+
+    def __init__(self, efs_clients: Callable[[float], Any], ec2_clients: Callable[[float], Any]) -> None:
+        self._efs_clients = efs_clients
+        self._ec2_clients = ec2_clients
+
+    def _efs(self, write: bool = False) -> Any:
+        if write:
+            fencing.check()
+        return self._efs_clients(attempt_timeout(write))
+
+    def _ec2(self, write: bool = False) -> Any:
+        if write:
+            fencing.check()
+        return self._ec2_clients(attempt_timeout(write))
+
+    def security_group(self, vpc_id: str, name: str, tag_name: str) -> dict[str, Any] | None:
+        """The security group tagged ``Name=name`` and ``cloud-manager.kyma-project.io/name=tag_name``
+        (in ``vpc_id`` when given), or ``None``."""
+        filters = [{"Name": "tag:Name", "Values": [name]},
+                   {"Name": "tag:cloud-manager.kyma-project.io/name", "Values": [tag_name]}]
+        if vpc_id:
+            filters.append({"Name": "vpc-id", "Values": [vpc_id]})
+        found = self._ec2().describe_security_groups(Filters=filters).get("SecurityGroups") or []
+        return dict(found[0]) if found else None
+
+    def create_security_group(self, vpc_id: str, name: str, tags: Mapping[str, str]) -> str:
+        """``CreateSecurityGroup`` (group name and description ``name``) with tags; its id."""
+        return str(self._ec2(write=True).create_security_group(
+            GroupName=name, Description=name, VpcId=vpc_id,
+            TagSpecifications=[{"ResourceType": "security-group", "Tags": _tags(tags)}])["GroupId"])
+
+    def authorize_nfs_ingress(self, group_id: str, cidrs: Sequence[str]) -> None:
+        """``AuthorizeSecurityGroupIngress``: TCP 2049 from each of ``cidrs``."""
+        self._ec2(write=True).authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 2049, "ToPort": 2049, "IpRanges": [{"CidrIp": c}]} for c in cidrs])
+
+    def delete_security_group(self, group_id: str) -> None:
+        client = self._ec2(write=True)
+        try:
+            client.delete_security_group(GroupId=group_id)
+        except botocore.exceptions.ClientError as exc:
+            if not (is_not_found(exc) or error_code(exc) == "InvalidGroup.NotFound"):
+                raise
+
+    def subnet_vpcs(self, subnet_ids: Sequence[str]) -> dict[str, str]:
+        """``subnet id -> VPC id`` of the subnets that exist."""
+        if not subnet_ids:
+            return {}
+        try:
+            found = self._ec2().describe_subnets(SubnetIds=list(subnet_ids)).get("Subnets") or []
+        except botocore.exceptions.ClientError as exc:
+            if is_not_found(exc):
+                return {}
+            raise
+        return {str(s["SubnetId"]): str(s.get("VpcId") or "") for s in found}
+
+    def file_system(self, token: str) -> dict[str, Any] | None:
+        """The file system of creation token ``token`` (the KCP name), or ``None``."""
+        try:
+            found = self._efs().describe_file_systems(CreationToken=token).get("FileSystems") or []
+        except botocore.exceptions.ClientError as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        return dict(found[0]) if found else None
+
+    def create_file_system(self, token: str, performance_mode: str, throughput_mode: str,
+                           tags: Mapping[str, str]) -> dict[str, Any]:
+        """``CreateFileSystem`` (encrypted) with tags; the file system."""
+        return dict(self._efs(write=True).create_file_system(
+            CreationToken=token, PerformanceMode=performance_mode, ThroughputMode=throughput_mode,
+            Encrypted=True, Tags=_tags(tags)))
+
+    def delete_file_system(self, fs_id: str) -> None:
+        client = self._efs(write=True)
+        try:
+            client.delete_file_system(FileSystemId=fs_id)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
+
+    def mount_targets(self, fs_id: str) -> list[dict[str, Any]]:
+        """The file system's mount targets."""
+        try:
+            found = self._efs().describe_mount_targets(FileSystemId=fs_id).get("MountTargets") or []
+        except botocore.exceptions.ClientError as exc:
+            if is_not_found(exc):
+                return []
+            raise
+        return [dict(m) for m in found]
+
+    def create_mount_target(self, fs_id: str, subnet_id: str, group_ids: Sequence[str]) -> dict[str, Any]:
+        """``CreateMountTarget`` in ``subnet_id`` with the security groups; the mount target."""
+        return dict(self._efs(write=True).create_mount_target(FileSystemId=fs_id, SubnetId=subnet_id,
+                                                              SecurityGroups=list(group_ids)))
+
+    def delete_mount_target(self, mount_target_id: str) -> None:
+        client = self._efs(write=True)
+        try:
+            client.delete_mount_target(MountTargetId=mount_target_id)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
