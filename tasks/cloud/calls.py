@@ -4,17 +4,68 @@ A provider plan (``tasks/cloud/<provider>/*_plan.py``) decides over what its cli
 the writes to make as calls (``Client.<method>(*args)``) and the :class:`~kube.toolkit.Step` they lead
 to. A read or a write the provider refused reaches the plan as a :class:`Refused`, so the plan never
 sees the SDK's or the client's exception types. :func:`make_calls` is the one applier of such plans.
+
+A plan over a chain of dependent resources (each needed only once the one before it is done) may
+say which read it needs next instead of being given everything: its ``Read`` fields start as
+:data:`UNREAD`, the plan takes each through :func:`need` (which raises :class:`Needed` for an unread
+one, and the plan answers that name), and :func:`read_as_needed` makes the reads one at a time, in
+the plan's order, until the plan needs none. So a turn reads exactly what the decision looks at,
+all before any write, and the decision stays in one place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
 from kube.toolkit.step import Step
 
-__all__ = ["CallPlan", "Refused", "make_calls"]
+__all__ = ["UNREAD", "CallPlan", "Needed", "Refused", "make_calls", "need", "read_as_needed"]
+
+
+class _Unread:
+    """The type of :data:`UNREAD`."""
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+#: A field of a plan's ``Read`` that was not read (yet).
+UNREAD: Any = _Unread()
+
+
+class Needed(Exception):
+    """A plan looked at the read ``key`` that was not read yet."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def need(found: Any, key: str) -> Any:
+    """``found.<key>``; raises :class:`Needed` when it is :data:`UNREAD`."""
+    value = getattr(found, key)
+    if value is UNREAD:
+        raise Needed(key)
+    return value
+
+
+R = TypeVar("R")
+
+
+def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Callable[[str], Any]) -> R:
+    """Fill ``found`` (a frozen dataclass whose unread fields are :data:`UNREAD`) one read at a time:
+    while ``needs(found)`` names a field, set it to ``fetch(name)``. Raises ``RuntimeError`` when the
+    plan asks for a field twice (a plan bug that would otherwise loop)."""
+    seen: set[str] = set()
+    while (key := needs(found)) is not None:
+        if key in seen:
+            raise RuntimeError(f"the plan needs {key!r} again")
+        seen.add(key)
+        found = _replace(found, **{key: fetch(key)})  # type: ignore[type-var]
+    return found
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,11 @@ Contract::
   ``spec.scope.azure.{subscriptionId, vpcNetwork}``).
 - ``client``: a :class:`tasks.cloud.azure.client.AzureClient` for the Scope's subscription.
 
-:func:`read` asks ARM for every resource of the chain in the plan's order (creating: resource group,
-VNet, both peerings, security group, subnet, DNS zone, link; deleting: the reverse); a refused read is
-data (:class:`~tasks.cloud.calls.Refused`). :func:`apply` makes the planned writes in order (a missing
+:func:`read` asks ARM for the resources of the chain the plan looks at, one request at a time in the
+plan's order (creating: resource group, VNet, both peerings, security group, subnet, DNS zone, link;
+deleting: the reverse), up to where the plan stops (:func:`tasks.cloud.calls.read_as_needed`: the
+original's requests, all before any write); a refused read is data
+(:class:`~tasks.cloud.calls.Refused`). :func:`apply` makes the planned writes in order (a missing
 resource group and VNet, or both peerings, in one turn); the first refused one ends the turn with its
 Error or requeue. Writes do not wait for ARM (``polling=False``): the next turn reads
 ``provisioningState`` again.
@@ -43,7 +45,7 @@ from tasks.cloud.azure.iprange_plan import (
     private_dns_zone_name,
     vnet_id,
 )
-from tasks.cloud.calls import Refused, make_calls
+from tasks.cloud.calls import Refused, make_calls, read_as_needed
 
 __all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "IpRangeClient", "Timing", "apply", "peering_names",
            "private_dns_zone_name", "read", "reconcile", "refused", "vnet_id"]
@@ -83,31 +85,32 @@ def refused(err: AzureApiError) -> Refused:
     return Refused(err.status, err.message, str(err))
 
 
-def read(client: IpRangeClient, iprange: Mapping[str, Any], target: Target) -> Read:
-    """Every resource of the chain, in the order the plan walks it (see the module doc)."""
-    def got(fn: Callable[..., Any], *args: Any) -> Any:
+def read(client: IpRangeClient, iprange: Mapping[str, Any], target: Target,
+         needs: Callable[[Read], str | None]) -> Read:
+    """What the plan ``needs``, read one request at a time in its walk's order (see the module doc); a
+    refused read is a :class:`~tasks.cloud.calls.Refused`. Raises ``fencing.FenceError`` when the
+    reconcile must stop."""
+    cm, vpc, zone = target.cm, target.vpc, target.zone
+    name = str(iprange["metadata"]["name"])
+    local_name, remote_name = target.peerings
+    fetch: dict[str, Callable[[], Any]] = {
+        "group": lambda: client.get_resource_group(cm),
+        "vnet": lambda: client.get_vnet(cm, cm),
+        "local": lambda: client.get_peering(vpc, vpc, local_name),
+        "remote": lambda: client.get_peering(cm, cm, remote_name),
+        "nsg": lambda: client.get_security_group(cm, cm),
+        "subnet": lambda: client.get_subnet(cm, cm, cm),
+        "zone": lambda: client.get_private_dns_zone(cm, zone),
+        "link": lambda: client.get_vnet_link(cm, zone, name),
+    }
+
+    def got(key: str) -> Any:
         try:
-            return fn(*args)
+            return fetch[key]()
         except AzureApiError as err:
             return refused(err)
 
-    cm, vpc = target.cm, target.vpc
-    name = str(iprange["metadata"]["name"])
-    local_name, remote_name = target.peerings
-    reads: dict[str, Callable[[], Any]] = {
-        "group": lambda: got(client.get_resource_group, cm),
-        "vnet": lambda: got(client.get_vnet, cm, cm),
-        "local": lambda: got(client.get_peering, vpc, vpc, local_name),
-        "remote": lambda: got(client.get_peering, cm, cm, remote_name),
-        "nsg": lambda: got(client.get_security_group, cm, cm),
-        "subnet": lambda: got(client.get_subnet, cm, cm, cm),
-        "zone": lambda: got(client.get_private_dns_zone, cm, target.zone),
-        "link": lambda: got(client.get_vnet_link, cm, target.zone, name),
-    }
-    order = list(reads)
-    if (iprange.get("metadata") or {}).get("deletionTimestamp"):
-        order = ["link", "zone", "subnet", "nsg", "remote", "local", "vnet", "group"]
-    return Read(**{key: reads[key]() for key in order})
+    return read_as_needed(Read(), needs, got)
 
 
 def apply(client: IpRangeClient, plan: Plan) -> Step:
@@ -124,6 +127,9 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     when the reconcile must stop writing and ``ValueError`` for a Scope without the Azure fields.
     """
     target = Target.of(scope, client.subscription_id, cloud)
-    found = read(client, iprange, target)
-    return apply(client, iprange_plan.plan(iprange, scope, found, timing, now=now, subscription=client.subscription_id,
-                                           cloud=cloud, network_type=network_type))
+
+    def decide(found: Read) -> Plan:
+        return iprange_plan.plan(iprange, scope, found, timing, now=now, subscription=client.subscription_id,
+                                 cloud=cloud, network_type=network_type)
+
+    return apply(client, decide(read(client, iprange, target, lambda found: decide(found).need)))

@@ -44,7 +44,7 @@ from typing import Any
 
 from kube.toolkit.step import Step
 from tasks.cloud.azure.scope import cm_name
-from tasks.cloud.calls import Refused
+from tasks.cloud.calls import UNREAD, Needed, Refused, need
 from tasks.cloud.step import ERROR, StepBuilder, gone
 
 __all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "NETWORK_TYPE_CLOUD_RESOURCES", "REASON_ERROR", "REASON_INVALID_CIDR",
@@ -141,18 +141,20 @@ class Target:
 
 @dataclass(frozen=True)
 class Read:
-    """What one turn read from ARM (each resource, ``None`` when missing, or a :class:`Refused`): the
-    CM resource group and VNet, the peering in the shoot VNet (``local``) and in the CM VNet
-    (``remote``), the security group, subnet, private DNS zone and the IpRange's link."""
+    """What one turn read from ARM (each resource, ``None`` when missing, or a :class:`Refused`; one
+    the plan did not need is :data:`~tasks.cloud.calls.UNREAD`): the CM resource group and VNet, the
+    peering in the shoot VNet (``local``) and in the CM VNet (``remote``), the security group, subnet,
+    private DNS zone and the IpRange's link. The plan asks for them in its walk's order, so a turn
+    reads the chain up to where it stops (as the original, which read each just before deciding on it)."""
 
-    group: Got = None
-    vnet: Got = None
-    local: Got = None
-    remote: Got = None
-    nsg: Got = None
-    subnet: Got = None
-    zone: Got = None
-    link: Got = None
+    group: Got = UNREAD
+    vnet: Got = UNREAD
+    local: Got = UNREAD
+    remote: Got = UNREAD
+    nsg: Got = UNREAD
+    subnet: Got = UNREAD
+    zone: Got = UNREAD
+    link: Got = UNREAD
 
 
 @dataclass(frozen=True)
@@ -173,12 +175,14 @@ class Call:
 @dataclass
 class Plan:
     """A turn's answer: ``calls`` to make in order, then ``final``; a refused call ends the turn with
-    :meth:`failed` (built over ``run``, the status as planned before ``final``)."""
+    :meth:`failed` (built over ``run``, the status as planned before ``final``). While the read is not
+    complete: the field of :class:`Read` the plan needs next (``need``), and nothing to call."""
 
     run: StepBuilder
     timing: Timing
     calls: tuple[Call, ...]
     final: Step
+    need: str | None = None
 
     def done(self, answers: Sequence[Any] = ()) -> Step:
         """The Step once every call was made."""
@@ -204,9 +208,10 @@ def _error(run: StepBuilder, message: str, requeue_after: float | None, reason: 
 class _Walk:
     """The plan being built: the writes planned so far, ended by :meth:`end` with the turn's Step."""
 
-    def __init__(self, run: StepBuilder, timing: Timing) -> None:
+    def __init__(self, run: StepBuilder, timing: Timing, network_type: str | None = None) -> None:
         self.run = run
         self.t = timing
+        self.network_type = network_type
         self.calls: list[Call] = []
 
     def call(self, method: str, *args: Any, message: str | None, requeue_after: float, reason: str = REASON_ERROR,
@@ -259,68 +264,73 @@ def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, timi
     ``ValueError`` for a Scope without the Azure fields (:meth:`Target.of`)."""
     target = Target.of(scope, subscription, cloud)
     run = StepBuilder(iprange, now)
-    walk = _Walk(run, timing)
-    if run.deleting:
-        return _delete(walk, target, found)
-    network = str((run.spec.get("network") or {}).get("name") or f"{target.scope_name}--kyma")
-    on_cm = network_type == NETWORK_TYPE_CLOUD_RESOURCES if network_type \
-        else network == f"{target.scope_name}--cm"
+    walk = _Walk(run, timing, network_type)
+    try:
+        return _delete(walk, target, found) if run.deleting else _create(walk, target, found)
+    except Needed as needed:
+        return Plan(run, timing, (), Step(), need=needed.key)
+
+
+def _create(w: _Walk, at: Target, found: Read) -> Plan:
+    run, t, cm = w.run, w.t, at.cm
+    network = str((run.spec.get("network") or {}).get("name") or f"{at.scope_name}--kyma")
+    on_cm = w.network_type == NETWORK_TYPE_CLOUD_RESOURCES if w.network_type \
+        else network == f"{at.scope_name}--cm"
     if not on_cm:
-        return walk.end(lambda r: _error(r, "Unsupported network type", None))
+        return w.end(lambda r: _error(r, "Unsupported network type", None))
     cidr = str(run.status.get("cidr") or run.spec.get("cidr") or "")
     if not cidr:
-        return walk.end(lambda r: _error(r, "CIDR is required", None, REASON_INVALID_CIDR))
+        return w.end(lambda r: _error(r, "CIDR is required", None, REASON_INVALID_CIDR))
     if not run.status.get("cidr"):
         run.set(cidr=cidr)
-    return _create(walk, target, found, cidr)
-
-
-def _create(w: _Walk, at: Target, found: Read, cidr: str) -> Plan:
-    t, cm = w.t, at.cm
 
     def load_failed(run: StepBuilder, refused: Refused) -> Step:
         return run.step(requeue_after=t.wait)
 
     # The CM network: resource group, then VNet (the Network reconciler's job in the original).
-    if isinstance(found.group, Refused):
-        return w.refused(found.group, load_failed)
-    if found.group is None:
+    group = need(found, "group")
+    if isinstance(group, Refused):
+        return w.refused(group, load_failed)
+    if group is None:
         w.call("create_resource_group", cm, at.region, message="Failed to create Azure Resource Group",
                requeue_after=t.network_error)
-    if isinstance(found.vnet, Refused):
-        return w.refused(found.vnet, load_failed)
-    ended = w.ensure(found.vnet, "create_vnet", (cm, cm, at.region, cidr), "Failed to create Azure VNet", t.wait)
+    vnet = need(found, "vnet")
+    if isinstance(vnet, Refused):
+        return w.refused(vnet, load_failed)
+    ended = w.ensure(vnet, "create_vnet", (cm, cm, at.region, cidr), "Failed to create Azure VNet", t.wait)
     if ended:
         return ended
 
     # The peering between the shoot VNet and the CM VNet (the VpcPeering reconciler's job).
     local_name, remote_name = at.peerings
     kyma_id, cm_id = vnet_id(at.subscription, at.vpc, at.vpc), vnet_id(at.subscription, cm, cm)
-    if isinstance(found.local, Refused):
-        return w.refused(found.local, load_failed)
-    if found.local is None:
+    local = need(found, "local")
+    if isinstance(local, Refused):
+        return w.refused(local, load_failed)
+    if local is None:
         w.call("create_peering", at.vpc, at.vpc, local_name, cm_id, message="Error creating VPC peering",
                requeue_after=t.create_error, reason=REASON_PEERING)
-    if isinstance(found.remote, Refused):
-        return w.refused(found.remote, load_failed)
-    if found.remote is None:
+    remote = need(found, "remote")
+    if isinstance(remote, Refused):
+        return w.refused(remote, load_failed)
+    if remote is None:
         w.call("create_peering", cm, cm, remote_name, kyma_id, message="Error creating remote VPC peering",
                requeue_after=t.create_error, reason=REASON_PEERING)
-    if found.local is None or found.remote is None \
-            or _value((found.local.get("properties") or {}).get("peeringState")) != "Connected":
+    if local is None or remote is None or _value((local.get("properties") or {}).get("peeringState")) != "Connected":
         return w.end(lambda run: run.step(requeue_after=t.peering_wait))
 
     # Security group → subnet → private DNS zone → virtual network link.
-    nsg = found.nsg
+    nsg = need(found, "nsg")
     if isinstance(nsg, Refused):
         return w.refused(nsg, lambda run, _: _error(run, "Error loading security group", t.load_error))
     ended = w.ensure(nsg, "create_security_group", (cm, cm, at.region), "Error creating Azure security group", t.wait)
     if ended:
         return ended
     assert nsg is not None  # Succeeded past ensure
-    if isinstance(found.subnet, Refused):
-        return w.refused(found.subnet, lambda run, _: _error(run, "Error loading subnet", t.load_error))
-    ended = w.ensure(found.subnet, "create_subnet", (cm, cm, cm, cidr, nsg["id"]), "Error creating Azure subnet",
+    subnet = need(found, "subnet")
+    if isinstance(subnet, Refused):
+        return w.refused(subnet, lambda run, _: _error(run, "Error loading subnet", t.load_error))
+    ended = w.ensure(subnet, "create_subnet", (cm, cm, cm, cidr, nsg["id"]), "Error creating Azure subnet",
                      t.wait)
     if ended:
         return ended
@@ -328,15 +338,17 @@ def _create(w: _Walk, at: Target, found: Read, cidr: str) -> Plan:
     def load_dns_failed(run: StepBuilder, refused: Refused) -> Step:
         return _error(run, f"Failed loading AzureIpRange: {refused.text}", t.load_error, exclusive=False, state=None)
 
-    if isinstance(found.zone, Refused):
-        return w.refused(found.zone, load_dns_failed)
-    ended = w.ensure(found.zone, "create_private_dns_zone", (cm, at.zone), "Error creating Azure privateDnsZone",
+    zone = need(found, "zone")
+    if isinstance(zone, Refused):
+        return w.refused(zone, load_dns_failed)
+    ended = w.ensure(zone, "create_private_dns_zone", (cm, at.zone), "Error creating Azure privateDnsZone",
                      t.wait)
     if ended:
         return ended
-    if isinstance(found.link, Refused):
-        return w.refused(found.link, load_dns_failed)
-    ended = w.ensure(found.link, "create_vnet_link", (cm, at.zone, w.run.name, kyma_id),
+    link = need(found, "link")
+    if isinstance(link, Refused):
+        return w.refused(link, load_dns_failed)
+    ended = w.ensure(link, "create_vnet_link", (cm, at.zone, w.run.name, kyma_id),
                      "Error creating Azure virtualNetworkLink", t.wait)
     return ended or w.end(lambda run: run.ready())
 
@@ -348,24 +360,25 @@ def _delete(w: _Walk, at: Target, found: Read) -> Plan:
         return run.step(requeue_after=t.load_error)
 
     local_name, remote_name = at.peerings
-    # (read answer, how a refused read ends the turn, the delete call, its error message, wait, 409 wait)
-    chain: list[tuple[Got, Callable[[StepBuilder, Refused], Step], str, tuple[Any, ...], str | None, float,
+    # (read, how a refused read ends the turn, the delete call, its error message, wait, 409 wait)
+    chain: list[tuple[str, Callable[[StepBuilder, Refused], Step], str, tuple[Any, ...], str | None, float,
                       float | None]] = [
-        (found.link, load_failed, "delete_vnet_link", (cm, at.zone, w.run.name), "Error deleting virtualNetworkLink",
+        ("link", load_failed, "delete_vnet_link", (cm, at.zone, w.run.name), "Error deleting virtualNetworkLink",
          t.link_delete_wait, t.throttled),
-        (found.zone, load_failed, "delete_private_dns_zone", (cm, at.zone), "Error deleting dnsZone", t.wait,
+        ("zone", load_failed, "delete_private_dns_zone", (cm, at.zone), "Error deleting dnsZone", t.wait,
          t.throttled),
-        (found.subnet, lambda run, _: _error(run, "Error loading subnet", t.load_error), "delete_subnet",
+        ("subnet", lambda run, _: _error(run, "Error loading subnet", t.load_error), "delete_subnet",
          (cm, cm, cm), "Error deleting subnet", t.wait, None),
-        (found.nsg, lambda run, _: _error(run, "Error loading security group", t.load_error),
+        ("nsg", lambda run, _: _error(run, "Error loading security group", t.load_error),
          "delete_security_group", (cm, cm), "Error deleting security group", t.wait, None),
         # the kyma peering (remote side first, as the original), then the CM network
-        (found.remote, load_failed, "delete_peering", (cm, cm, remote_name), None, t.peering_wait, None),
-        (found.local, load_failed, "delete_peering", (at.vpc, at.vpc, local_name), None, t.peering_wait, None),
-        (found.vnet, load_failed, "delete_vnet", (cm, cm), None, t.wait, None),
-        (found.group, load_failed, "delete_resource_group", (cm,), None, t.wait, None),
+        ("remote", load_failed, "delete_peering", (cm, cm, remote_name), None, t.peering_wait, None),
+        ("local", load_failed, "delete_peering", (at.vpc, at.vpc, local_name), None, t.peering_wait, None),
+        ("vnet", load_failed, "delete_vnet", (cm, cm), None, t.wait, None),
+        ("group", load_failed, "delete_resource_group", (cm,), None, t.wait, None),
     ]
-    for got, on_refused, method, args, message, wait, conflict_wait in chain:
+    for key, on_refused, method, args, message, wait, conflict_wait in chain:
+        got = need(found, key)
         if isinstance(got, Refused):
             return w.refused(got, on_refused)
         ended = w.deleted(got, method, args, message, wait, conflict_wait)

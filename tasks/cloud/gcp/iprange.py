@@ -8,10 +8,13 @@ Contract::
 - ``iprange``: the KCP ``cloud-control.kyma-project.io/v1beta1`` IpRange as a dict; ``scope``: the KCP
   Scope (``spec.scope.gcp.project`` and ``.vpcNetwork``); ``client``: a
   :class:`tasks.cloud.gcp.client.GcpClient` (or anything with the methods of :class:`IpRangeClient`).
-- :func:`read` asks the client, in the original's order, for everything the turn may need: the pending
-  operation first (so what it did is seen by the reads after it), the address ``cm-<name>`` (else the
-  legacy name), the PSA connections and, when creating with a connection, the VPC's addresses. A
-  refused read is data (:class:`~tasks.cloud.calls.Refused`), never an exception.
+- :func:`read` asks the client for what the plan looks at, one request at a time in the plan's (the
+  original's) order, until the plan needs nothing more (:func:`tasks.cloud.calls.read_as_needed`):
+  the pending operation first (so what it did is seen by the reads after it), the address
+  ``cm-<name>`` (else the legacy name), the PSA connections and, when creating with a connection, the
+  VPC's addresses. A turn waiting on an operation reads only the operation, an invalid CIDR nothing.
+  A refused read is data (:class:`~tasks.cloud.calls.Refused`), never an exception. All reads come
+  before the write.
 - :func:`~tasks.cloud.gcp.iprange_plan.plan` (pure; the flow, reasons and messages are documented
   there) answers at most one write and the Step it leads to; :func:`apply` makes it.
 
@@ -26,16 +29,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kube.toolkit.step import Step
-from tasks.cloud.calls import Refused, make_calls
+from tasks.cloud.calls import Refused, make_calls, read_as_needed
 from tasks.cloud.gcp import iprange_plan
 from tasks.cloud.gcp.client import GcpApiError, network_filter
 from tasks.cloud.gcp.iprange_plan import (
     ANOTHER_VPC_MESSAGE,
-    COMPUTE_STATES,
     DELETE_ADDRESS,
     DELETE_PSA_CONNECTION,
     DESCRIPTION,
-    PSA_PEERING_NAME,
     PSA_STATES,
     READY_MESSAGE,
     REASON_GCP_ERROR,
@@ -43,7 +44,6 @@ from tasks.cloud.gcp.iprange_plan import (
     RETRY_WAIT,
     SYNC_ADDRESS,
     SYNC_PSA_CONNECTION,
-    Got,
     Plan,
     Read,
     address_name,
@@ -88,36 +88,31 @@ def refused(err: GcpApiError) -> Refused:
     return Refused(err.status, err.message, str(err))
 
 
-def _got(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)``, or its :class:`GcpApiError` as :class:`Refused`."""
-    try:
-        return fn(*args)
-    except GcpApiError as err:
-        return refused(err)
-
-
-def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, Any]) -> Read:
-    """Everything one turn may need, in the original's order (see the module doc). Raises ``ValueError``
-    for a Scope without a GCP project and VPC, ``fencing.FenceError`` when the reconcile must stop."""
+def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, Any],
+         needs: Callable[[Read], str | None]) -> Read:
+    """What the plan ``needs``, read one request at a time in its order (see the module doc); a
+    refused read is a :class:`~tasks.cloud.calls.Refused`. Raises ``ValueError`` for a Scope without a
+    GCP project and VPC, ``fencing.FenceError`` when the reconcile must stop."""
     project, vpc = target(scope)
     status = iprange.get("status") or {}
-    op_name, state = str(status.get("opIdentifier") or ""), status.get("state")
-    operation: Got = None
-    if op_name and state in PSA_STATES:
-        operation = _got(client.get_service_networking_operation, op_name)
-    elif op_name and state in COMPUTE_STATES:
-        operation = _got(client.get_global_operation, project, op_name)
-    address = _got(client.get_global_address, project, address_name(str(iprange["metadata"]["name"])))
-    legacy: Got = None
-    if address is None and legacy_name(iprange):
-        legacy = _got(client.get_global_address, project, legacy_name(iprange))
-    connections = _got(client.list_service_connections, project, vpc) if is_psa(iprange) else []
-    addresses: Any = []
-    creating = not (iprange.get("metadata") or {}).get("deletionTimestamp")
-    if creating and not isinstance(connections, Refused) \
-            and any(c.get("peering") == PSA_PEERING_NAME for c in connections):
-        addresses = _got(client.list_global_addresses, project, network_filter(project, vpc))
-    return Read(operation, address, legacy, connections, addresses)
+    op_name = str(status.get("opIdentifier") or "")
+    name = str(iprange["metadata"]["name"])
+    fetch: dict[str, Callable[[], Any]] = {
+        "operation": lambda: client.get_service_networking_operation(op_name) if status.get("state") in PSA_STATES
+        else client.get_global_operation(project, op_name),
+        "address": lambda: client.get_global_address(project, address_name(name)),
+        "legacy": lambda: client.get_global_address(project, legacy_name(iprange)),
+        "connections": lambda: client.list_service_connections(project, vpc),
+        "addresses": lambda: client.list_global_addresses(project, network_filter(project, vpc)),
+    }
+
+    def got(key: str) -> Any:
+        try:
+            return fetch[key]()
+        except GcpApiError as err:
+            return refused(err)
+
+    return read_as_needed(Read(), needs, got)
 
 
 def apply(client: IpRangeClient, plan: Plan) -> Step:
@@ -135,5 +130,8 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
     ``KeyError`` when ``iprange`` has no ``metadata.name``.
     """
     wait = retry_wait_from_env() if retry_wait is None else retry_wait
-    found = read(client, iprange, scope)
-    return apply(client, iprange_plan.plan(iprange, scope, found, wait, now))
+
+    def decide(found: Read) -> Plan:
+        return iprange_plan.plan(iprange, scope, found, wait, now)
+
+    return apply(client, decide(read(client, iprange, scope, lambda found: decide(found).need)))

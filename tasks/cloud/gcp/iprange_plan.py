@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube.toolkit.step import Step
-from tasks.cloud.calls import Refused
+from tasks.cloud.calls import UNREAD, Needed, Refused, need
 from tasks.cloud.step import StepBuilder, gone
 
 __all__ = ["ANOTHER_VPC_MESSAGE", "COMPUTE_STATES", "DELETE_ADDRESS", "DELETE_PSA_CONNECTION", "DESCRIPTION",
@@ -127,21 +127,22 @@ def _in_vpc(address: Mapping[str, Any], vpc: str) -> bool:
 
 @dataclass(frozen=True)
 class Read:
-    """What one turn read from GCP, in the order read (a refused read is a :class:`Refused`):
+    """What one turn read from GCP (a refused read is a :class:`Refused`; a field the plan did not
+    need is :data:`~tasks.cloud.calls.UNREAD`), in the order the plan asks for them:
 
-    - ``operation``: the pending operation of ``status.opIdentifier`` (``None``: none, not found, or a
-      state that names no API);
-    - ``address``: ``cm-<name>``; ``legacy``: the :func:`legacy_name` address (read only when
-      ``cm-<name>`` is missing);
+    - ``operation``: the pending operation of ``status.opIdentifier`` (``None``: not found); asked for
+      only while one is pending in a state that names its API;
+    - ``address``: ``cm-<name>`` (``None``: not found); ``legacy``: the :func:`legacy_name` address, asked
+      for only when ``cm-<name>`` is missing;
     - ``connections``: the VPC's Service Networking connections (PSA purpose only);
     - ``addresses``: the VPC's global addresses (only when creating and a PSA connection exists).
     """
 
-    operation: Got = None
-    address: Got = None
-    legacy: Got = None
-    connections: Sequence[Mapping[str, Any]] | Refused = ()
-    addresses: Sequence[Mapping[str, Any]] | Refused = ()
+    operation: Got = UNREAD
+    address: Got = UNREAD
+    legacy: Got = UNREAD
+    connections: Sequence[Mapping[str, Any]] | Refused = UNREAD
+    addresses: Sequence[Mapping[str, Any]] | Refused = UNREAD
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,15 @@ class Call:
 @dataclass
 class Plan:
     """A turn's answer: ``calls`` (at most one) starting an operation in state ``state``, or the
-    ``final`` Step when there is nothing to call."""
+    ``final`` Step when there is nothing to call; or, while the read is not complete, the field of
+    :class:`Read` it needs next (``need``)."""
 
     run: StepBuilder
     retry_wait: float
     calls: tuple[Call, ...] = ()
     state: str = ""
     final: Step | None = None
+    need: str | None = None
 
     def done(self, answers: Sequence[Any] = ()) -> Step:
         """The Step once the calls were made: the operation (``answers[0]``) started, come back after the wait."""
@@ -178,10 +181,20 @@ class Plan:
 
 def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, retry_wait: float = RETRY_WAIT,
          now: str | None = None) -> Plan:
-    """One turn of the KCP IpRange on GCP over ``found`` (see the module doc). Raises ``ValueError`` for
-    a Scope without a GCP project and VPC."""
+    """One turn of the KCP IpRange on GCP over ``found`` (see the module doc); a Plan whose ``need``
+    names the next read while one it looks at is unread. Raises ``ValueError`` for a Scope without a
+    GCP project and VPC."""
     project, vpc = target(scope)
     run = StepBuilder(iprange, now)
+    try:
+        return _plan(run, iprange, project, vpc, found, retry_wait)
+    except Needed as needed:
+        return Plan(run, retry_wait, need=needed.key)
+
+
+def _plan(run: StepBuilder, iprange: Mapping[str, Any], project: str, vpc: str, found: Read,
+          retry_wait: float) -> Plan:
+    """:func:`plan`'s walk: the first unread field it looks at raises :class:`~tasks.cloud.calls.Needed`."""
 
     def stop(step: Step) -> Plan:
         return Plan(run, retry_wait, final=step)
@@ -200,18 +213,18 @@ def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, retr
             return stop(run.fail(REASON_INVALID_CIDR, str(err)))
 
     # 1. a pending operation
-    waiting = _operation(run, found.operation, retry_wait)
+    waiting = _operation(run, found, retry_wait)
     if waiting is not None:
         return stop(waiting)
 
     # 2. the global address (new name, then the legacy one)
-    address = found.address
+    address = need(found, "address")
     if isinstance(address, Refused):
         return stop(run.fail(REASON_GCP_ERROR, "Error getting address from GCP", backoff=True))
     if address is not None and not _in_vpc(address, vpc):
         return stop(run.fail(REASON_GCP_ERROR, ANOTHER_VPC_MESSAGE))
     if address is None and legacy_name(iprange):
-        fallback = found.legacy
+        fallback = need(found, "legacy")
         if isinstance(fallback, Refused):
             return stop(run.fail(REASON_GCP_ERROR, "Error getting fallback IpRange address from GCP", backoff=True))
         if fallback is not None and _in_vpc(fallback, vpc):
@@ -221,16 +234,17 @@ def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, retr
     connection: Mapping[str, Any] | None = None
     psa = is_psa(iprange)
     if psa:
-        if isinstance(found.connections, Refused):
+        connections = need(found, "connections")
+        if isinstance(connections, Refused):
             return stop(run.fail(REASON_GCP_ERROR, "Error listing Service Connections from GCP", backoff=True))
-        connection = next((c for c in found.connections if c.get("peering") == PSA_PEERING_NAME), None)
+        connection = next((c for c in connections if c.get("peering") == PSA_PEERING_NAME), None)
 
     if run.deleting:
         return _delete(run, retry_wait, project, vpc, address, connection)
-    return _create(run, retry_wait, project, vpc, address, connection, found.addresses, psa, ip, prefix)
+    return _create(run, retry_wait, project, vpc, address, connection, found, psa, ip, prefix)
 
 
-def _operation(run: StepBuilder, op: Got, retry_wait: float) -> Step | None:
+def _operation(run: StepBuilder, found: Read, retry_wait: float) -> Step | None:
     """The pending operation's verdict: a Step to answer now, or ``None`` to go on (operation forgotten)."""
     if not run.status.get("opIdentifier"):
         return None
@@ -238,6 +252,7 @@ def _operation(run: StepBuilder, op: Got, retry_wait: float) -> Step | None:
     if state not in PSA_STATES and state not in COMPUTE_STATES:
         run.set(opIdentifier=None)  # unknown state: forget the operation (the original does the same)
         return None
+    op = need(found, "operation")
     if isinstance(op, Refused):
         return run.fail(REASON_GCP_ERROR, op.message, backoff=True, state=None)
     psa = state in PSA_STATES
@@ -255,8 +270,7 @@ def _operation(run: StepBuilder, op: Got, retry_wait: float) -> Step | None:
 
 
 def _create(run: StepBuilder, retry_wait: float, project: str, vpc: str, address: Mapping[str, Any] | None,
-            connection: Mapping[str, Any] | None, listed: Sequence[Mapping[str, Any]] | Refused, psa: bool,
-            ip: str, prefix: int) -> Plan:
+            connection: Mapping[str, Any] | None, found: Read, psa: bool, ip: str, prefix: int) -> Plan:
     def call(state: str, method: str, *args: Any, prefix: str) -> Plan:
         return Plan(run, retry_wait, calls=(Call(method, args, prefix),), state=state)
 
@@ -270,6 +284,7 @@ def _create(run: StepBuilder, retry_wait: float, project: str, vpc: str, address
         if connection is None:
             return call(SYNC_PSA_CONNECTION, "create_service_connection", project, vpc, [name],
                         prefix="Error creating PSA Connection: ")
+        listed = need(found, "addresses")
         if isinstance(listed, Refused):
             return Plan(run, retry_wait, final=run.fail(REASON_GCP_ERROR, "Error listing Global Addresses from GCP",
                                                         backoff=True))
