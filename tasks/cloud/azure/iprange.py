@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kube.clock import now_rfc3339
 from kube.toolkit.step import Step
 from tasks.cloud.azure import iprange_plan
 from tasks.cloud.azure.client import AzureApiError
@@ -121,12 +122,14 @@ def apply(client: IpRangeClient, plan: Plan) -> Step:
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *, now: str | None = None,
               timing: Timing = Timing(), cloud: str = "AzureCloud", network_type: str | None = None) -> Step:
     """One turn of a KCP IpRange on Azure: :func:`read` → :func:`~tasks.cloud.azure.iprange_plan.plan` →
-    :func:`apply`.
+    :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
+    ``timing``: the waits; ``cloud``: ``AzureChina`` picks its DNS zone.
 
     Never raises for cloud errors (they become conditions or requeues); raises ``fencing.FenceError``
     when the reconcile must stop writing and ``ValueError`` for a Scope without the Azure fields.
     """
     target = Target.of(scope, client.subscription_id, cloud)
+    now = now or now_rfc3339()
 
     def decide(found: Read) -> Plan:
         return iprange_plan.plan(iprange, scope, found, timing, now=now, subscription=client.subscription_id,

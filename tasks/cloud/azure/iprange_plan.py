@@ -235,11 +235,12 @@ class _Walk:
                wait: float) -> Plan | None:
         """``None`` when ``resource`` is ``Succeeded``; else the end of the turn: create it when missing
         (come back after ``wait``), PUT a ``Failed`` one again (and report ``message``), or wait."""
-        if resource is not None and _state(resource) == "Succeeded":
+        state = None if resource is None else _state(resource)
+        if state == "Succeeded":
             return None
-        if resource is None or _state(resource) == "Failed":
+        if state in (None, "Failed"):
             self.call(method, *args, message=message, requeue_after=self.t.create_error)
-        if resource is not None and _state(resource) == "Failed":
+        if state == "Failed":
             return self.end(lambda run: _error(run, message, self.t.create_error))
         return self.end(lambda run: run.step(requeue_after=wait))
 

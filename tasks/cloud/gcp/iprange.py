@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kube.clock import now_rfc3339
 from kube.toolkit.step import Step
 from tasks.cloud.calls import Refused, make_calls, read_as_needed
 from tasks.cloud.gcp import iprange_plan
@@ -123,13 +124,15 @@ def apply(client: IpRangeClient, plan: Plan) -> Step:
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *,
               now: str | None = None, retry_wait: float | None = None) -> Step:
     """One turn of a KCP IpRange on GCP: :func:`read` → :func:`~tasks.cloud.gcp.iprange_plan.plan` →
-    :func:`apply`.
+    :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
+    ``retry_wait``: seconds to wait for an operation (default ``GCP_RETRY_WAIT_DURATION``).
 
     Never raises for cloud errors (they become conditions); raises ``fencing.FenceError`` when the
     reconcile must stop writing, ``ValueError`` for a Scope without a GCP project and VPC, and
     ``KeyError`` when ``iprange`` has no ``metadata.name``.
     """
     wait = retry_wait_from_env() if retry_wait is None else retry_wait
+    now = now or now_rfc3339()
 
     def decide(found: Read) -> Plan:
         return iprange_plan.plan(iprange, scope, found, wait, now)
