@@ -15,7 +15,7 @@ all before any write, and the decision stays in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
@@ -55,16 +55,22 @@ def need(found: Any, key: str) -> Any:
 R = TypeVar("R")
 
 
-def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Callable[[str], Any]) -> R:
+def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[str, Callable[[], Any]],
+                   error: type[Exception], refused: Callable[[Any], Refused]) -> R:
     """Fill ``found`` (a frozen dataclass whose unread fields are :data:`UNREAD`) one read at a time:
-    while ``needs(found)`` names a field, set it to ``fetch(name)``. Raises ``RuntimeError`` when the
-    plan asks for a field twice (a plan bug that would otherwise loop)."""
+    while ``needs(found)`` names a field, set it to ``fetch[name]()``, or to ``refused(exc)`` when that
+    raises ``error`` (any other exception, ``fencing.FenceError``, propagates). Raises
+    ``RuntimeError`` when the plan asks for a field twice (a plan bug that would otherwise loop)."""
     seen: set[str] = set()
     while (key := needs(found)) is not None:
         if key in seen:
             raise RuntimeError(f"the plan needs {key!r} again")
         seen.add(key)
-        found = _replace(found, **{key: fetch(key)})  # type: ignore[type-var]
+        try:
+            value = fetch[key]()
+        except error as exc:
+            value = refused(exc)
+        found = _replace(found, **{key: value})  # type: ignore[type-var]
     return found
 
 

@@ -104,14 +104,7 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], target: Target,
         "zone": lambda: client.get_private_dns_zone(cm, zone),
         "link": lambda: client.get_vnet_link(cm, zone, name),
     }
-
-    def got(key: str) -> Any:
-        try:
-            return fetch[key]()
-        except AzureApiError as err:
-            return refused(err)
-
-    return read_as_needed(Read(), needs, got)
+    return read_as_needed(Read(), needs, fetch, AzureApiError, refused)
 
 
 def apply(client: IpRangeClient, plan: Plan) -> Step:

@@ -106,14 +106,7 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, 
         "connections": lambda: client.list_service_connections(project, vpc),
         "addresses": lambda: client.list_global_addresses(project, network_filter(project, vpc)),
     }
-
-    def got(key: str) -> Any:
-        try:
-            return fetch[key]()
-        except GcpApiError as err:
-            return refused(err)
-
-    return read_as_needed(Read(), needs, got)
+    return read_as_needed(Read(), needs, fetch, GcpApiError, refused)
 
 
 def apply(client: IpRangeClient, plan: Plan) -> Step:

@@ -88,11 +88,24 @@ def test_need_and_read_as_needed_read_in_the_plans_order_only_what_it_looks_at()
             return needed.key
 
     asked: list[str] = []
-    found = read_as_needed(Read(), needs, lambda key: asked.append(key) or "stop")
+    fetch = {"a": lambda: asked.append("a") or "go", "b": lambda: asked.append("b") or "stop"}
+    found = read_as_needed(Read(), needs, fetch, Boom, refused)
     assert asked == ["b"] and found == Read(UNREAD, "stop")
+
+
+def test_a_refused_read_is_data() -> None:
+    def needs(found: Read) -> str | None:
+        return "a" if found.a is UNREAD else None
+
+    def no() -> Any:
+        raise Boom("refused")
+
+    assert read_as_needed(Read(), needs, {"a": no}, Boom, refused) == Read(Refused(409, "refused"))
+    with pytest.raises(Boom):
+        read_as_needed(Read(), needs, {"a": no}, ValueError, refused)
     assert repr(UNREAD) == "UNREAD"
 
 
 def test_a_plan_asking_twice_for_a_read_is_a_bug_not_a_loop() -> None:
     with pytest.raises(RuntimeError, match="needs 'a' again"):
-        read_as_needed(Read(), lambda found: "a", lambda key: 1)
+        read_as_needed(Read(), lambda found: "a", {"a": lambda: 1}, Boom, refused)

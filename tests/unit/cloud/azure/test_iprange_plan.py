@@ -273,7 +273,8 @@ def reads(obj: dict[str, Any], answers: dict[str, Any]) -> list[str]:
         asked.append(key)
         return answers.get(key)
 
-    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, T, now=NOW).need, fetch)
+    fetches = {key: (lambda key=key: fetch(key)) for key in KEYS}
+    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, T, now=NOW).need, fetches, KeyError, lambda e: e)
     return asked
 
 

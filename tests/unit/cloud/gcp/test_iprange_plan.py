@@ -265,7 +265,8 @@ def reads(obj: dict[str, Any], answers: dict[str, Any]) -> list[str]:
         asked.append(key)
         return answers.get(key, [] if key in ("connections", "addresses") else None)
 
-    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, WAIT, NOW).need, fetch)
+    fetches = {key: (lambda key=key: fetch(key)) for key in Read.__dataclass_fields__}
+    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, WAIT, NOW).need, fetches, KeyError, lambda e: e)
     return asked
 
 
