@@ -12,8 +12,8 @@ import config
 from workers.domains import Local, Row
 
 #: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
-STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
-SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit", "ExternalGateway")
+SETTLED_STATES = ("Ready", "OK", "Error", "Warning")  # an ExternalGateway's Processing is not settled
 
 
 class ApiGatewayLocal(Local):
