@@ -39,10 +39,11 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert "server:" in (state / "kubeconfig").read_text()
 
     rows = [line for line in out.splitlines() if "│ APIRule " in line]
-    assert sum("Ready" in r for r in rows) == 4 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    assert sum("Ready" in r for r in rows) == 5 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    assert any("shop/httpbin-partner" in r and "Ready" in r for r in rows), out  # through the ExternalGateway
     states = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines()
-              if "│ APIGateway " in line or "│ RateLimit " in line}
-    assert states == {"default": "Ready", "shop/httpbin": "Ready"}, out
+              if "│ APIGateway " in line or "│ RateLimit " in line or "│ ExternalGateway " in line}
+    assert states == {"default": "Ready", "shop/httpbin": "Ready", "shop/partner": "Ready"}, out
     pods = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if "│ Pod " in line}
     assert pods == {"kyma-system/telemetry-agent": "mutated", "kyma-system/eventing-publisher": "mutated",
                     "customer-apps/shop-frontend": "unchanged", "shop/httpbin-0": "unchanged"}, out
