@@ -6,11 +6,13 @@ finalizer writes enqueue nothing). Beyond the original:
 
 - a deleted ExternalGateway also enqueues the others with the same ``externalDomain`` (the newer one
   waiting on the domain conflict becomes Ready at once);
-- the generated Gateways, EnvoyFilters and Secrets (label selector on the owner name label) deleted,
-  or whose spec, data or labels changed, enqueue their ExternalGateway, so drift is repaired at once
-  (the original repairs it at the next hourly reconcile).
+- the generated Gateways and EnvoyFilters (label selector on the owner name label) deleted, or whose
+  spec or labels changed, enqueue their ExternalGateway, so drift is repaired at once (the original
+  repairs it at the next hourly reconcile).
 
-The regions ConfigMap and the CA Secret are not watched (as the original: a change is picked up at
+Secrets are not watched: the watcher would need to read every Secret of ``istio-system`` (the mesh CA
+among them), so the CA Secret copy is repaired at the next reconcile, as the original. The regions
+ConfigMap and the user's CA Secret are not watched either (as the original: a change is picked up at
 the next reconcile, hourly or after a spec change).
 """
 
@@ -20,7 +22,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from informers.store import Stores
-from kube import resources
 from tasks.apigateway import reads
 from tasks.apigateway.externalgateway import model as m
 from tasks.apigateway.externalgateway.controller import CONTROLLER_NAME, EXTERNAL_GATEWAY
@@ -77,5 +78,5 @@ REGISTRATIONS: list[WatchRegistration] = [
                       map_event=map_external_gateway, controllers=(CONTROLLER_NAME,)),
     *(WatchRegistration(name=GENERATED_PREFIX + res.plural, resource=res, namespace=None,
                         label_selector=m.OWNER_NAME_LABEL, map_event=map_generated, controllers=(CONTROLLER_NAME,))
-      for res in (reads.GATEWAY, reads.ENVOY_FILTER, resources.SECRET)),
+      for res in (reads.GATEWAY, reads.ENVOY_FILTER)),
 ]
