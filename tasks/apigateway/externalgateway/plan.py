@@ -38,8 +38,9 @@ CRDs, the DNSEntry, the Certificate and the TLS Secret; then remove the finalize
 Differences from the original, deliberately (see docs/apigateway.md):
 
 - objects in ``istio-system`` are named by the base name only, so ``a/gw`` and ``b/gw`` would share
-  them: an object whose owner labels name another ExternalGateway is never updated or deleted (the
-  reconcile fails with ``ResourceNameConflict``); the original overwrites and deletes it;
+  them, and a name may be an existing Secret's: an object whose owner labels do not name this
+  ExternalGateway is never updated or deleted (the reconcile fails with ``ResourceNameConflict``);
+  the original overwrites and deletes it;
 - two ExternalGateways with one ``externalDomain``: only the newer one fails (the original fails both,
   so creating a duplicate breaks the working one on its next reconcile);
 - the status is written once per reconcile and only when it changed (the original writes
@@ -553,11 +554,14 @@ class _Writer:
         self.desired: list[dict[str, Any]] = []
 
     def taken(self, ref: Ref) -> str | None:
-        """The message when ``ref`` exists and belongs to another ExternalGateway."""
-        owner = m.owner_of(self.state.existing.get(ref))
-        if owner is None or owner == (self.eg.namespace, self.eg.name):
+        """The message when ``ref`` exists and is not this ExternalGateway's (its owner labels)."""
+        actual = self.state.existing.get(ref)
+        owner = m.owner_of(actual)
+        if actual is None or owner == (self.eg.namespace, self.eg.name):
             return None
         kind, ns, name = ref
+        if owner is None:
+            return f"{kind} {ns}/{name} exists and is not managed by ExternalGateway {self.eg.ref}"
         return f"{kind} {ns}/{name} belongs to ExternalGateway {owner[0]}/{owner[1]}"
 
     def write(self, stage: str, obj: dict[str, Any]) -> None:
@@ -695,7 +699,7 @@ def refused(obj: Mapping[str, Any], p: ExternalGatewayPlan, index: int, message:
 
 
 def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> ExternalGatewayPlan:
-    """``handleDeletion``: delete what exists and is not another ExternalGateway's (the Gardener
+    """``handleDeletion``: delete what exists and is labelled as this ExternalGateway's (the Gardener
     objects only with Gardener's CRDs), then remove the finalizer. Nothing without the finalizer."""
     if m.FINALIZER not in eg.finalizers:
         return ExternalGatewayPlan(step=Step())
@@ -706,9 +710,8 @@ def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> Externa
         if gardener_object and not state.gardener:
             continue
         actual = state.existing.get(ref)
-        owner = m.owner_of(actual)
-        if actual is None or (owner is not None and owner != (eg.namespace, eg.name)):
-            continue
+        if actual is None or m.owner_of(actual) != (eg.namespace, eg.name):
+            continue  # never another's object, nor one we did not label
         actions.append(Action("delete", kind, {"metadata": {"name": name, "namespace": ns}}, dict(actual)))
     return ExternalGatewayPlan(step=Step(remove_finalizer=m.FINALIZER), actions=tuple(actions),
                                stages=tuple("delete" for _ in actions))

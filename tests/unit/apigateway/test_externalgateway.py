@@ -254,8 +254,10 @@ def test_ca_secret_from_another_namespace_and_string_data() -> None:
 def gardener_objects(dns_state: str, cert_state: str, message: str = "") -> dict[tuple[str, str, str], Any]:
     status = {"state": dns_state, "message": message} if dns_state else {}
     cert_status = {"state": cert_state, "message": message} if cert_state else {}
-    return {("DNSEntry", "istio-system", "partner-dns"): {"metadata": {"name": "partner-dns"}, "status": status},
-            ("Certificate", "istio-system", "partner-cert"): {"metadata": {"name": "partner-cert"},
+    labels = m.ExternalGateway.of(egw()).labels()
+    return {("DNSEntry", "istio-system", "partner-dns"): {"metadata": {"name": "partner-dns", "labels": labels},
+                                                         "status": status},
+            ("Certificate", "istio-system", "partner-cert"): {"metadata": {"name": "partner-cert", "labels": labels},
                                                              "status": cert_status}}
 
 
@@ -402,6 +404,11 @@ def test_an_object_of_another_external_gateway_is_never_overwritten() -> None:
     assert p.description == ("failed to reconcile CA Secret: Secret istio-system/partner-tls-cacert belongs to "
                              "ExternalGateway team-b/partner")
     assert conditions(p)["GatewayConfigured"][1] == "ResourceNameConflict"
+    unlabelled = {("Secret", "istio-system", "partner-tls-cacert"): secret(name="partner-tls-cacert",
+                                                                          namespace="istio-system")}
+    p = plan(egw(), cluster(existing=unlabelled), NOW)
+    assert p.description == ("failed to reconcile CA Secret: Secret istio-system/partner-tls-cacert exists and is "
+                             "not managed by ExternalGateway shop/partner")
 
 
 def test_refused_write_is_the_error_of_its_step() -> None:
@@ -429,7 +436,8 @@ def deleting(obj: dict[str, Any]) -> dict[str, Any]:
 def test_deletion_removes_what_it_owns_then_the_finalizer() -> None:
     first = plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW)
     existing = existing_from(first)
-    existing[("Secret", "istio-system", "partner-tls")] = {"metadata": {"name": "partner-tls", "labels": {}}}
+    tls_labels = first.desired[1]["spec"]["secretLabels"]  # Gardener labels the Secret with them
+    existing[("Secret", "istio-system", "partner-tls")] = {"metadata": {"name": "partner-tls", "labels": tls_labels}}
     p = plan(deleting(egw()), cluster(crds=GARDENER, existing=existing), NOW)
     assert described(p) == [
         "delete Gateway shop/partner-gw", "delete EnvoyFilter istio-system/partner-xfcc",
@@ -442,10 +450,14 @@ def test_deletion_removes_what_it_owns_then_the_finalizer() -> None:
     assert not any(a.kind in ("DNSEntry", "Certificate") or a.name == "partner-tls" for a in p.actions)
 
 
-def test_deletion_leaves_another_external_gateways_objects_and_needs_the_finalizer() -> None:
+def test_deletion_leaves_another_external_gateways_and_unlabelled_objects_and_needs_the_finalizer() -> None:
     other = existing_from(plan(egw(namespace="team-b"), cluster(), NOW))
     p = plan(deleting(egw()), cluster(existing={k: v for k, v in other.items() if k[0] != "Gateway"}), NOW)
     assert p.actions == () and p.step.remove_finalizer == m.FINALIZER
+    unlabelled = {("Secret", "istio-system", "partner-tls-cacert"): secret(name="partner-tls-cacert",
+                                                                          namespace="istio-system")}
+    p = plan(deleting(egw()), cluster(existing=unlabelled), NOW)
+    assert p.actions == ()
     obj = deleting(egw())
     obj["metadata"]["finalizers"] = []
     p = plan(obj, cluster(existing=other), NOW)
@@ -511,7 +523,7 @@ def test_apirule_short_host_on_an_external_gateway_is_a_validation_error() -> No
     generated = plan(egw(), cluster(), NOW).desired[-1]
     result = apirule_plan(apirule(hosts=["orders"], gateway=None, externalGateway="shop/partner"),
                           state(egw(), generated))
-    assert result.status.state == "Error"
+    assert result.status is not None and result.status.state == "Error"
     assert "Lowercase RFC 1123 label (short host) is only supported" in result.status.description
 
 
