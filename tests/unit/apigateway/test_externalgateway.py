@@ -7,13 +7,18 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from typer.testing import CliRunner
 
 from informers.store import Stores
+from reconcilery.cli import app
 from tasks.apigateway import status as st
 from tasks.apigateway.externalgateway import model as m
 from tasks.apigateway.externalgateway import watches
@@ -559,3 +564,20 @@ def test_render_lists_the_generated_objects_and_the_status() -> None:
     assert all("lastTransitionTime" not in c for c in listing.documents[-1]["status"]["conditions"])
     listing = render_external_gateways([egw()])
     assert listing.rows[0][2:4] == ("Error", "-")
+
+
+def test_render_command_on_the_example() -> None:
+    """``reconcilery render externalgateway -f examples/apigateway/50-externalgateway.yaml``: table, yaml, json."""
+    example = str(Path(__file__).resolve().parents[3] / "examples" / "apigateway" / "50-externalgateway.yaml")
+    runner = CliRunner()
+    table = runner.invoke(app, ["render", "externalgateway", "-f", example])
+    assert table.exit_code == 0, table.output
+    assert "shop" in table.stdout and "partner" in table.stdout and "Gateway shop/partner-gw" in table.stdout
+    as_yaml = runner.invoke(app, ["render", "externalgateway", "-f", example, "-o", "yaml"])
+    docs = list(yaml.safe_load_all(as_yaml.stdout))
+    assert [d["kind"] for d in docs] == ["Secret", "EnvoyFilter", "EnvoyFilter", "Gateway", "ExternalGateway"]
+    assert docs[-1]["status"]["state"] == "Ready"
+    as_json = json.loads(runner.invoke(app, ["render", "externalgateway", "-f", example, "-o", "json"]).stdout)
+    assert as_json == docs
+    missing = runner.invoke(app, ["render", "externalgateway", "-f", "/nonexistent.yaml"])
+    assert missing.exit_code == 2
