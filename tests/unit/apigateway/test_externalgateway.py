@@ -581,3 +581,31 @@ def test_render_command_on_the_example() -> None:
     assert as_json == docs
     missing = runner.invoke(app, ["render", "externalgateway", "-f", "/nonexistent.yaml"])
     assert missing.exit_code == 2
+
+
+# --- free-form input never crashes the plan ---------------------------------------------------------
+
+JSON = hs.recursive(hs.none() | hs.booleans() | hs.integers() | hs.text(max_size=8),
+                    lambda inner: hs.lists(inner, max_size=3) | hs.dictionaries(hs.text(max_size=6), inner, max_size=3),
+                    max_leaves=8)
+TEXTS = hs.one_of(hs.text(max_size=40), hs.sampled_from([REGIONS, "regions: 7", "regions: [7, {subjects: 3}]",
+                                                         "regions: [{name: eu10, subjects: [1]}]", "[", "{a: }"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(spec=hs.dictionaries(hs.sampled_from(["externalDomain", "internalDomain", "region", "regionsConfigMap",
+                                             "caSecretRef", "includeExtGatewayClientCert"]), JSON),
+       regions_data=hs.dictionaries(hs.text(max_size=12), TEXTS, max_size=3),
+       ca_data=hs.dictionaries(hs.text(max_size=8), hs.text(max_size=8), max_size=3),
+       gardener=hs.booleans())
+def test_any_input_gives_a_status_and_never_a_gateway_without_its_filters(
+        spec: dict[str, Any], regions_data: dict[str, str], ca_data: dict[str, str], gardener: bool) -> None:
+    obj = egw()
+    obj["spec"].update(spec)
+    p = plan(obj, cluster(regions_config_map=regions(regions_data), ca_secret=secret(ca_data),
+                          crds=GARDENER if gardener else None, ingress_service=INGRESS), NOW)
+    assert p.state in ("Ready", "Processing", "Error") and p.description
+    assert (p.step.error == p.description) == (p.state == "Error")
+    kinds = [o["kind"] for o in p.desired]
+    if "Gateway" in kinds:
+        assert kinds[-3:] == ["EnvoyFilter", "EnvoyFilter", "Gateway"] and p.state != "Error"
