@@ -182,12 +182,11 @@ def refs(eg: m.ExternalGateway) -> list[Ref]:
 
 
 class _Failed(Exception):
-    """A step failed: ``message`` is the description, ``reason`` the Ready condition's, ``condition``
-    the failed component's condition (``None``: only Ready says it)."""
+    """A step failed before any object: ``message`` is the description, ``reason`` the Ready condition's."""
 
-    def __init__(self, message: str, reason: str = m.REASON_FAILED, condition_: Condition | None = None) -> None:
+    def __init__(self, message: str, reason: str = m.REASON_FAILED) -> None:
         super().__init__(message)
-        self.message, self.reason, self.condition = message, reason, condition_
+        self.message, self.reason = message, reason
 
 
 class _Reasoned(Exception):
