@@ -181,6 +181,13 @@ def refs(eg: m.ExternalGateway) -> list[Ref]:
             ("Secret", m.ISTIO_SYSTEM, n.tls_secret)]
 
 
+def gardener_refs(eg: m.ExternalGateway) -> list[Ref]:
+    """The objects only written and deleted with Gardener's CRDs: DNSEntry, Certificate, TLS Secret."""
+    n = eg.names
+    return [("DNSEntry", m.ISTIO_SYSTEM, n.dns_entry), ("Certificate", m.ISTIO_SYSTEM, n.certificate),
+            ("Secret", m.ISTIO_SYSTEM, n.tls_secret)]
+
+
 class _Failed(Exception):
     """A step failed before any object: ``message`` is the description, ``reason`` the Ready condition's."""
 
@@ -705,8 +712,7 @@ def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> Externa
     actions: list[Action] = []
     for ref in refs(eg):
         kind, ns, name = ref
-        gardener_object = kind in ("DNSEntry", "Certificate") or ref == ("Secret", m.ISTIO_SYSTEM, eg.names.tls_secret)
-        if gardener_object and not state.gardener:
+        if not state.gardener and ref in gardener_refs(eg):
             continue
         actual = state.existing.get(ref)
         if actual is None or m.owner_of(actual) != (eg.namespace, eg.name):
