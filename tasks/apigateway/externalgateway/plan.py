@@ -287,6 +287,8 @@ def _secret_data(secret: Mapping[str, Any]) -> dict[str, str]:
 def ca_certificate(eg: m.ExternalGateway, secret: Mapping[str, Any] | None) -> str:
     """The CA (base64, as in ``data``) to copy (``ReconcileCASecret``). Raises :class:`_Reasoned`."""
     ns, name = eg.ca_secret
+    if not name:  # the CRD does not require caSecretRef.name; client-go refuses the GET
+        raise _Reasoned(m.REASON_FAILED, f"failed to get source CA secret {ns}/: resource name may not be empty")
     if secret is None:
         raise _Reasoned(m.REASON_CA_SECRET_NOT_FOUND, f"CA secret {ns}/{name} referenced by spec.caSecretRef not found")
     data = _secret_data(secret)

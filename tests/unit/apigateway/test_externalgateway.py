@@ -245,6 +245,13 @@ def test_ca_key_detection(data: dict[str, str], expected: str) -> None:
     assert p.desired[0]["data"] == {"ca.crt": expected}
 
 
+def test_ca_secret_ref_without_a_name() -> None:
+    p = plan(egw(caSecretRef={}), cluster(ca_secret=None), NOW)
+    assert p.description == ("failed to reconcile CA Secret: failed to get source CA secret shop/: resource name "
+                             "may not be empty")
+    assert conditions(p)["Ready"][1] == "ReconciliationFailed"
+
+
 def test_ca_secret_from_another_namespace_and_string_data() -> None:
     obj = egw(caSecretRef={"name": "shared-ca", "namespace": "certs"})
     source = {"metadata": {"name": "shared-ca", "namespace": "certs"}, "stringData": {"ca.crt": "PEM"}}
