@@ -40,9 +40,15 @@ def is_apirule(doc: dict[str, Any]) -> bool:
 
 
 def written_apirule(apirule: dict[str, Any], result: Plan) -> dict[str, Any]:
-    """The APIRule as the controller leaves it: status replaced, finalizer added or released."""
+    """The APIRule as the controller leaves it: status replaced, finalizer added or released, the
+    ``migration-step`` annotation advanced (or removed)."""
     obj = copy.deepcopy(apirule)
     meta = obj.setdefault("metadata", {})
+    if result.annotations and not result.failed:
+        annotations = {**(meta.get("annotations") or {}), **result.annotations}
+        meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
+        if not meta["annotations"]:
+            del meta["annotations"]
     finalizers = list(meta.get("finalizers") or [])
     if result.add_finalizer and model.FINALIZER not in finalizers:
         finalizers.append(model.FINALIZER)
