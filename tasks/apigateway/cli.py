@@ -244,7 +244,7 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
 
     gateways = [d for d in docs if _kind_is(d, model.APIGATEWAY)]
     by_key = {key(d): d for d in docs}
-    managed_keys = {*res.kyma_gateway_refs(), *res.oathkeeper_refs(),
+    managed_keys = {*res.network_policy_refs(), *res.kyma_gateway_refs(), *res.oathkeeper_refs(),
                     *(("ConfigMap", ns, name) for ns, name in res.LEGACY_UI_CONFIG_MAPS)}
     state = OperatorState(
         apigateways=tuple(gateways),
