@@ -36,6 +36,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -298,10 +299,11 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
     rule = model.APIRule.parse(apirule)  # once per reconcile: reads, plan and re-check share it
     snapshot = read_state(kube, rule)
-    p = plan(rule, snapshot, settings.plan)
+    now = datetime.now(UTC)
+    p = plan(rule, snapshot, settings.plan, now)
     creating = {a.kind for a in p.actions if a.verb == "create"}
     if creating and model.FINALIZER in rule.finalizers and cached:
-        p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan)
+        p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan, now)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
         if errors:

@@ -35,6 +35,9 @@ MIGRATION_STEP_ANNOTATION = "gateway.kyma-project.io/migration-step"
 MIGRATION_APPLY_ISTIO_AUTHORIZATION = "apply-istio-authorization"
 MIGRATION_VS_SWITCH_TO_SERVICE = "vs-switch-to-service"
 MIGRATION_REMOVE_ORY_RULE = "remove-ory-rule"
+#: When that step completed (RFC 3339; ours, not the original's): the next step waits for the migration
+#: interval even when an event (our own VirtualService update) enqueues the APIRule earlier.
+MIGRATION_STEP_AT_ANNOTATION = "reconcilery.kyma-project.io/migration-step-at"
 
 #: Owner labels written on every generated object.
 OWNER_NAME_LABEL = "apirule.gateway.kyma-project.io/name"

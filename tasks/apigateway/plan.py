@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
+from kube.clock import now_rfc3339
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.authorizationpolicy import desired_authorization_policies
@@ -204,10 +206,12 @@ def needs_migration(rule: APIRule, owned_ory_rules: list[dict[str, Any]], settin
     return settings.v1beta1_access and bool(owned_ory_rules)
 
 
-def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None) -> Plan:
+def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None,
+         now: datetime | None = None) -> Plan:
     """The reconcile of ``apirule`` (a manifest of any served version, or the rule parsed from one:
-    the worker parses once per reconcile) against ``state``. Pure; never raises for bad input: every
-    problem the user can fix is an ``Error`` or ``Warning`` status."""
+    the worker parses once per reconcile) against ``state``. ``now`` (aware) spaces the migration's
+    steps; ``None`` (render) does not. Pure; never raises for bad input: every problem the user can fix
+    is an ``Error`` or ``Warning`` status."""
     settings = settings or Settings()
     rule = APIRule.of(apirule)
     owned = _owned(rule, state)
@@ -278,7 +282,7 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
     authentications = desired_request_authentications(rule, selectors)
     if migrating:
         return _migration_plan(rule, owned, annotation, hosts, selectors, virtual_service, authentications,
-                               add_finalizer, settings)
+                               add_finalizer, settings, now)
     policies = desired_authorization_policies(rule, hosts, selectors)
     actions = (
         diff_virtual_service(virtual_service, owned.virtual_services)
@@ -289,15 +293,28 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
     # An annotation left without Ory Rules to migrate (they went while the last step's annotation write
     # failed, or v1beta1 access was revoked) is removed: the original keeps it, and the APIRule is then
     # reconciled every minute forever.
-    stale = {model.MIGRATION_STEP_ANNOTATION: None} if annotation is not None else {}
+    stale = {model.MIGRATION_STEP_ANNOTATION: None, model.MIGRATION_STEP_AT_ANNOTATION: None} \
+        if annotation is not None else {}
     return Plan(PIPELINE_V2, desired=(virtual_service, *policies, *authentications), actions=tuple(actions),
                 status=st.ready(), add_finalizer=add_finalizer, requeue_after=settings.reconciliation_interval,
                 annotations=stale)
 
 
+def _since_last_step(rule: APIRule, now: datetime | None) -> float | None:
+    """Seconds since the last step completed (its ``migration-step-at``), ``None`` when unknown."""
+    text = rule.annotations.get(model.MIGRATION_STEP_AT_ANNOTATION)
+    if now is None or not text:
+        return None
+    try:
+        return (now - datetime.fromisoformat(text.replace("Z", "+00:00"))).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
 def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts: list[str],
                     selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
-                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: Settings) -> Plan:
+                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: Settings,
+                    now: datetime | None) -> Plan:
     """One step of the zero-downtime migration (api-gateway's ``NewMigrationProcessors``), processors in
     the original's order:
 
@@ -307,8 +324,30 @@ def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts:
     3. ``remove-ory-rule``: the Ory Rules are deleted, the VirtualService and RequestAuthentications
        kept, the policies lose the Oathkeeper passthrough; the annotation is removed.
 
-    After the step succeeds the annotation records it (step 3 removes it)."""
+    After the step succeeds the annotation records it (step 3 removes it), and ``migration-step-at`` when.
+    A step comes at least ``migration_interval`` after the previous one (Istio's proxies need the time to
+    take the last change up); an earlier reconcile (an event) re-applies the completed step instead."""
     step = migration_step(annotation)
+    since = _since_last_step(rule, now)
+    if annotation in MIGRATION_STEPS[:2] and since is not None and 0 <= since < settings.migration_interval:
+        held = _migration_objects(rule, owned, str(annotation), hosts, selectors, virtual_service, authentications)
+        return Plan(PIPELINE_V2, desired=held[0], actions=held[1], status=st.ready(), add_finalizer=add_finalizer,
+                    requeue_after=max(1.0, settings.migration_interval - since), migration_step=annotation)
+    desired, actions = _migration_objects(rule, owned, step, hosts, selectors, virtual_service, authentications)
+    done = step == model.MIGRATION_REMOVE_ORY_RULE
+    annotations: dict[str, str | None] = {model.MIGRATION_STEP_ANNOTATION: None if done else step}
+    if done or now is not None:
+        annotations[model.MIGRATION_STEP_AT_ANNOTATION] = None if done else now_rfc3339(now)
+    return Plan(PIPELINE_V2, desired=desired, actions=actions, status=st.ready(), add_finalizer=add_finalizer,
+                requeue_after=settings.reconciliation_interval if done else settings.migration_interval,
+                migration_step=step, annotations=annotations)
+
+
+def _migration_objects(rule: APIRule, owned: _Owned, step: str, hosts: list[str],
+                       selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
+                       authentications: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], ...],
+                                                                        tuple[Action, ...]]:
+    """``(desired, actions)`` of migration ``step``."""
     passthrough = step != model.MIGRATION_REMOVE_ORY_RULE
     policies = desired_authorization_policies(rule, hosts, selectors, ory_passthrough=passthrough)
     actions: list[Action] = []
@@ -320,8 +359,4 @@ def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts:
         desired.append(virtual_service)
     actions += diff_authorization_policies(policies, owned.authorization_policies)
     actions += diff_request_authentications(authentications, owned.request_authentications)
-    done = step == model.MIGRATION_REMOVE_ORY_RULE
-    return Plan(PIPELINE_V2, desired=(*desired, *policies, *authentications), actions=tuple(actions),
-                status=st.ready(), add_finalizer=add_finalizer,
-                requeue_after=settings.reconciliation_interval if done else settings.migration_interval,
-                migration_step=step, annotations={model.MIGRATION_STEP_ANNOTATION: None if done else step})
+    return (*desired, *policies, *authentications), tuple(actions)

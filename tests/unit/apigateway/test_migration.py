@@ -10,6 +10,7 @@ annotation: the policies first (admitting Oathkeeper), then the VirtualService s
 from __future__ import annotations
 
 import copy
+import datetime
 import itertools
 from typing import Any
 
@@ -28,6 +29,8 @@ ALLOW = Settings(v1beta1_access=True, reconciliation_interval=1800, migration_in
 OATHKEEPER_HOST = "ory-oathkeeper-proxy.kyma-system.svc.cluster.local"
 SERVICE_HOST = "orders.shop.svc.cluster.local"
 STEP = model.MIGRATION_STEP_ANNOTATION
+AT = model.MIGRATION_STEP_AT_ANNOTATION
+GONE = {STEP: None, AT: None}
 
 
 def ory_rule(name: str = "orders-abcde", labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def test_step_3_deletes_the_ory_rules_first_drops_the_passthrough_and_the_annota
     (policy,) = policies(result)
     assert policy["spec"]["rules"][0]["from"] == [{"source": {"principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}]
     assert policy["spec"]["rules"][0]["to"][0]["operation"]["hosts"] == ["orders.local.kyma.dev"]
-    assert result.annotations == {STEP: None}
+    assert result.annotations == GONE
     assert result.requeue_after == 1800
 
 
@@ -153,6 +156,46 @@ def test_ext_auth_passthrough_keeps_the_custom_policy_hosts() -> None:
     assert allow["spec"]["rules"][0]["from"] == [{"source": {"principals": [model.OATHKEEPER_PRINCIPAL]}},
                                                  {"source": {"principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}]
     assert "hosts" not in allow["spec"]["rules"][0]["to"][0]["operation"]
+
+
+# --- steps are spaced by the migration interval ---------------------------------------------------------------
+
+
+NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
+
+
+def test_each_step_records_when_it_completed() -> None:
+    result = plan(migrating(rule("/headers")), ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    assert result.annotations == {STEP: "apply-istio-authorization", AT: "2026-03-01T12:00:00Z"}
+
+
+@pytest.mark.parametrize(("completed", "seconds_ago", "runs", "requeue"), [
+    ("apply-istio-authorization", 10, "apply-istio-authorization", 50),  # an event came early: hold
+    ("apply-istio-authorization", 60, "vs-switch-to-service", 60),
+    ("vs-switch-to-service", 59, "vs-switch-to-service", 1),
+    ("vs-switch-to-service", 3600, "remove-ory-rule", 1800),
+    ("vs-switch-to-service", -30, "remove-ory-rule", 1800),  # a clock in the future does not block forever
+])
+def test_the_next_step_waits_for_the_migration_interval(completed: str, seconds_ago: int, runs: str,
+                                                        requeue: float) -> None:
+    # our own VirtualService update of step 2 enqueues the APIRule at once (the owned-object watch): without
+    # the wait the Ory Rules would go before Istio's proxies route to the Service
+    at = (NOW - datetime.timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    obj = migrating(rule("/headers"), step=completed)
+    obj["metadata"]["annotations"][AT] = at
+    result = plan(obj, ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    assert result.migration_step == runs and result.requeue_after == requeue
+    held = runs == completed
+    assert (result.annotations == {}) is held
+    assert any(a.kind == "Rule" for a in result.actions) is (runs == "remove-ory-rule")
+    if completed == "vs-switch-to-service":  # holding re-applies step 2: the route stays on the Service
+        assert any(d["kind"] == "VirtualService" for d in result.desired)
+
+
+def test_a_migration_the_original_started_continues_without_a_recorded_time() -> None:
+    result = plan(migrating(rule("/headers"), step="apply-istio-authorization"),
+                  ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    assert result.migration_step == "vs-switch-to-service"
 
 
 # --- errors stop the migration ----------------------------------------------------------------------------------
@@ -207,7 +250,7 @@ def test_an_annotation_left_without_ory_rules_is_removed() -> None:
     # annotation and requeues every minute forever; here the next reconcile removes it
     result = plan(migrating(rule("/headers"), step="vs-switch-to-service"), ClusterState.from_manifests(cluster()),
                   ALLOW)
-    assert result.migration_step is None and result.annotations == {STEP: None}
+    assert result.migration_step is None and result.annotations == GONE
     assert result.requeue_after == 1800
 
 
