@@ -97,7 +97,8 @@ class OperatorState:
         ingress_service: Service ``istio-system/istio-ingressgateway``, if any (DNSEntry targets).
         managed: the managed objects that exist, by ``(kind, namespace, name)``.
         apirules, virtual_services, ory_rules, ratelimits: every object of these kinds (deletion checks).
-        nodes: the cluster's Nodes (evaluation clusters get one Oathkeeper replica).
+        nodes: the cluster's Nodes (evaluation clusters get one Oathkeeper replica and no HPA); ``None``:
+            unknown (``render`` without Nodes), sized as production.
         now: the time of the reconcile (``datetime``, UTC).
     """
 
@@ -110,7 +111,7 @@ class OperatorState:
     virtual_services: tuple[dict[str, Any], ...] = ()
     ory_rules: tuple[dict[str, Any], ...] = ()
     ratelimits: tuple[dict[str, Any], ...] = ()
-    nodes: tuple[dict[str, Any], ...] = ()
+    nodes: tuple[dict[str, Any], ...] | None = ()
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -350,7 +351,7 @@ def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _
                 ops.delete(key)
         return None
     current = state.managed.get(("Deployment", res.NAMESPACE, res.OATHKEEPER))
-    production = not evaluation_cluster(state.nodes)
+    production = state.nodes is None or not evaluation_cluster(state.nodes)
     replicas = 1 if not production else (as_dict((current or {}).get("spec")).get("replicas") or 3)
     for obj in res.oathkeeper(settings.images, int(replicas), autoscaled=production):
         ops.apply(obj)
