@@ -123,6 +123,21 @@ def test_network_policy_and_oathkeeper_objects(agw: AGW, allowed: None) -> None:
     crd = _get(agw, "CustomResourceDefinition", "rules.oathkeeper.ory.sh", None)
     assert crd is not None and crd["metadata"]["labels"]["kyma-project.io/module"] == "api-gateway"
 
+    # a second reconcile writes nothing (the API server's defaults are no drift)
+    written = (("NetworkPolicy", res.NETWORK_POLICY[1], res.NAMESPACE),
+               ("HorizontalPodAutoscaler", "ory-oathkeeper", res.NAMESPACE),
+               ("PeerAuthentication", "ory-oathkeeper-maester-metrics", res.NAMESPACE),
+               ("CustomResourceDefinition", "rules.oathkeeper.ory.sh", None))
+
+    def versions() -> list[str]:
+        return [str((_get(agw, *ref) or {}).get("metadata", {}).get("resourceVersion")) for ref in written]
+
+    before = versions()
+    current = reads.apigateway(agw.kube, "default")
+    assert current is not None
+    second, _ = operator.reconcile_object(agw.kube, current, [current])
+    assert [op.describe() for op in second.ops] == [] and versions() == before
+
     # drift: someone opens the module up; the next reconcile (the watch enqueues it) restores the policy
     policy["spec"]["ingress"] = []
     agw.kube.replace(res.NETWORK_POLICY_RESOURCE, policy)
