@@ -41,7 +41,7 @@ def allowed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     config.reset()
 
 
-def annotations(agw: AGW) -> dict[str, str]:
+def rule_annotations(agw: AGW) -> dict[str, str]:
     rule = agw.get("catalog-legacy")
     assert rule is not None
     return dict(rule["metadata"].get("annotations") or {})
@@ -69,7 +69,7 @@ def test_the_example_migration_stops_on_error_then_finishes(agw: AGW, allowed: N
     assert failed.outcome is Outcome.ERROR
     rule = agw.get("catalog-legacy")
     assert rule is not None and rule["status"]["state"] == "Error"
-    assert annotations(agw)[STEP] == "apply-istio-authorization"  # not advanced
+    assert rule_annotations(agw)[STEP] == "apply-istio-authorization"  # not advanced
     assert "ory-oathkeeper-proxy.kyma-system.svc.cluster.local" in routes(agw)
     assert len(agw.kube.list(ORY_RULE, "shop")) == 1
 
@@ -77,15 +77,15 @@ def test_the_example_migration_stops_on_error_then_finishes(agw: AGW, allowed: N
     agw.kube.replace(controller.APIRULE, rule)
     switched = controller.reconcile(key)
     assert switched.outcome is Outcome.REQUEUE_AFTER and switched.requeue_after == 0  # the migration interval
-    assert annotations(agw)[STEP] == "vs-switch-to-service"
-    assert "reconcilery.kyma-project.io/migration-step-at" in annotations(agw)
+    assert rule_annotations(agw)[STEP] == "vs-switch-to-service"
+    assert "reconcilery.kyma-project.io/migration-step-at" in rule_annotations(agw)
     assert routes(agw) == ["catalog.shop.svc.cluster.local", "catalog.shop.svc.cluster.local"]
     assert OATHKEEPER_PRINCIPAL in principals(agw)  # Oathkeeper still admitted while the Ory Rule exists
     assert len(agw.kube.list(ORY_RULE, "shop")) == 1
 
     done = controller.reconcile(key)
     assert done.outcome is Outcome.REQUEUE_AFTER and done.requeue_after == 1800
-    assert not {STEP, "reconcilery.kyma-project.io/migration-step-at"} & set(annotations(agw))
+    assert not {STEP, "reconcilery.kyma-project.io/migration-step-at"} & set(rule_annotations(agw))
     assert agw.kube.list(ORY_RULE, "shop") == []
     assert principals(agw) == {"cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"}
     assert len(agw.owned("catalog-legacy")["RequestAuthentication"]) == 1
