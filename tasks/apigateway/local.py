@@ -120,7 +120,7 @@ class ApiGatewayLocal(Local):
                           for http in (vs.get("spec") or {}).get("http") or []
                           for d in (r.get("destination") or {} for r in http.get("route") or [])})
         step = ((apirule.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_STEP)
-        state = "Migrated" if step is None and not rules else f"step {step or 'remove-ory-rule'} done"
+        state = "Migrated" if step is None and not rules else (f"step {step} done" if step else "not started")
         return ("Migration", ref, state, f"{len(rules)} Ory Rule(s); VirtualService → {', '.join(targets)}; "
                                          f"{len(policies)} AuthorizationPolicies")
 

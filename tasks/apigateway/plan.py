@@ -200,7 +200,7 @@ def migration_step(annotation: str | None) -> str:
     return model.MIGRATION_APPLY_ISTIO_AUTHORIZATION
 
 
-def needs_migration(rule: APIRule, owned_ory_rules: list[dict[str, Any]], settings: Settings) -> bool:
+def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: Settings) -> bool:
     """The v2 APIRule migrates from Ory to Istio: v1beta1 APIRules are allowed and it still owns Ory Rules
     (api-gateway's ``apiRuleNeedsMigration``; a cluster without the Rule CRD has none)."""
     return settings.v1beta1_access and bool(owned_ory_rules)
@@ -236,7 +236,7 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
 
     add_finalizer = model.FINALIZER not in rule.finalizers
     annotation = rule.annotations.get(model.MIGRATION_STEP_ANNOTATION)
-    migrating = needs_migration(rule, owned.ory_rules, settings)
+    migrating = needs_migration(owned.ory_rules, settings)
     # while the annotation is present the APIRule is reconciled every migration_interval (also when a
     # step fails validation or misses a CRD: the original checks the annotation before the error)
     interval = settings.migration_interval if annotation is not None else settings.reconciliation_interval
