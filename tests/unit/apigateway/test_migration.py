@@ -15,6 +15,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
 
 from tasks.apigateway import model
 from tasks.apigateway import status as st
@@ -311,3 +313,18 @@ def test_the_whole_migration_keeps_the_workload_reachable_after_every_step() -> 
     # settled: the next reconcile is the plain v2 pipeline and changes nothing
     again = plan(obj, ClusterState.from_manifests(objects), ALLOW)
     assert again.migration_step is None and again.actions == () and again.annotations == {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(step=st_.one_of(st_.none(), st_.sampled_from(["apply-istio-authorization", "vs-switch-to-service"]),
+                       st_.text(max_size=40)),
+       at=st_.one_of(st_.none(), st_.text(max_size=40), st_.datetimes(timezones=st_.just(datetime.UTC)).map(
+           lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))))
+def test_any_annotation_values_never_crash_the_plan(step: str | None, at: str | None) -> None:
+    obj = migrating(rule("/headers"), step=step)
+    if at is not None:
+        obj["metadata"]["annotations"][AT] = at
+    result = plan(obj, ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    assert result.status == st.ready() and result.migration_step in (
+        "apply-istio-authorization", "vs-switch-to-service", "remove-ory-rule")
+    assert result.requeue_after is not None and result.requeue_after >= 1
