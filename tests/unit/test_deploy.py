@@ -3,6 +3,7 @@ in a cluster (scripts/test also validates every overlay with kubernetes-validate
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,24 +276,157 @@ def test_the_listener_answers_its_probe_paths() -> None:
         listener.stop()
 
 
+def _listener_path(objs: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The objects of the production event path to the skr-listener, by role."""
+    certificates = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs if o["kind"] == "Certificate"}
+    (rule,) = [o for o in objs if o["kind"] == "DestinationRule"]
+    (watcher,) = [o for o in objs if o["kind"] == "Watcher"]
+    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    return {"serving": certificates[("reconcilery", "reconcilery-skr-listener")],
+            "gateway": certificates[("istio-system", "reconcilery-skr-listener-gateway")],
+            "ca": certificates[("cert-manager", "reconcilery-skr-listener-ca")],
+            "rule": rule, "watcher": watcher, "deployment": dep,
+            "service": by_kind(objs, "Service")[dep["metadata"]["name"]],
+            "issuers": by_kind(objs, "ClusterIssuer")}
+
+
 def test_the_production_listener_serves_mtls_with_cert_managers_certificate() -> None:
     objs = render("overlays/production")
-    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    path = _listener_path(objs)
+    dep = path["deployment"]
     (c,) = _containers(dep)
     env = _env(c)
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
-    certificate = by_kind(objs, "Certificate")["reconcilery-skr-listener"]
+    certificate = path["serving"]
     assert volumes["listener-tls"]["secret"]["secretName"] == certificate["spec"]["secretName"]
     assert env["RECONCILERY_CLOUD_LISTENER_CERT_FILE"] == f"{mounts['listener-tls']}/tls.crt"
     assert env["RECONCILERY_CLOUD_LISTENER_KEY_FILE"] == f"{mounts['listener-tls']}/tls.key"
-    assert env["RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE"] == f"{mounts['listener-client-ca']}/ca.crt"
-    assert volumes["listener-client-ca"]["secret"]["secretName"] == "reconcilery-skr-listener-client-ca"
+    # client certificates are verified against the CA that issued the listener's own (and the gateway's)
+    assert env["RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE"] == f"{mounts['listener-tls']}/ca.crt"
     assert env["RECONCILERY_CLOUD_LISTENER_TRUST_XFCC"] == "true"  # behind the KCP's Istio gateway
     # the key is readable by the listener's user only through its group
     assert dep["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 65532
     assert volumes["listener-tls"]["secret"]["defaultMode"] == 0o440
     assert "reconcilery-skr-listener.reconcilery.svc" in certificate["spec"]["dnsNames"]
+    # no sidecar: the gateway's mutual TLS must end in the listener, not in a proxy in front of it
+    assert dep["spec"]["template"]["metadata"]["labels"]["sidecar.istio.io/inject"] == "false"
+
+
+def test_the_production_event_path_from_the_kcp_gateway_to_the_listener() -> None:
+    """KLM's Watcher routes /v2/cloud-manager/event to the listener's Service; the gateway re-originates
+    mutual TLS to it with a client certificate of the CA the listener verifies against."""
+    from tasks.cloud.notify import COMPONENT
+
+    objs = render("overlays/production")
+    path = _listener_path(objs)
+    service, watcher, rule = path["service"], path["watcher"]["spec"], path["rule"]
+    # the Watcher: the original's (cloud-manager's config/watcher/watcher.yaml), pointed at our Service
+    assert path["watcher"]["apiVersion"] == "operator.kyma-project.io/v1beta2"
+    assert path["watcher"]["metadata"] == {"name": "cloud-manager", "namespace": "kcp-system",
+                                           "labels": {"operator.kyma-project.io/managed-by": "cloud-manager"}}
+    assert watcher["manager"] == COMPONENT  # KLM routes /v2/<manager>/event: the path the listener serves
+    assert watcher["resourceToWatch"] == {"group": "cloud-resources.kyma-project.io", "version": "*", "resource": "*"}
+    assert watcher["field"] == "spec"
+    assert watcher["gateway"]["selector"]["matchLabels"] == {"operator.kyma-project.io/watcher-gateway": "default"}
+    info = watcher["serviceInfo"]
+    assert (info["name"], info["namespace"]) == (service["metadata"]["name"], service["metadata"]["namespace"])
+    assert info["port"] in {p["port"] for p in service["spec"]["ports"]}
+    # the DestinationRule covers the host and port of the route KLM makes (internal/istio/httproute.go)
+    destination = f"{info['name']}.{info['namespace']}.svc.cluster.local"
+    assert rule["apiVersion"].startswith("networking.istio.io/")
+    assert rule["spec"]["host"] == destination
+    assert rule["metadata"]["namespace"] == "istio-system" and rule["spec"]["exportTo"] == ["."]
+    (port,) = rule["spec"]["trafficPolicy"]["portLevelSettings"]
+    assert port["port"] == {"number": info["port"]}
+    tls = port["tls"]
+    assert tls["mode"] == "MUTUAL"
+    # the gateway's client certificate: in the gateway's namespace, client usage, the listener's CA
+    gateway, serving, ca = path["gateway"], path["serving"], path["ca"]
+    assert tls["credentialName"] == gateway["spec"]["secretName"]
+    assert gateway["metadata"]["namespace"] == rule["metadata"]["namespace"]
+    assert "client auth" in gateway["spec"]["usages"] and "server auth" not in gateway["spec"]["usages"]
+    assert "client auth" not in serving["spec"]["usages"]  # the listener's own pair is no client certificate
+    assert gateway["spec"]["issuerRef"] == serving["spec"]["issuerRef"] == {
+        "name": "reconcilery-skr-listener-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    issuer = path["issuers"]["reconcilery-skr-listener-ca"]
+    assert issuer["spec"]["ca"]["secretName"] == ca["spec"]["secretName"] and ca["spec"]["isCA"] is True
+    assert ca["spec"]["privateKey"]["rotationPolicy"] == "Never"  # a renewed CA still verifies older leaves
+    # the gateway checks the listener's name
+    assert tls["sni"] in serving["spec"]["dnsNames"] and set(tls["subjectAltNames"]) <= set(serving["spec"]["dnsNames"])
+    # and the gateway may reach the listener's port
+    policy = by_kind(objs, "NetworkPolicy")["reconcilery-skr-listener-from-gateway"]
+    (admit,) = policy["spec"]["ingress"]
+    assert admit["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "istio-system"}}}]
+    assert admit["ports"] == [{"protocol": "TCP", "port": info["port"]}]
+
+
+def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listener as the production Deployment configures it, fed the certificates cert-manager issues
+    for the rendered Certificates, over real TLS: the gateway's connection (its client certificate, the
+    DestinationRule's SNI and name check) with the SKR's certificate in X-Forwarded-Client-Cert connects that
+    SKR; the SKR directly (KLM's CA), the listener's own pair and no certificate do not."""
+    import socket
+    import ssl
+
+    from tasks.cloud import settings
+    from tasks.cloud.notify import Listener, ListenerTLS
+    from tests.unit.cloud.test_notify import xfcc
+    from webhooks.certificates import generate_ca, issue_client_cert, issue_serving_cert
+
+    objs = render("overlays/production")
+    path = _listener_path(objs)
+    (c,) = _containers(path["deployment"])
+    rule_tls = path["rule"]["spec"]["trafficPolicy"]["portLevelSettings"][0]["tls"]
+    ca = generate_ca(path["ca"]["spec"]["commonName"])
+    serving = issue_serving_cert(ca, path["serving"]["spec"]["commonName"], path["serving"]["spec"]["dnsNames"])
+    gateway = issue_client_cert(ca, path["gateway"]["spec"]["commonName"])
+    # the Secrets as cert-manager writes them (tls.crt, tls.key, ca.crt), where the Deployment mounts them
+    mount = next(m["mountPath"] for m in c["volumeMounts"] if m["name"] == "listener-tls")
+    secret_dir = tmp_path / "listener-tls"
+    secret_dir.mkdir()
+    for name, data in {"tls.crt": serving.cert_pem, "tls.key": serving.key_pem, "ca.crt": ca.cert_pem}.items():
+        (secret_dir / name).write_bytes(data)
+    for name, value in _env(c).items():
+        if name.startswith("RECONCILERY_CLOUD_LISTENER_"):
+            monkeypatch.setenv(name, str(value).replace(mount, str(secret_dir)))
+    s = settings.CloudSettings.load()
+    tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
+    kymas: list[str] = []
+    listener = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0, tls=tls).start()
+    port = int(listener.url.rsplit(":", 1)[1])
+    event = f"/v2/{path['watcher']['spec']['manager']}/event"
+    body = b'{"watched": {"name": "w", "namespace": "n"}, "watchedGvk": {"group": "g", "version": "v", "kind": "K"}}'
+
+    def post(client: Any | None, header: str | None) -> int | None:
+        ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())  # the gateway Secret's ca.crt
+        if client is not None:
+            (tmp_path / "client.crt").write_bytes(client.cert_pem)
+            (tmp_path / "client.key").write_bytes(client.key_pem)
+            ctx.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
+        request = (f"POST {event} HTTP/1.1\r\nHost: {rule_tls['sni']}\r\nContent-Length: {len(body)}\r\n"
+                   + (f"X-Forwarded-Client-Cert: {header}\r\n" if header else "") + "\r\n").encode() + body
+        try:
+            with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                                 server_hostname=rule_tls["sni"]) as sock:
+                sock.sendall(request)
+                head = sock.recv(4096)
+        except (OSError, ssl.SSLError):
+            return None
+        return int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else None
+
+    try:
+        assert post(gateway, xfcc("kyma-1")) == 200
+        assert kymas == ["kyma-1"]
+        assert post(gateway, None) == 401  # the gateway did not say which SKR
+        klm = generate_ca("klm-watcher-selfsigned-ca")
+        assert post(issue_client_cert(klm, "kyma-2"), xfcc("kyma-2")) is None  # the SKR, past the gateway
+        assert post(serving, xfcc("kyma-3")) is None  # the listener's own pair is no client certificate
+        assert post(None, xfcc("kyma-4")) == 401
+        assert kymas == ["kyma-1"]
+    finally:
+        listener.stop()
 
 
 def test_the_tls_overlay_puts_redis_behind_tls_and_every_client_on_rediss() -> None:
