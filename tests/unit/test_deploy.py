@@ -508,8 +508,8 @@ def test_every_component_has_network_policies(overlay: str) -> None:
     objs = render(f"overlays/{overlay}")
     policies = by_kind(objs, "NetworkPolicy")
     deny = policies["reconcilery-default-deny"]
-    assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress"]
-    assert "ingress" not in deny["spec"]
+    assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in deny["spec"] and "egress" not in deny["spec"]
 
     def admitted(labels: dict[str, str]) -> list[dict[str, Any]]:
         rules = []
@@ -592,3 +592,99 @@ def test_redis_acl_users_for_the_listener_and_flower_in_both_redis_setups() -> N
     for user, rule in users.items():
         shell = rule.replace(f"$(REDIS_{user.upper()}_PASSWORD)", f"$REDIS_{user.upper()}_PASSWORD")
         assert f'--user "{shell}"' in script, user
+
+
+#: The pod CIDR the policies assume (Gardener's default of the Kyma shoots, 100.64.0.0/12).
+POD_CIDR = "100.64.0.0/12"
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A LabelSelector's verdict on ``labels`` (matchLabels, and In / NotIn / Exists / DoesNotExist)."""
+    if not (selector.get("matchLabels") or {}).items() <= labels.items():
+        return False
+    for e in selector.get("matchExpressions") or []:
+        value, op = labels.get(e["key"]), e["operator"]
+        if (op == "In" and value not in e["values"]) or (op == "NotIn" and value in e["values"]) \
+                or (op == "Exists" and value is None) or (op == "DoesNotExist" and value is not None):
+            return False
+    return True
+
+
+def _egress_allowed(policies: dict[str, dict[str, Any]], pod: dict[str, str], ip: str, port: int,
+                    protocol: str = "TCP", peer: tuple[str, dict[str, str]] | None = None) -> bool:
+    """Whether a pod of namespace reconcilery with labels ``pod`` may open ``protocol``/``port`` to ``ip``
+    (``peer``: the destination's namespace and labels when it is a pod), as the NetworkPolicy API defines it:
+    allowed when no policy selecting the pod restricts egress, else when a rule of one of them admits it."""
+    import ipaddress
+
+    selecting = [p for p in policies.values() if _selects(p["spec"]["podSelector"], pod)
+                 and "Egress" in p["spec"].get("policyTypes", [])]
+    if not selecting:
+        return True
+    address = ipaddress.ip_address(ip)
+    for policy in selecting:
+        for rule in policy["spec"].get("egress") or []:
+            ports = rule.get("ports")
+            if ports and not any(p.get("protocol", "TCP") == protocol and p.get("port") in (None, port)
+                                 for p in ports):
+                continue
+            if "to" not in rule:
+                return True
+            for to in rule["to"]:
+                if "ipBlock" in to:
+                    block = to["ipBlock"]
+                    if address in ipaddress.ip_network(block["cidr"]) and not any(
+                            address in ipaddress.ip_network(e) for e in block.get("except") or []):
+                        return True
+                elif peer is not None:
+                    namespace, labels = peer
+                    ns_ok = (_selects(to["namespaceSelector"], {"kubernetes.io/metadata.name": namespace})
+                             if "namespaceSelector" in to else namespace == policy["metadata"]["namespace"])
+                    if ns_ok and _selects(to.get("podSelector") or {}, labels):
+                        return True
+    return False
+
+
+#: Components that call the Kubernetes API (app.kubernetes.io/name).
+API_CLIENTS = {"reconcilery-watcher", "reconcilery-webhook", *(f"reconcilery-worker-{q}" for q in QUEUES)}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_egress_is_dns_redis_and_what_each_component_calls(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    policies = by_kind(objs, "NetworkPolicy")
+    redis_pod = ("reconcilery", {"app.kubernetes.io/component": "redis", "app.kubernetes.io/name": "reconcilery-redis"})
+    other_pod = ("shop", {"app": "shop"})
+    coredns = ("kube-system", {"k8s-app": "kube-dns"})
+    pods = {name: obj["spec"]["template"]["metadata"]["labels"]
+            for kind in ("Deployment", "StatefulSet") for name, obj in by_kind(objs, kind).items()}
+    assert set(pods) > API_CLIENTS
+    for name, labels in pods.items():
+        def may(ip: str, port: int, protocol: str = "TCP", peer: tuple[str, dict[str, str]] | None = None,
+                labels: dict[str, str] = labels) -> bool:
+            return _egress_allowed(policies, labels, ip, port, protocol, peer)
+
+        # everyone: the cluster's DNS (pods, or a node-local cache) and Redis, Sentinel included
+        assert may("100.64.0.10", 53, "UDP", coredns) and may("100.64.0.10", 53, "TCP", coredns), name
+        assert may("169.254.20.10", 53, "UDP"), name
+        assert may("100.64.3.7", 6379, peer=redis_pod) and may("100.64.3.7", 26379, peer=redis_pod), name
+        # no one: another pod, Redis' address without being Redis, the instance metadata, plain HTTP out
+        assert not may("100.64.9.9", 443, peer=other_pod) and not may("100.64.9.9", 8080, peer=other_pod), name
+        assert not may("100.64.3.7", 6379, peer=other_pod), name
+        assert not may("169.254.169.254", 80) and not may("169.254.169.254", 443), name
+        # the API server (outside the pod network, 443 or 6443), the clouds and the SKRs (443)
+        calls_out = name in API_CLIENTS
+        for ip, port in (("10.250.0.1", 443), ("10.250.0.1", 6443), ("52.95.110.1", 443), ("142.250.1.1", 443)):
+            assert may(ip, port) is calls_out, (name, ip, port)
+        # the NGINX Plus API hosts (nkl-config), on any port outside the pod network: the NGINX worker only
+        assert may("10.0.0.5", 9000) is (name == "reconcilery-worker-nginx"), name
+        assert may("52.95.110.1", 80) is (name == "reconcilery-worker-nginx"), name
+    # the listener, beat, Flower and Redis: DNS and Redis, nothing else
+    for name in ("reconcilery-skr-listener", "reconcilery-beat", "reconcilery-flower"):
+        assert not _egress_allowed(policies, pods[name], "10.250.0.1", 443), name
+    # every ipBlock that reaches out keeps the pod network (and the metadata address) out
+    for policy in policies.values():
+        for rule in policy["spec"].get("egress") or []:
+            for to in rule.get("to") or []:
+                if "ipBlock" in to:
+                    assert {POD_CIDR, "169.254.169.254/32"} <= set(to["ipBlock"]["except"]), policy["metadata"]
