@@ -503,6 +503,44 @@ def test_secrets_only_by_name_where_the_name_is_known_and_never_the_mesh_ca() ->
                     assert rule.get("resourceNames"), (namespace, role["metadata"]["name"], rule)
 
 
+#: Secret reads not limited by name, and why (docs/deploy.md, "Least privilege"): (Role namespace, Role) -> verbs.
+#: kubeconfig-<kyma> names are made per runtime at provisioning; nkl-config names the NGINX TLS Secrets at run time.
+SECRETS_BY_ANY_NAME = {("kcp-system", "reconcilery-cloud-kcp"): ["get"],
+                       ("kcp-system", "reconcilery-cloud-skr"): ["get"],
+                       ("nkl", "reconcilery-nginx-settings"): ["get"]}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_secrets_by_any_name_only_where_the_names_cannot_be_known(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    unnamed = {}
+    for role in (o for o in objs if o["kind"] in ("Role", "ClusterRole")):
+        for rule in role.get("rules") or []:
+            if "secrets" in rule["resources"] and not rule.get("resourceNames"):
+                verbs = [v for v in rule["verbs"] if v != "create"]  # create cannot be limited by name
+                if verbs:
+                    assert role["kind"] == "Role", role["metadata"]  # never cluster-wide
+                    unnamed[(role["metadata"]["namespace"], role["metadata"]["name"])] = verbs
+    assert unnamed == SECRETS_BY_ANY_NAME
+    rbac = Rbac(objs)
+    sa = {"kcp": "reconcilery-cloud-kcp", "skr": "reconcilery-cloud-skr"}
+
+    def may(account: str, verb: str, name: str, namespace: str = "kcp-system") -> bool:
+        return rbac.allows(sa[account], {"verb": verb, "group": "", "resource": "secrets", "namespaced": True,
+                                         "namespace": namespace, "name": name}, exact_namespace=True)
+
+    for account in sa:
+        assert may(account, "get", "kubeconfig-0a1b2c3d")
+        # nothing to enumerate the namespace's Secrets with, nothing written, nothing outside kcp-system
+        for verb in ("list", "watch", "create", "update", "patch", "delete"):
+            assert not may(account, verb, "kubeconfig-0a1b2c3d"), (account, verb)
+        for namespace in ("kyma-system", "istio-system", "reconcilery", "garden-kyma"):
+            assert not may(account, "get", "kubeconfig-0a1b2c3d", namespace), (account, namespace)
+    # the Garden's kubeconfig has a fixed name: granted by it
+    assert any(rule.get("resourceNames") == ["gardener-credentials"] and rule["verbs"] == ["get"]
+               for ns, rule in rbac.rules(sa["kcp"]) if ns == "kcp-system")
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_component_has_network_policies(overlay: str) -> None:
     objs = render(f"overlays/{overlay}")
