@@ -12,8 +12,8 @@ import config
 from workers.domains import Local, Row
 
 #: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
-STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
-SETTLED_STATES = ("Ready", "OK", "Error", "Warning", "Migrated")
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit", "ExternalGateway")
+SETTLED_STATES = ("Ready", "OK", "Error", "Warning", "Migrated")  # not an ExternalGateway's Processing
 MIGRATION_STEP = "gateway.kyma-project.io/migration-step"
 OWNER_LABELS = ("apirule.gateway.kyma-project.io/name", "apirule.gateway.kyma-project.io/namespace")
 
