@@ -24,6 +24,12 @@ Served paths (one port for all three APIs; their paths do not collide):
   after the operation delay with ``response`` or ``error`` (a ``google.rpc.Status``). Errors answer
   ``{"error": {"code", "message", "status"}}``.
 - Cloud Resource Manager v1: ``GET /v1/projects/{projectId}`` (``projectNumber`` of a known project).
+- Filestore v1 (``file.googleapis.com``, :class:`FilestoreState`, ``GcpStandIn.filestore``):
+  ``POST /v1/projects/{p}/locations/{l}/instances?instanceId=`` (create),
+  ``GET|PATCH|DELETE /v1/projects/{p}/locations/{l}/instances/{id}`` (``updateMask=fileShares``),
+  ``GET /v1/projects/{p}/locations/{l}/operations/{op}``: long-running operations in the One Platform
+  shape (``done``, ``response`` the Instance, ``error`` a ``google.rpc.Status``); instance states
+  ``CREATING`` -> ``READY``, ``DELETING``, ``ERROR`` (injected, :meth:`FilestoreState.set_error`).
 
 Operations complete ``op_delay`` seconds after they start (time-based, so a client that only reads the
 resource sees it change too). Failures are injectable: :meth:`GcpState.fail_operation` makes the next
@@ -558,6 +564,8 @@ class GcpStandIn(StandInServer):
                  projects: tuple[str, ...] = ()) -> None:
         super().__init__(port, host, ssl_context)
         self.state = state or GcpState(op_delay=op_delay)
+        #: Filestore, on the same lock and operation delay.
+        self.filestore = FilestoreState(self.state)
         for project in projects:
             self.state.project_number(project)
 
@@ -579,6 +587,7 @@ class GcpStandIn(StandInServer):
                 self.state.request_log.append((request.method, path))
                 self._inject(request.method, path)
                 self.state._advance()
+                self.filestore.advance()
                 status, payload, wait_until = self._route(request.method, path, dict(request.query), body)
             if wait_until:
                 # operations.wait: hold the answer until the operation is done (at most 2 minutes, as GCP)
@@ -645,9 +654,226 @@ class GcpStandIn(StandInServer):
                     return 200, s.delete_connection(service, parts[4], body), 0.0
         if parts[:2] == ["v1", "operations"] and len(parts) == 3 and method == "GET":
             return 200, s.get_sn_op(f"operations/{parts[2]}"), 0.0
+        if parts[:2] == ["v1", "projects"] and len(parts) >= 6 and parts[3] == "locations":
+            return self.filestore.route(method, parts[1:], query, body)
         if parts[:2] == ["v1", "projects"] and len(parts) == 3 and method == "GET":
             return 200, s.get_project(parts[2]), 0.0
         raise ApiError(404, f"Method not found: {method} {path}", "NOT_FOUND")
+
+
+# -- Filestore (file.googleapis.com v1) ------------------------------------------------------------------
+
+_FILESTORE_TIERS = {"BASIC_HDD": (1024, 65433), "BASIC_SSD": (2560, 65433), "ZONAL": (1024, 102400),
+                    "REGIONAL": (1024, 102400), "ENTERPRISE": (1024, 10240), "STANDARD": (1024, 65433),
+                    "PREMIUM": (2560, 65433), "HIGH_SCALE_SSD": (10240, 102400)}
+_INSTANCE_ID_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: Enum numbers of the v1 API (clients may send ``$alt=json;enum-encoding=int``, as the GAPIC REST ones do).
+_TIER_NUMBERS = {1: "STANDARD", 2: "PREMIUM", 3: "BASIC_HDD", 4: "BASIC_SSD", 5: "HIGH_SCALE_SSD", 6: "ENTERPRISE",
+                 7: "ZONAL", 8: "REGIONAL"}
+_CONNECT_MODE_NUMBERS = {1: "DIRECT_PEERING", 2: "PRIVATE_SERVICE_ACCESS", 3: "PRIVATE_SERVICE_CONNECT"}
+_ADDRESS_MODE_NUMBERS = {1: "MODE_IPV4"}
+_PROTOCOL_NUMBERS = {1: "NFS_V3", 2: "NFS_V4_1"}
+
+
+def _enum(value: Any, numbers: dict[int, str]) -> str:
+    """An enum field as its name, whether sent as a name or a number."""
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return numbers.get(int(value), str(value))
+    return str(value or "")
+
+
+@dataclass
+class FilestoreState:
+    """Filestore instances and their long-running operations (``file.googleapis.com/v1``), on the
+    stand-in's lock and clock. A create answers an operation and the instance in state ``CREATING``,
+    ``READY`` when the operation is done (its ``ipAddresses`` from the PSA range ``reservedIpRange``
+    names, which must exist among the project's global addresses); a ``fileShares`` update changes the
+    capacity when done (no shrink on BASIC tiers); a delete sets ``DELETING`` and removes it when done.
+    :meth:`set_error` puts an instance into state ``ERROR`` with a status message."""
+
+    parent: GcpState
+    _instances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _ops: dict[str, Operation] = field(default_factory=dict)
+
+    # -- test helpers --
+
+    def instances(self, project: str | None = None) -> dict[str, dict[str, Any]]:
+        """Full name -> instance (copies), optionally of one project."""
+        with self.parent.lock:
+            self.advance()
+            return {n: copy.deepcopy(i) for n, i in sorted(self._instances.items())
+                    if project is None or n.startswith(f"projects/{project}/")}
+
+    def set_error(self, name: str, message: str = "injected instance failure") -> None:
+        """Put the instance ``name`` (full name) into state ``ERROR`` with ``statusMessage``."""
+        with self.parent.lock:
+            self.advance()
+            self._instances[name].update(state="ERROR", statusMessage=message)
+
+    # -- operations --
+
+    def advance(self) -> None:
+        now = time.monotonic()
+        for op in self._ops.values():
+            if op.finished or op.done_at > now:
+                continue
+            op.finished = True
+            op.body["done"] = True
+            op.body["metadata"]["endTime"] = _now()
+            if op.error is not None:
+                code, message = op.error
+                op.body["error"] = {"code": _RPC_CODE.get(code, 9), "message": message}
+                continue
+            result = op.apply() if op.apply is not None else None
+            op.body["response"] = {"@type": "type.googleapis.com/google.cloud.filestore.v1.Instance",
+                                   **(copy.deepcopy(result) if result else {})} if result else \
+                {"@type": "type.googleapis.com/google.protobuf.Empty"}
+
+    def _op(self, location: str, kind: str, target: str, apply: Any) -> dict[str, Any]:
+        name = f"{location}/operations/operation-{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
+        body = {"name": name, "done": False, "metadata": {
+            "@type": "type.googleapis.com/google.cloud.common.OperationMetadata", "createTime": _now(),
+            "target": target, "verb": kind, "apiVersion": "v1"}}
+        op = Operation("filestore", kind, target, body, time.monotonic() + self.parent.op_delay, apply,
+                       self.parent._take_failure("filestore", kind, target.rsplit("/", 1)[-1]))
+        self._ops[name] = op
+        self.advance()
+        return copy.deepcopy(op.body)
+
+    def get_op(self, name: str) -> dict[str, Any]:
+        op = self._ops.get(name)
+        if op is None:
+            raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
+        return copy.deepcopy(op.body)
+
+    # -- instances --
+
+    def _get(self, name: str) -> dict[str, Any]:
+        found = self._instances.get(name)
+        if found is None:
+            raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
+        return found
+
+    def get_instance(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self._get(name))
+
+    @staticmethod
+    def _check_capacity(tier: str, capacity: int) -> None:
+        low, high = _FILESTORE_TIERS[tier]
+        if not low <= capacity <= high:
+            raise ApiError(400, f"Invalid value for capacity_gb: {capacity}; the {tier} tier needs between "
+                                f"{low} and {high} GB", "INVALID_ARGUMENT")
+
+    def create_instance(self, location: str, instance_id: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "INVALID_ARGUMENT")
+        if not _INSTANCE_ID_RE.match(instance_id or ""):
+            raise ApiError(400, f"instance_id '{instance_id}' must match [a-z]([-a-z0-9]*[a-z0-9])?",
+                           "INVALID_ARGUMENT")
+        name = f"{location}/instances/{instance_id}"
+        if name in self._instances:
+            raise ApiError(409, f"Resource '{name}' already exists", "ALREADY_EXISTS")
+        tier = _enum(body.get("tier"), _TIER_NUMBERS)
+        if tier not in _FILESTORE_TIERS:
+            raise ApiError(400, f"Invalid value for tier: '{tier}'", "INVALID_ARGUMENT")
+        shares = body.get("fileShares") or []
+        if len(shares) != 1 or not shares[0].get("name"):
+            raise ApiError(400, "exactly one file share with a name is required", "INVALID_ARGUMENT")
+        capacity = int(shares[0].get("capacityGb") or 0)
+        self._check_capacity(tier, capacity)
+        networks = body.get("networks") or []
+        if len(networks) != 1 or not networks[0].get("network"):
+            raise ApiError(400, "exactly one network is required", "INVALID_ARGUMENT")
+        network = dict(networks[0])
+        if "connectMode" in network:
+            network["connectMode"] = _enum(network["connectMode"], _CONNECT_MODE_NUMBERS)
+        network["modes"] = [_enum(m, _ADDRESS_MODE_NUMBERS) for m in network.get("modes") or []] or ["MODE_IPV4"]
+        project = location.split("/")[1]
+        ip = ""
+        reserved = str(network.get("reservedIpRange") or "")
+        if network.get("connectMode") == "PRIVATE_SERVICE_ACCESS":
+            address = self.parent._addresses.get((project, reserved))
+            if address is None:
+                raise ApiError(400, f"reserved IP range '{reserved}' is not an allocated range of the network",
+                               "INVALID_ARGUMENT")
+            ip = str(ipaddress.ip_address(address["address"]) + 2)
+        elif reserved:
+            ip = str(ipaddress.ip_network(reserved, strict=False).network_address + 2)
+        instance = {"name": name, "tier": tier, "state": "CREATING", "createTime": _now(),
+                    "fileShares": [{"name": str(shares[0]["name"]), "capacityGb": str(capacity),
+                                    **({"sourceBackup": shares[0]["sourceBackup"]}
+                                       if shares[0].get("sourceBackup") else {})}],
+                    "networks": [{**network, "ipAddresses": [ip] if ip else []}],
+                    "protocol": _enum(body.get("protocol"), _PROTOCOL_NUMBERS) or "NFS_V3",
+                    "labels": dict(body.get("labels") or {})}
+        self._instances[name] = instance
+
+        def apply() -> dict[str, Any] | None:
+            found = self._instances.get(name)
+            if found is not None and found["state"] == "CREATING":
+                found["state"] = "READY"
+            return found
+
+        def fail() -> None:
+            self._instances.pop(name, None)
+
+        out = self._op(location, "create", name, apply)
+        if self._ops[out["name"]].error is not None:
+            self._ops[out["name"]].apply = None
+            fail()
+        return out
+
+    def update_instance(self, name: str, mask: str, body: Any) -> dict[str, Any]:
+        instance = self._get(name)
+        if instance["state"] != "READY":
+            raise ApiError(400, f"instance is {instance['state']}, not READY", "FAILED_PRECONDITION")
+        fields = {f.strip() for f in mask.split(",") if f.strip()}
+        if not fields or not fields <= {"fileShares", "description", "labels"}:
+            raise ApiError(400, f"update_mask '{mask}' is not supported", "INVALID_ARGUMENT")
+        change: dict[str, Any] = {}
+        if "fileShares" in fields:
+            shares = (body or {}).get("fileShares") or []
+            capacity = int((shares[0] if shares else {}).get("capacityGb") or 0)
+            self._check_capacity(instance["tier"], capacity)
+            if instance["tier"].startswith("BASIC") and capacity < int(instance["fileShares"][0]["capacityGb"]):
+                raise ApiError(400, "shrinking a BASIC tier file share is not supported", "INVALID_ARGUMENT")
+            change["capacityGb"] = str(capacity)
+
+        def apply() -> dict[str, Any] | None:
+            found = self._instances.get(name)
+            if found is not None and change:
+                found["fileShares"][0].update(change)
+            return found
+
+        return self._op(name.rsplit("/instances/", 1)[0], "update", name, apply)
+
+    def delete_instance(self, name: str) -> dict[str, Any]:
+        instance = self._get(name)
+        instance["state"] = "DELETING"
+
+        def apply() -> None:
+            self._instances.pop(name, None)
+
+        return self._op(name.rsplit("/instances/", 1)[0], "delete", name, apply)
+
+    def route(self, method: str, parts: list[str], query: dict[str, str], body: Any) -> tuple[int, Any, float]:
+        """``/v1/projects/{p}/locations/{l}/(instances|operations)[/{id}]``."""
+        location = "/".join(parts[:4])
+        collection, rest = parts[4], parts[5:]
+        if collection == "instances":
+            if not rest and method == "POST":
+                return 200, self.create_instance(location, query.get("instanceId", ""), body), 0.0
+            if len(rest) == 1:
+                name = f"{location}/instances/{rest[0]}"
+                if method == "GET":
+                    return 200, self.get_instance(name), 0.0
+                if method == "PATCH":
+                    return 200, self.update_instance(name, query.get("updateMask", ""), body), 0.0
+                if method == "DELETE":
+                    return 200, self.delete_instance(name), 0.0
+        if collection == "operations" and len(rest) == 1 and method == "GET":
+            return 200, self.get_op(f"{location}/operations/{rest[0]}"), 0.0
+        raise ApiError(404, f"Method not found: {method} /{'/'.join(parts)}", "NOT_FOUND")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -283,5 +283,99 @@ class GcpClient:
         return number
 
 
-__all__ = ["API_TIMEOUT", "PSA_PEERING_NAME", "PSA_SERVICE", "GcpApiError", "GcpClient", "network_filter",
-           "vpc_path"]
+class FilestoreClient:
+    """Filestore (``google-cloud-filestore``, transport ``rest``) for one set of credentials: the calls of
+    the NfsInstance flow (``pkg/kcp/provider/gcp/nfsinstance/v2/client``). Plain data in and out (the
+    API's camelCase JSON), every failure a :class:`GcpApiError`, :func:`fencing.check` before writes.
+
+    Args:
+        endpoint, credentials, credentials_file: as :class:`GcpClient`.
+    """
+
+    def __init__(self, endpoint: str | None = None, credentials: Any = None,
+                 credentials_file: str | None = None) -> None:
+        from google.api_core.client_options import ClientOptions
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import filestore_v1
+
+        if credentials is None and credentials_file:
+            from google.oauth2 import service_account
+
+            credentials = service_account.Credentials.from_service_account_file(
+                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        if credentials is None and endpoint:
+            credentials = AnonymousCredentials()
+        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
+        if endpoint:
+            kwargs["client_options"] = ClientOptions(api_endpoint=endpoint.rstrip("/"))
+        self._client = filestore_v1.CloudFilestoreManagerClient(**kwargs)
+
+    @staticmethod
+    def _plain(message: Any) -> dict[str, Any]:
+        from google.protobuf import json_format
+
+        pb = getattr(type(message), "pb", None)
+        raw = pb(message) if pb is not None else message
+        return dict(json_format.MessageToDict(raw))
+
+    @_guarded
+    def get_instance(self, name: str) -> dict[str, Any] | None:
+        """The instance ``projects/<p>/locations/<l>/instances/<id>`` (``state``, ``statusMessage``,
+        ``fileShares``, ``networks[].ipAddresses``, ``protocol``), or None when it does not exist."""
+        from google.api_core import exceptions as gexc
+
+        try:
+            return self._plain(self._client.get_instance(name=name, timeout=fencing.timeout(API_TIMEOUT)))
+        except gexc.NotFound:
+            return None
+
+    @_guarded
+    def create_instance(self, parent: str, instance_id: str, instance: dict[str, Any]) -> str:
+        """``CreateInstance`` of ``instance`` (API JSON) under ``projects/<p>/locations/<l>``; the
+        operation's name."""
+        from google.cloud import filestore_v1
+
+        fencing.check()
+        body = filestore_v1.Instance.from_json(json.dumps(instance))
+        op = self._client.create_instance(parent=parent, instance_id=instance_id, instance=body,
+                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def update_capacity(self, name: str, file_share: str, capacity_gb: int) -> str:
+        """``UpdateInstance`` with mask ``fileShares``: the share's new capacity; the operation's name."""
+        from google.cloud import filestore_v1
+        from google.protobuf import field_mask_pb2
+
+        fencing.check()
+        body = filestore_v1.Instance(name=name, file_shares=[filestore_v1.FileShareConfig(
+            name=file_share, capacity_gb=capacity_gb)])
+        op = self._client.update_instance(instance=body, update_mask=field_mask_pb2.FieldMask(paths=["file_shares"]),
+                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def delete_instance(self, name: str) -> str:
+        """``DeleteInstance``; the operation's name."""
+        fencing.check()
+        op = self._client.delete_instance(name=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def get_operation(self, name: str) -> dict[str, Any] | None:
+        """The long-running operation (``done``, ``error{code,message}``), or None when it does not exist."""
+        from google.api_core import exceptions as gexc
+        from google.protobuf import json_format
+
+        try:
+            op = self._client.get_operation(request={"name": name}, timeout=fencing.timeout(API_TIMEOUT))
+        except gexc.NotFound:
+            return None
+        plain = {"name": op.name, "done": op.done}
+        if op.HasField("error"):
+            plain["error"] = json_format.MessageToDict(op.error)
+        return plain
+
+
+__all__ = ["API_TIMEOUT", "PSA_PEERING_NAME", "PSA_SERVICE", "FilestoreClient", "GcpApiError", "GcpClient",
+           "network_filter", "vpc_path"]

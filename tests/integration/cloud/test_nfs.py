@@ -83,6 +83,7 @@ def test_aws_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
     assert skr.get(resources.PERSISTENT_VOLUME, ident) is None
     assert cloud.kcp_get(names.NFS_INSTANCE, ident) is None
     assert efs.describe_file_systems(CreationToken=ident)["FileSystems"] == []
-    assert cloud.ec2().describe_security_groups(Filters=[{"Name": "tag:Name", "Values": [ident]}])["SecurityGroups"] == []
+    groups = cloud.ec2().describe_security_groups(Filters=[{"Name": "tag:Name", "Values": [ident]}])
+    assert groups["SecurityGroups"] == []
     cloud.wait(lambda: skr.get(names.SKR_IPRANGE, "default") is None, timeout=120,
                message="the unused default IpRange goes")
