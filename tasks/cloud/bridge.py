@@ -23,7 +23,14 @@ from typing import Any
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers, settings
-from tasks.cloud.providers import IpRangeContext, NetworkContext, Provider, ProviderError, ScopeInputs
+from tasks.cloud.providers import (
+    IpRangeContext,
+    NetworkContext,
+    NfsInstanceContext,
+    Provider,
+    ProviderError,
+    ScopeInputs,
+)
 from tasks.cloud.step import StepBuilder, gone
 
 __all__ = ["AzureProvider", "GcpProvider"]
@@ -97,6 +104,24 @@ class GcpProvider(_LayerProvider):
         iprange = self._layer("iprange")
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def _filestore(self) -> Any:
+        from tasks.cloud.gcp.client import FilestoreClient
+
+        env = settings.current()
+        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
+        return _cached(("filestore", endpoint or "", keyfile or ""),
+                       lambda: FilestoreClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+        nfs = self._layer("nfsinstance")
+        return nfs.reconcile(self._filestore(), ctx.obj, ctx.scope, ctx.iprange or {}, ctx.settings.t,
+                             ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+        nfs = self._layer("nfsinstance")
+        return nfs.delete(self._filestore(), ctx.obj, ctx.scope, ctx.settings.t,
+                          ctx.settings.t(ctx.settings.gcp_retry_wait))
 
 
 class AzureProvider(_LayerProvider):
