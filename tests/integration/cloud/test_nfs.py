@@ -10,9 +10,9 @@ from typing import Any
 import boto3
 import pytest
 
-from kube import Kube, resources
+from kube import ApiError, Kube, resources
 from tasks.cloud import names
-from tests.integration.cloud.conftest import REGION, CloudEnv
+from tests.integration.cloud.conftest import GCP_PROJECT, REGION, CloudEnv
 from tests.integration.cloud.test_skr import active_skr, conditions
 
 pytestmark = pytest.mark.integration
@@ -87,3 +87,66 @@ def test_aws_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
     assert groups["SecurityGroups"] == []
     cloud.wait(lambda: skr.get(names.SKR_IPRANGE, "default") is None, timeout=120,
                message="the unused default IpRange goes")
+
+
+def test_gcp_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
+    rt = cloud.runtime(provider="gcp")
+    skr = rt.skr
+    assert skr is not None
+    cloud.wait(lambda: cloud.rotation.is_active(rt.kyma), timeout=90, message="SKR active")
+    cloud.wait(lambda: skr.served(names.GCP_NFS_VOLUME), timeout=90, message="GcpNfsVolume installed")
+    with pytest.raises(ApiError) as refused:  # the CRD's CEL rules
+        skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "small", "namespace": "default"},
+                                          "spec": {"tier": "BASIC_SSD", "capacityGb": 1024}})
+    assert "BASIC_SSD tier capacityGb must be between 2560 and 65433" in refused.value.message
+    with pytest.raises(ApiError) as refused:
+        skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "steps", "namespace": "default"},
+                                          "spec": {"tier": "ZONAL", "capacityGb": 1100}})
+    assert "ZONAL tier capacityGb must be between 1024 and 9984" in refused.value.message
+    skr.create(names.SKR_IPRANGE, {"metadata": {"name": "nfs"}, "spec": {"cidr": "10.251.0.0/22"}})
+    skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "files", "namespace": "default"},
+                                      "spec": {"capacityGb": 1024, "ipRange": {"name": "nfs"}}})
+    obj = volume_state(cloud, skr, names.GCP_NFS_VOLUME, "files", "Ready", timeout=120)
+    assert obj["spec"]["tier"] == "BASIC_HDD" and obj["spec"]["fileShareName"] == "vol1"
+    ident = obj["status"]["id"]
+    iprange = skr.get(names.SKR_IPRANGE, "nfs")
+    assert iprange is not None
+    kcp = cloud.kcp_get(names.NFS_INSTANCE, ident)
+    assert kcp is not None and kcp["spec"]["ipRange"] == {"name": iprange["status"]["id"]}
+    assert kcp["spec"]["instance"]["gcp"]["location"] in ("us-east4-a", "us-east4-b", "us-east4-c")
+    assert obj["status"]["location"] == kcp["spec"]["instance"]["gcp"]["location"]
+    instances = cloud.gcp.filestore.instances(GCP_PROJECT)
+    instance = instances[kcp["status"]["id"]]
+    assert kcp["status"]["id"].endswith(f"/instances/cm-{ident}")
+    assert instance["networks"][0]["reservedIpRange"] == f"cm-{iprange['status']['id']}"
+    assert instance["networks"][0]["connectMode"] == "PRIVATE_SERVICE_ACCESS"
+    assert instance["networks"][0]["network"] == f"projects/{GCP_PROJECT}/global/networks/{rt.vpc_network}"
+    assert obj["status"]["hosts"] == instance["networks"][0]["ipAddresses"] == ["10.251.0.2"]
+    assert obj["status"]["capacityGb"] == 1024 and obj["status"]["protocol"] == "NFS_V3"
+    pv = cloud.wait(lambda: skr.get(resources.PERSISTENT_VOLUME, ident), message="PV")
+    assert pv["spec"]["nfs"] == {"server": "10.251.0.2", "path": "/vol1"}
+    assert pv["spec"]["capacity"] == {"storage": "1024Gi"}
+    pvc = cloud.wait(lambda: skr.get(resources.PERSISTENT_VOLUME_CLAIM, "files", "default"), message="PVC")
+    assert pvc["spec"]["volumeName"] == ident
+
+    with pytest.raises(ApiError) as refused:
+        skr.patch(names.GCP_NFS_VOLUME, "files", {"spec": {"capacityGb": 1023}}, "default")
+    assert "BASIC_HDD tier capacityGb cannot be reduced" in refused.value.message
+    skr.patch(names.GCP_NFS_VOLUME, "files", {"spec": {"capacityGb": 2048}}, "default")
+    cloud.wait(lambda: cloud.gcp.filestore.instances(GCP_PROJECT)[kcp["status"]["id"]]["fileShares"][0]["capacityGb"]
+               == "2048", timeout=90, message="Filestore capacity updated")
+    cloud.wait(lambda: (skr.get(resources.PERSISTENT_VOLUME, ident) or {}).get("spec", {}).get("capacity")
+               == {"storage": "2048Gi"}, timeout=90, message="PV capacity follows")
+
+    cloud.gcp.filestore.set_error(kcp["status"]["id"], "disk failure")
+    cloud.kcp.patch(names.NFS_INSTANCE, ident, {"metadata": {"annotations": {"test/poke": "1"}}}, names.KCP_NAMESPACE)
+    failed = volume_state(cloud, skr, names.GCP_NFS_VOLUME, "files", "Error")
+    assert ("Error", "True", "Error", "disk failure") in conditions(failed)
+    kcp = cloud.kcp_get(names.NFS_INSTANCE, ident)
+    assert kcp is not None and ("Error", "True", "GCPError", "disk failure") in conditions(kcp)
+
+    skr.delete(names.GCP_NFS_VOLUME, "files", "default")
+    cloud.wait(lambda: skr.get(names.GCP_NFS_VOLUME, "files", "default") is None, timeout=120, message="volume gone")
+    assert skr.get(resources.PERSISTENT_VOLUME, ident) is None
+    assert cloud.kcp_get(names.NFS_INSTANCE, ident) is None
+    assert cloud.gcp.filestore.instances(GCP_PROJECT) == {}
