@@ -1,0 +1,259 @@
+"""The SKR NFS volume plan (pkg/skr/awsnfsvolume, pkg/skr/gcpnfsvolume), table-driven from the notes:
+id, ownership, PV/PVC owners, quota, IpRange, the KCP mirror, the status projection, PV/PVC, deletion (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tasks.cloud import names
+from tasks.cloud.skr.defaultiprange_plan import IpRangeUse
+from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, location, plan, quota_exceeded
+
+NOW = "2026-01-01T00:00:00Z"
+ID = "0b8e5f4e-3a51-4b7e-9a5b-2f1b6c1d9e70"
+NEW = "6f1c1f0e-8c1d-4c52-a0f7-3b1fcb8f7a11"
+IPR_ID = "3f0c1c1e-0000-4000-8000-000000000001"
+READY_IPR = IpRangeUse({"metadata": {"name": "default"},
+                        "status": {"id": IPR_ID, "conditions": [{"type": "Ready", "status": "True"}]}})
+SCOPE = {"spec": {"region": "us-east4", "scope": {"gcp": {"workers": [{"zones": ["us-east4-a", "us-east4-b"]}]}}}}
+
+
+def t(seconds: float) -> float:
+    return seconds
+
+
+def vol(kind: str = AWS, status: dict[str, Any] | None = None, finalizer: bool = True, deleting: bool = False,
+        name: str = "data", spec: dict[str, Any] | None = None, created: str = NOW) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "creationTimestamp": created,
+                            "finalizers": [names.FINALIZER] if finalizer else []}
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    base = {"capacity": "100Gi"} if kind == AWS else {"tier": "BASIC_HDD", "capacityGb": 1024, "fileShareName": "vol1"}
+    return {"metadata": meta, "spec": {**base, **(spec or {})}, "status": status or {}}
+
+
+def kcp(name: str = ID, conditions: list[dict[str, Any]] | None = None, status: dict[str, Any] | None = None,
+        remote: str = "data", deleting: bool = False, gcp: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {names.LABEL_KYMA_NAME: "k", names.LABEL_REMOTE_NAME: remote,
+                                                     names.LABEL_REMOTE_NAMESPACE: "ns"}}
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    spec = {"instance": {"gcp": {"capacityGb": 1024, "location": "us-east4-a", **(gcp or {})}}}
+    return {"metadata": meta, "spec": spec, "status": {"conditions": conditions or [], **(status or {})}}
+
+
+def cond(type_: str, reason: str, message: str = "", status: str = "True") -> dict[str, Any]:
+    return {"type": type_, "status": status, "reason": reason, "message": message}
+
+
+def ours(kind: str = "pv", name: str = ID, **extra: Any) -> dict[str, Any]:
+    meta = {"name": name, "labels": {names.LABEL_NFS_VOLUME_NAME: "data", names.LABEL_NFS_VOLUME_NAMESPACE: "ns"},
+            "finalizers": [names.FINALIZER], **extra}
+    return {"metadata": meta, "spec": {}}
+
+
+def seen(obj: dict[str, Any], kind: str = AWS, **kw: Any) -> Seen:
+    base: dict[str, Any] = {"kcp": None, "iprange": READY_IPR, "kyma": "k", "kcp_namespace": "kcp-system",
+                            "everyone": [obj], "quota": 5, "scope": SCOPE}
+    return Seen(kind=kind, obj=obj, **{**base, **kw})
+
+
+def run(s: Seen) -> SkrPlan:
+    return plan(s, NEW, t, NOW)
+
+
+def reasons(p: SkrPlan) -> list[tuple[str, str, str]]:
+    return [(c["type"], c["reason"], c["message"]) for c in (p.step.status or {}).get("conditions") or []]
+
+
+# ---- id, ownership --------------------------------------------------------------------------------------
+
+
+def test_aws_new_volume_gets_an_id_label_and_its_mirror_in_one_turn() -> None:
+    p = run(seen(vol(finalizer=False)))
+    assert p.label_id == NEW and p.step.add_finalizer == names.FINALIZER
+    assert p.step.status is not None and p.step.status["id"] == NEW and p.step.status["state"] == "Creating"
+    assert p.kcp_create is not None
+    assert p.kcp_create["metadata"] == {"name": NEW, "namespace": "kcp-system", "labels": {
+        names.LABEL_KYMA_NAME: "k", names.LABEL_REMOTE_NAME: "data", names.LABEL_REMOTE_NAMESPACE: "ns",
+        names.LABEL_MODULE: "cloud-manager"}}
+    assert p.kcp_create["spec"] == {"scope": {"name": "k"}, "remoteRef": {"namespace": "ns", "name": "data"},
+                                    "ipRange": {"name": IPR_ID},
+                                    "instance": {"aws": {"performanceMode": "generalPurpose",
+                                                         "throughput": "bursting"}}}
+
+
+@pytest.mark.parametrize("bad", ["..", ".", "x/y", "NOT-A-UUID", ID.upper()])
+def test_an_id_that_is_not_a_uuid_touches_nothing(bad: str) -> None:
+    p = run(seen(vol(status={"id": bad})))
+    assert p.kcp_create is None and p.kcp_delete is None and p.pv_create is None
+    assert reasons(p) == [("Error", "InvalidId", f"AwsNfsVolume id {bad!r} is not a UUID")]
+
+
+def test_a_kcp_object_of_another_owner_is_never_touched() -> None:
+    p = run(seen(vol(status={"id": ID}, deleting=True), kcp=kcp(remote="someone-else")))
+    assert p.kcp_delete is None and p.step.remove_finalizer is None
+    assert reasons(p)[0][1] == "NotOwned"
+
+
+def test_gcp_finds_its_mirror_by_labels_and_takes_its_name() -> None:
+    p = run(seen(vol(GCP), GCP, kcp=kcp(conditions=[cond("Ready", "Ready", "ok")],
+                                        status={"hosts": ["10.0.0.2"], "capacityGb": 1024})))
+    assert p.label_id is None and p.kcp_create is None
+    assert p.step.status is not None and p.step.status["id"] == ID
+
+
+def test_gcp_new_volume_is_named_by_a_fresh_uuid_with_its_location() -> None:
+    p = run(seen(vol(GCP), GCP, zone_pick=1))
+    assert p.kcp_create is not None and p.kcp_create["metadata"]["name"] == NEW
+    assert p.kcp_create["spec"]["instance"] == {"gcp": {"location": "us-east4-b", "tier": "BASIC_HDD",
+                                                        "fileShareName": "vol1", "capacityGb": 1024,
+                                                        "connectMode": "PRIVATE_SERVICE_ACCESS"}}
+    assert p.step.status == {"id": NEW, "location": "us-east4-b", "state": "Processing"}
+
+
+def test_gcp_location_rules() -> None:
+    assert location(vol(GCP, spec={"tier": "REGIONAL"}), SCOPE) == "us-east4"
+    assert location(vol(GCP, spec={"location": "europe-west1-b"}), SCOPE) == "europe-west1-b"
+    assert location(vol(GCP), {"spec": {"scope": {"gcp": {"workers": []}}}}) is None
+    p = run(seen(vol(GCP), GCP, scope={"spec": {"scope": {"gcp": {}}}}))
+    assert reasons(p) == [("Error", "NoWorkerZones", "Could not automatically select a zone")]
+
+
+# ---- PV/PVC owners, quota, IpRange -------------------------------------------------------------------
+
+
+def test_a_pv_of_another_owner_is_an_error() -> None:
+    foreign = {"metadata": {"name": ID, "labels": {}}}
+    p = run(seen(vol(status={"id": ID}), pv=foreign))
+    assert reasons(p) == [("Error", "PVNameInvalid", f"Desired PV({ID}) already exists with different owner")]
+    p = run(seen(vol(status={"id": ID}), pvc={"metadata": {"name": "data", "labels": {}}}))
+    assert reasons(p) == [("Error", "PVCNameInvalid", "Desired PVC(ns/data) already exists with different owner")]
+
+
+def test_a_foreign_pv_is_not_deleted_with_the_volume() -> None:
+    foreign = {"metadata": {"name": ID, "labels": {}}}
+    p = run(seen(vol(status={"id": ID}, deleting=True), pv=foreign, pvc=foreign))
+    assert not p.pv_delete and not p.pvc_delete and p.step.remove_finalizer == names.FINALIZER
+
+
+def test_quota_older_wins() -> None:
+    vols = [vol(name=f"v{i}", created=f"2026-01-01T00:00:0{i}Z") for i in range(3)]
+    p = run(seen(vols[2], everyone=vols, quota=2))
+    assert reasons(p) == [("QuotaExceeded", "QuotaExceeded", "Maximum number of 2 resources exceeded")]
+    assert p.kcp_create is None and p.step.status is not None and p.step.status["state"] == "Error"
+    assert run(seen(vols[1], everyone=vols, quota=2)).kcp_create is not None
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["a", "b"])), min_size=1, max_size=8, unique=True),
+       st.integers(0, 8))
+def test_quota_admits_exactly_the_oldest(keys: list[tuple[int, str]], quota: int) -> None:
+    vols = [{"metadata": {"name": f"v{n}", "namespace": ns, "creationTimestamp": f"2026-01-01T00:00:0{n}Z"}}
+            for n, ns in keys]
+    admitted = [v for v in vols if not quota_exceeded(v, vols, quota)]
+    assert len(admitted) == min(quota, len(vols))
+    assert quota_exceeded(vols[0], vols, None) is False
+
+
+def test_iprange_missing_waiting_or_created() -> None:
+    p = run(seen(vol(), iprange=IpRangeUse(None, missing="Specified IpRange x does not exist")))
+    assert reasons(p) == [("Error", "IpRangeNotFound", "Specified IpRange x does not exist")]
+    p = run(seen(vol(status={"id": ID}), iprange=IpRangeUse({"status": {}}, wait=True)))
+    assert p.kcp_create is None and p.step.requeue_after == 10
+
+
+# ---- projection, PV/PVC --------------------------------------------------------------------------------
+
+
+def test_aws_kcp_error_is_copied_and_ready_removed() -> None:
+    obj = vol(status={"id": ID, "state": "Ready", "conditions": [cond("Ready", "Ready")]})
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Error", "FailedCreatingFileSystem", "boom")])))
+    assert reasons(p) == [("Error", "Error", "boom")] and p.step.status is not None
+    assert p.step.status["state"] == "Error" and p.step.requeue_after is None and p.pv_create is None
+
+
+def test_aws_ready_writes_server_and_creates_pv_and_pvc() -> None:
+    obj = vol(status={"id": ID, "state": "Creating"}, spec={"volumeClaim": {"name": "claim", "labels": {"a": "b"}}})
+    host = "fs-1.efs.eu-central-1.amazonaws.com"
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready", "NFS instance is ready")],
+                              status={"hosts": [host], "capacity": "6Ki"})))
+    assert p.step.status is not None
+    assert p.step.status["server"] == host and p.step.status["capacity"] == "6Ki" and p.step.status["state"] == "Ready"
+    assert reasons(p) == [("Ready", "Ready", "NFS instance is ready")]
+    assert p.pv_create is not None and p.pvc_create is not None
+    assert p.pv_create["metadata"]["name"] == ID and p.pv_create["metadata"]["finalizers"] == [names.FINALIZER]
+    assert p.pv_create["spec"] == {"capacity": {"storage": "100Gi"}, "accessModes": ["ReadWriteMany"],
+                                   "nfs": {"server": host, "path": "/", "readOnly": False}}
+    assert p.pvc_create["metadata"]["name"] == "claim" and p.pvc_create["metadata"]["labels"]["a"] == "b"
+    assert p.pvc_create["metadata"]["labels"][names.LABEL_NFS_VOLUME_CAPACITY] == "100Gi"
+    assert p.pvc_create["spec"]["volumeName"] == ID and p.pvc_create["spec"]["storageClassName"] == ""
+
+
+def test_gcp_not_ready_maps_the_kcp_state() -> None:
+    for kcp_state, mine in (("Creating", "Creating"), ("Updating", "Updating"), ("Deleting", "Deleting"),
+                            ("Whatever", "Processing")):
+        p = run(seen(vol(GCP, status={"id": ID}), GCP, kcp=kcp(status={"state": kcp_state})))
+        assert p.step.status is not None and p.step.status["state"] == mine and p.step.requeue_after
+
+
+def test_gcp_ready_pv_path_is_the_file_share_and_protocol_mount_option() -> None:
+    ready = kcp(conditions=[cond("Ready", "Ready", "Filestore instance provisioned in GCP.")],
+                status={"hosts": ["10.251.0.2"], "capacityGb": 1024, "capacity": "1024Gi",
+                        "stateData": {"gcpNfsProtocol": "NFS_V4_1"}})
+    p = run(seen(vol(GCP, status={"id": ID}), GCP, kcp=ready))
+    assert p.pv_create is not None
+    assert p.pv_create["spec"]["nfs"] == {"server": "10.251.0.2", "path": "/vol1"}
+    assert p.pv_create["spec"]["mountOptions"] == ["nfsvers=4.1"] and p.pv_create["spec"]["storageClassName"] == ""
+    assert p.step.status is not None and p.step.status["protocol"] == "NFS_V4_1"
+
+
+def test_gcp_capacity_change_is_written_to_the_mirror() -> None:
+    obj = vol(GCP, status={"id": ID, "state": "Ready", "conditions": [cond("Ready", "Ready")]},
+              spec={"capacityGb": 2048})
+    p = run(seen(obj, GCP, kcp=kcp(conditions=[cond("Ready", "Ready")])))
+    assert p.kcp_patch == {"spec": {"instance": {"gcp": {"capacityGb": 2048}}}}
+    assert p.step.status is not None and p.step.status["state"] == "Processing" and reasons(p) == []
+
+
+def test_capacity_and_labels_drift_is_patched_onto_pv_and_pvc() -> None:
+    obj = vol(status={"id": ID, "state": "Ready", "server": "s", "conditions": [cond("Ready", "Ready")]},
+              spec={"capacity": "200Gi"})
+    pv = ours("pv")
+    pv["metadata"]["labels"]["stale"] = "x"
+    pv["spec"] = {"capacity": {"storage": "100Gi"}}
+    pvc = ours("pvc", name="data")
+    pvc["spec"] = {"resources": {"requests": {"storage": "100Gi"}}}
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv, pvc=pvc))
+    assert p.pv_create is None and p.pvc_create is None
+    assert p.pv_patch is not None and p.pv_patch["spec"] == {"capacity": {"storage": "200Gi"}}
+    assert p.pv_patch["metadata"]["labels"]["stale"] is None
+    assert p.pvc_patch is not None and p.pvc_patch["spec"] == {"resources": {"requests": {"storage": "200Gi"}}}
+
+
+# ---- deletion ------------------------------------------------------------------------------------------
+
+
+def test_deletion_order_pvc_pv_kcp_finalizer() -> None:
+    obj = vol(status={"id": ID, "state": "Ready"}, deleting=True)
+    p = run(seen(obj, kcp=kcp(), pv=ours("pv"), pvc=ours("pvc", name="data")))
+    assert p.pvc_delete and not p.pv_delete and p.kcp_delete is None
+    assert reasons(p) == [("Deleting", "DeletingPersistentVolumeClaim", "Deleting PersistentVolumeClaim data")]
+    p = run(seen(obj, kcp=kcp(), pv=ours("pv"), pvc=ours("pvc", name="data", deletionTimestamp=NOW)))
+    assert p.pvc_release and not p.pv_delete and p.step.requeue_after
+    p = run(seen(obj, kcp=kcp(), pv=ours("pv")))
+    assert p.pv_delete and p.step.status is not None and p.step.status["state"] == "Deleting"
+    p = run(seen(obj, kcp=kcp()))
+    assert p.kcp_delete == ID and p.step.remove_finalizer is None
+    p = run(seen(obj, kcp=kcp(deleting=True)))
+    assert p.kcp_delete is None and p.step.requeue_after
+    p = run(seen(obj))
+    assert p.step.remove_finalizer == names.FINALIZER
+
+
+def test_deleting_without_finalizer_does_nothing() -> None:
+    p = run(seen(vol(finalizer=False, deleting=True)))
+    assert p == SkrPlan(p.step) and p.step.status is None and p.step.remove_finalizer is None
