@@ -38,12 +38,15 @@ import config
 from kube import Kube, Resource, resources
 from tasks.cloud import install, names
 from tasks.cloud.notify import ListenerTLS
+from tasks.cloud.skr import nfsvolume_plan
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
 
 __all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden", "add_skr", "cluster_of",
            "kubeconfig_secret", "seed_aws_shoot", "seed_azure_shoot", "seed_gcp_project", "shoot_credentials"]
 
+#: The SKR NFS volume kinds ``up`` lists (with their PVC and PV) and waits for.
+VOLUMES = {names.AWS_NFS_VOLUME.kind: names.AWS_NFS_VOLUME, names.GCP_NFS_VOLUME.kind: names.GCP_NFS_VOLUME}
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
 GARDEN = "garden"
@@ -280,6 +283,7 @@ class CloudLocal:
         self.gcp: Any = None  # standins.gcp.GcpStandIn
         self.azure: Any = None  # standins.azure.AzureStandIn
         self.garden: Kube | None = None
+        self.skr_volumes: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name): NFS volumes
         self.skrs: dict[str, Kube] = {}
         self.others: list[dict[str, Any]] = []
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
@@ -378,10 +382,14 @@ class CloudLocal:
             self.log(f"✗ {ref}: no cluster {target!r} (an SKR exists for each Kyma CR applied)")
             return None
         try:
-            return apply(kube, json.loads(json.dumps(doc)))
+            stored = apply(kube, json.loads(json.dumps(doc)))
         except Exception as exc:
             self.log(f"✗ {ref}: {exc}")
             return None
+        if doc.get("kind") in VOLUMES:
+            meta = stored.get("metadata") or {}
+            self.skr_volumes.append((target, str(doc["kind"]), str(meta.get("namespace") or ""), str(meta["name"])))
+        return stored
 
     def endpoints(self) -> dict[str, Any]:
         return {"aws": self.endpoint, "gcp": self.gcp.url if self.gcp else "",
@@ -397,7 +405,7 @@ class CloudLocal:
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(kind, object, state, detail) of each SKR IpRange applied: the KCP CIDR and what it is in the
         provider (AWS: the subnets per zone; GCP: the global address; Azure: the ``--cm`` VNet)."""
-        rows: list[tuple[str, str, str, str]] = []
+        rows = self.volume_rows()
         for kyma, name in self.skr_ipranges:
             skr = self.skrs[kyma]
             obj = skr.get(names.SKR_IPRANGE, name) or {}
@@ -414,6 +422,31 @@ class CloudLocal:
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
             rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+        return rows
+
+    def volume_rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, object, state, detail) of each SKR NFS volume applied: the PVC, its PV and the PV's NFS
+        server and path (once Ready), or the error message."""
+        rows: list[tuple[str, str, str, str]] = []
+        for kyma, kind, namespace, name in self.skr_volumes:
+            skr = self.skrs[kyma]
+            obj = skr.get(VOLUMES[kind], name, namespace) or {}
+            status = obj.get("status") or {}
+            detail = ""
+            claim = skr.get(resources.PERSISTENT_VOLUME_CLAIM, nfsvolume_plan.claim_name(obj), namespace) \
+                if obj else None
+            volume_name = str(((claim or {}).get("spec") or {}).get("volumeName") or "")
+            pv = skr.get(resources.PERSISTENT_VOLUME, volume_name) if volume_name else None
+            if claim is not None and pv is not None:
+                nfs = (pv.get("spec") or {}).get("nfs") or {}
+                detail = f"pvc {claim['metadata']['name']} -> pv {volume_name}: {nfs.get('server')}:{nfs.get('path')}"
+            conds = status.get("conditions") or []
+            if status.get("state") != names.STATE_READY and conds:
+                detail = str(conds[0].get("message", detail))
+            state = str(status.get("state") or "Pending")
+            if state == names.STATE_READY and not detail:
+                state = "Binding"  # Ready in the KCP, the PV and PVC not yet written
+            rows.append((f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", state, detail))
         return rows
 
     def settled(self) -> bool:

@@ -1,7 +1,7 @@
 """``reconcilery up --once --apply examples/cloud``: moto, the GCP and Azure stand-ins, the Garden and
 four SKRs locally (two AWS, one GCP, one Azure); every IpRange ends Ready with its provider objects in
-moto and the stand-ins (read back through the SDKs, as a user would); every process and server is
-stopped afterwards."""
+moto and the stand-ins (read back through the SDKs, as a user would), and so do the AWS and GCP NFS
+volumes with their PVC and PV; every process and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -101,6 +101,11 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     assert proc.returncode == 0, out + "".join(p.read_text()[-3000:] for p in (state / "logs").glob("*.log"))
     rows = [line for line in out.splitlines() if "SKR IpRange" in line]
     assert len(rows) == 4 and all("Ready" in r for r in rows), out
+    # the NFS volumes of examples/cloud/30-skr-nfs.yaml: Ready, their PVC naming a PV with the NFS server
+    volumes = [line for line in out.splitlines() if "NfsVolume" in line]
+    assert len(volumes) == 2 and all("Ready" in r for r in volumes), out
+    assert "pvc shared-files -> pv" in out and ".efs.eu-central-1.amazonaws.com:/" in out, out
+    assert "pvc reports -> pv" in out and "10.241.0.2:/vol1" in out, out  # in the default range's PSA address
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
     assert "10.241.0.0/22" in out and "10.252.0.0/22" in out, out  # GCP allocated after 10.240.0.0/16; Azure
 
