@@ -90,3 +90,36 @@ def listener(
     typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event")
     stop.wait()
     server.stop()
+
+
+def render_nfs(
+    files: list[Path] = typer.Option(..., "-f", "--filename",
+                                     help="AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges (repeatable)."),
+    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    output: Output = OUTPUT,
+) -> None:
+    """NFS volumes with a Scope -> the KCP NfsInstance, the provider's objects (AWS: security group, EFS,
+    mount targets; GCP: the Filestore instance) and the PV/PVC: a row per volume (NAME KIND STATUS
+    OUTCOME PLAN), or with ``-o yaml|json`` one document each with the objects.
+
+    Exits 1 when a volume would end in Error, 2 on unreadable input."""
+    from tasks.cloud.render_nfs import render_volumes
+
+    try:
+        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
+        objects = load_objects(files)
+    except ManifestError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if len(scopes) != 1:
+        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
+        raise typer.Exit(2)
+    volumes = [d for d in objects if d.get("kind") in (names.AWS_NFS_VOLUME.kind, names.GCP_NFS_VOLUME.kind)]
+    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
+    rendered = render_volumes(scopes[0], volumes, ipranges)
+    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
+    echo(Listing([{"name": r.name, "kind": r.kind, "state": r.state, "outcome": r.outcome, "plan": r.plan,
+                   "objects": r.objects} for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", "PLAN"), rows),
+         output)
+    if any(r.state == names.STATE_ERROR for r in rendered):
+        raise typer.Exit(1)

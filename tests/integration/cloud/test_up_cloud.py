@@ -104,8 +104,8 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     # the NFS volumes of examples/cloud/30-skr-nfs.yaml: Ready, their PVC naming a PV with the NFS server
     volumes = [line for line in out.splitlines() if "NfsVolume" in line]
     assert len(volumes) == 2 and all("Ready" in r for r in volumes), out
-    assert "pvc shared-files -> pv" in out and ".efs.eu-central-1.amazonaws.com:/" in out, out
-    assert "pvc reports -> pv" in out and "10.241.0.2:/vol1" in out, out  # in the default range's PSA address
+    assert ".efs.eu-central-1.amazonaws.com:/; pvc shared-files bound to pv" in out, out
+    assert "10.241.0.2:/vol1; pvc reports bound to pv" in out, out  # in the default range's PSA address
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
     assert "10.241.0.0/22" in out and "10.252.0.0/22" in out, out  # GCP allocated after 10.240.0.0/16; Azure
 
