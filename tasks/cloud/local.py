@@ -439,7 +439,8 @@ class CloudLocal:
             pv = skr.get(resources.PERSISTENT_VOLUME, volume_name) if volume_name else None
             if claim is not None and pv is not None:
                 nfs = (pv.get("spec") or {}).get("nfs") or {}
-                detail = f"{nfs.get('server')}:{nfs.get('path')}; pvc {claim['metadata']['name']} bound to pv {volume_name}"
+                detail = (f"{nfs.get('server')}:{nfs.get('path')}; pvc {claim['metadata']['name']} "
+                          f"bound to pv {volume_name}")
             conds = status.get("conditions") or []
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
