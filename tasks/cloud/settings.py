@@ -12,6 +12,7 @@ original's too (``GCP_SA_JSON_KEY_PATH``, ``GCP_RETRY_WAIT_DURATION``, ``AZURE_T
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -22,15 +23,22 @@ import config
 from config import Flag, Json, Seconds
 from tasks.cloud import names
 
+_GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|us|µs|ns|h|m|s)")
+
 
 def go_duration(value: Any) -> float:
-    """A Go duration (``5s``, ``500ms``) or plain seconds as seconds >= 0. Raises ``ValueError``."""
+    """A Go duration (``5s``, ``500ms``, ``1h30m``: ``time.ParseDuration``'s units) or plain seconds as
+    seconds >= 0. Raises ``ValueError``."""
     if isinstance(value, str):
         raw = value.strip()
         try:
-            value = float(raw[:-2]) / 1000 if raw.endswith("ms") else float(raw.removesuffix("s"))
+            value = float(raw)
         except ValueError:
-            raise ValueError("expected a duration such as 5s or 500ms, or seconds") from None
+            parts = _GO_PART.findall(raw)
+            if not parts or "".join(n + u for n, u in parts) != raw:
+                raise ValueError("expected a duration such as 5s or 500ms, or seconds") from None
+            value = sum(float(n) * _GO_UNITS[u] for n, u in parts)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
         raise ValueError("expected a duration such as 5s or 500ms, or seconds (>= 0)")
     return float(value)

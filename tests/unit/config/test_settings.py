@@ -145,6 +145,8 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_GCP_ENDPOINT_URL", "http://gcp", "http://gcp"),
     ("GCP_SA_JSON_KEY_PATH", "/k.json", "/k.json"),
     ("GCP_RETRY_WAIT_DURATION", "500ms", 0.5),
+    ("RECONCILERY_CLOUD_EFS_CAPACITY_CHECK_INTERVAL", "30m", 1800.0),
+    ("AWS_EFS_CAPACITY_CHECK_INTERVAL", "2h", 7200.0),
     ("RECONCILERY_AZURE_ENDPOINT_URL", "http://azure", "http://azure"),
     ("AZURE_TENANT_ID", "t", "t"),
     ("AZURE_CLIENT_ID", "c", "c"),
@@ -182,6 +184,7 @@ BAD: list[tuple[str, str, str]] = [
     ("RECONCILERY_CLOUD_QUOTA_DEFAULTS", "{", "expected JSON"),
     ("RECONCILERY_CLOUD_QUOTA_OVERRIDES", '{"k": {"a": "x"}}', "expected an integer"),
     ("GCP_RETRY_WAIT_DURATION", "soon", "expected a duration such as 5s or 500ms, or seconds"),
+    ("AWS_EFS_CAPACITY_CHECK_INTERVAL", "hourly", "expected a duration such as 5s or 500ms, or seconds"),
     ("RECONCILERY_AWS_ENDPOINT_URL", "", None),  # type: ignore[list-item]  # blank is unset, never an error
 ]
 
