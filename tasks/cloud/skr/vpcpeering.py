@@ -60,7 +60,9 @@ def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, A
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     """One turn of the SKR peering ``name`` of the SKR's provider: read, plan, apply."""
     res = KINDS.get(ctx.provider)
-    obj = ctx.get(res, name) if res is not None else None
+    if res is None:
+        return Result.done()
+    obj = ctx.get(res, name)
     if obj is None or ignored(obj):
         return Result.done()
     decided = plan(read(ctx, obj), str(uuid.uuid4()), ctx.settings.t, now_rfc3339())

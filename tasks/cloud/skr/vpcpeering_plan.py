@@ -179,7 +179,7 @@ def project(kcp: Mapping[str, Any], skr_conditions: Sequence[Mapping[str, Any]] 
         kcp_conds = cond.remove(kcp_conds, names.COND_READY)
         if not kcp_conds:
             return None
-    conditions = cond.set_exclusive(list(skr_conditions or ()), *kcp_conds)
+    conditions = cond.set_exclusive([dict(c) for c in skr_conditions or ()], *kcp_conds)
     if status.get("state") == names.STATE_WARNING:
         return conditions, names.STATE_WARNING
     return conditions, derive_state(conditions, names.STATE_PROCESSING)
