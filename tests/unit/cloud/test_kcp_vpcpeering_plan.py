@@ -19,7 +19,8 @@ def t(seconds: float) -> float:
 
 
 def peering(finalizer: bool = True, deleting: bool = False, details: bool = True) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "p", "namespace": "kcp-system", "finalizers": [names.FINALIZER] if finalizer else []}
+    meta: dict[str, Any] = {"name": "p", "namespace": "kcp-system",
+                            "finalizers": [names.FINALIZER] if finalizer else []}
     if deleting:
         meta["deletionTimestamp"] = NOW
     spec: dict[str, Any] = {"scope": {"name": "k"}, "remoteRef": {"namespace": "", "name": "x"}}
