@@ -76,7 +76,11 @@ def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
             if _scope_of(ipr) == scope and meta.get("namespace") == namespace:
                 out.append((IPRANGE, Key(event.cluster, str(namespace), str(meta.get("name")))))
         name = (event.object.get("metadata") or {}).get("name")
-        for peering in stores.list(VPCPEERINGS):
+        try:
+            peerings = stores.list(VPCPEERINGS)
+        except KeyError:  # VpcPeerings not watched in this process (``watch --controllers``)
+            peerings = []
+        for peering in peerings:
             meta = peering.get("metadata") or {}
             found = ((peering.get("spec") or {}).get("details") or {})
             if meta.get("namespace") == namespace and name in (
