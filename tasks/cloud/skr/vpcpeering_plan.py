@@ -13,7 +13,9 @@ objects in ``kcp-system``, both named by the SKR object's ``status.id``: a remot
 1. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id`` (state
    ``Processing``);
 2. deleting: the KCP VpcPeering deleted and waited for (its provider removes the cloud peering), then
-   the remote Network deleted and waited for, then the finalizer released (state ``Deleting``);
+   the remote Network deleted and waited for, then the finalizer released (state ``Deleting``); waits
+   come back after 10 s, i.e. at a later connect, as the IpRange's (the original requeues every second in
+   its own controller; here that would hold the connect's window);
 3. the quota ``<lower(kind)>.cloud-resources.kyma-project.io/totalCount`` when one is configured
    (the original sets none: unlimited), the older wins: ``QuotaExceeded`` ``Maximum number of <n>
    resources exceeded``;
@@ -218,7 +220,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
         for res, found in ((names.VPC_PEERING, seen.peering), (names.NETWORK, seen.network)):
             if found is not None:
                 gone = bool((found.get("metadata") or {}).get("deletionTimestamp"))
-                return SkrPlan(run.step(requeue_after=t(1)), label_id=label_id,
+                return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id,
                                delete=() if gone else ((res, ident),))
         return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
 
@@ -242,8 +244,8 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
                       names.STATE_CREATING)  # 5
         return SkrPlan(run.step(add_finalizer=add, requeue_after=t(1)), label_id=label_id, create=tuple(create))
     projected = project(seen.peering, run.conditions)  # 6
-    if projected is None:
-        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(1)), label_id=label_id)
+    if projected is None:  # the KCP loop is at it: look again at the next connect (never hold the window)
+        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(10)), label_id=label_id)
     conditions, state = projected
     run.set(conditions=conditions, state=state)
     if cond.is_true(conditions, names.COND_READY):

@@ -125,7 +125,7 @@ def test_a_kcp_object_of_another_tenant_is_not_owned() -> None:
 def test_waits_for_the_kcp_peering_then_projects_its_conditions_and_state() -> None:
     obj = skr(status={"id": ID, "state": "Creating"}, finalizer=True)
     waiting = run(obj, peering=kcp({"state": "initiating-request"}), network=kcp())
-    assert waiting.create == () and waiting.step.status is None and waiting.step.requeue_after == 1
+    assert waiting.create == () and waiting.step.status is None and waiting.step.requeue_after == 10
     ready = run(obj, peering=kcp({"state": "active", "conditions": [READY]}), network=kcp())
     assert ready.step.status == {"state": "Ready", "conditions": [READY]}
     assert ready.step.requeue_after is None and ready.step.error is None
@@ -154,7 +154,7 @@ def test_deletion_removes_the_peering_then_the_network_then_the_finalizer() -> N
     obj = skr(status={"id": ID, "state": "Ready"}, finalizer=True, deleting=True)
     first = run(obj, peering=kcp(), network=kcp())
     assert [(res.kind, name) for res, name in first.delete] == [("VpcPeering", ID)]
-    assert first.step.status == {"state": "Deleting"} and first.step.requeue_after == 1
+    assert first.step.status == {"state": "Deleting"} and first.step.requeue_after == 10
     waiting = run(obj, peering=kcp(deleting=True), network=kcp())
     assert waiting.delete == () and waiting.step.remove_finalizer is None
     second = run(obj, network=kcp())
