@@ -44,7 +44,8 @@ _TRANSIENT = {"RequestTimeout", "RequestTimeoutException", "InternalError", "Int
               "ServiceUnavailable", "Unavailable", "IDPCommunicationError"}
 _NOT_FOUND = {"FileSystemNotFound", "AccessPointNotFound", "MountTargetNotFound", "PolicyNotFound",
               "CacheSubnetGroupNotFoundFault", "CacheClusterNotFound", "ResourceNotFoundException",
-              "InvalidVpcPeeringConnectionID.NotFound", "InvalidVpcID.NotFound", "InvalidRoute.NotFound",
+              "InvalidVpcPeeringConnectionID.NotFound", "InvalidVpcPeeringConnectionId.NotFound",
+              "InvalidVpcID.NotFound", "InvalidRoute.NotFound",
               "InvalidSubnetID.NotFound"}
 _USER_MESSAGES = {"UnauthorizedOperation": "Not authorized to perform this operation.",
                   "AccessDenied": "Not authorized to assume role.",
