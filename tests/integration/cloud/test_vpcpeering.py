@@ -14,6 +14,7 @@ import pytest
 from kube import ApiError, Kube, resources
 from tasks.cloud import install, names
 from tests.integration.cloud.conftest import REGION, CloudEnv, Runtime
+from tests.integration.cloud.test_kcp import scope_ready
 from tests.integration.cloud.test_skr import active_skr
 
 pytestmark = pytest.mark.integration
@@ -110,7 +111,8 @@ def test_aws_peering_ready_with_matched_routes_then_deleted(cloud: CloudEnv) -> 
 
 
 def kcp_peering(cloud: CloudEnv, rt: Runtime, vpc_id: str, strategy: str, delete_remote: bool) -> str:
-    """A KCP remote Network and VpcPeering made directly (the KCP loop alone)."""
+    """A KCP remote Network and VpcPeering made directly (the KCP loop alone), once the Scope is Ready."""
+    scope_ready(cloud, rt)
     ident = str(uuid.uuid4())
     ns = names.KCP_NAMESPACE
     cloud.kcp.create(names.NETWORK, {"metadata": {"name": ident, "namespace": ns}, "spec": {
@@ -124,6 +126,13 @@ def kcp_peering(cloud: CloudEnv, rt: Runtime, vpc_id: str, strategy: str, delete
     return ident
 
 
+def kcp_error(cloud: CloudEnv, ident: str, reason: str) -> dict[str, Any]:
+    """The KCP VpcPeering once it has an Error condition of ``reason`` (a ScopeNoFound may come first)."""
+    return cloud.wait(lambda: (o := cloud.kcp_get(names.VPC_PEERING, ident)) is not None and any(
+        c["type"] == "Error" and c["reason"] == reason for c in (o.get("status") or {}).get("conditions") or []) and o,
+        timeout=90, message=f"VpcPeering {ident} Error {reason}")
+
+
 def kcp_state(cloud: CloudEnv, ident: str, state: str) -> dict[str, Any]:
     return cloud.wait(lambda: (o := cloud.kcp_get(names.VPC_PEERING, ident)) is not None
                       and (o.get("status") or {}).get("state") == state and o, timeout=90,
@@ -134,9 +143,7 @@ def test_untagged_remote_vpc_then_unmatched_routes_and_remote_side_deleted(cloud
     rt = cloud.runtime(skr=False)
     ec2, vpc_id, tables = remote_vpc(cloud, rt.shoot, vpc_tagged=False)
     ident = kcp_peering(cloud, rt, vpc_id, "UNMATCHED", delete_remote=True)
-    obj = cloud.wait(lambda: (o := cloud.kcp_get(names.VPC_PEERING, ident)) is not None and any(
-        c["type"] == "Error" for c in (o.get("status") or {}).get("conditions") or []) and o, timeout=90,
-        message="untagged remote VPC refused")
+    obj = kcp_error(cloud, ident, "FailedLoadingRemoteVpcNetwork")
     error = next(c for c in obj["status"]["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("FailedLoadingRemoteVpcNetwork",
                                                    "Loaded remote Vpc network has no matching tags")
@@ -194,3 +201,15 @@ def test_crd_rules_reject_invalid_and_changed_specs(cloud: CloudEnv) -> None:
         kube.patch(names.SKR_AWS_VPC_PEERING, "w", {"spec": {"remoteVpcId": "vpc-2"}})
     assert caught.value.status == 422 and "RemoteVpcId is immutable." in caught.value.message
     assert kube.get(resources.CRD, "awsvpcpeerings.cloud-resources.kyma-project.io") is not None
+
+
+def test_a_remote_vpc_that_does_not_exist(cloud: CloudEnv) -> None:
+    rt = cloud.runtime(skr=False)
+    ident = kcp_peering(cloud, rt, "vpc-0123456789abcdef0", "AUTO", delete_remote=False)
+    obj = kcp_error(cloud, ident, "VpcNotFound")
+    assert obj["status"]["state"] == "Error"
+    assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
+        ("Error", "VpcNotFound", "Remote VPC ID vpc-0123456789abcdef0 not found")]
+    cloud.kcp.delete(names.VPC_PEERING, ident, names.KCP_NAMESPACE)  # nothing was made: it goes at once
+    cloud.wait(lambda: cloud.kcp_get(names.VPC_PEERING, ident) is None, timeout=60, message="KCP peering gone")
+    cloud.kcp.delete(names.NETWORK, ident, names.KCP_NAMESPACE)
