@@ -72,7 +72,14 @@ def render_vpcpeering(
         typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
         raise typer.Exit(2)
     kinds = {res.kind for res in names.SKR_VPC_PEERINGS.values()}
-    peerings = [d for d in objects if d.get("kind") in kinds and isinstance(d.get("spec") or {}, dict)]
+    peerings = [d for d in objects if d.get("kind") in kinds]
+    problems = [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
+                for d in peerings for part in ("metadata", "spec", "status")
+                if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     rendered = render_peerings(scopes[0], peerings)
     provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
     rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]

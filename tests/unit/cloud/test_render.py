@@ -206,3 +206,15 @@ def test_render_vpcpeering_gcp_azure_and_an_invalid_vnet() -> None:
         {"kind": "AzureVpcPeering", "metadata": {"name": "b"}, "spec": {"remotePeeringName": "x", "remoteVnet": "v"}}])
     assert ok.state == "Ready" and any(vnet in line for line in ok.plan)
     assert bad.state == "Error" and bad.outcome.startswith("InvalidRemoteVnet: RemoteVnet 'v' is not a virtual network")
+
+
+def test_render_vpcpeering_refuses_a_spec_that_is_no_object(tmp_path: Path) -> None:
+    from tasks.cloud.cli import render_vpcpeering
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: cloud-resources.kyma-project.io/v1beta1\nkind: AwsVpcPeering\n"
+                   "metadata: {name: x}\nspec: [1, 2]\n")
+    app = typer.Typer()
+    app.command()(render_vpcpeering)
+    result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f", str(bad)])
+    assert result.exit_code == 2 and "AwsVpcPeering x: spec must be an object" in result.output

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tasks.cloud import names
 from tasks.cloud.skr.vpcpeering_plan import Seen, SkrPlan, parse_vnet_id, plan, project
@@ -177,3 +179,35 @@ def test_the_quota_when_one_is_configured_older_wins() -> None:
     assert conds(refused) == [("QuotaExceeded", "True", "QuotaExceeded", "Maximum number of 1 resources exceeded")]
     assert run(older, others=(newer,), quota=1).create != ()
     assert run(newer, others=(older,)).create != ()  # the original's default: unlimited
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=200, deadline=None)
+def test_parse_vnet_id_never_raises_on_any_text(text: str) -> None:
+    parsed = parse_vnet_id(text)
+    assert parsed is None or all(part and "/" not in part for part in parsed)
+
+
+@given(st.from_regex(r"[A-Za-z0-9-]{1,20}", fullmatch=True), st.from_regex(r"[A-Za-z0-9_.()-]{1,20}", fullmatch=True),
+       st.from_regex(r"[A-Za-z0-9_.-]{1,20}", fullmatch=True))
+@settings(max_examples=100, deadline=None)
+def test_parse_vnet_id_round_trips(subscription: str, group: str, name: str) -> None:
+    vnet = f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Network/virtualNetworks/{name}"
+    assert parse_vnet_id(vnet) == (subscription, group, name)
+
+
+@given(st.dictionaries(st.sampled_from(["remoteAccountId", "remoteRegion", "remoteVpcId", "remotePeeringName",
+                                        "remoteProject", "remoteVpc", "remoteVnet", "remoteTenant",
+                                        "deleteRemotePeering", "importCustomRoutes", "useRemoteGateway",
+                                        "remoteRouteTableUpdateStrategy"]),
+                       st.one_of(st.text(max_size=30), st.booleans(), st.none())),
+       st.sampled_from(["aws", "gcp", "azure"]), st.one_of(st.none(), st.text(max_size=40)))
+@settings(max_examples=200, deadline=None)
+def test_any_spec_and_id_give_a_step_never_an_exception(spec: dict[str, Any], provider: str, ident: str | None
+                                                        ) -> None:
+    status = {"id": ident} if ident is not None else {}
+    result = run(skr(provider, spec=spec, status=status), provider)
+    if result.create:
+        assert [res.kind for res, _ in result.create] == ["Network", "VpcPeering"]
+    else:
+        assert (result.step.status or {}).get("state") == "Error"
