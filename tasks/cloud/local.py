@@ -499,8 +499,8 @@ class CloudLocal:
         return rows
 
     def settled(self) -> bool:
-        """Every applied SKR IpRange and VPC peering is Ready (or Error)."""
-        return all(r[2] in (names.STATE_READY, names.STATE_ERROR) for r in self.rows())
+        """Every applied SKR IpRange and VPC peering is Ready (or Error; a peering also Warning)."""
+        return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
 
     def stop(self) -> None:
         """Stop moto's server and the stand-ins."""
