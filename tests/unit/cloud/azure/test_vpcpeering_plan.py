@@ -25,7 +25,7 @@ LOCAL = VNet("sub-l", "shoot--kyma--c-1", "shoot--kyma--c-1", "tenant-l")
 REMOTE = VNet("sub-r", "rg-r", "vnet-r", "tenant-r")
 SCOPE = {"spec": {"shootName": "c-1", "scope": {"azure": {"tenantId": "tenant-l", "subscriptionId": "sub-l"}}}}
 FIN = "cloud-manager.kyma-project.io/deletion-hook"
-LOCAL_PEERING = {"id": f"{LOCAL.id}/virtualNetworkPeerings/p-1",
+LOCAL_PEERING: dict[str, Any] = {"id": f"{LOCAL.id}/virtualNetworkPeerings/p-1",
                  "properties": {"peeringState": "Connected", "remoteVirtualNetwork": {"id": REMOTE.id}}}
 REMOTE_PEERING = {"id": f"{REMOTE.id}/virtualNetworkPeerings/to-kyma",
                   "properties": {"peeringState": "Connected", "remoteVirtualNetwork": {"id": LOCAL.id.upper()}}}
