@@ -59,8 +59,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "Provider", "ProviderError", "ScopeContext", "ScopeInputs",
-           "VpcPeeringContext", "get", "register", "registered"]
+__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError", "ScopeContext",
+           "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -105,21 +105,19 @@ class ScopeContext:
 
 
 @dataclass
-class IpRangeContext:
-    """One KCP IpRange reconcile as the provider sees it.
+class ObjectContext:
+    """One reconcile of a KCP object as the provider sees it.
 
     Attributes:
         kube: the KCP client.
-        obj: the IpRange (current; ``status`` has ``cidr`` set when provisioning).
+        obj: the object (current; ``status`` as last written).
         scope: its Scope.
-        network: the KCP Network it lives in (``None`` when gone, only while deleting).
         settings: the domain's settings (timings: ``settings.t(10)``).
     """
 
     kube: Kube
     obj: dict[str, Any]
     scope: Mapping[str, Any]
-    network: Mapping[str, Any] | None
     settings: CloudSettings
 
     @property
@@ -129,6 +127,17 @@ class IpRangeContext:
     @property
     def namespace(self) -> str:
         return str(self.obj["metadata"].get("namespace") or "")
+
+
+@dataclass
+class IpRangeContext(ObjectContext):
+    """One KCP IpRange reconcile (``obj.status.cidr`` is set when provisioning).
+
+    Attributes:
+        network: the KCP Network it lives in (``None`` when gone, only while deleting).
+    """
+
+    network: Mapping[str, Any] | None = None
 
     @property
     def cidr(self) -> str:
@@ -141,41 +150,24 @@ class IpRangeContext:
 
 
 @dataclass
-class NetworkContext:
-    """One KCP Network reconcile (managed networks) as the provider sees it; see :class:`IpRangeContext`."""
-
-    kube: Kube
-    obj: dict[str, Any]
-    scope: Mapping[str, Any]
-    settings: CloudSettings
+class NetworkContext(ObjectContext):
+    """One KCP Network reconcile (managed networks)."""
 
 
 @dataclass
-class VpcPeeringContext:
-    """One KCP VpcPeering reconcile as the provider sees it.
+class VpcPeeringContext(ObjectContext):
+    """One KCP VpcPeering reconcile (``obj.spec.details``: ``localNetwork``/``remoteNetwork`` references,
+    ``peeringName``, ``localPeeringName``, ``importCustomRoutes``, ``deleteRemotePeering``,
+    ``useRemoteGateway``, ``remoteRouteTableUpdateStrategy``).
 
     Attributes:
-        kube: the KCP client.
-        obj: the VpcPeering (``spec.details``: ``localNetwork``/``remoteNetwork`` references,
-            ``peeringName``, ``localPeeringName``, ``importCustomRoutes``, ``deleteRemotePeering``,
-            ``useRemoteGateway``, ``remoteRouteTableUpdateStrategy``; ``status`` as last written).
-        scope: its Scope.
         local: the local KCP Network (``<kyma>--kyma``, or the Cloud Manager one), ``None`` when gone.
         remote: the remote KCP Network (type ``external``; ``spec.network.reference.<type>`` names the
             customer's VPC/VNet), ``None`` when gone.
-        settings: the domain's settings (timings: ``settings.t(10)``).
     """
 
-    kube: Kube
-    obj: dict[str, Any]
-    scope: Mapping[str, Any]
-    local: Mapping[str, Any] | None
-    remote: Mapping[str, Any] | None
-    settings: CloudSettings
-
-    @property
-    def name(self) -> str:
-        return str(self.obj["metadata"]["name"])
+    local: Mapping[str, Any] | None = None
+    remote: Mapping[str, Any] | None = None
 
     @property
     def details(self) -> Mapping[str, Any]:
