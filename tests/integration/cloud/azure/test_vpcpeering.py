@@ -146,3 +146,32 @@ def test_429_requeues_without_a_status_change_and_a_known_code_is_a_warning(
         ("Error", "FailedCreatingVpcPeeringConnection", vpcpeering.ERROR_MESSAGES[
             "AnotherPeeringAlreadyReferencesRemoteVnet"])]
     assert step.event is not None and step.event.type == "Warning"
+
+
+def test_through_the_azure_provider(azure_http: AzureStandIn, clients: dict[str, AzureClient]) -> None:
+    """The bridge's AzureProvider.reconcile_vpcpeering / delete_vpcpeering: its three clients (local, local
+    with the remote tenant, remote subscription) aimed at the stand-in."""
+    from tasks.cloud import providers, settings
+    from tasks.cloud.providers import VpcPeeringContext
+
+    _seed_remote(clients, {SHOOT: ""})
+    settings.override(settings.load({"RECONCILERY_AZURE_ENDPOINT_URL": azure_http.url,
+                                     "RECONCILERY_CLOUD_TIME_SCALE": "1000"}))
+    try:
+        provider = providers.get("azure")
+        assert provider is not None
+        obj = peering(name="8b-bridge")
+
+        def turn(o: dict[str, Any], delete: bool = False) -> Any:
+            ctx = VpcPeeringContext(kube=None, obj=o, scope=azure_scope(), settings=settings.current(),  # type: ignore[arg-type]
+                                    local=LOCAL, remote=REMOTE)
+            return provider.delete_vpcpeering(ctx) if delete else provider.reconcile_vpcpeering(ctx)
+
+        _, states = drive(turn, obj)
+        assert states[-1] == "Ready"
+        assert _peering(azure_http, REMOTE_ID, "customer-to-kyma") is not None
+        step = turn(obj, delete=True)
+        assert step.remove_finalizer == FINALIZER
+        assert _wait(lambda: _peering(azure_http, LOCAL_ID, "8b-bridge") is None)
+    finally:
+        settings.override(None)
