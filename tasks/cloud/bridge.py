@@ -22,6 +22,7 @@ remote network must carry the shoot name's tag or ``peering_network_tag`` (``PEE
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 from collections.abc import Mapping
@@ -196,8 +197,12 @@ class AzureProvider(_LayerProvider):
         return self._peering(ctx, deleting=True)
 
     def reconcile_network(self, ctx: NetworkContext) -> Step:
-        # the IpRange step creates and deletes the Cloud Manager VNet itself
-        return StepBuilder(ctx.obj).ready(networkType=str((ctx.obj.get("spec") or {}).get("type") or ""))
+        # The IpRange step creates and deletes the Cloud Manager VNet itself; status.network names it, as
+        # the original's Network reconciler does, so a VpcPeering can peer with it.
+        fields: dict[str, Any] = {"networkType": str((ctx.obj.get("spec") or {}).get("type") or "")}
+        with contextlib.suppress(KeyError, TypeError):  # a Scope without the Azure fields names nothing
+            fields["network"] = self._layer("scope").cm_network_reference(ctx.scope)
+        return StepBuilder(ctx.obj).ready(**fields)
 
     def delete_network(self, ctx: NetworkContext) -> Step:
         return gone()
