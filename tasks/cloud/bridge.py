@@ -14,8 +14,9 @@ Azure's IpRange step provisions the Cloud Manager network itself, so its managed
 (``<kyma>--cm``) is Ready as soon as it exists.
 
 VPC peering: ``tasks/cloud/gcp/vpcpeering.py`` (the same GCP client: one service account for both
-sides) and ``tasks/cloud/azure/vpcpeering.py`` with three ARM clients per peering (local, local with the
-remote tenant as auxiliary, remote: the remote VNet's subscription and tenant) from
+sides) and ``tasks/cloud/azure/vpcpeering.py`` (each the shell of a pure ``vpcpeering_plan.py``), with
+three ARM clients per peering (local, local with the remote tenant as auxiliary, remote: the remote
+VNet's subscription and tenant) from
 ``AZURE_PEERING_CLIENT_ID`` / ``AZURE_PEERING_CLIENT_SECRET`` (else the default credentials). The
 remote network must carry the shoot name's tag or ``peering_network_tag`` (``PEERING_NETWORK_TAG``).
 """
@@ -169,7 +170,7 @@ class AzureProvider(_LayerProvider):
         vpcpeering = self._layer("vpcpeering")
         azure = ((ctx.scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
         local_tenant = str(azure.get("tenantId") or settings.current().azure_tenant_id or "")
-        remote = vpcpeering.VNet.of(ctx.remote)
+        remote = self._layer("vpcpeering_plan").VNet.of(ctx.remote)
         clients: dict[str, Any] = {}
         client_error = ""
         try:

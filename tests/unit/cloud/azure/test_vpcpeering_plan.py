@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tasks.cloud.azure.client import UNAUTHENTICATED, AzureApiError
-from tasks.cloud.azure.vpcpeering import (
+from tasks.cloud.azure.vpcpeering_plan import (
     ERROR_MESSAGES,
     MISSING_SERVICE_PRINCIPAL,
     Call,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tasks.cloud.gcp.client import GcpApiError
-from tasks.cloud.gcp.vpcpeering import Call, Network, Plan, Read, plan_create, plan_delete, tagged
+from tasks.cloud.gcp.vpcpeering_plan import Call, Network, Plan, Read, plan_create, plan_delete, tagged
 
 NOW = "2026-11-26T01:00:00Z"
 LOCAL = Network("kyma-project", "shoot--kyma--c-1")
