@@ -141,6 +141,10 @@ class VpcPeeringClient(Protocol):
     def delete_peering(self, rg: str, vnet: str, name: str) -> None: ...
 
 
+_VNET_ID = re.compile(r"^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Network/"
+                      r"virtualNetworks/([^/]+)$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class VNet:
     """An Azure virtual network (a KCP Network's ``reference.azure``)."""
@@ -161,6 +165,13 @@ class VNet:
         vnet = cls(str(ref.get("subscriptionId") or ""), str(ref.get("resourceGroup") or ""),
                    str(ref.get("networkName") or ""), str(ref.get("tenantId") or ""))
         return vnet if vnet.subscription and vnet.resource_group and vnet.name else None
+
+    @classmethod
+    def from_id(cls, resource_id: str, tenant: str = "") -> VNet | None:
+        """The VNet of a resource id ``/subscriptions/<s>/resourceGroups/<rg>/providers/Microsoft.Network/
+        virtualNetworks/<name>`` (an SKR AzureVpcPeering's ``remoteVnet``); None for anything else."""
+        match = _VNET_ID.match(resource_id or "")
+        return cls(match.group(1), match.group(2), match.group(3), tenant) if match else None
 
     @property
     def id(self) -> str:

@@ -75,6 +75,8 @@ def test_vnet_of_and_its_id() -> None:
     assert vnet == VNet("s", "rg", "n", "t")
     assert vnet.id == "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/n"
     assert VNet.of({"spec": {"network": {"reference": {"azure": {"subscriptionId": "s"}}}}}) is None
+    assert VNet.from_id(vnet.id, "t") == vnet
+    assert VNet.from_id(f"{vnet.id}/subnets/x") is None and VNet.from_id("vnet") is None
 
 
 def test_first_turn_is_initiated_and_creates_both_peerings_local_first() -> None:
