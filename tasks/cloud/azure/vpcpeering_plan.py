@@ -50,8 +50,20 @@ from tasks.cloud.step import StepBuilder
 
 log = structlog.get_logger("tasks.cloud.azure")
 
-__all__ = ["ERROR_MESSAGES", "Call", "Plan", "Read", "VNet", "VpcPeeringClient", "error_message",
-           "local_peering_name", "plan_create", "plan_delete", "vnet_tagged"]
+__all__ = [
+    "ERROR_MESSAGES",
+    "Call",
+    "Plan",
+    "Read",
+    "VNet",
+    "VpcPeeringClient",
+    "error_message",
+    "kyma_peering",
+    "local_peering_name",
+    "plan_create",
+    "plan_delete",
+    "vnet_tagged",
+]
 
 #: Seconds to wait: ``t(10)`` is 10 s scaled by the domain's ``time_scale``.
 Timing = Callable[[float], float]
@@ -194,6 +206,23 @@ def local_peering_name(obj: Mapping[str, Any]) -> str:
     """``details.localPeeringName``, else the KCP name (the original's ``GetLocalPeeringName``)."""
     details = (obj.get("spec") or {}).get("details") or {}
     return str(details.get("localPeeringName") or (obj.get("metadata") or {}).get("name") or "")
+
+
+def kyma_peering(scope: Mapping[str, Any]) -> dict[str, Any]:
+    """The KCP VpcPeering between the shoot's VNet and the Cloud Manager VNet of an Azure IpRange, as the
+    original's IpRange reconciler creates it (``pkg/kcp/iprange/kymaPeeringCreate.go``): named after the
+    Scope, local network ``<kyma>--kyma`` (peering ``cm--<shoot>`` in the shoot's VNet), remote network
+    ``<kyma>--cm`` (peering ``kyma--<shoot>`` in the Cloud Manager VNet; a ``cloud-resources`` network:
+    no tag check), ``deleteRemotePeering`` true."""
+    meta = scope.get("metadata") or {}
+    spec = scope.get("spec") or {}
+    kyma, shoot = str(meta.get("name") or spec.get("kymaName") or ""), str(spec.get("shootName") or "")
+    return {"apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "VpcPeering",
+            "metadata": {"name": kyma, "namespace": str(meta.get("namespace") or names.KCP_NAMESPACE)},
+            "spec": {"remoteRef": {"namespace": "none", "name": "none"}, "scope": {"name": kyma},
+                     "details": {"localNetwork": {"name": f"{kyma}--kyma"}, "remoteNetwork": {"name": f"{kyma}--cm"},
+                                 "peeringName": f"kyma--{shoot}", "localPeeringName": f"cm--{shoot}",
+                                 "deleteRemotePeering": True}}}
 
 
 def vnet_tagged(vnet: Mapping[str, Any], shoot: str, network_tag: str) -> bool:

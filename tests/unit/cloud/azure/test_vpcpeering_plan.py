@@ -16,6 +16,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     Read,
     VNet,
     error_message,
+    kyma_peering,
     plan_create,
     plan_delete,
 )
@@ -215,3 +216,16 @@ def test_delete_removes_the_remote_side_first_only_when_asked() -> None:
     assert [c.kind for c in delete(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING),
                                    delete_remote=False).calls] == ["local_delete"]
     assert delete(Read()).done().remove_finalizer == FIN
+
+
+def test_the_kyma_peering_of_an_azure_iprange_is_the_originals() -> None:
+    scope = {"metadata": {"name": "kyma-az", "namespace": "kcp-system"}, "spec": {"shootName": "c-1"}}
+    peering = kyma_peering(scope)
+    assert peering["metadata"] == {"name": "kyma-az", "namespace": "kcp-system"}
+    assert peering["spec"]["details"] == {"localNetwork": {"name": "kyma-az--kyma"},
+                                          "remoteNetwork": {"name": "kyma-az--cm"}, "peeringName": "kyma--c-1",
+                                          "localPeeringName": "cm--c-1", "deleteRemotePeering": True}
+    assert peering["spec"]["remoteRef"] == {"namespace": "none", "name": "none"}
+    # the Cloud Manager network needs no tag: both peerings are planned at once
+    plan = plan_create(peering, SCOPE, LOCAL, REMOTE, "cloud-resources", Read(), t, now=NOW)
+    assert [(c.kind, c.args[2]) for c in plan.calls] == [("local_create", "cm--c-1"), ("remote_create", "kyma--c-1")]
