@@ -30,7 +30,9 @@ original), then the local one; then the finalizer may go.
 
 Deliberate differences (fixes): a failed load of the remote peering whose error maps to a warning ends
 in state ``Warning`` (the original overwrote it with ``Error``); the "Failed creating Azure client"
-message names tenant and subscription in that order (the original swapped them); peerings' remote
+message names tenant and subscription in that order (the original swapped them); a local peering left
+``Disconnected`` by the customer removing their side is PUT again before their side is re-created
+(Azure refuses the latter otherwise; the original did so only with ``vpcPeeringSync``); peerings' remote
 VNet ids are compared case-insensitively (ARM ids are); the Ready state is ``Ready`` (the original's
 ``Connected``). The ``vpcPeeringSync`` flag (off in GA) is not ported.
 """
@@ -78,6 +80,7 @@ REASON_UNAUTHORIZED = "Unauthorized"
 REASON_CLOUD_PROVIDER_ERROR = "CloudProviderError"
 REASON_ERROR = "Error"
 CONNECTED = "Connected"
+DISCONNECTED = "Disconnected"
 #: Remote network types peered without the tag check (the original's ``predicateRequireVNetShootTag``).
 UNTAGGED_NETWORK_TYPES = ("kyma", "cloud-resources")
 
@@ -362,7 +365,10 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
             return stop(run.fail(REASON_FAILED_LOADING_NETWORK, "Loaded remote VPC network has no matching tags",
                                  requeue_after=t(60), state=STATE_WARNING, exclusive=False))
     calls: list[Call] = []
-    if local_peering is None:
+    state = str(((local_peering or {}).get("properties") or {}).get("peeringState") or "")
+    # fix: a local peering Disconnected (the customer removed their side) is PUT again before their side is
+    # made anew, which Azure requires (the original only did so with the vpcPeeringSync flag)
+    if local_peering is None or state == DISCONNECTED:
         calls.append(Call("peering", "local_create", "create_peering",
                           (local.resource_group, local.name, local_peering_name(obj), remote.id),
                           {"allow_vnet_access": True, "use_remote_gateways": use_remote_gateway,
@@ -372,7 +378,6 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
                           (remote.resource_group, remote.name, peering_name, local.id),
                           {"allow_vnet_access": True, "use_remote_gateways": False,
                            "allow_gateway_transit": use_remote_gateway}))
-    state = str(((local_peering or {}).get("properties") or {}).get("peeringState") or "")
     if calls or state != CONNECTED or local_peering is None or remote_peering is None:
         return Plan(run, t, calls=tuple(calls), then=run.step(requeue_after=t(1)))
     run.set(id=str(local_peering.get("id") or ""), remoteId=str(remote_peering.get("id") or ""))

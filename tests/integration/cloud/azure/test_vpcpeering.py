@@ -100,6 +100,14 @@ def test_tagged_remote_vnet_is_peered_both_ways_then_deleted_on_both_sides(
     assert (rp["useRemoteGateways"], rp["allowGatewayTransit"]) == (False, True)
     assert lp["allowVirtualNetworkAccess"] and rp["allowVirtualNetworkAccess"]
 
+    # the customer removes their side: both sides are made anew (the local one PUT again first)
+    clients["remote"].delete_peering(REMOTE_RG, REMOTE_VNET, "customer-to-kyma")
+    assert _wait(lambda: (_peering(azure_http, LOCAL_ID, "5e1d-peer") or {}).get("properties", {}).get(
+        "peeringState") == "Disconnected")
+    step, _ = drive(_reconcile, obj, clients)
+    assert step.requeue_after is None and obj["status"]["state"] == "Ready"
+    assert (_peering(azure_http, REMOTE_ID, "customer-to-kyma") or {})["properties"]["peeringState"] == "Connected"
+
     obj["metadata"]["deletionTimestamp"] = "2026-11-21T10:00:00Z"
     step = _reconcile(obj, clients)
     assert step.remove_finalizer == FINALIZER

@@ -111,6 +111,13 @@ def test_only_the_missing_side_is_created() -> None:
     assert [c.kind for c in plan.calls] == ["remote_create"]
 
 
+def test_a_disconnected_local_peering_is_put_again_before_the_customers_side() -> None:
+    disconnected = {**LOCAL_PEERING, "properties": {**LOCAL_PEERING["properties"], "peeringState": "Disconnected"}}
+    plan = create(Read(local_peering=disconnected, remote_vnet=TAGGED), status={"state": "Ready"})
+    assert [c.kind for c in plan.calls] == ["local_create", "remote_create"]
+    assert plan.done().requeue_after == 1 and plan.done().status is None
+
+
 @pytest.mark.parametrize(("tags", "network_tag", "remote_type", "ok"), [
     ({"c-1": ""}, "", "external", True),
     ({"kyma-peering": "x"}, "kyma-peering", "external", True),
