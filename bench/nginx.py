@@ -14,8 +14,15 @@ keys and a thread pool (``--concurrency``, like one threads worker) calls the re
 ``sync_delay`` jitter the workqueue adds before each sync is *not* included (add it to the numbers: it
 is there by design). Prints p50/p99 per change kind and the NGINX Plus API requests per sync.
 
-    .venv/bin/python -m bench.nginx [--mode platform|direct] [--services 100] [--nodes 20] [--changes 20]
-        [--node-changes 10] [--workers 2] [--concurrency 4|8]
+Mode ``slices``: the nlk mode's EndpointSlice churn. Platform as above with ``RECONCILERY_NGINX_MODES=nlk``
+and two NGINXaaS stand-ins that require the API key; one annotated ClusterIP Service (port ``http-shop``)
+whose Deployment rolls ``--pods`` pods in batches of ``--surge`` (what the EndpointSlice controller
+writes: new endpoints appear not ready, become ready, the old ones turn terminating, then disappear;
+four slice writes per batch). Each write that changes the servers is timed until both hosts hold exactly
+the ready endpoints; NGINX Plus requests and reconciles are counted per slice write.
+
+    .venv/bin/python -m bench.nginx [--mode platform|direct|slices] [--services 100] [--nodes 20] [--changes 20]
+        [--node-changes 10] [--workers 2] [--concurrency 4|8] [--pods 100] [--surge 10]
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from kube import Kube, resources
 from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import reconcile, sync_upstream
+from tasks.nginx.controller import ENDPOINTSLICE, reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
 from tests.fixtures.processes import stop_process
@@ -324,6 +331,109 @@ class PlatformBench(Bench):
         return self.timed(change, self.all_hold, f"node {'join' if joins else 'leave'} {name}")
 
 
+class SliceBench(PlatformBench):
+    """EndpointSlice churn in the nlk mode: one ClusterIP Service, a Deployment of ``pods`` pods rolled in
+    batches of ``surge``; two NGINXaaS stand-ins requiring the API key."""
+
+    API_KEY = "bench-api-key"
+
+    def __init__(self, pods: int, surge: int, nodes: int, concurrency: int, workers: int) -> None:
+        super().__init__(0, nodes, concurrency, workers)
+        for h in self.hosts:
+            h.stop()
+        self.hosts = [NginxPlusStandIn(http_upstreams=["shop"], api_key=self.API_KEY).start() for _ in range(2)]
+        self.n_pods, self.surge = pods, surge
+        #: slice name -> its endpoints (address -> conditions); what the EndpointSlice controller holds.
+        self.slices: dict[str, dict[str, dict[str, bool]]] = {"shop-old": {}, "shop-new": {}}
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return super().env(RECONCILERY_NGINX_MODES="nlk", NGINXAAS_DATAPLANE_API_KEY=self.API_KEY, **extra)
+
+    def create_objects(self) -> None:
+        k = self.kube
+        for ns in ("nlk", "shop"):
+            k.create(resources.NAMESPACE, {"metadata": {"name": ns}})
+        hosts = "".join(f"  - {h.url}\n" for h in self.hosts)
+        k.create(resources.CONFIGMAP, {"metadata": {"name": "nlk-config", "namespace": "nlk"},
+                                       "data": {"config.yaml": f"nginx-hosts:\n{hosts}tls-mode: no-tls\n"}})
+        for n in range(self.n_nodes):
+            k.create(resources.NODE, self.node_body(f"w{n}", f"10.1.{n // 250}.{n % 250 + 1}"))
+        k.create(resources.SERVICE, {"metadata": {"name": "shop", "namespace": "shop",
+                                                  "annotations": {"nginx.com/nginxaas": "nginxaas"}},
+                                     "spec": {"type": "ClusterIP", "ports": [{"name": "http-shop", "port": 80}]}})
+        self.slices["shop-old"] = {self.pod_ip(0, i): {"ready": True, "serving": True, "terminating": False}
+                                   for i in range(self.n_pods)}
+        for name in self.slices:
+            k.create(ENDPOINTSLICE, {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                                     "metadata": {"name": name, "namespace": "shop",
+                                                  "labels": {"kubernetes.io/service-name": "shop"}},
+                                     "addressType": "IPv4", "ports": [{"name": "http-shop", "port": 8080}],
+                                     "endpoints": self.endpoints(name)})
+
+    @staticmethod
+    def pod_ip(generation: int, i: int) -> str:
+        return f"10.{100 + generation}.{i // 250}.{i % 250 + 1}"
+
+    def endpoints(self, name: str) -> list[dict[str, Any]]:
+        return [{"addresses": [ip], "conditions": dict(c)} for ip, c in self.slices[name].items()]
+
+    def write(self, name: str) -> None:
+        self.kube.patch(ENDPOINTSLICE, name, {"endpoints": self.endpoints(name)}, namespace="shop")
+
+    def expected_servers(self) -> set[str]:
+        return {f"{ip}:8080" for eps in self.slices.values() for ip, c in eps.items() if c["ready"]}
+
+    def all_hold(self) -> bool:
+        return self.holds("shop", self.expected_servers())
+
+    def rollout(self) -> tuple[list[float], int]:
+        """Roll every pod to a new generation; returns the times of the writes that change the servers
+        and the number of slice writes."""
+        times: list[float] = []
+        writes = 0
+        old, new = self.slices["shop-old"], self.slices["shop-new"]
+        for start in range(0, self.n_pods, self.surge):
+            batch = range(start, min(self.n_pods, start + self.surge))
+            for i in batch:  # new pods scheduled, not ready yet: no server changes
+                new[self.pod_ip(1, i)] = {"ready": False, "serving": False, "terminating": False}
+            self.write("shop-new")
+            for i in batch:
+                new[self.pod_ip(1, i)] = {"ready": True, "serving": True, "terminating": False}
+            times.append(self.timed(lambda: self.write("shop-new"), self.all_hold, f"batch {start} ready"))
+            for i in batch:
+                old[self.pod_ip(0, i)] = {"ready": False, "serving": True, "terminating": True}
+            times.append(self.timed(lambda: self.write("shop-old"), self.all_hold, f"batch {start} terminating"))
+            for i in batch:  # terminated pods leave the slice: no server changes
+                del old[self.pod_ip(0, i)]
+            self.write("shop-old")
+            writes += 4
+        return times, writes
+
+
+def run_slices(args: argparse.Namespace) -> None:
+    bench = SliceBench(args.pods, args.surge, args.nodes, args.concurrency or 4, args.workers)
+    try:
+        try:
+            initial = bench.setup()
+            bench.quiet()
+            print(f"setup: nlk mode, 1 ClusterIP Service, {args.pods} pods in 2 EndpointSlices, 2 NGINXaaS hosts "
+                  f"(API key required), {args.workers} workers x {bench.pool._max_workers} threads; initial sync "
+                  f"{initial:.2f} s from the watcher's start; jitter included")
+            before_r, before_q = bench.quiet(), bench.requests_sent()
+            times, writes = bench.rollout()
+            reconciles, sent = bench.quiet() - before_r, bench.requests_sent() - before_q
+            rejected = sum(h.rejected for h in bench.hosts)
+        except Exception:
+            print(bench.logs(), file=sys.stderr)
+            raise
+        report(f"EndpointSlice write -> all hosts ({len(times)})", times)
+        print(f"rollout of {args.pods} pods in batches of {args.surge}: {writes} slice writes, {reconciles} "
+              f"reconciles, {sent} NGINX Plus requests: {sent / writes:.1f} requests and {reconciles / writes:.1f} "
+              f"reconciles per slice write ({sent / max(1, reconciles):.1f} per reconcile); {rejected} rejected (401)")
+    finally:
+        bench.close()
+
+
 def report(label: str, times: list[float]) -> None:
     print(f"{label:<34} n={len(times):<3} p50={pct(times, 0.5) * 1000:8.1f} ms  "
           f"p99={pct(times, 0.99) * 1000:8.1f} ms  max={max(times) * 1000:8.1f} ms")
@@ -391,7 +501,7 @@ def run_direct(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mode", choices=("platform", "direct"), default="platform")
+    parser.add_argument("--mode", choices=("platform", "direct", "slices"), default="platform")
     parser.add_argument("--services", type=int, default=100)
     parser.add_argument("--nodes", type=int, default=20)
     parser.add_argument("--changes", type=int, default=20, help="Service changes measured")
@@ -400,8 +510,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (platform)")
     parser.add_argument("--concurrency", type=int, default=0,
                         help="threads per worker (platform, default 4) or in the pool (direct, default 8)")
+    parser.add_argument("--pods", type=int, default=100, help="pods of the rolled Deployment (slices)")
+    parser.add_argument("--surge", type=int, default=10, help="pods rolled per batch (slices)")
     args = parser.parse_args()
-    (run_platform if args.mode == "platform" else run_direct)(args)
+    {"platform": run_platform, "direct": run_direct, "slices": run_slices}[args.mode](args)
 
 
 if __name__ == "__main__":

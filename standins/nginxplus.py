@@ -12,6 +12,10 @@ edge controller uses:
   (200 with the remaining servers);
 - the same under ``/stream/upstreams`` (stream servers have no ``route`` and no ``drain``).
 
+NGINXaaS' API key check is optional (``api_key=``): every request must then carry
+``Authorization: ApiKey <base64(key)>``, else ``401 Unauthorized`` (the error body as above);
+``header_log`` shows the ``Authorization`` and ``X-NLK-Version`` headers each request carried.
+
 Paths are accepted with and without a trailing ``/`` and with ``//``. Every error answers
 ``{"error": {"status", "text", "code"}, "request_id", "href"}`` with the real codes
 (``UpstreamNotFound``, ``UpstreamServerNotFound``, ``UnknownVersion``, ``UpstreamStatic``,
@@ -37,10 +41,13 @@ or as a process: ``python -m standins.nginxplus --port 9000 --upstream http:web 
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
+import hmac
 import ipaddress
 import json
 import logging
+import os
 import re
 import ssl
 import threading
@@ -225,8 +232,11 @@ class PlusState:
 
     def __init__(self, http_upstreams: Iterable[str] = (), stream_upstreams: Iterable[str] = (),
                  static_upstreams: Iterable[tuple[str, str]] = (), versions: Iterable[int] = range(1, 10),
-                 write: bool = True, unique_servers: bool = False) -> None:
+                 write: bool = True, unique_servers: bool = False, api_key: str | None = None) -> None:
         self.lock = threading.Lock()
+        #: NGINXaaS: when set, every request must carry ``Authorization: ApiKey <base64(api_key)>``;
+        #: without it (or with another key) the answer is ``401 Unauthorized`` in the API's error form.
+        self.api_key = api_key
         self.upstreams: dict[tuple[str, str], Upstream] = {}
         for name in http_upstreams:
             self.declare("http", name)
@@ -241,6 +251,17 @@ class PlusState:
         self.unique_servers = unique_servers
         self.request_count = 0
         self.request_log: list[tuple[str, str]] = []
+        #: ``(method, path, {Authorization, X-NLK-Version})`` of every request, oldest first (only
+        #: the headers sent, so tests can see what a client sends); rejected requests included.
+        self.header_log: list[tuple[str, str, dict[str, str]]] = []
+        self.rejected = 0
+
+    def authorized(self, authorization: str | None) -> bool:
+        """Whether a request with this ``Authorization`` header may pass (always without :attr:`api_key`)."""
+        if not self.api_key:
+            return True
+        expected = "ApiKey " + base64.b64encode(self.api_key.encode()).decode("ascii")
+        return hmac.compare_digest((authorization or "").encode(), expected.encode())
 
     def declare(self, kind: str, name: str, static: bool = False,
                 servers: Iterable[dict[str, Any]] = ()) -> None:
@@ -409,6 +430,17 @@ class NginxPlusStandIn(StandInServer):
         return self.state.request_count
 
     @property
+    def header_log(self) -> list[tuple[str, str, dict[str, str]]]:
+        """``(method, path, {Authorization, X-NLK-Version: value})`` of every request, rejected ones included."""
+        with self.state.lock:
+            return [(m, p, dict(h)) for m, p, h in self.state.header_log]
+
+    @property
+    def rejected(self) -> int:
+        """Requests answered ``401`` (API key missing or wrong)."""
+        return self.state.rejected
+
+    @property
     def request_log(self) -> list[tuple[str, str]]:
         """``(method, path)`` of every request answered, oldest first."""
         with self.state.lock:
@@ -418,6 +450,8 @@ class NginxPlusStandIn(StandInServer):
         with self.state.lock:
             self.state.request_count = 0
             self.state.request_log.clear()
+            self.state.header_log.clear()
+            self.state.rejected = 0
 
     # -- the aiohttp application --------------------------------------------------------------------
 
@@ -439,7 +473,12 @@ class NginxPlusStandIn(StandInServer):
                     body = json.loads(raw or b"null")
                 except (ValueError, UnicodeDecodeError):
                     raise ApiError(415, "JsonError", "json error") from None
+            seen = {h: request.headers[h] for h in ("Authorization", "X-NLK-Version") if h in request.headers}
             with self.state.lock:
+                self.state.header_log.append((request.method, request.path, seen))
+                if not self.state.authorized(request.headers.get("Authorization")):
+                    self.state.rejected += 1
+                    raise ApiError(401, "Unauthorized", "missing or invalid API key")
                 self.state.request_count += 1
                 self.state.request_log.append((request.method, request.path))
                 status, payload = self.state.handle(request.method, parts, copy.deepcopy(body))
@@ -469,12 +508,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", action="append", type=_parse_upstream, default=[],
                         help="declare a zone upstream, http:NAME or stream:NAME (repeatable)")
     parser.add_argument("--read-only", action="store_true", help="answer writes with 405 MethodDisabled")
+    parser.add_argument("--api-key-env", default="", metavar="VAR",
+                        help="require 'Authorization: ApiKey <base64 of $VAR>' on every request (NGINXaaS)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     standin = NginxPlusStandIn(
         port=args.port, host=args.host, prefix=args.prefix,
         http_upstreams=[n for k, n in args.upstream if k == "http"],
-        stream_upstreams=[n for k, n in args.upstream if k == "stream"], write=not args.read_only)
+        stream_upstreams=[n for k, n in args.upstream if k == "stream"], write=not args.read_only,
+        api_key=os.environ.get(args.api_key_env) if args.api_key_env else None)
     upstreams = ",".join(f"{k}:{n}" for k, n in sorted(standin.state.upstreams))
     return standin.serve_forever(f"nginx plus stand-in: {{url}} upstreams={upstreams}")
 

@@ -4,26 +4,33 @@ Key: ``Key(cluster="local", namespace=<host base URL>, name="<protocol>:<upstrea
 :func:`key_for`), so each host is synced independently and in parallel. A reconcile is
 level-triggered, as the seed's Synchronizer is not (it replayed events):
 
-1. read the settings ConfigMap, the Services of the watched namespace and the Nodes from the worker
-   process's informers (:mod:`informers.informer`; the API server until they are synced); a host
-   no longer in ``nginx-hosts`` is left alone. The ``sync_delay`` below also covers the informers'
-   lag behind the watcher that enqueued the key (milliseconds);
-2. :func:`tasks.nginx.translate.translate` -> the desired addresses of this upstream (``[]`` when no
+1. read the running modes' inputs from the worker process's informers (:mod:`informers.informer`;
+   the API server until they are synced): ``nkl`` the settings ConfigMap and the watched namespace's
+   Services, ``nlk`` its configuration (ConfigMap or file), every namespace's Services and
+   EndpointSlices; both the Nodes. A host no mode lists is left alone. The ``sync_delay`` below also
+   covers the informers' lag behind the watcher that enqueued the key (milliseconds);
+2. :func:`tasks.nginx.plan.plan_upstream` -> the desired addresses of this upstream (``[]`` when no
    Service names it any more: the upstream is emptied);
-3. ``GET`` the upstream's servers on the host, :func:`tasks.nginx.diff.diff`, then POST / DELETE /
+3. record the (host, upstream) in the ownership ConfigMap before the first write
+   (:mod:`tasks.nginx.ownership`), so the resync can empty it once no Service names it, even after
+   a restart; drop the record once such an upstream is empty;
+4. ``GET`` the upstream's servers on the host, :func:`tasks.nginx.diff.diff`, then POST / DELETE /
    PATCH; every action is attempted and any failure fails the reconcile (retried with backoff).
 
 Timing as the seed's Synchronizer: a fresh enqueue waits 250-750 ms (``sync_delay``), failures back
 off from 2 s doubling to 60 s, and retries never stop (the original dropped an event after 5).
 An upstream missing on a host (``404 UpstreamNotFound``) is an error: logged with the host and the
-upstream, counted in ``reconcilery_nginx_upstream_missing`` and retried.
+upstream, counted in ``reconcilery_nginx_upstream_missing`` and retried. A host answering 401 (the
+NGINXaaS API key missing or wrong) is reported once per host and process (log and a Warning Event)
+and retried with the same backoff.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,13 +38,23 @@ from typing import Any
 import structlog
 
 from informers import informer as informers
-from kube import Kube, client_for, resources
+from kube import ApiError, Kube, Resource, client_for, resources
 from kube.toolkit.metrics import counter, gauge
+from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
 from tasks.nginx.diff import Action, Plan, diff
-from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnreachable
-from tasks.nginx.settings import EdgeNames, Settings, SettingsError, parse_settings, tls_material
-from tasks.nginx.translate import Translation, UpstreamRef, translate
+from tasks.nginx.plan import ClusterState, EdgeConfig, desired_upstreams, parse_config, plan_upstream
+from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnauthorized, PlusUnreachable
+from tasks.nginx.settings import (
+    NLK_CONFIG_KEY,
+    EdgeNames,
+    Settings,
+    SettingsError,
+    nlk_document,
+    parse_settings,
+    tls_material,
+)
+from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, Translation, UpstreamRef, translate
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.nginx")
@@ -60,12 +77,15 @@ UPSTREAM_MISSING_TOTAL = counter(
     "Syncs that failed because the upstream is not declared on the NGINX Plus host.", ["host", "upstream"])
 SYNC_ERRORS = counter(
     "reconcilery_nginx_sync_errors_total",
-    "Failed syncs by reason (settings, unreachable, upstream_missing, api).", ["host", "reason"])
+    "Failed syncs by reason (settings, unreachable, unauthorized, upstream_missing, api).", ["host", "reason"])
 SERVER_CHANGES = counter(
     "reconcilery_nginx_server_changes_total", "Servers added, deleted or updated on NGINX Plus hosts.",
     ["host", "action"])
 API_REQUESTS = counter(
     "reconcilery_nginx_api_requests_total", "Requests sent to NGINX Plus hosts.", ["host"])
+
+#: EndpointSlices (``discovery.k8s.io/v1``), read by the ``nlk`` mode for ClusterIP Services.
+ENDPOINTSLICE = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
 
 
 def key_for(host: str, upstream: UpstreamRef) -> Key:
@@ -111,25 +131,57 @@ def _nodes(kube: Kube) -> list[dict[str, Any]]:
 
 
 def read_settings(kube: Kube, names: EdgeNames) -> Settings:
-    """The settings ConfigMap, parsed (defaults when it does not exist). Raises :class:`SettingsError`."""
+    """The ``nkl`` settings ConfigMap, parsed (defaults when it does not exist). Raises :class:`SettingsError`."""
     return parse_settings((_configmap(kube, names) or {}).get("data"))
 
 
-@dataclass(frozen=True)
-class ClusterState:
-    """What a sync reads from Kubernetes: the ConfigMap's ``data`` (``None``: no ConfigMap), the
-    watched namespace's Services and all Nodes."""
+def read_config(kube: Kube, names: EdgeNames) -> EdgeConfig:
+    """The running modes' settings (:func:`tasks.nginx.plan.parse_config`). Raises :class:`SettingsError`."""
+    return parse_config(read_state(kube, names), names)
 
-    config: dict[str, Any] | None
-    services: list[dict[str, Any]]
-    nodes: list[dict[str, Any]]
+
+_file_cache: dict[str, tuple[float, int, Mapping[str, Any]]] = {}
+_file_lock = threading.Lock()
+
+
+def read_nlk_file(path: str) -> Mapping[str, Any]:
+    """The original's ``config.yaml`` at ``path`` as a mapping, re-read when its modification time or
+    size changes (the original read it once at start). Raises :class:`SettingsError` when it cannot
+    be read or is not a YAML mapping."""
+    try:
+        stat = os.stat(path)
+        with _file_lock:
+            cached = _file_cache.get(path)
+        if cached and cached[0] == stat.st_mtime and cached[1] == stat.st_size:
+            return cached[2]
+        with open(path, encoding="utf-8") as handle:
+            doc = nlk_document({NLK_CONFIG_KEY: handle.read()})
+    except OSError as exc:
+        raise SettingsError([f"cannot read {path}: {exc.strerror}"], where="nlk config file") from None
+    with _file_lock:
+        _file_cache[path] = (stat.st_mtime, stat.st_size, doc)
+    return doc
+
+
+def _nlk_config(kube: Kube, names: EdgeNames) -> Mapping[str, Any] | None:
+    if names.nlk_config_file:
+        return read_nlk_file(names.nlk_config_file)
+    configmap = informers.get(kube, resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace,
+                              watch_namespace=names.nlk_namespace)
+    return None if configmap is None else (configmap.get("data") or {})
 
 
 def read_state(kube: Kube, names: EdgeNames) -> ClusterState:
-    """The ConfigMap, the watched namespace's Services and every Node: from the worker process's
-    informers (:mod:`informers.informer`; the ConfigMap and Services through one informer of their
-    namespace each), or one GET and two LISTs without them. Objects are shared: read-only."""
-    return ClusterState((_configmap(kube, names) or {}).get("data"), _services(kube, names), _nodes(kube))
+    """What the running modes read (:class:`~tasks.nginx.plan.ClusterState`): from the worker
+    process's informers (:mod:`informers.informer`), or GETs and LISTs without them. Raises
+    :class:`SettingsError` when the ``nlk`` configuration file cannot be read."""
+    config = (_configmap(kube, names) or {}).get("data") if names.nkl else None
+    services = _services(kube, names) if names.nkl else []
+    if not names.nlk:
+        return ClusterState(config, services, _nodes(kube))
+    return ClusterState(config, services, _nodes(kube), _nlk_config(kube, names),
+                        informers.list_objects(kube, resources.SERVICE),
+                        informers.list_objects(kube, ENDPOINTSLICE, label_selector=SERVICE_NAME_LABEL))
 
 
 class StateReads:
@@ -185,17 +237,33 @@ STATE_READS = StateReads()
 
 
 def read_translation(kube: Kube, names: EdgeNames, only: UpstreamRef | None = None) -> Translation:
-    """Translate the watched namespace's Services and all Nodes (informers, see :func:`read_state`),
-    for every upstream or ``only``."""
+    """Translate the watched namespace's Services and all Nodes (``nkl`` mode; informers, see
+    :func:`read_state`), for every upstream or ``only``."""
     return translate(_services(kube, names), _nodes(kube), names, only)
 
 
-def plus_client_for(kube: Kube, host: str, settings: Settings, names: EdgeNames) -> PlusClient:
-    """A client for ``host`` with the settings' TLS mode (reads the Secrets it needs)."""
+#: The value of ``X-NLK-Version`` sent to the ``nlk`` mode's hosts (the original sends its own version).
+def nlk_version() -> str:
+    """This package's version (``X-NLK-Version``); ``""`` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("reconcilery")
+    except PackageNotFoundError:
+        return ""
+
+
+def plus_client_for(kube: Kube, host: str, settings: Settings, names: EdgeNames, nlk: bool = False) -> PlusClient:
+    """A client for ``host`` with the settings' TLS mode (reads the Secrets it needs). ``nlk``: the
+    host is one of the ``nlk`` mode's, so requests carry ``X-NLK-Version`` and, when
+    ``NGINXAAS_DATAPLANE_API_KEY`` is set, ``Authorization: ApiKey <base64 key>``."""
     needed = {n for n in (settings.ca_certificate if settings.tls_mode.needs_ca else "",
                           settings.client_certificate if settings.tls_mode.needs_client_cert else "") if n}
     secrets = {name: kube.get(resources.SECRET, name, names.namespace) for name in needed}
-    return PlusClient(host, tls_material(settings, secrets))
+    if not nlk:
+        return PlusClient(host, tls_material(settings, secrets))
+    return PlusClient(host, tls_material(settings, secrets), api_key=edge_settings.current().api_key,
+                      nlk_version=nlk_version())
 
 
 def apply_plan(client: PlusClient, upstream: UpstreamRef, plan: Plan) -> list[str]:
@@ -231,28 +299,36 @@ def _apply(client: PlusClient, upstream: UpstreamRef, action: Action) -> None:
 
 def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames | None = None,
                   started: float | None = None) -> SyncReport:
-    """Make ``upstream`` on ``host`` hold exactly the servers the Services and Nodes call for.
+    """Make ``upstream`` on ``host`` hold exactly the servers the running modes call for.
 
     ``started`` (``time.monotonic()``, default now): cluster state read at or after this instant is
-    good enough (see :class:`StateReads`).
+    good enough (see :class:`StateReads`). The (host, upstream) is recorded as owned before the
+    first request that may write (:mod:`tasks.nginx.ownership`) and forgotten once no Service names
+    it and it has been emptied.
 
-    Raises :class:`SettingsError` (invalid ConfigMap or TLS Secrets), :class:`UpstreamMissing`,
-    :class:`PlusUnreachable`, :class:`PlusError`, ``kube.ApiError``. Failures of single actions are
-    returned in ``SyncReport.failures`` after every action was attempted.
+    Raises :class:`SettingsError` (invalid configuration or TLS Secrets), :class:`UpstreamMissing`,
+    :class:`PlusUnauthorized`, :class:`PlusUnreachable`, :class:`PlusError`, ``kube.ApiError``.
+    Failures of single actions are returned in ``SyncReport.failures`` after every action was
+    attempted.
     """
     report = SyncReport(host, upstream)
     names = names or edge_names()
     state = STATE_READS.get(kube, names, not_before=time.monotonic() if started is None else started)
-    settings = parse_settings(state.config)
-    _apply_log_level(settings)
-    if host not in settings.hosts:
+    config = parse_config(state, names)
+    settings = config.settings_for(host)
+    if settings is None:
         report.skipped = "host not in nginx-hosts"
         return report
-    translation = translate(state.services, state.nodes, names, upstream)
-    for problem in translation.problems if _enabled(30) else ():
+    _apply_log_level(settings)
+    plan = plan_upstream(state, config, names, host, upstream)
+    for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
-    report.desired = translation.upstreams.get(upstream, [])
-    client = plus_client_for(kube, host, settings, names)
+    _record_service_problems(kube, state, plan.service_problems)
+    report.desired = plan.desired
+    recorded = ownership.owns(kube, names, host, upstream)
+    if plan.named and not recorded:
+        ownership.record(kube, names, host, upstream)
+    client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
     try:
         try:
             current = client.list_servers(upstream.protocol, upstream.name)
@@ -265,7 +341,68 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     finally:
         report.requests = client.requests_made
         API_REQUESTS.labels(host).inc(client.requests_made)
+    if not plan.named and recorded and not report.failures:
+        ownership.forget(kube, names, host, upstream)
+    _accepted(host)
     return report
+
+
+_reported_lock = threading.Lock()
+_reported_services: set[tuple[str, str, str, str]] = set()
+_unauthorized_hosts: set[str] = set()
+
+
+def _record_service_problems(kube: Kube, state: ClusterState, problems: list[ServiceProblem]) -> None:
+    """A Warning Event on each Service with a problem (``ExternalName``), once per Service version
+    and process: the Service is not retried, the Event says what to change."""
+    for problem in problems:
+        service = next((s for s in state.nlk_services if (s.get("metadata") or {}).get("namespace") == problem.namespace
+                        and (s.get("metadata") or {}).get("name") == problem.name), None)
+        if service is None:
+            continue
+        mark = (problem.namespace, problem.name, str((service.get("metadata") or {}).get("uid", "")), problem.message)
+        with _reported_lock:
+            if mark in _reported_services:
+                continue
+            _reported_services.add(mark)
+        log.warning("service not synced", service=f"{problem.namespace}/{problem.name}", reason=problem.reason,
+                    message=problem.message)
+        kube.emit_event({"apiVersion": "v1", "kind": "Service", **service}, problem.reason, problem.message,
+                        "Warning")
+
+
+def _unauthorized(kube: Kube, names: EdgeNames, host: str, error: PlusUnauthorized) -> None:
+    """Report a host that rejected the API key: once per host and process (a log line and a Warning
+    Event on the ``nlk`` ConfigMap, or on the ownership ConfigMap when the configuration is a file).
+    Retries continue with the controller's backoff (2 s doubling to 60 s) without repeating it."""
+    with _reported_lock:
+        if host in _unauthorized_hosts:
+            return
+        _unauthorized_hosts.add(host)
+    key_set = bool(edge_settings.current().api_key)
+    message = (f"NGINX Plus host {host} answered {error.http_status}: the API key "
+               + ("(NGINXAAS_DATAPLANE_API_KEY) was rejected" if key_set else
+                  "is missing: set NGINXAAS_DATAPLANE_API_KEY")
+               + "; retrying with backoff")
+    log.error("NGINX Plus host rejected the API key", host=host, status=error.http_status, api_key_set=key_set)
+    involved = None
+    try:
+        if names.nlk and not names.nlk_config_file:
+            involved = kube.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
+        involved = involved or kube.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
+    except ApiError as exc:  # the log line above is the report; the Event is a courtesy
+        log.warning("no object to record the API key Event on", error=str(exc))
+    if involved is not None:
+        kube.emit_event({"apiVersion": "v1", "kind": "ConfigMap", **involved}, "NginxPlusUnauthorized",
+                        message, "Warning")
+
+
+def _accepted(host: str) -> None:
+    with _reported_lock:
+        if host not in _unauthorized_hosts:
+            return
+        _unauthorized_hosts.discard(host)
+    log.info("NGINX Plus host accepts the API key again", host=host)
 
 
 _LOG_LEVEL = {"level": 30}
@@ -301,8 +438,7 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
         report = sync_upstream(kube, host, upstream, names, started=time.monotonic())
     except SettingsError as exc:
         SYNC_ERRORS.labels(host, "settings").inc()
-        log.error("nginx edge settings invalid", configmap=f"{names.namespace}/{names.configmap}",
-                  error=str(exc))
+        log.error("nginx edge settings invalid", error=str(exc))
         return Result.terminal(str(exc))
     except UpstreamMissing as exc:
         UPSTREAM_MISSING.labels(host, str(upstream)).set(1)
@@ -311,6 +447,10 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
         log.error("upstream missing on NGINX Plus host: declare it with a zone in nginx.conf",
                   host=host, upstream=str(upstream), error=str(exc))
         return Result.error(f"upstream {upstream} missing on {host}")
+    except PlusUnauthorized as exc:
+        SYNC_ERRORS.labels(host, "unauthorized").inc()
+        _unauthorized(kube, names, host, exc)
+        return Result.error(f"{host}: API key rejected ({exc.http_status})")
     except PlusUnreachable as exc:
         SYNC_ERRORS.labels(host, "unreachable").inc()
         if _enabled(30):
@@ -338,16 +478,20 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
 
 
 def desired_keys(kube: Kube, names: EdgeNames | None = None) -> list[Key]:
-    """Every (host, upstream) key the current ConfigMap and Services call for; ``[]`` when the settings
-    are invalid (logged)."""
+    """Every (host, upstream) key the running modes call for, plus the owned (recorded) ones of
+    configured hosts that no Service names any more (their reconcile empties them); ``[]`` when the
+    settings are invalid (logged)."""
     names = names or edge_names()
     try:
-        settings = read_settings(kube, names)
+        state = read_state(kube, names)
+        config = parse_config(state, names)
     except SettingsError as exc:
         log.error("nginx edge settings invalid; nothing to resync", error=str(exc))
         return []
-    translation = read_translation(kube, names)
-    return [key for _, key in keys_for(settings.hosts, translation.upstreams)]
+    desired, _ = desired_upstreams(state, config, names)
+    keys = {key_for(host, ref) for host, refs in desired.items() for ref in refs}
+    keys |= {key_for(host, ref) for host, ref in ownership.owned(kube, names) if host in desired}
+    return sorted(keys)
 
 
 def list_keys() -> list[Key]:

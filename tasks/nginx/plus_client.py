@@ -14,6 +14,7 @@ pair, which ``ssl`` can only load from files: it is written to a private temp fi
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
 import os
@@ -76,6 +77,10 @@ class PlusAPIError(PlusError):
             f"{method} {url}: expected {expected} response, got {response.status_code}: "
             f"error.status={self.status}; error.text={self.text}; error.code={self.code}; "
             f"request_id={self.request_id}; href={self.href}")
+
+
+class PlusUnauthorized(PlusAPIError):
+    """``401``/``403``: the host wants an API key (NGINXaaS) and got none or a wrong one."""
 
 
 def _client_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
@@ -174,29 +179,45 @@ class PlusClient:
         tls: TLS material for the settings' mode (default ``no-tls``).
         timeout: ``(connect, read)`` seconds.
         api_version: skip negotiation and use this version.
+        api_key: NGINXaaS dataplane API key: every request carries ``Authorization: ApiKey
+            <base64(key)>`` (as nginx/nginx-loadbalancer-kubernetes v1.2); ``""``/``None``: no header.
+        nlk_version: when not ``None``, every request carries ``X-NLK-Version: <value>`` (the
+            original's version header, sent to its NGINXaaS hosts).
 
     ``requests_made`` counts the HTTP requests this client sent (version negotiation included).
     """
 
     def __init__(self, base_url: str, tls: TLSMaterial | None = None,
-                 timeout: tuple[float, float] = DEFAULT_TIMEOUT, api_version: int | None = None) -> None:
+                 timeout: tuple[float, float] = DEFAULT_TIMEOUT, api_version: int | None = None,
+                 api_key: str | None = None, nlk_version: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.tls = tls or TLSMaterial()
         self.timeout = timeout
         self._version = api_version
         self.requests_made = 0
+        self._headers: dict[str, str] = {}
+        if nlk_version is not None:
+            self._headers["X-NLK-Version"] = nlk_version
+        if api_key:
+            self._headers["Authorization"] = "ApiKey " + base64.b64encode(api_key.encode()).decode("ascii")
+
+    def __repr__(self) -> str:
+        return f"PlusClient({self.base_url!r}, api_key={'set' if 'Authorization' in self._headers else 'unset'})"
 
     # -- plumbing ----------------------------------------------------------------------------------
 
     def _send(self, method: str, url: str, expected: int, body: Any = None) -> Any:
         self.requests_made += 1
         try:
-            response = _session(self.tls).request(method, url, json=body, timeout=self.timeout)
+            response = _session(self.tls).request(method, url, json=body, timeout=self.timeout,
+                                                  headers=self._headers or None)
         except requests.exceptions.SSLError as exc:
             raise PlusUnreachable(f"{method} {url}: TLS failed ({self.tls.mode.value}): {exc}") from None
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise PlusUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
         if response.status_code != expected:
+            if response.status_code in (401, 403):
+                raise PlusUnauthorized(method, url, expected, response)
             error = PlusAPIError(method, url, expected, response)
             if error.code == "UnknownVersion":
                 with _versions_lock:

@@ -1,11 +1,14 @@
-"""Settings of the NGINX edge: where things live (:class:`EdgeNames`) and what the ``nkl-config``
-ConfigMap says (:class:`Settings`).
+"""Settings of the NGINX edge: where things live and which modes run (:class:`EdgeNames`), what the
+``nkl-config`` ConfigMap says (:class:`Settings`, "nkl" mode) and what the NGINXaaS Loadbalancer for
+Kubernetes configuration says (:func:`parse_nlk_settings`, "nlk" mode).
 
 The environment part (:class:`EdgeSettings`, ``RECONCILERY_NGINX_*``) is read through :mod:`config`.
 Pure: :func:`parse_settings` turns the ConfigMap's ``data`` into typed settings or raises
 :class:`SettingsError` listing every problem; :func:`tls_material` picks the PEM blocks out of the
 Secrets it names. Keys as in nginx-loadbalancer-kubernetes v0.3 (``nginx-hosts``, ``tls-mode``,
-``ca-certificate``, ``client-certificate``, ``log-level``) under the seed's "nkl" names.
+``ca-certificate``, ``client-certificate``, ``log-level``) under the seed's "nkl" names; the "nlk" mode's
+keys as nginx/nginx-loadbalancer-kubernetes v1.2's ``config.yaml`` (``nginx-hosts``,
+``service-annotation-match``, ``tls-mode``, ``log-level``) plus ``NGINXAAS_DATAPLANE_API_KEY``.
 """
 
 from __future__ import annotations
@@ -13,15 +16,28 @@ from __future__ import annotations
 import base64
 import enum
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field
+import yaml
+from pydantic import AfterValidator, Field
 from pydantic_settings import SettingsConfigDict
 
 import config
+
+#: The selection modes: ``nkl`` (the seed: one namespace, ``nkl-`` ports, NodePort) and ``nlk`` (the
+#: current NGINXaaS Loadbalancer for Kubernetes: annotated Services of every namespace, ``http-``/
+#: ``stream-`` ports, NodePort, LoadBalancer and ClusterIP through EndpointSlices).
+MODES = ("nkl", "nlk")
+#: The annotation that selects a Service in ``nlk`` mode (its value must equal ``service-annotation-match``).
+NLK_ANNOTATION = "nginx.com/nginxaas"
+#: ``service-annotation-match`` when the configuration does not say (the original's default).
+NLK_DEFAULT_MATCH = "nginxaas"
+#: The key of the original's configuration file inside its ConfigMap (Helm chart ``<name>-nlk-config``).
+NLK_CONFIG_KEY = "config.yaml"
 
 #: ``log-level`` values (the original's logrus names) -> Python logging levels.
 LOG_LEVELS: dict[str, int] = {
@@ -74,6 +90,13 @@ class EdgeNames:
         port_prefix: Service port names with this prefix name upstreams (env ``RECONCILERY_NGINX_PORT_PREFIX``).
         annotation_prefix: ``<prefix>/<port name>: http|stream`` chooses the upstream kind
             (env ``RECONCILERY_NGINX_ANNOTATION_PREFIX``).
+        modes: the selection modes that run, a subset of :data:`MODES` (env ``RECONCILERY_NGINX_MODES``).
+        nlk_namespace: namespace of the ``nlk`` mode's ConfigMap (env ``RECONCILERY_NGINX_NLK_NAMESPACE``).
+        nlk_configmap: name of the ``nlk`` mode's ConfigMap (env ``RECONCILERY_NGINX_NLK_CONFIGMAP``).
+        nlk_config_file: the original's ``config.yaml`` to read instead of that ConfigMap; ``""`` = none
+            (env ``RECONCILERY_NGINX_NLK_CONFIG_FILE``).
+        owned_configmap: name of the ConfigMap recording the upstreams the edge owns, in
+            :attr:`owned_namespace` (env ``RECONCILERY_NGINX_OWNED_CONFIGMAP``).
     """
 
     namespace: str = "nkl"
@@ -81,12 +104,40 @@ class EdgeNames:
     watched_namespace: str = "nginx-ingress"
     port_prefix: str = "nkl-"
     annotation_prefix: str = "nginxinc.io"
+    modes: tuple[str, ...] = ("nkl",)
+    nlk_namespace: str = "nlk"
+    nlk_configmap: str = "nlk-config"
+    nlk_config_file: str = ""
+    owned_configmap: str = "nginx-edge-upstreams"
+
+    @property
+    def nkl(self) -> bool:
+        """Whether the ``nkl`` mode runs."""
+        return "nkl" in self.modes
+
+    @property
+    def nlk(self) -> bool:
+        """Whether the ``nlk`` mode runs."""
+        return "nlk" in self.modes
+
+    @property
+    def owned_namespace(self) -> str:
+        """Namespace of the ownership record: the ``nkl`` settings namespace when that mode runs,
+        else the ``nlk`` one (a namespace the edge already reads)."""
+        return self.namespace if self.nkl else self.nlk_namespace
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EdgeNames:
         """Names from ``RECONCILERY_NGINX_*`` variables (``env``, default this process's settings), the
         defaults for those unset or blank. Raises :class:`config.SettingsError` on a bad variable."""
         return (current() if env is None else EdgeSettings.load(env)).names
+
+
+def _check_modes(value: str) -> str:
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes):
+        raise ValueError(f"expected a comma-separated subset of {', '.join(MODES)}")
+    return value
 
 
 class EdgeSettings(config.Settings):
@@ -102,13 +153,32 @@ class EdgeSettings(config.Settings):
     annotation_prefix: str = Field(EdgeNames.annotation_prefix, description=(
         "``<prefix>/<port name>: http|stream`` on a Service chooses the upstream kind."))
     resync_seconds: config.Seconds = Field(300.0, description=(
-        "Seconds between resyncs of every (host, upstream): repairs drift on the NGINX Plus side."))
+        "Seconds between resyncs of every (host, upstream): repairs drift on the NGINX Plus side and "
+        "empties owned upstreams no Service names any more."))
+    modes: Annotated[str, AfterValidator(_check_modes)] = Field("nkl", description=(
+        "Comma-separated selection modes: ``nkl`` (Services of the watched namespace, ``nkl-`` ports, "
+        "NodePort) and/or ``nlk`` (Services of every namespace annotated ``nginx.com/nginxaas``, "
+        "``http-``/``stream-`` ports, NodePort, LoadBalancer, ClusterIP through EndpointSlices)."))
+    nlk_namespace: str = Field(EdgeNames.nlk_namespace, description="Namespace of the ``nlk`` mode's ConfigMap.")
+    nlk_configmap: str = Field(EdgeNames.nlk_configmap, description=(
+        "Name of the ``nlk`` mode's ConfigMap: the original's keys, or its ``config.yaml`` under that key."))
+    nlk_config_file: str = Field("", description=(
+        "Path of the original's ``config.yaml`` (e.g. ``/etc/nginxaas-loadbalancer-kubernetes/config.yaml``); "
+        "when set it is read instead of the ``nlk`` ConfigMap (re-read when it changes)."))
+    owned_configmap: str = Field(EdgeNames.owned_configmap, description=(
+        "ConfigMap recording which (host, upstream) pairs the edge owns, so upstreams no Service names "
+        "any more are emptied even after a restart."))
+    api_key: str = Field("", validation_alias="NGINXAAS_DATAPLANE_API_KEY", repr=False, description=(
+        "NGINXaaS dataplane API key, sent as ``Authorization: ApiKey <base64>`` to the ``nlk`` mode's hosts only."))
 
     @property
     def names(self) -> EdgeNames:
         """Where the edge reads its inputs."""
+        modes = tuple(m for m in MODES if m in {x.strip() for x in self.modes.split(",")})
         return EdgeNames(self.namespace.strip(), self.configmap.strip(), self.watched_namespace.strip(),
-                         self.port_prefix.strip(), self.annotation_prefix.strip())
+                         self.port_prefix.strip(), self.annotation_prefix.strip(), modes,
+                         self.nlk_namespace.strip(), self.nlk_configmap.strip(), self.nlk_config_file.strip(),
+                         self.owned_configmap.strip())
 
 
 #: This process's NGINX edge settings (environment part), read on first use.
@@ -126,6 +196,8 @@ class Settings:
         ca_certificate: name of the Secret (same namespace) whose ``tls.crt`` is the CA; ``""`` = none.
         client_certificate: name of the Secret holding ``tls.crt`` + ``tls.key``; ``""`` = none.
         log_level: one of :data:`LOG_LEVELS`; ``warn`` when absent (the original's default).
+        annotation_match: (``nlk`` mode) a Service is selected when its ``nginx.com/nginxaas``
+            annotation equals this value.
     """
 
     hosts: tuple[str, ...] = ()
@@ -133,6 +205,7 @@ class Settings:
     ca_certificate: str = ""
     client_certificate: str = ""
     log_level: str = "warn"
+    annotation_match: str = NLK_DEFAULT_MATCH
 
     @property
     def python_log_level(self) -> int:
@@ -197,6 +270,74 @@ def parse_settings(data: Mapping[str, Any] | None) -> Settings:
         raise SettingsError(problems)
     return Settings(hosts=tuple(hosts), tls_mode=tls_mode, ca_certificate=ca, client_certificate=client,
                     log_level=log_level)
+
+
+#: ``nlk`` mode ``tls-mode`` values (nginx/nginx-loadbalancer-kubernetes v1.2) -> our modes:
+#: ``no-tls`` and ``skip-verify-tls`` skip verification, ``ca-tls`` (and no value) verify.
+NLK_TLS_MODES: dict[str, TLSMode] = {"": TLSMode.CA_TLS, "ca-tls": TLSMode.CA_TLS, "no-tls": TLSMode.NO_TLS,
+                                     "skip-verify-tls": TLSMode.NO_TLS}
+_NLK_KEYS = ("nginx-hosts", "service-annotation-match", "tls-mode", "log-level")
+
+
+def nlk_document(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The ``nlk`` configuration mapping from a ConfigMap's ``data``: its ``config.yaml`` (the
+    original's file form, as its Helm chart mounts it) parsed when present, else ``data`` itself
+    (the keys written straight into the ConfigMap). Raises :class:`SettingsError` when
+    ``config.yaml`` is not a YAML mapping."""
+    data = data or {}
+    if NLK_CONFIG_KEY not in data:
+        return data
+    try:
+        doc = yaml.safe_load(str(data[NLK_CONFIG_KEY]) or "{}") or {}
+    except yaml.YAMLError as exc:
+        raise SettingsError([f"{NLK_CONFIG_KEY}: not YAML: {str(exc).splitlines()[0]}"], where="nlk config") from None
+    if not isinstance(doc, Mapping):
+        raise SettingsError([f"{NLK_CONFIG_KEY}: expected a mapping of keys, got {type(doc).__name__}"],
+                            where="nlk config")
+    return doc
+
+
+def parse_nlk_settings(doc: Mapping[str, Any] | None, where: str = "nlk config") -> Settings:
+    """The ``nlk`` mode's configuration (the original's ``config.yaml`` keys, see :func:`nlk_document`)
+    as :class:`Settings`; ``None`` gives the defaults (no hosts).
+
+    - ``nginx-hosts``: a YAML list, or a string split on whitespace as the original (viper) does,
+      and on commas too (the original made one bogus URL of ``a,b``); URLs validated as in
+      :func:`parse_hosts`;
+    - ``service-annotation-match``: default ``nginxaas``;
+    - ``tls-mode``: ``no-tls``/``skip-verify-tls`` (no verification), ``ca-tls`` or nothing (verify
+      against the system roots);
+    - ``log-level``: as the ``nkl`` mode's; default ``warn``.
+
+    Raises :class:`SettingsError` listing every problem (the original logged an unknown
+    ``tls-mode``/``log-level`` and carried on with a default), an unknown key included.
+    """
+    doc = doc or {}
+    problems: list[str] = []
+    raw_hosts = doc.get("nginx-hosts")
+    if raw_hosts is None:
+        entries: list[str] = []
+    elif isinstance(raw_hosts, list):
+        entries = [str(h) for h in raw_hosts]
+    else:
+        entries = re.split(r"[\s,]+", str(raw_hosts))
+    hosts, host_problems = parse_hosts(",".join(e.strip() for e in entries))
+    problems += host_problems
+    raw_mode = str(doc.get("tls-mode") or "").strip()
+    tls_mode = NLK_TLS_MODES.get(raw_mode)
+    if tls_mode is None:
+        problems.append(f"tls-mode: {raw_mode!r} is not one of no-tls, skip-verify-tls, ca-tls")
+        tls_mode = TLSMode.CA_TLS
+    match = str(doc.get("service-annotation-match") or "").strip() or NLK_DEFAULT_MATCH
+    log_level = str(doc.get("log-level") or "").strip().lower() or "warn"
+    if log_level not in LOG_LEVELS:
+        problems.append(f"log-level: {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
+    unknown = sorted(str(k) for k in doc if k not in _NLK_KEYS)
+    if unknown:
+        problems.append(f"unknown keys {', '.join(unknown)} (expected {', '.join(_NLK_KEYS)})")
+    if problems:
+        raise SettingsError(problems, where=where)
+    return Settings(hosts=tuple(hosts), tls_mode=tls_mode, log_level=log_level, annotation_match=match)
 
 
 class Redacted:

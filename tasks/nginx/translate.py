@@ -186,3 +186,162 @@ def translate(services: Iterable[Mapping[str, Any]], nodes: Iterable[Mapping[str
                 servers.update(f"{host}:{port.node_port}" for host in hosts)
     result.upstreams = {ref: sorted(servers) for ref, servers in sorted(merged.items())}
     return result
+
+
+# ---- the "nlk" mode (nginx/nginx-loadbalancer-kubernetes v1.2, NGINXaaS) ---------------------------
+
+#: The EndpointSlice label naming its Service.
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+SUPPORTED_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
+
+
+@dataclass(frozen=True)
+class ServiceProblem:
+    """A problem a user fixes on one Service (recorded as a Warning Event on it): ``reason`` is the
+    Event reason (``UnsupportedServiceType``), ``message`` says what and how."""
+
+    namespace: str
+    name: str
+    reason: str
+    message: str
+
+
+def nlk_port_upstream(port_name: str) -> UpstreamRef | None:
+    """``http-<upstream>`` / ``stream-<upstream>`` -> the upstream; ``None`` for any other name.
+
+    As the original (``beb7ad4``): split at the *first* ``-``, the left part must be exactly ``http``
+    or ``stream``, the rest (which may hold more ``-``) is the upstream name. Unlike the original,
+    ``http-`` alone (an empty upstream name) is ignored: NGINX has no upstream without a name.
+    """
+    context, sep, upstream = port_name.partition("-")
+    if not sep or context not in PROTOCOLS or not upstream:
+        return None
+    return UpstreamRef(context, upstream)
+
+
+def nlk_selected(service: Mapping[str, Any] | None, match: str) -> bool:
+    """Whether the ``nlk`` mode selects ``service``: its ``nginx.com/nginxaas`` annotation equals
+    ``match`` (the configured ``service-annotation-match``), exactly as the original compares."""
+    if not service:
+        return False
+    return (_meta(service).get("annotations") or {}).get("nginx.com/nginxaas") == match
+
+
+def nlk_service_upstreams(service: Mapping[str, Any] | None, match: str) -> set[UpstreamRef]:
+    """The upstreams a selected Service names through its ports (empty when not selected); used to
+    map watch events to keys. An ExternalName Service names its upstreams too (its reconcile records
+    the Event saying why it gets no servers)."""
+    if not nlk_selected(service, match):
+        return set()
+    assert service is not None
+    refs = (nlk_port_upstream(str(p.get("name") or "")) for p in (service.get("spec") or {}).get("ports") or [])
+    return {ref for ref in refs if ref is not None}
+
+
+def _endpoint_state(endpoint: Mapping[str, Any]) -> str:
+    """``ready``, ``serving`` (terminating but still serving) or ``down``. Unset ``ready`` and
+    ``serving`` mean true, as the EndpointSlice API defines; a terminating endpoint is never ready."""
+    conditions = endpoint.get("conditions") or {}
+    if conditions.get("terminating") is True:
+        return "serving" if conditions.get("serving", conditions.get("ready")) is not False else "down"
+    return "ready" if conditions.get("ready") is not False else "down"
+
+
+def slice_servers(slices: Iterable[Mapping[str, Any]], port_name: str, problems: list[str],
+                  ref: str) -> list[str]:
+    """The servers of one named port across every EndpointSlice of a Service (deduplicated, sorted).
+
+    Ready endpoints only; when none is ready, the serving-and-terminating ones (as kube-proxy falls
+    back to them), so a one-pod rollout does not empty the upstream. Slices of ``addressType`` FQDN
+    are skipped with a problem (NGINX would need a resolver). IPv6 addresses are bracketed.
+    """
+    ready: set[str] = set()
+    serving: set[str] = set()
+    for endpoint_slice in slices:
+        ports = [p for p in endpoint_slice.get("ports") or []
+                 if isinstance(p, Mapping) and p.get("name") == port_name and p.get("port") is not None]
+        if not ports:
+            continue
+        if endpoint_slice.get("addressType", "IPv4") not in ("IPv4", "IPv6"):
+            problems.append(f"Service {ref}: EndpointSlice {_meta(endpoint_slice).get('name')} has addressType "
+                            f"{endpoint_slice.get('addressType')}; only IPv4/IPv6 addresses are synced")
+            continue
+        for endpoint in endpoint_slice.get("endpoints") or []:
+            state = _endpoint_state(endpoint)
+            if state == "down":
+                continue
+            target = ready if state == "ready" else serving
+            target.update(server_address(str(a), int(p["port"])) for a in endpoint.get("addresses") or []
+                          for p in ports)
+    return sorted(ready or serving)
+
+
+def translate_nlk(services: Iterable[Mapping[str, Any]], slices: Iterable[Mapping[str, Any]],
+                  nodes: Iterable[Mapping[str, Any]], match: str, only: UpstreamRef | None = None
+                  ) -> tuple[Translation, list[ServiceProblem]]:
+    """Desired servers of every upstream named by a selected Service of any namespace (the ``nlk``
+    mode; nginx/nginx-loadbalancer-kubernetes ``internal/translation``), or of ``only``.
+
+    By ``spec.type``, for each port named ``http-<u>`` / ``stream-<u>`` (:func:`nlk_port_upstream`):
+
+    - ``NodePort``: ``<node InternalIP>:<nodePort>`` of every non-control-plane node (the original
+      excluded only the ``master`` label);
+    - ``LoadBalancer``: ``<ingress ip>:<port>`` of every ``status.loadBalancer.ingress[*].ip`` (the
+      service port; hostname-only entries are skipped with a problem, the original sent ``:port``);
+    - ``ClusterIP`` (headless too): the endpoints of the Service's EndpointSlices (label
+      ``kubernetes.io/service-name``, same namespace) for the slice port of the same name, aggregated
+      across slices (:func:`slice_servers` for readiness);
+    - anything else (``ExternalName``): no servers and a :class:`ServiceProblem` (the original
+      failed and retried the Service forever).
+
+    Services being deleted count as gone. Several Services naming one upstream give the union.
+    Returns the translation (problems as text) and the problems to record on Services.
+    """
+    result = Translation()
+    events: list[ServiceProblem] = []
+    slices_by_service: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for endpoint_slice in slices:
+        meta = _meta(endpoint_slice)
+        owner = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if owner:
+            slices_by_service.setdefault((str(meta.get("namespace", "")), str(owner)), []).append(endpoint_slice)
+    nodes = list(nodes)
+    node_hosts = [host_part(ip) for ip in node_ips(nodes)]
+    merged: dict[UpstreamRef, set[str]] = {}
+    for service in services:
+        if not nlk_selected(service, match) or _meta(service).get("deletionTimestamp"):
+            continue
+        meta, spec = _meta(service), service.get("spec") or {}
+        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        ref = f"{namespace}/{name}"
+        kind = str(spec.get("type") or "ClusterIP")
+        ports = [(p, nlk_port_upstream(str(p.get("name") or ""))) for p in spec.get("ports") or []]
+        named = [(p, up) for p, up in ports if up is not None and (only is None or up == only)]
+        if not named:
+            continue
+        if kind not in SUPPORTED_TYPES:
+            message = (f"Service type {kind} is not supported by the NGINX edge: use ClusterIP, NodePort or "
+                       f"LoadBalancer; upstreams {', '.join(sorted(str(u) for _, u in named))} get no servers "
+                       "from this Service")
+            events.append(ServiceProblem(namespace, name, "UnsupportedServiceType", message))
+            result.problems.append(f"Service {ref}: {message}")
+        for port, upstream in named:
+            servers = merged.setdefault(upstream, set())
+            if kind == "NodePort":
+                if port.get("nodePort") is None:
+                    result.problems.append(f"Service {ref}: port {port.get('name')!r} has no nodePort yet")
+                    continue
+                servers.update(f"{h}:{int(port['nodePort'])}" for h in node_hosts)
+            elif kind == "LoadBalancer":
+                ingress = ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+                for entry in ingress:
+                    if entry.get("ip"):
+                        servers.add(server_address(str(entry["ip"]), int(port.get("port") or 0)))
+                    else:
+                        result.problems.append(f"Service {ref}: load balancer ingress {entry.get('hostname')!r} "
+                                               "has no IP; skipped")
+            elif kind == "ClusterIP":
+                servers.update(slice_servers(slices_by_service.get((namespace, name), []), str(port.get("name")),
+                                             result.problems, ref))
+    result.upstreams = {r: sorted(servers) for r, servers in sorted(merged.items())}
+    return result, events

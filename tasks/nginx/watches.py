@@ -1,14 +1,27 @@
-"""NGINX edge watch registrations: Services, Nodes and the settings ConfigMap -> (host, upstream) keys.
+"""NGINX edge watch registrations: Services, EndpointSlices, Nodes and the settings -> (host, upstream) keys.
 
 Every event is mapped to the keys of the ``nginx-upstream`` controller that it may change, on every
-NGINX Plus host of the cached settings ConfigMap:
+NGINX Plus host of the mode concerned (hosts from the cached settings):
+
+``nkl`` mode:
 
 - a Service of the watched namespace -> the upstreams its prefixed ports name, before *and* after
   the change (so a removed port, a renamed port or a deleted Service empties its upstream);
-- a Node that joins, leaves, changes its InternalIP or its control-plane label -> every upstream
-  named by any cached Service (the original only re-synced when a Service changed);
-- the settings ConfigMap -> every upstream on every host (a newly added host gets the full state;
-  a changed TLS mode or Secret name applies at once).
+- the ``nkl-config`` ConfigMap -> every upstream on every host (a newly added host gets the full
+  state; a changed TLS mode or Secret name applies at once).
+
+``nlk`` mode (nginx/nginx-loadbalancer-kubernetes v1.2's watcher, keyed by upstream instead of Service):
+
+- a Service of any namespace -> the upstreams its ``http-``/``stream-`` ports name while it is
+  selected (annotation ``nginx.com/nginxaas`` equal to ``service-annotation-match``), before *and*
+  after: the annotation added moves it in, removed moves it out (its upstreams are emptied);
+- an EndpointSlice (label ``kubernetes.io/service-name``) added, changed in its endpoints or ports,
+  or deleted -> the upstreams of the selected Service it belongs to (the original enqueued a
+  *delete* of the whole Service on a slice delete, emptying its upstreams until the next event);
+- the ``nlk`` ConfigMap -> every ``nlk`` upstream on every ``nlk`` host.
+
+Both: a Node that joins, leaves, changes its InternalIP or its control-plane label -> every
+``nkl`` upstream and the upstreams of selected ``NodePort`` Services (the original: every Service).
 """
 
 from __future__ import annotations
@@ -16,22 +29,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import structlog
+
 from informers.store import Stores
 from kube import resources
-from tasks.nginx.controller import CONTROLLER_NAME, edge_names, keys_for
-from tasks.nginx.settings import EdgeNames, parse_hosts
-from tasks.nginx.translate import UpstreamRef, is_control_plane, node_addresses, service_upstreams
+from tasks.nginx.controller import CONTROLLER_NAME, ENDPOINTSLICE, edge_names, keys_for, read_nlk_file
+from tasks.nginx.settings import EdgeNames, Settings, SettingsError, nlk_document, parse_hosts, parse_nlk_settings
+from tasks.nginx.translate import (
+    SERVICE_NAME_LABEL,
+    UpstreamRef,
+    is_control_plane,
+    nlk_service_upstreams,
+    node_addresses,
+    service_upstreams,
+)
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
+
+log = structlog.get_logger("tasks.nginx.watches")
 
 SERVICES = "nginx-services"
 NODES = "nginx-nodes"
 CONFIG = "nginx-config"
+NLK_SERVICES = "nginx-nlk-services"
+NLK_SLICES = "nginx-nlk-endpointslices"
+NLK_CONFIG = "nginx-nlk-config"
 
 
 def hosts_from(stores: Stores, names: EdgeNames | None = None) -> list[str]:
-    """The NGINX Plus hosts of the cached ConfigMap (invalid entries skipped: the reconcile reports them)."""
+    """The ``nkl`` mode's NGINX Plus hosts from the cached ConfigMap (invalid entries skipped: the
+    reconcile reports them); ``[]`` when that mode does not run."""
     names = names or edge_names()
+    if not names.nkl or CONFIG not in stores.names():
+        return []
     for configmap in stores.list(CONFIG):
         meta = configmap.get("metadata") or {}
         if meta.get("name") == names.configmap and meta.get("namespace") == names.namespace:
@@ -39,10 +69,40 @@ def hosts_from(stores: Stores, names: EdgeNames | None = None) -> list[str]:
     return []
 
 
+def nlk_settings(stores: Stores, names: EdgeNames | None = None) -> Settings | None:
+    """The ``nlk`` mode's settings (cached ConfigMap, or the configuration file); ``None`` when the
+    mode does not run or its configuration is missing or invalid (the reconcile reports that)."""
+    names = names or edge_names()
+    if not names.nlk:
+        return None
+    try:
+        if names.nlk_config_file:
+            return parse_nlk_settings(read_nlk_file(names.nlk_config_file))
+        if NLK_CONFIG not in stores.names():
+            return None
+        configmap = stores.get(NLK_CONFIG, names.nlk_namespace, names.nlk_configmap)
+        return None if configmap is None else parse_nlk_settings(nlk_document(configmap.get("data")))
+    except SettingsError as exc:
+        log.debug("nlk configuration invalid; its events map to no host", error=str(exc))
+        return None
+
+
+def nlk_upstreams(stores: Stores, settings: Settings, node_port_only: bool = False) -> set[UpstreamRef]:
+    """Every upstream named by a cached selected Service (``node_port_only``: of NodePort Services)."""
+    refs: set[UpstreamRef] = set()
+    for service in stores.list(NLK_SERVICES):
+        if node_port_only and (service.get("spec") or {}).get("type") != "NodePort":
+            continue
+        refs |= nlk_service_upstreams(service, settings.annotation_match)
+    return refs
+
+
 def all_upstreams(stores: Stores, names: EdgeNames | None = None) -> set[UpstreamRef]:
-    """Every upstream named by a cached Service of the watched namespace."""
+    """Every upstream named by a cached Service of the watched namespace (``nkl`` mode)."""
     names = names or edge_names()
     refs: set[UpstreamRef] = set()
+    if not names.nkl or SERVICES not in stores.names():
+        return refs
     for service in stores.list(SERVICES):
         refs |= service_upstreams(service, names)
     return refs
@@ -68,11 +128,76 @@ def node_relevant(event: WatchEvent) -> bool:
 
 
 def map_node(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
-    """A Node joining, leaving or changing address/role -> every upstream on every host."""
+    """A Node joining, leaving or changing address/role -> every ``nkl`` upstream on every ``nkl``
+    host, and the upstreams of selected NodePort Services on every ``nlk`` host."""
     if not node_relevant(event):
         return []
     names = names or edge_names()
-    return keys_for(hosts_from(stores, names), all_upstreams(stores, names))
+    pairs = list(keys_for(hosts_from(stores, names), all_upstreams(stores, names)))
+    settings = nlk_settings(stores, names)
+    if settings is not None:
+        pairs += keys_for(settings.hosts, nlk_upstreams(stores, settings, node_port_only=True))
+    return pairs
+
+
+def map_nlk_service(event: WatchEvent, stores: Stores, names: EdgeNames | None = None
+                    ) -> Iterable[tuple[str, Key]]:
+    """An ``nlk`` Service change -> the upstreams it names while selected, before and after (the
+    annotation added or removed moves it in or out) on every ``nlk`` host."""
+    settings = nlk_settings(stores, names)
+    if settings is None:
+        return []
+    refs = (nlk_service_upstreams(event.object, settings.annotation_match)
+            | nlk_service_upstreams(event.old, settings.annotation_match))
+    return keys_for(settings.hosts, refs) if refs else []
+
+
+def _slice_view(endpoint_slice: dict[str, Any] | None) -> Any:
+    if not endpoint_slice:
+        return None
+    return (endpoint_slice.get("addressType"), endpoint_slice.get("ports"), endpoint_slice.get("endpoints"),
+            ((endpoint_slice.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL))
+
+
+def map_slice(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
+    """An EndpointSlice added, deleted or changed in its endpoints or ports -> the upstreams of the
+    selected Service it belongs to (label ``kubernetes.io/service-name``, same namespace), on every
+    ``nlk`` host. A change of its metadata only maps to nothing."""
+    if event.type == "MODIFIED" and event.old is not None and _slice_view(event.object) == _slice_view(event.old):
+        return []
+    settings = nlk_settings(stores, names)
+    if settings is None:
+        return []
+    refs: set[UpstreamRef] = set()
+    for endpoint_slice in (event.object, event.old):
+        meta = (endpoint_slice or {}).get("metadata") or {}
+        owner = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if owner:
+            refs |= nlk_service_upstreams(stores.get(NLK_SERVICES, meta.get("namespace"), owner),
+                                          settings.annotation_match)
+    return keys_for(settings.hosts, refs) if refs else []
+
+
+def map_nlk_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None
+                   ) -> Iterable[tuple[str, Key]]:
+    """The ``nlk`` ConfigMap changed -> every ``nlk`` upstream on every (current) ``nlk`` host; with a
+    changed ``service-annotation-match``, also the upstreams the Services selected by the old value name
+    (they leave and are emptied)."""
+    names = names or edge_names()
+    if (event.object.get("metadata") or {}).get("name") != names.nlk_configmap:
+        return []
+    settings = nlk_settings(stores, names)
+    if settings is None:
+        return []
+    refs = nlk_upstreams(stores, settings)
+    if event.old is not None:
+        try:
+            old_match = parse_nlk_settings(nlk_document(event.old.get("data"))).annotation_match
+        except SettingsError:
+            old_match = settings.annotation_match
+        if old_match != settings.annotation_match:
+            refs |= nlk_upstreams(stores, Settings(annotation_match=old_match))
+    return keys_for(settings.hosts, refs)
 
 
 def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
@@ -85,17 +210,32 @@ def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None
 
 
 def registrations() -> list[WatchRegistration]:
-    """The edge's watches, in the namespaces this process's settings name."""
+    """The edge's watches for the running modes, in the namespaces this process's settings name."""
     names = edge_names()
-    return [
-        WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=names.watched_namespace,
-                          label_selector=None, map_event=map_service, controllers=(CONTROLLER_NAME,)),
-        WatchRegistration(name=NODES, resource=resources.NODE, namespace=None, label_selector=None,
-                          map_event=map_node, controllers=(CONTROLLER_NAME,)),
-        WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=names.namespace,
-                          label_selector=None, map_event=map_config, controllers=(CONTROLLER_NAME,),
-                          field_selector=f"metadata.name={names.configmap}"),
-    ]
+    out = [WatchRegistration(name=NODES, resource=resources.NODE, namespace=None, label_selector=None,
+                             map_event=map_node, controllers=(CONTROLLER_NAME,))]
+    if names.nkl:
+        out += [
+            WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=names.watched_namespace,
+                              label_selector=None, map_event=map_service, controllers=(CONTROLLER_NAME,)),
+            WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=names.namespace,
+                              label_selector=None, map_event=map_config, controllers=(CONTROLLER_NAME,),
+                              field_selector=f"metadata.name={names.configmap}"),
+        ]
+    if names.nlk:
+        out += [
+            WatchRegistration(name=NLK_SERVICES, resource=resources.SERVICE, namespace=None, label_selector=None,
+                              map_event=map_nlk_service, controllers=(CONTROLLER_NAME,)),
+            WatchRegistration(name=NLK_SLICES, resource=ENDPOINTSLICE, namespace=None,
+                              label_selector=SERVICE_NAME_LABEL, map_event=map_slice,
+                              controllers=(CONTROLLER_NAME,)),
+        ]
+        if not names.nlk_config_file:
+            out.append(WatchRegistration(
+                name=NLK_CONFIG, resource=resources.CONFIGMAP, namespace=names.nlk_namespace, label_selector=None,
+                map_event=map_nlk_config, controllers=(CONTROLLER_NAME,),
+                field_selector=f"metadata.name={names.nlk_configmap}"))
+    return out
 
 
 def __getattr__(name: str) -> Any:

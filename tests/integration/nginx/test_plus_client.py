@@ -8,7 +8,13 @@ import pytest
 import requests
 
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusUnreachable, PlusUnsupportedVersion
+from tasks.nginx.plus_client import (
+    PlusAPIError,
+    PlusClient,
+    PlusUnauthorized,
+    PlusUnreachable,
+    PlusUnsupportedVersion,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -155,3 +161,37 @@ def test_a_host_that_is_down_is_unreachable_then_back_with_its_state(plus: Nginx
         client.list_servers("http", "web")
     plus.start()
     assert [s["server"] for s in client.list_servers("http", "web")] == ["10.0.0.1:80"]
+
+
+def test_api_key_required_by_the_standin_and_sent_by_the_client(
+        plus_factory: Callable[..., NginxPlusStandIn]) -> None:
+    """NGINXaaS: ``Authorization: ApiKey <base64(key)>`` on every request, else 401 in the API's error form."""
+    plus = plus_factory(api_key="s3cret")
+    servers = plus.url + "/9/http/upstreams/web/servers"
+    for headers in ({}, {"Authorization": "ApiKey " + "wrong"}, {"Authorization": "ApiKey s3cret"},
+                    {"Authorization": "Bearer czNjcmV0"}):
+        answer = requests.get(servers, headers=headers, timeout=5)
+        assert answer.status_code == 401, headers
+        body = answer.json()
+        assert body["error"] == {"status": 401, "text": "missing or invalid API key", "code": "Unauthorized"}
+        assert len(body["request_id"]) == 32
+    assert requests.get(servers, headers={"Authorization": "ApiKey czNjcmV0"}, timeout=5).json() == []
+    assert plus.rejected == 4 and plus.request_count == 1  # rejected requests change nothing
+
+    with pytest.raises(PlusUnauthorized) as caught:
+        PlusClient(plus.url, api_version=9).list_servers("http", "web")
+    assert caught.value.http_status == 401 and caught.value.code == "Unauthorized"
+    with pytest.raises(PlusUnauthorized):
+        PlusClient(plus.url, api_version=9, api_key="other").list_servers("http", "web")
+    plus.reset_requests()
+    client = PlusClient(plus.url, api_key="s3cret", nlk_version="1.2.3")
+    client.add_server("http", "web", {"server": "10.0.0.1:80"})
+    assert client.list_servers("http", "web")[0]["server"] == "10.0.0.1:80"
+    assert {tuple(sorted(h.items())) for _, _, h in plus.header_log} == {
+        (("Authorization", "ApiKey czNjcmV0"), ("X-NLK-Version", "1.2.3"))}
+    assert "s3cret" not in repr(client)
+
+
+def test_without_a_required_key_nothing_is_checked(plus: NginxPlusStandIn) -> None:
+    PlusClient(plus.url, api_version=9).list_servers("http", "web")
+    assert plus.header_log == [("GET", "/api/9/http/upstreams/web/servers", {})]

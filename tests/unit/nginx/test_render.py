@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tasks.nginx.cli import render as render_command
 from tasks.nginx.render import render
-from tasks.nginx.settings import SettingsError
+from tasks.nginx.settings import EdgeNames, SettingsError
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "nginx" / "00-edge.yaml"
@@ -73,3 +73,41 @@ def test_unreadable_input_exits_2(tmp_path: Path, content: str | None, message: 
     result = CliRunner().invoke(app(), ["render", "-f", str(path)])
     assert result.exit_code == 2
     assert message in result.output
+
+
+NLK_EXAMPLE = ROOT / "examples" / "nginx" / "10-nlk.yaml"
+NLK_HOST = "http://127.0.0.1:9002/api"
+NLK_DOCS = [
+    {"host": NLK_HOST, "upstream": "storefront-web", "protocol": "http",
+     "servers": ["10.244.1.5:8080", "10.244.1.6:8080", "10.244.2.7:8080"]},
+    {"host": NLK_HOST, "upstream": "storefront-tls", "protocol": "stream", "servers": ["192.0.2.50:443"]},
+]
+
+
+def test_both_modes_render_from_the_examples() -> None:
+    objects = [d for f in (EXAMPLE, NLK_EXAMPLE) for d in yaml.safe_load_all(f.read_text())]
+    docs, problems = render(objects, EdgeNames(modes=("nkl", "nlk")))
+    assert problems == [] and len(docs) == 8 and docs[6:] == NLK_DOCS
+    assert render(objects)[0] == docs[:6]  # the default runs nkl only
+
+
+def test_config_file_form_with_services_slices_and_nodes(tmp_path: Path) -> None:
+    """``--config`` takes the original's config.yaml; the nlk-config ConfigMap in the files is then not needed."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"nginx-hosts: {NLK_HOST}\nservice-annotation-match: nginxaas\ntls-mode: no-tls\n"
+                      "log-level: info\n")
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all([d for d in yaml.safe_load_all(NLK_EXAMPLE.read_text())
+                                           if d["kind"] != "ConfigMap"]))
+    result = CliRunner().invoke(app(), ["render", "-f", str(cluster), "--config", str(config), "-o", "yaml"],
+                                env={"RECONCILERY_NGINX_MODES": "nlk"})
+    assert result.exit_code == 0, result.output
+    assert list(yaml.safe_load_all(result.stdout)) == NLK_DOCS
+    table = CliRunner().invoke(app(), ["render", "-f", str(cluster), "--config", str(config)],
+                               env={"RECONCILERY_NGINX_MODES": "nlk"})
+    assert table.stdout.splitlines()[0].split() == ["HOST", "UPSTREAM", "PROTOCOL", "SERVERS"]
+    config.write_text("tls-mode: ss-mtls\n")
+    bad = CliRunner().invoke(app(), ["render", "-f", str(cluster), "--config", str(config)])
+    assert bad.exit_code == 2 and "tls-mode: 'ss-mtls'" in bad.output
+    missing = CliRunner().invoke(app(), ["render", "-f", str(cluster), "--config", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "--config" in missing.output

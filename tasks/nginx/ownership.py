@@ -1,0 +1,71 @@
+"""The ownership record of the NGINX edge (I/O): which (NGINX Plus host, upstream) pairs it has written to.
+
+A ConfigMap (``RECONCILERY_NGINX_OWNED_CONFIGMAP``, default ``nginx-edge-upstreams``, in
+:attr:`~tasks.nginx.settings.EdgeNames.owned_namespace`) holds one data key per pair
+(:func:`tasks.nginx.plan.record_key`). A sync records its pair *before* its first write and forgets
+it once no Service names the upstream and it has been emptied; the resync enqueues every recorded
+pair, so an upstream whose Service was deleted while nothing watched is still emptied after a
+restart (the original recorded nothing and left such servers for good).
+
+Each write is a JSON merge patch of one data key, so reconciles of different pairs, in any process,
+never conflict; a pair is only written by the reconcile holding its key's lease.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from informers import informer as informers
+from kube import Conflict, Kube, NotFound, resources
+from tasks.nginx.plan import parse_owned, record_key, record_value
+from tasks.nginx.settings import EdgeNames
+from tasks.nginx.translate import UpstreamRef
+
+#: Labels of the ownership ConfigMap (so people and tools see what it is).
+LABELS = {"app.kubernetes.io/managed-by": "reconcilery", "reconcilery.io/record": "nginx-edge-upstreams"}
+
+
+def _data(kube: Kube, names: EdgeNames) -> dict[str, Any]:
+    configmap = informers.get(kube, resources.CONFIGMAP, names.owned_configmap, names.owned_namespace,
+                              watch_namespace=names.owned_namespace)
+    return dict((configmap or {}).get("data") or {})
+
+
+def owned(kube: Kube, names: EdgeNames) -> set[tuple[str, UpstreamRef]]:
+    """Every recorded ``(host, upstream)``."""
+    return parse_owned(_data(kube, names))
+
+
+def owns(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> bool:
+    """Whether ``upstream`` on ``host`` is recorded."""
+    return record_key(host, upstream) in _data(kube, names)
+
+
+def _patch(kube: Kube, names: EdgeNames, data: dict[str, Any]) -> None:
+    try:
+        kube.patch(resources.CONFIGMAP, names.owned_configmap, {"data": data}, namespace=names.owned_namespace)
+        return
+    except NotFound:
+        if all(v is None for v in data.values()):
+            return
+    body = {"metadata": {"name": names.owned_configmap, "namespace": names.owned_namespace, "labels": LABELS,
+                         "annotations": {"reconcilery.io/description": (
+                             "NGINX Plus upstreams the NGINX edge has written to, one key per (host, upstream); "
+                             "the resync empties those no Service names any more")}},
+            "data": {k: v for k, v in data.items() if v is not None}}
+    try:
+        kube.create(resources.CONFIGMAP, body)
+    except Conflict:  # created meanwhile by another reconcile
+        kube.patch(resources.CONFIGMAP, names.owned_configmap, {"data": data}, namespace=names.owned_namespace)
+
+
+def record(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> None:
+    """Record ``upstream`` on ``host`` (creating the ConfigMap when needed). Raises ``kube.ApiError``
+    (e.g. :class:`kube.NotFound` when the namespace does not exist): nothing is written to the host
+    unless it is recorded first."""
+    _patch(kube, names, {record_key(host, upstream): record_value(host, upstream)})
+
+
+def forget(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> None:
+    """Drop the record of ``upstream`` on ``host`` (nothing when there is none)."""
+    _patch(kube, names, {record_key(host, upstream): None})

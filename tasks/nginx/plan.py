@@ -1,0 +1,186 @@
+"""Plan (pure): the running modes' settings and cluster objects -> what each (host, upstream) should hold.
+
+Both eras run from one controller (:class:`~tasks.nginx.settings.EdgeNames` ``modes``): the ``nkl``
+mode (the seed: Services of one namespace, ``nkl-`` ports, NodePort) and the ``nlk`` mode
+(nginx/nginx-loadbalancer-kubernetes v1.2: annotated Services of every namespace, ``http-``/
+``stream-`` ports, NodePort / LoadBalancer / ClusterIP through EndpointSlices). Each mode has its
+own NGINX Plus hosts; an upstream on a host listed by both modes holds the union of both modes'
+servers. The reconcile (:mod:`tasks.nginx.controller`) and ``reconcilery render nginx``
+(:mod:`tasks.nginx.render`) both plan through here, so a dry run and a sync cannot disagree.
+
+Ownership (:func:`record_key`, :func:`parse_owned`): every (host, upstream) the edge has written to
+is recorded in a ConfigMap in the cluster, one data key each, so an upstream no Service names any
+more is emptied by the resync even when the Service went away while nothing watched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks.nginx.settings import EdgeNames, Settings, nlk_document, parse_nlk_settings, parse_settings
+from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, translate, translate_nlk
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What a sync reads: the ``nkl`` ConfigMap's ``data`` (``None``: none), the watched namespace's
+    Services and all Nodes; for the ``nlk`` mode its configuration mapping (``None``: none), the
+    Services of every namespace and the EndpointSlices of every namespace. Objects are shared:
+    read-only."""
+
+    config: Mapping[str, Any] | None
+    services: Sequence[Mapping[str, Any]]
+    nodes: Sequence[Mapping[str, Any]]
+    nlk_config: Mapping[str, Any] | None = None
+    nlk_services: Sequence[Mapping[str, Any]] = ()
+    slices: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True)
+class EdgeConfig:
+    """The parsed settings of the running modes (``None`` for a mode that does not run)."""
+
+    nkl: Settings | None = None
+    nlk: Settings | None = None
+
+    @property
+    def hosts(self) -> list[str]:
+        """Every configured host, ``nkl`` hosts first, each once."""
+        out: list[str] = []
+        for settings in (self.nkl, self.nlk):
+            for host in settings.hosts if settings else ():
+                if host not in out:
+                    out.append(host)
+        return out
+
+    def settings_for(self, host: str) -> Settings | None:
+        """The settings the client of ``host`` uses (TLS mode, log level): the ``nkl`` ConfigMap's
+        when it lists the host, else the ``nlk`` configuration's; ``None`` when no mode lists it."""
+        for settings in (self.nkl, self.nlk):
+            if settings and host in settings.hosts:
+                return settings
+        return None
+
+    def api_key_for(self, host: str) -> bool:
+        """Whether ``host`` gets the NGINXaaS API key: only hosts of the ``nlk`` configuration (the key
+        is NGINXaaS's; other hosts never see it)."""
+        return bool(self.nlk and host in self.nlk.hosts)
+
+
+def parse_config(state: ClusterState, names: EdgeNames) -> EdgeConfig:
+    """The running modes' settings from ``state``. Raises
+    :class:`~tasks.nginx.settings.SettingsError` when a running mode's configuration is invalid."""
+    nkl = parse_settings(state.config) if names.nkl else None
+    nlk = None
+    if names.nlk:
+        where = names.nlk_config_file or f"ConfigMap {names.nlk_namespace}/{names.nlk_configmap}"
+        nlk = parse_nlk_settings(nlk_document(state.nlk_config), where=where)
+    return EdgeConfig(nkl, nlk)
+
+
+@dataclass
+class UpstreamPlan:
+    """What one (host, upstream) should hold.
+
+    Attributes:
+        desired: the servers (sorted).
+        named: whether a Service of a mode listing the host names the upstream (an upstream no
+            longer named is emptied and dropped from the ownership record).
+        problems: human text about skipped or defaulted ports (logs).
+        service_problems: problems to record as Events on Services.
+    """
+
+    desired: list[str] = field(default_factory=list)
+    named: bool = False
+    problems: list[str] = field(default_factory=list)
+    service_problems: list[ServiceProblem] = field(default_factory=list)
+
+
+def translations(state: ClusterState, config: EdgeConfig, names: EdgeNames, only: UpstreamRef | None = None
+                 ) -> tuple[Translation | None, Translation | None, list[ServiceProblem]]:
+    """``(nkl translation, nlk translation, Service problems)`` of the running modes (``None`` for a
+    mode that does not run)."""
+    nkl = translate(state.services, state.nodes, names, only) if config.nkl else None
+    nlk, events = (translate_nlk(state.nlk_services, state.slices, state.nodes, config.nlk.annotation_match, only)
+                   if config.nlk else (None, []))
+    return nkl, nlk, events
+
+
+def plan_upstream(state: ClusterState, config: EdgeConfig, names: EdgeNames, host: str,
+                  upstream: UpstreamRef) -> UpstreamPlan:
+    """The :class:`UpstreamPlan` of ``upstream`` on ``host``: the union of the servers every mode
+    listing ``host`` wants."""
+    plan = UpstreamPlan()
+    nkl, nlk, events = translations(state, config, names, upstream)
+    servers: set[str] = set()
+    for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
+        if settings is None or translation is None or host not in settings.hosts:
+            continue
+        plan.problems += translation.problems
+        if upstream in translation.upstreams:
+            plan.named = True
+            servers.update(translation.upstreams[upstream])
+    if config.nlk and host in config.nlk.hosts:
+        plan.service_problems = events
+    plan.desired = sorted(servers)
+    return plan
+
+
+def desired_upstreams(state: ClusterState, config: EdgeConfig, names: EdgeNames
+                      ) -> tuple[dict[str, dict[UpstreamRef, list[str]]], list[str]]:
+    """``({host: {upstream: servers}}, problems)`` for every configured host (hosts in
+    :attr:`EdgeConfig.hosts` order, upstreams sorted): what ``render`` prints and the resync enqueues."""
+    nkl, nlk, _ = translations(state, config, names)
+    out: dict[str, dict[UpstreamRef, list[str]]] = {}
+    for host in config.hosts:
+        merged: dict[UpstreamRef, set[str]] = {}
+        for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
+            if settings is None or translation is None or host not in settings.hosts:
+                continue
+            for ref, servers in translation.upstreams.items():
+                merged.setdefault(ref, set()).update(servers)
+        out[host] = {ref: sorted(servers) for ref, servers in sorted(merged.items())}
+    problems = [p for t in (nkl, nlk) if t is not None for p in t.problems]
+    return out, problems
+
+
+# ---- ownership record ------------------------------------------------------------------------------
+
+_KEY_SAFE = re.compile(r"[^-._a-zA-Z0-9]")
+
+
+def record_key(host: str, upstream: UpstreamRef) -> str:
+    """The ConfigMap data key recording that the edge owns ``upstream`` on ``host``:
+    ``<12 hex of the host>.<protocol>.<upstream>`` (characters a ConfigMap key cannot hold become
+    ``_``; a hash of the exact name keeps such keys apart). At most 253 characters."""
+    digest = hashlib.sha256(host.encode()).hexdigest()[:12]
+    name = upstream.name
+    safe = _KEY_SAFE.sub("_", name)
+    if safe != name or len(safe) > 200:
+        safe = f"{safe[:180]}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+    return f"{digest}.{upstream.protocol}.{safe}"
+
+
+def record_value(host: str, upstream: UpstreamRef) -> str:
+    """The recorded value: ``{"host": ..., "upstream": "protocol:name"}`` as JSON."""
+    return json.dumps({"host": host, "upstream": str(upstream)}, sort_keys=True)
+
+
+def parse_owned(data: Mapping[str, Any] | None) -> set[tuple[str, UpstreamRef]]:
+    """The ``(host, upstream)`` pairs an ownership ConfigMap's ``data`` records; entries that do not
+    parse (edited by hand) are skipped."""
+    owned: set[tuple[str, UpstreamRef]] = set()
+    for key, raw in (data or {}).items():
+        try:
+            value = json.loads(str(raw))
+            host, upstream = str(value["host"]), UpstreamRef.parse(str(value["upstream"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if record_key(host, upstream) == key:
+            owned.add((host, upstream))
+    return owned

@@ -1,0 +1,73 @@
+"""The plan over both modes: per-host union, which hosts get the API key, the ownership record's keys."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tasks.nginx.plan import (
+    ClusterState,
+    parse_config,
+    parse_owned,
+    plan_upstream,
+    record_key,
+    record_value,
+)
+from tasks.nginx.settings import EdgeNames
+from tasks.nginx.translate import UpstreamRef
+from tests.unit.nginx.test_translate import node, service
+from tests.unit.nginx.test_translate_nlk import READY, eps, svc
+
+BOTH = EdgeNames(modes=("nkl", "nlk"))
+SHARED, NKL_ONLY, NLK_ONLY = "http://10.0.0.1:9000/api", "http://10.0.0.2:9000/api", "http://10.0.0.3:9000/api"
+WEB = UpstreamRef("http", "web")
+
+
+def state() -> ClusterState:
+    return ClusterState(
+        config={"nginx-hosts": f"{SHARED},{NKL_ONLY}"},
+        services=[service("ing", [("nkl-web", 30080)])],
+        nodes=[node("w0", "10.0.1.11")],
+        nlk_config={"nginx-hosts": [SHARED, NLK_ONLY], "tls-mode": "no-tls"},
+        nlk_services=[svc("pods", "ClusterIP", [{"name": "http-web", "port": 80}]),
+                      svc("ext", "ExternalName", [{"name": "http-web", "port": 80}])],
+        slices=[eps("pods", "pods-1", [("http-web", 8080)], [(["10.244.0.5"], READY)])])
+
+
+def test_a_host_of_both_modes_holds_the_union() -> None:
+    s = state()
+    config = parse_config(s, BOTH)
+    assert config.hosts == [SHARED, NKL_ONLY, NLK_ONLY]
+    assert plan_upstream(s, config, BOTH, SHARED, WEB).desired == ["10.0.1.11:30080", "10.244.0.5:8080"]
+    nkl = plan_upstream(s, config, BOTH, NKL_ONLY, WEB)
+    assert nkl.desired == ["10.0.1.11:30080"] and nkl.service_problems == []
+    nlk = plan_upstream(s, config, BOTH, NLK_ONLY, WEB)
+    assert nlk.desired == ["10.244.0.5:8080"] and [p.name for p in nlk.service_problems] == ["ext"]
+    assert not plan_upstream(s, config, BOTH, NLK_ONLY, UpstreamRef("http", "gone")).named
+
+
+def test_only_nlk_hosts_get_the_api_key_and_tls_comes_from_the_first_mode() -> None:
+    config = parse_config(state(), BOTH)
+    assert [config.api_key_for(h) for h in (SHARED, NKL_ONLY, NLK_ONLY)] == [True, False, True]
+    assert config.settings_for(SHARED) is config.nkl and config.settings_for(NLK_ONLY) is config.nlk
+    assert config.settings_for("http://elsewhere/api") is None
+
+
+def test_modes_not_running_are_not_read() -> None:
+    config = parse_config(state(), EdgeNames())
+    assert config.nlk is None and config.hosts == [SHARED, NKL_ONLY]
+
+
+@given(st.text(min_size=1, max_size=300), st.sampled_from(["http", "stream"]),
+       st.text(min_size=1, max_size=300).filter(lambda n: ":" not in n))
+def test_record_keys_are_valid_configmap_keys_and_round_trip(host: str, protocol: str, name: str) -> None:
+    ref = UpstreamRef(protocol, name)
+    key = record_key(host, ref)
+    assert len(key) <= 253 and all(c.isascii() and (c.isalnum() or c in "-._") for c in key)
+    assert parse_owned({key: record_value(host, ref)}) == {(host, ref)}
+
+
+def test_hand_edited_records_are_skipped() -> None:
+    good = record_key(SHARED, WEB)
+    assert parse_owned({good: record_value(SHARED, WEB), "junk": "{", "moved": record_value(NLK_ONLY, WEB)}) == {
+        (SHARED, WEB)}
