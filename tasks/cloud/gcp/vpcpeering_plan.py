@@ -32,8 +32,9 @@ Azure's flow already skips it); an empty configured network tag matches no tag (
 ``strings.Contains(tag, "")`` accepted every tagged network); the specific "not found" / "insufficient
 permissions" messages of the remote network stay (the original overwrote them with the generic one); a
 failed peering operation is reported and forgotten, so the peering is tried again after 5 min (the
-original kept re-reading the failed operation forever); a remove refused because another peering
-operation runs is a wait, not an error; the Ready state is ``Ready`` (the original's ``Connected``).
+original kept re-reading the failed operation forever); an add or remove refused because another
+peering operation of either network runs is a wait, not an error; the Ready state is ``Ready`` (the
+original's ``Connected``).
 """
 
 from __future__ import annotations
@@ -186,6 +187,8 @@ class Plan:
         """The Step of a refused call."""
         run, t = self.run, self.t
         kind = self.call.kind if self.call is not None else ""
+        if kind in ("remote_add", "local_add") and err.operation_in_progress:
+            return run.step(requeue_after=t(10))  # another peering operation of either network runs (fix)
         if kind == "remote_add":
             message = (f"Error creating Remote VpcPeering for network {self.remote} due to insufficient permissions"
                        if err.not_authorized else "Error creating Remote VpcPeering")

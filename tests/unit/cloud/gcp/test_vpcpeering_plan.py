@@ -193,6 +193,8 @@ def test_refused_adds(kind: str, err: GcpApiError, reason: str, message: str, re
     step = plan.failed(err)
     assert conds(step) == [("Error", reason, message)] and step.requeue_after == requeue
     assert step.status is not None and step.status["state"] == "Disconnected"
+    busy = plan.failed(GcpApiError(400, "There is a peering operation in progress on the local or peer network."))
+    assert busy.status is None and busy.requeue_after == 10
 
 
 def delete(found: Read, delete_remote: bool = True, status: dict[str, Any] | None = None) -> Plan:
