@@ -193,8 +193,9 @@ def test_refused_adds(kind: str, err: GcpApiError, reason: str, message: str, re
     step = plan.failed(err)
     assert conds(step) == [("Error", reason, message)] and step.requeue_after == requeue
     assert step.status is not None and step.status["state"] == "Disconnected"
-    busy = plan.failed(GcpApiError(400, "There is a peering operation in progress on the local or peer network."))
-    assert busy.status is None and busy.requeue_after == 10
+    busy = create(found).failed(GcpApiError(400, "There is a peering operation in progress on the local or peer "
+                                            "network."))
+    assert "conditions" not in (busy.status or {}) and busy.event is None and busy.requeue_after == 10
 
 
 def delete(found: Read, delete_remote: bool = True, status: dict[str, Any] | None = None) -> Plan:
