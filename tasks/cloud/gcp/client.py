@@ -198,7 +198,11 @@ class GcpClient:
     def _started(op: Any, wait: bool) -> str:
         """A started compute operation's name, after it is done when ``wait``."""
         if wait:
-            op.result(timeout=fencing.timeout(120.0))
+            from google.api_core.future import polling
+
+            # first look after 0.1 s (the SDK's default waits a whole second before its first poll)
+            op.result(timeout=fencing.timeout(120.0),
+                      polling=polling.DEFAULT_POLLING.with_delay(initial=0.1, maximum=5.0, multiplier=1.5))
         return str(op.name)
 
     # -- compute global addresses ------------------------------------------------------------------------

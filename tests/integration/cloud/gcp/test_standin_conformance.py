@@ -324,6 +324,16 @@ def _add(networks: compute_v1.NetworksClient, project: str, network: str, name: 
         compute_v1.NetworksAddPeeringRequest(network_peering=peering)))
 
 
+def _done(gcp: GcpStandIn, project: str, op: Any) -> None:
+    """Wait until a compute operation is DONE, reading it through GlobalOperationsClient every 20 ms (the
+    SDK's ``result()`` polls once a second)."""
+    ops = compute_v1.GlobalOperationsClient(**compute_kwargs(gcp))
+    deadline = time.monotonic() + 10
+    while ops.get(project=project, operation=op.name).status != compute_v1.Operation.Status.DONE:
+        assert time.monotonic() < deadline, f"operation {op.name} not done"
+        time.sleep(0.02)
+
+
 def _raw(gcp: GcpStandIn, path: str) -> dict[str, Any]:
     import urllib.request
 
@@ -337,16 +347,16 @@ def test_peerings_are_inactive_until_both_sides_exist_and_inactive_again_when_on
     for project, name in ((PROJECT, VPC), (REMOTE_PROJECT, "customer-vpc")):
         op = networks.insert(project=project, network_resource=compute_v1.Network(
             name=name, auto_create_subnetworks=False))
-        op.result(timeout=10)
+        _done(gcp, project, op)
     remote_url = f"https://www.googleapis.com/compute/v1/projects/{REMOTE_PROJECT}/global/networks/customer-vpc"
     op = _add(networks, REMOTE_PROJECT, "customer-vpc", "to-kyma", NETWORK_URL, export_custom_routes=True)
     assert op._extended_operation.operation_type == "addPeering"
-    op.result(timeout=10)
+    op.result(timeout=10)  # once through the SDK's own polling (the workaround installed)
     got = networks.get(project=REMOTE_PROJECT, network="customer-vpc")
     assert [(p.name, p.state, p.network, p.export_custom_routes) for p in got.peerings] == [
         ("to-kyma", "INACTIVE", NETWORK_URL, True)]
     assert got.self_link_with_id.endswith(f"/networks/{got.id}")
-    _add(networks, PROJECT, VPC, "cm-x", remote_url, import_custom_routes=True).result(timeout=10)
+    _done(gcp, PROJECT, _add(networks, PROJECT, VPC, "cm-x", remote_url, import_custom_routes=True))
     assert networks.get(project=PROJECT, network=VPC).peerings[0].state == "ACTIVE"
     assert networks.get(project=REMOTE_PROJECT, network="customer-vpc").peerings[0].state == "ACTIVE"
     raw = _raw(gcp, f"/compute/v1/projects/{PROJECT}/global/networks/{VPC}")
@@ -355,8 +365,8 @@ def test_peerings_are_inactive_until_both_sides_exist_and_inactive_again_when_on
 
     with pytest.raises(gexc.BadRequest):  # the same name twice
         _add(networks, PROJECT, VPC, "cm-x", remote_url)
-    networks.remove_peering(project=PROJECT, network=VPC, networks_remove_peering_request_resource=(
-        compute_v1.NetworksRemovePeeringRequest(name="cm-x"))).result(timeout=10)
+    _done(gcp, PROJECT, networks.remove_peering(project=PROJECT, network=VPC, networks_remove_peering_request_resource=(
+        compute_v1.NetworksRemovePeeringRequest(name="cm-x"))))
     assert list(networks.get(project=PROJECT, network=VPC).peerings) == []
     assert networks.get(project=REMOTE_PROJECT, network="customer-vpc").peerings[0].state == "INACTIVE"
     with pytest.raises(gexc.NotFound):
@@ -365,7 +375,7 @@ def test_peerings_are_inactive_until_both_sides_exist_and_inactive_again_when_on
 
 def test_a_second_peering_operation_while_one_runs_is_refused(gcp: GcpStandIn) -> None:
     networks = _networks(gcp)
-    networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)).result(timeout=10)
+    _done(gcp, PROJECT, networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)))
     gcp.state.op_delay = 0.5
     _add(networks, PROJECT, VPC, "a", "projects/p2/global/networks/n2")
     with pytest.raises(gexc.BadRequest) as err:
@@ -375,7 +385,7 @@ def test_a_second_peering_operation_while_one_runs_is_refused(gcp: GcpStandIn) -
 
 def test_tags_are_created_bound_to_a_network_and_listed_as_effective(gcp: GcpStandIn) -> None:
     networks = _networks(gcp)
-    networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)).result(timeout=10)
+    _done(gcp, PROJECT, networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)))
     net = networks.get(project=PROJECT, network=VPC)
     rm = discovery.build("cloudresourcemanager", "v3", credentials=AnonymousCredentials(), static_discovery=True,
                          cache_discovery=False, client_options={"api_endpoint": gcp.url})
