@@ -147,6 +147,10 @@ class CloudSettings(config.Settings):
     azure_client_id: str = Field("", validation_alias="AZURE_CLIENT_ID", description="Azure client id.")
     azure_client_secret: str = Field("", validation_alias="AZURE_CLIENT_SECRET", description="Azure client secret.",
                                      repr=False)
+    azure_peering_client_id: str = Field("", validation_alias="AZURE_PEERING_CLIENT_ID", description=(
+        "Azure client id of VPC peerings (a service principal in both tenants; empty: ``AZURE_CLIENT_ID``)."))
+    azure_peering_client_secret: str = Field("", validation_alias="AZURE_PEERING_CLIENT_SECRET", description=(
+        "Azure client secret of VPC peerings (empty: ``AZURE_CLIENT_SECRET``)."), repr=False)
 
     def t(self, seconds: float) -> float:
         """A timing constant scaled by :attr:`time_scale` (floor 1 ms, as the original's)."""

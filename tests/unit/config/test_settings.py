@@ -157,6 +157,8 @@ GOOD: list[tuple[str, str, Any]] = [
     ("AZURE_TENANT_ID", "t", "t"),
     ("AZURE_CLIENT_ID", "c", "c"),
     ("AZURE_CLIENT_SECRET", "s", "s"),
+    ("AZURE_PEERING_CLIENT_ID", "p", "p"),
+    ("AZURE_PEERING_CLIENT_SECRET", "ps", "ps"),
     ("RECONCILERY_REDIS_SERVER", "/usr/bin/redis-server", "/usr/bin/redis-server"),
 ]
 
