@@ -142,6 +142,14 @@ GOOD: list[tuple[str, str, Any]] = [
     ("AWS_ROLE_NAME", "role2", "role2"),
     ("RECONCILERY_CLOUD_AWS_PARTITION", "aws-cn", "aws-cn"),
     ("AWS_PARTITION", "aws-us-gov", "aws-us-gov"),
+    ("RECONCILERY_CLOUD_AWS_PEERING_ROLE_NAME", "peer", "peer"),
+    ("AWS_PEERING_ROLE_NAME", "peer2", "peer2"),
+    ("RECONCILERY_CLOUD_AWS_PEERING_ACCESS_KEY_ID", "PAK", "PAK"),
+    ("AWS_PEERING_ACCESS_KEY_ID", "PAK2", "PAK2"),
+    ("RECONCILERY_CLOUD_AWS_PEERING_SECRET_ACCESS_KEY", "PSK", "PSK"),
+    ("AWS_PEERING_SECRET_ACCESS_KEY", "PSK2", "PSK2"),
+    ("RECONCILERY_CLOUD_PEERING_NETWORK_TAG", "e2e", "e2e"),
+    ("PEERING_NETWORK_TAG", "e2e2", "e2e2"),
     ("RECONCILERY_GCP_ENDPOINT_URL", "http://gcp", "http://gcp"),
     ("GCP_SA_JSON_KEY_PATH", "/k.json", "/k.json"),
     ("GCP_RETRY_WAIT_DURATION", "500ms", 0.5),
@@ -151,6 +159,8 @@ GOOD: list[tuple[str, str, Any]] = [
     ("AZURE_TENANT_ID", "t", "t"),
     ("AZURE_CLIENT_ID", "c", "c"),
     ("AZURE_CLIENT_SECRET", "s", "s"),
+    ("AZURE_PEERING_CLIENT_ID", "p", "p"),
+    ("AZURE_PEERING_CLIENT_SECRET", "ps", "ps"),
     ("RECONCILERY_REDIS_SERVER", "/usr/bin/redis-server", "/usr/bin/redis-server"),
 ]
 
