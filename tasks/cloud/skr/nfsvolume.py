@@ -25,7 +25,7 @@ from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id, owner_labels
 from tasks.cloud.skr import defaultiprange
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, claim_name, plan, pv_name
+from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, claim_name, plan, pv_name, valid_name
 from workers.controller import Result
 
 __all__ = ["apply", "read", "reconcile_aws", "reconcile_gcp"]
@@ -57,11 +57,11 @@ def _kcp_of(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> dict[str, Any] |
 def read(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> Seen:
     """What the plan needs (the IpRange's read may create the default IpRange). Raises ``kube.ApiError``."""
     namespace = str(obj["metadata"].get("namespace") or "")
-    pv = pv_name(obj)
+    pv, pvc = pv_name(obj), claim_name(obj)  # untrusted names: read only valid ones (the plan refuses the rest)
     return Seen(kind=kind, obj=obj, kcp=_kcp_of(ctx, kind, obj), iprange=defaultiprange.resolve(ctx, obj),
                 kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
-                pv=ctx.skr.get(resources.PERSISTENT_VOLUME, pv) if pv else None,
-                pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, claim_name(obj), namespace),
+                pv=ctx.skr.get(resources.PERSISTENT_VOLUME, pv) if valid_name(pv) else None,
+                pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, pvc, namespace) if valid_name(pvc) else None,
                 everyone=ctx.objects(_KINDS[kind]) if kind == AWS else [],
                 quota=ctx.settings.quota(ctx.kyma, names.AWS_NFS_VOLUME_QUOTA_KEY) if kind == AWS else None,
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))

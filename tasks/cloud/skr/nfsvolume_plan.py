@@ -36,6 +36,7 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +124,14 @@ def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` is a DNS-1123 subdomain (what a PV or PVC may be called)."""
+    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
 
 
 def pv_name(obj: Mapping[str, Any]) -> str:
@@ -352,6 +361,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     if run.deleting:  # 10
         return _delete(seen, run, label_id, t)
     wanted_pv = str((_spec(obj).get("volume") or {}).get("name") or ident)
+    for reason, what, wanted in ((REASON_PV_NAME_INVALID, "PV", wanted_pv),
+                                 (REASON_PVC_NAME_INVALID, "PVC", claim_name(obj))):
+        if wanted and not valid_name(wanted):  # never a request path from an untrusted name
+            return stop(run.fail(reason, f"Desired {what} name {wanted!r} is not a valid object name"))
     if seen.pv is not None and not _owned(seen.pv, obj):  # 2
         run.without(names.COND_READY)
         return stop(run.fail(REASON_PV_NAME_INVALID, f"Desired PV({wanted_pv}) already exists with different owner"))

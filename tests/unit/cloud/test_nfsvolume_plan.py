@@ -257,3 +257,12 @@ def test_deletion_order_pvc_pv_kcp_finalizer() -> None:
 def test_deleting_without_finalizer_does_nothing() -> None:
     p = run(seen(vol(finalizer=False, deleting=True)))
     assert p == SkrPlan(p.step) and p.step.status is None and p.step.remove_finalizer is None
+
+
+@pytest.mark.parametrize("bad", ["..", "a/b", "UPPER", "x" * 254, "%2e"])
+def test_an_invalid_pv_or_pvc_name_is_an_error_before_any_request(bad: str) -> None:
+    p = run(seen(vol(status={"id": ID}, spec={"volume": {"name": bad}})))
+    assert reasons(p) == [("Error", "PVNameInvalid", f"Desired PV name {bad!r} is not a valid object name")]
+    assert p.pv_create is None and p.kcp_create is None
+    p = run(seen(vol(status={"id": ID}, spec={"volumeClaim": {"name": bad}})))
+    assert reasons(p)[0][1] == "PVCNameInvalid" and p.pvc_create is None
