@@ -12,6 +12,8 @@ A consumer's reconciler (NFS volumes, Redis) calls :func:`resolve` in its read a
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -39,16 +41,23 @@ WAIT_READY = 10.0
 
 def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
     """Read the IpRange ``consumer`` uses (from the connect's snapshot) and create the default one when
-    :func:`decide` says so (one that appeared meanwhile is used). Raises ``kube.ApiError``."""
-    found = ctx.get(names.SKR_IPRANGE, wanted(consumer))
-    use = decide(consumer, found)
+    :func:`decide` says so (one that appeared meanwhile is used). An IpRange that is not Ready yet gets an
+    IpRange turn at once (the IpRanges of this connect were reconciled before its consumers): a new one
+    gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. Raises
+    ``kube.ApiError``."""
+    from tasks.cloud.skr import iprange  # the IpRange reconciler: a consumer's dependency, not the reverse
+
+    name = wanted(consumer)
+    use = decide(consumer, ctx.get(names.SKR_IPRANGE, name))
     if use.create is not None:
-        try:
-            created = ctx.skr.create(names.SKR_IPRANGE, use.create)
-        except Conflict:  # created by another consumer of this connect meanwhile
-            created = ctx.skr.get(names.SKR_IPRANGE, DEFAULT_NAME) or use.create
+        with contextlib.suppress(Conflict):  # created by another consumer of this connect meanwhile
+            ctx.skr.create(names.SKR_IPRANGE, use.create)
+    if use.wait:
         ctx.forget(names.SKR_IPRANGE)
-        use = IpRangeUse(created, wait=True)
+        iprange.reconcile(ctx, "", name)
+        ctx.forget(names.SKR_IPRANGE)
+        found = ctx.skr.get(names.SKR_IPRANGE, name)
+        use = decide(consumer, found) if found is not None else IpRangeUse(None, wait=True)
     return use
 
 
