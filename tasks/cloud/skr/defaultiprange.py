@@ -13,7 +13,6 @@ A consumer's reconciler (NFS volumes, Redis) calls :func:`resolve` in its read a
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Callable, Mapping
 from typing import Any
 
