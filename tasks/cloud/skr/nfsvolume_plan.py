@@ -27,8 +27,8 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
    or ``status.id``; NFS server AWS ``status.server`` path ``/``, GCP ``hosts[0]`` path
    ``/<fileShareName>``; RWX; capacity; labels and annotations of the spec plus the volume labels;
    Cloud Manager's finalizer) and the PVC (name ``spec.volumeClaim.name`` or the volume's, bound by
-   ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity, labels and
-   annotations changes are patched onto both;
+   ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity changes are patched
+   onto the PV, labels and annotations onto both (a static claim's request is never resized);
 10. deleting: the PVC (condition ``Deleting`` ``DeletingPersistentVolumeClaim``), waiting until it is
     gone (Kubernetes keeps it while a Pod uses it), the PV likewise (``DeletingPersistentVolume``, state
     ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer.
@@ -301,8 +301,10 @@ def _with_status(obj: Mapping[str, Any], run: StepBuilder) -> dict[str, Any]:
 
 
 def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
-           capacity_path: tuple[str, ...]) -> dict[str, Any] | None:
-    """A merge patch bringing ``current`` (PV/PVC) to ``desired``'s labels, annotations (superset) and capacity."""
+           capacity_path: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """A merge patch bringing ``current`` (PV/PVC) to ``desired``'s labels, annotations (superset) and
+    capacity (at ``capacity_path``; none for a PVC: Kubernetes resizes only dynamically provisioned claims,
+    and the original changes only its labels and annotations)."""
     patch: dict[str, Any] = {}
     meta, want = _meta(current), _meta(desired)
     if dict(meta.get("labels") or {}) != want.get("labels"):
@@ -317,7 +319,7 @@ def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
             obj = (obj or {}).get(key) or {}
         return obj or None
 
-    if at(current) != at(desired):
+    if capacity_path and at(current) != at(desired):
         node: dict[str, Any] = patch
         for key in capacity_path[:-1]:
             node = node.setdefault(key, {})
@@ -423,7 +425,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     if seen.pvc is None:
         writes["pvc_create"] = pvc_new
     else:
-        writes["pvc_patch"] = _drift(seen.pvc, pvc_new, ("spec", "resources", "requests", "storage"))
+        writes["pvc_patch"] = _drift(seen.pvc, pvc_new)
     return stop(run.step(add_finalizer=add), **writes)
 
 

@@ -231,7 +231,8 @@ def test_capacity_and_labels_drift_is_patched_onto_pv_and_pvc() -> None:
     assert p.pv_create is None and p.pvc_create is None
     assert p.pv_patch is not None and p.pv_patch["spec"] == {"capacity": {"storage": "200Gi"}}
     assert p.pv_patch["metadata"]["labels"]["stale"] is None
-    assert p.pvc_patch is not None and p.pvc_patch["spec"] == {"resources": {"requests": {"storage": "200Gi"}}}
+    assert p.pvc_patch is not None and "spec" not in p.pvc_patch  # a static claim is never resized
+    assert p.pvc_patch["metadata"]["labels"][names.LABEL_NFS_VOLUME_CAPACITY] == "200Gi"
 
 
 # ---- deletion ------------------------------------------------------------------------------------------
