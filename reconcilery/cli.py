@@ -293,6 +293,8 @@ _register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
                          "Run the Snatch mutating admission webhook (HTTPS).", process=True)
 _register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
                          "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
+_register_domain_command(render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering",
+                         "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps.")
 _register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
                          "Run the runtime-watcher listener: SKR events connect their SKR sooner.", process=True)
 

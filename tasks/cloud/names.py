@@ -18,6 +18,12 @@ VERSION = "v1beta1"
 #: SKR (user-facing) kinds.
 SKR_IPRANGE = Resource(SKR_GROUP, VERSION, "ipranges", "IpRange", False)
 CLOUD_RESOURCES = Resource(SKR_GROUP, VERSION, "cloudresources", "CloudResources", True)
+#: SKR VPC peerings (cluster-scoped), one kind per provider (``api/cloud-resources/v1beta1/*vpcpeering_types.go``).
+SKR_AWS_VPC_PEERING = Resource(SKR_GROUP, VERSION, "awsvpcpeerings", "AwsVpcPeering", False)
+SKR_GCP_VPC_PEERING = Resource(SKR_GROUP, VERSION, "gcpvpcpeerings", "GcpVpcPeering", False)
+SKR_AZURE_VPC_PEERING = Resource(SKR_GROUP, VERSION, "azurevpcpeerings", "AzureVpcPeering", False)
+#: The SKR peering kind of each provider (its CRD is installed only in SKRs of that provider).
+SKR_VPC_PEERINGS = {"aws": SKR_AWS_VPC_PEERING, "gcp": SKR_GCP_VPC_PEERING, "azure": SKR_AZURE_VPC_PEERING}
 
 #: KCP (low-level) kinds.
 KCP_IPRANGE = Resource(KCP_GROUP, VERSION, "ipranges", "IpRange", True)
@@ -183,9 +189,23 @@ REASON_UNKNOWN = "Unknown"
 REASON_NOT_FOUND = "NotFound"
 REASON_CLOUD_PROVIDER_ERROR = "CloudProviderError"
 REASON_ERROR_LISTING_RESOURCES = "ErrorListingResources"
+# KCP VpcPeering (``api/cloud-control/v1beta1/conditions.go``)
+REASON_MISSING_DEPENDENCY = "MissingDependency"
+REASON_WAITING_DEPENDENCY = "WaitingDependency"
+REASON_FAILED_CREATING_VPC_PEERING_CONNECTION = "FailedCreatingVpcPeeringConnection"
+REASON_FAILED_ACCEPTING_VPC_PEERING_CONNECTION = "FailedAcceptingVpcPeeringConnection"
+REASON_FAILED_LOADING_REMOTE_VPC_NETWORK = "FailedLoadingRemoteVpcNetwork"
+REASON_FAILED_LOADING_REMOTE_VPC_PEERING_CONNECTION = "FailedLoadingRemoteVpcPeeringConnection"
+REASON_FAILED_CREATING_ROUTES = "FailedCreatingRoutes"
+REASON_INVALID_REMOTE_VNET = "InvalidRemoteVnet"
 
 # ---- SKR IpRange quota -------------------------------------------------------------------------
 
 #: ``resourceQuota.skr`` key of the IpRange total count, and its default.
 IPRANGE_QUOTA_KEY = f"iprange.{SKR_GROUP}/totalCount"
 IPRANGE_QUOTA_DEFAULT = 1
+
+
+def quota_key(res: Resource) -> str:
+    """``resourceQuota.skr`` key of the total count of an SKR kind: ``<lower(kind)>.<group>/totalCount``."""
+    return f"{res.kind.lower()}.{res.group}/totalCount"
