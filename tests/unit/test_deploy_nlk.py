@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fixtures.deploy import DEPLOY, OVERLAYS, Rbac, by_kind, components, kubectl, render
+from tests.fixtures.deploy import DEPLOY, OVERLAYS, Rbac, by_kind, components, kubectl, load_all, render
 
 pytestmark = pytest.mark.kubectl
 
@@ -67,7 +67,7 @@ def render_with(*names: str, target: str = "base") -> tuple[dict[str, Any], ...]
             "components": [os.path.relpath(DEPLOY / "components" / n, tmp) for n in names]}))
         out = subprocess.run([kubectl(), "kustomize", tmp], capture_output=True, text=True, timeout=120,
                              check=True).stdout
-    return tuple(d for d in yaml.load_all(out, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d)
+    return load_all(out)
 
 
 def _denied(objects: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
