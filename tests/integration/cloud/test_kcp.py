@@ -207,16 +207,15 @@ def test_delete_removes_subnets_then_the_association(cloud: CloudEnv) -> None:
 
 
 def test_delete_while_used(cloud: CloudEnv) -> None:
-    from tests.fixtures.kube import install_crd
-
     rt = cloud.runtime(zones=1)
     scope_ready(cloud, rt)
-    install_crd(cloud.kcp, names.NFS_INSTANCE)
     name = kcp_iprange(cloud, rt, cidr="10.251.0.0/24")
     wait_state(cloud, name, "Ready")
-    nfs = f"nfs-{uuid.uuid4().hex[:6]}"
-    cloud.kcp.create(names.NFS_INSTANCE, {"metadata": {"name": nfs, "namespace": names.KCP_NAMESPACE},
-                                          "spec": {"ipRange": {"name": name}, "scope": {"name": rt.kyma}}})
+    nfs = f"nfs-{uuid.uuid4().hex[:6]}"  # its own controller skips it (the ignore label)
+    cloud.kcp.create(names.NFS_INSTANCE, {
+        "metadata": {"name": nfs, "namespace": names.KCP_NAMESPACE, "labels": {names.LABEL_IGNORE: "true"}},
+        "spec": {"ipRange": {"name": name}, "scope": {"name": rt.kyma}, "remoteRef": {"namespace": "ns", "name": "v"},
+                 "instance": {"aws": {}}}})
     cloud.kcp.delete(names.KCP_IPRANGE, name, names.KCP_NAMESPACE)
     obj = wait_state(cloud, name, "Warning")
     assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [

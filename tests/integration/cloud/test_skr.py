@@ -122,14 +122,12 @@ def test_delete_removes_the_mirror_and_the_subnets(cloud: CloudEnv) -> None:
 
 
 def test_delete_while_used_by_a_consumer(cloud: CloudEnv) -> None:
-    from tests.fixtures.kube import install_crd
-
     _, skr = active_skr(cloud, zones=1)
-    volume = names.SKR_IPRANGE_CONSUMERS[0]  # AwsNfsVolume
-    install_crd(skr, volume)
+    volume = names.SKR_IPRANGE_CONSUMERS[0]  # AwsNfsVolume (its own reconciler skips it: the ignore label)
     name = skr_range(skr, "10.251.0.0/24")
     skr_state(cloud, skr, name, "Ready")
-    skr.create(volume, {"metadata": {"name": "vol", "namespace": "default"}, "spec": {"ipRange": {"name": name}}})
+    skr.create(volume, {"metadata": {"name": "vol", "namespace": "default", "labels": {names.LABEL_IGNORE: "true"}},
+                        "spec": {"capacity": "1Gi", "ipRange": {"name": name}}})
     skr.delete(names.SKR_IPRANGE, name)
     obj = cloud.wait(lambda: (o := skr.get(names.SKR_IPRANGE, name)) and any(
         c["reason"] == "DeleteWhileUsed" for c in o["status"].get("conditions") or []) and o, timeout=90,
