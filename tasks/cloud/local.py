@@ -396,7 +396,14 @@ class CloudLocal:
             return ""
         credentials = shoot_credentials(self.garden, shoot)
         if provider == "gcp":
-            return seed_gcp_project(self.gcp.state, credentials)
+            from tasks.cloud.gcp.client import GcpClient
+            from tasks.cloud.gcp.vpcpeering import seed_network
+
+            project = seed_gcp_project(self.gcp.state, credentials)
+            if project:  # the shoot's VPC network (Gardener's), which a GCP peering peers from
+                seed_network(GcpClient(endpoint=self.gcp.url), project,
+                             names.vpc_network(namespace, str((shoot.get("metadata") or {}).get("name"))))
+            return project
         return seed_azure_shoot(self.azure.url, shoot, namespace, credentials)
 
     def apply_after(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
@@ -419,13 +426,42 @@ class CloudLocal:
         return failed
 
     def seed_remote(self, doc: dict[str, Any]) -> None:
-        """The customer's network of an annotated SKR AwsVpcPeering (:data:`SEED_REMOTE_VPC_ANNOTATION`),
-        its id written into ``doc``'s ``spec.remoteVpcId``."""
+        """The customer's network of an annotated SKR peering (:data:`SEED_REMOTE_VPC_ANNOTATION`), created
+        through the SDKs as the customer would in their own account/project/subscription:
+
+        - AwsVpcPeering: a VPC in moto (:func:`seed_aws_remote_vpc`), its id written into ``doc``'s
+          ``spec.remoteVpcId``;
+        - GcpVpcPeering: the network ``spec.remoteVpc`` in ``spec.remoteProject``, tagged (Resource Manager)
+          with the annotation's ``tags`` keys (:func:`tasks.cloud.gcp.vpcpeering.seed_network`);
+        - AzureVpcPeering: the resource group and VNet of ``spec.remoteVnet`` (its subscription), address space
+          the annotation's ``cidr``, tagged with its ``tags`` keys (:func:`tasks.cloud.azure.vpcpeering.seed_vnet`).
+
+        Raises ValueError for an AzureVpcPeering whose ``remoteVnet`` is not a VNet resource id."""
         seed = ((doc.get("metadata") or {}).get("annotations") or {}).get(SEED_REMOTE_VPC_ANNOTATION)
-        if doc.get("kind") != "AwsVpcPeering" or not seed:
+        if doc.get("kind") not in self.PEERINGS or not seed:
             return
         wanted = json.loads(seed)
         spec = doc.setdefault("spec", {})
+        tags = [str(t) for t in wanted.get("tags") or []]
+        if doc["kind"] == "GcpVpcPeering":  # a network in a second GCP project
+            from tasks.cloud.gcp.client import GcpClient
+            from tasks.cloud.gcp.vpcpeering import seed_network
+
+            seed_network(GcpClient(endpoint=self.gcp.url), str(spec.get("remoteProject") or ""),
+                         str(spec.get("remoteVpc") or ""), tuple(tags))
+            return
+        if doc["kind"] == "AzureVpcPeering":  # a VNet in a second subscription
+            from tasks.cloud.azure.client import AzureClient
+            from tasks.cloud.azure.vpcpeering import seed_vnet
+            from tasks.cloud.azure.vpcpeering_plan import VNet
+
+            vnet = VNet.from_id(str(spec.get("remoteVnet") or ""))
+            if vnet is None:
+                raise ValueError(f"spec.remoteVnet {spec.get('remoteVnet')!r} is not a VNet resource id")
+            seed_vnet(AzureClient(vnet.subscription, base_url=self.azure.url, retry_total=0), vnet.resource_group,
+                      vnet.name, str(wanted.get("location") or "westeurope"),
+                      str(wanted.get("cidr") or "172.16.0.0/16"), {t: "" for t in tags})
+            return
         spec["remoteVpcId"] = seed_aws_remote_vpc(
             self.endpoint, str(spec.get("remoteAccountId") or ""), str(spec.get("remoteRegion") or ""),
             str(spec.get("remoteVpcId") or doc["metadata"]["name"]), str(wanted.get("cidr") or "172.16.0.0/16"),
