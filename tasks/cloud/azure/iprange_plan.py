@@ -54,7 +54,7 @@ from tasks.cloud.calls import UNREAD, Needed, Refused, need
 from tasks.cloud.step import ERROR, StepBuilder, gone, with_child
 
 __all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "NETWORK_TYPE_CLOUD_RESOURCES", "REASON_ERROR", "REASON_INVALID_CIDR",
-           "REASON_PEERING", "Call", "Plan", "Read", "Target", "Timing", "peering_failed", "peering_names",
+           "REASON_PEERING", "Call", "Plan", "Read", "Target", "Timing", "peering_failed",
            "peering_ready", "plan", "private_dns_zone_name", "vnet_id"]
 
 DNS_ZONE = "privatelink.redis.cache.windows.net"
@@ -94,12 +94,6 @@ def private_dns_zone_name(cloud: str = "AzureCloud") -> str:
 def vnet_id(subscription: str, rg: str, name: str) -> str:
     """A virtual network's resource id."""
     return f"/subscriptions/{subscription}/resourceGroups/{rg}/providers/Microsoft.Network/virtualNetworks/{name}"
-
-
-def peering_names(shoot: str) -> tuple[str, str]:
-    """``(in the shoot VNet, in the CM VNet)`` = ``("cm--<shoot>", "kyma--<shoot>")`` (notes §5.3 step 5:
-    ``localPeeringName``, ``peeringName``)."""
-    return f"cm--{shoot}", f"kyma--{shoot}"
 
 
 def peering_ready(peering: Mapping[str, Any]) -> bool:
@@ -151,10 +145,6 @@ class Target:
             raise ValueError(f"Scope {found.scope_name!r} has no spec.scope.azure.vpcNetwork, spec.shootName or name")
         return found
 
-    @property
-    def peerings(self) -> tuple[str, str]:
-        """:func:`peering_names` of the shoot."""
-        return peering_names(self.shoot)
 
 
 @dataclass(frozen=True)
