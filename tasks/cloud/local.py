@@ -12,19 +12,24 @@ What Kyma's control plane provides in a landscape is simulated here:
   in Secret ``kcp-system/kubeconfig-<kyma>`` (key ``config``, as the infrastructure manager writes it);
 - AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway);
 - GCP: the project of each GCP shoot's ``serviceaccount.json`` known to the stand-in (Resource Manager
-  answers its number, which Service Networking's ``deleteConnection`` needs);
+  answers its number, which Service Networking's ``deleteConnection`` needs) and the shoot's VPC network
+  ``shoot--<project>--<shoot>`` in it;
 - Azure: the resource group and VNet ``shoot--<project>--<shoot>`` of each Azure shoot (the VNet the
   Cloud Manager VNet peers with), in the subscription of its credentials.
 
 Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
 or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
 
-The customer's side of a VPC peering is seeded as the customer would create it in their own account: an
-SKR ``AwsVpcPeering`` annotated ``reconcilery.kyma-project.io/seed-remote-vpc`` (JSON ``{"cidr": ...,
-"tags": [tag keys]}``) gets a VPC in moto in its ``remoteAccountId`` and ``remoteRegion`` (reached by STS
+The customer's side of a VPC peering is seeded as the customer would create it in their own account,
+project or subscription, for an SKR peering annotated ``reconcilery.kyma-project.io/seed-remote-vpc``
+(JSON ``{"cidr": ..., "tags": [tag keys], "location": ...}``; :meth:`CloudLocal.seed_remote`): an
+``AwsVpcPeering`` gets a VPC in moto in its ``remoteAccountId`` and ``remoteRegion`` (reached by STS
 AssumeRole of any role there, as moto lets any caller), whose Name tag is the document's ``remoteVpcId``,
 with two route tables (one tagged with the tag keys); the document's ``remoteVpcId`` is then replaced by
-the seeded VPC's id (:func:`seed_aws_remote_vpc`).
+the seeded VPC's id (:func:`seed_aws_remote_vpc`). A ``GcpVpcPeering`` gets its ``remoteVpc`` network in
+its ``remoteProject`` in the GCP stand-in, tagged with the tag keys; an ``AzureVpcPeering`` the resource
+group and VNet of its ``remoteVnet`` (address space ``cidr``, tagged) in that subscription of the Azure
+stand-in. Each GCP shoot's own VPC network is seeded in its project as well (a GCP peering peers from it).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ __all__ = ["CLUSTER_ANNOTATION", "SEED_REMOTE_VPC_ANNOTATION", "CloudLocal", "Cl
 
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
-#: Annotation of an SKR AwsVpcPeering whose remote VPC ``up`` seeds in moto (JSON ``{"cidr", "tags"}``).
+#: Annotation of an SKR peering whose remote network ``up`` seeds (JSON ``{"cidr", "tags", "location"}``).
 SEED_REMOTE_VPC_ANNOTATION = "reconcilery.kyma-project.io/seed-remote-vpc"
 GARDEN = "garden"
 

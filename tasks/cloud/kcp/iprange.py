@@ -22,7 +22,8 @@ The common part, in the original's order, then the provider's flow (:mod:`tasks.
    gets it as read in ``ctx.peering``, and its Step (a :class:`~tasks.cloud.step.ChildStep`) says when
    it must exist or be gone: created here (labels ``kymaName`` = the Scope, the module's) or deleted
    here, as the original's ``kymaPeeringCreate`` / ``kymaPeeringDelete``. A VpcPeering of that name
-   not labelled with the Scope's kyma name is someone else's: never touched, the IpRange gets an Error.
+   not labelled with the Scope's kyma name is someone else's: never touched, the IpRange gets an Error
+   (looked at again after 60 s).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def reconcile(key: Key) -> Result:
     if wanted and peering is not None and not _ours(peering, scope_name):
         return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, StepBuilder(status.obj).fail(
             names.REASON_UNKNOWN, f"VpcPeering {wanted['metadata']['name']} exists and does not belong to "
-            f"kyma {scope_name}", requeue_after=s.t(300)))
+            f"kyma {scope_name}", requeue_after=s.t(60)))
     if deleting(obj):
         return _delete(kcp, status, scope, network, provider, scope_name, network_name, s, wanted, peering)
     assert provider is not None

@@ -81,7 +81,16 @@ def test_azure_runtime_scope_and_iprange_on_the_cm_network(cloud: CloudEnv) -> N
     assert local is not None and remote is not None
     assert (local["properties"]["peeringState"], remote["properties"]["peeringState"]) == ("Connected", "Connected")
     assert local["properties"]["remoteVirtualNetwork"]["id"].lower() == cm_vnet.lower()
+    # a VpcPeering of that name without the kyma's label is not the IpRange's: never deleted by it
+    cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: None}}},
+                    names.KCP_NAMESPACE)
     rt.skr.delete(names.SKR_IPRANGE, name)
+    message = f"VpcPeering {rt.kyma} exists and does not belong to kyma {rt.kyma}"
+    cloud.wait(lambda: message in str((cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"]) or {}).get("status")),
+               timeout=60, message="foreign VpcPeering refused")
+    assert (cloud.kcp_get(names.VPC_PEERING, rt.kyma) or {}).get("metadata", {}).get("deletionTimestamp") is None
+    cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: rt.kyma}}},
+                    names.KCP_NAMESPACE)
     cloud.wait(lambda: rt.skr.get(names.SKR_IPRANGE, name) is None, timeout=120, message="deleted")
     cloud.wait(lambda: cloud.kcp_get(names.NETWORK, f"{rt.kyma}--cm") is None, timeout=60, message="cm network gone")
     assert not [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
