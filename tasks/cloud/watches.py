@@ -11,6 +11,7 @@ watcher needs a namespaced Role only.
   wait for it);
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
+- RedisInstances -> ``cloud-redisinstance``; a deleted one also -> its IpRange and its scope's Nuke;
 - Nukes -> ``cloud-nuke``.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, REDISINSTANCE, SCOPE
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -31,6 +32,7 @@ SCOPES = "cloud-scopes"
 IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
+REDISINSTANCES = "cloud-redisinstances"
 
 
 def _key(event: WatchEvent, name: str | None = None) -> Key:
@@ -75,6 +77,16 @@ def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return out
 
 
+def map_redisinstance(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    out = [(REDISINSTANCE, _key(event))]
+    if event.type == "DELETED":  # the IpRange and the Nuke wait for it
+        iprange = str(((event.object.get("spec") or {}).get("ipRange") or {}).get("name") or "")
+        if iprange:
+            out.append((IPRANGE, _key(event, iprange)))
+        out.append((NUKE, _key(event, _scope_of(event.object))))
+    return out
+
+
 def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(NUKE, _key(event))]
 
@@ -88,6 +100,8 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
         WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
         WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE)),
+        WatchRegistration(REDISINSTANCES, names.REDIS_INSTANCE, ns, None, map_redisinstance,
+                          (REDISINSTANCE, IPRANGE, NUKE)),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
     ]
 
