@@ -64,8 +64,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError", "ScopeContext",
-           "RedisInstanceContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
+__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError", "RedisInstanceContext",
+           "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):

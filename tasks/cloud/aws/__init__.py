@@ -1,5 +1,6 @@
-"""The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs, and
-IpRange (a VPC CIDR block plus one subnet per zone). Registered on import as provider ``aws``."""
+"""The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs,
+IpRange (a VPC CIDR block plus one subnet per zone) and RedisInstance (ElastiCache). Registered on
+import as provider ``aws``."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import botocore.exceptions
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers
-from tasks.cloud.aws import client, iprange
+from tasks.cloud.aws import client, iprange, redisinstance
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
-from tasks.cloud.providers import IpRangeContext, Provider, ProviderError, ScopeInputs
+from tasks.cloud.providers import IpRangeContext, Provider, ProviderError, RedisInstanceContext, ScopeInputs
 from tasks.cloud.settings import current as current_settings
 
 
@@ -53,6 +54,12 @@ class AwsProvider(Provider):
 
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.delete(ctx)
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.reconcile(ctx)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.delete(ctx)
 
 
 PROVIDER = providers.register(AwsProvider())
