@@ -255,6 +255,11 @@ def _provider(shoot: Mapping[str, Any]) -> str:
     return str(((shoot.get("spec") or {}).get("provider") or {}).get("type") or "")
 
 
+#: The SKR Redis kinds ``up`` reports on.
+REDIS_KINDS = {"AwsRedisInstance": names.SKR_AWS_REDIS_INSTANCE, "GcpRedisInstance": names.SKR_GCP_REDIS_INSTANCE,
+               "AzureRedisInstance": names.SKR_AZURE_REDIS_INSTANCE}
+
+
 class CloudLocal:
     """The Cloud Resources part of ``reconcilery up`` on the dev API server.
 
@@ -268,7 +273,8 @@ class CloudLocal:
     #: Controllers that are never idle (the sweep ticks, SKRs are revisited): ``up --once`` ignores them.
     ALWAYS_BUSY = ("cloud-skr-sweep", "cloud-skr-connect")
 
-    KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope"}
+    KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope",
+             *REDIS_KINDS}
 
     def __init__(self, server: Any, kcp: Kube, state_dir: Path, log: Callable[[str], None] = print) -> None:
         self.server = server
@@ -284,6 +290,7 @@ class CloudLocal:
         self.others: list[dict[str, Any]] = []
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
         self.skr_ipranges: list[tuple[str, str]] = []
+        self.skr_redis: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name)
 
     @classmethod
     def wanted(cls, documents: Iterable[Mapping[str, Any]]) -> bool:
@@ -295,10 +302,12 @@ class CloudLocal:
         three providers' layers at them (no real credentials: anonymous GCP, a static Azure token)."""
         from moto.server import ThreadedMotoServer
 
+        from standins import elasticache
         from standins.azure import AzureStandIn
         from standins.gcp import GcpStandIn
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
+        elasticache.install()  # the ElastiCache actions moto lacks, in this process's moto
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
         host, bound = self.moto.get_host_and_port()
@@ -368,6 +377,10 @@ class CloudLocal:
                 failed += 1
             elif doc.get("kind") == "IpRange":
                 self.skr_ipranges.append((cluster_of(doc), str(stored["metadata"]["name"])))
+            elif doc.get("kind") in REDIS_KINDS:
+                meta = stored["metadata"]
+                self.skr_redis.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace")),
+                                       str(meta["name"])))
         return failed
 
     def _apply(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> dict | None:
@@ -414,6 +427,28 @@ class CloudLocal:
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
             rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+        return rows + self.redis_rows()
+
+    def redis_rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, object, state, detail) of each SKR Redis instance applied: the KCP primary endpoint and
+        the keys of its auth Secret in the SKR, or the error message."""
+        rows: list[tuple[str, str, str, str]] = []
+        for kyma, kind, namespace, name in self.skr_redis:
+            skr = self.skrs[kyma]
+            obj = skr.get(REDIS_KINDS[kind], name, namespace) or {}
+            status = obj.get("status") or {}
+            detail = ""
+            if status.get("id"):
+                kcp_obj = self.kcp.get(names.REDIS_INSTANCE, status["id"], names.KCP_NAMESPACE) or {}
+                secret_name = ((obj.get("spec") or {}).get("authSecret") or {}).get("name") or name
+                secret = skr.get(resources.SECRET, secret_name, namespace) or {}
+                detail = f"endpoint {(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}; secret " \
+                         f"{secret_name}: {', '.join(sorted(secret.get('data') or {})) or '-'}"
+            conds = status.get("conditions") or []
+            if status.get("state") != names.STATE_READY and conds:
+                detail = str(conds[0].get("message", detail))
+            rows.append((f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", str(status.get("state") or "Pending"),
+                         detail))
         return rows
 
     def settled(self) -> bool:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import threading
 import time
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import boto3

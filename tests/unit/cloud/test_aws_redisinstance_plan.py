@@ -132,7 +132,7 @@ def test_ingress_then_replication_group() -> None:
 def test_refused_create_message() -> None:
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=None, members=[]), "new", t)
     step = plan.failed(plan.calls[0])
-    error = [c for c in (step.status or {})["conditions"] if c["type"] == "Error"][0]
+    error = next(c for c in (step.status or {})["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("CloudProviderError", "Failed to create RedisInstance")
     assert step.requeue_after == 60 and (step.status or {})["state"] == "Error"
 

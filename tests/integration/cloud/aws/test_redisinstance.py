@@ -131,7 +131,7 @@ def test_refused_create_is_the_notes_error(aws: dict[str, Any]) -> None:
         step = turn(ctx)
         if ctx.obj["status"].get("state") == "Error":
             break
-    error = [c for c in ctx.obj["status"]["conditions"] if c["type"] == "Error"][0]
+    error = next(c for c in ctx.obj["status"]["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("CloudProviderError", "Failed to create RedisInstance")
     assert step.requeue_after == pytest.approx(0.06) and step.event is not None
     until_ready(ctx, errors=True)  # the next try creates it; Ready replaces the Error
