@@ -442,8 +442,8 @@ class CloudLocal:
                 kcp_obj = self.kcp.get(names.REDIS_INSTANCE, status["id"], names.KCP_NAMESPACE) or {}
                 secret_name = ((obj.get("spec") or {}).get("authSecret") or {}).get("name") or name
                 secret = skr.get(resources.SECRET, secret_name, namespace) or {}
-                detail = f"endpoint {(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}; secret " \
-                         f"{secret_name}: {', '.join(sorted(secret.get('data') or {})) or '-'}"
+                detail = f"secret {secret_name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint " \
+                         f"{(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}"
             conds = status.get("conditions") or []
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
