@@ -23,7 +23,14 @@ from typing import Any
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers, settings
-from tasks.cloud.providers import IpRangeContext, NetworkContext, Provider, ProviderError, ScopeInputs
+from tasks.cloud.providers import (
+    IpRangeContext,
+    NetworkContext,
+    Provider,
+    ProviderError,
+    RedisInstanceContext,
+    ScopeInputs,
+)
 from tasks.cloud.step import StepBuilder, gone
 
 __all__ = ["AzureProvider", "GcpProvider"]
@@ -97,6 +104,25 @@ class GcpProvider(_LayerProvider):
         iprange = self._layer("iprange")
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def _redis_client(self) -> Any:
+        from tasks.cloud.gcp.redis_client import MemorystoreClient
+
+        env = settings.current()
+        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
+        return _cached(("gcp-redis", endpoint or "", keyfile or ""),
+                       lambda: MemorystoreClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
+        redis = self._layer("redisinstance")
+        return redis.reconcile(ctx.obj, ctx.scope, ctx.iprange or {}, self._redis_client(), ctx.settings.t,
+                               ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        redis = self._layer("redisinstance")
+        return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
+                            ctx.settings.t(ctx.settings.gcp_retry_wait))
 
 
 class AzureProvider(_LayerProvider):
