@@ -104,11 +104,12 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
     assert "10.241.0.0/22" in out and "10.252.0.0/22" in out, out  # GCP allocated after 10.240.0.0/16; Azure
     lines = out.splitlines()
-    redis = [i for i, line in enumerate(lines) if "SKR AwsRedisInstance" in line]
-    assert len(redis) == 1 and "Ready" in lines[redis[0]], out  # the ElastiCache group, its Secret in the SKR
-    row = " ".join(cell.strip() for line in lines[redis[0]:redis[0] + 8] for cell in line.split("│")[4:5])
-    for key in ("authString", "host", "port", "primaryEndpoint", "readEndpoint", "url"):
-        assert key in row, out
+    for kind, extra in (("AwsRedisInstance", "url"), ("GcpRedisInstance", "readHost")):
+        redis = [i for i, line in enumerate(lines) if f"SKR {kind}" in line]
+        assert len(redis) == 1 and "Ready" in lines[redis[0]], out  # the provider's Redis, its Secret in the SKR
+        row = " ".join(cell.strip() for line in lines[redis[0]:redis[0] + 8] for cell in line.split("│")[4:5])
+        for key in ("authString", "host", "port", "primaryEndpoint", "readEndpoint", extra):
+            assert key in row, out
 
     # in the providers, while up ran: 3 + 2 zone subnets in moto, the GCP global address, the Azure subnet
     assert _complete(seen), seen
