@@ -142,6 +142,22 @@ class AzureProvider(_LayerProvider):
             subscription, base_url=base_url, tenant_id=tenant, client_id=env.azure_client_id,
             client_secret=env.azure_client_secret))
 
+    def _redis_client(self, scope: Mapping[str, Any]) -> Any:
+        from tasks.cloud.azure.redis_client import AzureRedisClient
+
+        network = self._client(scope)
+        base_url = settings.current().azure_endpoint_url or None
+        return _cached(("azure-redis", network.subscription_id, base_url or ""),
+                       lambda: AzureRedisClient(network, base_url=base_url))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Azure Cache for Redis with a private endpoint (:mod:`tasks.cloud.azure.redisinstance`)."""
+        return self._layer("redisinstance").reconcile(ctx.obj, ctx.scope, self._redis_client(ctx.scope),
+                                                      ctx.settings.t)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return self._layer("redisinstance").delete(ctx.obj, ctx.scope, self._redis_client(ctx.scope), ctx.settings.t)
+
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
         network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None

@@ -135,6 +135,7 @@ class AzureClient:
         if connection_verify is not None:
             kwargs["connection_verify"] = connection_verify
         self.subscription_id = subscription_id
+        self.credential = credential  # the Redis client (tasks.cloud.azure.redis_client) shares it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
         self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
         self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)
