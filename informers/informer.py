@@ -125,16 +125,17 @@ class InformerSet:
         if not informers:
             return
         namespace, name = object_key(obj)
+        meta = obj.get("metadata") or {}
+        # gone: our delete, or our write that removed the last finalizer of a deleting object (its
+        # answer can arrive after the watch's DELETED: stored, it would stay until the next relist)
+        gone = (verb == "delete" and not (meta.get("deletionTimestamp") and meta.get("finalizers"))) or (
+            bool(meta.get("deletionTimestamp")) and not meta.get("finalizers"))
         for informer in informers:
             if informer.namespace and informer.namespace != namespace:
                 continue
-            if verb == "delete":
-                meta = obj.get("metadata") or {}
-                if meta.get("deletionTimestamp") and meta.get("finalizers"):
-                    informer.store.write_through(compact(obj))  # still there, being deleted
-                else:
-                    informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
-            else:
+            if gone:
+                informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
+            else:  # created, changed, or still there being deleted
                 informer.store.write_through(compact(obj))  # a copy of the answer, strings shared
 
     def stop(self) -> None:

@@ -106,6 +106,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     _r("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), True, ("all",)),
     _r("coordination.k8s.io", "v1", "leases", "Lease", True),
     _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), True),
+    _r("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",), True, ("all",)),
+    _r("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
     _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _r("rbac.authorization.k8s.io", "v1", "roles", "Role", True),

@@ -283,6 +283,8 @@ _register_domain_command(render_app, "ratelimit", "tasks.apigateway.cli", "rende
                          "RateLimits with cluster state -> the EnvoyFilter and status the controller writes.")
 _register_domain_command(render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway",
                          "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status.")
+_register_domain_command(render_app, "externalgateway", "tasks.apigateway.externalgateway.cli", "render",
+                         "ExternalGateways with cluster state -> the mTLS Gateway, EnvoyFilters, Secrets and status.")
 _register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
                          "Services, Nodes and nkl-config -> the servers of every (host, upstream).")
 _register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",
@@ -291,6 +293,8 @@ _register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
                          "Run the Snatch mutating admission webhook (HTTPS).", process=True)
 _register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
                          "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
+_register_domain_command(render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering",
+                         "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps.")
 _register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
                          "Run the runtime-watcher listener: SKR events connect their SKR sooner.", process=True)
 

@@ -21,7 +21,9 @@ What is faithful to ARM (and pinned by the conformance test):
   ``InvalidResourceReference``, ``NetcfgSubnetRangeOutsideVnet``, ``NetcfgSubnetRangesOverlap``,
   ``InUseNetworkSecurityGroup``, ``InUseSubnetCannotBeDeleted``, ``VnetAddressSpacesOverlap``,
   ``CannotDeleteResource`` (409, a private DNS zone with links), ``TooManyRequests`` (429, with
-  ``Retry-After``);
+  ``Retry-After``); for peerings ``VnetAddressSpacesOverlap`` (with ``Overlapping address prefixes: ...``),
+  ``AnotherPeeringAlreadyReferencesRemoteVnet`` (a second peering of one VNet to the same remote VNet)
+  and ``RemotePeeringIsDisconnected`` (the remote VNet's peering back is ``Disconnected``);
 - VNet peerings are ``Initiated`` until the remote VNet peers back, then ``Connected`` on both sides
   (``peeringSyncLevel`` ``FullyInSync``); deleting one side makes the other ``Disconnected``.
 
@@ -512,10 +514,30 @@ class AzureState:
             local = self.resources[vnet_key]
             mine = [ipaddress.ip_network(p) for p in local["properties"]["addressSpace"]["addressPrefixes"]]
             theirs = [ipaddress.ip_network(p) for p in remote["properties"]["addressSpace"]["addressPrefixes"]]
-            if any(a.overlaps(b) for a in mine for b in theirs):
+            overlapping = sorted({str(b) for a in mine for b in theirs if a.overlaps(b)})
+            if overlapping:
                 raise ArmError(400, "VnetAddressSpacesOverlap",
                                f"Cannot create or update peering {rid}. Virtual networks {local['id']} and "
-                               f"{remote['id']} cannot be peered because their address spaces overlap.")
+                               f"{remote['id']} cannot be peered because their address spaces overlap. "
+                               f"Overlapping address prefixes: {', '.join(overlapping)}")
+            for other_key, other in self.resources.items():
+                if other_key != key and other_key.startswith(vnet_key + "/virtualnetworkpeerings/") \
+                        and other["properties"]["remoteVirtualNetwork"]["id"].lower() == remote_id.lower():
+                    raise ArmError(400, "AnotherPeeringAlreadyReferencesRemoteVnet",
+                                   f"Peering {other['id']} already references remote virtual network "
+                                   f"{remote['id']}. Cannot add another peering {rid} referencing the same remote "
+                                   "virtual network.")
+            for other in self.resources.values():
+                if other["type"] == _TYPES["virtualnetworks/virtualnetworkpeerings"] \
+                        and other["id"].lower().startswith(remote_id.lower() + "/") \
+                        and other["properties"]["remoteVirtualNetwork"]["id"].lower() == vnet_key \
+                        and other["properties"].get("peeringState") == "Disconnected":
+                    raise ArmError(400, "RemotePeeringIsDisconnected",
+                                   f"Cannot create or update peering {rid} because remote peering {other['id']} "
+                                   f"referencing parent virtual network {local['id']} is in Disconnected state. "
+                                   "Update or re-create the remote peering to get it back to Initiated state. "
+                                   "Peering gets Disconnected when remote vnet or remote peering is deleted and "
+                                   "re-created.")
             back = any(r["type"] == _TYPES["virtualnetworks/virtualnetworkpeerings"]
                        and r["id"].lower().startswith(remote_id.lower() + "/")
                        and r["properties"]["remoteVirtualNetwork"]["id"].lower() == vnet_key

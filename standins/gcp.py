@@ -23,7 +23,21 @@ Served paths (one port for all three APIs; their paths do not collide):
   Writes answer a long-running ``Operation`` (``{"name": "operations/...", "done": false}``), done
   after the operation delay with ``response`` or ``error`` (a ``google.rpc.Status``). Errors answer
   ``{"error": {"code", "message", "status"}}``.
+- Compute v1 networks: ``POST|GET /compute/v1/projects/{p}/global/networks`` (insert / list),
+  ``GET|DELETE .../networks/{name}``, ``POST .../networks/{name}/addPeering`` (``networkPeering{name,
+  network, importCustomRoutes, exportCustomRoutes, exchangeSubnetRoutes}``) and ``.../removePeering``
+  (``name``), each answering a ``compute#operation`` (``addPeering``/``removePeering``) after which the
+  peering is there (gone). A peering is ``ACTIVE`` while the peer network has a peering back to this
+  one, else ``INACTIVE`` (also when the peer network does not exist), as documented; a second add/remove
+  while one of either network is running answers ``400`` ``There is a peering operation in progress on
+  the local or peer network. Try again later.``, a duplicate name or peer network ``400 invalid``.
 - Cloud Resource Manager v1: ``GET /v1/projects/{projectId}`` (``projectNumber`` of a known project).
+- Cloud Resource Manager v3 tags: ``POST /v3/tagKeys`` (parent ``projects/{id or number}``; namespaced
+  name ``{projectId}/{shortName}``), ``POST /v3/tagValues``, ``POST /v3/tagBindings`` (parent a network's
+  full resource name ``//compute.googleapis.com/projects/{p}/global/networks/{id or name}``), each a
+  long-running ``Operation`` whose ``response`` is the created resource; ``GET /v3/operations/{id}``;
+  ``GET /v3/tagKeys/namespaced`` and ``/v3/tagValues/namespaced`` (``name``; unknown ``403``);
+  ``GET /v3/effectiveTags?parent=...`` (the network's bound tags; unknown resources ``403``).
 
 Operations complete ``op_delay`` seconds after they start (time-based, so a client that only reads the
 resource sees it change too). Failures are injectable: :meth:`GcpState.fail_operation` makes the next
@@ -58,6 +72,7 @@ import uuid
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -143,6 +158,7 @@ class Operation:
     apply: Any = None  # callable run under the lock when the operation completes successfully
     error: tuple[str, str] | None = None  # (code, message) when it is to fail
     finished: bool = False
+    peer: str = ""  # addPeering/removePeering: the peer network's "project/name"
 
 
 @dataclass
@@ -156,6 +172,10 @@ class GcpState:
     _connections: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     _compute_ops: dict[tuple[str, str], Operation] = field(default_factory=dict)
     _sn_ops: dict[str, Operation] = field(default_factory=dict)
+    _networks: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _tag_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _tag_values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _tag_bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     op_failures: list[OpFailure] = field(default_factory=list)
     request_log: list[tuple[str, str]] = field(default_factory=list)
@@ -242,9 +262,8 @@ class GcpState:
                     code, message = op.error
                     op.body["error"] = {"code": _RPC_CODE.get(code, 9), "message": message}
                 else:
-                    if op.apply is not None:
-                        op.apply()
-                    op.body["response"] = {"@type": "type.googleapis.com/google.protobuf.Empty"}
+                    result = op.apply() if op.apply is not None else None
+                    op.body["response"] = result or {"@type": "type.googleapis.com/google.protobuf.Empty"}
 
     def _compute_op(self, project: str, kind: str, target: str, target_link: str, apply: Any,
                     target_id: str = "") -> dict[str, Any]:
@@ -497,6 +516,324 @@ class GcpState:
         out.setdefault("done", False)
         return out
 
+    # -- compute networks and their peerings ---------------------------------------------------------
+
+    def networks(self, project: str) -> dict[str, dict[str, Any]]:
+        """Name -> network (a copy, as GET returns it, peerings with their state) of ``project``."""
+        with self.lock:
+            self._advance()
+            return {n: self._network_view(p, n) for (p, n) in sorted(self._networks) if p == project}
+
+    def peering(self, project: str, network: str, name: str) -> dict[str, Any] | None:
+        """One peering of a network as GET shows it (``state`` ``ACTIVE``/``INACTIVE``), or None."""
+        with self.lock:
+            self._advance()
+            if (project, network) not in self._networks:
+                return None
+            peerings = self._network_view(project, network).get("peerings") or []
+            return next((p for p in peerings if p["name"] == name), None)
+
+    def put_network(self, project: str, name: str) -> dict[str, Any]:
+        """Create a network directly (a fixture: a VPC made outside Reconcilery, e.g. the shoot's)."""
+        with self.lock:
+            self.project_number(project)
+            if (project, name) not in self._networks:
+                self._networks[(project, name)] = self._network_resource(project, {"name": name})
+            return self._network_view(project, name)
+
+    def _network_resource(self, project: str, body: dict[str, Any]) -> dict[str, Any]:
+        name = body["name"]
+        net_id = str(next(self._ids))
+        resource: dict[str, Any] = {
+            "kind": "compute#network", "id": net_id, "creationTimestamp": _now(), "name": name,
+            "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/networks/{name}",
+            "selfLinkWithId": f"{COMPUTE_BASE}/projects/{project}/global/networks/{net_id}",
+            "autoCreateSubnetworks": bool(body.get("autoCreateSubnetworks", False)),
+            "routingConfig": {"routingMode": (body.get("routingConfig") or {}).get("routingMode") or "REGIONAL"},
+            "mtu": int(body.get("mtu") or 1460), "networkFirewallPolicyEnforcementOrder": "AFTER_CLASSIC_FIREWALL",
+            "_peerings": [],
+        }
+        if body.get("description"):
+            resource["description"] = body["description"]
+        return resource
+
+    def _network_view(self, project: str, name: str) -> dict[str, Any]:
+        """A stored network as GET returns it: each peering ``ACTIVE`` when the peer network has a
+        peering back to this one, else ``INACTIVE`` (also when the peer network does not exist)."""
+        stored = self._networks[(project, name)]
+        view = {k: copy.deepcopy(v) for k, v in stored.items() if not k.startswith("_")}
+        own_url = f"{COMPUTE_BASE}/projects/{project}/global/networks/{name}"
+        peerings = []
+        for peering in stored["_peerings"]:
+            match = _NETWORK_RE.match(peering["network"])
+            peer = self._networks.get((match.group(1), match.group(2))) if match else None
+            back = peer is not None and any(p["network"] == own_url for p in peer["_peerings"])
+            out = copy.deepcopy(peering)
+            out["state"] = "ACTIVE" if back else "INACTIVE"
+            out["stateDetails"] = f"[{peering['_since']}]: Connected." if back else \
+                "Waiting for peer network to connect."
+            out.pop("_since", None)
+            peerings.append(out)
+        if peerings:
+            view["peerings"] = peerings
+        return view
+
+    def _get_network(self, project: str, name: str) -> dict[str, Any]:
+        found = self._networks.get((project, name))
+        if found is None:
+            raise ApiError(404, f"The resource 'projects/{project}/global/networks/{name}' was not found",
+                           "notFound")
+        return found
+
+    def insert_network(self, project: str, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        name = body.get("name")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
+                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        self.project_number(project)
+        if (project, name) in self._networks or self._pending(project, "insert", f"networks/{name}"):
+            raise ApiError(409, f"The resource 'projects/{project}/global/networks/{name}' already exists",
+                           "alreadyExists")
+        resource = self._network_resource(project, body)
+
+        def apply() -> None:
+            self._networks[(project, name)] = resource
+
+        return self._compute_op(project, "insert", f"networks/{name}", resource["selfLink"], apply, resource["id"])
+
+    def get_network(self, project: str, name: str) -> dict[str, Any]:
+        self._get_network(project, name)
+        return self._network_view(project, name)
+
+    def list_networks(self, project: str) -> dict[str, Any]:
+        items = [self._network_view(p, n) for (p, n) in sorted(self._networks) if p == project]
+        out: dict[str, Any] = {"kind": "compute#networkList", "id": f"projects/{project}/global/networks",
+                               "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/networks"}
+        if items:
+            out["items"] = items
+        return out
+
+    def delete_network(self, project: str, name: str) -> dict[str, Any]:
+        found = self._get_network(project, name)
+        if found["_peerings"]:
+            raise ApiError(400, f"The network resource 'projects/{project}/global/networks/{name}' is already being "
+                                f"used by peering '{found['_peerings'][0]['name']}'", "resourceInUseByAnotherResource")
+
+        def apply() -> None:
+            self._networks.pop((project, name), None)
+
+        return self._compute_op(project, "delete", f"networks/{name}", found["selfLink"], apply, found["id"])
+
+    def _peering_in_progress(self, *networks: str) -> bool:
+        """Whether an addPeering/removePeering of one of ``networks`` (``project/name``) is still running."""
+        return any(not op.finished and op.kind in ("addPeering", "removePeering")
+                   and ({op.target, op.peer} & set(networks)) for op in self._compute_ops.values())
+
+    def add_peering(self, project: str, name: str, body: Any) -> dict[str, Any]:
+        """``networks.addPeering`` (the peering is ``INACTIVE`` until the peer network peers back)."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        network = self._get_network(project, name)
+        spec = dict(body.get("networkPeering") or {})
+        if not spec:  # the deprecated top-level form
+            spec = {"name": body.get("name"), "network": body.get("peerNetwork"),
+                    "exchangeSubnetRoutes": body.get("autoCreateRoutes", True)}
+        peering_name = spec.get("name")
+        if not isinstance(peering_name, str) or not _NAME_RE.match(peering_name):
+            raise ApiError(400, f"Invalid value for field 'networkPeering.name': '{peering_name}'. Must be a match "
+                                "of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        match = _NETWORK_RE.match(str(spec.get("network") or ""))
+        if not match:
+            raise ApiError(400, f"Invalid value for field 'networkPeering.network': '{spec.get('network')}'.",
+                           "invalid")
+        peer_url = _network_url(str(spec["network"]), project)
+        if any(p["name"] == peering_name for p in network["_peerings"]):
+            raise ApiError(400, f"There is already a peering '{peering_name}' on network "
+                                f"'projects/{project}/global/networks/{name}'.", "invalid")
+        if any(p["network"] == peer_url for p in network["_peerings"]):
+            raise ApiError(400, f"There is already a peering between network 'projects/{project}/global/networks/"
+                                f"{name}' and network '{peer_url}'.", "invalid")
+        me, peer = f"{project}/{name}", f"{match.group(1)}/{match.group(2)}"
+        if self._peering_in_progress(me, peer):
+            raise ApiError(400, "There is a peering operation in progress on the local or peer network. "
+                                "Try again later.", "invalid")
+        peering = {"name": peering_name, "network": peer_url, "autoCreateRoutes": True,
+                   "exportCustomRoutes": bool(spec.get("exportCustomRoutes", False)),
+                   "importCustomRoutes": bool(spec.get("importCustomRoutes", False)),
+                   "exchangeSubnetRoutes": bool(spec.get("exchangeSubnetRoutes", True)),
+                   "exportSubnetRoutesWithPublicIp": bool(spec.get("exportSubnetRoutesWithPublicIp", True)),
+                   "importSubnetRoutesWithPublicIp": bool(spec.get("importSubnetRoutesWithPublicIp", False)),
+                   "stackType": str(spec.get("stackType") or "IPV4_ONLY"), "peerMtu": 1460}
+
+        def apply() -> None:
+            peering["_since"] = _now()
+            network["_peerings"].append(peering)
+
+        op = self._compute_op(project, "addPeering", me, network["selfLink"], apply, network["id"])
+        self._compute_ops[(project, op["name"])].peer = peer
+        return op
+
+    def remove_peering(self, project: str, name: str, body: Any) -> dict[str, Any]:
+        """``networks.removePeering``; the peer's side turns ``INACTIVE`` once it is gone."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        network = self._get_network(project, name)
+        peering_name = body.get("name")
+        found = next((p for p in network["_peerings"] if p["name"] == peering_name), None)
+        if found is None:
+            raise ApiError(400, f"Invalid value for field 'name': '{peering_name}'. Peering does not exist on network "
+                                f"'projects/{project}/global/networks/{name}'.", "invalid")
+        match = _NETWORK_RE.match(found["network"])
+        me, peer = f"{project}/{name}", (f"{match.group(1)}/{match.group(2)}" if match else "")
+        if self._peering_in_progress(me, peer):
+            raise ApiError(400, "There is a peering operation in progress on the local or peer network. "
+                                "Try again later.", "invalid")
+
+        def apply() -> None:
+            if found in network["_peerings"]:
+                network["_peerings"].remove(found)
+
+        op = self._compute_op(project, "removePeering", me, network["selfLink"], apply, network["id"])
+        self._compute_ops[(project, op["name"])].peer = peer
+        return op
+
+    # -- Resource Manager v3 tags --------------------------------------------------------------------
+
+    def _rm_op(self, kind: str, target: str, apply: Any) -> dict[str, Any]:
+        """A Resource Manager long-running operation (``operations/...``); ``apply`` answers its response."""
+        name = f"operations/rm.{kind}.{uuid.uuid4().hex[:16]}"
+        body: dict[str, Any] = {"name": name, "metadata": {
+            "@type": f"type.googleapis.com/google.cloud.resourcemanager.v3.{kind[0].upper()}{kind[1:]}Metadata"}}
+        op = Operation("resourcemanager", kind, target, body, time.monotonic() + self.op_delay, apply,
+                       self._take_failure("resourcemanager", kind, target))
+        self._sn_ops[name] = op
+        self._advance()
+        out = copy.deepcopy(op.body)
+        out.setdefault("done", False)
+        return out
+
+    def create_tag_key(self, body: Any) -> dict[str, Any]:
+        """``tagKeys.create`` under ``projects/<id or number>`` (the namespaced name uses the project id)."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        parent, short = str(body.get("parent") or ""), body.get("shortName")
+        if not parent.startswith("projects/") or not isinstance(short, str) or not 1 <= len(short) <= 256:
+            raise ApiError(400, "Request contains an invalid argument: parent must be projects/{project} and "
+                                "short_name 1-256 characters.")
+        project = self._project_of(parent.split("/", 1)[1])
+        if project is None:
+            raise ApiError(403, f"Permission denied on resource '{parent}' (or it may not exist).")
+        namespaced = f"{project}/{short}"
+        if any(k["namespacedName"] == namespaced for k in self._tag_keys.values()):
+            raise ApiError(409, f"A TagKey with short name '{short}' already exists under '{parent}'.")
+        key = {"name": f"tagKeys/{next(self._ids) % 10**15}", "parent": f"projects/{self.projects[project]}",
+               "shortName": short, "namespacedName": namespaced, "createTime": _now(), "updateTime": _now(),
+               "etag": uuid.uuid4().hex[:16], "purpose": "PURPOSE_UNSPECIFIED"}
+        if body.get("description"):
+            key["description"] = body["description"]
+
+        def apply() -> dict[str, Any]:
+            self._tag_keys[key["name"]] = key
+            return {"@type": "type.googleapis.com/google.cloud.resourcemanager.v3.TagKey", **key}
+
+        return self._rm_op("createTagKey", key["name"], apply)
+
+    def create_tag_value(self, body: Any) -> dict[str, Any]:
+        """``tagValues.create`` under ``tagKeys/<id>``."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        parent, short = str(body.get("parent") or ""), body.get("shortName")
+        key = self._tag_keys.get(parent)
+        if key is None:
+            raise ApiError(403, f"Permission denied on resource '{parent}' (or it may not exist).")
+        if not isinstance(short, str) or not 1 <= len(short) <= 256:
+            raise ApiError(400, "Request contains an invalid argument: short_name must be 1-256 characters.")
+        namespaced = f"{key['namespacedName']}/{short}"
+        if any(v["namespacedName"] == namespaced for v in self._tag_values.values()):
+            raise ApiError(409, f"A TagValue with short name '{short}' already exists under '{parent}'.")
+        value = {"name": f"tagValues/{next(self._ids) % 10**15}", "parent": parent, "shortName": short,
+                 "namespacedName": namespaced, "createTime": _now(), "updateTime": _now(),
+                 "etag": uuid.uuid4().hex[:16]}
+
+        def apply() -> dict[str, Any]:
+            self._tag_values[value["name"]] = value
+            return {"@type": "type.googleapis.com/google.cloud.resourcemanager.v3.TagValue", **value}
+
+        return self._rm_op("createTagValue", value["name"], apply)
+
+    def _compute_resource(self, full_name: str) -> tuple[str, str] | None:
+        """``(project, network)`` of ``//compute.googleapis.com/projects/<p>/global/networks/<id or name>``."""
+        match = re.match(r"^//compute\.googleapis\.com/projects/([^/]+)/global/networks/([^/]+)$", full_name)
+        if not match:
+            return None
+        project = self._project_of(match.group(1))
+        if project is None:
+            return None
+        for (p, n), net in self._networks.items():
+            if p == project and match.group(2) in (n, net["id"]):
+                return p, n
+        return None
+
+    def _project_of(self, ref: str) -> str | None:
+        """The project id of a known project's id or number (None: unknown)."""
+        if ref.isdigit():
+            return next((p for p, n in self.projects.items() if n == int(ref)), None)
+        return ref if ref in self.projects else None
+
+    def create_tag_binding(self, body: Any) -> dict[str, Any]:
+        """``tagBindings.create``: bind a tag value to a resource named by its full resource name."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.")
+        parent, value_name = str(body.get("parent") or ""), str(body.get("tagValue") or "")
+        value = self._tag_values.get(value_name)
+        if value is None:
+            raise ApiError(403, f"Permission denied on resource '{value_name}' (or it may not exist).")
+        if self._compute_resource(parent) is None:
+            raise ApiError(400, f"Request contains an invalid argument: resource '{parent}' is not a known "
+                                "resource.")
+        binding = {"name": f"tagBindings/{quote(parent, safe='')}/{value_name}", "parent": parent,
+                   "tagValue": value_name, "tagValueNamespacedName": value["namespacedName"]}
+        if binding["name"] in self._tag_bindings:
+            raise ApiError(409, f"A TagBinding for '{value_name}' already exists on '{parent}'.")
+
+        def apply() -> dict[str, Any]:
+            self._tag_bindings[binding["name"]] = binding
+            return {"@type": "type.googleapis.com/google.cloud.resourcemanager.v3.TagBinding", **binding}
+
+        return self._rm_op("createTagBinding", binding["name"], apply)
+
+    def get_namespaced(self, collection: str, name: str) -> dict[str, Any]:
+        """``tagKeys.getNamespaced`` / ``tagValues.getNamespaced`` (unknown: 403, as Resource Manager)."""
+        store = self._tag_keys if collection == "tagKeys" else self._tag_values
+        found = next((item for item in store.values() if item["namespacedName"] == name), None)
+        if found is None:
+            raise ApiError(403, f"Permission denied on resource '{name}' (or it may not exist).")
+        return copy.deepcopy(found)
+
+    def list_effective_tags(self, query: dict[str, str]) -> dict[str, Any]:
+        """``effectiveTags.list`` of a compute network (direct bindings; nothing inherited here)."""
+        parent = query.get("parent") or ""
+        found = self._compute_resource(parent)
+        if found is None:
+            raise ApiError(403, f"Permission denied on resource '{parent}' (or it may not exist).")
+        project, network = found
+        net_id = self._networks[found]["id"]
+        names = {f"//compute.googleapis.com/projects/{p}/global/networks/{n}"
+                 for p in (project, str(self.projects[project])) for n in (network, net_id)}
+        tags = []
+        for binding in sorted(self._tag_bindings.values(), key=lambda b: b["name"]):
+            if binding["parent"] not in names:
+                continue
+            value = self._tag_values[binding["tagValue"]]
+            key = self._tag_keys[value["parent"]]
+            tags.append({"tagValue": value["name"], "namespacedTagValue": value["namespacedName"],
+                         "tagKey": key["name"], "namespacedTagKey": key["namespacedName"],
+                         "tagKeyParentName": key["parent"], "inherited": False})
+        return {"effectiveTags": tags} if tags else {}
+
+
     def get_project(self, project: str) -> dict[str, Any]:
         if project not in self.projects:
             raise ApiError(403, f"The caller does not have permission (project {project} unknown)")
@@ -627,6 +964,21 @@ class GcpStandIn(StandInServer):
                         return 200, s.get_address(project, rest[0]), 0.0
                     if method == "DELETE":
                         return 200, s.delete_address(project, rest[0]), 0.0
+            elif collection == "networks":
+                if not rest:
+                    if method == "POST":
+                        return 200, s.insert_network(project, body), 0.0
+                    if method == "GET":
+                        return 200, s.list_networks(project), 0.0
+                elif len(rest) == 1:
+                    if method == "GET":
+                        return 200, s.get_network(project, rest[0]), 0.0
+                    if method == "DELETE":
+                        return 200, s.delete_network(project, rest[0]), 0.0
+                elif len(rest) == 2 and method == "POST" and rest[1] == "addPeering":
+                    return 200, s.add_peering(project, rest[0], body), 0.0
+                elif len(rest) == 2 and method == "POST" and rest[1] == "removePeering":
+                    return 200, s.remove_peering(project, rest[0], body), 0.0
             elif collection == "operations" and rest:
                 if len(rest) == 1 and method == "GET":
                     return 200, s.get_compute_op(project, rest[0]), 0.0
@@ -654,6 +1006,18 @@ class GcpStandIn(StandInServer):
                 if method == "POST":
                     return 200, s.delete_connection(service, parts[4], body), 0.0
         if parts[:2] == ["v1", "operations"] and len(parts) == 3 and method == "GET":
+            return 200, s.get_sn_op(f"operations/{parts[2]}"), 0.0
+        if parts[:1] == ["v3"] and len(parts) == 2 and method == "POST" and parts[1] in (
+                "tagKeys", "tagValues", "tagBindings"):
+            create = {"tagKeys": s.create_tag_key, "tagValues": s.create_tag_value,
+                      "tagBindings": s.create_tag_binding}[parts[1]]
+            return 200, create(body), 0.0
+        if len(parts) == 3 and parts[0] == "v3" and parts[1] in ("tagKeys", "tagValues") \
+                and parts[2] == "namespaced" and method == "GET":
+            return 200, s.get_namespaced(parts[1], query.get("name", "")), 0.0
+        if parts == ["v3", "effectiveTags"] and method == "GET":
+            return 200, s.list_effective_tags(query), 0.0
+        if parts[:2] == ["v3", "operations"] and len(parts) == 3 and method == "GET":
             return 200, s.get_sn_op(f"operations/{parts[2]}"), 0.0
         if parts[:2] == ["v1", "projects"] and len(parts) == 3 and method == "GET":
             return 200, s.get_project(parts[2]), 0.0

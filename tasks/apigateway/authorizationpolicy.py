@@ -7,6 +7,12 @@ Per rule, in the Service's namespace with the Service's selector:
 - ``extAuth``: one CUSTOM policy per authorizer, then the ALLOW policies of its restrictions.
 Each policy carries the hash and index labels its diff is keyed on. ALLOW is Istio's default action
 and is left out, as the original's serialisation does.
+
+With ``ory_passthrough`` (the first two steps of the v1beta1 → v2 migration, api-gateway's
+``NewMigrationProcessor``) the ALLOW policies also admit traffic that still comes through Ory Oathkeeper:
+their rules have no ``hosts`` (Oathkeeper forwards to the Service's cluster-local name), ``noAuth`` adds a
+source for Oathkeeper's principal, and ``jwt`` / ``extAuth`` restrictions require only the request
+principals (Oathkeeper forwards the token), not the ingress gateway. CUSTOM policies keep their hosts.
 """
 
 from __future__ import annotations
@@ -91,6 +97,21 @@ def _policy(
     }
 
 
+def _sources(config: JwtConfig | None, ory_passthrough: bool) -> list[dict[str, Any]]:
+    """The ``from`` of an ALLOW policy rule: request principals of ``config``'s issuers and the ingress
+    gateway; during a migration (``ory_passthrough``) the request principals alone, or without a
+    ``config`` (extAuth without restrictions) Oathkeeper's principal besides the ingress gateway."""
+    ingress = {"source": {"principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}
+    if config is None:
+        return [{"source": {"principals": [model.OATHKEEPER_PRINCIPAL]}}, ingress] if ory_passthrough else [ingress]
+    principals = [f"{a.issuer}/*" for a in config.authentications]
+    if ory_passthrough:
+        # the original adds a second, narrower source for extAuth restrictions here; sources are ORed,
+        # so this one alone admits the same requests
+        return [{"source": {"requestPrincipals": principals}}]
+    return [{"source": {"requestPrincipals": principals, "principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}]
+
+
 def _jwt_policies(
     apirule: APIRule,
     namespace: str,
@@ -98,12 +119,9 @@ def _jwt_policies(
     to: list[dict[str, Any]],
     config: JwtConfig | None,
     first_index: int,
+    ory_passthrough: bool = False,
 ) -> list[dict[str, Any]]:
-    source: dict[str, Any] = {}
-    if config is not None:
-        source["requestPrincipals"] = [f"{a.issuer}/*" for a in config.authentications]
-    source["principals"] = [model.INGRESS_GATEWAY_PRINCIPAL]
-    from_ = [{"source": source}]
+    from_ = _sources(config, ory_passthrough)
     authorizations = list(config.authorizations or []) if config is not None else []
     if not authorizations:
         return [_policy(apirule, namespace, selector, [{"from": from_, "to": to}], first_index)]
@@ -130,11 +148,12 @@ def desired_authorization_policies(
     apirule: APIRule,
     hosts: list[str],
     selectors: list[dict[str, str] | None],
+    ory_passthrough: bool = False,
 ) -> list[dict[str, Any]]:
     """Every AuthorizationPolicy manifest for ``apirule``, rule by rule.
 
     ``hosts`` are the resolved hosts; ``selectors[i]`` is rule i's workload selector (its Service's
-    ``spec.selector``).
+    ``spec.selector``); ``ory_passthrough`` see the module doc (migration steps 1 and 2).
     """
     policies: list[dict[str, Any]] = []
     for i, rule in enumerate(apirule.rules):
@@ -149,15 +168,19 @@ def desired_authorization_policies(
         if excluded:
             operation["notPaths"] = excluded
         to = [{"operation": operation}]
+        allow_to = to
+        if ory_passthrough:
+            allow_to = [{"operation": {k: v for k, v in operation.items() if k != "hosts"}}]
         if rule.jwt is not None:
-            policies += _jwt_policies(apirule, namespace, selector, to, rule.jwt, 0)
+            policies += _jwt_policies(apirule, namespace, selector, allow_to, rule.jwt, 0, ory_passthrough)
         elif rule.ext_auth is not None:
             for k, authorizer in enumerate(rule.ext_auth.authorizers):
                 policies.append(_policy(apirule, namespace, selector, [{"to": to}], k, "CUSTOM", authorizer))
-            policies += _jwt_policies(
-                apirule, namespace, selector, to, rule.ext_auth.restrictions, len(rule.ext_auth.authorizers)
-            )
+            policies += _jwt_policies(apirule, namespace, selector, allow_to, rule.ext_auth.restrictions,
+                                      len(rule.ext_auth.authorizers), ory_passthrough)
         else:
             from_ = [{"source": {"principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}]
-            policies.append(_policy(apirule, namespace, selector, [{"from": from_, "to": to}], 0))
+            if ory_passthrough:
+                from_ = [{"source": {"principals": [model.OATHKEEPER_PRINCIPAL]}}, *from_]
+            policies.append(_policy(apirule, namespace, selector, [{"from": from_, "to": allow_to}], 0))
     return policies

@@ -40,9 +40,15 @@ def is_apirule(doc: dict[str, Any]) -> bool:
 
 
 def written_apirule(apirule: dict[str, Any], result: Plan) -> dict[str, Any]:
-    """The APIRule as the controller leaves it: status replaced, finalizer added or released."""
+    """The APIRule as the controller leaves it: status replaced, finalizer added or released, the
+    ``migration-step`` annotation advanced (or removed)."""
     obj = copy.deepcopy(apirule)
     meta = obj.setdefault("metadata", {})
+    if result.annotations and not result.failed:
+        annotations = {**(meta.get("annotations") or {}), **result.annotations}
+        meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
+        if not meta["annotations"]:
+            del meta["annotations"]
     finalizers = list(meta.get("finalizers") or [])
     if result.add_finalizer and model.FINALIZER not in finalizers:
         finalizers.append(model.FINALIZER)
@@ -116,15 +122,21 @@ def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: S
         status = written.get("status")
         namespace, name = _meta(apirule)
         state_ = str((status or {}).get("state") or "-")
+        message = _message(status)
+        if result.migration_step:  # the Ory → Istio migration step this reconcile runs
+            message = f"{message} (migration step {result.migration_step})"
         if diff:
             actions = [_action_doc(a) for a in result.actions]
-            out.append({"apirule": f"{namespace}/{name}", "pipeline": result.pipeline, "status": status,
-                        "actions": actions})
-            rows.append((namespace, name, state_, _actions(actions), _message(status)))
+            entry = {"apirule": f"{namespace}/{name}", "pipeline": result.pipeline, "status": status,
+                     "actions": actions}
+            if result.migration_step:
+                entry["migrationStep"] = result.migration_step
+            out.append(entry)
+            rows.append((namespace, name, state_, _actions(actions), message))
         else:
             out.extend(result.desired)
             out.append(written)
-            rows.append((namespace, name, state_, _kinds(result.desired), _message(status)))
+            rows.append((namespace, name, state_, _kinds(result.desired), message))
     columns = ("NAMESPACE", "NAME", "STATUS", "ACTIONS" if diff else "OBJECTS", "MESSAGE")
     return Listing(out, columns, rows)
 
@@ -231,14 +243,15 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
     entries, then the CR with its finalizers and status; a row per CR (NAME STATUS OBJECTS DELETED
     MESSAGE, the middle two counted). The rest of ``docs`` is the cluster:
     ``kube-system/shoot-info``, the ingress gateway Service, APIRules, VirtualServices, Ory Rules,
-    RateLimits, Nodes, CRDs (Gardener's turn on the Gardener path) and the managed objects as they are."""
+    RateLimits, Nodes (none: a production-sized cluster), CRDs (Gardener's turn on the Gardener path) and
+    the managed objects as they are."""
     def key(d: dict[str, Any]) -> tuple[str, str, str]:
         meta = d.get("metadata") or {}
         return str(d.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))
 
     gateways = [d for d in docs if _kind_is(d, model.APIGATEWAY)]
     by_key = {key(d): d for d in docs}
-    managed_keys = {*res.kyma_gateway_refs(), *res.oathkeeper_refs(),
+    managed_keys = {*res.network_policy_refs(), *res.kyma_gateway_refs(), *res.oathkeeper_refs(),
                     *(("ConfigMap", ns, name) for ns, name in res.LEGACY_UI_CONFIG_MAPS)}
     state = OperatorState(
         apigateways=tuple(gateways),
@@ -250,7 +263,7 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
         virtual_services=tuple(d for d in docs if d.get("kind") == "VirtualService"),
         ory_rules=tuple(d for d in docs if _kind_is(d, model.ORY_RULE)),
         ratelimits=tuple(d for d in docs if _kind_is(d, model.RATELIMIT)),
-        nodes=tuple(d for d in docs if d.get("kind") == "Node"),
+        nodes=tuple(d for d in docs if d.get("kind") == "Node") or None,  # none given: sized as production
     )
     settings = OperatorSettings(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
     out: list[dict[str, Any]] = []

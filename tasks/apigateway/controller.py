@@ -25,7 +25,9 @@ Environment (seconds): ``RECONCILERY_APIRULE_RECONCILIATION_SECONDS`` (1800),
 ``RECONCILERY_APIRULE_ERROR_RETRY_SECONDS`` (60), ``RECONCILERY_APIRULE_ERROR_RETRY_CAP_SECONDS``
 (300, at least the retry), ``RECONCILERY_APIRULE_RESYNC_SECONDS`` (1800: beat enqueues every APIRule),
 ``RECONCILERY_APIRULE_V1BETA1_ACCESS`` (``deny``; ``allow`` reconciles v1beta1 APIRules, the original's
-signed ``apirule-access`` ConfigMap).
+signed ``apirule-access`` ConfigMap, and migrates v2 APIRules that still own Ory Rules),
+``RECONCILERY_APIRULE_MIGRATION_SECONDS`` (60: the requeue while the ``migration-step`` annotation is
+present; after each step the annotation is patched, then the status written).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -84,7 +87,8 @@ class ControllerSettings:
         """The ``apirule`` part of the domain's settings."""
         return cls(
             plan=Settings(reconciliation_interval=domain.apirule_reconciliation,
-                          error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access),
+                          error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access,
+                          migration_interval=domain.apirule_migration),
             error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
             resync_interval=domain.apirule_resync,
         )
@@ -236,6 +240,22 @@ def apply_actions(kube: Kube, actions: tuple[Action, ...], *, raise_missing: boo
     return {refused.action.kind: [str(refused)]}
 
 
+def annotate(kube: Kube, apirule: dict[str, Any], annotations: Mapping[str, str | None]) -> dict[str, Any]:
+    """Merge-patch ``annotations`` (``None`` removes one) onto the APIRule under the read
+    ``resourceVersion`` (the migration step, as api-gateway's ``ApplyMigrationAnnotation`` + ``Update``);
+    nothing when they are already so. Returns the object as written. Raises :class:`Conflict` (the
+    APIRule changed since it was read: the step runs again) and :class:`ApiError`."""
+    current = _meta(apirule).get("annotations") or {}
+    if all(current.get(k) == v for k, v in annotations.items()):
+        return apirule
+    meta = _meta(apirule)
+    patch = {"metadata": {"annotations": dict(annotations), "resourceVersion": meta.get("resourceVersion")}}
+    written = kube.patch(APIRULE, str(meta.get("name")), patch, meta.get("namespace"))
+    log.info("apirule migration step", key=f"{meta.get('namespace')}/{meta.get('name')}",
+             annotations=dict(annotations))
+    return written
+
+
 def write_status(kube: Kube, apirule: Mapping[str, Any], status: st.Status) -> bool:
     """Patch the status subresource unless it already says ``status`` for this generation; emit an
     Event when state or description changed. Returns whether a write happened."""
@@ -279,10 +299,11 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
     rule = model.APIRule.parse(apirule)  # once per reconcile: reads, plan and re-check share it
     snapshot = read_state(kube, rule)
-    p = plan(rule, snapshot, settings.plan)
+    now = datetime.now(UTC)
+    p = plan(rule, snapshot, settings.plan, now)
     creating = {a.kind for a in p.actions if a.verb == "create"}
     if creating and model.FINALIZER in rule.finalizers and cached:
-        p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan)
+        p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan, now)
     if p.pipeline == PIPELINE_DELETION:
         errors = apply_actions(kube, p.actions)
         if errors:
@@ -304,6 +325,8 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
                 return reconcile_object(kube, apirule, settings)
         if errors:
             p = p.with_apply_errors(errors)
+    if p.annotations and not p.failed:
+        apirule = annotate(kube, apirule, p.annotations)
     if p.status is not None:
         write_status(kube, apirule, p.status)
     return p, _finish(p)

@@ -5,8 +5,10 @@ from workers.domains import Domain
 DOMAIN = Domain(
     name="apigateway",
     controllers=("tasks.apigateway.controller", "tasks.apigateway.operator.controller",
-                 "tasks.apigateway.ratelimit.controller", "tasks.apigateway.certificate_controller"),
-    watches=("tasks.apigateway.watches", "tasks.apigateway.certificate_watches"),
+                 "tasks.apigateway.ratelimit.controller", "tasks.apigateway.certificate_controller",
+                 "tasks.apigateway.externalgateway.controller"),
+    watches=("tasks.apigateway.watches", "tasks.apigateway.certificate_watches",
+             "tasks.apigateway.externalgateway.watches"),
     webhooks=("tasks.apigateway.webhook",),
     queues=("apigateway",),
     examples=("examples/apigateway",),

@@ -1,5 +1,5 @@
 """Installing what the API Gateway controllers need in a cluster: their own CRDs (APIRule, APIGateway,
-RateLimit and Ory Oathkeeper's Rule, which the original operator installs too) and, on clusters without
+RateLimit, ExternalGateway and Ory Oathkeeper's Rule, which the original operator installs too) and, on clusters without
 Istio or Gardener (the dev API server), minimal stand-in CRDs of those. Used by tests, the benchmark
 and ``up``."""
 
@@ -18,8 +18,9 @@ CRDS = package_data.files("tasks.apigateway").joinpath("crds")
 APIRULE_CRD = CRDS.joinpath("apirules.gateway.kyma-project.io.yaml")
 APIGATEWAY_CRD = CRDS.joinpath("apigateways.operator.kyma-project.io.yaml")
 RATELIMIT_CRD = CRDS.joinpath("ratelimits.gateway.kyma-project.io.yaml")
+EXTERNAL_GATEWAY_CRD = CRDS.joinpath("externalgateways.gateway.kyma-project.io.yaml")
 ORY_RULE_CRD = CRDS.joinpath("oathkeeper", "rules.oathkeeper.ory.sh.yaml")
-OWN_CRDS = (APIRULE_CRD, APIGATEWAY_CRD, RATELIMIT_CRD, ORY_RULE_CRD)
+OWN_CRDS = (APIRULE_CRD, APIGATEWAY_CRD, RATELIMIT_CRD, ORY_RULE_CRD, EXTERNAL_GATEWAY_CRD)
 ISTIO_CRDS = CRDS.joinpath("istio", "istio-crds.yaml")
 GARDENER_CRDS = CRDS.joinpath("gardener", "gardener-crds.yaml")
 
@@ -30,7 +31,7 @@ def _resource(kind: model.Kind, namespaced: bool = True) -> Resource:
 
 #: Kinds that must be served before the controllers run: our own ...
 OWN = tuple(_resource(k, k.kind != "APIGateway") for k in (model.APIRULE, model.APIGATEWAY, model.RATELIMIT,
-                                                            model.ORY_RULE))
+                                                            model.ORY_RULE, model.EXTERNAL_GATEWAY))
 #: ... and, with the stand-ins, the Istio kinds the controllers read and write.
 ISTIO = tuple(_resource(k) for k in (model.GATEWAY, model.VIRTUAL_SERVICE, model.AUTHORIZATION_POLICY,
                                      model.REQUEST_AUTHENTICATION, model.ENVOY_FILTER))

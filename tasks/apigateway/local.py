@@ -1,6 +1,6 @@
 """The API Gateway's part of ``reconcilery up`` (:class:`workers.domains.Local`): on the dev API server its
 CRDs (and Istio's) and the APIRule conversion webhook; the summary rows of APIRules, APIGateways and
-RateLimits."""
+RateLimits, and a ``Migration`` row per applied APIRule that was migrating from Ory Rules to Istio."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import config
 from workers.domains import Local, Row
 
 #: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
-STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit")
-SETTLED_STATES = ("Ready", "OK", "Error", "Warning")
+STATUS_KINDS = ("APIRule", "APIGateway", "RateLimit", "ExternalGateway")
+SETTLED_STATES = ("Ready", "OK", "Error", "Warning", "Migrated")  # not an ExternalGateway's Processing
+MIGRATION_STEP = "gateway.kyma-project.io/migration-step"
+OWNER_LABELS = ("apirule.gateway.kyma-project.io/name", "apirule.gateway.kyma-project.io/namespace")
 
 
 class ApiGatewayLocal(Local):
@@ -25,8 +27,10 @@ class ApiGatewayLocal(Local):
         from tasks.apigateway.install import install_crds
 
         install_crds(self.run.kube(), istio=True, conversion=True)
-        # the dev cluster allows v1beta1 APIRules, and has no kubelet to start Oathkeeper's Pods
+        # the dev cluster allows v1beta1 APIRules (so Ory → Istio migrations run, 2 s a step: no proxies
+        # to wait for), and has no kubelet to start Oathkeeper's Pods
         for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
+                            ("RECONCILERY_APIRULE_MIGRATION_SECONDS", "2"),
                             ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
             self.run.env[name] = os.environ.setdefault(name, value)
         config.reset()  # this process's settings follow the environment it just set
@@ -89,7 +93,36 @@ class ApiGatewayLocal(Local):
                 state = f"{state} (reconciling)" if status else "Pending"
             ref = f"{meta['namespace']}/{meta['name']}" if namespaced else meta["name"]
             rows.append((obj["kind"], ref, state, detail[0] if detail else ""))
+            if obj["kind"] == "APIRule" and MIGRATION_STEP in (meta.get("annotations") or {}):
+                rows.append(self._migration_row(current, ref))
         return rows
+
+    def _migration_row(self, apirule: dict[str, Any], ref: str) -> Row:
+        """``Migration``: ``Migrated`` once the annotation and the Ory Rules are gone (else the step
+        completed last), with the Ory Rules left, where the VirtualService routes and the policies."""
+        from kube import Resource, ResourceMissing
+        from tasks.apigateway import model
+
+        kube = self.run.kube()
+        namespace, _, name = ref.partition("/")
+        selector = f"{OWNER_LABELS[0]}={name},{OWNER_LABELS[1]}={namespace}"
+
+        def owned(kind: model.Kind) -> list[dict[str, Any]]:
+            res = Resource(kind.group, kind.version, kind.plural, kind.kind, True)
+            try:
+                return kube.list(res, namespace, label_selector=selector)
+            except ResourceMissing:  # e.g. the Rule CRD removed with Oathkeeper
+                return []
+
+        rules, services, policies = owned(model.ORY_RULE), owned(model.VIRTUAL_SERVICE), owned(
+            model.AUTHORIZATION_POLICY)
+        targets = sorted({f"{d['host']}:{d.get('port', {}).get('number')}" for vs in services
+                          for http in (vs.get("spec") or {}).get("http") or []
+                          for d in (r.get("destination") or {} for r in http.get("route") or [])})
+        step = ((apirule.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_STEP)
+        state = "Migrated" if step is None and not rules else (f"step {step} done" if step else "not started")
+        return ("Migration", ref, state, f"{len(rules)} Ory Rule(s); VirtualService → {', '.join(targets)}; "
+                                         f"{len(policies)} AuthorizationPolicies")
 
     def settled(self) -> bool:
         """Every applied APIRule, APIGateway and RateLimit has a final state."""

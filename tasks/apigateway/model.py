@@ -29,6 +29,15 @@ FINALIZER = "gateway.kyma-project.io/subresources"
 #: Which pipeline reconciles the APIRule: ``v1beta1``, ``v2alpha1`` or ``v2``.
 ORIGINAL_VERSION_ANNOTATION = "gateway.kyma-project.io/original-version"
 V1BETA1_SPEC_ANNOTATION = "gateway.kyma-project.io/v1beta1-spec"
+#: Zero-downtime migration from Ory Rules to Istio (api-gateway's ``processors/migration``): the step the
+#: last successful reconcile completed; removed once the Ory Rules are gone.
+MIGRATION_STEP_ANNOTATION = "gateway.kyma-project.io/migration-step"
+MIGRATION_APPLY_ISTIO_AUTHORIZATION = "apply-istio-authorization"
+MIGRATION_VS_SWITCH_TO_SERVICE = "vs-switch-to-service"
+MIGRATION_REMOVE_ORY_RULE = "remove-ory-rule"
+#: When that step completed (RFC 3339; ours, not the original's): the next step waits for the migration
+#: interval even when an event (our own VirtualService update) enqueues the APIRule earlier.
+MIGRATION_STEP_AT_ANNOTATION = "reconcilery.kyma-project.io/migration-step-at"
 
 #: Owner labels written on every generated object.
 OWNER_NAME_LABEL = "apirule.gateway.kyma-project.io/name"
@@ -56,6 +65,8 @@ ISTIO_MESH_KEY = "mesh"
 
 DEFAULT_TIMEOUT_SECONDS = 180
 INGRESS_GATEWAY_PRINCIPAL = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"
+#: Ory Oathkeeper's principal (its Pods run as the maester's ServiceAccount): admitted during a migration.
+OATHKEEPER_PRINCIPAL = "cluster.local/ns/kyma-system/sa/oathkeeper-maester-account"
 ISTIO_PROXY_CONTAINER = "istio-proxy"
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 

@@ -12,7 +12,11 @@ controller (``internal/controller/gateway``):
 4. gateway discovery, required CRDs, the ``api-gateway-config`` JWT handler;
 5. validation → ``Error`` with the failures;
 6. desired VirtualService, AuthorizationPolicies, RequestAuthentications, and their diff against the
-   owned objects (owned Ory Rules are deleted) → ``Ready``.
+   owned objects (owned Ory Rules are deleted) → ``Ready``;
+7. or, while v1beta1 APIRules are allowed and the APIRule still owns Ory Rules, one step of the
+   zero-downtime migration (:func:`migration_step`), and the ``migration-step`` annotation to write after
+   it succeeded (``Plan.annotations``); the next reconcile after ``migration_interval`` while the
+   annotation is present.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
+from kube.clock import now_rfc3339
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.authorizationpolicy import desired_authorization_policies
@@ -58,13 +64,17 @@ class Settings:
         finalizer_requeue: seconds until the reconcile after the deletion step released the finalizer
             (the original's 5 s).
         v1beta1_access: whether v1beta1 APIRules are reconciled (the original's signed
-            ``kyma-system/apirule-access`` ConfigMap, here a setting: notes §5.6); default no.
+            ``kyma-system/apirule-access`` ConfigMap, here a setting: notes §5.6); default no. It also
+            turns the zero-downtime migration on (the original's ``migrationAllowed``).
+        migration_interval: seconds to the next reconcile while the ``migration-step`` annotation is
+            present (the original's ``--migration-interval``, 1 minute).
     """
 
     reconciliation_interval: float = 1800.0
     error_retry_interval: float = 60.0
     finalizer_requeue: float = 5.0
     v1beta1_access: bool = False
+    migration_interval: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,10 @@ class Plan:
         requeue_after: seconds until the next reconcile when the plan succeeds; ``None`` when the
             status is ``Error`` (retry with backoff) or nothing is left to do.
         v1beta1: the per-component v1beta1 status behind ``status`` (v1beta1 pipeline only).
+        migration_step: the migration step this reconcile runs (``apply-istio-authorization``,
+            ``vs-switch-to-service``, ``remove-ory-rule``), ``None`` outside a migration.
+        annotations: annotations to merge-patch onto the APIRule once every action succeeded
+            (``None`` removes one): the next ``migration-step``, or its removal.
     """
 
     pipeline: str
@@ -94,6 +108,8 @@ class Plan:
     failures: tuple[Failure, ...] = ()
     requeue_after: float | None = None
     v1beta1: V1beta1Status | None = None
+    migration_step: str | None = None
+    annotations: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -103,7 +119,9 @@ class Plan:
     def with_status(self, status: st.Status) -> Plan:
         """A copy with another status (the worker's apply errors, see :func:`status.apply_failed`)."""
         failed = status.state == st.ERROR
-        return replace(self, status=status, requeue_after=None if failed else self.requeue_after)
+        # a failed migration step does not advance the annotation (api-gateway: ``!s.HasError()``)
+        return replace(self, status=status, requeue_after=None if failed else self.requeue_after,
+                       annotations={} if failed else self.annotations)
 
     def with_apply_errors(self, errors: Mapping[str, list[str]]) -> Plan:
         """A copy whose status reports the writes the API server refused (``{kind: [messages]}``): v2
@@ -167,10 +185,33 @@ def _discover_gateway(rule: APIRule, state: ClusterState) -> tuple[str | None, s
     return f"{namespace}/{generated}", None
 
 
-def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None) -> Plan:
+MIGRATION_STEPS = (model.MIGRATION_APPLY_ISTIO_AUTHORIZATION, model.MIGRATION_VS_SWITCH_TO_SERVICE,
+                   model.MIGRATION_REMOVE_ORY_RULE)
+
+
+def migration_step(annotation: str | None) -> str:
+    """The step to run given the ``migration-step`` annotation (the step completed last): none →
+    ``apply-istio-authorization``, that → ``vs-switch-to-service``, that → ``remove-ory-rule``. An
+    unknown value starts over, as the original (``nextMigrationStep``): the annotation gets corrected."""
+    if annotation == model.MIGRATION_APPLY_ISTIO_AUTHORIZATION:
+        return model.MIGRATION_VS_SWITCH_TO_SERVICE
+    if annotation == model.MIGRATION_VS_SWITCH_TO_SERVICE:
+        return model.MIGRATION_REMOVE_ORY_RULE
+    return model.MIGRATION_APPLY_ISTIO_AUTHORIZATION
+
+
+def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: Settings) -> bool:
+    """The v2 APIRule migrates from Ory to Istio: v1beta1 APIRules are allowed and it still owns Ory Rules
+    (api-gateway's ``apiRuleNeedsMigration``; a cluster without the Rule CRD has none)."""
+    return settings.v1beta1_access and bool(owned_ory_rules)
+
+
+def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None,
+         now: datetime | None = None) -> Plan:
     """The reconcile of ``apirule`` (a manifest of any served version, or the rule parsed from one:
-    the worker parses once per reconcile) against ``state``. Pure; never raises for bad input: every
-    problem the user can fix is an ``Error`` or ``Warning`` status."""
+    the worker parses once per reconcile) against ``state``. ``now`` (aware) spaces the migration's
+    steps; ``None`` (render) does not. Pure; never raises for bad input: every problem the user can fix
+    is an ``Error`` or ``Warning`` status."""
     settings = settings or Settings()
     rule = APIRule.of(apirule)
     owned = _owned(rule, state)
@@ -194,6 +235,11 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
                     v1beta1=v1.components)
 
     add_finalizer = model.FINALIZER not in rule.finalizers
+    annotation = rule.annotations.get(model.MIGRATION_STEP_ANNOTATION)
+    migrating = needs_migration(owned.ory_rules, settings)
+    # while the annotation is present the APIRule is reconciled every migration_interval (also when a
+    # step fails validation or misses a CRD: the original checks the annotation before the error)
+    interval = settings.migration_interval if annotation is not None else settings.reconciliation_interval
 
     if rule.type_failures:  # fields of the wrong type: nothing else can be trusted
         failures = list(rule.type_failures)
@@ -201,7 +247,7 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
                     failures=tuple(failures))
 
     def result(status: st.Status, **kwargs: Any) -> Plan:
-        requeue = None if status.state == st.ERROR else settings.reconciliation_interval
+        requeue = None if status.state == st.ERROR else interval
         return Plan(PIPELINE_V2, status=status, add_finalizer=add_finalizer, requeue_after=requeue, **kwargs)
 
     if rule.spec_empty:  # checked first so the user sees the original's troubleshooting hint
@@ -233,16 +279,84 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
     selectors = [workload_lookup(rule, r, state)[1] for r in rule.rules]
 
     virtual_service = desired_virtual_service(rule, hosts, gateway_ref)
-    policies = desired_authorization_policies(rule, hosts, selectors)
     authentications = desired_request_authentications(rule, selectors)
+    if migrating:
+        return _migration_plan(rule, owned, annotation, hosts, selectors, virtual_service, authentications,
+                               add_finalizer, settings, now)
+    policies = desired_authorization_policies(rule, hosts, selectors)
     actions = (
         diff_virtual_service(virtual_service, owned.virtual_services)
         + diff_authorization_policies(policies, owned.authorization_policies)
         + diff_request_authentications(authentications, owned.request_authentications)
         + delete_all(model.ORY_RULE.kind, owned.ory_rules)
     )
-    return result(
-        st.ready(),
-        desired=(virtual_service, *policies, *authentications),
-        actions=tuple(actions),
-    )
+    # An annotation left without Ory Rules to migrate (they went while the last step's annotation write
+    # failed, or v1beta1 access was revoked) is removed: the original keeps it, and the APIRule is then
+    # reconciled every minute forever.
+    stale = {model.MIGRATION_STEP_ANNOTATION: None, model.MIGRATION_STEP_AT_ANNOTATION: None} \
+        if annotation is not None else {}
+    return Plan(PIPELINE_V2, desired=(virtual_service, *policies, *authentications), actions=tuple(actions),
+                status=st.ready(), add_finalizer=add_finalizer, requeue_after=settings.reconciliation_interval,
+                annotations=stale)
+
+
+def _since_last_step(rule: APIRule, now: datetime | None) -> float | None:
+    """Seconds since the last step completed (its ``migration-step-at``), ``None`` when unknown."""
+    text = rule.annotations.get(model.MIGRATION_STEP_AT_ANNOTATION)
+    if now is None or not text:
+        return None
+    try:
+        return (now - datetime.fromisoformat(text.replace("Z", "+00:00"))).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts: list[str],
+                    selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
+                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: Settings,
+                    now: datetime | None) -> Plan:
+    """One step of the zero-downtime migration (api-gateway's ``NewMigrationProcessors``), processors in
+    the original's order:
+
+    1. ``apply-istio-authorization``: AuthorizationPolicies admitting Oathkeeper too, RequestAuthentications
+       (the VirtualService still routes to Oathkeeper, which forwards to the Service);
+    2. ``vs-switch-to-service``: the VirtualService now routes to the Service; policies as in 1;
+    3. ``remove-ory-rule``: the Ory Rules are deleted, the VirtualService and RequestAuthentications
+       kept, the policies lose the Oathkeeper passthrough; the annotation is removed.
+
+    After the step succeeds the annotation records it (step 3 removes it), and ``migration-step-at`` when.
+    A step comes at least ``migration_interval`` after the previous one (Istio's proxies need the time to
+    take the last change up); an earlier reconcile (an event) re-applies the completed step instead."""
+    step = migration_step(annotation)
+    since = _since_last_step(rule, now)
+    if annotation in MIGRATION_STEPS[:2] and since is not None and 0 <= since < settings.migration_interval:
+        held = _migration_objects(rule, owned, str(annotation), hosts, selectors, virtual_service, authentications)
+        return Plan(PIPELINE_V2, desired=held[0], actions=held[1], status=st.ready(), add_finalizer=add_finalizer,
+                    requeue_after=max(1.0, settings.migration_interval - since), migration_step=annotation)
+    desired, actions = _migration_objects(rule, owned, step, hosts, selectors, virtual_service, authentications)
+    done = step == model.MIGRATION_REMOVE_ORY_RULE
+    annotations: dict[str, str | None] = {model.MIGRATION_STEP_ANNOTATION: None if done else step}
+    if done or now is not None:
+        annotations[model.MIGRATION_STEP_AT_ANNOTATION] = None if done else now_rfc3339(now)
+    return Plan(PIPELINE_V2, desired=desired, actions=actions, status=st.ready(), add_finalizer=add_finalizer,
+                requeue_after=settings.reconciliation_interval if done else settings.migration_interval,
+                migration_step=step, annotations=annotations)
+
+
+def _migration_objects(rule: APIRule, owned: _Owned, step: str, hosts: list[str],
+                       selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
+                       authentications: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], ...],
+                                                                        tuple[Action, ...]]:
+    """``(desired, actions)`` of migration ``step``."""
+    passthrough = step != model.MIGRATION_REMOVE_ORY_RULE
+    policies = desired_authorization_policies(rule, hosts, selectors, ory_passthrough=passthrough)
+    actions: list[Action] = []
+    desired: list[dict[str, Any]] = []
+    if step == model.MIGRATION_REMOVE_ORY_RULE:
+        actions += delete_all(model.ORY_RULE.kind, owned.ory_rules)
+    if step != model.MIGRATION_APPLY_ISTIO_AUTHORIZATION:
+        actions += diff_virtual_service(virtual_service, owned.virtual_services)
+        desired.append(virtual_service)
+    actions += diff_authorization_policies(policies, owned.authorization_policies)
+    actions += diff_request_authentications(authentications, owned.request_authentications)
+    return (*desired, *policies, *authentications), tuple(actions)

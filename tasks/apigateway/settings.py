@@ -31,6 +31,9 @@ class ApiGatewaySettings(Settings):
                                                 "Longest backoff of a failing APIRule (at least the first one).")
     apirule_reconciliation: Seconds = _seconds("RECONCILERY_APIRULE_RECONCILIATION_SECONDS", 1800.0,
                                                "A Ready APIRule is reconciled again after this long.")
+    apirule_migration: Seconds = _seconds("RECONCILERY_APIRULE_MIGRATION_SECONDS", 60.0,
+                                          "An APIRule migrating from Ory Rules to Istio (its ``migration-step`` "
+                                          "annotation present) is reconciled again after this long.")
     apirule_resync: Seconds = _seconds("RECONCILERY_APIRULE_RESYNC_SECONDS", 1800.0,
                                        "Seconds between beat's resyncs of every APIRule (0: none).")
     v1beta1_access: Access = Field(False, validation_alias="RECONCILERY_APIRULE_V1BETA1_ACCESS", description=(

@@ -8,12 +8,12 @@ objects listed in :func:`reads_for`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.apigateway import model
+from tasks.apigateway.externalgateway.model import Names
 
 NamespacedName = tuple[str, str]
 
@@ -184,8 +184,6 @@ def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
 
 def external_gateway_gateway_name(name: str) -> str:
     """Name of the Istio Gateway generated for ExternalGateway ``name``: ``<base>-gw`` where base is the
-    name, or its first 37 characters + ``-`` + 7 hex digits of its sha256 when longer than 45."""
-    base = name
-    if len(name) > 45:
-        base = name[:37] + "-" + hashlib.sha256(name.encode()).hexdigest()[:7]
-    return f"{base}-gw"
+    name, or its first 37 characters + ``-`` + 7 hex digits of its sha256 when longer than 45
+    (:func:`tasks.apigateway.externalgateway.model.base_name`)."""
+    return Names.of(name).gateway

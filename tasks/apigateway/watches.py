@@ -21,6 +21,9 @@ As api-gateway's APIRule controller watches (``SetupWithManager``), plus the own
   the APIGateways being deleted (they may no longer be blocked).
 - RateLimits: added, deleted or new generation → the RateLimits of its namespace (conflicts); owned
   EnvoyFilters deleted or changed → their RateLimit.
+- NetworkPolicies in ``kyma-system`` labelled ``api-gateway.kyma-project.io/managed-by`` deleted, or whose
+  spec or labels changed → the APIGateway the label names (the original's NetworkPolicy watch: drift is
+  repaired at once).
 
 Services and Gateways are mapped through an index ``dependency → APIRules`` that the APIRule map
 function keeps up to date from the APIRule cache's events (one per :class:`Stores`), so a Service
@@ -42,6 +45,7 @@ from kube import resources
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
 from tasks.apigateway.operator.model import oldest_apigateway
+from tasks.apigateway.operator.resources import NETWORK_POLICY, NETWORK_POLICY_OWNER_LABEL, NETWORK_POLICY_RESOURCE
 from tasks.apigateway.state import reads_for
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
@@ -52,6 +56,7 @@ APIRULES = "apigateway-apirules"
 APIGATEWAYS = "apigateway-apigateways"
 RATELIMITS = "apigateway-ratelimits"
 ENVOY_FILTERS = "apigateway-envoyfilters"
+NETWORK_POLICIES = "apigateway-networkpolicies"
 APIGATEWAY_CONTROLLER = "apigateway"
 RATELIMIT_CONTROLLER = "ratelimit"
 #: The ingress gateway Service: its load balancer is the Kyma Gateway's DNSEntry target.
@@ -305,6 +310,18 @@ def map_envoy_filter(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, K
             if isinstance(o, dict) and o.get("kind") == model.RATELIMIT.kind and o.get("name")]
 
 
+def map_network_policy(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """The module's NetworkPolicy deleted, or its spec or labels changed → the APIGateway named by its
+    ``api-gateway.kyma-project.io/managed-by`` label (old and new object)."""
+    if event.type == "ADDED":
+        return []
+    if event.type == "MODIFIED" and event.old is not None and event.object.get("spec") == event.old.get("spec") \
+            and _meta(event.object).get("labels") == _meta(event.old).get("labels"):
+        return []
+    owners = [(_meta(o).get("labels") or {}).get(NETWORK_POLICY_OWNER_LABEL) for o in (event.object, event.old)]
+    return list(dict.fromkeys(_apigateway_key(event, str(o)) for o in owners if o))
+
+
 _CONTROLLERS = (CONTROLLER_NAME,)
 
 REGISTRATIONS: list[WatchRegistration] = [
@@ -329,4 +346,7 @@ REGISTRATIONS: list[WatchRegistration] = [
                       map_event=map_ratelimit, controllers=(RATELIMIT_CONTROLLER, APIGATEWAY_CONTROLLER)),
     WatchRegistration(name=ENVOY_FILTERS, resource=reads.ENVOY_FILTER, namespace=None, label_selector=None,
                       map_event=map_envoy_filter, controllers=(RATELIMIT_CONTROLLER,)),
+    WatchRegistration(name=NETWORK_POLICIES, resource=NETWORK_POLICY_RESOURCE, namespace=NETWORK_POLICY[0],
+                      label_selector=NETWORK_POLICY_OWNER_LABEL, map_event=map_network_policy,
+                      controllers=(APIGATEWAY_CONTROLLER,)),
 ]

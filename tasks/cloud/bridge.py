@@ -12,10 +12,18 @@ base_url=RECONCILERY_AZURE_ENDPOINT_URL, tenant/client id and secret from AZURE_
 AZURE_CLIENT_ID, AZURE_CLIENT_SECRET)``. The layers' own timings are scaled with ``time_scale``.
 Azure's IpRange step provisions the Cloud Manager network itself, so its managed KCP Network
 (``<kyma>--cm``) is Ready as soon as it exists.
+
+VPC peering: ``tasks/cloud/gcp/vpcpeering.py`` (the same GCP client: one service account for both
+sides) and ``tasks/cloud/azure/vpcpeering.py`` (each the shell of a pure ``vpcpeering_plan.py``), with
+three ARM clients per peering (local, local with the remote tenant as auxiliary, remote: the remote
+VNet's subscription and tenant) from
+``AZURE_PEERING_CLIENT_ID`` / ``AZURE_PEERING_CLIENT_SECRET`` (else the default credentials). The
+remote network must carry the shoot name's tag or ``peering_network_tag`` (``PEERING_NETWORK_TAG``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 from collections.abc import Mapping
@@ -30,6 +38,7 @@ from tasks.cloud.providers import (
     ProviderError,
     RedisInstanceContext,
     ScopeInputs,
+    VpcPeeringContext,
 )
 from tasks.cloud.step import StepBuilder, gone
 
@@ -37,6 +46,11 @@ __all__ = ["AzureProvider", "GcpProvider"]
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, ...], Any] = {}
+
+
+def _network_tag(s: settings.CloudSettings) -> str:
+    """The configured peering network tag (``PEERING_NETWORK_TAG``; empty: only the shoot name's)."""
+    return str(getattr(s, "peering_network_tag", "") or "")
 
 
 def _cached(key: tuple[str, ...], build: Any) -> Any:
@@ -123,6 +137,16 @@ class GcpProvider(_LayerProvider):
         redis = self._layer("redisinstance")
         return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
                             ctx.settings.t(ctx.settings.gcp_retry_wait))
+    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
+        return self._layer("vpcpeering").reconcile(
+            self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
+            network_tag=_network_tag(ctx.settings), deleting=deleting)
+
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return self._peering(ctx, deleting=False)
+
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return self._peering(ctx, deleting=True)
 
 
 class AzureProvider(_LayerProvider):
@@ -165,9 +189,56 @@ class AzureProvider(_LayerProvider):
                                  timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
                                  network_type=network_type)
 
+    def _peering_client(self, subscription: str, tenant: str, auxiliary: tuple[str, ...]) -> Any:
+        """An ARM client with the peering credentials (``AZURE_PEERING_CLIENT_*``, else the default ones)."""
+        from tasks.cloud.azure.client import AzureClient
+
+        env = settings.current()
+        base_url = env.azure_endpoint_url or None
+        client_id = env.azure_peering_client_id or env.azure_client_id
+        secret = env.azure_peering_client_secret or env.azure_client_secret
+        return _cached(("azure-peering", subscription, tenant, ",".join(auxiliary), base_url or "", client_id),
+                       lambda: AzureClient(subscription, base_url=base_url, tenant_id=tenant, client_id=client_id,
+                                           client_secret=secret, auxiliary_tenants=auxiliary))
+
+    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
+        vpcpeering = self._layer("vpcpeering")
+        azure = ((ctx.scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
+        local_tenant = str(azure.get("tenantId") or settings.current().azure_tenant_id or "")
+        remote = self._layer("vpcpeering_plan").VNet.of(ctx.remote)
+        clients: dict[str, Any] = {}
+        client_error = ""
+        try:
+            clients["local"] = self._peering_client(str(azure.get("subscriptionId") or ""), local_tenant, ())
+            if remote is not None:
+                remote_tenant = remote.tenant or local_tenant
+                clients["peering"] = self._peering_client(str(azure.get("subscriptionId") or ""), local_tenant,
+                                                          (remote.tenant,) if remote.tenant else ())
+                clients["remote"] = self._peering_client(remote.subscription, remote_tenant,
+                                                         (local_tenant,) if remote_tenant != local_tenant else ())
+        except ValueError as exc:
+            if "local" not in clients:
+                return StepBuilder(ctx.obj).fail("CloudProviderError", f"Failed creating Azure client for tenant "
+                                                 f"{local_tenant} subscription {azure.get('subscriptionId')}: {exc}",
+                                                 requeue_after=ctx.settings.t(300))
+            client_error = str(exc)
+        return vpcpeering.reconcile(
+            clients, ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
+            network_tag=_network_tag(ctx.settings), client_error=client_error, deleting=deleting)
+
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return self._peering(ctx, deleting=False)
+
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return self._peering(ctx, deleting=True)
+
     def reconcile_network(self, ctx: NetworkContext) -> Step:
-        # the IpRange step creates and deletes the Cloud Manager VNet itself
-        return StepBuilder(ctx.obj).ready(networkType=str((ctx.obj.get("spec") or {}).get("type") or ""))
+        # The IpRange step creates and deletes the Cloud Manager VNet itself; status.network names it, as
+        # the original's Network reconciler does, so a VpcPeering can peer with it.
+        fields: dict[str, Any] = {"networkType": str((ctx.obj.get("spec") or {}).get("type") or "")}
+        with contextlib.suppress(KeyError, TypeError):  # a Scope without the Azure fields names nothing
+            fields["network"] = self._layer("scope").cm_network_reference(ctx.scope)
+        return StepBuilder(ctx.obj).ready(**fields)
 
     def delete_network(self, ctx: NetworkContext) -> Step:
         return gone()

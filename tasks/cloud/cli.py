@@ -1,4 +1,5 @@
-"""Commands of the Cloud Resources domain: ``reconcilery render iprange`` and ``reconcilery skr-listener``."""
+"""Commands of the Cloud Resources domain: ``reconcilery render iprange``, ``render vpcpeering`` and
+``reconcilery skr-listener``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import typer
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names
-from tasks.cloud.render import render_ipranges, shape_errors
+from tasks.cloud.render import render_ipranges, render_peerings, shape_errors
 
 
 def render(
@@ -46,6 +47,44 @@ def render(
     rows = [(r.name, r.kind, r.cidr or "-", r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
     echo(Listing([r.as_dict() for r in rendered],
                  ("NAME", "KIND", "CIDR", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"), rows), output)
+    if any(r.state == names.STATE_ERROR for r in rendered):
+        raise typer.Exit(1)
+
+
+def render_vpcpeering(
+    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsVpcPeering / GcpVpcPeering / "
+                                                                     "AzureVpcPeering manifests (repeatable)."),
+    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    output: Output = OUTPUT,
+) -> None:
+    """SKR VPC peerings with a Scope -> the KCP remote Network and VpcPeering the SKR loop would create and
+    the provider's steps (AWS: the connection, its acceptance, the routes per strategy): a row per peering
+    (NAME KIND STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each with the KCP objects.
+
+    Exits 1 when a peering would end in Error, 2 on unreadable input."""
+    try:
+        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
+        objects = load_objects(files)
+    except ManifestError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if len(scopes) != 1:
+        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
+        raise typer.Exit(2)
+    kinds = {res.kind for res in names.SKR_VPC_PEERINGS.values()}
+    peerings = [d for d in objects if d.get("kind") in kinds]
+    problems = [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
+                for d in peerings for part in ("metadata", "spec", "status")
+                if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    rendered = render_peerings(scopes[0], peerings)
+    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
+    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
+    echo(Listing([r.as_dict() for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"),
+                 rows), output)
     if any(r.state == names.STATE_ERROR for r in rendered):
         raise typer.Exit(1)
 

@@ -7,6 +7,7 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ``cloud-scope``           Scope from the Garden, the kyma Network, exposed data (:mod:`.kcp.scope`)
 ``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
 ``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
+``cloud-vpcpeering``      KCP VpcPeerings into the providers' peerings (:mod:`tasks.cloud.kcp.vpcpeering`)
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
 ========================  ===================================================================
 
@@ -27,7 +28,7 @@ from collections.abc import Iterable
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, settings, sweep
-from tasks.cloud.kcp import iprange, kyma, network, nuke, redisinstance, scope
+from tasks.cloud.kcp import iprange, kyma, network, nuke, redisinstance, scope, vpcpeering
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
 
@@ -39,6 +40,7 @@ SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
 REDISINSTANCE = "cloud-redisinstance"
+VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
 SWEEP = sweep.SWEEP
 CONNECT = sweep.CONNECT
@@ -76,6 +78,11 @@ def iprange_keys() -> Iterable[Key]:
     return _keys_of(names.KCP_IPRANGE)
 
 
+def vpcpeering_keys() -> Iterable[Key]:
+    """Every KCP VpcPeering (re-checks those that stopped on a user error, e.g. an untagged remote VPC)."""
+    return _keys_of(names.VPC_PEERING)
+
+
 _KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
 
 registry.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
@@ -87,6 +94,8 @@ registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP
                              list_keys=iprange_keys, timeout=120.0))
 registry.register(Controller(REDISINSTANCE, KCP_QUEUE, redisinstance.reconcile, backoff=_KCP_BACKOFF,
                              resync_interval=600.0, list_keys=lambda: _keys_of(names.REDIS_INSTANCE), timeout=120.0))
+registry.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
+                             list_keys=vpcpeering_keys, timeout=120.0))
 registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
 
 registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
@@ -97,5 +106,5 @@ registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=
 registry.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "REDISINSTANCE", "SCOPE", "SKR_QUEUE", "SWEEP",
-           "SWEEP_KEY", "settings"]
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "REDISINSTANCE", "SCOPE", "SKR_QUEUE",
+           "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]

@@ -18,6 +18,13 @@ What Kyma's control plane provides in a landscape is simulated here:
 
 Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
 or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
+
+The customer's side of a VPC peering is seeded as the customer would create it in their own account: an
+SKR ``AwsVpcPeering`` annotated ``reconcilery.kyma-project.io/seed-remote-vpc`` (JSON ``{"cidr": ...,
+"tags": [tag keys]}``) gets a VPC in moto in its ``remoteAccountId`` and ``remoteRegion`` (reached by STS
+AssumeRole of any role there, as moto lets any caller), whose Name tag is the document's ``remoteVpcId``,
+with two route tables (one tagged with the tag keys); the document's ``remoteVpcId`` is then replaced by
+the seeded VPC's id (:func:`seed_aws_remote_vpc`).
 """
 
 from __future__ import annotations
@@ -41,11 +48,14 @@ from tasks.cloud.notify import ListenerTLS
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
 
-__all__ = ["CLUSTER_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden", "add_skr", "cluster_of",
-           "kubeconfig_secret", "seed_aws_shoot", "seed_azure_shoot", "seed_gcp_project", "shoot_credentials"]
+__all__ = ["CLUSTER_ANNOTATION", "SEED_REMOTE_VPC_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden",
+           "add_skr", "cluster_of", "kubeconfig_secret", "seed_aws_remote_vpc", "seed_aws_shoot", "seed_azure_shoot",
+           "seed_gcp_project", "shoot_credentials"]
 
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
+#: Annotation of an SKR AwsVpcPeering whose remote VPC ``up`` seeds in moto (JSON ``{"cidr", "tags"}``).
+SEED_REMOTE_VPC_ANNOTATION = "reconcilery.kyma-project.io/seed-remote-vpc"
 GARDEN = "garden"
 
 
@@ -205,6 +215,32 @@ def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: s
     return str(vpc["VpcId"])
 
 
+def seed_aws_remote_vpc(endpoint: str, account: str, region: str, name: str, cidr: str,
+                        tags: Iterable[str] = (), access_key: str = "testing", secret_key: str = "testing") -> str:
+    """Create a customer's VPC in moto in ``account`` (reached by STS AssumeRole, as a customer's admin;
+    moto accepts any role) and ``region`` (idempotent by its Name tag ``name``): CIDR ``cidr``, a tag per
+    key of ``tags``, and two route tables besides the main one, ``<name>-tagged`` (carrying ``tags``) and
+    ``<name>-other``. Returns the VPC id."""
+    import boto3
+
+    sts = boto3.client("sts", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+                       aws_secret_access_key=secret_key)
+    creds = sts.assume_role(RoleArn=f"arn:aws:iam::{account}:role/customer-admin",
+                            RoleSessionName="seed")["Credentials"]
+    ec2 = boto3.client("ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=creds["AccessKeyId"],
+                       aws_secret_access_key=creds["SecretAccessKey"], aws_session_token=creds["SessionToken"])
+    found = ec2.describe_vpcs(Filters=[{"Name": "tag:Name", "Values": [name]}]).get("Vpcs") or []
+    if found:
+        return str(found[0]["VpcId"])
+    keys = [{"Key": key, "Value": ""} for key in tags]
+    vpc = ec2.create_vpc(CidrBlock=cidr, TagSpecifications=[
+        {"ResourceType": "vpc", "Tags": [{"Key": "Name", "Value": name}, *keys]}])["Vpc"]
+    for table, table_tags in ((f"{name}-tagged", keys), (f"{name}-other", [])):
+        ec2.create_route_table(VpcId=vpc["VpcId"], TagSpecifications=[
+            {"ResourceType": "route-table", "Tags": [{"Key": "Name", "Value": table}, *table_tags]}])
+    return str(vpc["VpcId"])
+
+
 def seed_gcp_project(state: Any, credentials: Mapping[str, str]) -> str:
     """Make the project of a GCP credential (``serviceaccount.json``'s ``project_id``) known to the GCP
     stand-in's :class:`~standins.gcp.GcpState` ``state`` (idempotent). Returns the project id, ``""``
@@ -274,7 +310,9 @@ class CloudLocal:
     ALWAYS_BUSY = ("cloud-skr-sweep", "cloud-skr-connect")
 
     KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope",
-             *REDIS_KINDS}
+             "AwsVpcPeering", "GcpVpcPeering", "AzureVpcPeering", *REDIS_KINDS}
+    #: The SKR peering kinds the summary lists.
+    PEERINGS = {res.kind: res for res in names.SKR_VPC_PEERINGS.values()}
 
     def __init__(self, server: Any, kcp: Kube, state_dir: Path, log: Callable[[str], None] = print) -> None:
         self.server = server
@@ -291,6 +329,7 @@ class CloudLocal:
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
         self.skr_ipranges: list[tuple[str, str]] = []
         self.skr_redis: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name)
+        self.skr_peerings: list[tuple[str, str, str]] = []  # (kyma, kind, name)
 
     @classmethod
     def wanted(cls, documents: Iterable[Mapping[str, Any]]) -> bool:
@@ -372,6 +411,12 @@ class CloudLocal:
         """After the KCP documents: the SKR documents. Returns how many failed."""
         failed = 0
         for doc in [d for d in self.others if cluster_of(d) != GARDEN]:
+            try:
+                self.seed_remote(doc)
+            except Exception as exc:
+                failed += 1
+                self.log(f"✗ seeding the remote network of {doc.get('kind')} {doc['metadata'].get('name')}: {exc}")
+                continue
             stored = self._apply(apply, doc)
             if stored is None:
                 failed += 1
@@ -381,7 +426,22 @@ class CloudLocal:
                 meta = stored["metadata"]
                 self.skr_redis.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace")),
                                        str(meta["name"])))
+            elif doc.get("kind") in self.PEERINGS:
+                self.skr_peerings.append((cluster_of(doc), str(doc["kind"]), str(stored["metadata"]["name"])))
         return failed
+
+    def seed_remote(self, doc: dict[str, Any]) -> None:
+        """The customer's network of an annotated SKR AwsVpcPeering (:data:`SEED_REMOTE_VPC_ANNOTATION`),
+        its id written into ``doc``'s ``spec.remoteVpcId``."""
+        seed = ((doc.get("metadata") or {}).get("annotations") or {}).get(SEED_REMOTE_VPC_ANNOTATION)
+        if doc.get("kind") != "AwsVpcPeering" or not seed:
+            return
+        wanted = json.loads(seed)
+        spec = doc.setdefault("spec", {})
+        spec["remoteVpcId"] = seed_aws_remote_vpc(
+            self.endpoint, str(spec.get("remoteAccountId") or ""), str(spec.get("remoteRegion") or ""),
+            str(spec.get("remoteVpcId") or doc["metadata"]["name"]), str(wanted.get("cidr") or "172.16.0.0/16"),
+            [str(t) for t in wanted.get("tags") or []])
 
     def _apply(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> dict | None:
         target = cluster_of(doc)
@@ -427,7 +487,7 @@ class CloudLocal:
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
             rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
-        return rows + self.redis_rows()
+        return rows + self.peering_rows() + self.redis_rows()
 
     def redis_rows(self) -> list[tuple[str, str, str, str]]:
         """(kind, object, state, detail) of each SKR Redis instance applied: the KCP primary endpoint and
@@ -451,9 +511,30 @@ class CloudLocal:
                          detail))
         return rows
 
+    def peering_rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, object, state, detail) of each SKR VPC peering applied: the KCP VpcPeering's state and
+        ids (AWS: the connection; GCP/Azure: the peering names), or the error message."""
+        rows: list[tuple[str, str, str, str]] = []
+        for kyma, kind, name in self.skr_peerings:
+            obj = self.skrs[kyma].get(self.PEERINGS[kind], name) or {}
+            status = obj.get("status") or {}
+            detail = ""
+            if status.get("id"):
+                kcp_obj = self.kcp.get(names.VPC_PEERING, status["id"], names.KCP_NAMESPACE) or {}
+                kst, details = kcp_obj.get("status") or {}, (kcp_obj.get("spec") or {}).get("details") or {}
+                parts = [f"kcp {kst.get('state') or '?'}", f"id {kst['id']}" if kst.get("id") else "",
+                         f"peering {details['peeringName']}" if details.get("peeringName") else "",
+                         f"local {names.kyma_network(kyma)}"]
+                detail = "; ".join(p for p in parts if p)
+            conds = status.get("conditions") or []
+            if status.get("state") != names.STATE_READY and conds:
+                detail = str(conds[0].get("message", detail))
+            rows.append((f"SKR {kind} ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+        return rows
+
     def settled(self) -> bool:
-        """Every applied SKR IpRange is Ready (or Error)."""
-        return all(r[2] in (names.STATE_READY, names.STATE_ERROR) for r in self.rows())
+        """Every applied SKR IpRange, VPC peering and Redis instance is Ready (or Error; a peering also Warning)."""
+        return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
 
     def stop(self) -> None:
         """Stop moto's server and the stand-ins."""

@@ -22,6 +22,12 @@ CLOUD_RESOURCES = Resource(SKR_GROUP, VERSION, "cloudresources", "CloudResources
 SKR_AWS_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "awsredisinstances", "AwsRedisInstance", True)
 SKR_GCP_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "gcpredisinstances", "GcpRedisInstance", True)
 SKR_AZURE_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "azureredisinstances", "AzureRedisInstance", True)
+#: SKR VPC peerings (cluster-scoped), one kind per provider (``api/cloud-resources/v1beta1/*vpcpeering_types.go``).
+SKR_AWS_VPC_PEERING = Resource(SKR_GROUP, VERSION, "awsvpcpeerings", "AwsVpcPeering", False)
+SKR_GCP_VPC_PEERING = Resource(SKR_GROUP, VERSION, "gcpvpcpeerings", "GcpVpcPeering", False)
+SKR_AZURE_VPC_PEERING = Resource(SKR_GROUP, VERSION, "azurevpcpeerings", "AzureVpcPeering", False)
+#: The SKR peering kind of each provider (its CRD is installed only in SKRs of that provider).
+SKR_VPC_PEERINGS = {"aws": SKR_AWS_VPC_PEERING, "gcp": SKR_GCP_VPC_PEERING, "azure": SKR_AZURE_VPC_PEERING}
 
 #: KCP (low-level) kinds.
 KCP_IPRANGE = Resource(KCP_GROUP, VERSION, "ipranges", "IpRange", True)
@@ -190,9 +196,23 @@ REASON_ERROR_LISTING_RESOURCES = "ErrorListingResources"
 # KCP RedisInstance (``api/cloud-control/v1beta1/conditions.go``)
 REASON_FAILED_CREATING_REDIS_INSTANCE = "FailedCreatingRedisInstance"
 REASON_INVALID_DEPENDENCY = "InvalidDependency"
+# KCP VpcPeering (``api/cloud-control/v1beta1/conditions.go``)
+REASON_MISSING_DEPENDENCY = "MissingDependency"
+REASON_WAITING_DEPENDENCY = "WaitingDependency"
+REASON_FAILED_CREATING_VPC_PEERING_CONNECTION = "FailedCreatingVpcPeeringConnection"
+REASON_FAILED_ACCEPTING_VPC_PEERING_CONNECTION = "FailedAcceptingVpcPeeringConnection"
+REASON_FAILED_LOADING_REMOTE_VPC_NETWORK = "FailedLoadingRemoteVpcNetwork"
+REASON_FAILED_LOADING_REMOTE_VPC_PEERING_CONNECTION = "FailedLoadingRemoteVpcPeeringConnection"
+REASON_FAILED_CREATING_ROUTES = "FailedCreatingRoutes"
+REASON_INVALID_REMOTE_VNET = "InvalidRemoteVnet"
 
 # ---- SKR IpRange quota -------------------------------------------------------------------------
 
 #: ``resourceQuota.skr`` key of the IpRange total count, and its default.
 IPRANGE_QUOTA_KEY = f"iprange.{SKR_GROUP}/totalCount"
 IPRANGE_QUOTA_DEFAULT = 1
+
+
+def quota_key(res: Resource) -> str:
+    """``resourceQuota.skr`` key of the total count of an SKR kind: ``<lower(kind)>.<group>/totalCount``."""
+    return f"{res.kind.lower()}.{res.group}/totalCount"

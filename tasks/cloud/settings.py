@@ -121,6 +121,21 @@ class CloudSettings(config.Settings):
                                description="AWS role to assume in the customer's account.")
     aws_partition: str = Field("aws", validation_alias=_env("aws_partition", "AWS_PARTITION"),
                                description="AWS partition of role ARNs.")
+    aws_peering_role_name: str = Field("CloudManagerPeeringRole", validation_alias=_env(
+        "aws_peering_role_name", "AWS_PEERING_ROLE_NAME"), description=(
+        "AWS role assumed for VPC peering, in the Scope's account and in the customer's (remote) account "
+        "(``AWS_PEERING_ROLE_NAME``; the customer creates it, see docs/cloud.md)."))
+    aws_peering_access_key_id: str = Field("", validation_alias=_env(
+        "aws_peering_access_key_id", "AWS_PEERING_ACCESS_KEY_ID"), description=(
+        "Static key the peering role is assumed with (``AWS_PEERING_ACCESS_KEY_ID``; empty: ``AWS_ACCESS_KEY_ID``)."))
+    aws_peering_secret_access_key: str = Field("", validation_alias=_env(
+        "aws_peering_secret_access_key", "AWS_PEERING_SECRET_ACCESS_KEY"), repr=False, description=(
+        "Secret of ``aws_peering_access_key_id`` (``AWS_PEERING_SECRET_ACCESS_KEY``; empty: "
+        "``AWS_SECRET_ACCESS_KEY``)."))
+    peering_network_tag: str = Field("", validation_alias=_env("peering_network_tag", "PEERING_NETWORK_TAG"),
+                                     description=(
+        "Tag key a customer's remote network may carry instead of the shoot name to allow a VPC peering "
+        "(``PEERING_NETWORK_TAG``; empty: only the shoot name)."))
     gcp_endpoint_url: str = Field("", validation_alias="RECONCILERY_GCP_ENDPOINT_URL", description=(
         "GCP Compute endpoint (the stand-in locally; empty = Google's)."))
     gcp_sa_json_key_path: str = Field("", validation_alias="GCP_SA_JSON_KEY_PATH", description=(
@@ -135,6 +150,10 @@ class CloudSettings(config.Settings):
     azure_client_id: str = Field("", validation_alias="AZURE_CLIENT_ID", description="Azure client id.")
     azure_client_secret: str = Field("", validation_alias="AZURE_CLIENT_SECRET", description="Azure client secret.",
                                      repr=False)
+    azure_peering_client_id: str = Field("", validation_alias="AZURE_PEERING_CLIENT_ID", description=(
+        "Azure client id of VPC peerings (a service principal in both tenants; empty: ``AZURE_CLIENT_ID``)."))
+    azure_peering_client_secret: str = Field("", validation_alias="AZURE_PEERING_CLIENT_SECRET", description=(
+        "Azure client secret of VPC peerings (empty: ``AZURE_CLIENT_SECRET``)."), repr=False)
 
     def t(self, seconds: float) -> float:
         """A timing constant scaled by :attr:`time_scale` (floor 1 ms, as the original's)."""

@@ -12,6 +12,8 @@ watcher needs a namespaced Role only.
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
 - RedisInstances -> ``cloud-redisinstance``; a deleted one also -> its IpRange and its scope's Nuke;
+- VpcPeerings -> ``cloud-vpcpeering``; a deleted one also -> its two Networks and its scope's Nuke
+  (they wait for it); a Network whose status changed -> the VpcPeerings naming it (they wait for it);
 - Nukes -> ``cloud-nuke``.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, REDISINSTANCE, SCOPE
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, REDISINSTANCE, SCOPE, VPCPEERING
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -33,6 +35,7 @@ IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
 REDISINSTANCES = "cloud-redisinstances"
+VPCPEERINGS = "cloud-vpcpeerings"
 
 
 def _key(event: WatchEvent, name: str | None = None) -> Key:
@@ -74,6 +77,29 @@ def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
             meta = ipr.get("metadata") or {}
             if _scope_of(ipr) == scope and meta.get("namespace") == namespace:
                 out.append((IPRANGE, Key(event.cluster, str(namespace), str(meta.get("name")))))
+        name = (event.object.get("metadata") or {}).get("name")
+        try:
+            peerings = stores.list(VPCPEERINGS)
+        except KeyError:  # VpcPeerings not watched in this process (``watch --controllers``)
+            peerings = []
+        for peering in peerings:
+            meta = peering.get("metadata") or {}
+            found = ((peering.get("spec") or {}).get("details") or {})
+            if meta.get("namespace") == namespace and name in (
+                    (found.get("localNetwork") or {}).get("name"), (found.get("remoteNetwork") or {}).get("name")):
+                out.append((VPCPEERING, Key(event.cluster, str(namespace), str(meta.get("name")))))
+    return out
+
+
+def map_vpcpeering(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    out = [(VPCPEERING, _key(event))]
+    if event.type == "DELETED":
+        found = ((event.object.get("spec") or {}).get("details") or {})
+        for side in ("localNetwork", "remoteNetwork"):
+            network = str((found.get(side) or {}).get("name") or "")
+            if network:
+                out.append((NETWORK, _key(event, network)))
+        out.append((NUKE, _key(event, _scope_of(event.object))))
     return out
 
 
@@ -99,9 +125,10 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, ns, None, map_gardener_cluster, (SCOPE,)),
         WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
         WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE)),
         WatchRegistration(REDISINSTANCES, names.REDIS_INSTANCE, ns, None, map_redisinstance,
                           (REDISINSTANCE, IPRANGE, NUKE)),
+        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, VPCPEERING)),
+        WatchRegistration(VPCPEERINGS, names.VPC_PEERING, ns, None, map_vpcpeering, (VPCPEERING, NETWORK, NUKE)),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
     ]
 

@@ -41,10 +41,17 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert "server:" in (state / "kubeconfig").read_text()
 
     rows = [line for line in out.splitlines() if "│ APIRule " in line]
-    assert sum("Ready" in r for r in rows) == 4 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    assert sum("Ready" in r for r in rows) == 6 and sum("Error" in r for r in rows) == 1, out  # one is v1beta1
+    assert any("shop/httpbin-partner" in r and "Ready" in r for r in rows), out  # through the ExternalGateway
+    # the v1beta1 APIRule mid-migration (35-migration.yaml) finished: annotation and Ory Rule gone, the
+    # VirtualService routes to the Service, the policies are in place
+    migration = [[c.strip() for c in line.split("│")[1:5]] for line in out.splitlines() if "│ Migration " in line]
+    assert migration == [["Migration", "shop/catalog-legacy", "Migrated",
+                          "0 Ory Rule(s); VirtualService → catalog.shop.svc.cluster.local:9090; "
+                          "2 AuthorizationPolicies"]], out
     states = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines()
-              if "│ APIGateway " in line or "│ RateLimit " in line}
-    assert states == {"default": "Ready", "shop/httpbin": "Ready"}, out
+              if "│ APIGateway " in line or "│ RateLimit " in line or "│ ExternalGateway " in line}
+    assert states == {"default": "Ready", "shop/httpbin": "Ready", "shop/partner": "Ready"}, out
     pods = {line.split("│")[2].strip(): line.split("│")[3].strip() for line in out.splitlines() if "│ Pod " in line}
     assert pods == {"kyma-system/telemetry-agent": "mutated", "kyma-system/eventing-publisher": "mutated",
                     "customer-apps/shop-frontend": "unchanged", "shop/httpbin-0": "unchanged"}, out

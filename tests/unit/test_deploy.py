@@ -3,6 +3,7 @@ in a cluster (scripts/test also validates every overlay with kubernetes-validate
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,24 +276,157 @@ def test_the_listener_answers_its_probe_paths() -> None:
         listener.stop()
 
 
+def _listener_path(objs: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The objects of the production event path to the skr-listener, by role."""
+    certificates = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs if o["kind"] == "Certificate"}
+    (rule,) = [o for o in objs if o["kind"] == "DestinationRule"]
+    (watcher,) = [o for o in objs if o["kind"] == "Watcher"]
+    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    return {"serving": certificates[("reconcilery", "reconcilery-skr-listener")],
+            "gateway": certificates[("istio-system", "reconcilery-skr-listener-gateway")],
+            "ca": certificates[("cert-manager", "reconcilery-skr-listener-ca")],
+            "rule": rule, "watcher": watcher, "deployment": dep,
+            "service": by_kind(objs, "Service")[dep["metadata"]["name"]],
+            "issuers": by_kind(objs, "ClusterIssuer")}
+
+
 def test_the_production_listener_serves_mtls_with_cert_managers_certificate() -> None:
     objs = render("overlays/production")
-    dep = by_kind(objs, "Deployment")["reconcilery-skr-listener"]
+    path = _listener_path(objs)
+    dep = path["deployment"]
     (c,) = _containers(dep)
     env = _env(c)
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
-    certificate = by_kind(objs, "Certificate")["reconcilery-skr-listener"]
+    certificate = path["serving"]
     assert volumes["listener-tls"]["secret"]["secretName"] == certificate["spec"]["secretName"]
     assert env["RECONCILERY_CLOUD_LISTENER_CERT_FILE"] == f"{mounts['listener-tls']}/tls.crt"
     assert env["RECONCILERY_CLOUD_LISTENER_KEY_FILE"] == f"{mounts['listener-tls']}/tls.key"
-    assert env["RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE"] == f"{mounts['listener-client-ca']}/ca.crt"
-    assert volumes["listener-client-ca"]["secret"]["secretName"] == "reconcilery-skr-listener-client-ca"
+    # client certificates are verified against the CA that issued the listener's own (and the gateway's)
+    assert env["RECONCILERY_CLOUD_LISTENER_CLIENT_CA_FILE"] == f"{mounts['listener-tls']}/ca.crt"
     assert env["RECONCILERY_CLOUD_LISTENER_TRUST_XFCC"] == "true"  # behind the KCP's Istio gateway
     # the key is readable by the listener's user only through its group
     assert dep["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 65532
     assert volumes["listener-tls"]["secret"]["defaultMode"] == 0o440
     assert "reconcilery-skr-listener.reconcilery.svc" in certificate["spec"]["dnsNames"]
+    # no sidecar: the gateway's mutual TLS must end in the listener, not in a proxy in front of it
+    assert dep["spec"]["template"]["metadata"]["labels"]["sidecar.istio.io/inject"] == "false"
+
+
+def test_the_production_event_path_from_the_kcp_gateway_to_the_listener() -> None:
+    """KLM's Watcher routes /v2/cloud-manager/event to the listener's Service; the gateway re-originates
+    mutual TLS to it with a client certificate of the CA the listener verifies against."""
+    from tasks.cloud.notify import COMPONENT
+
+    objs = render("overlays/production")
+    path = _listener_path(objs)
+    service, watcher, rule = path["service"], path["watcher"]["spec"], path["rule"]
+    # the Watcher: the original's (cloud-manager's config/watcher/watcher.yaml), pointed at our Service
+    assert path["watcher"]["apiVersion"] == "operator.kyma-project.io/v1beta2"
+    assert path["watcher"]["metadata"] == {"name": "cloud-manager", "namespace": "kcp-system",
+                                           "labels": {"operator.kyma-project.io/managed-by": "cloud-manager"}}
+    assert watcher["manager"] == COMPONENT  # KLM routes /v2/<manager>/event: the path the listener serves
+    assert watcher["resourceToWatch"] == {"group": "cloud-resources.kyma-project.io", "version": "*", "resource": "*"}
+    assert watcher["field"] == "spec"
+    assert watcher["gateway"]["selector"]["matchLabels"] == {"operator.kyma-project.io/watcher-gateway": "default"}
+    info = watcher["serviceInfo"]
+    assert (info["name"], info["namespace"]) == (service["metadata"]["name"], service["metadata"]["namespace"])
+    assert info["port"] in {p["port"] for p in service["spec"]["ports"]}
+    # the DestinationRule covers the host and port of the route KLM makes (internal/istio/httproute.go)
+    destination = f"{info['name']}.{info['namespace']}.svc.cluster.local"
+    assert rule["apiVersion"].startswith("networking.istio.io/")
+    assert rule["spec"]["host"] == destination
+    assert rule["metadata"]["namespace"] == "istio-system" and rule["spec"]["exportTo"] == ["."]
+    (port,) = rule["spec"]["trafficPolicy"]["portLevelSettings"]
+    assert port["port"] == {"number": info["port"]}
+    tls = port["tls"]
+    assert tls["mode"] == "MUTUAL"
+    # the gateway's client certificate: in the gateway's namespace, client usage, the listener's CA
+    gateway, serving, ca = path["gateway"], path["serving"], path["ca"]
+    assert tls["credentialName"] == gateway["spec"]["secretName"]
+    assert gateway["metadata"]["namespace"] == rule["metadata"]["namespace"]
+    assert "client auth" in gateway["spec"]["usages"] and "server auth" not in gateway["spec"]["usages"]
+    assert "client auth" not in serving["spec"]["usages"]  # the listener's own pair is no client certificate
+    assert gateway["spec"]["issuerRef"] == serving["spec"]["issuerRef"] == {
+        "name": "reconcilery-skr-listener-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    issuer = path["issuers"]["reconcilery-skr-listener-ca"]
+    assert issuer["spec"]["ca"]["secretName"] == ca["spec"]["secretName"] and ca["spec"]["isCA"] is True
+    assert ca["spec"]["privateKey"]["rotationPolicy"] == "Never"  # a renewed CA still verifies older leaves
+    # the gateway checks the listener's name
+    assert tls["sni"] in serving["spec"]["dnsNames"] and set(tls["subjectAltNames"]) <= set(serving["spec"]["dnsNames"])
+    # and the gateway may reach the listener's port
+    policy = by_kind(objs, "NetworkPolicy")["reconcilery-skr-listener-from-gateway"]
+    (admit,) = policy["spec"]["ingress"]
+    assert admit["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "istio-system"}}}]
+    assert admit["ports"] == [{"protocol": "TCP", "port": info["port"]}]
+
+
+def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listener as the production Deployment configures it, fed the certificates cert-manager issues
+    for the rendered Certificates, over real TLS: the gateway's connection (its client certificate, the
+    DestinationRule's SNI and name check) with the SKR's certificate in X-Forwarded-Client-Cert connects that
+    SKR; the SKR directly (KLM's CA), the listener's own pair and no certificate do not."""
+    import socket
+    import ssl
+
+    from tasks.cloud import settings
+    from tasks.cloud.notify import Listener, ListenerTLS
+    from tests.unit.cloud.test_notify import xfcc
+    from webhooks.certificates import generate_ca, issue_client_cert, issue_serving_cert
+
+    objs = render("overlays/production")
+    path = _listener_path(objs)
+    (c,) = _containers(path["deployment"])
+    rule_tls = path["rule"]["spec"]["trafficPolicy"]["portLevelSettings"][0]["tls"]
+    ca = generate_ca(path["ca"]["spec"]["commonName"])
+    serving = issue_serving_cert(ca, path["serving"]["spec"]["commonName"], path["serving"]["spec"]["dnsNames"])
+    gateway = issue_client_cert(ca, path["gateway"]["spec"]["commonName"])
+    # the Secrets as cert-manager writes them (tls.crt, tls.key, ca.crt), where the Deployment mounts them
+    mount = next(m["mountPath"] for m in c["volumeMounts"] if m["name"] == "listener-tls")
+    secret_dir = tmp_path / "listener-tls"
+    secret_dir.mkdir()
+    for name, data in {"tls.crt": serving.cert_pem, "tls.key": serving.key_pem, "ca.crt": ca.cert_pem}.items():
+        (secret_dir / name).write_bytes(data)
+    for name, value in _env(c).items():
+        if name.startswith("RECONCILERY_CLOUD_LISTENER_"):
+            monkeypatch.setenv(name, str(value).replace(mount, str(secret_dir)))
+    s = settings.CloudSettings.load()
+    tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
+    kymas: list[str] = []
+    listener = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0, tls=tls).start()
+    port = int(listener.url.rsplit(":", 1)[1])
+    event = f"/v2/{path['watcher']['spec']['manager']}/event"
+    body = b'{"watched": {"name": "w", "namespace": "n"}, "watchedGvk": {"group": "g", "version": "v", "kind": "K"}}'
+
+    def post(client: Any | None, header: str | None) -> int | None:
+        ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())  # the gateway Secret's ca.crt
+        if client is not None:
+            (tmp_path / "client.crt").write_bytes(client.cert_pem)
+            (tmp_path / "client.key").write_bytes(client.key_pem)
+            ctx.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
+        request = (f"POST {event} HTTP/1.1\r\nHost: {rule_tls['sni']}\r\nContent-Length: {len(body)}\r\n"
+                   + (f"X-Forwarded-Client-Cert: {header}\r\n" if header else "") + "\r\n").encode() + body
+        try:
+            with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                                 server_hostname=rule_tls["sni"]) as sock:
+                sock.sendall(request)
+                head = sock.recv(4096)
+        except (OSError, ssl.SSLError):
+            return None
+        return int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else None
+
+    try:
+        assert post(gateway, xfcc("kyma-1")) == 200
+        assert kymas == ["kyma-1"]
+        assert post(gateway, None) == 401  # the gateway did not say which SKR
+        klm = generate_ca("klm-watcher-selfsigned-ca")
+        assert post(issue_client_cert(klm, "kyma-2"), xfcc("kyma-2")) is None  # the SKR, past the gateway
+        assert post(serving, xfcc("kyma-3")) is None  # the listener's own pair is no client certificate
+        assert post(None, xfcc("kyma-4")) == 401
+        assert kymas == ["kyma-1"]
+    finally:
+        listener.stop()
 
 
 def test_the_tls_overlay_puts_redis_behind_tls_and_every_client_on_rediss() -> None:
@@ -369,13 +503,51 @@ def test_secrets_only_by_name_where_the_name_is_known_and_never_the_mesh_ca() ->
                     assert rule.get("resourceNames"), (namespace, role["metadata"]["name"], rule)
 
 
+#: Secret reads not limited by name, and why (docs/deploy.md, "Least privilege"): (Role namespace, Role) -> verbs.
+#: kubeconfig-<kyma> names are made per runtime at provisioning; nkl-config names the NGINX TLS Secrets at run time.
+SECRETS_BY_ANY_NAME = {("kcp-system", "reconcilery-cloud-kcp"): ["get"],
+                       ("kcp-system", "reconcilery-cloud-skr"): ["get"],
+                       ("nkl", "reconcilery-nginx-settings"): ["get"]}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_secrets_by_any_name_only_where_the_names_cannot_be_known(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    unnamed = {}
+    for role in (o for o in objs if o["kind"] in ("Role", "ClusterRole")):
+        for rule in role.get("rules") or []:
+            if "secrets" in rule["resources"] and not rule.get("resourceNames"):
+                verbs = [v for v in rule["verbs"] if v != "create"]  # create cannot be limited by name
+                if verbs:
+                    assert role["kind"] == "Role", role["metadata"]  # never cluster-wide
+                    unnamed[(role["metadata"]["namespace"], role["metadata"]["name"])] = verbs
+    assert unnamed == SECRETS_BY_ANY_NAME
+    rbac = Rbac(objs)
+    sa = {"kcp": "reconcilery-cloud-kcp", "skr": "reconcilery-cloud-skr"}
+
+    def may(account: str, verb: str, name: str, namespace: str = "kcp-system") -> bool:
+        return rbac.allows(sa[account], {"verb": verb, "group": "", "resource": "secrets", "namespaced": True,
+                                         "namespace": namespace, "name": name}, exact_namespace=True)
+
+    for account in sa:
+        assert may(account, "get", "kubeconfig-0a1b2c3d")
+        # nothing to enumerate the namespace's Secrets with, nothing written, nothing outside kcp-system
+        for verb in ("list", "watch", "create", "update", "patch", "delete"):
+            assert not may(account, verb, "kubeconfig-0a1b2c3d"), (account, verb)
+        for namespace in ("kyma-system", "istio-system", "reconcilery", "garden-kyma"):
+            assert not may(account, "get", "kubeconfig-0a1b2c3d", namespace), (account, namespace)
+    # the Garden's kubeconfig has a fixed name: granted by it
+    assert any(rule.get("resourceNames") == ["gardener-credentials"] and rule["verbs"] == ["get"]
+               for ns, rule in rbac.rules(sa["kcp"]) if ns == "kcp-system")
+
+
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_component_has_network_policies(overlay: str) -> None:
     objs = render(f"overlays/{overlay}")
     policies = by_kind(objs, "NetworkPolicy")
     deny = policies["reconcilery-default-deny"]
-    assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress"]
-    assert "ingress" not in deny["spec"]
+    assert deny["spec"]["podSelector"] == {} and deny["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in deny["spec"] and "egress" not in deny["spec"]
 
     def admitted(labels: dict[str, str]) -> list[dict[str, Any]]:
         rules = []
@@ -458,3 +630,99 @@ def test_redis_acl_users_for_the_listener_and_flower_in_both_redis_setups() -> N
     for user, rule in users.items():
         shell = rule.replace(f"$(REDIS_{user.upper()}_PASSWORD)", f"$REDIS_{user.upper()}_PASSWORD")
         assert f'--user "{shell}"' in script, user
+
+
+#: The pod CIDR the policies assume (Gardener's default of the Kyma shoots, 100.64.0.0/12).
+POD_CIDR = "100.64.0.0/12"
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A LabelSelector's verdict on ``labels`` (matchLabels, and In / NotIn / Exists / DoesNotExist)."""
+    if not (selector.get("matchLabels") or {}).items() <= labels.items():
+        return False
+    for e in selector.get("matchExpressions") or []:
+        value, op = labels.get(e["key"]), e["operator"]
+        if (op == "In" and value not in e["values"]) or (op == "NotIn" and value in e["values"]) \
+                or (op == "Exists" and value is None) or (op == "DoesNotExist" and value is not None):
+            return False
+    return True
+
+
+def _egress_allowed(policies: dict[str, dict[str, Any]], pod: dict[str, str], ip: str, port: int,
+                    protocol: str = "TCP", peer: tuple[str, dict[str, str]] | None = None) -> bool:
+    """Whether a pod of namespace reconcilery with labels ``pod`` may open ``protocol``/``port`` to ``ip``
+    (``peer``: the destination's namespace and labels when it is a pod), as the NetworkPolicy API defines it:
+    allowed when no policy selecting the pod restricts egress, else when a rule of one of them admits it."""
+    import ipaddress
+
+    selecting = [p for p in policies.values() if _selects(p["spec"]["podSelector"], pod)
+                 and "Egress" in p["spec"].get("policyTypes", [])]
+    if not selecting:
+        return True
+    address = ipaddress.ip_address(ip)
+    for policy in selecting:
+        for rule in policy["spec"].get("egress") or []:
+            ports = rule.get("ports")
+            if ports and not any(p.get("protocol", "TCP") == protocol and p.get("port") in (None, port)
+                                 for p in ports):
+                continue
+            if "to" not in rule:
+                return True
+            for to in rule["to"]:
+                if "ipBlock" in to:
+                    block = to["ipBlock"]
+                    if address in ipaddress.ip_network(block["cidr"]) and not any(
+                            address in ipaddress.ip_network(e) for e in block.get("except") or []):
+                        return True
+                elif peer is not None:
+                    namespace, labels = peer
+                    ns_ok = (_selects(to["namespaceSelector"], {"kubernetes.io/metadata.name": namespace})
+                             if "namespaceSelector" in to else namespace == policy["metadata"]["namespace"])
+                    if ns_ok and _selects(to.get("podSelector") or {}, labels):
+                        return True
+    return False
+
+
+#: Components that call the Kubernetes API (app.kubernetes.io/name).
+API_CLIENTS = {"reconcilery-watcher", "reconcilery-webhook", *(f"reconcilery-worker-{q}" for q in QUEUES)}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_egress_is_dns_redis_and_what_each_component_calls(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    policies = by_kind(objs, "NetworkPolicy")
+    redis_pod = ("reconcilery", {"app.kubernetes.io/component": "redis", "app.kubernetes.io/name": "reconcilery-redis"})
+    other_pod = ("shop", {"app": "shop"})
+    coredns = ("kube-system", {"k8s-app": "kube-dns"})
+    pods = {name: obj["spec"]["template"]["metadata"]["labels"]
+            for kind in ("Deployment", "StatefulSet") for name, obj in by_kind(objs, kind).items()}
+    assert set(pods) > API_CLIENTS
+    for name, labels in pods.items():
+        def may(ip: str, port: int, protocol: str = "TCP", peer: tuple[str, dict[str, str]] | None = None,
+                labels: dict[str, str] = labels) -> bool:
+            return _egress_allowed(policies, labels, ip, port, protocol, peer)
+
+        # everyone: the cluster's DNS (pods, or a node-local cache) and Redis, Sentinel included
+        assert may("100.64.0.10", 53, "UDP", coredns) and may("100.64.0.10", 53, "TCP", coredns), name
+        assert may("169.254.20.10", 53, "UDP"), name
+        assert may("100.64.3.7", 6379, peer=redis_pod) and may("100.64.3.7", 26379, peer=redis_pod), name
+        # no one: another pod, Redis' address without being Redis, the instance metadata, plain HTTP out
+        assert not may("100.64.9.9", 443, peer=other_pod) and not may("100.64.9.9", 8080, peer=other_pod), name
+        assert not may("100.64.3.7", 6379, peer=other_pod), name
+        assert not may("169.254.169.254", 80) and not may("169.254.169.254", 443), name
+        # the API server (outside the pod network, 443 or 6443), the clouds and the SKRs (443)
+        calls_out = name in API_CLIENTS
+        for ip, port in (("10.250.0.1", 443), ("10.250.0.1", 6443), ("52.95.110.1", 443), ("142.250.1.1", 443)):
+            assert may(ip, port) is calls_out, (name, ip, port)
+        # the NGINX Plus API hosts (nkl-config), on any port outside the pod network: the NGINX worker only
+        assert may("10.0.0.5", 9000) is (name == "reconcilery-worker-nginx"), name
+        assert may("52.95.110.1", 80) is (name == "reconcilery-worker-nginx"), name
+    # the listener, beat, Flower and Redis: DNS and Redis, nothing else
+    for name in ("reconcilery-skr-listener", "reconcilery-beat", "reconcilery-flower"):
+        assert not _egress_allowed(policies, pods[name], "10.250.0.1", 443), name
+    # every ipBlock that reaches out keeps the pod network (and the metadata address) out
+    for policy in policies.values():
+        for rule in policy["spec"].get("egress") or []:
+            for to in rule.get("to") or []:
+                if "ipBlock" in to:
+                    assert {POD_CIDR, "169.254.169.254/32"} <= set(to["ipBlock"]["except"]), policy["metadata"]

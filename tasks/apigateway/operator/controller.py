@@ -84,7 +84,7 @@ class ControllerSettings:
 
 def read_state(kube: Kube, apigateways: list[dict[str, Any]]) -> OperatorState:
     """The snapshot of one reconcile (see the module doc)."""
-    refs = [*res.kyma_gateway_refs(), *res.oathkeeper_refs(),
+    refs = [*res.network_policy_refs(), *res.kyma_gateway_refs(), *res.oathkeeper_refs(),
             *(("ConfigMap", ns, name) for ns, name in res.LEGACY_UI_CONFIG_MAPS)]
     return OperatorState(
         apigateways=tuple(apigateways),

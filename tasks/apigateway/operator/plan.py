@@ -2,20 +2,24 @@
 
 1. Only the oldest APIGateway CR reconciles the module; the others get ``Warning`` "stopped APIGateway CR
    reconciliation: only APIGateway CR <oldest> reconciles the module" (condition ``OlderCRExists``).
-2. Dependencies (unless deleting): the Istio Gateway and VirtualService CRDs.
-3. Finalizer ``gateways.operator.kyma-project.io/api-gateway-reconciliation`` (the seed's name). On
+2. The module's NetworkPolicy (:func:`.resources.network_policy`) while ``spec.networkPoliciesEnabled``
+   (and the CR is not being deleted), else its removal: before the dependency check, as the original, so
+   it is written whatever happens next.
+3. Dependencies (unless deleting): the Istio Gateway and VirtualService CRDs.
+4. Finalizer ``gateways.operator.kyma-project.io/api-gateway-reconciliation`` (the seed's name). On
    deletion it stays while APIRules, Ory Oathkeeper Rules or RateLimits exist: ``Warning`` with the
    original's texts, the blocking objects listed in the log and (five at most) in the condition.
-4. The Kyma Gateway (:mod:`.resources`) while ``spec.enableKymaGateway`` is true, guarded by the finalizer
+5. The Kyma Gateway (:mod:`.resources`) while ``spec.enableKymaGateway`` is true, guarded by the finalizer
    ``gateways.operator.kyma-project.io/kyma-gateway``; disabling or deleting it is blocked (``Warning``)
    while APIRules or VirtualServices use ``kyma-system/kyma-gateway``. The domain is
    ``kube-system/shoot-info``'s ``domain`` (Gardener: Certificate + DNSEntry) or ``local.kyma.dev``
    (self-signed Secret).
-5. Ory Oathkeeper while v1beta1 APIRules are allowed (the access gate); otherwise removed once no Ory
-   Rules are left. Its Deployment must become available within ``oathkeeper_ready_seconds`` of its
+6. Ory Oathkeeper while v1beta1 APIRules are allowed (the access gate); otherwise removed (CRD last) once
+   no Ory Rules are left. Its HorizontalPodAutoscaler only on production clusters (deleted on evaluation
+   clusters, which run one replica). Its Deployment must become available within ``oathkeeper_ready_seconds`` of its
    creation (the original waits 60 x 2 s in the reconcile; here the reconcile requeues every 2 s
    instead of blocking a worker), else ``Error`` "Oathkeeper did not start successfully".
-6. ``Ready`` "Successfully reconciled"; the next reconcile after ``reconciliation_interval`` (seed: 10 h).
+7. ``Ready`` "Successfully reconciled"; the next reconcile after ``reconciliation_interval`` (seed: 10 h).
 
 Writes are minimal: an object is created when missing, updated only when it differs from the desired
 manifest in what the manifest sets, and deleted only when it exists.
@@ -93,7 +97,8 @@ class OperatorState:
         ingress_service: Service ``istio-system/istio-ingressgateway``, if any (DNSEntry targets).
         managed: the managed objects that exist, by ``(kind, namespace, name)``.
         apirules, virtual_services, ory_rules, ratelimits: every object of these kinds (deletion checks).
-        nodes: the cluster's Nodes (evaluation clusters get one Oathkeeper replica).
+        nodes: the cluster's Nodes (evaluation clusters get one Oathkeeper replica and no HPA); ``None``:
+            unknown (``render`` without Nodes), sized as production.
         now: the time of the reconcile (``datetime``, UTC).
     """
 
@@ -106,7 +111,7 @@ class OperatorState:
     virtual_services: tuple[dict[str, Any], ...] = ()
     ory_rules: tuple[dict[str, Any], ...] = ()
     ratelimits: tuple[dict[str, Any], ...] = ()
-    nodes: tuple[dict[str, Any], ...] = ()
+    nodes: tuple[dict[str, Any], ...] | None = ()
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -346,10 +351,12 @@ def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _
                 ops.delete(key)
         return None
     current = state.managed.get(("Deployment", res.NAMESPACE, res.OATHKEEPER))
-    production = not evaluation_cluster(state.nodes)
+    production = state.nodes is None or not evaluation_cluster(state.nodes)
     replicas = 1 if not production else (as_dict((current or {}).get("spec")).get("replicas") or 3)
-    for obj in res.oathkeeper(settings.images, int(replicas)):
+    for obj in res.oathkeeper(settings.images, int(replicas), autoscaled=production):
         ops.apply(obj)
+    if not production:
+        ops.delete(res.ref(res.hpa()))
     if settings.oathkeeper_ready_seconds <= 0:
         return None
     if current is not None and deployment_available(current):
@@ -376,6 +383,12 @@ def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None
     add: list[str] = []
     remove: list[str] = []
     finalizers = set(gw.finalizers)
+    policies = _Ops(state)
+    if gw.network_policies and not gw.deleting:
+        policies.apply(res.network_policy(gw.name))
+    else:
+        for key in res.network_policy_refs():
+            policies.delete(key)
     try:
         if not gw.deleting:
             for crd in REQUIRED_CRDS:
@@ -392,6 +405,7 @@ def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None
                     raise _Problem(_blocked(what, found), tuple(found))
             remove.append(FINALIZER)
         ops = _Ops(state)
+        ops.ops, ops.desired = list(policies.ops), list(policies.desired)
         if gw.enable_kyma_gateway and not gw.deleting and KYMA_GATEWAY_FINALIZER not in finalizers:
             add.append(KYMA_GATEWAY_FINALIZER)
             finalizers.add(KYMA_GATEWAY_FINALIZER)
@@ -401,7 +415,8 @@ def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None
                 remove.append(KYMA_GATEWAY_FINALIZER)
         wait = _oathkeeper(gw, state, settings, ops)
     except _Problem as problem:
-        return OperatorPlan(problem.status, add_finalizers=tuple(add), blocking=problem.blocking, failed=True)
+        return OperatorPlan(problem.status, tuple(policies.ops), add_finalizers=tuple(add), blocking=problem.blocking,
+                            failed=True, desired=tuple(policies.desired))
     if gw.deleting:
         return OperatorPlan(None, tuple(ops.ops), tuple(add), tuple(remove), desired=tuple(ops.desired))
     if wait is not None:

@@ -5,9 +5,15 @@
   to HTTPS), the VirtualService ``istio-system/istio-healthz``, and the TLS material: on Gardener a
   Certificate ``istio-system/kyma-tls-cert`` and a DNSEntry ``kyma-system/kyma-gateway`` for the ingress
   gateway's load balancer; elsewhere a self-signed Secret ``istio-system/kyma-gateway-certs``.
-- Ory Oathkeeper (``internal/reconciliations/oathkeeper``): its ServiceAccount, the maester's
-  ClusterRole and binding, the config ConfigMap, the JWKS Secret, the api and proxy Services, the
-  Deployment (PodAntiAffinity: spread over nodes, then zones) and its PodDisruptionBudget.
+- Ory Oathkeeper (``internal/reconciliations/oathkeeper``), in the original's order: the Rule CRD
+  ``rules.oathkeeper.ory.sh``, the maester (PeerAuthentication ``ory-oathkeeper-maester-metrics``
+  admitting plain-text scrapes of port 8080, ServiceAccount, ClusterRole and binding), the JWKS Secret,
+  the config ConfigMap, the HorizontalPodAutoscaler ``ory-oathkeeper`` (3 to 10 replicas at 80 % CPU;
+  production clusters only), the ServiceAccount ``ory-oathkeeper``, the api, maester-metrics and proxy
+  Services, the Deployment (PodAntiAffinity: spread over nodes, then zones) and its PodDisruptionBudget.
+- The module's NetworkPolicy ``kyma-system/kyma-project.io--api-gateway-allow``
+  (``internal/networkpolicy``): DNS, the API server (443), the webhook (9443) and metrics scrapes (8080)
+  for the module's Pods, while ``spec.networkPoliciesEnabled``; labelled with the owning APIGateway.
 
 Every object carries ``kyma-project.io/module: api-gateway`` and the original's "managed by Kyma"
 disclaimer annotation. Secrets whose content is generated (the self-signed certificate, the JWKS)
@@ -17,8 +23,13 @@ never replaces existing data.
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass
+from importlib import resources as package_data
 from typing import Any
+
+import yaml
 
 from kube import resources
 from kube.resource import Resource
@@ -59,11 +70,25 @@ OATHKEEPER_PROXY = "ory-oathkeeper-proxy"
 MAESTER_ACCOUNT = "oathkeeper-maester-account"
 MAESTER_ROLE = "oathkeeper-maester-role"
 MAESTER_BINDING = "oathkeeper-maester-role-binding"
+MAESTER_PEER_AUTHENTICATION = "ory-oathkeeper-maester-metrics"
+MAESTER_METRICS = "ory-oathkeeper-maester-metrics"
+OATHKEEPER_ACCOUNT = "ory-oathkeeper"
+ORY_RULE_CRD = "rules.oathkeeper.ory.sh"
+#: The HPA's bounds and CPU target (api-gateway's ``oathkeeper/hpa.yaml``).
+HPA_MIN_REPLICAS = 3
+HPA_MAX_REPLICAS = 10
+HPA_CPU_UTILIZATION = 80
+NETWORK_POLICY = (NAMESPACE, "kyma-project.io--api-gateway-allow")
+#: Label naming the APIGateway CR that owns the NetworkPolicy (cluster-scoped owner: no ownerReference).
+NETWORK_POLICY_OWNER_LABEL = "api-gateway.kyma-project.io/managed-by"
 OATHKEEPER_SELECTOR = {"app.kubernetes.io/instance": "ory", "app.kubernetes.io/name": "oathkeeper"}
 
 CLUSTER_ROLE = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False)
 CLUSTER_ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False)
 PDB = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True)
+HPA = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True)
+PEER_AUTHENTICATION = Resource("security.istio.io", "v1beta1", "peerauthentications", "PeerAuthentication", True)
+NETWORK_POLICY_RESOURCE = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True)
 
 
 def _kind(kind: model.Kind) -> Resource:
@@ -84,6 +109,10 @@ RESOURCES: dict[str, Resource] = {
     "PodDisruptionBudget": PDB,
     "ClusterRole": CLUSTER_ROLE,
     "ClusterRoleBinding": CLUSTER_ROLE_BINDING,
+    "HorizontalPodAutoscaler": HPA,
+    "PeerAuthentication": PEER_AUTHENTICATION,
+    "NetworkPolicy": NETWORK_POLICY_RESOURCE,
+    "CustomResourceDefinition": resources.CRD,
 }
 
 
@@ -173,8 +202,73 @@ def certificate_secret() -> dict[str, Any]:
             "metadata": _meta(CERT_SECRET[1], CERT_SECRET[0], OPERATOR_LABELS), "data": None}
 
 
-def oathkeeper(images: Images, replicas: int) -> list[dict[str, Any]]:
-    """Ory Oathkeeper's objects in ``kyma-system``, in apply order (the Deployment's dependencies first)."""
+@functools.cache
+def _ory_rule_crd() -> dict[str, Any]:
+    text = package_data.files("tasks.apigateway").joinpath("crds", "oathkeeper", f"{ORY_RULE_CRD}.yaml").read_text()
+    crd: dict[str, Any] = yaml.safe_load(text)
+    return crd
+
+
+def ory_rule_crd() -> dict[str, Any]:
+    """The CRD ``rules.oathkeeper.ory.sh`` (package data ``crds/oathkeeper``, also what ``install`` applies)."""
+    crd = copy.deepcopy(_ory_rule_crd())
+    meta = crd["metadata"]
+    crd["metadata"] = {**meta, **_meta(ORY_RULE_CRD, None, meta.get("labels"))}
+    return crd
+
+
+def hpa() -> dict[str, Any]:
+    """HorizontalPodAutoscaler ``kyma-system/ory-oathkeeper``: the Deployment between 3 and 10 replicas at
+    80 % average CPU utilisation (``oathkeeper/hpa.yaml``)."""
+    return {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": _meta(OATHKEEPER, NAMESPACE, {"app": "oathkeeper", **OATHKEEPER_SELECTOR}),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": OATHKEEPER},
+            "minReplicas": HPA_MIN_REPLICAS, "maxReplicas": HPA_MAX_REPLICAS,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                "type": "Utilization", "averageUtilization": HPA_CPU_UTILIZATION}}}],
+        },
+    }
+
+
+def network_policy(owner: str) -> dict[str, Any]:
+    """NetworkPolicy ``kyma-system/kyma-project.io--api-gateway-allow`` for the module's Pods (label
+    ``kyma-project.io/module: api-gateway``): egress to DNS (kube-dns 8053, node-local-dns 53, any 53) and
+    443, ingress to the webhook (9443) from anywhere and to metrics (8080) from scrapers and Kyma modules
+    (``internal/networkpolicy/operator_networkpolicy.yaml``). ``owner``: the APIGateway CR's name."""
+    dns = [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]
+    kube_system = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}
+    labels = {"operator.kyma-project.io/managed-by": "kyma", NETWORK_POLICY_OWNER_LABEL: owner}
+    return {
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": _meta(NETWORK_POLICY[1], NETWORK_POLICY[0], labels),
+        "spec": {
+            "podSelector": {"matchLabels": dict(MODULE_LABELS)},
+            "policyTypes": ["Egress", "Ingress"],
+            "egress": [
+                {"ports": [{"port": 443, "protocol": "TCP"}]},
+                {"ports": dns, "to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]},
+                {"ports": [{"port": 8053, "protocol": "UDP"}, {"port": 8053, "protocol": "TCP"}],
+                 "to": [{**kube_system, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}]},
+                {"ports": dns, "to": [{**kube_system, "podSelector": {"matchLabels": {"k8s-app": "node-local-dns"}}}]},
+            ],
+            "ingress": [
+                {"ports": [{"port": 9443, "protocol": "TCP"}], "from": [{"namespaceSelector": {}}]},
+                {"ports": [{"port": 8080, "protocol": "TCP"}], "from": [
+                    {"podSelector": {"matchLabels": {"networking.kyma-project.io/metrics-scraping": "allowed"}},
+                     "namespaceSelector": {}},
+                    {"podSelector": {"matchExpressions": [{"operator": "Exists", "key": "kyma-project.io/module"}]},
+                     "namespaceSelector": {}}]},
+            ],
+        },
+    }
+
+
+def oathkeeper(images: Images, replicas: int, autoscaled: bool = True) -> list[dict[str, Any]]:
+    """Ory Oathkeeper's objects, in the original's apply order (the Deployment's dependencies first).
+    ``autoscaled``: with the HorizontalPodAutoscaler (production clusters; evaluation clusters run one
+    replica without it)."""
     labels = {"app": "oathkeeper", **OATHKEEPER_SELECTOR}
     config = (
         "serve:\n  api:\n    port: 4456\n  proxy:\n    port: 4455\n    timeout:\n      read: 120s\n"
@@ -254,7 +348,21 @@ def oathkeeper(images: Images, replicas: int) -> list[dict[str, Any]]:
                 "metadata": _meta(name, NAMESPACE, {**labels, "app.kubernetes.io/component": component}),
                 "spec": {"type": "ClusterIP", "ports": ports, "selector": dict(OATHKEEPER_SELECTOR)}}
 
+    maester_metrics = {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": _meta(MAESTER_METRICS, NAMESPACE,
+                          {**OATHKEEPER_SELECTOR, "app.kubernetes.io/name": "oathkeeper-maester", "mode": "sidecar"},
+                          {"prometheus.io/port": "8080", "prometheus.io/scheme": "http",
+                           "prometheus.io/scrape": "true"}),
+        "spec": {"type": "ClusterIP", "selector": dict(OATHKEEPER_SELECTOR),
+                 "ports": [{"name": "http-metrics", "port": 8080, "protocol": "TCP", "targetPort": 8080}]},
+    }
     return [
+        ory_rule_crd(),
+        {"apiVersion": "security.istio.io/v1beta1", "kind": "PeerAuthentication",
+         "metadata": _meta(MAESTER_PEER_AUTHENTICATION, NAMESPACE),
+         "spec": {"selector": {"matchLabels": dict(OATHKEEPER_SELECTOR)},
+                  "portLevelMtls": {"8080": {"mode": "PERMISSIVE"}}}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(MAESTER_ACCOUNT, NAMESPACE)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
          "metadata": _meta(MAESTER_ROLE, None),
@@ -265,11 +373,14 @@ def oathkeeper(images: Images, replicas: int) -> list[dict[str, Any]]:
          "metadata": _meta(MAESTER_BINDING, None),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": MAESTER_ROLE},
          "subjects": [{"kind": "ServiceAccount", "name": MAESTER_ACCOUNT, "namespace": NAMESPACE}]},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(OATHKEEPER_CONFIG, NAMESPACE),
-         "data": {"config.yaml": config}},
         {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": _meta(OATHKEEPER_JWKS, NAMESPACE),
          "data": None},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(OATHKEEPER_CONFIG, NAMESPACE),
+         "data": {"config.yaml": config}},
+        *([hpa()] if autoscaled else []),
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(OATHKEEPER_ACCOUNT, NAMESPACE)},
         service(OATHKEEPER_API, "api", [{"name": "http", "port": 4456, "protocol": "TCP", "targetPort": "http-api"}]),
+        maester_metrics,
         service(OATHKEEPER_PROXY, "proxy", [
             {"name": "http", "port": 4455, "protocol": "TCP", "targetPort": "http-proxy"},
             {"name": "tcp-status-port", "port": 15020, "protocol": "TCP", "targetPort": 15020}]),
@@ -287,7 +398,12 @@ def ref(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 def oathkeeper_refs() -> list[tuple[str, str, str]]:
     """``(kind, namespace, name)`` of every Oathkeeper object (what to delete when it is not wanted)."""
-    return [ref(o) for o in oathkeeper(Images(), 1)]
+    return [ref(o) for o in oathkeeper(Images(), 1, autoscaled=True)]
+
+
+def network_policy_refs() -> list[tuple[str, str, str]]:
+    """``(kind, namespace, name)`` of the module's NetworkPolicies."""
+    return [("NetworkPolicy", *NETWORK_POLICY)]
 
 
 def kyma_gateway_refs() -> list[tuple[str, str, str]]:

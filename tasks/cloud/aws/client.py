@@ -35,7 +35,7 @@ import fencing
 from tasks.cloud.settings import CloudSettings
 
 __all__ = ["Ec2", "ElastiCache", "attempt_timeout", "caller_account", "ec2_for", "elasticache_for", "error_code",
-           "is_not_found", "is_retryable", "user_message"]
+           "is_not_found", "is_retryable", "peering_ec2_for", "user_message"]
 
 _THROTTLING = {"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
                "TooManyRequestsException", "ProvisionedThroughputExceededException", "TransactionInProgressException",
@@ -45,7 +45,8 @@ _TRANSIENT = {"RequestTimeout", "RequestTimeoutException", "InternalError", "Int
               "ServiceUnavailable", "Unavailable", "IDPCommunicationError"}
 _NOT_FOUND = {"FileSystemNotFound", "AccessPointNotFound", "MountTargetNotFound", "PolicyNotFound",
               "CacheSubnetGroupNotFoundFault", "CacheClusterNotFound", "ResourceNotFoundException",
-              "InvalidVpcPeeringConnectionID.NotFound", "InvalidVpcID.NotFound", "InvalidRoute.NotFound",
+              "InvalidVpcPeeringConnectionID.NotFound", "InvalidVpcPeeringConnectionId.NotFound",
+              "InvalidVpcID.NotFound", "InvalidRoute.NotFound",
               "InvalidSubnetID.NotFound"}
 _USER_MESSAGES = {"UnauthorizedOperation": "Not authorized to perform this operation.",
                   "AccessDenied": "Not authorized to assume role.",
@@ -136,15 +137,17 @@ def caller_account(access_key: str, secret_key: str, region: str, settings: Clou
     return str(sts.get_caller_identity()["Account"])
 
 
-def _credentials(settings: CloudSettings, account: str, region: str) -> tuple[str, str, str]:
-    if not settings.aws_role_name:
-        return settings.aws_access_key_id, settings.aws_secret_access_key, ""
-    arn = f"arn:{settings.aws_partition}:iam::{account}:role/{settings.aws_role_name}"
+def _credentials(settings: CloudSettings, account: str, region: str, role: str | None = None,
+                 key: str = "", secret: str = "") -> tuple[str, str, str]:
+    role = settings.aws_role_name if role is None else role
+    key, secret = key or settings.aws_access_key_id, secret or settings.aws_secret_access_key
+    if not role:
+        return key, secret, ""
+    arn = f"arn:{settings.aws_partition}:iam::{account}:role/{role}"
     with _lock:
         cached = _assumed.get((arn, region))
     if cached is None or cached[0] < time.time() + 300:
-        sts = _client("sts", region, settings.aws_access_key_id, settings.aws_secret_access_key, "",
-                      settings.aws_endpoint_url, attempt_timeout(write=True))
+        sts = _client("sts", region, key, secret, "", settings.aws_endpoint_url, attempt_timeout(write=True))
         creds = sts.assume_role(RoleArn=arn, RoleSessionName="cloud-manager")["Credentials"]
         cached = (creds["Expiration"].timestamp(), creds)
         with _lock:
@@ -157,6 +160,16 @@ def ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
     """The EC2 layer for ``account`` in ``region`` (role assumed when configured); each of its calls
     uses the client of the timeout the reconcile has left then."""
     key, secret, token = _credentials(settings, account, region)
+    return Ec2(lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
+
+
+def peering_ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
+    """The EC2 layer of VPC peering for ``account`` in ``region``: the peering role
+    (``AWS_PEERING_ROLE_NAME``) assumed there with the peering key (``AWS_PEERING_ACCESS_KEY_ID``, else the
+    default one), as cloud-manager's ``pkg/kcp/provider/aws/vpcpeering`` does for both the Scope's
+    account and the customer's. Raises botocore errors (AssumeRole refused: ``AccessDenied``)."""
+    key, secret, token = _credentials(settings, account, region, settings.aws_peering_role_name,
+                                      settings.aws_peering_access_key_id, settings.aws_peering_secret_access_key)
     return Ec2(lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
 
 
@@ -231,6 +244,59 @@ class Ec2:
         client = self._ec2(write=True)
         try:
             client.delete_subnet(SubnetId=subnet_id)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
+
+    def route_tables(self, vpc_id: str) -> list[dict[str, Any]]:
+        """Every route table of the VPC (with its routes and tags)."""
+        pages = self._ec2().get_paginator("describe_route_tables").paginate(
+            Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+        return [dict(t) for page in pages for t in page.get("RouteTables") or []]
+
+    def create_route(self, route_table_id: str, cidr: str, peering_id: str) -> None:
+        """``CreateRoute``: ``cidr`` in the table through the peering connection."""
+        self._ec2(write=True).create_route(RouteTableId=route_table_id, DestinationCidrBlock=cidr,
+                                           VpcPeeringConnectionId=peering_id)
+
+    def delete_route(self, route_table_id: str, cidr: str) -> None:
+        """``DeleteRoute`` (a route already gone is fine)."""
+        client = self._ec2(write=True)
+        try:
+            client.delete_route(RouteTableId=route_table_id, DestinationCidrBlock=cidr)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
+
+    def peering(self, peering_id: str) -> dict[str, Any] | None:
+        """The VPC peering connection ``peering_id`` as this account sees it, or ``None``."""
+        try:
+            found = self._ec2().describe_vpc_peering_connections(
+                VpcPeeringConnectionIds=[peering_id]).get("VpcPeeringConnections") or []
+        except botocore.exceptions.ClientError as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        return dict(found[0]) if found else None
+
+    def create_peering(self, vpc_id: str, peer_vpc_id: str, peer_region: str, peer_owner: str,
+                       tags: Mapping[str, str]) -> dict[str, Any]:
+        """``CreateVpcPeeringConnection`` from ``vpc_id`` to the peer's VPC, tagged; the connection."""
+        return dict(self._ec2(write=True).create_vpc_peering_connection(
+            VpcId=vpc_id, PeerVpcId=peer_vpc_id, PeerRegion=peer_region, PeerOwnerId=peer_owner,
+            TagSpecifications=[{"ResourceType": "vpc-peering-connection", "Tags": _tags(tags)}])[
+            "VpcPeeringConnection"])
+
+    def accept_peering(self, peering_id: str) -> dict[str, Any]:
+        """``AcceptVpcPeeringConnection`` (from the accepter's account); the connection."""
+        return dict(self._ec2(write=True).accept_vpc_peering_connection(
+            VpcPeeringConnectionId=peering_id)["VpcPeeringConnection"])
+
+    def delete_peering(self, peering_id: str) -> None:
+        """``DeleteVpcPeeringConnection`` (one already gone is fine)."""
+        client = self._ec2(write=True)
+        try:
+            client.delete_vpc_peering_connection(VpcPeeringConnectionId=peering_id)
         except botocore.exceptions.ClientError as exc:
             if not is_not_found(exc):
                 raise

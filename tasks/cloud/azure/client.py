@@ -28,6 +28,8 @@ from tasks.cloud.guard import guarded
 #: Per-request connect/read timeout (seconds).
 API_TIMEOUT = 30.0
 MANAGEMENT_SCOPE = "https://management.azure.com/.default"
+#: :attr:`AzureApiError.code` of a credential that could not get a token.
+UNAUTHENTICATED = "ClientAuthenticationError"
 
 
 class AzureApiError(Exception):
@@ -50,6 +52,23 @@ class AzureApiError(Exception):
     @property
     def conflict(self) -> bool:
         return self.status == 409
+
+    @property
+    def response(self) -> bool:
+        """Whether ARM answered (the Go SDK's ``azcore.ResponseError``), rather than the transport or
+        the credential failing."""
+        return self.status > 0
+
+    @property
+    def unauthorized(self) -> bool:
+        """ARM code ``AuthorizationFailed`` (the original's ``IsUnauthorized``)."""
+        return self.code == "AuthorizationFailed"
+
+    @property
+    def unauthenticated(self) -> bool:
+        """No token could be had (azure-identity's failure; the original's ``IsUnauthenticated``), e.g.
+        the service principal does not exist in the remote tenant."""
+        return self.status == 0 and self.code == UNAUTHENTICATED
 
 
 class StaticTokenCredential:
@@ -77,10 +96,12 @@ def _bearer_over_http(credential: Any) -> Any:
 
 
 def _translate(exc: BaseException) -> AzureApiError:
-    from azure.core.exceptions import AzureError, HttpResponseError
+    from azure.core.exceptions import AzureError, ClientAuthenticationError, HttpResponseError
 
     if isinstance(exc, AzureApiError):
         return exc
+    if isinstance(exc, ClientAuthenticationError) and not exc.status_code:
+        return AzureApiError(0, UNAUTHENTICATED, str(exc.message or exc))
     if isinstance(exc, HttpResponseError):
         error = getattr(exc, "error", None)
         code = str(getattr(error, "code", "") or "")
@@ -110,19 +131,25 @@ class AzureClient:
         base_url: ARM endpoint (default ``https://management.azure.com``).
         connection_verify: CA bundle path (or False) for HTTPS endpoints.
         retry_total: azure-core's retries of 408/429/5xx per request, before an error reaches the step.
+        auxiliary_tenants: tenants whose tokens (same client id and secret) go along in
+            ``x-ms-authorization-auxiliary``, for a peering across tenants (the original's auxiliary
+            tenants; not sent over plain HTTP, where the stand-in needs none).
     """
 
     def __init__(self, subscription_id: str, *, credential: Any = None, tenant_id: str = "", client_id: str = "",
                  client_secret: str = "", base_url: str | None = None, connection_verify: Any = None,
-                 retry_total: int = 2) -> None:
+                 retry_total: int = 2, auxiliary_tenants: tuple[str, ...] = ()) -> None:
         from azure.mgmt.network import NetworkManagementClient
         from azure.mgmt.privatedns import PrivateDnsManagementClient
         from azure.mgmt.resource.resources import ResourceManagementClient
 
+        aux: list[Any] = []
         if credential is None and client_id and client_secret:
             from azure.identity import ClientSecretCredential
 
-            credential = ClientSecretCredential(tenant_id, client_id, client_secret)
+            # any tenant: the original's WithAnyTenant, so auxiliary tenants' tokens can be had
+            credential = ClientSecretCredential(tenant_id, client_id, client_secret, additionally_allowed_tenants=["*"])
+            aux = [ClientSecretCredential(t, client_id, client_secret) for t in auxiliary_tenants if t]
         if credential is None:
             if not base_url:
                 raise ValueError("an Azure credential (or client id and secret) is required")
@@ -132,8 +159,13 @@ class AzureClient:
             kwargs["base_url"] = base_url.rstrip("/")
             if base_url.startswith("http://"):
                 kwargs["authentication_policy"] = _bearer_over_http(credential)
+                aux = []
         if connection_verify is not None:
             kwargs["connection_verify"] = connection_verify
+        if aux:
+            from azure.mgmt.core.policies import AuxiliaryAuthenticationPolicy
+
+            kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
         self.credential = credential  # the Redis client (tasks.cloud.azure.redis_client) shares it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
@@ -287,4 +319,4 @@ class AzureClient:
         self._begin(self._dns.virtual_network_links.begin_delete, rg, zone, name)
 
 
-__all__ = ["API_TIMEOUT", "AzureApiError", "AzureClient", "StaticTokenCredential"]
+__all__ = ["API_TIMEOUT", "UNAUTHENTICATED", "AzureApiError", "AzureClient", "StaticTokenCredential"]

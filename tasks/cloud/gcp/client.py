@@ -1,10 +1,11 @@
 """The GCP I/O layer: the only code of Reconcilery that talks to GCP.
 
-Compute (global addresses and global operations) goes through ``google-cloud-compute`` with transport
-``rest``; Service Networking (PSA connections and their operations) and Resource Manager (a project's
-number, which ``deleteConnection`` requires) through ``google-api-python-client``, built from the
-discovery documents the package ships (the Python counterpart of the Go ``google.golang.org/api``
-clients the original uses: same paths, same request bodies).
+Compute (global addresses, networks and their peerings, global operations) goes through
+``google-cloud-compute`` with transport ``rest``; Service Networking (PSA connections and their
+operations) and Resource Manager (v1: a project's number, which ``deleteConnection`` requires; v3: the
+tags of a network, which VPC peering checks) through ``google-api-python-client``, built from the
+discovery documents the package ships (the Python counterpart of the Go clients the original uses:
+same paths, same request bodies).
 
 Everything returned is plain data (JSON-shaped dicts with the APIs' camelCase field names); every
 failure is a :class:`GcpApiError`, so callers need no SDK import. Before every write
@@ -48,10 +49,30 @@ class GcpApiError(Exception):
     def not_found(self) -> bool:
         return self.status == 404
 
+    @property
+    def not_authorized(self) -> bool:
+        """403 (the original's ``IsNotAuthorized``)."""
+        return self.status == 403
+
+    @property
+    def too_many_requests(self) -> bool:
+        return self.status == 429
+
+    @property
+    def operation_in_progress(self) -> bool:
+        """400 "There is a peering operation in progress on the local or peer network" (the original's
+        ``IsOperationInProgressError``)."""
+        return self.status == 400 and "operation in progress" in self.message
+
 
 def vpc_path(project: str, vpc: str) -> str:
     """``projects/<project>/global/networks/<vpc>`` (the original's ``GetVPCPath``)."""
     return f"projects/{project}/global/networks/{vpc}"
+
+
+def network_url(project: str, vpc: str) -> str:
+    """The full Compute URL of a network (the original's ``getFullNetworkUrl``)."""
+    return COMPUTE_NETWORK_URL.format(project=project, vpc=vpc)
 
 
 def network_filter(project: str, vpc: str) -> str:
@@ -125,26 +146,28 @@ class GcpClient:
         if self.endpoint:
             kwargs["client_options"] = ClientOptions(api_endpoint=self.endpoint)
         self._addresses = compute_v1.GlobalAddressesClient(**kwargs)
+        self._networks = compute_v1.NetworksClient(**kwargs)
         self._operations = compute_v1.GlobalOperationsClient(**kwargs)
         if self.endpoint:
             # Workaround: ExtendedOperation.result() polls through a client built without our options.
-            self._addresses._transport._extended_operations_services["global_operations"] = self._operations
-        self._discovery: dict[str, Any] = {}
+            for sdk in (self._addresses, self._networks):
+                sdk._transport._extended_operations_services["global_operations"] = self._operations
+        self._discovery: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
         self._project_numbers: dict[str, int] = {}
 
     # -- plumbing ----------------------------------------------------------------------------------------
 
-    def _service(self, api: str) -> Any:
+    def _service(self, api: str, version: str = "v1") -> Any:
         with self._lock:
-            if api not in self._discovery:
+            if (api, version) not in self._discovery:
                 from googleapiclient import discovery
 
                 options = {"api_endpoint": self.endpoint} if self.endpoint else None
-                self._discovery[api] = discovery.build(api, "v1", credentials=self._credentials,
-                                                       static_discovery=True, cache_discovery=False,
-                                                       client_options=options)
-            return self._discovery[api]
+                self._discovery[(api, version)] = discovery.build(api, version, credentials=self._credentials,
+                                                                  static_discovery=True, cache_discovery=False,
+                                                                  client_options=options)
+            return self._discovery[(api, version)]
 
     def _execute(self, request: Any, write: bool) -> Any:
         """Run a discovery request with a fenced timeout on its own HTTP connection."""
@@ -175,7 +198,11 @@ class GcpClient:
     def _started(op: Any, wait: bool) -> str:
         """A started compute operation's name, after it is done when ``wait``."""
         if wait:
-            op.result(timeout=fencing.timeout(120.0))
+            from google.api_core.future import polling
+
+            # first look after 0.1 s (the SDK's default waits a whole second before its first poll)
+            op.result(timeout=fencing.timeout(120.0),
+                      polling=polling.DEFAULT_POLLING.with_delay(initial=0.1, maximum=5.0, multiplier=1.5))
         return str(op.name)
 
     # -- compute global addresses ------------------------------------------------------------------------
@@ -222,6 +249,127 @@ class GcpClient:
         """The compute operation (``status`` ``PENDING``/``RUNNING``/``DONE``, ``error.errors[]``,
         ``statusMessage``, ...) or None when it does not exist."""
         return self._found(self._operations.get, project=project, operation=name)
+
+    # -- compute networks and peerings ---------------------------------------------------------------
+
+    @_guarded
+    def get_network(self, project: str, name: str) -> dict[str, Any] | None:
+        """The network (``id``, ``selfLinkWithId``, ``peerings[]`` with ``name``, ``network`` (full URL),
+        ``state`` ``ACTIVE``/``INACTIVE``, ``importCustomRoutes``, ``exportCustomRoutes``,
+        ``exchangeSubnetRoutes``) or None when it does not exist."""
+        return self._found(self._networks.get, project=project, network=name)
+
+    @_guarded
+    def get_peering(self, project: str, network: str, name: str) -> dict[str, Any] | None:
+        """The peering ``name`` of a network, or None when the network has none of that name (the
+        original's ``GetVpcPeering``). Raises :class:`GcpApiError` 404 when the *network* does not exist."""
+        found = self._plain(self._networks.get(project=project, network=network,
+                                               timeout=fencing.timeout(API_TIMEOUT)))
+        return next((p for p in found.get("peerings") or [] if p.get("name") == name), None)
+
+    @_guarded
+    def insert_network(self, project: str, name: str, *, description: str = "", wait: bool = False) -> str:
+        """Create a custom-mode VPC network (no automatic subnetworks); returns the operation name."""
+        from google.cloud import compute_v1
+
+        fencing.check()
+        resource = compute_v1.Network(name=name, auto_create_subnetworks=False, description=description or None)
+        return self._started(self._networks.insert(project=project, network_resource=resource,
+                                                   timeout=fencing.timeout(API_TIMEOUT, write=True)), wait)
+
+    @_guarded
+    def add_peering(self, project: str, network: str, name: str, peer_project: str, peer_network: str, *,
+                    import_custom_routes: bool, export_custom_routes: bool) -> str:
+        """``networks.addPeering``: the peering ``name`` from ``project/network`` to the peer network,
+        exchanging subnet routes (the original's ``CreateVpcPeeringRequest``); returns the operation name."""
+        from google.cloud import compute_v1
+
+        fencing.check()
+        peering = compute_v1.NetworkPeering(name=name, network=network_url(peer_project, peer_network),
+                                            exchange_subnet_routes=True, import_custom_routes=import_custom_routes,
+                                            export_custom_routes=export_custom_routes)
+        request = compute_v1.NetworksAddPeeringRequest(network_peering=peering)
+        return self._started(self._networks.add_peering(
+            project=project, network=network, networks_add_peering_request_resource=request,
+            timeout=fencing.timeout(API_TIMEOUT, write=True)), False)
+
+    @_guarded
+    def remove_peering(self, project: str, network: str, name: str) -> str:
+        """``networks.removePeering`` of the peering ``name``; returns the operation name."""
+        from google.cloud import compute_v1
+
+        fencing.check()
+        return self._started(self._networks.remove_peering(
+            project=project, network=network,
+            networks_remove_peering_request_resource=compute_v1.NetworksRemovePeeringRequest(name=name),
+            timeout=fencing.timeout(API_TIMEOUT, write=True)), False)
+
+    # -- Resource Manager v3 tags ----------------------------------------------------------------------
+
+    @_guarded
+    def network_tag_keys(self, project: str, network: str) -> list[str]:
+        """The namespaced keys (``<project>/<shortName>``) of the tags in effect on a network, as the
+        original's ``GetRemoteNetworkTags``: the network's ``selfLinkWithId`` as the full resource name
+        ``//compute.googleapis.com/projects/<p>/global/networks/<id>``, then ``effectiveTags.list`` (all
+        pages). Raises :class:`GcpApiError` (404: no such network; 403: not allowed to read it)."""
+        found = self._plain(self._networks.get(project=project, network=network,
+                                               timeout=fencing.timeout(API_TIMEOUT)))
+        parent = str(found.get("selfLinkWithId") or "").replace("https://www.googleapis.com/compute/v1",
+                                                                "//compute.googleapis.com", 1)
+        tags = self._service("cloudresourcemanager", "v3").effectiveTags()
+        keys: list[str] = []
+        request = tags.list(parent=parent)
+        while request is not None:
+            page = self._execute(request, write=False)
+            keys.extend(str(t.get("namespacedTagKey") or "") for t in page.get("effectiveTags") or [])
+            request = tags.list_next(request, page)
+        return keys
+
+    def _rm_done(self, request: Any, wait: float = 60.0) -> dict[str, Any]:
+        """Run a Resource Manager v3 write and wait for its long-running operation; its ``response``."""
+        import time
+
+        op = dict(self._execute(request, write=True))
+        operations = self._service("cloudresourcemanager", "v3").operations()
+        deadline = time.monotonic() + wait
+        while not op.get("done"):
+            if time.monotonic() > deadline:
+                raise GcpApiError(0, f"operation {op.get('name')} did not finish in {wait:.0f} s")
+            time.sleep(0.05)
+            op = dict(self._execute(operations.get(name=op["name"]), write=False))
+        if op.get("error"):
+            raise GcpApiError(int((op["error"] or {}).get("code") or 0), str(op["error"].get("message") or ""))
+        return dict(op.get("response") or {})
+
+    @_guarded
+    def tag_network(self, project: str, network: str, key: str, value: str = "true") -> str:
+        """Bind the tag ``<project>/<key>/<value>`` to a network, creating the project's tag key and value
+        when missing (what a customer does to allow a Kyma peering; used to seed local runs). Returns
+        the tag value's name (``tagValues/<id>``)."""
+        rm = self._service("cloudresourcemanager", "v3")
+        namespaced_key = f"{project}/{key}"
+        try:
+            tag_key = self._execute(rm.tagKeys().getNamespaced(name=namespaced_key), write=False)
+        except Exception as exc:
+            if not _translate(exc).not_found and _translate(exc).status != 403:
+                raise
+            tag_key = self._rm_done(rm.tagKeys().create(body={"parent": f"projects/{project}", "shortName": key}))
+        try:
+            tag_value = self._execute(rm.tagValues().getNamespaced(name=f"{namespaced_key}/{value}"), write=False)
+        except Exception as exc:
+            if not _translate(exc).not_found and _translate(exc).status != 403:
+                raise
+            tag_value = self._rm_done(rm.tagValues().create(body={"parent": tag_key["name"], "shortName": value}))
+        found = self._plain(self._networks.get(project=project, network=network,
+                                               timeout=fencing.timeout(API_TIMEOUT)))
+        parent = str(found["selfLinkWithId"]).replace("https://www.googleapis.com/compute/v1",
+                                                      "//compute.googleapis.com", 1)
+        try:
+            self._rm_done(rm.tagBindings().create(body={"parent": parent, "tagValue": tag_value["name"]}))
+        except Exception as exc:
+            if _translate(exc).status != 409:
+                raise
+        return str(tag_value["name"])
 
     # -- service networking ---------------------------------------------------------------------------
 
@@ -284,4 +432,4 @@ class GcpClient:
 
 
 __all__ = ["API_TIMEOUT", "PSA_PEERING_NAME", "PSA_SERVICE", "GcpApiError", "GcpClient", "network_filter",
-           "vpc_path"]
+           "network_url", "vpc_path"]

@@ -1,27 +1,51 @@
-"""The ``cloud-network`` controller: KCP Networks (``pkg/kcp/network``).
+"""The ``cloud-network`` controller: KCP Networks (``pkg/kcp/network``): read → :func:`~.network_plan.plan` → apply.
 
 A reference Network (type ``kyma``: the shoot's own VPC, created by the Scope controller as
-``<kyma>--kyma``; type ``external``: a peer's) is Ready once its reference is copied into
-``status.network``. A managed one (type ``cloud-resources``, ``<kyma>--cm``) is provisioned by the
-Scope's provider. Deletion waits while an IpRange of the scope still lives in the Network (Warning
-``DeleteWhileUsed``), so a scope's IpRanges are always deleted before their network.
+``<kyma>--kyma``; type ``external``: a peer's, created for an SKR VPC peering) is Ready once its reference
+is copied into ``status.network``. A managed one (type ``cloud-resources``, ``<kyma>--cm``) is provisioned
+by the Scope's provider. Deletion waits while a KCP IpRange lives in the Network or a VpcPeering names it
+as its local or remote network (Warning ``DeleteWhileUsed``), so a scope's IpRanges and peerings are
+always deleted before their networks. The decisions are :mod:`tasks.cloud.kcp.network_plan`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from kube import Kube
-from kube.toolkit import StatusWriter, deleting, remove_finalizer
+from kube.toolkit import deleting
 from tasks.cloud import names, providers, settings
-from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load
+from tasks.cloud.kcp.common import carry_out_step, finalized, list_served, load
+from tasks.cloud.kcp.network_plan import Seen, plan
 from tasks.cloud.providers import NetworkContext
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import Key, Result
 
-__all__ = ["reconcile"]
+__all__ = ["read", "reconcile"]
 
-MANAGED = "cloud-resources"
+
+def _ref(obj: dict[str, Any]) -> str:
+    return f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+
+
+def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
+    """The Scope and, while deleting, the IpRanges and VpcPeerings that use the Network. Raises ``kube.ApiError``."""
+    name = str(obj["metadata"]["name"])
+    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+    scope = kcp.get(names.SCOPE, scope_name, namespace) if scope_name else None
+    if not deleting(obj):
+        return Seen(obj, scope)
+    ipranges = [_ref(i) for i in kcp.list(names.KCP_IPRANGE, namespace)
+                if str(((i.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(
+                    str(((i.get("spec") or {}).get("scope") or {}).get("name") or ""))) == name]
+    peerings = list_served(kcp, names.VPC_PEERING, namespace)
+
+    def using(side: str) -> list[str]:
+        return [_ref(p) for p in peerings
+                if str((((p.get("spec") or {}).get("details") or {}).get(side) or {}).get("name") or "") == name]
+
+    return Seen(obj, scope, ipranges, using("localNetwork"), using("remoteNetwork"))
 
 
 def reconcile(key: Key) -> Result:
@@ -29,45 +53,31 @@ def reconcile(key: Key) -> Result:
     s, kcp, obj = load(key, names.NETWORK)
     if obj is None:
         return Result.done()
-    spec = obj.get("spec") or {}
-    scope_name = str((spec.get("scope") or {}).get("name") or "")
-    kind = str(spec.get("type") or "external")
-    status = StatusWriter(kcp, names.NETWORK, obj)
-    if deleting(obj):
-        users = [f"{i['metadata']['namespace']}/{i['metadata']['name']}"
-                 for i in kcp.list(names.KCP_IPRANGE, key.namespace)
-                 if str(((i.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(
-                     str(((i.get("spec") or {}).get("scope") or {}).get("name") or ""))) == key.name]
-        if users:
-            status.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
-                             f"Can not be deleted while used by: {go_list(users)}", names.STATE_WARNING)
-            return Result.requeue(s.t(10))
-        if kind == MANAGED:
-            return _managed(kcp, status, scope_name, key, s, delete=True)
-        remove_finalizer(kcp, names.NETWORK, obj, names.FINALIZER, names.LEGACY_FINALIZERS)
-        return Result.done()
-    status.obj = finalized(kcp, names.NETWORK, obj)
-    if kind == MANAGED:
-        return _managed(kcp, status, scope_name, key, s, delete=False)
-    reference = (spec.get("network") or {}).get("reference") or {}
-    status.ready(network=reference, networkType=kind)
-    return Result.done()
+    seen = read(kcp, obj, key.namespace)
+    decided = plan(seen, s.t)
+    if not decided.provider:
+        return carry_out_step(kcp, names.NETWORK, obj, decided.step)
+    if decided.step.add_finalizer:
+        obj = finalized(kcp, names.NETWORK, obj)
+    return _managed(kcp, obj, seen.scope, s, delete=decided.provider == "delete")
 
 
-def _managed(kcp: Kube, status: StatusWriter, scope_name: str, key: Key, s: settings.CloudSettings,
-             delete: bool) -> Result:
+def _managed(kcp: Kube, obj: dict[str, Any], scope: Any, s: settings.CloudSettings, delete: bool) -> Result:
     """A managed network: the provider's Step (its Scope gone while deleting: nothing is left to remove)."""
-    scope = kcp.get(names.SCOPE, scope_name, key.namespace)
     if scope is None:
         if delete:
-            return carry_out_step(kcp, names.NETWORK, status.obj, gone())
-        status.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist")
-        return Result.requeue(s.t(60))
+            return carry_out_step(kcp, names.NETWORK, obj, gone())
+        scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+        step = StepBuilder(obj).fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
+                                     requeue_after=s.t(60))
+        return carry_out_step(kcp, names.NETWORK, obj, step)
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
     if provider is None:
-        step = StepBuilder(status.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
-        return carry_out_step(kcp, names.NETWORK, status.obj, replace(step, remove_finalizer=names.FINALIZER)
+        step = StepBuilder(obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
+        return carry_out_step(kcp, names.NETWORK, obj, replace(step, remove_finalizer=names.FINALIZER)
                               if delete else step)
-    ctx = NetworkContext(kube=kcp, obj=status.obj, scope=scope, settings=s)
+    ctx = NetworkContext(kube=kcp, obj=obj, scope=scope, settings=s)
     step = provider.delete_network(ctx) if delete else provider.reconcile_network(ctx)
-    return carry_out_step(kcp, names.NETWORK, status.obj, step)
+    return carry_out_step(kcp, names.NETWORK, obj, step)
+
+

@@ -1,84 +1,85 @@
 """The ``cloud-scope`` controller: one Scope per runtime, built from the Garden (``pkg/kcp/scope``).
 
-Triggered by the Scope and by the GardenerCluster of the same name. While the GardenerCluster exists
-(and is not being deleted):
+Triggered by the Scope and by the GardenerCluster of the same name. The decisions are
+:mod:`tasks.cloud.kcp.scope_plan`'s (pure, which states the rules); this module reads, asks the
+provider and writes. While the GardenerCluster exists (and is not being deleted):
 
-1. (re)build the Scope when it is missing, lacks one of its labels, or its provider says it is
-   incomplete: the Garden client comes from Secret ``kcp-system/gardener-credentials`` (key
-   ``kubeconfig``; the project namespace is its context's namespace, else ``GARDENER_NAMESPACE``), the
-   Shoot from the GardenerCluster's shoot name, the credentials from its CredentialsBinding (falling
-   back to a SecretBinding), ``spec.scope.<provider>`` from the provider (AWS: the account from STS);
-2. create the ``<kyma>--kyma`` Network and wait until it is Ready (1 s); the provider's own steps
+1. (re)build the Scope when the plan says so: the Garden client comes from Secret
+   ``kcp-system/gardener-credentials`` (key ``kubeconfig``; the project namespace is its context's
+   namespace, else ``GARDENER_NAMESPACE``), the Shoot from the GardenerCluster's shoot name, the
+   credentials from its CredentialsBinding (falling back to a SecretBinding), ``spec.scope.<provider>``
+   from the provider (AWS: the account from STS);
+2. the ``<kyma>--kyma`` Network, then the provider's own steps
    (:meth:`~tasks.cloud.providers.Provider.reconcile_scope`, e.g. GCP's service APIs);
-3. exposed data (flag ``exposeData``, not on ``trial`` plans, at most once an hour): the NAT gateway
-   IPs into ``status.exposedData`` and the SKR's ConfigMap ``kyma-system/kyma-info`` key
-   ``cloud.natGatewayIps``;
-4. state ``Ready`` with the condition Ready/True ``Ready``; requeue after 30 min (the resync).
+3. exposed data when due: the provider's NAT gateway IPs into the SKR's ``kyma-system/kyma-info``;
+4. the Ready status (with the exposed data) in one write.
 
-Otherwise the runtime is gone: deactivate the SKR, delete the ``<kyma>--kyma`` Network, create a Nuke
-and wait for it (unless disabled or trial), release the Scope's finalizer and delete it.
+Otherwise the runtime is gone: deactivate the SKR, then the gone plan (delete the ``<kyma>--kyma``
+Network, the Nuke, release and delete the Scope).
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any
 
 import structlog
 
-import kube.toolkit.conditions as cond
 from kube import ApiError, Kube, NotFound, ResourceMissing, clusters, resources
 from kube import client_for as kube_client_for
 from kube.clock import now_rfc3339
 from kube.kubeconfig import KubeconfigError, current_namespace
-from kube.toolkit import StatusWriter, deleting, remove_finalizer
+from kube.toolkit import deleting, remove_finalizer
 from tasks.cloud import names, providers, settings, sweep
 from tasks.cloud import scope as shoots
+from tasks.cloud.kcp import scope_plan
 from tasks.cloud.kcp.common import carry_out_step
+from tasks.cloud.kcp.scope_plan import EXPOSED_DATA_EVERY, RESYNC, TRIAL
 from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.scope")
 
-__all__ = ["reconcile"]
-
-RESYNC = 30 * 60
-EXPOSED_DATA_EVERY = 60 * 60
-TRIAL = "trial"
+__all__ = ["EXPOSED_DATA_EVERY", "RESYNC", "TRIAL", "reconcile"]
 
 
 def reconcile(key: Key) -> Result:
     """Reconcile the Scope ``key`` (same namespace/name as the Kyma and GardenerCluster)."""
     s = settings.current()
+    now = now_rfc3339()
     kcp = kube_client_for(key.cluster)
     scope = kcp.get(names.SCOPE, key.name, key.namespace)
     gc = kcp.get(names.GARDENER_CLUSTER, key.name, key.namespace)
     if gc is None or deleting(gc):
         return _gone(kcp, key, scope, s)
     provider = providers.get(str((scope or {}).get("spec", {}).get("provider") or ""))
-    if scope is None or shoots.missing_labels(scope, gc) or (provider is not None and provider.scope_incomplete(scope)):
+    incomplete = scope is not None and provider is not None and provider.scope_incomplete(scope)
+    if scope_plan.needs_build(scope, gc, incomplete):
         built = _build(kcp, key, gc, scope, s)
         if isinstance(built, Result):
             return built
         scope = built
         provider = providers.get(str(scope["spec"]["provider"]))
+    assert scope is not None  # built when missing
     if provider is None:
         log.error("unknown provider", scope=key.name, provider=scope.get("spec", {}).get("provider"))
         return Result.done()
     network = kcp.get(names.NETWORK, names.kyma_network(key.name), key.namespace)
-    if network is None:
-        kcp.create(names.NETWORK, shoots.kyma_network_object(scope, provider.network_reference(scope)))
-        return Result.requeue(s.t(1))
-    if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
-        return Result.requeue(s.t(1))
-    status = StatusWriter(kcp, names.SCOPE, scope)
+    reference = provider.network_reference(scope) if network is None else {}
+    network_plan = scope_plan.plan_network(scope, network, reference, s.t)
+    if network_plan.create is not None:
+        kcp.create(names.NETWORK, network_plan.create)
+    if not network_plan.ready:
+        return Result.requeue(network_plan.requeue_after or s.t(1))
     stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s))
     if stop is not None:
-        return carry_out_step(kcp, names.SCOPE, status.obj, stop)
-    retry = _exposed_data(kcp, key, scope, status, provider, s)
-    status.ready()
-    return Result.requeue(s.t(60) if retry else s.t(RESYNC))
+        return carry_out_step(kcp, names.SCOPE, scope, stop)
+    published: list[str] | None = None
+    retry = False
+    if scope_plan.exposed_data_due(scope, s.expose_data, now, s.t):
+        published = _exposed_data(kcp, key, scope, provider, s)
+        retry = published is None
+    return carry_out_step(kcp, names.SCOPE, scope, scope_plan.plan_ready(scope, now, s.t, published, retry))
 
 
 def _garden(kcp: Kube, s: settings.CloudSettings) -> tuple[Kube, str]:
@@ -88,6 +89,8 @@ def _garden(kcp: Kube, s: settings.CloudSettings) -> tuple[Kube, str]:
 
 
 def _binding(garden: Kube, shoot: Mapping[str, Any], namespace: str) -> tuple[str, str, str]:
+    """Read the Shoot's CredentialsBinding, falling back to its SecretBinding (a missing or forbidden
+    CredentialsBinding reads the SecretBinding of ``secretBindingName``, else of the same name)."""
     spec = shoot.get("spec") or {}
     name = str(spec.get("credentialsBindingName") or "")
     if name:
@@ -112,6 +115,7 @@ def _binding(garden: Kube, shoot: Mapping[str, Any], namespace: str) -> tuple[st
 
 
 def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudSettings) -> dict | Result:
+    """Read the Garden, ask the provider, write the Scope of :func:`~.scope_plan.scope_write`."""
     try:
         garden, namespace = _garden(kcp, s)
     except KubeconfigError as exc:
@@ -141,84 +145,61 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
     except ProviderError as exc:
         log.error("scope not built", scope=key.name, provider=provider_type, error=exc.message)
         return Result.error(exc.message) if exc.retryable else Result.terminal(exc.message)
-    desired = shoots.build_scope(kyma=key.name, namespace=key.namespace, gardener_cluster=gc, shoot=shoot,
-                          provider=provider_type, info=info, existing=scope)
-    if scope is None:
-        created = kcp.create(names.SCOPE, desired)
+    write = scope_plan.scope_write(key.name, key.namespace, gc, shoot, provider_type, info, scope)
+    if write.verb == "create":
         log.info("scope created", scope=key.name, provider=provider_type)
-        return created
-    desired["metadata"]["resourceVersion"] = scope["metadata"]["resourceVersion"]
+        return kcp.create(names.SCOPE, write.object)
     log.info("scope rebuilt", scope=key.name, provider=provider_type)
-    return kcp.replace(names.SCOPE, desired)
+    return kcp.replace(names.SCOPE, write.object)
 
 
-def _exposed_data(kcp: Kube, key: Key, scope: dict, status: StatusWriter, provider: providers.Provider,
-                  s: settings.CloudSettings) -> bool:
-    """Read and publish the NAT gateway IPs when due; True when it must be retried soon."""
-    labels = (scope.get("metadata") or {}).get("labels") or {}
-    if not s.expose_data or labels.get(names.LABEL_BROKER_PLAN) == TRIAL:
-        return False
-    read = str((status.status.get("exposedData") or {}).get("readTime") or "")
-    if read:
-        try:
-            age = datetime.datetime.now(datetime.UTC) - datetime.datetime.fromisoformat(read.replace("Z", "+00:00"))
-            if age.total_seconds() < s.t(EXPOSED_DATA_EVERY):
-                return False
-        except ValueError:
-            pass
+def _exposed_data(kcp: Kube, key: Key, scope: dict, provider: providers.Provider,
+                  s: settings.CloudSettings) -> list[str] | None:
+    """Read the NAT gateway IPs and publish them in the SKR's ``kyma-info``; the IPs published, or
+    ``None`` when reading or writing failed (retried soon)."""
     try:
         ips = sorted(set(provider.nat_gateway_ips(scope)))
     except ProviderError as exc:
         log.warning("exposed data not read", scope=key.name, error=exc.message)
-        return True
+        return None
     try:
         with clusters.remote(kcp, s.kcp_namespace, names.kubeconfig_secret(key.name), cluster=key.name,
                              timeout=s.skr_request_timeout) as skr:
-            _write_kyma_info(skr, ips)
+            namespace = skr.get(resources.NAMESPACE, names.KYMA_SYSTEM)
+            configmap = skr.get(resources.CONFIGMAP, names.KYMA_INFO, names.KYMA_SYSTEM)
+            writes = scope_plan.kyma_info_writes(namespace, configmap, ips)
+            if writes.create_namespace:
+                try:
+                    skr.create(resources.NAMESPACE, {"metadata": {"name": names.KYMA_SYSTEM}})
+                except ApiError as exc:
+                    if exc.status != 409:
+                        raise
+            if writes.create is not None:
+                skr.create(resources.CONFIGMAP, writes.create)
+            if writes.patch is not None:
+                skr.patch(resources.CONFIGMAP, names.KYMA_INFO, writes.patch, names.KYMA_SYSTEM)
     except (KubeconfigError, ApiError) as exc:
         log.warning("kyma-info not written", scope=key.name, error=str(exc))
-        return True
-    status.patch(exposedData={"natGatewayIps": ips, "readTime": now_rfc3339()})
-    return False
-
-
-def _write_kyma_info(skr: Kube, ips: list[str]) -> None:
-    if skr.get(resources.NAMESPACE, names.KYMA_SYSTEM) is None:
-        try:
-            skr.create(resources.NAMESPACE, {"metadata": {"name": names.KYMA_SYSTEM}})
-        except ApiError as exc:
-            if exc.status != 409:
-                raise
-    value = ", ".join(ips)
-    current = skr.get(resources.CONFIGMAP, names.KYMA_INFO, names.KYMA_SYSTEM)
-    if current is None:
-        skr.create(resources.CONFIGMAP, {"metadata": {"name": names.KYMA_INFO, "namespace": names.KYMA_SYSTEM},
-                                         "data": {names.KYMA_INFO_NAT_KEY: value}})
-    elif (current.get("data") or {}).get(names.KYMA_INFO_NAT_KEY) != value:
-        skr.patch(resources.CONFIGMAP, names.KYMA_INFO, {"data": {names.KYMA_INFO_NAT_KEY: value}}, names.KYMA_SYSTEM)
+        return None
+    return ips
 
 
 def _gone(kcp: Kube, key: Key, scope: dict | None, s: settings.CloudSettings) -> Result:
-    """The runtime is gone: deactivate, delete the kyma network, nuke, delete the Scope."""
+    """The runtime is gone: deactivate, then :func:`~.scope_plan.plan_gone`."""
     if sweep.rotation(s).deactivate(key.name):
         log.info("skr deactivated: GardenerCluster gone", kyma=key.name)
     if scope is None:
         return Result.done()
-    kcp.delete(names.NETWORK, names.kyma_network(key.name), key.namespace)
-    labels = (scope.get("metadata") or {}).get("labels") or {}
-    if s.nuke and labels.get(names.LABEL_BROKER_PLAN) != TRIAL:
-        nuke = kcp.get(names.NUKE, key.name, key.namespace)
-        if nuke is None:
-            kcp.create(names.NUKE, {"metadata": {"name": key.name, "namespace": key.namespace,
-                                                 "labels": {names.LABEL_KYMA_NAME: key.name}},
-                                    "spec": {"scope": {"name": key.name}}})
-            return Result.requeue(s.t(1))
-        created = str((nuke.get("metadata") or {}).get("creationTimestamp") or "")
-        if created < str((scope.get("metadata") or {}).get("creationTimestamp") or ""):
-            kcp.delete(names.NUKE, key.name, key.namespace)  # a finished Nuke of an earlier runtime of this name
-            return Result.requeue(s.t(1))
-        if (nuke.get("status") or {}).get("state") != names.STATE_READY:
-            return Result.requeue(s.t(1))
+    nuke = kcp.get(names.NUKE, key.name, key.namespace) if scope_plan.nukes(scope, s.nuke) else None
+    gone = scope_plan.plan_gone(scope, nuke, s.nuke, s.t)
+    if gone.delete_network:
+        kcp.delete(names.NETWORK, names.kyma_network(key.name), key.namespace)
+    if gone.create_nuke is not None:
+        kcp.create(names.NUKE, gone.create_nuke)
+    if gone.delete_nuke:
+        kcp.delete(names.NUKE, key.name, key.namespace)
+    if not gone.release:
+        return Result.requeue(gone.requeue_after or s.t(1))
     try:
         if remove_finalizer(kcp, names.SCOPE, scope, names.FINALIZER, names.LEGACY_FINALIZERS) is not None:
             kcp.delete(names.SCOPE, key.name, key.namespace)

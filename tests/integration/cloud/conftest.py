@@ -1,5 +1,6 @@
 """A Cloud Resources environment for the integration tests, started once for this folder and shared by
-every test of test_kcp.py, test_skr.py and test_providers.py (one pytest-xdist worker runs them in a row,
+every test of test_kcp.py, test_skr.py, test_providers.py and test_vpcpeering.py (one pytest-xdist worker runs
+them in a row,
 tests/fixtures/audit.py); stopped after the folder's last test.
 
 One dev API server (KCP = the default cluster, the Garden and every SKR as named clusters), moto's

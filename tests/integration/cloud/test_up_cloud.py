@@ -1,7 +1,8 @@
 """``reconcilery up --once --apply examples/cloud``: moto, the GCP and Azure stand-ins, the Garden and
 four SKRs locally (two AWS, one GCP, one Azure); every IpRange ends Ready with its provider objects in
-moto and the stand-ins (read back through the SDKs, as a user would); every process and server is
-stopped afterwards."""
+moto and the stand-ins (read back through the SDKs, as a user would), and the AWS VPC peering with the
+customer's VPC in a second account ends Ready with the connection active and its routes; every process
+and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -48,6 +49,14 @@ def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
         subnets += [s["CidrBlock"] for s in ec2.describe_subnets()["Subnets"]
                     if any(t["Key"] == "cloud-manager.kyma-project.io/iprange" for t in s.get("Tags") or [])]
     found["aws"] = subnets
+    ec2 = boto3.client("ec2", endpoint_url=endpoints["aws"], region_name="eu-central-1", aws_access_key_id="testing",
+                       aws_secret_access_key="testing")
+    peerings = ec2.describe_vpc_peering_connections()["VpcPeeringConnections"]
+    found["aws_peerings"] = [(p["Status"]["Code"], p["AccepterVpcInfo"]["OwnerId"], p["AccepterVpcInfo"]["CidrBlock"])
+                             for p in peerings]
+    found["aws_peering_routes"] = sorted(
+        r["DestinationCidrBlock"] for t in ec2.describe_route_tables()["RouteTables"] for r in t["Routes"]
+        if r.get("VpcPeeringConnectionId"))
     addresses = compute_v1.GlobalAddressesClient(credentials=AnonymousCredentials(), transport="rest",
                                                  client_options=ClientOptions(api_endpoint=endpoints["gcp"]))
     found["gcp"] = [(a.name, f"{a.address}/{a.prefix_length}", a.purpose)
@@ -62,7 +71,8 @@ def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
 
 def _complete(found: dict[str, Any]) -> bool:
     return len(found.get("aws", [])) == 5 and bool(found.get("gcp")) and bool(found.get("azure")) and \
-        found["azure"][0][2] == "Succeeded"
+        found["azure"][0][2] == "Succeeded" and ("active", "444455556666", "172.16.0.0/16") in found["aws_peerings"] \
+        and bool(found.get("aws_peering_routes"))
 
 
 def _watch(state: Path, proc: subprocess.Popen[str], seen: dict[str, Any]) -> None:
@@ -113,6 +123,8 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
         row = " ".join(cell.strip() for line in lines[redis[0]:redis[0] + 8] for cell in line.split("│")[4:5])
         for key in ("authString", "host", "port", "primaryEndpoint", extra):
             assert key in row, out
+    [peering] = [line for line in out.splitlines() if "SKR AwsVpcPeering" in line]
+    assert "to-customer-vpc" in peering and "Ready" in peering and "kcp active" in peering, out
 
     # in the providers, while up ran: 3 + 2 zone subnets in moto, the GCP global address, the Azure subnet
     assert _complete(seen), seen
@@ -121,6 +133,10 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     [(address, cidr, purpose)] = seen["gcp"]
     assert address.startswith("cm-") and cidr == "10.241.0.0/22" and purpose == "VPC_PEERING", seen
     assert seen["azure"] == [("shoot--kyma--c-8e3f1b7--cm", "10.252.0.0/22", "Succeeded")], seen
+    # the peering to the customer's VPC: active, routes to it in the shoot VPC's route tables (main + the
+    # seeded ones: moto's main table only here) and to the shoot in the customer's table tagged MATCHED
+    assert ("active", "444455556666", "172.16.0.0/16") in seen["aws_peerings"], seen
+    assert "172.16.0.0/16" in seen["aws_peering_routes"], seen
 
     endpoints = json.loads((state / "endpoints.json").read_text())
     assert {"aws", "gcp", "azure", "garden", "skrs", "skr_listener"} <= set(endpoints)

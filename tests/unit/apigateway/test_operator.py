@@ -198,11 +198,16 @@ def test_oathkeeper_objects_and_pod_anti_affinity() -> None:
     cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
     nodes = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
     result = plan(cr, state(cr, nodes=nodes), Settings(v1beta1_access=True, oathkeeper_ready_seconds=0))
-    assert [op.describe() for op in result.ops] == [
+    assert [op.describe() for op in result.ops] == [  # the original's order (oathkeeper.Reconcile)
+        "create CustomResourceDefinition rules.oathkeeper.ory.sh",
+        "create PeerAuthentication kyma-system/ory-oathkeeper-maester-metrics",
         "create ServiceAccount kyma-system/oathkeeper-maester-account", "create ClusterRole oathkeeper-maester-role",
         "create ClusterRoleBinding oathkeeper-maester-role-binding",
+        "create Secret kyma-system/ory-oathkeeper-jwks-secret",
         "create ConfigMap kyma-system/ory-oathkeeper-config",
-        "create Secret kyma-system/ory-oathkeeper-jwks-secret", "create Service kyma-system/ory-oathkeeper-api",
+        "create HorizontalPodAutoscaler kyma-system/ory-oathkeeper",
+        "create ServiceAccount kyma-system/ory-oathkeeper",
+        "create Service kyma-system/ory-oathkeeper-api", "create Service kyma-system/ory-oathkeeper-maester-metrics",
         "create Service kyma-system/ory-oathkeeper-proxy", "create Deployment kyma-system/ory-oathkeeper",
         "create PodDisruptionBudget kyma-system/ory-oathkeeper"]
     deployment = next(d for d in result.desired if d["kind"] == "Deployment")
@@ -263,3 +268,115 @@ def test_any_json_value_in_the_spec(field: str, value: Any) -> None:
         assert result.status is not None and result.status.state == "Error" and result.failed
         attribute = ".spec" if field == "spec" else f".spec.{field}"
         assert f"'{attribute}'" in result.status.description
+
+
+# --- Oathkeeper: HPA, maester PeerAuthentication, the rest of §7 -------------------------------------------------
+
+PRODUCTION = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
+EVALUATION = ({"status": {"capacity": {"cpu": "2", "memory": "8Gi"}}},)
+OATHKEEPER_ON = Settings(v1beta1_access=True, oathkeeper_ready_seconds=0)
+
+
+def test_the_hpa_scales_oathkeeper_between_3_and_10_replicas_at_80_percent_cpu() -> None:
+    cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
+    result = plan(cr, state(cr, nodes=PRODUCTION), OATHKEEPER_ON)
+    hpa = next(d for d in result.desired if d["kind"] == "HorizontalPodAutoscaler")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert (hpa["metadata"]["namespace"], hpa["metadata"]["name"]) == ("kyma-system", "ory-oathkeeper")
+    assert hpa["spec"] == {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "ory-oathkeeper"},
+        "minReplicas": 3, "maxReplicas": 10,
+        "metrics": [{"type": "Resource",
+                     "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
+    assert hpa["metadata"]["labels"]["app.kubernetes.io/name"] == "oathkeeper"
+
+
+def test_the_hpas_replicas_are_kept_and_evaluation_clusters_run_one_replica_without_hpa() -> None:
+    cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
+    scaled = {("Deployment", "kyma-system", "ory-oathkeeper"): {"spec": {"replicas": 7}}}
+    production = plan(cr, state(cr, nodes=PRODUCTION, managed=scaled), OATHKEEPER_ON)
+    deployment = next(d for d in production.desired if d["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] == 7  # what the HPA chose, not reset to 3
+    hpa = ("HorizontalPodAutoscaler", "kyma-system", "ory-oathkeeper")
+    small = plan(cr, state(cr, nodes=EVALUATION, managed={hpa: {"spec": {}}}), OATHKEEPER_ON)
+    assert "delete HorizontalPodAutoscaler kyma-system/ory-oathkeeper" in verbs(small)
+    assert not any(d["kind"] == "HorizontalPodAutoscaler" for d in small.desired)
+    assert next(d for d in small.desired if d["kind"] == "Deployment")["spec"]["replicas"] == 1
+
+
+def test_the_maester_peer_authentication_and_metrics_service() -> None:
+    cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
+    result = plan(cr, state(cr, nodes=PRODUCTION), OATHKEEPER_ON)
+    pa = next(d for d in result.desired if d["kind"] == "PeerAuthentication")
+    assert pa["apiVersion"] == "security.istio.io/v1beta1"
+    assert pa["metadata"]["name"] == "ory-oathkeeper-maester-metrics"
+    assert pa["spec"] == {"selector": {"matchLabels": {"app.kubernetes.io/instance": "ory",
+                                                       "app.kubernetes.io/name": "oathkeeper"}},
+                          "portLevelMtls": {"8080": {"mode": "PERMISSIVE"}}}
+    metrics = next(d for d in result.desired if d["kind"] == "Service"
+                   and d["metadata"]["name"] == "ory-oathkeeper-maester-metrics")
+    assert metrics["spec"]["ports"] == [{"name": "http-metrics", "port": 8080, "protocol": "TCP", "targetPort": 8080}]
+    assert metrics["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+    crd = next(d for d in result.desired if d["kind"] == "CustomResourceDefinition")
+    assert crd["spec"]["group"] == "oathkeeper.ory.sh" and crd["spec"]["names"]["plural"] == "rules"
+
+
+def test_everything_oathkeeper_goes_without_v1beta1_access_the_crd_last() -> None:
+    cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
+    managed = {ref: {} for ref in res.oathkeeper_refs()}
+    removed = plan(cr, state(cr, managed=managed))
+    assert verbs(removed)[0] == "delete PodDisruptionBudget kyma-system/ory-oathkeeper"
+    assert verbs(removed)[-1] == "delete CustomResourceDefinition rules.oathkeeper.ory.sh"
+    assert {op.ref for op in removed.ops} == set(res.oathkeeper_refs())
+    assert {"delete HorizontalPodAutoscaler kyma-system/ory-oathkeeper",
+            "delete PeerAuthentication kyma-system/ory-oathkeeper-maester-metrics",
+            "delete ServiceAccount kyma-system/ory-oathkeeper"} <= set(verbs(removed))
+
+
+# --- NetworkPolicies -------------------------------------------------------------------------------------------------
+
+POLICY = ("NetworkPolicy", "kyma-system", "kyma-project.io--api-gateway-allow")
+
+
+def test_network_policy_created_when_enabled_with_the_originals_rules() -> None:
+    result = plan(apigateway(networkPoliciesEnabled=True), state(), NO_WAIT)
+    assert verbs(result)[0] == "create NetworkPolicy kyma-system/kyma-project.io--api-gateway-allow"
+    policy = result.desired[0]
+    assert policy["metadata"]["labels"]["api-gateway.kyma-project.io/managed-by"] == "default"
+    assert policy["metadata"]["labels"]["kyma-project.io/module"] == "api-gateway"
+    spec = policy["spec"]
+    assert spec["podSelector"] == {"matchLabels": {"kyma-project.io/module": "api-gateway"}}
+    assert spec["policyTypes"] == ["Egress", "Ingress"]
+    assert [[p["port"] for p in rule["ports"]] for rule in spec["egress"]] == [[443], [53, 53], [8053, 8053], [53, 53]]
+    assert [[p["port"] for p in rule["ports"]] for rule in spec["ingress"]] == [[9443], [8080]]
+    assert result.status is not None and result.status.state == "Ready"
+
+
+def test_network_policy_left_alone_in_place_patched_on_drift_and_deleted_when_disabled() -> None:
+    desired = res.network_policy("default")
+    in_place = {POLICY: {**copy.deepcopy(desired), "metadata": {**desired["metadata"], "resourceVersion": "4"}}}
+    assert not any(op.kind == "NetworkPolicy" for op in plan(apigateway(networkPoliciesEnabled=True),
+                                                             state(managed=in_place), NO_WAIT).ops)
+    drifted = copy.deepcopy(in_place)
+    drifted[POLICY]["spec"]["ingress"] = []  # someone opened the module up
+    repaired = plan(apigateway(networkPoliciesEnabled=True), state(managed=drifted), NO_WAIT)
+    (op,) = [op for op in repaired.ops if op.kind == "NetworkPolicy"]
+    assert op.verb == "update" and op.object["spec"] == desired["spec"]
+    assert op.object["metadata"]["resourceVersion"] == "4"
+    for cr in (apigateway(networkPoliciesEnabled=False), apigateway(), apigateway(networkPoliciesEnabled=True,
+                                                                                    deleting=True)):
+        disabled = plan(cr, state(cr, managed=in_place), NO_WAIT)
+        assert "delete NetworkPolicy kyma-system/kyma-project.io--api-gateway-allow" in verbs(disabled)
+
+
+def test_network_policy_is_written_even_when_dependencies_are_missing() -> None:
+    result = plan(apigateway(networkPoliciesEnabled=True), state(crds=frozenset()), NO_WAIT)
+    assert result.failed and result.status is not None and result.status.reason == "DependenciesMissing"
+    assert verbs(result) == ["create NetworkPolicy kyma-system/kyma-project.io--api-gateway-allow"]
+
+
+def test_a_younger_cr_writes_no_network_policy() -> None:
+    older, younger = apigateway("old"), apigateway("young", created="2025-01-01T00:00:00Z",
+                                                   networkPoliciesEnabled=True)
+    result = plan(younger, state(older, younger), NO_WAIT)
+    assert result.ops == () and result.status is not None and result.status.reason == "OlderCRExists"

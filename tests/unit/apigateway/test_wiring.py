@@ -21,6 +21,7 @@ from tasks.apigateway.watches import (
     map_config,
     map_envoy_filter,
     map_gateway,
+    map_network_policy,
     map_owned,
     map_ratelimit,
     map_service,
@@ -179,7 +180,7 @@ def test_owner_from_labels(labels: dict[str, str], owner: tuple[str, str] | None
 
 def test_registrations_feed_the_three_controllers() -> None:
     names = [r.name for r in REGISTRATIONS]
-    assert len(names) == len(set(names)) == 11
+    assert len(names) == len(set(names)) == 12
     fed = {c for r in REGISTRATIONS for c in r.controllers}
     assert fed == {"apirule", "apigateway", "ratelimit"}
     assert sum("apirule" in r.controllers for r in REGISTRATIONS) == 8
@@ -279,3 +280,23 @@ def test_ingress_service_and_kyma_gateway_enqueue_the_oldest_apigateway(stores: 
     assert pairs(map_service(event("MODIFIED", with_lb, svc), stores)) == ["apigateway:old"]
     gateway = obj("Gateway", "kyma-gateway", "kyma-system", spec={"servers": []})
     assert "apigateway:old" in pairs(map_gateway(event("ADDED", gateway), stores))
+
+
+def test_the_modules_network_policy_changed_or_deleted_enqueues_its_apigateway(stores: Stores) -> None:
+    from tasks.apigateway.operator.resources import network_policy
+
+    policy = {**network_policy("default"), "metadata": {**network_policy("default")["metadata"],
+                                                        "resourceVersion": "1"}}
+    assert pairs(map_network_policy(event("ADDED", policy), stores)) == []  # our own create
+    assert pairs(map_network_policy(event("MODIFIED", policy, policy), stores)) == []  # status / metadata only
+    opened = {**policy, "spec": {**policy["spec"], "ingress": []}}
+    assert pairs(map_network_policy(event("MODIFIED", opened, policy), stores)) == ["apigateway:default"]
+    assert pairs(map_network_policy(event("DELETED", policy, policy), stores)) == ["apigateway:default"]
+    unlabelled = {**policy, "metadata": {"name": "x", "namespace": "kyma-system", "resourceVersion": "1"}}
+    assert pairs(map_network_policy(event("DELETED", unlabelled, unlabelled), stores)) == []
+
+
+def test_the_migration_interval_setting() -> None:
+    assert ControllerSettings.from_env({}).plan.migration_interval == 60.0
+    fast = ControllerSettings.from_env({"RECONCILERY_APIRULE_MIGRATION_SECONDS": "2"})
+    assert fast.plan.migration_interval == 2.0

@@ -165,3 +165,56 @@ def test_cli_names_the_malformed_field(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "Scope: spec.scope: must be of type object, got integer" in result.output
     assert "IpRange a: spec.cidr: must be of type string, got integer" in result.output
+
+
+def test_render_vpcpeering_examples_and_cli() -> None:
+    from tasks.cloud.cli import render_vpcpeering
+    from tasks.cloud.render import render_peerings
+
+    scope = load("cloud-scope.yaml")[0]
+    ok, wrong = render_peerings(scope, load("cloud-vpcpeerings.yaml"))
+    assert (ok.state, wrong.state) == ("Ready", "Error")
+    assert wrong.outcome == "GcpVpcPeering is not served in an SKR of provider aws"
+    network, peering = ok.kcp
+    assert network["metadata"]["name"] == peering["metadata"]["name"] == "<id>"
+    assert network["spec"]["network"]["reference"]["aws"]["vpcId"] == "vpc-0a1b2c3d4e5f67890"
+    assert peering["spec"]["details"]["remoteRouteTableUpdateStrategy"] == "MATCHED"
+    assert peering["spec"]["details"]["localNetwork"]["name"] == "5d3c9a1e-7b24-4f0e-9c11-2a6f0d8e4b71--kyma"
+    assert any("route tables tagged c-4f8e2a1" in line and "10.250.0.0/16" in line for line in ok.plan)
+    assert any(line.startswith("VPC peering connection <id> from VPC shoot--kyma--c-4f8e2a1") for line in ok.plan)
+    app = typer.Typer()
+    app.command()(render_vpcpeering)
+    result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f",
+                                      str(EXAMPLES / "cloud-vpcpeerings.yaml"), "-o", "json"])
+    assert result.exit_code == 1
+    assert [r["state"] for r in json.loads(result.stdout)] == ["Ready", "Error"]
+
+
+def test_render_vpcpeering_gcp_azure_and_an_invalid_vnet() -> None:
+    from tasks.cloud.render import render_peerings
+
+    gcp = render_peerings(load("cloud-scope-gcp.yaml")[0], [
+        {"kind": "GcpVpcPeering", "metadata": {"name": "g"}, "spec": {
+            "remotePeeringName": "to-kyma", "remoteProject": "customer-1", "remoteVpc": "net",
+            "importCustomRoutes": True}}])
+    assert gcp[0].state == "Ready" and any("importCustomRoutes true" in line for line in gcp[0].plan)
+    azure_scope = load("cloud-scope-azure.yaml")[0]
+    vnet = "/subscriptions/s-1/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/customer"
+    ok, bad = render_peerings(azure_scope, [
+        {"kind": "AzureVpcPeering", "metadata": {"name": "a"}, "spec": {"remotePeeringName": "to-kyma",
+                                                                        "remoteVnet": vnet}},
+        {"kind": "AzureVpcPeering", "metadata": {"name": "b"}, "spec": {"remotePeeringName": "x", "remoteVnet": "v"}}])
+    assert ok.state == "Ready" and any(vnet in line for line in ok.plan)
+    assert bad.state == "Error" and bad.outcome.startswith("InvalidRemoteVnet: RemoteVnet 'v' is not a virtual network")
+
+
+def test_render_vpcpeering_refuses_a_spec_that_is_no_object(tmp_path: Path) -> None:
+    from tasks.cloud.cli import render_vpcpeering
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: cloud-resources.kyma-project.io/v1beta1\nkind: AwsVpcPeering\n"
+                   "metadata: {name: x}\nspec: [1, 2]\n")
+    app = typer.Typer()
+    app.command()(render_vpcpeering)
+    result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f", str(bad)])
+    assert result.exit_code == 2 and "AwsVpcPeering x: spec must be an object" in result.output

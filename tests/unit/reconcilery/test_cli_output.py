@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[list[str], int, list[str], list[str]]] = {
     "ratelimit": (["render", "ratelimit", "-f", f"{AG}/20-apigateway.yaml", "-f", f"{AG}/40-ratelimit.yaml"], 0,
                   ["NAMESPACE", "NAME", "STATUS", "ENVOYFILTER", "MESSAGE"], ["shop", "httpbin", "Warning", "-"]),
     "apigateway": (["render", "apigateway", "-f", f"{AG}/00-cluster.yaml", "-f", f"{AG}/20-apigateway.yaml"], 0,
-                   ["NAME", "STATUS", "OBJECTS", "DELETED", "MESSAGE"], ["default", "Ready", "12", "0"]),
+                   ["NAME", "STATUS", "OBJECTS", "DELETED", "MESSAGE"], ["default", "Ready", "18", "0"]),
     "nginx": (["render", "nginx", "-f", str(EXAMPLES / "nginx")], 0, ["HOST", "UPSTREAM", "PROTOCOL", "SERVERS"],
               ["http://127.0.0.1:9000/api", "nginx-lb-http", "http",
                "10.0.1.11:30080,10.0.1.12:30080,10.0.1.13:30080"]),

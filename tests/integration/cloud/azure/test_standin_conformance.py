@@ -209,6 +209,48 @@ def test_peering_is_initiated_then_connected_then_disconnected(clients: tuple[An
     assert err.value.error.code == "VnetAddressSpacesOverlap"
 
 
+def test_peering_errors_of_vpc_peering_and_tags_across_subscriptions(
+        azure: AzureStandIn, azure_tls: tuple[Any, str], clients: tuple[Any, Any, Any]) -> None:
+    """The codes the VPC peering maps to user messages, a VNet's tags, and a peering to a VNet of another
+    subscription (the customer's)."""
+    rc, nc, _ = clients
+    kw = sdk_kwargs(azure, azure_tls[1])
+    other = "9d8c7b6a-0000-4e5f-8a7b-6c5d4e3f2a1b"
+    rc2 = ResourceManagementClient(FakeCredential(), other, **kw)
+    nc2 = NetworkManagementClient(FakeCredential(), other, **kw)
+    rc.resource_groups.create_or_update("kyma", {"location": REGION})
+    rc2.resource_groups.create_or_update("customer", {"location": REGION})
+    kyma = nc.virtual_networks.begin_create_or_update("kyma", "kyma", _vnet("10.250.0.0/16")).result()
+    tagged = VirtualNetwork(location=REGION, address_space=AddressSpace(address_prefixes=["172.16.0.0/16"]),
+                            tags={"c-0a2e6f9": ""})
+    customer = nc2.virtual_networks.begin_create_or_update("customer", "vnet", tagged).result()
+    assert nc2.virtual_networks.get("customer", "vnet").tags == {"c-0a2e6f9": ""}
+    assert customer.id.startswith(f"/subscriptions/{other}/")
+    nc.virtual_network_peerings.begin_create_or_update(
+        "kyma", "kyma", "first", VirtualNetworkPeering(remote_virtual_network=SubResource(id=customer.id),
+                                                      use_remote_gateways=False)).result()
+    with pytest.raises(HttpResponseError) as err:
+        nc.virtual_network_peerings.begin_create_or_update(
+            "kyma", "kyma", "second", VirtualNetworkPeering(remote_virtual_network=SubResource(id=customer.id)))
+    assert (err.value.status_code, err.value.error.code) == (400, "AnotherPeeringAlreadyReferencesRemoteVnet")
+    back = nc2.virtual_network_peerings.begin_create_or_update(
+        "customer", "vnet", "to-kyma", VirtualNetworkPeering(remote_virtual_network=SubResource(id=kyma.id),
+                                                            allow_gateway_transit=True)).result()
+    assert (back.peering_state, back.allow_gateway_transit) == ("Connected", True)
+    nc.virtual_network_peerings.begin_delete("kyma", "kyma", "first").result()
+    assert nc2.virtual_network_peerings.get("customer", "vnet", "to-kyma").peering_state == "Disconnected"
+    with pytest.raises(HttpResponseError) as err:  # the customer's side must be re-created first
+        nc.virtual_network_peerings.begin_create_or_update(
+            "kyma", "kyma", "first", VirtualNetworkPeering(remote_virtual_network=SubResource(id=customer.id)))
+    assert err.value.error.code == "RemotePeeringIsDisconnected"
+    overlapping = nc2.virtual_networks.begin_create_or_update("customer", "overlap", _vnet("10.250.128.0/17")).result()
+    with pytest.raises(HttpResponseError) as err:
+        nc.virtual_network_peerings.begin_create_or_update(
+            "kyma", "kyma", "third", VirtualNetworkPeering(remote_virtual_network=SubResource(id=overlapping.id)))
+    assert err.value.error.code == "VnetAddressSpacesOverlap"
+    assert "Overlapping address prefixes: 10.250.128.0/17" in err.value.error.message
+
+
 def test_private_dns_zone_and_link(azure: AzureStandIn, clients: tuple[Any, Any, Any]) -> None:
     rc, nc, dc = clients
     rc.resource_groups.create_or_update("rg", {"location": REGION})

@@ -17,7 +17,9 @@ from typing import Any
 import googleapiclient
 import pytest
 from google.api_core import exceptions as gexc
+from google.auth.credentials import AnonymousCredentials
 from google.cloud import compute_v1
+from googleapiclient import discovery
 from googleapiclient.errors import HttpError
 
 from standins.gcp import GcpStandIn
@@ -30,25 +32,28 @@ PSA = "services/servicenetworking.googleapis.com"
 CONNECTION = f"{PSA}/connections/servicenetworking-googleapis-com"
 
 
-def _schema(api: str, name: str) -> dict[str, Any]:
-    path = os.path.join(os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents", f"{api}.v1.json")
+def _schema(api: str, name: str, version: str = "v1") -> dict[str, Any]:
+    path = os.path.join(os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents",
+                        f"{api}.{version}.json")
     with open(path) as f:
         return dict(json.load(f)["schemas"][name])
 
 
-def _conforms(api: str, schema: str, body: dict[str, Any]) -> None:
+def _conforms(api: str, schema: str, body: dict[str, Any], version: str = "v1") -> None:
     """Every field of ``body`` is one the discovery schema defines (recursively for $ref fields)."""
-    spec = _schema(api, schema)
+    spec = _schema(api, schema, version)
     props = spec.get("properties", {})
     for key, value in body.items():
+        if key == "@type":
+            continue
         assert key in props, f"{schema}.{key} is not in the {api} discovery schema"
         ref = props[key].get("$ref")
         if ref and isinstance(value, dict):
-            _conforms(api, ref, value)
+            _conforms(api, ref, value, version)
         items = props[key].get("items", {})
         if items.get("$ref") and isinstance(value, list):
             for item in value:
-                _conforms(api, items["$ref"], item)
+                _conforms(api, items["$ref"], item, version)
 
 
 def _address(name: str, cidr: str = "10.250.4.0/22", network: str = NETWORK) -> compute_v1.Address:
@@ -298,6 +303,110 @@ def test_resource_manager_unknown_project_is_403(gcp: GcpStandIn) -> None:
     with pytest.raises(HttpError) as err:
         crm.projects().get(projectId="nobody").execute()
     assert err.value.resp.status == 403
+
+
+# -- Compute networks and their peerings (VPC peering) --------------------------------------------------
+
+REMOTE_PROJECT = "customer-project-7"
+
+
+def _networks(gcp: GcpStandIn) -> compute_v1.NetworksClient:
+    client = compute_v1.NetworksClient(**compute_kwargs(gcp))
+    client._transport._extended_operations_services["global_operations"] = compute_v1.GlobalOperationsClient(
+        **compute_kwargs(gcp))
+    return client
+
+
+def _add(networks: compute_v1.NetworksClient, project: str, network: str, name: str, peer: str,
+         **flags: bool) -> Any:
+    peering = compute_v1.NetworkPeering(name=name, network=peer, exchange_subnet_routes=True, **flags)
+    return networks.add_peering(project=project, network=network, networks_add_peering_request_resource=(
+        compute_v1.NetworksAddPeeringRequest(network_peering=peering)))
+
+
+def _done(gcp: GcpStandIn, project: str, op: Any) -> None:
+    """Wait until a compute operation is DONE, reading it through GlobalOperationsClient every 20 ms (the
+    SDK's ``result()`` polls once a second)."""
+    ops = compute_v1.GlobalOperationsClient(**compute_kwargs(gcp))
+    deadline = time.monotonic() + 10
+    while ops.get(project=project, operation=op.name).status != compute_v1.Operation.Status.DONE:
+        assert time.monotonic() < deadline, f"operation {op.name} not done"
+        time.sleep(0.02)
+
+
+def _raw(gcp: GcpStandIn, path: str) -> dict[str, Any]:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{gcp.url}{path}") as answer:
+        return dict(json.loads(answer.read()))
+
+
+def test_peerings_are_inactive_until_both_sides_exist_and_inactive_again_when_one_goes(gcp: GcpStandIn) -> None:
+    gcp.state.project_number(REMOTE_PROJECT)
+    networks = _networks(gcp)
+    for project, name in ((PROJECT, VPC), (REMOTE_PROJECT, "customer-vpc")):
+        op = networks.insert(project=project, network_resource=compute_v1.Network(
+            name=name, auto_create_subnetworks=False))
+        _done(gcp, project, op)
+    remote_url = f"https://www.googleapis.com/compute/v1/projects/{REMOTE_PROJECT}/global/networks/customer-vpc"
+    op = _add(networks, REMOTE_PROJECT, "customer-vpc", "to-kyma", NETWORK_URL, export_custom_routes=True)
+    assert op._extended_operation.operation_type == "addPeering"
+    op.result(timeout=10)  # once through the SDK's own polling (the workaround installed)
+    got = networks.get(project=REMOTE_PROJECT, network="customer-vpc")
+    assert [(p.name, p.state, p.network, p.export_custom_routes) for p in got.peerings] == [
+        ("to-kyma", "INACTIVE", NETWORK_URL, True)]
+    assert got.self_link_with_id.endswith(f"/networks/{got.id}")
+    _done(gcp, PROJECT, _add(networks, PROJECT, VPC, "cm-x", remote_url, import_custom_routes=True))
+    assert networks.get(project=PROJECT, network=VPC).peerings[0].state == "ACTIVE"
+    assert networks.get(project=REMOTE_PROJECT, network="customer-vpc").peerings[0].state == "ACTIVE"
+    raw = _raw(gcp, f"/compute/v1/projects/{PROJECT}/global/networks/{VPC}")
+    _conforms("compute", "Network", raw)
+    assert raw["peerings"][0]["importCustomRoutes"] is True and raw["peerings"][0]["exchangeSubnetRoutes"] is True
+
+    with pytest.raises(gexc.BadRequest):  # the same name twice
+        _add(networks, PROJECT, VPC, "cm-x", remote_url)
+    _done(gcp, PROJECT, networks.remove_peering(project=PROJECT, network=VPC, networks_remove_peering_request_resource=(
+        compute_v1.NetworksRemovePeeringRequest(name="cm-x"))))
+    assert list(networks.get(project=PROJECT, network=VPC).peerings) == []
+    assert networks.get(project=REMOTE_PROJECT, network="customer-vpc").peerings[0].state == "INACTIVE"
+    with pytest.raises(gexc.NotFound):
+        networks.get(project=REMOTE_PROJECT, network="nope")
+
+
+def test_a_second_peering_operation_while_one_runs_is_refused(gcp: GcpStandIn) -> None:
+    networks = _networks(gcp)
+    _done(gcp, PROJECT, networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)))
+    gcp.state.op_delay = 0.5
+    _add(networks, PROJECT, VPC, "a", "projects/p2/global/networks/n2")
+    with pytest.raises(gexc.BadRequest) as err:
+        _add(networks, PROJECT, VPC, "b", "projects/p3/global/networks/n3")
+    assert "There is a peering operation in progress on the local or peer network" in str(err.value.message)
+
+
+def test_tags_are_created_bound_to_a_network_and_listed_as_effective(gcp: GcpStandIn) -> None:
+    networks = _networks(gcp)
+    _done(gcp, PROJECT, networks.insert(project=PROJECT, network_resource=compute_v1.Network(name=VPC)))
+    net = networks.get(project=PROJECT, network=VPC)
+    rm = discovery.build("cloudresourcemanager", "v3", credentials=AnonymousCredentials(), static_discovery=True,
+                         cache_discovery=False, client_options={"api_endpoint": gcp.url})
+    key = _wait_sn(rm, rm.tagKeys().create(body={"parent": f"projects/{PROJECT}", "shortName": "c-91b7d03"})
+                   .execute())["response"]
+    _conforms("cloudresourcemanager", "TagKey", key, "v3")
+    assert key["namespacedName"] == f"{PROJECT}/c-91b7d03" and key["name"].startswith("tagKeys/")
+    assert rm.tagKeys().getNamespaced(name=f"{PROJECT}/c-91b7d03").execute()["name"] == key["name"]
+    value = _wait_sn(rm, rm.tagValues().create(body={"parent": key["name"], "shortName": "true"}).execute())["response"]
+    parent = f"//compute.googleapis.com/projects/{PROJECT}/global/networks/{net.id}"
+    binding = _wait_sn(rm, rm.tagBindings().create(body={"parent": parent, "tagValue": value["name"]}).execute())
+    _conforms("cloudresourcemanager", "TagBinding", binding["response"], "v3")
+    listed = rm.effectiveTags().list(parent=parent).execute()
+    assert [t["namespacedTagKey"] for t in listed["effectiveTags"]] == [f"{PROJECT}/c-91b7d03"]
+    _conforms("cloudresourcemanager", "ListEffectiveTagsResponse", listed, "v3")
+    with pytest.raises(HttpError) as err:
+        rm.effectiveTags().list(parent=f"//compute.googleapis.com/projects/{PROJECT}/global/networks/0").execute()
+    assert err.value.resp.status == 403
+    with pytest.raises(HttpError) as err:
+        rm.tagKeys().create(body={"parent": f"projects/{PROJECT}", "shortName": "c-91b7d03"}).execute()
+    assert err.value.resp.status == 409
 
 
 def test_runs_as_a_module(spawn: Any) -> None:

@@ -1,0 +1,207 @@
+"""The ExternalGateway CR (``gateway.kyma-project.io/v1alpha1``, namespaced): its spec read leniently,
+the names of what it generates and the constants of api-gateway's ``apis/gateway/external/v1alpha1``
+and ``internal/reconciliations/externalgateway`` (pure).
+
+Names: every generated object is ``<base><suffix>`` where the base is the ExternalGateway's name, or,
+for names longer than 45 characters, its first 37 characters + ``-`` + the first 7 hex digits of the
+name's sha256 (45 characters), so ``<base>-tls-cacert`` stays within 63 (``BaseName``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tasks.apigateway import model
+
+KIND = model.EXTERNAL_GATEWAY
+FINALIZER = "externalgateways.gateway.kyma-project.io/finalizer"
+ISTIO_SYSTEM = "istio-system"
+MAX_BASE_NAME_LENGTH = 45
+#: Cluster domain when ``kube-system/shoot-info`` is missing (not Gardener).
+NON_GARDENER_DOMAIN = "local.kyma.dev"
+SHOOT_INFO = ("kube-system", "shoot-info")
+INGRESS_SERVICE = (ISTIO_SYSTEM, "istio-ingressgateway")
+#: The X.509 CommonName limit the internal domain must fit in (it is the Certificate's commonName).
+X509_COMMON_NAME_MAX = 64
+DEFAULT_KYMA_SUBDOMAIN = "external"
+REGIONS_KEY = "regions.yaml"
+CA_KEY = "ca.crt"
+GARDENER_CRDS = (model.DNS_ENTRY.crd_name, model.CERTIFICATE.crd_name)
+
+OWNER_NAME_LABEL = "externalgateway.gateway.kyma-project.io/name"
+OWNER_NAMESPACE_LABEL = "externalgateway.gateway.kyma-project.io/namespace"
+CONTROLLER_LABEL_VALUE = "externalgateway-controller"
+
+# status.state
+PROCESSING = "Processing"
+READY = "Ready"
+ERROR = "Error"
+
+# condition types
+COND_READY = "Ready"
+COND_CERTIFICATE = "CertificateReady"
+COND_DNS = "DNSEntryReady"
+COND_GATEWAY = "GatewayConfigured"
+
+# condition reasons
+REASON_READY = "Ready"
+REASON_FAILED = "ReconciliationFailed"
+REASON_RECONCILING = "Reconciling"
+REASON_CA_SECRET_INVALID = "CASecretInvalid"
+REASON_CA_SECRET_KEY_AMBIGUOUS = "CASecretKeyAmbiguous"
+REASON_CA_SECRET_NOT_FOUND = "CASecretNotFound"
+REASON_GARDENER_UNAVAILABLE = "GardenerCRDUnavailable"
+REASON_CERTIFICATE_ERROR = "CertificateError"
+REASON_CERTIFICATE_PENDING = "CertificatePending"
+REASON_DNS_ERROR = "DNSEntryError"
+REASON_DNS_PENDING = "DNSEntryPending"
+REASON_DOMAIN_CONFLICT = "ExternalDomainConflict"
+REASON_INTERNAL_DOMAIN_TOO_LONG = "InternalDomainTooLong"
+REASON_REGION_NO_SUBJECTS = "RegionHasNoSubjects"
+REASON_REGION_NOT_FOUND = "RegionNotFound"
+REASON_REGIONS_INVALID = "RegionsConfigMapInvalid"
+REASON_REGIONS_KEY_AMBIGUOUS = "RegionsConfigMapKeyAmbiguous"
+REASON_REGIONS_NOT_FOUND = "RegionsConfigMapNotFound"
+#: Not in the original: a generated name is taken by another ExternalGateway's object (see plan).
+REASON_NAME_CONFLICT = "ResourceNameConflict"
+
+
+def base_name(name: str) -> str:
+    """The base of every generated name (``BaseName``): ``name`` up to 45 characters, else its first 37
+    characters + ``-`` + 7 hex digits of ``sha256(name)``."""
+    if len(name) <= MAX_BASE_NAME_LENGTH:
+        return name
+    return name[:MAX_BASE_NAME_LENGTH - 8] + "-" + hashlib.sha256(name.encode()).hexdigest()[:7]
+
+
+@dataclass(frozen=True)
+class Names:
+    """The generated names of ExternalGateway ``name`` (the Gateway in the ExternalGateway's namespace,
+    everything else in ``istio-system``)."""
+
+    base: str
+
+    @classmethod
+    def of(cls, name: str) -> Names:
+        return cls(base_name(name))
+
+    @property
+    def gateway(self) -> str:
+        return self.base + "-gw"
+
+    @property
+    def certificate(self) -> str:
+        return self.base + "-cert"
+
+    @property
+    def tls_secret(self) -> str:
+        return self.base + "-tls"
+
+    @property
+    def ca_secret(self) -> str:
+        return self.base + "-tls-cacert"
+
+    @property
+    def dns_entry(self) -> str:
+        return self.base + "-dns"
+
+    @property
+    def xfcc_filter(self) -> str:
+        return self.base + "-xfcc"
+
+    @property
+    def cert_validation_filter(self) -> str:
+        return self.base + "-cv"
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class ExternalGateway:
+    """An ExternalGateway as read (lenient: wrong types read as empty; the CRD's schema rejects them).
+
+    Attributes:
+        name, namespace, uid, generation: its metadata.
+        external_domain: ``spec.externalDomain`` (``api.customer.com`` or ``*.api.customer.com``).
+        kyma_subdomain: ``spec.internalDomain.kymaSubdomain`` (CRD default ``external``).
+        region: ``spec.region``.
+        regions_config_map: ``spec.regionsConfigMap`` (a ConfigMap of the ExternalGateway's namespace).
+        ca_secret: ``(namespace, name)`` of ``spec.caSecretRef`` (namespace defaults to its own).
+        include_client_cert: ``spec.includeExtGatewayClientCert`` (XFCC ``APPEND_FORWARD``).
+        deleting: it has a ``deletionTimestamp``.
+        finalizers: its finalizers.
+        raw: the manifest.
+    """
+
+    name: str
+    namespace: str
+    uid: str
+    generation: int
+    external_domain: str
+    kyma_subdomain: str
+    region: str
+    regions_config_map: str
+    ca_secret: tuple[str, str]
+    include_client_cert: bool
+    deleting: bool
+    finalizers: tuple[str, ...]
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> ExternalGateway:
+        meta, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
+        namespace = _str(meta.get("namespace")) or "default"
+        internal = spec.get("internalDomain")
+        subdomain = _str(_map(internal).get("kymaSubdomain"))
+        if not isinstance(internal, dict) or "kymaSubdomain" not in internal:
+            subdomain = DEFAULT_KYMA_SUBDOMAIN  # the CRD's default, for manifests read without a server
+        ca = _map(spec.get("caSecretRef"))
+        generation = meta.get("generation")
+        return cls(
+            name=_str(meta.get("name")), namespace=namespace, uid=_str(meta.get("uid")),
+            generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else 0,
+            external_domain=_str(spec.get("externalDomain")), kyma_subdomain=subdomain,
+            region=_str(spec.get("region")), regions_config_map=_str(spec.get("regionsConfigMap")),
+            ca_secret=(_str(ca.get("namespace")) or namespace, _str(ca.get("name"))),
+            include_client_cert=spec.get("includeExtGatewayClientCert") is True,
+            deleting=bool(meta.get("deletionTimestamp")),
+            finalizers=tuple(f for f in meta.get("finalizers") or () if isinstance(f, str)),
+            raw=obj,
+        )
+
+    @property
+    def names(self) -> Names:
+        return Names.of(self.name)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def labels(self) -> dict[str, str]:
+        """The labels of every generated object (``GetStandardLabels``)."""
+        return {
+            "kyma-project.io/module": "api-gateway",
+            "app.kubernetes.io/managed-by": CONTROLLER_LABEL_VALUE,
+            "app.kubernetes.io/component": "api-gateway",
+            "app.kubernetes.io/part-of": "api-gateway",
+            OWNER_NAME_LABEL: self.name,
+            OWNER_NAMESPACE_LABEL: self.namespace,
+        }
+
+
+def owner_of(obj: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """``(namespace, name)`` of the ExternalGateway an object's labels name, or ``None``."""
+    labels = _map(_map((obj or {}).get("metadata")).get("labels"))
+    name, namespace = labels.get(OWNER_NAME_LABEL), labels.get(OWNER_NAMESPACE_LABEL)
+    if isinstance(name, str) and isinstance(namespace, str) and name and namespace:
+        return namespace, name
+    return None

@@ -1,0 +1,82 @@
+"""Watch registrations of the ``externalgateway`` controller.
+
+As the original's ``For(&ExternalGateway{}, GenerationChangedPredicate)``: an ExternalGateway added,
+deleted, with a new ``metadata.generation`` or a ``deletionTimestamp`` enqueues itself (status and
+finalizer writes enqueue nothing). Beyond the original:
+
+- a deleted ExternalGateway also enqueues the others with the same ``externalDomain`` (the newer one
+  waiting on the domain conflict becomes Ready at once);
+- the generated Gateways and EnvoyFilters (label selector on the owner name label) deleted, or whose
+  spec or labels changed, enqueue their ExternalGateway, so drift is repaired at once (the original
+  repairs it at the next hourly reconcile).
+
+Secrets are not watched: the watcher would need to read every Secret of ``istio-system`` (the mesh CA
+among them), so the CA Secret copy is repaired at the next reconcile, as the original. The regions
+ConfigMap and the user's CA Secret are not watched either (as the original: a change is picked up at
+the next reconcile, hourly or after a spec change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from informers.store import Stores
+from tasks.apigateway import reads
+from tasks.apigateway.externalgateway import model as m
+from tasks.apigateway.externalgateway.controller import CONTROLLER_NAME, EXTERNAL_GATEWAY
+from watchers.engine import WatchEvent, WatchRegistration
+from workers.controller import Key
+
+EXTERNAL_GATEWAYS = "apigateway-externalgateways"
+GENERATED_PREFIX = "apigateway-externalgateway-"
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    meta = (obj or {}).get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _key(event: WatchEvent, obj: Mapping[str, Any]) -> tuple[str, Key]:
+    meta = _meta(obj)
+    return CONTROLLER_NAME, Key(event.cluster, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def map_external_gateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """Itself on add, delete, new generation or deletion; a deletion also the others of its domain."""
+    obj, meta, old = event.object, _meta(event.object), _meta(event.old)
+    if event.type == "MODIFIED" and event.old is not None and meta.get("generation") == old.get("generation") \
+            and bool(meta.get("deletionTimestamp")) == bool(old.get("deletionTimestamp")):
+        return []
+    keys = [_key(event, obj)]
+    if event.type == "DELETED":
+        domain = m.ExternalGateway.of(obj).external_domain
+        keys += [_key(event, o) for o in stores.list(EXTERNAL_GATEWAYS)
+                 if domain and m.ExternalGateway.of(o).external_domain == domain
+                 and (_meta(o).get("namespace"), _meta(o).get("name")) != (meta.get("namespace"), meta.get("name"))]
+    return keys
+
+
+def _content(obj: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    o = obj or {}
+    return o.get("spec"), o.get("data"), _meta(o).get("labels")
+
+
+def map_generated(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """A generated object deleted or changed in spec, data or labels → its ExternalGateway (creates are
+    our own writes: nothing)."""
+    if event.type == "ADDED":
+        return []
+    if event.type == "MODIFIED" and event.old is not None and _content(event.object) == _content(event.old):
+        return []
+    owners = {m.owner_of(o) for o in (event.object, event.old)} - {None}
+    return [(CONTROLLER_NAME, Key(event.cluster, ns, name)) for ns, name in sorted(o for o in owners if o)]
+
+
+REGISTRATIONS: list[WatchRegistration] = [
+    WatchRegistration(name=EXTERNAL_GATEWAYS, resource=EXTERNAL_GATEWAY, namespace=None, label_selector=None,
+                      map_event=map_external_gateway, controllers=(CONTROLLER_NAME,)),
+    *(WatchRegistration(name=GENERATED_PREFIX + res.plural, resource=res, namespace=None,
+                        label_selector=m.OWNER_NAME_LABEL, map_event=map_generated, controllers=(CONTROLLER_NAME,))
+      for res in (reads.GATEWAY, reads.ENVOY_FILTER)),
+]

@@ -1,0 +1,125 @@
+"""Provider calls of a plan, and their refusals, as plain data (pure: imports no SDK).
+
+A provider plan (``tasks/cloud/<provider>/*_plan.py``) decides over what its client read and answers
+the writes to make as calls (``Client.<method>(*args)``) and the :class:`~kube.toolkit.Step` they lead
+to. A read or a write the provider refused reaches the plan as a :class:`Refused`, so the plan never
+sees the SDK's or the client's exception types. :func:`make_calls` is the one applier of such plans.
+
+A plan over a chain of dependent resources (each needed only once the one before it is done) may
+say which read it needs next instead of being given everything: its ``Read`` fields start as
+:data:`UNREAD`, the plan takes each through :func:`need` (which raises :class:`Needed` for an unread
+one, and the plan answers that name), and :func:`read_as_needed` makes the reads one at a time, in
+the plan's order, until the plan needs none. So a turn reads exactly what the decision looks at,
+all before any write, and the decision stays in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import replace as _replace
+from typing import Any, Protocol, TypeVar
+
+from kube.toolkit.step import Step
+
+__all__ = ["UNREAD", "CallPlan", "Needed", "Refused", "make_calls", "need", "read_as_needed"]
+
+
+class _Unread:
+    """The type of :data:`UNREAD`."""
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+#: A field of a plan's ``Read`` that was not read (yet).
+UNREAD: Any = _Unread()
+
+
+class Needed(Exception):
+    """A plan looked at the read ``key`` that was not read yet."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def need(found: Any, key: str) -> Any:
+    """``found.<key>``; raises :class:`Needed` when it is :data:`UNREAD`."""
+    value = getattr(found, key)
+    if value is UNREAD:
+        raise Needed(key)
+    return value
+
+
+R = TypeVar("R")
+
+
+def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[str, Callable[[], Any]],
+                   error: type[Exception], refused: Callable[[Any], Refused]) -> R:
+    """Fill ``found`` (a frozen dataclass whose unread fields are :data:`UNREAD`) one read at a time:
+    while ``needs(found)`` names a field, set it to ``fetch[name]()``, or to ``refused(exc)`` when that
+    raises ``error`` (any other exception, ``fencing.FenceError``, propagates). Raises
+    ``RuntimeError`` when the plan asks for a field twice (a plan bug that would otherwise loop)."""
+    seen: set[str] = set()
+    while (key := needs(found)) is not None:
+        if key in seen:
+            raise RuntimeError(f"the plan needs {key!r} again")
+        seen.add(key)
+        try:
+            value = fetch[key]()
+        except error as exc:
+            value = refused(exc)
+        found = _replace(found, **{key: value})  # type: ignore[type-var]
+    return found
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A provider request that failed: the HTTP ``status`` (0 when no answer came), the API's own
+    ``message`` (what conditions quote) and ``text``, the error as the client prints it (``str(err)``,
+    e.g. Azure's ``(Code) message``)."""
+
+    status: int
+    message: str
+    text: str = ""
+
+    @property
+    def too_many_requests(self) -> bool:
+        """HTTP 429."""
+        return self.status == 429
+
+    @property
+    def conflict(self) -> bool:
+        """HTTP 409."""
+        return self.status == 409
+
+
+C = TypeVar("C")
+
+
+class CallPlan(Protocol[C]):
+    """What :func:`make_calls` needs of a plan: its calls (each with ``method`` and ``args``), the Step
+    once all were made (:meth:`done`, given their answers in order) and the Step of a refused one."""
+
+    @property
+    def calls(self) -> Sequence[C]: ...
+
+    def done(self, answers: Sequence[Any] = ()) -> Step: ...
+
+    def failed(self, call: C, refused: Refused) -> Step: ...
+
+
+def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
+               refused: Callable[[Any], Refused]) -> Step:
+    """Make ``plan``'s calls on ``client`` in order (``getattr(client, call.method)(*call.args)``) and
+    answer the Step they lead to: :meth:`CallPlan.done` with their answers, or at the first call that
+    raises ``error``, :meth:`CallPlan.failed` with ``refused(exc)`` (later calls are not made). Any
+    other exception (``fencing.FenceError``) propagates."""
+    answers = []
+    for call in plan.calls:
+        try:
+            answers.append(getattr(client, call.method)(*call.args))
+        except error as exc:
+            return plan.failed(call, refused(exc))
+    return plan.done(answers)

@@ -1,0 +1,352 @@
+"""The KCP VpcPeering on GCP (cloud-manager's ``pkg/kcp/provider/gcp/vpcpeering``, notes §8).
+
+Two VPC network peerings make one connection: the *remote* one, named ``details.peeringName``, in the
+customer's network (remote → kyma; it exports custom routes iff ``details.importCustomRoutes``), made
+first, and the *local* one, ``cm-<kcpName>``, in the shoot's network (kyma → remote; imports custom
+routes iff asked, never exports them). Both exchange subnet routes. The service account of Cloud
+Manager needs ``compute.networks.addPeering``/``removePeering``/``get`` on both sides and
+``resourcemanager`` tag read access on the remote one.
+
+One turn is read → pure plan → one call → Step (docs/cloud.md, "A new kind: the recipe"): the shell
+:mod:`tasks.cloud.gcp.vpcpeering` reads through :class:`~tasks.cloud.gcp.client.GcpClient` the pending
+operations (``status.remotePeeringOperation`` / ``localPeeringOperation``), both peerings and, before
+the remote peering exists, the remote network's tag keys (:class:`Read`, failures kept as data);
+:func:`plan_create` / :func:`plan_delete` here decide (pure: no I/O) and answer a :class:`Plan`: at most
+one :class:`Call` and the :class:`~kube.toolkit.Step` it leads to, which the shell makes and carries.
+
+Flow, as the original's: a running remote operation → 10 s; a running local one → 60 s; the remote
+network must carry a tag whose key contains the shoot name or the configured network tag, else state
+``Disconnected`` and ``FailedCreatingVpcPeeringConnection`` ``Error creating VpcPeering, remote VPC does
+not have a tag with the key: <shoot>`` (5 min); create the remote peering (its operation in
+``status.remotePeeringOperation``, 30 s), wait until it exists, create the local one
+(``status.localPeeringOperation``, 30 s), wait until both are ``ACTIVE`` (10 s); ``status.id`` /
+``remoteId`` are the two peerings' names; Ready: state ``Ready``, the single condition Ready/``Ready``
+``VpcPeering :<peeringName> is provisioned`` (sic). Deleting: remove the Ready condition, remove the
+local peering and wait until it is gone (10 s), then the remote one when ``details.deleteRemotePeering``
+(a 429 → 60 s, an operation in progress → 10 s, anything else is logged and ignored, as the original),
+then the finalizer may go.
+
+Deliberate differences (fixes, each noted where it is made): the tag check runs only until the remote
+peering exists (the original re-checks every turn, so removing the tag later broke a working peering;
+Azure's flow already skips it); an empty configured network tag matches no tag (the original's
+``strings.Contains(tag, "")`` accepted every tagged network); the specific "not found" / "insufficient
+permissions" messages of the remote network stay (the original overwrote them with the generic one); a
+failed peering operation is reported and forgotten, so the peering is tried again after 5 min (the
+original kept re-reading the failed operation forever); an add or remove refused because another
+peering operation of either network runs is a wait, not an error; the Ready state is ``Ready`` (the
+original's ``Connected``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
+
+log = structlog.get_logger("tasks.cloud.gcp")
+
+__all__ = ["Call", "Network", "Plan", "Read", "VpcPeeringClient", "local_peering_name", "plan_create", "plan_delete",
+           "tagged"]
+
+#: Seconds to wait: ``t(10)`` is 10 s scaled by the domain's ``time_scale``.
+Timing = Callable[[float], float]
+
+STATE_DISCONNECTED = "Disconnected"  # the original's VirtualNetworkPeeringStateDisconnected
+REASON_FAILED_CREATING = "FailedCreatingVpcPeeringConnection"
+REASON_UNAUTHORIZED = "Unauthorized"
+REASON_ERROR = "Error"
+REASON_QUOTA_EXCEEDED = "QuotaExceeded"
+COND_ERROR = "Error"
+COND_READY = "Ready"
+COND_QUOTA_EXCEEDED = "QuotaExceeded"
+ACTIVE = "ACTIVE"
+INACTIVE = "INACTIVE"
+
+
+class GcpApiError(Protocol):
+    """What the plan reads of a failed call (:class:`tasks.cloud.gcp.client.GcpApiError`; this module
+    imports no client)."""
+
+    status: int
+    message: str
+
+    @property
+    def not_found(self) -> bool: ...
+    @property
+    def not_authorized(self) -> bool: ...
+    @property
+    def too_many_requests(self) -> bool: ...
+    @property
+    def operation_in_progress(self) -> bool: ...
+
+
+class VpcPeeringClient(Protocol):
+    """What this flow needs of :class:`tasks.cloud.gcp.client.GcpClient`."""
+
+    def get_peering(self, project: str, network: str, name: str) -> dict[str, Any] | None: ...
+    def get_global_operation(self, project: str, name: str) -> dict[str, Any] | None: ...
+    def network_tag_keys(self, project: str, network: str) -> list[str]: ...
+    def add_peering(self, project: str, network: str, name: str, peer_project: str, peer_network: str, *,
+                    import_custom_routes: bool, export_custom_routes: bool) -> str: ...
+    def remove_peering(self, project: str, network: str, name: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Network:
+    """A GCP VPC network: ``project`` and ``name`` (a KCP Network's ``reference.gcp``)."""
+
+    project: str
+    name: str
+
+    @classmethod
+    def of(cls, kcp_network: Mapping[str, Any] | None) -> Network | None:
+        """The GCP network a KCP Network names (``status.network.gcp``, else ``spec.network.reference.gcp``);
+        None when it names none."""
+        if not kcp_network:
+            return None
+        ref = ((kcp_network.get("status") or {}).get("network") or {}).get("gcp") \
+            or (((kcp_network.get("spec") or {}).get("network") or {}).get("reference") or {}).get("gcp") or {}
+        project, name = str(ref.get("gcpProject") or ""), str(ref.get("networkName") or "")
+        return cls(project, name) if project and name else None
+
+    def __str__(self) -> str:
+        return f"{self.project}/{self.name}"
+
+
+def local_peering_name(kcp_name: str) -> str:
+    """The peering in the shoot's network: ``cm-<kcpName>`` (the original's ``getKymaVpcPeeringName``)."""
+    return f"cm-{kcp_name}"
+
+
+def tagged(tag_keys: list[str], shoot: str, network_tag: str) -> bool:
+    """Whether a network whose tags have these namespaced keys (``<project>/<key>``) may be peered: a key
+    containing the shoot name or the configured network tag (an empty one matches nothing: fix)."""
+    return any((shoot and shoot in key) or (network_tag and network_tag in key) for key in tag_keys)
+
+
+@dataclass(frozen=True)
+class Read:
+    """What one turn read. ``*_op``: the compute operation of ``status.*PeeringOperation`` (read only
+    while that side has no id yet); ``*_peering``: the peering (None: none of that name); ``*_error``: the
+    read of that item failed; ``tag_keys``: the remote network's tag keys (None: not read)."""
+
+    remote_op: Mapping[str, Any] | None = None
+    remote_op_error: GcpApiError | None = None
+    remote_peering: Mapping[str, Any] | None = None
+    remote_error: GcpApiError | None = None
+    local_op: Mapping[str, Any] | None = None
+    local_op_error: GcpApiError | None = None
+    local_peering: Mapping[str, Any] | None = None
+    local_error: GcpApiError | None = None
+    tag_keys: list[str] | None = None
+    tags_error: GcpApiError | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One GCP write of a plan: ``client.<method>(*args, **kwargs)``; ``kind`` says how a refusal is
+    answered (``remote_add``, ``local_add``, ``local_remove``, ``remote_remove``) and ``record`` which
+    status field keeps the returned operation name (empty: none)."""
+
+    kind: str
+    method: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    record: str = ""
+
+
+@dataclass
+class Plan:
+    """A plan's answer: at most one ``call``, then the Step of :meth:`done`; a refused call ends the turn
+    with :meth:`failed`. ``final``: the Step when there is nothing to call."""
+
+    run: StepBuilder
+    t: Timing
+    remote: Network
+    call: Call | None = None
+    requeue_after: float | None = None
+    final: Step | None = None
+
+    def done(self, answer: Any = None) -> Step:
+        """The Step once the call was made (``answer``: its result, the operation name)."""
+        if self.final is not None:
+            return self.final
+        if self.call is not None and self.call.kind == "remote_remove":
+            return self.run.step(remove_finalizer=names.FINALIZER)
+        if self.call is not None and self.call.record and answer:
+            self.run.set(**{self.call.record: str(answer)})
+        return self.run.step(requeue_after=self.requeue_after)
+
+    def failed(self, err: GcpApiError) -> Step:
+        """The Step of a refused call."""
+        run, t = self.run, self.t
+        kind = self.call.kind if self.call is not None else ""
+        if kind in ("remote_add", "local_add") and err.operation_in_progress:
+            return run.step(requeue_after=t(10))  # another peering operation of either network runs (fix)
+        if kind == "remote_add":
+            message = (f"Error creating Remote VpcPeering for network {self.remote} due to insufficient permissions"
+                       if err.not_authorized else "Error creating Remote VpcPeering")
+            return run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED)
+        if kind == "local_add":
+            return run.fail(REASON_FAILED_CREATING, "Error creating local network VpcPeering",
+                            requeue_after=t(60), state=STATE_DISCONNECTED)
+        if kind == "local_remove":
+            if err.operation_in_progress:  # the last remove still runs (fix: no Error for it)
+                return run.step(requeue_after=t(10))
+            return run.fail(REASON_ERROR, "Error deleting local network VpcPeering", requeue_after=t(60), state=None)
+        if kind == "remote_remove":
+            if err.too_many_requests:
+                return run.step(requeue_after=t(60))
+            if err.operation_in_progress:
+                return run.step(requeue_after=t(10))
+            # the original logs it and lets the object go: the remote side is the customer's
+            log.warning("gcp remote peering not removed", vpcpeering=run.name, error=err.message)
+            return run.step(remove_finalizer=names.FINALIZER)
+        return run.fail(REASON_ERROR, err.message, backoff=True, state=None)
+
+
+def _op_failed(op: Mapping[str, Any] | None) -> str | None:
+    """The error text of a DONE operation that failed (None: not failed)."""
+    if not op or op.get("status") != "DONE" or not op.get("error"):
+        return None
+    errors = (op.get("error") or {}).get("errors") or []
+    return " ".join(f"{e.get('code', '')} {e.get('message', '')}" for e in errors) or "failed"
+
+
+def _running(op: Mapping[str, Any] | None) -> bool:
+    return op is not None and op.get("status") != "DONE"
+
+
+def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network, remote: Network, found: Read,
+                t: Timing, network_tag: str = "", now: str | None = None) -> Plan:
+    """One provisioning turn over what the shell read (pure). See the module doc for the flow."""
+    run = StepBuilder(obj, now)
+    details = (run.spec.get("details") or {})
+    peering_name = str(details.get("peeringName") or "")
+    import_routes = bool(details.get("importCustomRoutes"))
+    shoot = str((scope.get("spec") or {}).get("shootName") or "")
+
+    def stop(step: Step) -> Plan:
+        return Plan(run, t, remote, final=step)
+
+    # 1. the remote operation
+    remote_op_name = str(run.status.get("remotePeeringOperation") or "")
+    if found.remote_op_error is not None:
+        if found.remote_op_error.not_authorized:
+            return stop(run.fail(REASON_UNAUTHORIZED, "Error fetching GCP remote peering operation due to insufficient "
+                                 "permissions, please check the documentation for more details",
+                                 requeue_after=t(300)))
+        return stop(run.fail(REASON_ERROR, f"Error loading Remote Vpc Peering Operation: {remote_op_name}",
+                             requeue_after=t(60), state=None, exclusive=False))
+    if _running(found.remote_op):
+        return stop(run.step(requeue_after=t(10)))
+    remote_failure = _op_failed(found.remote_op)
+    if remote_failure is not None:
+        # fix: forget the failed operation, so the peering is tried again after 5 min
+        run.set(remotePeeringOperation=None)
+        if "QUOTA_EXCEEDED" in remote_failure:
+            return stop(run.fail(REASON_QUOTA_EXCEEDED, "Error creating remote Vpc Peering due to quota limits, please "
+                                 "check if your vpc quota limits are not exceeded.", requeue_after=t(300),
+                                 state=STATE_DISCONNECTED))
+        return stop(run.fail(REASON_ERROR, "The cloud provider had an error while creating Vpc Peering ",
+                             requeue_after=t(300), state=STATE_DISCONNECTED))
+
+    # 2. the remote peering (its network)
+    if found.remote_error is not None:
+        err = found.remote_error
+        if err.not_found:
+            message = f"Remote VPC Network {remote} not found."
+        elif err.not_authorized:
+            message = f"Unable to fetch remote VPC network {remote} due to insufficient permissions."
+        else:
+            message = "Error loading Remote Vpc Peering"
+        return stop(run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED))
+
+    # 3. the local operation
+    local_op_name = str(run.status.get("localPeeringOperation") or "")
+    if found.local_op_error is not None:
+        return stop(run.fail(REASON_ERROR, f"Error loading Local Vpc Peering LocalOperation: {local_op_name}",
+                             requeue_after=t(60), state=None, exclusive=False))
+    if _running(found.local_op):
+        return stop(run.step(requeue_after=t(60)))
+    local_failure = _op_failed(found.local_op)
+    if local_failure is not None:
+        run.set(localPeeringOperation=None)  # fix, as for the remote one
+        if "QUOTA_EXCEEDED" in local_failure:
+            run.exclusive(COND_QUOTA_EXCEEDED, True, REASON_QUOTA_EXCEEDED, "Error creating Local Vpc Peering due to "
+                          "quota limits, please check if your vpc quota limits are not exceeded.",
+                          STATE_DISCONNECTED)
+            return stop(run.step(requeue_after=t(300)))
+        return stop(run.fail(REASON_ERROR, "The cloud provider had an error while creating Local Vpc Peering",
+                             requeue_after=t(300), state=STATE_DISCONNECTED))
+
+    # 4. the local peering
+    if found.local_error is not None:
+        return stop(run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
+                             state=STATE_DISCONNECTED))
+
+    # 5. the ids
+    if found.local_peering is not None and not run.status.get("id"):
+        run.set(id=str(found.local_peering.get("name") or ""))
+    if found.remote_peering is not None and not run.status.get("remoteId"):
+        run.set(remoteId=str(found.remote_peering.get("name") or ""))
+
+    # 6. the remote network's tag (only until the remote peering exists: fix)
+    if found.remote_peering is None:
+        if found.tags_error is not None:
+            message = (f"Error fetching GCP remote network tags for network {remote}, due to insufficient "
+                       "permissions" if found.tags_error.not_authorized else "Error fetching GCP remote network tags")
+            return stop(run.fail(REASON_FAILED_CREATING, message, requeue_after=t(300), state=None))
+        if not tagged(list(found.tag_keys or []), shoot, network_tag):
+            return stop(run.fail(REASON_FAILED_CREATING, "Error creating VpcPeering, remote VPC does not have a tag "
+                                 f"with the key: {shoot}", requeue_after=t(300), state=STATE_DISCONNECTED))
+        # 7. the remote peering: remote -> kyma, exporting custom routes iff kyma imports them
+        return Plan(run, t, remote, call=Call(
+            "remote_add", "add_peering", (remote.project, remote.name, peering_name, local.project, local.name),
+            {"import_custom_routes": False, "export_custom_routes": import_routes}, "remotePeeringOperation"),
+            requeue_after=t(30))
+    if found.remote_peering.get("state") not in (ACTIVE, INACTIVE):
+        return stop(run.step(requeue_after=t(10)))
+
+    # 8. the local peering: kyma -> remote, importing custom routes if asked
+    if found.local_peering is None:
+        return Plan(run, t, remote, call=Call(
+            "local_add", "add_peering",
+            (local.project, local.name, local_peering_name(run.name), remote.project, remote.name),
+            {"import_custom_routes": import_routes, "export_custom_routes": False}, "localPeeringOperation"),
+            requeue_after=t(30))
+
+    # 9. both ACTIVE
+    if found.local_peering.get("state") != ACTIVE or found.remote_peering.get("state") != ACTIVE:
+        return stop(run.step(requeue_after=t(10)))
+    return stop(run.ready(f"VpcPeering :{peering_name} is provisioned"))
+
+
+def plan_delete(obj: Mapping[str, Any], local: Network | None, remote: Network | None, found: Read, t: Timing,
+                now: str | None = None) -> Plan:
+    """One deletion turn (pure): the local peering (waiting until it is gone), then the remote one when
+    ``details.deleteRemotePeering``; then the finalizer may go."""
+    run = StepBuilder(obj, now).without(COND_READY)
+    details = (run.spec.get("details") or {})
+    placeholder = remote or Network("", "")
+
+    def stop(step: Step) -> Plan:
+        return Plan(run, t, placeholder, final=step)
+
+    if found.local_error is not None and not found.local_error.not_found:
+        return stop(run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
+                             state=STATE_DISCONNECTED))
+    if found.local_peering is not None and local is not None:
+        return Plan(run, t, placeholder, call=Call("local_remove", "remove_peering",
+                                                   (local.project, local.name, local_peering_name(run.name))),
+                    requeue_after=t(10))
+    if details.get("deleteRemotePeering") and found.remote_peering is not None and remote is not None:
+        return Plan(run, t, placeholder, call=Call("remote_remove", "remove_peering",
+                                                   (remote.project, remote.name, str(details.get("peeringName")))))
+    return stop(run.step(remove_finalizer=names.FINALIZER))

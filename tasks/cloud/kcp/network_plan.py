@@ -1,0 +1,107 @@
+"""The KCP Network plan (``pkg/kcp/network``): one turn's decision over what was read (pure).
+
+:func:`plan` takes the Network, its Scope and who uses it, and answers a :class:`NetworkPlan`:
+
+1. deleting: refused while used (Warning ``DeleteWhileUsed``, state ``Warning``, requeue 10 s) by a KCP
+   IpRange (``Can not be deleted while used by: [ns/name ...]``), a VpcPeering's local network (``Can
+   not be deleted while used by VpcPeering local network: [...]``) or its remote network (``... remote
+   network: [...]``), in the original's order; then a managed network (type ``cloud-resources``) is
+   deleted by the provider, a reference network just releases its finalizer;
+2. the finalizer;
+3. a reference network (type ``kyma``, ``external``): its reference copied into ``status.network``
+   (completed from the Scope as the original's ``handleNetworkReference``: the AWS account, the GCP
+   project, the Azure subscription and tenant when the reference leaves them empty),
+   ``status.networkType``, state ``Ready`` and the single condition Ready/True ``Ready``;
+4. a managed network: the provider's turn (``provider`` ``reconcile``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
+
+__all__ = ["MANAGED", "NetworkPlan", "Seen", "complete_reference", "plan"]
+
+MANAGED = "cloud-resources"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one turn read.
+
+    Attributes:
+        obj: the Network.
+        scope: its Scope (``None`` when gone).
+        ipranges: ``ns/name`` of the KCP IpRanges in it (read while deleting).
+        peering_local / peering_remote: ``ns/name`` of the VpcPeerings naming it as their local / remote
+            network (read while deleting).
+    """
+
+    obj: Mapping[str, Any]
+    scope: Mapping[str, Any] | None = None
+    ipranges: Sequence[str] = field(default_factory=list)
+    peering_local: Sequence[str] = field(default_factory=list)
+    peering_remote: Sequence[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The Step to carry out, or ``provider`` (``reconcile`` / ``delete``): hand the turn to the Scope's
+    provider (a managed network; ``step`` then only adds the finalizer)."""
+
+    step: Step
+    provider: str = ""
+
+
+def _go_list(items: Sequence[str]) -> str:
+    return "[" + " ".join(items) + "]"
+
+
+def kind_of(obj: Mapping[str, Any]) -> str:
+    """``spec.type`` (default ``external``)."""
+    return str((obj.get("spec") or {}).get("type") or "external")
+
+
+def complete_reference(reference: Mapping[str, Any], scope: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``reference`` with the Scope's account / project / subscription / tenant where it leaves them empty."""
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in reference.items()}
+    info = ((scope or {}).get("spec") or {}).get("scope") or {}
+    fill = {"aws": {"awsAccountId": ("aws", "accountId")}, "gcp": {"gcpProject": ("gcp", "project")},
+            "azure": {"subscriptionId": ("azure", "subscriptionId"), "tenantId": ("azure", "tenantId")}}
+    for provider, keys in fill.items():
+        if not isinstance(out.get(provider), dict):
+            continue
+        for key, (section, source) in keys.items():
+            if not out[provider].get(key) and (info.get(section) or {}).get(source):
+                out[provider][key] = str(info[section][source])
+    return out
+
+
+def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> NetworkPlan:
+    """One turn of the Network (see the module doc)."""
+    obj = seen.obj
+    run = StepBuilder(obj, now)
+    kind = kind_of(obj)
+    if run.deleting:
+        for users, what in ((seen.ipranges, ""), (seen.peering_local, " VpcPeering local network"),
+                            (seen.peering_remote, " VpcPeering remote network")):
+            if users:
+                run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
+                              f"Can not be deleted while used by{what}: {_go_list(users)}", names.STATE_WARNING)
+                return NetworkPlan(run.step(requeue_after=t(10)))
+        if kind == MANAGED:
+            return NetworkPlan(Step(), provider="delete")
+        return NetworkPlan(Step(remove_finalizer=names.FINALIZER))
+    has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
+    add = None if has_finalizer else names.FINALIZER
+    if kind == MANAGED:
+        return NetworkPlan(Step(add_finalizer=add), provider="reconcile")
+    reference = ((obj.get("spec") or {}).get("network") or {}).get("reference") or {}
+    step = run.exclusive(names.COND_READY, True, names.REASON_READY, names.REASON_READY, names.STATE_READY,
+                         network=complete_reference(reference, seen.scope), networkType=kind).step(add_finalizer=add)
+    return NetworkPlan(step)

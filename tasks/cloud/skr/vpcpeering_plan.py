@@ -1,0 +1,254 @@
+"""The SKR VPC peering plan (``pkg/skr/awsvpcpeering``, ``gcpvpcpeering``, ``azurevpcpeering``): one
+turn's decision over what was read (pure), for the three kinds, which share the shape.
+
+An SKR ``AwsVpcPeering`` / ``GcpVpcPeering`` / ``AzureVpcPeering`` (cluster-scoped) becomes two KCP
+objects in ``kcp-system``, both named by the SKR object's ``status.id``: a remote ``Network`` (type
+``external``, its ``spec.network.reference.<provider>`` from the SKR spec, :func:`remote_reference`) and a
+``VpcPeering`` whose ``spec.details`` names the local network ``<kyma>--kyma`` and that remote one
+(:func:`details`). :func:`plan` answers an :class:`SkrPlan` in the original's order:
+
+0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
+   ``InvalidId``; a KCP VpcPeering or Network of that name that does not carry this SKR's kyma and
+   this object's remote labels is an Error ``NotOwned``; nothing is written to the KCP then;
+1. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id`` (state
+   ``Processing``);
+2. deleting: the KCP VpcPeering deleted and waited for (its provider removes the cloud peering), then
+   the remote Network deleted and waited for, then the finalizer released (state ``Deleting``); waits
+   come back after 10 s, i.e. at a later connect, as the IpRange's (the original requeues every second in
+   its own controller; here that would hold the connect's window);
+3. the quota ``<lower(kind)>.cloud-resources.kyma-project.io/totalCount`` when one is configured
+   (the original sets none: unlimited), the older wins: ``QuotaExceeded`` ``Maximum number of <n>
+   resources exceeded``;
+4. the Azure ``remoteVnet`` must be a virtual network resource id (``InvalidRemoteVnet``);
+5. the finalizer; the remote Network and the VpcPeering created in the same turn (the original waits
+   for the Network to be Ready before creating the peering; the KCP VpcPeering controller waits for it
+   instead), condition ``Submitted`` ``SubmissionSucceeded``, state ``Creating``;
+6. the KCP status projected back (:func:`project`): once the KCP VpcPeering has a Ready or an Error
+   condition its conditions are copied (exclusive, as the original's ``SetExclusiveConditions``), the
+   state derived from them as the IpRange's (:func:`tasks.cloud.state.derive_state`), except that a KCP
+   ``Warning`` (a user-fixable error, e.g. an untagged remote VPC) stays ``Warning``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import kube.toolkit.conditions as cond
+from kube.resource import Resource
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.state import derive_state
+from tasks.cloud.step import StepBuilder
+from tasks.cloud.validate import quota_exceeded
+
+__all__ = ["KINDS", "Seen", "SkrPlan", "details", "identity", "kcp_network", "kcp_peering", "parse_vnet_id",
+           "plan", "project", "remote_reference"]
+
+SUBMITTED_MESSAGE = "Resource is submitted for provisioning"
+
+#: provider -> the SKR kind.
+KINDS: Mapping[str, Resource] = names.SKR_VPC_PEERINGS
+
+_VNET_ID = re.compile(r"^/subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/"
+                      r"Microsoft\.Network/virtualNetworks/(?P<name>[^/]+)/?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one turn read.
+
+    Attributes:
+        provider: ``aws``, ``gcp`` or ``azure`` (which kind ``obj`` is).
+        obj: the SKR peering.
+        everyone: every SKR peering of the kind in the connect (quota).
+        peering: the KCP VpcPeering named by :func:`identity` (``None``: none, no id yet, or an id that
+            is not a UUID, which is never looked up).
+        network: the KCP remote Network of that name (same rules).
+        kyma: the runtime; kcp_namespace: where the KCP objects live.
+        quota: peerings of the kind allowed in this SKR (``None``: unlimited, the original's default).
+    """
+
+    provider: str
+    obj: Mapping[str, Any]
+    kyma: str
+    kcp_namespace: str
+    peering: Mapping[str, Any] | None = None
+    network: Mapping[str, Any] | None = None
+    everyone: Sequence[Mapping[str, Any]] = field(default_factory=list)
+    quota: int | None = None
+
+
+@dataclass(frozen=True)
+class SkrPlan:
+    """One turn's writes, in the order the applier makes them: ``label_id``, the ``step``'s finalizer,
+    ``create`` (KCP objects: the Network, then the VpcPeering), ``delete`` (``(kind, name)`` of KCP
+    objects), then the rest of ``step`` (status, Event, finalizer removal, requeue)."""
+
+    step: Step
+    label_id: str | None = None
+    create: tuple[tuple[Resource, dict[str, Any]], ...] = ()
+    delete: tuple[tuple[Resource, str], ...] = ()
+
+
+def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
+    """The peering's id: ``status.id``, else its id label, else ``new_id``."""
+    meta = obj.get("metadata") or {}
+    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
+
+
+def parse_vnet_id(vnet: str) -> tuple[str, str, str] | None:
+    """``(subscription, resource group, name)`` of an Azure virtual network resource id, else ``None``."""
+    found = _VNET_ID.match(vnet.strip())
+    return (found["subscription"], found["group"], found["name"]) if found else None
+
+
+def remote_reference(provider: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec.network.reference`` of the remote KCP Network from the SKR spec (as the originals'
+    ``createKcpRemoteNetwork``). Raises ``ValueError`` for an Azure ``remoteVnet`` that is no VNet id."""
+    if provider == "aws":
+        return {"aws": {"awsAccountId": str(spec.get("remoteAccountId") or ""),
+                        "region": str(spec.get("remoteRegion") or ""), "vpcId": str(spec.get("remoteVpcId") or "")}}
+    if provider == "gcp":
+        return {"gcp": {"gcpProject": str(spec.get("remoteProject") or ""),
+                        "networkName": str(spec.get("remoteVpc") or "")}}
+    parsed = parse_vnet_id(str(spec.get("remoteVnet") or ""))
+    if parsed is None:
+        raise ValueError(f"RemoteVnet {spec.get('remoteVnet')!r} is not a virtual network resource id "
+                         "(/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<name>)")
+    subscription, group, name = parsed
+    return {"azure": {"tenantId": str(spec.get("remoteTenant") or ""), "subscriptionId": subscription,
+                      "resourceGroup": group, "networkName": name}}
+
+
+def details(provider: str, spec: Mapping[str, Any], kyma: str, kcp_name: str, kcp_namespace: str) -> dict[str, Any]:
+    """``spec.details`` of the KCP VpcPeering (as the originals' ``createKcpVpcPeering``)."""
+    out: dict[str, Any] = {
+        "localNetwork": {"name": names.kyma_network(kyma), "namespace": kcp_namespace},
+        "remoteNetwork": {"name": kcp_name, "namespace": kcp_namespace},
+        "deleteRemotePeering": bool(spec.get("deleteRemotePeering")),
+    }
+    if provider == "aws":
+        out["remoteRouteTableUpdateStrategy"] = str(spec.get("remoteRouteTableUpdateStrategy") or "AUTO")
+    elif provider == "gcp":
+        out["peeringName"] = str(spec.get("remotePeeringName") or "")
+        out["importCustomRoutes"] = bool(spec.get("importCustomRoutes"))
+    else:
+        out["peeringName"] = str(spec.get("remotePeeringName") or "")
+        out["useRemoteGateway"] = bool(spec.get("useRemoteGateway"))
+    return out
+
+
+def _meta(obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str) -> dict[str, Any]:
+    name = str(obj["metadata"]["name"])
+    owners = owner_labels(kyma, name)
+    # labels for the ownership check; the original puts the same three as annotations
+    return {"name": kcp_name, "namespace": kcp_namespace,
+            "labels": {**owners, names.LABEL_MODULE: names.MODULE_LABEL_VALUE}, "annotations": dict(owners)}
+
+
+def kcp_network(provider: str, obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str
+                ) -> dict[str, Any]:
+    """The remote KCP Network of the SKR peering ``obj`` (name = its id). Raises ``ValueError`` (see
+    :func:`remote_reference`)."""
+    reference = remote_reference(provider, obj.get("spec") or {})
+    return {"metadata": _meta(obj, kcp_name, kyma, kcp_namespace),
+            "spec": {"scope": {"name": kyma}, "type": "external", "network": {"reference": reference}}}
+
+
+def kcp_peering(provider: str, obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str
+                ) -> dict[str, Any]:
+    """The KCP VpcPeering of the SKR peering ``obj`` (name = its id)."""
+    return {"metadata": _meta(obj, kcp_name, kyma, kcp_namespace),
+            "spec": {"remoteRef": {"namespace": "", "name": str(obj["metadata"]["name"])},
+                     "scope": {"name": kyma},
+                     "details": details(provider, obj.get("spec") or {}, kyma, kcp_name, kcp_namespace)}}
+
+
+def project(kcp: Mapping[str, Any], skr_conditions: Sequence[Mapping[str, Any]] | None
+            ) -> tuple[list[dict[str, Any]], str] | None:
+    """KCP VpcPeering status -> the SKR peering's ``(conditions, state)``, or ``None`` to wait (no Ready
+    or Error condition yet). The KCP conditions are copied exclusively (their transition times kept);
+    the state is derived from them, a KCP ``Warning`` stays ``Warning``."""
+    status = kcp.get("status") or {}
+    kcp_conds = [dict(c) for c in status.get("conditions") or []]
+    if not (cond.find(kcp_conds, names.COND_READY) or cond.find(kcp_conds, names.COND_ERROR)):
+        return None
+    if (kcp.get("metadata") or {}).get("deletionTimestamp"):
+        kcp_conds = cond.remove(kcp_conds, names.COND_READY)
+        if not kcp_conds:
+            return None
+    conditions = cond.set_exclusive([dict(c) for c in skr_conditions or ()], *kcp_conds)
+    if status.get("state") == names.STATE_WARNING:
+        return conditions, names.STATE_WARNING
+    return conditions, derive_state(conditions, names.STATE_PROCESSING)
+
+
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
+    """One turn of an SKR peering (see the module doc). ``new_id``: the UUID to assign when the object
+    has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
+    obj, kind = seen.obj, KINDS[seen.provider].kind
+    run = StepBuilder(obj, now)
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    label_id: str | None = None
+
+    ident = str(run.status.get("id") or "")
+    if not ident and run.deleting and not has_finalizer:
+        return SkrPlan(Step())
+    claimed = ident or identity(obj, new_id)
+    refused = invalid_id(claimed)  # 0
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_INVALID_ID, f"{kind} {refused}"))
+    refused = foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name)
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_NOT_OWNED, f"{kind} {refused}"))
+    if not ident:  # 1
+        ident = claimed
+        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
+            label_id = ident
+        run.set(id=ident, state=names.STATE_PROCESSING)
+
+    if run.deleting:  # 2
+        if not has_finalizer:
+            return SkrPlan(run.step(), label_id=label_id)
+        run.set(state=names.STATE_DELETING)
+        for res, found in ((names.VPC_PEERING, seen.peering), (names.NETWORK, seen.network)):
+            if found is not None:
+                gone = bool((found.get("metadata") or {}).get("deletionTimestamp"))
+                return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id,
+                               delete=() if gone else ((res, ident),))
+        return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
+
+    add = None if has_finalizer else names.FINALIZER
+    if seen.peering is None or seen.network is None:
+        if quota_exceeded(obj, seen.everyone, seen.quota):  # 3
+            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
+                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
+            return SkrPlan(run.step(), label_id=label_id)
+        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
+            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        create: list[tuple[Resource, dict[str, Any]]] = []
+        if seen.network is None:
+            try:
+                create.append((names.NETWORK, kcp_network(seen.provider, obj, ident, seen.kyma, seen.kcp_namespace)))
+            except ValueError as exc:  # 4
+                return SkrPlan(run.fail(names.REASON_INVALID_REMOTE_VNET, str(exc)), label_id=label_id)
+        if seen.peering is None:
+            create.append((names.VPC_PEERING, kcp_peering(seen.provider, obj, ident, seen.kyma, seen.kcp_namespace)))
+        run.exclusive(names.COND_SUBMITTED, True, names.REASON_SUBMISSION_SUCCEEDED, SUBMITTED_MESSAGE,
+                      names.STATE_CREATING)  # 5
+        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(1)), label_id=label_id, create=tuple(create))
+    projected = project(seen.peering, run.conditions)  # 6
+    if projected is None:  # the KCP loop is at it: look again at the next connect (never hold the window)
+        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(10)), label_id=label_id)
+    conditions, state = projected
+    run.set(conditions=conditions, state=state)
+    if cond.is_true(conditions, names.COND_READY):
+        return SkrPlan(run.step(add_finalizer=add), label_id=label_id)
+    # an error the user may fix in the cloud (tags, routes, permissions): look again at the next connect
+    return SkrPlan(run.step(add_finalizer=add, requeue_after=t(60)), label_id=label_id)

@@ -1,0 +1,302 @@
+"""The Azure IpRange plan over what the client read: one turn per case, table-driven from the notes
+(§5.3, §5.7, §8) and the cases the stand-in tests drive (tests/integration/cloud/azure/test_iprange.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tasks.cloud.azure.iprange_plan import Read, Timing, plan
+from tasks.cloud.calls import Refused, read_as_needed
+
+NOW = "2026-01-01T00:00:00Z"
+SUB, SHOOT, KYMA, REGION = "sub-1", "c-1", "kyma-az", "northeurope"
+VPC = f"shoot--kyma--{SHOOT}"
+CM = f"{VPC}--cm"
+ZONE = "privatelink.redis.cache.windows.net"
+SCOPE = {"metadata": {"name": KYMA}, "spec": {"shootName": SHOOT, "region": REGION,
+                                              "scope": {"azure": {"subscriptionId": SUB, "vpcNetwork": VPC}}}}
+T = Timing()
+KYMA_ID = f"/subscriptions/{SUB}/resourceGroups/{VPC}/providers/Microsoft.Network/virtualNetworks/{VPC}"
+CM_ID = f"/subscriptions/{SUB}/resourceGroups/{CM}/providers/Microsoft.Network/virtualNetworks/{CM}"
+
+
+KEYS = ("group", "vnet", "local", "remote", "nsg", "subnet", "zone", "link")
+
+
+def read_of(**read: Any) -> Read:
+    """A complete read: every resource missing but those given."""
+    return Read(**{**dict.fromkeys(KEYS), **read})
+
+
+def kcp_range(status: dict | None = None, cidr: str = "10.251.0.0/22", network: str = f"{KYMA}--cm",
+              deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "ipr", "namespace": "kcp-system"}
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta, "spec": {"cidr": cidr, "network": {"name": network}}, "status": dict(status or {})}
+
+
+def res(state: str = "Succeeded", **props: Any) -> dict[str, Any]:
+    return {"id": f"id-{state}", "properties": {"provisioningState": state, **props}}
+
+
+def connected() -> dict[str, Any]:
+    return res(peeringState="Connected")
+
+
+DONE = dict(group=res(), vnet=res(), local=connected(), remote=res(), nsg=res(), subnet=res(), zone=res(), link=res())
+
+
+def done_but(**changes: Any) -> Read:
+    return read_of(**{**DONE, **changes})
+
+
+def calls(p: Any) -> list[tuple[str, tuple]]:
+    return [(c.method, c.args) for c in p.calls]
+
+
+def conditions(step: Any) -> list[tuple[str, str, str, str]]:
+    return [(c["type"], c["status"], c["reason"], c["message"]) for c in (step.status or {}).get("conditions", [])]
+
+
+# -- creating: the chain ---------------------------------------------------------------------------------------
+
+def test_nothing_there_creates_the_resource_group_and_the_vnet_in_one_turn() -> None:
+    p = plan(kcp_range(), SCOPE, read_of(), T, now=NOW)
+    assert calls(p) == [("create_resource_group", (CM, REGION)), ("create_vnet", (CM, CM, REGION, "10.251.0.0/22"))]
+    step = p.done()
+    assert step.status == {"cidr": "10.251.0.0/22"} and step.requeue_after == T.wait
+
+
+def test_both_peerings_are_created_in_one_turn_then_waited_for() -> None:
+    p = plan(kcp_range(), SCOPE, read_of(group=res(), vnet=res()), T, now=NOW)
+    assert calls(p) == [("create_peering", (VPC, VPC, f"cm--{SHOOT}", CM_ID)),
+                        ("create_peering", (CM, CM, f"kyma--{SHOOT}", KYMA_ID))]
+    assert p.done().requeue_after == T.peering_wait
+    waiting = plan(kcp_range(), SCOPE, done_but(local=res(peeringState="Initiated")), T, now=NOW)
+    assert waiting.calls == () and waiting.done().requeue_after == T.peering_wait
+
+
+@pytest.mark.parametrize(("missing", "expected"), [
+    ("nsg", ("create_security_group", (CM, CM, REGION))),
+    ("subnet", ("create_subnet", (CM, CM, CM, "10.251.0.0/22", "id-Succeeded"))),
+    ("zone", ("create_private_dns_zone", (CM, ZONE))),
+    ("link", ("create_vnet_link", (CM, ZONE, "ipr", KYMA_ID))),
+])
+def test_the_first_missing_resource_of_the_chain_is_created(missing: str, expected: tuple) -> None:
+    later = {"nsg": ["subnet", "zone", "link"], "subnet": ["zone", "link"], "zone": ["link"], "link": []}[missing]
+    p = plan(kcp_range(), SCOPE, done_but(**{missing: None}, **{k: None for k in later}), T, now=NOW)
+    assert calls(p) == [expected]
+    assert p.done().requeue_after == T.wait
+
+
+def test_a_resource_still_provisioning_is_waited_for() -> None:
+    p = plan(kcp_range(), SCOPE, done_but(subnet=res("Updating")), T, now=NOW)
+    assert p.calls == () and p.done().requeue_after == T.wait
+
+
+def test_a_failed_resource_is_put_again_and_reported() -> None:
+    p = plan(kcp_range(), SCOPE, done_but(subnet=res("Failed")), T, now=NOW)
+    assert [c for c, _ in calls(p)] == ["create_subnet"]
+    step = p.done()
+    assert conditions(step) == [("Error", "True", "Error", "Error creating Azure subnet")]
+    assert step.status is not None and step.status["state"] == "Error" and step.requeue_after == T.create_error
+    assert step.event is not None and step.event.type == "Warning"
+
+
+def test_all_there_is_ready_and_ready_again_changes_nothing() -> None:
+    p = plan(kcp_range(), SCOPE, read_of(**DONE), T, now=NOW)
+    step = p.done()
+    assert p.calls == () and conditions(step) == [("Ready", "True", "Ready", "Ready")]
+    assert step.status is not None and step.status["state"] == "Ready" and step.requeue_after is None
+    again = plan(kcp_range({**step.status, "cidr": "10.251.0.0/22"}), SCOPE, read_of(**DONE), T,
+                 now="2026-02-02T00:00:00Z").done()
+    assert (again.status, again.requeue_after, again.error) == (None, None, None)
+
+
+def test_not_on_a_cm_network_is_unsupported_unless_the_network_type_says_so() -> None:
+    step = plan(kcp_range(network=f"{KYMA}--kyma"), SCOPE, read_of(), T, now=NOW).done()
+    assert conditions(step) == [("Error", "True", "Error", "Unsupported network type")]
+    assert (step.requeue_after, step.error) == (None, None)
+    typed = plan(kcp_range(network="other"), SCOPE, read_of(), T, now=NOW, network_type="cloud-resources")
+    assert calls(typed)[0][0] == "create_resource_group"
+
+
+def test_cidr_is_required() -> None:
+    step = plan(kcp_range(cidr=""), SCOPE, read_of(), T, now=NOW).done()
+    assert conditions(step) == [("Error", "True", "InvalidCidr", "CIDR is required")]
+
+
+def test_the_scope_must_name_the_vnet_and_shoot() -> None:
+    with pytest.raises(ValueError, match=r"no spec\.scope\.azure"):
+        plan(kcp_range(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, read_of(), T)
+
+
+def test_the_client_subscription_is_used_when_the_scope_names_none() -> None:
+    scope = {**SCOPE, "spec": {**SCOPE["spec"], "scope": {"azure": {"vpcNetwork": VPC}}}}
+    p = plan(kcp_range(), scope, read_of(group=res(), vnet=res()), T, now=NOW, subscription="sub-2")
+    assert p.calls[0].args[3] == CM_ID.replace(SUB, "sub-2")
+
+
+def test_azure_china_uses_its_dns_zone() -> None:
+    p = plan(kcp_range(), SCOPE, done_but(zone=None, link=None), T, now=NOW, cloud="AzureChina")
+    assert calls(p) == [("create_private_dns_zone", (CM, "privatelink.redis.cache.chinacloudapi.cn"))]
+
+
+# -- creating: refusals ------------------------------------------------------------------------------------------
+
+BROKEN = Refused(500, "boom", "(InternalError) boom")
+THROTTLED = Refused(429, "Too many requests", "(TooManyRequests) Too many requests")
+
+
+
+@pytest.mark.parametrize("key", ["group", "vnet", "local", "remote", "nsg", "subnet", "zone", "link"])
+def test_429_on_any_read_requeues_after_60_s_without_a_status_change(key: str) -> None:
+    step = plan(kcp_range(), SCOPE, done_but(**{key: THROTTLED}), T, now=NOW).done()
+    assert (step.status, step.requeue_after, step.error, step.event) == (None, T.throttled, None, None)
+
+
+@pytest.mark.parametrize(("key", "expected", "requeue"), [
+    ("group", [], T.wait), ("vnet", [], T.wait), ("local", [], T.wait), ("remote", [], T.wait),
+    ("nsg", [("Error", "True", "Error", "Error loading security group")], T.load_error),
+    ("subnet", [("Error", "True", "Error", "Error loading subnet")], T.load_error),
+    ("zone", [("Ready", "True", "Ready", "Ready"),
+              ("Error", "True", "Error", "Failed loading AzureIpRange: (InternalError) boom")], T.load_error),
+])
+def test_refused_reads(key: str, expected: list, requeue: float) -> None:
+    ready = plan(kcp_range(), SCOPE, read_of(**DONE), T, now=NOW).done()
+    obj = kcp_range({**(ready.status or {}), "cidr": "10.251.0.0/22"})
+    step = plan(obj, SCOPE, done_but(**{key: BROKEN}), T, now=NOW).done()
+    assert conditions(step) == expected and step.requeue_after == requeue  # [] : no status change
+    if key == "zone":
+        assert step.status is not None and "state" not in step.status  # the state stays Ready
+
+
+def test_a_refused_read_after_a_planned_write_keeps_the_write() -> None:
+    p = plan(kcp_range(), SCOPE, read_of(group=None, vnet=BROKEN), T, now=NOW)
+    assert calls(p) == [("create_resource_group", (CM, REGION))] and p.done().requeue_after == T.wait
+
+
+@pytest.mark.parametrize(("found", "index", "reason", "message", "requeue"), [
+    (read_of(), 0, "Error", "Failed to create Azure Resource Group", T.network_error),
+    (read_of(), 1, "Error", "Failed to create Azure VNet", T.create_error),
+    (read_of(group=res(), vnet=res()), 0, "FailedCreatingVpcPeeringConnection", "Error creating VPC peering",
+     T.create_error),
+    (read_of(group=res(), vnet=res()), 1, "FailedCreatingVpcPeeringConnection", "Error creating remote VPC peering",
+     T.create_error),
+    (done_but(nsg=None), 0, "Error", "Error creating Azure security group", T.create_error),
+    (done_but(link=None), 0, "Error", "Error creating Azure virtualNetworkLink", T.create_error),
+])
+def test_refused_creates_are_state_error(found: Read, index: int, reason: str, message: str, requeue: float) -> None:
+    p = plan(kcp_range(), SCOPE, found, T, now=NOW)
+    step = p.failed(p.calls[index], Refused(400, "bad", "(InvalidRequestFormat) bad"))
+    assert conditions(step) == [("Error", "True", reason, message)]
+    assert step.status is not None and step.status["state"] == "Error" and step.status["cidr"] == "10.251.0.0/22"
+    assert step.requeue_after == requeue and step.event is not None and step.event.reason == reason
+    throttled = p.failed(p.calls[index], THROTTLED)
+    assert (throttled.status, throttled.requeue_after) == (None, T.throttled)
+
+
+def test_a_refused_write_is_reported_over_the_status_as_planned_before_the_turns_end() -> None:
+    p = plan(kcp_range(), SCOPE, done_but(subnet=res("Failed")), T, now=NOW)
+    step = p.failed(p.calls[0], BROKEN)
+    assert conditions(step) == [("Error", "True", "Error", "Error creating Azure subnet")]
+
+
+# -- deleting --------------------------------------------------------------------------------------------------
+
+ORDER = [("link", "delete_vnet_link", (CM, ZONE, "ipr"), T.link_delete_wait),
+         ("zone", "delete_private_dns_zone", (CM, ZONE), T.wait),
+         ("subnet", "delete_subnet", (CM, CM, CM), T.wait),
+         ("nsg", "delete_security_group", (CM, CM), T.wait),
+         ("remote", "delete_peering", (CM, CM, f"kyma--{SHOOT}"), T.peering_wait),
+         ("local", "delete_peering", (VPC, VPC, f"cm--{SHOOT}"), T.peering_wait),
+         ("vnet", "delete_vnet", (CM, CM), T.wait),
+         ("group", "delete_resource_group", (CM,), T.wait)]
+
+
+@pytest.mark.parametrize("index", range(len(ORDER)))
+def test_delete_goes_in_reverse_one_resource_per_turn(index: int) -> None:
+    present = {key: res() for key, *_ in ORDER[index:]}
+    key, method, args, wait = ORDER[index]
+    p = plan(kcp_range(deleting=True), SCOPE, read_of(**present), T, now=NOW)
+    assert calls(p) == [(method, args)]
+    step = p.done()
+    assert step.requeue_after == wait and not step.remove_finalizer
+    deleting = plan(kcp_range(deleting=True), SCOPE, read_of(**{**present, key: res("Deleting")}), T, now=NOW)
+    assert deleting.calls == () and deleting.done().requeue_after == wait
+
+
+def test_delete_with_nothing_left_releases_the_finalizer() -> None:
+    p = plan(kcp_range(deleting=True, cidr=""), SCOPE, read_of(), T, now=NOW)
+    assert p.calls == () and p.done().remove_finalizer
+
+
+@pytest.mark.parametrize(("key", "status", "expected", "requeue", "error"), [
+    ("link", 409, [], T.throttled, None),
+    ("zone", 409, [], T.throttled, None),
+    ("link", 400, [("Error", "True", "Error", "Error deleting virtualNetworkLink")], T.delete_error, None),
+    ("subnet", 409, [("Error", "True", "Error", "Error deleting subnet")], T.delete_error, None),
+    ("nsg", 400, [("Error", "True", "Error", "Error deleting security group")], T.delete_error, None),
+    ("vnet", 400, [], T.wait, "(Code) nope"),
+    ("remote", 400, [], T.wait, "(Code) nope"),
+])
+def test_refused_deletes(key: str, status: int, expected: list, requeue: float, error: str | None) -> None:
+    present = {k: res() for k, *_ in ORDER[[k for k, *_ in ORDER].index(key):]}
+    p = plan(kcp_range(deleting=True), SCOPE, read_of(**present), T, now=NOW)
+    step = p.failed(p.calls[0], Refused(status, "nope", "(Code) nope"))
+    assert conditions(step) == expected and step.requeue_after == requeue and step.error == error
+
+
+@pytest.mark.parametrize(("key", "expected", "requeue"), [
+    ("link", [], T.load_error),
+    ("subnet", [("Error", "True", "Error", "Error loading subnet")], T.load_error),
+    ("nsg", [("Error", "True", "Error", "Error loading security group")], T.load_error),
+    ("group", [], T.load_error),
+])
+def test_refused_reads_while_deleting(key: str, expected: list, requeue: float) -> None:
+    step = plan(kcp_range(deleting=True), SCOPE, read_of(**{key: BROKEN}), T, now=NOW).done()
+    assert conditions(step) == expected and step.requeue_after == requeue and not step.remove_finalizer
+    throttled = plan(kcp_range(deleting=True), SCOPE, read_of(**{key: THROTTLED}), T, now=NOW).done()
+    assert (throttled.status, throttled.requeue_after) == (None, T.throttled)
+
+
+# -- the reads a turn needs ------------------------------------------------------------------------------------
+
+def reads(obj: dict[str, Any], answers: dict[str, Any]) -> list[str]:
+    """The reads a turn makes, in order, when ARM answers ``answers`` (a key not given: missing)."""
+    asked: list[str] = []
+
+    def fetch(key: str) -> Any:
+        asked.append(key)
+        return answers.get(key)
+
+    fetches = {key: (lambda key=key: fetch(key)) for key in KEYS}
+    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, T, now=NOW).need, fetches, KeyError, lambda e: e)
+    return asked
+
+
+@pytest.mark.parametrize(("obj", "answers", "expected"), [
+    (kcp_range(), {}, ["group", "vnet"]),
+    (kcp_range(), {"group": res(), "vnet": res("Updating")}, ["group", "vnet"]),
+    (kcp_range(), {"group": res(), "vnet": res()}, ["group", "vnet", "local", "remote"]),
+    (kcp_range(), {**DONE, "local": res(peeringState="Initiated")}, ["group", "vnet", "local", "remote"]),
+    (kcp_range(), {**DONE, "subnet": None}, ["group", "vnet", "local", "remote", "nsg", "subnet"]),
+    (kcp_range(), DONE, list(KEYS)),
+    (kcp_range(), {"group": BROKEN}, ["group"]),
+    (kcp_range(network="other"), {}, []),
+    (kcp_range(cidr=""), {}, []),
+    (kcp_range(deleting=True), {"link": res()}, ["link"]),
+    (kcp_range(deleting=True), {"nsg": res("Deleting")}, ["link", "zone", "subnet", "nsg"]),
+    (kcp_range(deleting=True), {}, ["link", "zone", "subnet", "nsg", "remote", "local", "vnet", "group"]),
+])
+def test_a_turn_reads_the_chain_up_to_where_it_stops(obj: dict, answers: dict, expected: list[str]) -> None:
+    assert reads(obj, answers) == expected
+
+
+def test_an_incomplete_read_names_the_next_read_and_no_call() -> None:
+    p = plan(kcp_range(), SCOPE, Read(group=None), T, now=NOW)
+    assert (p.need, p.calls) == ("vnet", ())
+    assert plan(kcp_range(deleting=True), SCOPE, Read(), T, now=NOW).need == "link"
