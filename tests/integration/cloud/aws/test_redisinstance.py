@@ -124,8 +124,12 @@ def test_create_modify_auth_upgrade_delete(aws: dict[str, Any]) -> None:
         "SecurityGroups"] == []
 
 
-def test_refused_create_is_the_notes_error(aws: dict[str, Any]) -> None:
+def test_refused_create_is_the_notes_error_and_throttling_leaves_the_status(aws: dict[str, Any]) -> None:
     ctx = ctx_for(aws, {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0", "readReplicas": 0})
+    standin.inject("CreateCacheSubnetGroup", "Throttling", "slow down", status=400, times=3)  # every attempt
+    step = turn(ctx)
+    assert step.status is None and step.requeue_after == ctx.settings.t(10)
+    assert aws["ec"].describe_cache_subnet_groups()["CacheSubnetGroups"] == []
     standin.inject("CreateReplicationGroup", "InsufficientCacheClusterCapacity", "no capacity")
     for _ in range(5):
         step = turn(ctx)
@@ -136,11 +140,3 @@ def test_refused_create_is_the_notes_error(aws: dict[str, Any]) -> None:
     assert step.requeue_after == pytest.approx(0.06) and step.event is not None
     until_ready(ctx, errors=True)  # the next try creates it; Ready replaces the Error
     assert [c["type"] for c in ctx.obj["status"]["conditions"]] == ["Ready"]
-
-
-def test_retryable_error_leaves_status_alone(aws: dict[str, Any]) -> None:
-    ctx = ctx_for(aws, {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0"})
-    standin.inject("CreateCacheSubnetGroup", "Throttling", "slow down", status=400, times=3)  # every attempt
-    step = turn(ctx)
-    assert step.status is None and step.requeue_after == ctx.settings.t(10)
-    assert aws["ec"].describe_cache_subnet_groups()["CacheSubnetGroups"] == []
