@@ -7,6 +7,8 @@ import base64
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kube.toolkit.conditions import condition
 from tasks.cloud import names
@@ -245,3 +247,21 @@ def test_deletion_order_secret_then_mirror_then_finalizer() -> None:
 def test_deleting_without_id_or_finalizer() -> None:
     assert plan(seen(skr(deleting=True)), NEW, t, NOW).step.remove_finalizer == names.FINALIZER
     assert plan(seen(skr(deleting=True, finalizer=False)), NEW, t, NOW).step.remove_finalizer is None
+
+
+KEYS = st.sampled_from(["host", "port", "authString", "readHost", "nope", "x y", ""])
+
+
+@given(st.dictionaries(st.text(max_size=8), st.one_of(st.text(max_size=40), st.builds(
+    lambda k, pre, post: f"{pre}{{{{ .{k} }}}}{post}", KEYS, st.text(max_size=5), st.text(max_size=5)))),
+       st.dictionaries(st.sampled_from(["host", "port", "authString", "readHost"]), st.text(max_size=10)))
+def test_extra_data_never_fails_and_renders_known_fields(templates: dict[str, str], data: dict[str, str]) -> None:
+    out = render_extra_data(templates, data)
+    assert set(out) == set(templates)
+    for key, template in templates.items():
+        if "{{" not in template and "}}" not in template:
+            assert out[key] == template  # plain text passes through unchanged
+    secret = auth_secret({"metadata": {"name": "n", "namespace": "ns"}, "spec": {"authSecret": {
+        "extraData": templates}}}, ID, {"primaryEndpoint": "h:1", "authString": "a"})
+    decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert decoded["host"] == "h" and decoded["port"] == "1" and decoded["authString"] == "a"  # base keys win
