@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fixtures.deploy import DEPLOY, Rbac, kubectl, render
+from tests.fixtures.deploy import DEPLOY, Rbac, kubectl, load_all, render
 
 pytestmark = pytest.mark.kubectl
 
@@ -53,7 +53,7 @@ def test_the_component_grants_every_call_and_base_alone_does_not(tmp_path: Path)
         "resources": ["../../base"], "components": ["../../components/externalgateway"]}))
     out = subprocess.run([kubectl(), "kustomize", str(overlay)], capture_output=True, text=True, timeout=120,
                          check=True).stdout
-    with_component = Rbac(tuple(d for d in yaml.safe_load_all(out) if d))
+    with_component = Rbac(load_all(out))
     missing = [c for c in CALLS if not with_component.allows(SA, c, exact_namespace=True)]
     assert missing == []
     base = Rbac(render("base"))
