@@ -40,7 +40,7 @@ from tasks.cloud import names, providers, settings
 from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load, used_by
 from tasks.cloud.providers import IpRangeContext
-from tasks.cloud.step import ChildStep, StepBuilder, gone
+from tasks.cloud.step import ChildStep, StepBuilder, gone, with_child
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.iprange")
@@ -176,6 +176,9 @@ def _delete(kcp: Kube, status: StatusWriter, scope: dict, network: dict | None,
     if provider is not None and network is not None:
         ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s, peering=peering)
         step = provider.delete_iprange(ctx)
+        _child(kcp, step, wanted, peering, scope_name, namespace)
+    elif peering is not None:  # the network is gone, the provider has nothing left: the VpcPeering still goes first
+        step = with_child(StepBuilder(status.obj).step(requeue_after=s.t(1)), False)
         _child(kcp, step, wanted, peering, scope_name, namespace)
     if step.remove_finalizer and network_name == names.cm_network(scope_name) and network is not None:
         kcp.delete(names.NETWORK, network_name, namespace)

@@ -31,7 +31,7 @@ GCP_KYMA = "3f6a2c84-1d9e-4b57-a0c3-7e5d1b9f2a46"
 AZURE_KYMA = "b7c41e09-5a2f-4d83-9e6b-0f1a3c5d7e92"
 GCP_PROJECT = "sap-kyma-example-42"
 AZURE_SUBSCRIPTION = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
-#: The customers' networks of examples/cloud/23-skr-gcp-azure-vpcpeerings.yaml, seeded by up.
+#: The customers' networks of examples/cloud/24-skr-gcp-azure-vpcpeerings.yaml, seeded by up.
 GCP_REMOTE = ("customer-project-7", "customer-vpc")
 AZURE_REMOTE = ("9d8c7b6a-0000-4e5f-8a7b-6c5d4e3f2a1b", "customer-rg", "customer-vnet")
 GCP_SHOOT_NETWORK = "shoot--kyma--c-2d9a6e4"
