@@ -91,6 +91,8 @@ def test_azure_runtime_scope_and_iprange_on_the_cm_network(cloud: CloudEnv) -> N
     assert (cloud.kcp_get(names.VPC_PEERING, rt.kyma) or {}).get("metadata", {}).get("deletionTimestamp") is None
     cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: rt.kyma}}},
                     names.KCP_NAMESPACE)
+    cloud.kcp.patch(names.KCP_IPRANGE, obj["status"]["id"], {"metadata": {"annotations": {"test/nudge": "1"}}},
+                    names.KCP_NAMESPACE)  # look again now rather than after the 6 s requeue
     cloud.wait(lambda: rt.skr.get(names.SKR_IPRANGE, name) is None, timeout=120, message="deleted")
     cloud.wait(lambda: cloud.kcp_get(names.NETWORK, f"{rt.kyma}--cm") is None, timeout=60, message="cm network gone")
     assert not [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
