@@ -11,7 +11,9 @@ credentials_file=GCP_SA_JSON_KEY_PATH)``; Azure ``AzureClient(<scope subscriptio
 base_url=RECONCILERY_AZURE_ENDPOINT_URL, tenant/client id and secret from AZURE_TENANT_ID,
 AZURE_CLIENT_ID, AZURE_CLIENT_SECRET)``. The layers' own timings are scaled with ``time_scale``.
 Azure's IpRange step provisions the Cloud Manager network itself, so its managed KCP Network
-(``<kyma>--cm``) is Ready as soon as it exists.
+(``<kyma>--cm``) is Ready as soon as it exists; once its VNet is there the step asks for the KCP
+VpcPeering ``<kyma>`` between it and the shoot VNet (``iprange_peering``, created and deleted by the KCP
+IpRange controller, peered by this provider's VpcPeering flow).
 
 VPC peering: ``tasks/cloud/gcp/vpcpeering.py`` (the same GCP client: one service account for both
 sides) and ``tasks/cloud/azure/vpcpeering.py`` (each the shell of a pure ``vpcpeering_plan.py``), with
@@ -37,6 +39,7 @@ from tasks.cloud.providers import (
     NfsInstanceContext,
     Provider,
     ProviderError,
+    RedisInstanceContext,
     ScopeInputs,
     VpcPeeringContext,
 )
@@ -50,7 +53,7 @@ _clients: dict[tuple[str, ...], Any] = {}
 
 def _network_tag(s: settings.CloudSettings) -> str:
     """The configured peering network tag (``PEERING_NETWORK_TAG``; empty: only the shoot name's)."""
-    return str(getattr(s, "peering_network_tag", "") or "")
+    return s.peering_network_tag
 
 
 def _cached(key: tuple[str, ...], build: Any) -> Any:
@@ -119,6 +122,24 @@ class GcpProvider(_LayerProvider):
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
+    def _redis_client(self) -> Any:
+        from tasks.cloud.gcp.redis_client import MemorystoreClient
+
+        env = settings.current()
+        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
+        return _cached(("gcp-redis", endpoint or "", keyfile or ""),
+                       lambda: MemorystoreClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
+        redis = self._layer("redisinstance")
+        return redis.reconcile(ctx.obj, ctx.scope, ctx.iprange or {}, self._redis_client(), ctx.settings.t,
+                               ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        redis = self._layer("redisinstance")
+        return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
+                            ctx.settings.t(ctx.settings.gcp_retry_wait))
     def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
         return self._layer("vpcpeering").reconcile(
             self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
@@ -165,12 +186,32 @@ class AzureProvider(_LayerProvider):
             subscription, base_url=base_url, tenant_id=tenant, client_id=env.azure_client_id,
             client_secret=env.azure_client_secret))
 
+    def _redis_client(self, scope: Mapping[str, Any]) -> Any:
+        from tasks.cloud.azure.redis_client import AzureRedisClient
+
+        network = self._client(scope)
+        base_url = settings.current().azure_endpoint_url or None
+        return _cached(("azure-redis", network.subscription_id, base_url or ""),
+                       lambda: AzureRedisClient(network, base_url=base_url))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Azure Cache for Redis with a private endpoint (:mod:`tasks.cloud.azure.redisinstance`)."""
+        return self._layer("redisinstance").reconcile(ctx.obj, ctx.scope, self._redis_client(ctx.scope),
+                                                      ctx.settings.t)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return self._layer("redisinstance").delete(ctx.obj, ctx.scope, self._redis_client(ctx.scope), ctx.settings.t)
+
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
         network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(ctx.scope),
                                  timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
-                                 network_type=network_type)
+                                 network_type=network_type, kyma_peering=ctx.peering)
+
+    def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+        # The kyma <-> Cloud Manager VNet peering of an Azure IpRange (the original's kymaPeeringCreate).
+        return dict(self._layer("vpcpeering_plan").kyma_peering(scope))
 
     def _peering_client(self, subscription: str, tenant: str, auxiliary: tuple[str, ...]) -> Any:
         """An ARM client with the peering credentials (``AZURE_PEERING_CLIENT_*``, else the default ones)."""

@@ -22,6 +22,11 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``Ready`` and the Ready condition; else an Error, or when to come back).
 ``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Step whose
                              ``remove_finalizer`` is set once everything is gone.
+``iprange_peering(scope)``   the KCP VpcPeering an IpRange of ``scope`` depends on (Azure: the kyma ↔
+                             Cloud Manager VNet peering ``<scope>``), ``None`` for none. The controller
+                             reads it into ``ctx.peering``; the IpRange Step says when it must exist or be
+                             gone (:class:`~tasks.cloud.step.ChildStep`) and the controller creates or
+                             deletes it (labelled with the Scope's kyma name).
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
 ``reconcile_vpcpeering(ctx)`` one turn of provisioning the KCP VpcPeering ``ctx.obj`` between the local
@@ -31,6 +36,11 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``pkg/kcp/provider/<type>/vpcpeering``.
 ``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
                              ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
+``reconcile_redisinstance``  one turn of provisioning the KCP RedisInstance ``ctx.obj`` (``spec.instance.
+(ctx)                        <type>``) in the network of ``ctx.iprange`` (its Ready KCP IpRange): Ready
+                             with ``primaryEndpoint``, ``readEndpoint``, ``authString``. As cloud-manager's
+                             ``pkg/kcp/provider/<type>/redisinstance``.
+``delete_redisinstance(ctx)`` one turn of removing every cloud piece of it; ``remove_finalizer`` once gone.
 ``reconcile_nfsinstance(ctx)`` one turn of provisioning the KCP NfsInstance ``ctx.obj`` (the file service
                              on the KCP IpRange ``ctx.iprange``): read, plan (pure), make the planned
                              calls, answer the Step (ready: ``status.host``/``hosts``/``path``, the Ready
@@ -64,20 +74,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = [
-    "IpRangeContext",
-    "NetworkContext",
-    "NfsInstanceContext",
-    "ObjectContext",
-    "Provider",
-    "ProviderError",
-    "ScopeContext",
-    "ScopeInputs",
-    "VpcPeeringContext",
-    "get",
-    "register",
-    "registered",
-]
+__all__ = ["IpRangeContext", "NetworkContext", "NfsInstanceContext", "ObjectContext", "Provider", "ProviderError",
+           "RedisInstanceContext", "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -152,9 +150,12 @@ class IpRangeContext(ObjectContext):
 
     Attributes:
         network: the KCP Network it lives in (``None`` when gone, only while deleting).
+        peering: the KCP VpcPeering of :meth:`Provider.iprange_peering` as read (``None``: missing, or the
+            provider wants none).
     """
 
     network: Mapping[str, Any] | None = None
+    peering: Mapping[str, Any] | None = None
 
     @property
     def cidr(self) -> str:
@@ -190,6 +191,25 @@ class VpcPeeringContext(ObjectContext):
     def details(self) -> Mapping[str, Any]:
         """``spec.details`` (empty when missing)."""
         return (self.obj.get("spec") or {}).get("details") or {}
+
+
+@dataclass
+class RedisInstanceContext(ObjectContext):
+    """One KCP RedisInstance reconcile (``obj.spec.instance.<type>``: the provider's shape, see the
+    CRD; ``obj.spec.ipRange.name`` its KCP IpRange).
+
+    Attributes:
+        iprange: the KCP IpRange it lives in (Ready when provisioning; ``None`` when gone, only while
+            deleting): ``status.subnets`` (AWS), ``status.id`` / ``status.cidr``.
+    """
+
+    iprange: Mapping[str, Any] | None = None
+
+    @property
+    def instance(self) -> Mapping[str, Any]:
+        """``spec.instance.<provider>`` (empty when missing)."""
+        provider = str((self.scope.get("spec") or {}).get("provider") or "")
+        return ((self.obj.get("spec") or {}).get("instance") or {}).get(provider) or {}
 
 
 @dataclass
@@ -235,6 +255,9 @@ class Provider:
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return gone()
 
+    def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
+
     def reconcile_network(self, ctx: NetworkContext) -> Step:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
 
@@ -247,8 +270,16 @@ class Provider:
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
         return gone()
 
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
+                                         f"RedisInstance is not supported on provider {self.name}")
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return gone()
+
     def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"NfsInstance is not supported on provider {self.name}")
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
+                                         f"NfsInstance is not supported on provider {self.name}")
 
     def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
         return gone()

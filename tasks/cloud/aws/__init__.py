@@ -1,6 +1,7 @@
 """The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs, IpRange
 (a VPC CIDR block plus one subnet per zone), VpcPeering (a peering connection to the customer's VPC
-with routes on both sides) and NfsInstance (EFS). Registered on import as provider ``aws``."""
+with routes on both sides), RedisInstance (ElastiCache) and NfsInstance (EFS). Registered on import as provider
+``aws``."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import botocore.exceptions
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers
-from tasks.cloud.aws import client, iprange, nfsinstance, vpcpeering
+from tasks.cloud.aws import client, iprange, nfsinstance, redisinstance, vpcpeering
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
 from tasks.cloud.providers import (
     IpRangeContext,
     NfsInstanceContext,
     Provider,
     ProviderError,
+    RedisInstanceContext,
     ScopeInputs,
     VpcPeeringContext,
 )
@@ -62,11 +64,18 @@ class AwsProvider(Provider):
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.delete(ctx)
 
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.reconcile(ctx)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.delete(ctx)
+
     def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
         return vpcpeering.reconcile(ctx)
 
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
         return vpcpeering.delete(ctx)
+
     def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
         return nfsinstance.reconcile(ctx)
 

@@ -167,6 +167,7 @@ class AzureClient:
 
             kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
+        self.credential = credential  # the Redis client (tasks.cloud.azure.redis_client) shares it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
         self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
         self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)
@@ -232,6 +233,12 @@ class AzureClient:
     @_guarded
     def get_peering(self, rg: str, vnet: str, name: str) -> dict[str, Any] | None:
         return self._get(self._network.virtual_network_peerings.get, rg, vnet, name)
+
+    @_guarded
+    def list_peerings(self, rg: str, vnet: str) -> list[dict[str, Any]]:
+        """The peerings of the VNet ``rg/vnet`` (ARM's shape: ``name``, ``properties.peeringState``...)."""
+        found = self._network.virtual_network_peerings.list(rg, vnet, **self._timeouts(False))
+        return [dict(p.as_dict()) for p in found]
 
     @_guarded
     def create_peering(self, rg: str, vnet: str, name: str, remote_vnet_id: str, *, allow_vnet_access: bool = True,
