@@ -142,14 +142,15 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
     local = Kube(api_for(devapi_clean, None), timeout=10)
     served = install.install(local, "kcp", "kyma")
     assert {r.kind for r in served} == {"IpRange", "Scope", "Network", "Nuke", "SkrStatus", "VpcPeering", "Kyma",
-                                        "GardenerCluster", "NfsInstance"}
+                                        "GardenerCluster", "NfsInstance", "RedisInstance"}
     devapi_clean.add_cluster("garden")
     devapi_clean.add_cluster("skr")
     assert {r.kind for r in install.install(Kube(api_for(devapi_clean, "garden")), "garden")} == {
         "Shoot", "SecretBinding", "CredentialsBinding"}
     skr = Kube(api_for(devapi_clean, "skr"))
     assert {r.kind for r in install.install(skr, "module", "skr", provider="aws")} == {"CloudResources", "IpRange",
-                                                                                      "AwsVpcPeering", "AwsNfsVolume"}
+                                                                                      "AwsVpcPeering", "AwsNfsVolume",
+                                                                                      "AwsRedisInstance"}
     # installing again replaces in place
     install.install(skr, "skr")
     with pytest.raises(ValueError, match="unknown CRD set"):
