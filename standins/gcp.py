@@ -38,7 +38,9 @@ Served paths (one port for all three APIs; their paths do not collide):
   long-running ``Operation`` whose ``response`` is the created resource; ``GET /v3/operations/{id}``;
   ``GET /v3/tagKeys/namespaced`` and ``/v3/tagValues/namespaced`` (``name``; unknown ``403``);
   ``GET /v3/effectiveTags?parent=...`` (the network's bound tags; unknown resources ``403``).
-- Filestore v1 (``file.googleapis.com``, :class:`FilestoreState`, ``GcpStandIn.filestore``):
+- Filestore v1 (``file.googleapis.com``, :class:`FilestoreState`, ``GcpStandIn.filestore``; its paths are
+  Memorystore's too, so a request is Filestore's by its body or the resource it names,
+  :meth:`FilestoreState.owns`):
   ``POST /v1/projects/{p}/locations/{l}/instances?instanceId=`` (create),
   ``GET|PATCH|DELETE /v1/projects/{p}/locations/{l}/instances/{id}`` (``updateMask=fileShares``),
   ``GET /v1/projects/{p}/locations/{l}/operations/{op}``: long-running operations in the One Platform
@@ -954,6 +956,8 @@ class GcpStandIn(StandInServer):
         s = self.state
         parts = [p for p in path.split("/") if p]
         s.memorystore.op_delay = s.op_delay
+        if self.filestore.owns(method, parts, body):  # same paths as Memorystore's, another API host
+            return self.filestore.route(method, parts[1:], query, body)
         try:
             redis = memorystore.route(s.memorystore, method, parts, query, body)
         except memorystore.Error as err:
@@ -1028,8 +1032,6 @@ class GcpStandIn(StandInServer):
             return 200, s.list_effective_tags(query), 0.0
         if parts[:2] == ["v3", "operations"] and len(parts) == 3 and method == "GET":
             return 200, s.get_sn_op(f"operations/{parts[2]}"), 0.0
-        if parts[:2] == ["v1", "projects"] and len(parts) >= 6 and parts[3] == "locations":
-            return self.filestore.route(method, parts[1:], query, body)
         if parts[:2] == ["v1", "projects"] and len(parts) == 3 and method == "GET":
             return 200, s.get_project(parts[2]), 0.0
         raise ApiError(404, f"Method not found: {method} {path}", "NOT_FOUND")
@@ -1229,6 +1231,19 @@ class FilestoreState:
             self._instances.pop(name, None)
 
         return self._op(name.rsplit("/instances/", 1)[0], "delete", name, apply)
+
+    def owns(self, method: str, parts: list[str], body: Any) -> bool:
+        """Whether a ``/v1/projects/{p}/locations/{l}/...`` request is Filestore's: on Google the path is
+        the same for Memorystore (``redis.googleapis.com``) and Filestore (``file.googleapis.com``); the
+        stand-in serves both on one port, so a create is Filestore's by its body (``fileShares``), any other
+        request by the instance or operation it names."""
+        if len(parts) < 6 or parts[:2] != ["v1", "projects"] or parts[3] != "locations":
+            return False
+        location, rest = "/".join(parts[1:5]), parts[5:]
+        if rest == ["instances"]:
+            return method == "POST" and isinstance(body, dict) and "fileShares" in body
+        name = f"{location}/{rest[0]}/{rest[1]}" if len(rest) == 2 else ""
+        return name in self._instances or name in self._ops
 
     def route(self, method: str, parts: list[str], query: dict[str, str], body: Any) -> tuple[int, Any, float]:
         """``/v1/projects/{p}/locations/{l}/(instances|operations)[/{id}]``."""
