@@ -22,7 +22,29 @@ from typing import Any, Protocol, TypeVar
 
 from kube.toolkit.step import Step
 
-__all__ = ["UNREAD", "CallPlan", "Needed", "Refused", "make_calls", "need", "read_as_needed"]
+__all__ = ["UNREAD", "CallPlan", "HttpStatus", "Needed", "Refused", "make_calls", "need", "read_as_needed"]
+
+
+class HttpStatus:
+    """What an answer's HTTP ``status`` (0 when no answer came) says, for :class:`Refused` and the
+    providers' error types."""
+
+    status: int
+
+    @property
+    def too_many_requests(self) -> bool:
+        """HTTP 429."""
+        return self.status == 429
+
+    @property
+    def conflict(self) -> bool:
+        """HTTP 409."""
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        """HTTP 404."""
+        return self.status == 404
 
 
 class _Unread:
@@ -75,7 +97,7 @@ def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[st
 
 
 @dataclass(frozen=True)
-class Refused:
+class Refused(HttpStatus):
     """A provider request that failed: the HTTP ``status`` (0 when no answer came), the API's own
     ``message`` (what conditions quote) and ``text``, the error as the client prints it (``str(err)``,
     e.g. Azure's ``(Code) message``)."""
@@ -83,16 +105,6 @@ class Refused:
     status: int
     message: str
     text: str = ""
-
-    @property
-    def too_many_requests(self) -> bool:
-        """HTTP 429."""
-        return self.status == 429
-
-    @property
-    def conflict(self) -> bool:
-        """HTTP 409."""
-        return self.status == 409
 
 
 C = TypeVar("C")
