@@ -295,6 +295,8 @@ _register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
                          "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
 _register_domain_command(render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering",
                          "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps.")
+_register_domain_command(render_app, "redisinstance", "tasks.cloud.cli", "render_redisinstance",
+                         "SKR Redis instances with a Scope -> the KCP RedisInstance, the provider's pieces.")
 _register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
                          "Run the runtime-watcher listener: SKR events connect their SKR sooner.", process=True)
 

@@ -62,6 +62,7 @@ from typing import Any
 
 from aiohttp import web
 
+from standins import azure_redis
 from standins.server import StandInServer
 
 log = logging.getLogger("standins.azure")
@@ -298,6 +299,9 @@ class AzureState:
             rg_key = f"/subscriptions/{sub}/resourcegroups/{rg}".lower()
             if len(lrest) == 2:
                 return self._group(method, sub, rg, rg_key, body, base, api_version)
+            redis = azure_redis.handle(self, method, sub, rg, rg_key, rest[2:], body, base, api_version)
+            if redis is not None:  # Azure Cache for Redis, private endpoints (standins/azure_redis.py)
+                return redis
             if len(lrest) >= 4 and lrest[2] == "providers" and lrest[3] == NETWORK_PROVIDER:
                 if len(lrest) == 6 and lrest[4] == "privatednsoperationstatuses":
                     return self._op_answer(rest[5], False)

@@ -76,6 +76,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from standins import memorystore
+from standins.memorystore import MemorystoreState
 from standins.server import StandInServer
 
 log = logging.getLogger("standins.gcp")
@@ -177,6 +179,7 @@ class GcpState:
     faults: list[Fault] = field(default_factory=list)
     op_failures: list[OpFailure] = field(default_factory=list)
     request_log: list[tuple[str, str]] = field(default_factory=list)
+    memorystore: MemorystoreState = field(default_factory=MemorystoreState)  # Memorystore for Redis
     _ids: itertools.count = field(default_factory=lambda: itertools.count(4_100_000_000_000_000_001))
 
     # -- test helpers --------------------------------------------------------------------------------
@@ -941,6 +944,13 @@ class GcpStandIn(StandInServer):
     def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, float]:
         s = self.state
         parts = [p for p in path.split("/") if p]
+        s.memorystore.op_delay = s.op_delay
+        try:
+            redis = memorystore.route(s.memorystore, method, parts, query, body)
+        except memorystore.Error as err:
+            raise ApiError(err.status, err.message, err.reason) from None
+        if redis is not None:
+            return redis[0], redis[1], 0.0
         if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
             project, collection, rest = parts[3], parts[5], parts[6:]
             if collection == "addresses":

@@ -36,6 +36,7 @@ from tasks.cloud.providers import (
     NetworkContext,
     Provider,
     ProviderError,
+    RedisInstanceContext,
     ScopeInputs,
     VpcPeeringContext,
 )
@@ -118,6 +119,24 @@ class GcpProvider(_LayerProvider):
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
+    def _redis_client(self) -> Any:
+        from tasks.cloud.gcp.redis_client import MemorystoreClient
+
+        env = settings.current()
+        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
+        return _cached(("gcp-redis", endpoint or "", keyfile or ""),
+                       lambda: MemorystoreClient(endpoint=endpoint, credentials_file=keyfile))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
+        redis = self._layer("redisinstance")
+        return redis.reconcile(ctx.obj, ctx.scope, ctx.iprange or {}, self._redis_client(), ctx.settings.t,
+                               ctx.settings.t(ctx.settings.gcp_retry_wait))
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        redis = self._layer("redisinstance")
+        return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
+                            ctx.settings.t(ctx.settings.gcp_retry_wait))
     def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
         return self._layer("vpcpeering").reconcile(
             self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
@@ -146,6 +165,22 @@ class AzureProvider(_LayerProvider):
         return _cached(("azure", subscription, base_url or ""), lambda: AzureClient(
             subscription, base_url=base_url, tenant_id=tenant, client_id=env.azure_client_id,
             client_secret=env.azure_client_secret))
+
+    def _redis_client(self, scope: Mapping[str, Any]) -> Any:
+        from tasks.cloud.azure.redis_client import AzureRedisClient
+
+        network = self._client(scope)
+        base_url = settings.current().azure_endpoint_url or None
+        return _cached(("azure-redis", network.subscription_id, base_url or ""),
+                       lambda: AzureRedisClient(network, base_url=base_url))
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        """Azure Cache for Redis with a private endpoint (:mod:`tasks.cloud.azure.redisinstance`)."""
+        return self._layer("redisinstance").reconcile(ctx.obj, ctx.scope, self._redis_client(ctx.scope),
+                                                      ctx.settings.t)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return self._layer("redisinstance").delete(ctx.obj, ctx.scope, self._redis_client(ctx.scope), ctx.settings.t)
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")

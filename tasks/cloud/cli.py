@@ -1,5 +1,5 @@
-"""Commands of the Cloud Resources domain: ``reconcilery render iprange``, ``render vpcpeering`` and
-``reconcilery skr-listener``."""
+"""Commands of the Cloud Resources domain: ``reconcilery render iprange``, ``render vpcpeering``,
+``render redisinstance`` and ``reconcilery skr-listener``."""
 
 from __future__ import annotations
 
@@ -81,6 +81,49 @@ def render_vpcpeering(
             typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
     rendered = render_peerings(scopes[0], peerings)
+    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
+    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
+    echo(Listing([r.as_dict() for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"),
+                 rows), output)
+    if any(r.state == names.STATE_ERROR for r in rendered):
+        raise typer.Exit(1)
+
+
+def render_redisinstance(
+    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsRedisInstance / GcpRedisInstance / "
+                                                                     "AzureRedisInstance manifests (repeatable)."),
+    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    output: Output = OUTPUT,
+) -> None:
+    """SKR Redis instances with a Scope -> the tier's machine shape, the KCP RedisInstance the SKR loop would
+    create and the provider's pieces (AWS: subnet, parameter and security groups, token, replication group;
+    GCP: the Memorystore instance; Azure: cache, private endpoint, DNS zone group), then the Secret: a row
+    per instance (NAME KIND STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each.
+
+    Exits 1 when an instance would end in Error, 2 on unreadable input."""
+    from tasks.cloud import settings
+    from tasks.cloud.render_redis import render_redis
+    from tasks.cloud.skr.redisinstance_plan import KINDS
+
+    try:
+        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
+        objects = load_objects(files)
+    except ManifestError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if len(scopes) != 1:
+        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
+        raise typer.Exit(2)
+    kinds = {res.kind for res in KINDS.values()}
+    instances = [d for d in objects if d.get("kind") in kinds]
+    problems = [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
+                for d in instances for part in ("metadata", "spec", "status")
+                if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    rendered = render_redis(scopes[0], instances, settings.current().redis_instance_tier_machine_types)
     provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
     rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
     echo(Listing([r.as_dict() for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"),

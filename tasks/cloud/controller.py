@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, settings, sweep
-from tasks.cloud.kcp import iprange, kyma, network, nuke, scope, vpcpeering
+from tasks.cloud.kcp import iprange, kyma, network, nuke, redisinstance, scope, vpcpeering
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
 
@@ -39,6 +39,7 @@ KYMA = "cloud-kyma"
 SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
+REDISINSTANCE = "cloud-redisinstance"
 VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
 SWEEP = sweep.SWEEP
@@ -91,6 +92,8 @@ registry.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_BAC
 registry.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
 registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                              list_keys=iprange_keys, timeout=120.0))
+registry.register(Controller(REDISINSTANCE, KCP_QUEUE, redisinstance.reconcile, backoff=_KCP_BACKOFF,
+                             resync_interval=600.0, list_keys=lambda: _keys_of(names.REDIS_INSTANCE), timeout=120.0))
 registry.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                              list_keys=vpcpeering_keys, timeout=120.0))
 registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
@@ -103,5 +106,5 @@ registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=
 registry.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE", "SKR_QUEUE", "SWEEP",
-           "SWEEP_KEY", "VPCPEERING", "settings"]
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "REDISINSTANCE", "SCOPE", "SKR_QUEUE",
+           "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]

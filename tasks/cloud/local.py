@@ -291,6 +291,11 @@ def _provider(shoot: Mapping[str, Any]) -> str:
     return str(((shoot.get("spec") or {}).get("provider") or {}).get("type") or "")
 
 
+#: The SKR Redis kinds ``up`` reports on.
+REDIS_KINDS = {"AwsRedisInstance": names.SKR_AWS_REDIS_INSTANCE, "GcpRedisInstance": names.SKR_GCP_REDIS_INSTANCE,
+               "AzureRedisInstance": names.SKR_AZURE_REDIS_INSTANCE}
+
+
 class CloudLocal:
     """The Cloud Resources part of ``reconcilery up`` on the dev API server.
 
@@ -305,7 +310,7 @@ class CloudLocal:
     ALWAYS_BUSY = ("cloud-skr-sweep", "cloud-skr-connect")
 
     KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope",
-             "AwsVpcPeering", "GcpVpcPeering", "AzureVpcPeering"}
+             "AwsVpcPeering", "GcpVpcPeering", "AzureVpcPeering", *REDIS_KINDS}
     #: The SKR peering kinds the summary lists.
     PEERINGS = {res.kind: res for res in names.SKR_VPC_PEERINGS.values()}
 
@@ -323,6 +328,7 @@ class CloudLocal:
         self.others: list[dict[str, Any]] = []
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
         self.skr_ipranges: list[tuple[str, str]] = []
+        self.skr_redis: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name)
         self.skr_peerings: list[tuple[str, str, str]] = []  # (kyma, kind, name)
 
     @classmethod
@@ -335,10 +341,12 @@ class CloudLocal:
         three providers' layers at them (no real credentials: anonymous GCP, a static Azure token)."""
         from moto.server import ThreadedMotoServer
 
+        from standins import elasticache
         from standins.azure import AzureStandIn
         from standins.gcp import GcpStandIn
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
+        elasticache.install()  # the ElastiCache actions moto lacks, in this process's moto
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
         host, bound = self.moto.get_host_and_port()
@@ -414,6 +422,10 @@ class CloudLocal:
                 failed += 1
             elif doc.get("kind") == "IpRange":
                 self.skr_ipranges.append((cluster_of(doc), str(stored["metadata"]["name"])))
+            elif doc.get("kind") in REDIS_KINDS:
+                meta = stored["metadata"]
+                self.skr_redis.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace")),
+                                       str(meta["name"])))
             elif doc.get("kind") in self.PEERINGS:
                 self.skr_peerings.append((cluster_of(doc), str(doc["kind"]), str(stored["metadata"]["name"])))
         return failed
@@ -475,7 +487,29 @@ class CloudLocal:
             if status.get("state") != names.STATE_READY and conds:
                 detail = str(conds[0].get("message", detail))
             rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
-        return rows + self.peering_rows()
+        return rows + self.peering_rows() + self.redis_rows()
+
+    def redis_rows(self) -> list[tuple[str, str, str, str]]:
+        """(kind, object, state, detail) of each SKR Redis instance applied: the KCP primary endpoint and
+        the keys of its auth Secret in the SKR, or the error message."""
+        rows: list[tuple[str, str, str, str]] = []
+        for kyma, kind, namespace, name in self.skr_redis:
+            skr = self.skrs[kyma]
+            obj = skr.get(REDIS_KINDS[kind], name, namespace) or {}
+            status = obj.get("status") or {}
+            detail = ""
+            if status.get("id"):
+                kcp_obj = self.kcp.get(names.REDIS_INSTANCE, status["id"], names.KCP_NAMESPACE) or {}
+                secret_name = ((obj.get("spec") or {}).get("authSecret") or {}).get("name") or name
+                secret = skr.get(resources.SECRET, secret_name, namespace) or {}
+                detail = f"secret {secret_name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint " \
+                         f"{(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}"
+            conds = status.get("conditions") or []
+            if status.get("state") != names.STATE_READY and conds:
+                detail = str(conds[0].get("message", detail))
+            rows.append((f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", str(status.get("state") or "Pending"),
+                         detail))
+        return rows
 
     def peering_rows(self) -> list[tuple[str, str, str, str]]:
         """(kind, object, state, detail) of each SKR VPC peering applied: the KCP VpcPeering's state and
@@ -499,7 +533,7 @@ class CloudLocal:
         return rows
 
     def settled(self) -> bool:
-        """Every applied SKR IpRange and VPC peering is Ready (or Error; a peering also Warning)."""
+        """Every applied SKR IpRange, VPC peering and Redis instance is Ready (or Error; a peering also Warning)."""
         return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
 
     def stop(self) -> None:

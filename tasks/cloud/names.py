@@ -18,6 +18,10 @@ VERSION = "v1beta1"
 #: SKR (user-facing) kinds.
 SKR_IPRANGE = Resource(SKR_GROUP, VERSION, "ipranges", "IpRange", False)
 CLOUD_RESOURCES = Resource(SKR_GROUP, VERSION, "cloudresources", "CloudResources", True)
+#: SKR Redis instances (namespaced), one kind per provider (``api/cloud-resources/v1beta1/*redisinstance_types.go``).
+SKR_AWS_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "awsredisinstances", "AwsRedisInstance", True)
+SKR_GCP_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "gcpredisinstances", "GcpRedisInstance", True)
+SKR_AZURE_REDIS_INSTANCE = Resource(SKR_GROUP, VERSION, "azureredisinstances", "AzureRedisInstance", True)
 #: SKR VPC peerings (cluster-scoped), one kind per provider (``api/cloud-resources/v1beta1/*vpcpeering_types.go``).
 SKR_AWS_VPC_PEERING = Resource(SKR_GROUP, VERSION, "awsvpcpeerings", "AwsVpcPeering", False)
 SKR_GCP_VPC_PEERING = Resource(SKR_GROUP, VERSION, "gcpvpcpeerings", "GcpVpcPeering", False)
@@ -189,6 +193,9 @@ REASON_UNKNOWN = "Unknown"
 REASON_NOT_FOUND = "NotFound"
 REASON_CLOUD_PROVIDER_ERROR = "CloudProviderError"
 REASON_ERROR_LISTING_RESOURCES = "ErrorListingResources"
+# KCP RedisInstance (``api/cloud-control/v1beta1/conditions.go``)
+REASON_FAILED_CREATING_REDIS_INSTANCE = "FailedCreatingRedisInstance"
+REASON_INVALID_DEPENDENCY = "InvalidDependency"
 # KCP VpcPeering (``api/cloud-control/v1beta1/conditions.go``)
 REASON_MISSING_DEPENDENCY = "MissingDependency"
 REASON_WAITING_DEPENDENCY = "WaitingDependency"

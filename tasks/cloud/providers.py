@@ -31,6 +31,11 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``pkg/kcp/provider/<type>/vpcpeering``.
 ``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
                              ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
+``reconcile_redisinstance``  one turn of provisioning the KCP RedisInstance ``ctx.obj`` (``spec.instance.
+(ctx)                        <type>``) in the network of ``ctx.iprange`` (its Ready KCP IpRange): Ready
+                             with ``primaryEndpoint``, ``readEndpoint``, ``authString``. As cloud-manager's
+                             ``pkg/kcp/provider/<type>/redisinstance``.
+``delete_redisinstance(ctx)`` one turn of removing every cloud piece of it; ``remove_finalizer`` once gone.
 ===========================  ===========================================================================
 
 A provider never writes to Kubernetes: the KCP controller carries out its Step
@@ -59,8 +64,8 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError", "ScopeContext",
-           "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
+__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError", "RedisInstanceContext",
+           "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -175,6 +180,25 @@ class VpcPeeringContext(ObjectContext):
         return (self.obj.get("spec") or {}).get("details") or {}
 
 
+@dataclass
+class RedisInstanceContext(ObjectContext):
+    """One KCP RedisInstance reconcile (``obj.spec.instance.<type>``: the provider's shape, see the
+    CRD; ``obj.spec.ipRange.name`` its KCP IpRange).
+
+    Attributes:
+        iprange: the KCP IpRange it lives in (Ready when provisioning; ``None`` when gone, only while
+            deleting): ``status.subnets`` (AWS), ``status.id`` / ``status.cidr``.
+    """
+
+    iprange: Mapping[str, Any] | None = None
+
+    @property
+    def instance(self) -> Mapping[str, Any]:
+        """``spec.instance.<provider>`` (empty when missing)."""
+        provider = str((self.scope.get("spec") or {}).get("provider") or "")
+        return ((self.obj.get("spec") or {}).get("instance") or {}).get(provider) or {}
+
+
 class Provider:
     """Base class of a cloud provider (see the module doc for the contract of each method)."""
 
@@ -216,6 +240,13 @@ class Provider:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
 
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+        return gone()
+
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
+                                         f"RedisInstance is not supported on provider {self.name}")
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
         return gone()
 
 

@@ -1,6 +1,6 @@
 """The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs, IpRange
-(a VPC CIDR block plus one subnet per zone) and VpcPeering (a peering connection to the customer's VPC
-with routes on both sides). Registered on import as provider ``aws``."""
+(a VPC CIDR block plus one subnet per zone), VpcPeering (a peering connection to the customer's VPC
+with routes on both sides) and RedisInstance (ElastiCache). Registered on import as provider ``aws``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ import botocore.exceptions
 
 from kube.toolkit.step import Step
 from tasks.cloud import providers
-from tasks.cloud.aws import client, iprange, vpcpeering
+from tasks.cloud.aws import client, iprange, redisinstance, vpcpeering
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
-from tasks.cloud.providers import IpRangeContext, Provider, ProviderError, ScopeInputs, VpcPeeringContext
+from tasks.cloud.providers import (
+    IpRangeContext,
+    Provider,
+    ProviderError,
+    RedisInstanceContext,
+    ScopeInputs,
+    VpcPeeringContext,
+)
 from tasks.cloud.settings import current as current_settings
 
 
@@ -55,6 +62,11 @@ class AwsProvider(Provider):
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return iprange.delete(ctx)
 
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.reconcile(ctx)
+
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+        return redisinstance.delete(ctx)
     def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
         return vpcpeering.reconcile(ctx)
 

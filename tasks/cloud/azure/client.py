@@ -156,6 +156,7 @@ class AzureClient:
 
             kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
+        self.credential = credential  # the Redis client (tasks.cloud.azure.redis_client) shares it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
         self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
         self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)

@@ -35,7 +35,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, skrstatus, vpcpeering
+from tasks.cloud.skr import cloudresources, installer, iprange, redisinstance, skrstatus, vpcpeering
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Outcome, Result
 
@@ -143,6 +143,9 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
         if not trial:
             report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
+            redis = redisinstance.KINDS.get(provider)
+            if redis is not None:
+                report.handles.append(_run(ctx, redis, redisinstance.reconcile, redis.kind))
             peering = names.SKR_VPC_PEERINGS.get(provider)
             if peering is not None:
                 report.handles.append(_run(ctx, peering, vpcpeering.reconcile, peering.kind))

@@ -92,6 +92,8 @@ def _watch(state: Path, proc: subprocess.Popen[str], seen: dict[str, Any]) -> No
 
 
 def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> None:
+    """Every IpRange Ready with its provider objects; one Redis instance per provider Ready with its
+    connection Secret in its SKR (the keys are in the summary row)."""
     state = tmp_path / "state"
     proc = subprocess.Popen(
         [sys.executable, "-m", "reconcilery.cli", "up", "--once", "--timeout", "300", "--state-dir", str(state),
@@ -113,6 +115,14 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     assert len(rows) == 4 and all("Ready" in r for r in rows), out
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
     assert "10.241.0.0/22" in out and "10.252.0.0/22" in out, out  # GCP allocated after 10.240.0.0/16; Azure
+    lines = out.splitlines()
+    for kind, extra in (("AwsRedisInstance", "url"), ("GcpRedisInstance", "readHost"),
+                        ("AzureRedisInstance", "primaryEndpoint")):
+        redis = [i for i, line in enumerate(lines) if f"SKR {kind}" in line]
+        assert len(redis) == 1 and "Ready" in lines[redis[0]], out  # the provider's Redis, its Secret in the SKR
+        row = " ".join(cell.strip() for line in lines[redis[0]:redis[0] + 8] for cell in line.split("│")[4:5])
+        for key in ("authString", "host", "port", "primaryEndpoint", extra):
+            assert key in row, out
     [peering] = [line for line in out.splitlines() if "SKR AwsVpcPeering" in line]
     assert "to-customer-vpc" in peering and "Ready" in peering and "kcp active" in peering, out
 

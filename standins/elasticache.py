@@ -1,0 +1,480 @@
+"""ElastiCache as the Redis flows use it, inside moto's server: boto3 reaches it unchanged.
+
+moto (5.2) serves EC2, Secrets Manager and part of ElastiCache, but answers ``CreateCacheParameterGroup``,
+``ModifyCacheParameterGroup``, ``DeleteCacheParameterGroup``, ``DescribeCacheParameters``,
+``DescribeEngineDefaultParameters`` and ``DeleteCacheSubnetGroup`` "not implemented", does not
+describe a replication group's member clusters, has no ``ReaderEndpoint``, ignores most of
+``ModifyReplicationGroup`` (engine version, parameter group, auth token, user groups, maintenance
+window) and leaves a deleted replication group ``deleting`` for ever. :func:`install` gives moto's
+ElastiCache responder (its extension point: one method per action, answers serialized by moto from
+the botocore model) these actions over a small model of ours, without forking moto:
+
+- subnet groups: create / describe / delete (``CacheSubnetGroupNotFoundFault``, in use:
+  ``CacheSubnetGroupInUse``);
+- parameter groups: create / describe / delete (``CacheParameterGroupNotFound``, in use:
+  ``InvalidCacheParameterGroupState``) / modify / describe parameters (the family's defaults overlaid by
+  the modifications) / engine defaults per family (:data:`ENGINE_DEFAULTS`);
+- replication groups (cluster mode disabled, one node group): create (``available`` at once, member
+  clusters ``<id>-00<n>``, primary and reader endpoints), describe (``ReplicationGroupNotFoundFault``),
+  modify (node type, engine version, parameter group, auth token rotate/set, user groups with
+  ``AuthTokenUpdateStrategy=DELETE``, maintenance window, auto minor upgrade: the group answers
+  ``modifying`` once, then ``available``), delete (``deleting`` once, then gone);
+- cache clusters: describe a member (engine version, node type, parameter group);
+- user groups: create (``active``), describe, delete.
+
+Behaviour follows the ElastiCache API reference (error codes, 404/400 statuses, field names). Errors
+can be injected per action (:func:`inject`: the next ``n`` calls of an action answer an error).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ENGINE_DEFAULTS", "inject", "install", "reset"]
+
+#: Engine default parameters per family (a subset of AWS's, enough for the flows: user parameters
+#: are overlaid on these).
+ENGINE_DEFAULTS: Mapping[str, Mapping[str, str]] = {
+    "redis7": {"maxmemory-policy": "volatile-lru", "timeout": "0", "tcp-keepalive": "300", "cluster-enabled": "no",
+               "notify-keyspace-events": ""},
+    "redis6.x": {"maxmemory-policy": "volatile-lru", "timeout": "0", "tcp-keepalive": "300",
+                 "cluster-enabled": "no", "notify-keyspace-events": ""},
+    "redis5.0": {"maxmemory-policy": "volatile-lru", "timeout": "0", "tcp-keepalive": "300"},
+}
+PORT = 6379
+
+
+@dataclass
+class _Group:
+    ident: str
+    node_type: str
+    engine_version: str
+    parameter_group: str
+    subnet_group: str
+    security_groups: list[str]
+    replicas: int
+    auth_token: str = ""
+    user_groups: list[str] = field(default_factory=list)
+    maintenance_window: str = "sun:05:00-sun:06:00"
+    auto_minor: bool = True
+    failover: bool = False
+    status: str = "available"
+    next_status: str = ""
+    gone_next: bool = False
+
+    @property
+    def members(self) -> list[str]:
+        return [f"{self.ident}-{n:03d}" for n in range(1, self.replicas + 2)]
+
+
+@dataclass
+class _Region:
+    subnet_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parameter_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    groups: dict[str, _Group] = field(default_factory=dict)
+    user_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_lock = threading.RLock()
+_regions: dict[tuple[str, str], _Region] = {}
+_injected: dict[str, list[tuple[str, str, int]]] = {}
+_installed = False
+
+
+def reset() -> None:
+    """Forget every object and injected error (tests)."""
+    with _lock:
+        _regions.clear()
+        _injected.clear()
+
+
+def inject(action: str, code: str, message: str = "injected", status: int = 400, times: int = 1) -> None:
+    """Make the next ``times`` calls of ``action`` (e.g. ``CreateReplicationGroup``) answer ``code``."""
+    with _lock:
+        _injected.setdefault(action, []).extend([(code, message, status)] * times)
+
+
+def _error(code: str, message: str, status: int = 400) -> Exception:
+    from moto.core.exceptions import ServiceException
+
+    class _Fault(ServiceException):
+        pass
+
+    fault = _Fault(message)
+    fault.code = code
+    fault.http_status_code = status  # type: ignore[attr-defined]
+    return fault
+
+
+def _region(resp: Any) -> _Region:
+    key = (str(resp.current_account), str(resp.region))
+    with _lock:
+        return _regions.setdefault(key, _Region())
+
+
+def _take_injected(action: str) -> None:
+    with _lock:
+        queue = _injected.get(action)
+        if queue:
+            code, message, status = queue.pop(0)
+            raise _error(code, message, status)
+
+
+def _arn(resp: Any, kind: str, name: str) -> str:
+    return f"arn:aws:elasticache:{resp.region}:{resp.current_account}:{kind}:{name}"
+
+
+def _family(engine_version: str) -> str:
+    for prefix, family in (("7.", "redis7"), ("6.", "redis6.x"), ("5.0", "redis5.0")):
+        if engine_version.startswith(prefix):
+            return family
+    return "redis7"
+
+
+def _full_version(version: str) -> str:
+    return {"7.0": "7.0.7", "7.1": "7.1.0", "6.x": "6.2.6"}.get(version, version)
+
+
+def _group_view(resp: Any, g: _Group) -> dict[str, Any]:
+    domain = f"{g.ident}.abc123.{resp.region}.cache.amazonaws.com"
+    members = [{"CacheClusterId": m, "CacheNodeId": "0001", "CurrentRole": "primary" if i == 0 else "replica",
+                "ReadEndpoint": {"Address": f"{m}.{domain}", "Port": PORT},
+                "PreferredAvailabilityZone": f"{resp.region}a"} for i, m in enumerate(g.members)]
+    return {
+        "ReplicationGroupId": g.ident, "Description": "ElastiCache managed by Kyma Cloud Manager",
+        "Status": g.status, "MemberClusters": g.members, "CacheNodeType": g.node_type,
+        "NodeGroups": [{"NodeGroupId": "0001", "Status": g.status,
+                        "PrimaryEndpoint": {"Address": f"master.{domain}", "Port": PORT},
+                        "ReaderEndpoint": {"Address": f"replica.{domain}", "Port": PORT},
+                        "NodeGroupMembers": members}],
+        "AutomaticFailover": "enabled" if g.failover else "disabled", "ClusterEnabled": False,
+        "AuthTokenEnabled": bool(g.auth_token), "TransitEncryptionEnabled": True, "AtRestEncryptionEnabled": True,
+        "UserGroupIds": list(g.user_groups), "ARN": _arn(resp, "replicationgroup", g.ident),
+        "AutoMinorVersionUpgrade": g.auto_minor,
+    }
+
+
+def _observe(region: _Region, g: _Group) -> None:
+    """A describe sees the group; a pending transition happens after it (``modifying`` once, ``deleting`` once)."""
+    if g.gone_next:
+        region.groups.pop(g.ident, None)
+    elif g.next_status:
+        g.status, g.next_status = g.next_status, ""
+
+
+# ---- the actions (methods of moto's ElastiCacheResponse) --------------------------------------
+
+
+def create_cache_subnet_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("CreateCacheSubnetGroup")
+    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    with _lock:
+        if name in region.subnet_groups:
+            raise _error("CacheSubnetGroupAlreadyExists", f"Cache subnet group {name} already exists.")
+        subnets = self._get_param("SubnetIds", [])
+        region.subnet_groups[name] = {
+            "CacheSubnetGroupName": name, "CacheSubnetGroupDescription": self._get_param("CacheSubnetGroupDescription"),
+            "VpcId": "", "Subnets": [{"SubnetIdentifier": s} for s in subnets],
+            "ARN": _arn(self, "subnetgroup", name)}
+        return ActionResult({"CacheSubnetGroup": region.subnet_groups[name]})
+
+
+def describe_cache_subnet_groups(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    with _lock:
+        if name:
+            if name not in region.subnet_groups:
+                raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
+            return ActionResult({"CacheSubnetGroups": [region.subnet_groups[name]]})
+        return ActionResult({"CacheSubnetGroups": list(region.subnet_groups.values())})
+
+
+def delete_cache_subnet_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("DeleteCacheSubnetGroup")
+    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    with _lock:
+        if name not in region.subnet_groups:
+            raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
+        if any(g.subnet_group == name for g in region.groups.values()):
+            raise _error("CacheSubnetGroupInUse", f"Cache subnet group {name} is in use.")
+        del region.subnet_groups[name]
+        return ActionResult({})
+
+
+def create_cache_parameter_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("CreateCacheParameterGroup")
+    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    family = self._get_param("CacheParameterGroupFamily")
+    with _lock:
+        if name in region.parameter_groups:
+            raise _error("CacheParameterGroupAlreadyExists", f"Parameter group {name} already exists.")
+        if family not in ENGINE_DEFAULTS:
+            raise _error("InvalidParameterValue", f"The parameter CacheParameterGroupFamily {family} is not valid.")
+        region.parameter_groups[name] = {"name": name, "family": family, "params": {},
+                                         "description": self._get_param("Description") or ""}
+        return ActionResult({"CacheParameterGroup": _pg_view(self, region.parameter_groups[name])})
+
+
+def _pg_view(resp: Any, pg: Mapping[str, Any]) -> dict[str, Any]:
+    return {"CacheParameterGroupName": pg["name"], "CacheParameterGroupFamily": pg["family"],
+            "Description": pg["description"], "IsGlobal": False, "ARN": _arn(resp, "parametergroup", pg["name"])}
+
+
+def _pg(region: _Region, name: str) -> dict[str, Any]:
+    if name not in region.parameter_groups:
+        raise _error("CacheParameterGroupNotFound", f"CacheParameterGroup {name} not found.", 404)
+    return region.parameter_groups[name]
+
+
+def describe_cache_parameter_groups(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    with _lock:
+        found = [_pg(region, name)] if name else list(region.parameter_groups.values())
+        return ActionResult({"CacheParameterGroups": [_pg_view(self, pg) for pg in found]})
+
+
+def delete_cache_parameter_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("DeleteCacheParameterGroup")
+    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    with _lock:
+        _pg(region, name)
+        if any(g.parameter_group == name for g in region.groups.values()):
+            raise _error("InvalidCacheParameterGroupState", f"Parameter group {name} is in use.")
+        del region.parameter_groups[name]
+        return ActionResult({})
+
+
+def _params(values: Mapping[str, str]) -> list[dict[str, Any]]:
+    return [{"ParameterName": k, "ParameterValue": v, "Source": "user", "DataType": "string", "IsModifiable": True}
+            for k, v in sorted(values.items())]
+
+
+def describe_cache_parameters(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region = _region(self)
+    with _lock:
+        pg = _pg(region, self._get_param("CacheParameterGroupName"))
+        return ActionResult({"Parameters": _params({**ENGINE_DEFAULTS[pg["family"]], **pg["params"]})})
+
+
+def modify_cache_parameter_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("ModifyCacheParameterGroup")
+    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    changes = self._get_param("ParameterNameValues", [])
+    with _lock:
+        pg = _pg(region, name)
+        for item in changes:
+            key, value = str(item.get("ParameterName") or ""), str(item.get("ParameterValue") or "")
+            if key not in ENGINE_DEFAULTS[pg["family"]]:
+                raise _error("InvalidParameterValue", f"Unknown parameter: {key}")
+            pg["params"][key] = value
+        return ActionResult({"CacheParameterGroupName": name})
+
+
+def describe_engine_default_parameters(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    family = self._get_param("CacheParameterGroupFamily")
+    if family not in ENGINE_DEFAULTS:
+        raise _error("InvalidParameterValue", f"The parameter CacheParameterGroupFamily {family} is not valid.")
+    return ActionResult({"EngineDefaults": {"CacheParameterGroupFamily": family,
+                                            "Parameters": _params(ENGINE_DEFAULTS[family])}})
+
+
+def create_replication_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("CreateReplicationGroup")
+    region, ident = _region(self), self._get_param("ReplicationGroupId")
+    with _lock:
+        if ident in region.groups:
+            raise _error("ReplicationGroupAlreadyExists", f"Replication group {ident} already exists.")
+        parameter_group = self._get_param("CacheParameterGroupName") or ""
+        if parameter_group:
+            _pg(region, parameter_group)
+        subnet_group = self._get_param("CacheSubnetGroupName") or ""
+        if subnet_group and subnet_group not in region.subnet_groups:
+            raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {subnet_group} not found.", 404)
+        token = self._get_param("AuthToken") or ""
+        if token and not 16 <= len(token) <= 128:
+            raise _error("InvalidParameterValue", "The AUTH token must be between 16 and 128 characters.")
+        replicas = int(self._get_param("ReplicasPerNodeGroup") or 0)
+        failover = str(self._get_param("AutomaticFailoverEnabled") or "").lower() == "true"
+        if failover and replicas < 1:
+            raise _error("InvalidParameterCombination",
+                         "Automatic failover requires at least one read replica.")
+        group = _Group(ident=ident, node_type=self._get_param("CacheNodeType") or "cache.t4g.micro",
+                       engine_version=_full_version(self._get_param("EngineVersion") or "7.1"),
+                       parameter_group=parameter_group, subnet_group=subnet_group,
+                       security_groups=list(self._get_param("SecurityGroupIds", []) or []), replicas=replicas,
+                       auth_token=token, failover=failover,
+                       auto_minor=str(self._get_param("AutoMinorVersionUpgrade") or "true").lower() == "true")
+        if self._get_param("PreferredMaintenanceWindow"):
+            group.maintenance_window = self._get_param("PreferredMaintenanceWindow")
+        region.groups[ident] = group
+        return ActionResult({"ReplicationGroup": _group_view(self, group)})
+
+
+def _group(region: _Region, ident: str) -> _Group:
+    if ident not in region.groups:
+        raise _error("ReplicationGroupNotFoundFault", f"Replication group {ident} not found.", 404)
+    return region.groups[ident]
+
+
+def describe_replication_groups(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region, ident = _region(self), self._get_param("ReplicationGroupId")
+    with _lock:
+        found = [_group(region, ident)] if ident else list(region.groups.values())
+        views = [_group_view(self, g) for g in found]
+        for g in found:
+            _observe(region, g)
+        return ActionResult({"ReplicationGroups": views})
+
+
+def modify_replication_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("ModifyReplicationGroup")
+    region = _region(self)
+    with _lock:
+        g = _group(region, self._get_param("ReplicationGroupId"))
+        if g.status != "available":
+            raise _error("InvalidReplicationGroupState", f"Replication group {g.ident} is not available.")
+        if self._get_param("CacheNodeType"):
+            g.node_type = self._get_param("CacheNodeType")
+        if self._get_param("EngineVersion"):
+            g.engine_version = _full_version(self._get_param("EngineVersion"))
+        if self._get_param("CacheParameterGroupName"):
+            g.parameter_group = _pg(region, self._get_param("CacheParameterGroupName"))["name"]
+        if self._get_param("PreferredMaintenanceWindow"):
+            g.maintenance_window = self._get_param("PreferredMaintenanceWindow")
+        if self._get_param("AutoMinorVersionUpgrade") is not None:
+            g.auto_minor = str(self._get_param("AutoMinorVersionUpgrade")).lower() == "true"
+        to_add = list(self._get_param("UserGroupIdsToAdd", []) or [])
+        to_remove = list(self._get_param("UserGroupIdsToRemove", []) or [])
+        token = self._get_param("AuthToken")
+        strategy = self._get_param("AuthTokenUpdateStrategy") or ("ROTATE" if token else "")
+        for ug in to_add:
+            if ug not in region.user_groups:
+                raise _error("UserGroupNotFound", f"User group {ug} not found.", 404)
+        if strategy == "DELETE":
+            if not to_add and not g.user_groups:
+                raise _error("InvalidParameterCombination",
+                             "AuthTokenUpdateStrategy DELETE is allowed only when adding a user group.")
+            g.auth_token = ""
+        elif token:
+            if to_add:
+                raise _error("InvalidParameterCombination", "AuthToken and user groups are exclusive.")
+            g.auth_token, g.user_groups = token, []
+        g.user_groups = [u for u in g.user_groups if u not in to_remove] + [u for u in to_add if u not in g.user_groups]
+        g.status, g.next_status = "modifying", "available"
+        return ActionResult({"ReplicationGroup": _group_view(self, g)})
+
+
+def delete_replication_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("DeleteReplicationGroup")
+    region = _region(self)
+    with _lock:
+        g = _group(region, self._get_param("ReplicationGroupId"))
+        g.status, g.gone_next = "deleting", True
+        return ActionResult({"ReplicationGroup": _group_view(self, g)})
+
+
+def describe_cache_clusters(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region, ident = _region(self), self._get_param("CacheClusterId")
+    with _lock:
+        for g in region.groups.values():
+            if ident in g.members:
+                return ActionResult({"CacheClusters": [{
+                    "CacheClusterId": ident, "ReplicationGroupId": g.ident, "CacheNodeType": g.node_type,
+                    "Engine": "redis", "EngineVersion": g.engine_version, "CacheClusterStatus": g.status,
+                    "NumCacheNodes": 1, "CacheSubnetGroupName": g.subnet_group,
+                    "CacheParameterGroup": {"CacheParameterGroupName": g.parameter_group,
+                                            "ParameterApplyStatus": "in-sync"},
+                    "AutoMinorVersionUpgrade": g.auto_minor, "PreferredMaintenanceWindow": g.maintenance_window}]})
+        raise _error("CacheClusterNotFound", f"Cache cluster {ident} not found.", 404)
+
+
+def create_user_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("CreateUserGroup")
+    region, ident = _region(self), self._get_param("UserGroupId")
+    with _lock:
+        if ident in region.user_groups:
+            raise _error("UserGroupAlreadyExists", f"User group {ident} already exists.")
+        region.user_groups[ident] = {"UserGroupId": ident, "Status": "active", "Engine": "redis",
+                                     "UserIds": list(self._get_param("UserIds", []) or []),
+                                     "ARN": _arn(self, "usergroup", ident)}
+        return ActionResult(region.user_groups[ident])
+
+
+def describe_user_groups(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    region, ident = _region(self), self._get_param("UserGroupId")
+    with _lock:
+        if ident:
+            if ident not in region.user_groups:
+                raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
+            return ActionResult({"UserGroups": [region.user_groups[ident]]})
+        return ActionResult({"UserGroups": list(region.user_groups.values())})
+
+
+def delete_user_group(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    _take_injected("DeleteUserGroup")
+    region, ident = _region(self), self._get_param("UserGroupId")
+    with _lock:
+        if ident not in region.user_groups:
+            raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
+        if any(ident in g.user_groups for g in region.groups.values()):
+            raise _error("InvalidUserGroupState", f"User group {ident} is in use.")
+        return ActionResult(region.user_groups.pop(ident))
+
+
+_ACTIONS = (create_cache_subnet_group, describe_cache_subnet_groups, delete_cache_subnet_group,
+            create_cache_parameter_group, describe_cache_parameter_groups, delete_cache_parameter_group,
+            describe_cache_parameters, modify_cache_parameter_group, describe_engine_default_parameters,
+            create_replication_group, describe_replication_groups, modify_replication_group,
+            delete_replication_group, describe_cache_clusters, create_user_group, describe_user_groups,
+            delete_user_group)
+
+
+def install() -> None:
+    """Give moto's ElastiCache responder the actions of this module (idempotent; every moto server or
+    ``mock_aws`` of this process answers them)."""
+    global _installed
+    from moto.elasticache.responses import ElastiCacheResponse
+
+    with _lock:
+        if _installed:
+            return
+        for action in _ACTIONS:
+            setattr(ElastiCacheResponse, action.__name__, action)
+        _installed = True

@@ -1,0 +1,160 @@
+"""The Azure RedisInstance plan (``pkg/kcp/provider/azure/redisinstance``): one turn's ARM calls over
+what was read (pure).
+
+The cache is ``<kcpName>`` in the Cloud Manager resource group ``<vpcNetwork>--cm`` (region = the
+Scope's, non-SSL port disabled, SKU ``Premium``/``P`` or, for the S tiers, ``Basic``/``C``, optional
+version and shard count, the ``redisConfiguration``); a private endpoint ``<kcpName>`` into the subnet
+``<vpcNetwork>--cm`` of the VNet ``<vpcNetwork>--cm`` (group ``redisCache``) and its DNS zone group
+``<kcpName>`` on the zone ``privatelink.redis.cache.windows.net``. In the original's order: create the
+cache (refused: ``FailedCreatingFileSystem`` (sic) ``Failed creating AzureRedis: <error>``, 10 s), wait
+for ``Succeeded`` (60 s), the private endpoint (``Failed creating Azure PrivateEndpoint: <error>``) and
+its wait, the DNS zone group (``Failed creating Azure PrivateDnsZone: <error>``), a SKU capacity change
+(``Failed to modify AzureRedis: <error>``), Ready with ``primaryEndpoint`` ``<host>:<sslPort>`` and the
+primary access key as ``authString``. Deletion: the cache, then the DNS zone group, then the private
+endpoint (each waited for), then the finalizer. A 429 comes back after 60 s without a status change
+(the shell's business).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
+
+__all__ = ["DNS_ZONE", "Call", "Plan", "Read", "plan_create", "plan_delete", "sku", "targets"]
+
+Timing = Callable[[float], float]
+DNS_ZONE = "privatelink.redis.cache.windows.net"
+READY_MESSAGE = "Redis instance is ready"
+REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
+
+
+def sku(family: str, capacity: int) -> dict[str, Any]:
+    """The ARM SKU of the KCP ``sku`` (``P`` -> Premium/P, ``S`` -> Basic/C)."""
+    return {"name": "Premium", "family": "P", "capacity": capacity} if family == "P" else \
+        {"name": "Basic", "family": "C", "capacity": capacity}
+
+
+def targets(scope: Mapping[str, Any], kcp_name: str) -> dict[str, str]:
+    """Resource group, names and ids of the pieces of the KCP RedisInstance ``kcp_name``."""
+    azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
+    sub, cm = str(azure.get("subscriptionId") or ""), f"{azure.get('vpcNetwork') or ''}--cm"
+    rg = f"/subscriptions/{sub}/resourceGroups/{cm}/providers"
+    return {"group": cm, "name": kcp_name, "redis_id": f"{rg}/Microsoft.Cache/redis/{kcp_name}",
+            "subnet_id": f"{rg}/Microsoft.Network/virtualNetworks/{cm}/subnets/{cm}", "subnet": cm,
+            "zone_id": f"{rg}/Microsoft.Network/privateDnsZones/{DNS_ZONE}",
+            "location": str((scope.get("spec") or {}).get("region") or "")}
+
+
+@dataclass(frozen=True)
+class Read:
+    """The cache, the private endpoint and its DNS zone group (ARM wire shape; ``None``: missing) and
+    the cache's primary key (``""`` until it is provisioned)."""
+
+    redis: Mapping[str, Any] | None = None
+    endpoint: Mapping[str, Any] | None = None
+    zone_group: Mapping[str, Any] | None = None
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One write: ``AzureRedisClient.<method>(**kwargs)``; refused: Error ``reason``, ``prefix`` + ARM's
+    message, back after 10 s."""
+
+    method: str
+    kwargs: Mapping[str, Any]
+    reason: str
+    prefix: str
+
+
+@dataclass
+class Plan:
+    run: StepBuilder
+    t: Timing
+    step: Step
+    calls: tuple[Call, ...] = ()
+
+    def failed(self, call: Call, message: str) -> Step:
+        return self.run.fail(call.reason, f"{call.prefix}{message}", requeue_after=self.t(10), exclusive=False)
+
+
+def _state(resource: Mapping[str, Any] | None) -> str:
+    return str(((resource or {}).get("properties") or {}).get("provisioningState") or "")
+
+
+def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
+                now: str | None = None) -> Plan:
+    """One provisioning turn (see the module doc)."""
+    run = StepBuilder(obj, now)
+    spec = (run.spec.get("instance") or {}).get("azure") or {}
+    n = targets(scope, run.name)
+    wanted_sku = sku(str((spec.get("sku") or {}).get("family") or "P"), int((spec.get("sku") or {}).get("capacity")
+                                                                              or 1))
+    redis = found.redis
+    if redis is None:
+        props: dict[str, Any] = {"sku": wanted_sku, "enableNonSslPort": False,
+                                 "redisConfiguration": {str(k): str(v) for k, v in
+                                                        (spec.get("redisConfiguration") or {}).items() if v}}
+        if spec.get("shardCount"):
+            props["shardCount"] = int(spec["shardCount"])
+        if spec.get("redisVersion"):
+            props["redisVersion"] = str(spec["redisVersion"])
+        body = {"location": n["location"], "properties": props}
+        return Plan(run, t, run.step(requeue_after=t(60)), (Call(
+            "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
+            "Failed creating AzureRedis: "),))
+    run.set(id=str(redis.get("id") or n["redis_id"]))
+    if _state(redis) != "Succeeded":
+        return Plan(run, t, run.step(requeue_after=t(60)))
+    endpoint = found.endpoint
+    if endpoint is None or _state(endpoint) == "Failed":
+        body = {"location": n["location"], "properties": {
+            "subnet": {"id": n["subnet_id"], "name": n["subnet"]},
+            "privateLinkServiceConnections": [{"name": n["name"], "properties": {
+                "privateLinkServiceId": str(redis.get("id") or n["redis_id"]), "groupIds": ["redisCache"]}}]}}
+        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+            "create_private_endpoint", {"group": n["group"], "name": n["name"], "body": body}, names.COND_ERROR,
+            "Failed creating Azure PrivateEndpoint: "),))
+    if _state(endpoint) != "Succeeded":
+        return Plan(run, t, run.step(requeue_after=t(1)))
+    if found.zone_group is None:
+        body = {"properties": {"privateDnsZoneConfigs": [{"name": DNS_ZONE, "properties": {
+            "privateDnsZoneId": n["zone_id"]}}]}}
+        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+            "create_dns_zone_group", {"group": n["group"], "endpoint": n["name"], "name": n["name"], "body": body},
+            names.COND_ERROR, "Failed creating Azure PrivateDnsZone: "),))
+    current = (redis.get("properties") or {}).get("sku") or {}
+    if int(current.get("capacity") or 0) != wanted_sku["capacity"]:
+        run.without(names.COND_READY)
+        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+            "update_redis", {"group": n["group"], "name": n["name"], "body": {"properties": {"sku": wanted_sku}}},
+            names.COND_ERROR, "Failed to modify AzureRedis: "),))
+    props = redis.get("properties") or {}
+    run.set(primaryEndpoint=f"{props.get('hostName') or ''}:{int(props.get('sslPort') or 0)}",
+            authString=found.key or None)
+    return Plan(run, t, run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE,
+                                      names.STATE_READY).step())
+
+
+def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
+                now: str | None = None) -> Plan:
+    """One deletion turn: the cache, then the DNS zone group, then the private endpoint, each waited for."""
+    run = StepBuilder(obj, now).without(names.COND_READY)
+    n = targets(scope, run.name)
+    for resource, call in ((found.redis, Call("delete_redis", {"group": n["group"], "name": n["name"]},
+                                              names.COND_ERROR, "Failed deleting AzureRedis: ")),
+                           (found.zone_group, Call("delete_dns_zone_group", {
+                               "group": n["group"], "endpoint": n["name"], "name": n["name"]}, names.COND_ERROR,
+                               "Failed deleting Azure PrivateDnsZoneGroup: ")),
+                           (found.endpoint, Call("delete_private_endpoint", {"group": n["group"], "name": n["name"]},
+                                                 names.COND_ERROR, "Failed deleting Azure PrivateEndpoint: "))):
+        if resource is not None:
+            if _state(resource) == "Deleting":
+                return Plan(run, t, run.step(requeue_after=t(1)))
+            return Plan(run, t, run.step(requeue_after=t(1)), (call,))
+    return Plan(run, t, run.step(remove_finalizer=names.FINALIZER))

@@ -1,0 +1,94 @@
+"""The Memorystore for Redis I/O of the GCP layer (``google-cloud-redis``, transport ``rest``).
+
+As :mod:`tasks.cloud.gcp.client`: plain data out (camelCase dicts, enum names), every failure a
+:class:`~tasks.cloud.gcp.client.GcpApiError`, :func:`fencing.check` before every write and
+:func:`fencing.timeout` of the original's 8 s API timeout on every request; ``endpoint`` aims the client
+at the stand-in (anonymous credentials), else Google with the key file or the default credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import fencing
+from tasks.cloud.gcp.client import API_TIMEOUT, _translate
+from tasks.cloud.guard import guarded
+
+__all__ = ["MemorystoreClient"]
+
+_guarded = guarded(_translate)
+
+
+class MemorystoreClient:
+    """Memorystore calls of the RedisInstance flow (``pkg/kcp/provider/gcp/redisinstance/client``)."""
+
+    def __init__(self, endpoint: str | None = None, credentials_file: str | None = None) -> None:
+        from google.api_core.client_options import ClientOptions
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import redis_v1
+
+        credentials: Any = None
+        if credentials_file:
+            from google.oauth2 import service_account
+
+            credentials = service_account.Credentials.from_service_account_file(
+                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        elif endpoint:
+            credentials = AnonymousCredentials()
+        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
+        if endpoint:
+            kwargs["client_options"] = ClientOptions(api_endpoint=endpoint.rstrip("/"))
+        self._client = redis_v1.CloudRedisClient(**kwargs)
+        self._types = redis_v1
+
+    def _plain(self, message: Any) -> dict[str, Any]:
+        return dict(type(message).to_dict(message, preserving_proto_field_name=False, use_integers_for_enums=False))
+
+    @_guarded
+    def get(self, name: str) -> dict[str, Any] | None:
+        """The instance ``projects/<p>/locations/<region>/instances/<id>``, ``None`` when missing."""
+        from google.api_core import exceptions as gexc
+
+        try:
+            return self._plain(self._client.get_instance(name=name, timeout=fencing.timeout(API_TIMEOUT)))
+        except gexc.NotFound:
+            return None
+
+    @_guarded
+    def auth_string(self, name: str) -> str:
+        found = self._client.get_instance_auth_string(name=name, timeout=fencing.timeout(API_TIMEOUT))
+        return str(found.auth_string)
+
+    @_guarded
+    def create(self, parent: str, instance_id: str, instance: Mapping[str, Any]) -> str:
+        """``CreateInstance``; the operation's name."""
+        fencing.check()
+        op = self._client.create_instance(parent=parent, instance_id=instance_id,
+                                          instance=self._types.Instance(mapping=dict(instance)),
+                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def update(self, name: str, changes: Mapping[str, Any], paths: Sequence[str]) -> str:
+        """``UpdateInstance`` of the fields ``paths`` (snake_case) to ``changes``; the operation's name."""
+        from google.protobuf import field_mask_pb2
+
+        fencing.check()
+        instance = self._types.Instance(mapping={"name": name, **dict(changes)})
+        op = self._client.update_instance(update_mask=field_mask_pb2.FieldMask(paths=list(paths)), instance=instance,
+                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def upgrade(self, name: str, redis_version: str) -> str:
+        fencing.check()
+        op = self._client.upgrade_instance(name=name, redis_version=redis_version,
+                                           timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)
+
+    @_guarded
+    def delete(self, name: str) -> str:
+        fencing.check()
+        op = self._client.delete_instance(name=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
+        return str(op.operation.name)

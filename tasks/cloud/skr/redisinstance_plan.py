@@ -1,0 +1,364 @@
+"""The SKR Redis instance plan (AwsRedisInstance, GcpRedisInstance, AzureRedisInstance): one turn's
+decision over what was read (pure).
+
+As cloud-manager's ``pkg/skr/{aws,gcp,azure}redisinstance`` (the three share one flow; the provider
+only changes the tier mapping of :mod:`tasks.cloud.skr.redis_tiers` and which KCP fields follow the
+SKR spec). In the original's order, all in one turn where the original re-reads between steps:
+
+0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
+   ``InvalidId``; a KCP RedisInstance of that name without this SKR's kyma label and this object's
+   remote name/namespace labels is an Error ``NotOwned``; an auth Secret of the wanted name not
+   labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
+   the original adopts and later deletes any Secret of that name);
+1. the IpRange (``pkg/skr/common/defaultiprange``): ``spec.ipRange.name`` missing -> Error
+   ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
+   created when missing (no CIDR, the default labels); wait until it is Ready;
+2. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``;
+3. the finalizer; 4. the KCP mirror ``kcp-system/<status.id>`` (scope, remoteRef, ipRange = the SKR
+   IpRange's id, ``instance.<provider>`` from the tier), state ``Creating``; an unknown tier -> Error
+   (``failed to map redisTier to cacheNodeType`` on AWS);
+5. wait until the KCP object has conditions; 6. the KCP status projected back (``Updating`` ->
+   state and condition ``Updating``; ``Error`` -> Error with the KCP message; ``Ready`` -> Ready);
+7. only when Ready: the SKR spec's mutable fields copied to the mirror (AWS: node type, engine
+   version, auth, auto minor upgrade, maintenance window, parameters; GCP: memory, version, auth,
+   configs, maintenance policy; Azure: the SKU capacity, state ``Updating``), and the auth Secret
+   created or brought up to date (:func:`auth_secret`);
+8. deleting: the auth Secret (its finalizer released, deleted, waited for; condition ``Deleting``
+   ``DeletingAuthSecret``), then the KCP mirror (``DeletingInstance``, state ``Deleting``), waited
+   for, then the finalizer released.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import kube.toolkit.conditions as cond
+from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
+from tasks.cloud.step import StepBuilder
+
+__all__ = ["KINDS", "MUTABLE", "Seen", "SkrPlan", "auth_secret", "auth_secret_data", "default_iprange",
+           "identity", "mirror", "plan", "render_extra_data"]
+
+KINDS = {"aws": names.SKR_AWS_REDIS_INSTANCE, "gcp": names.SKR_GCP_REDIS_INSTANCE,
+         "azure": names.SKR_AZURE_REDIS_INSTANCE}
+
+#: Fields of ``spec.instance.<provider>`` that follow the SKR spec after creation (the original's
+#: ``modifyKcpRedisInstance``); the others (AWS ``readReplicas``, GCP ``tier``/``replicaCount``, Azure
+#: version and configuration) are fixed at creation (the CRDs make them immutable).
+MUTABLE: Mapping[str, tuple[str, ...]] = {
+    "aws": ("cacheNodeType", "engineVersion", "autoMinorVersionUpgrade", "authEnabled",
+            "preferredMaintenanceWindow", "parameters"),
+    "gcp": ("memorySizeGb", "redisVersion", "authEnabled", "redisConfigs", "maintenancePolicy"),
+    "azure": ("sku",),
+}
+
+COND_UPDATING = "Updating"
+COND_DELETING = "Deleting"
+REASON_IPRANGE_NOT_FOUND = "IpRangeNotFound"
+REASON_DELETING_INSTANCE = "DeletingInstance"
+REASON_DELETING_AUTH_SECRET = "DeletingAuthSecret"
+STATE_UPDATING = "Updating"
+LABEL_STATUS_ID = f"{names.SKR_GROUP}/redisInstanceStatusId"
+LABEL_NAMESPACE = f"{names.SKR_GROUP}/redisInstanceNamespace"
+LABEL_MANAGED = f"{names.SKR_GROUP}/managed"
+#: ``util.NewLabelBuilder().WithCloudManagerDefaults()``.
+DEFAULT_LABELS = {"app.kubernetes.io/managed-by": "cloud-manager", "app.kubernetes.io/part-of": "kyma",
+                  "app.kubernetes.io/component": "cloud-manager"}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one turn read.
+
+    Attributes:
+        obj: the SKR Redis instance.
+        provider, kyma, kcp_namespace: the runtime.
+        iprange: the SKR IpRange it uses (``spec.ipRange.name``, else ``default``), ``None`` when missing.
+        kcp: the KCP RedisInstance named by its id (``None``: none, no id yet, or an id that is not a UUID).
+        secret: the SKR Secret named by :func:`secret_name` in the object's namespace, ``None`` when missing.
+        overrides: ``redisInstanceTierMachineTypes`` (AWS tier -> cache node type).
+    """
+
+    obj: Mapping[str, Any]
+    provider: str
+    kyma: str
+    kcp_namespace: str
+    iprange: Mapping[str, Any] | None = None
+    kcp: Mapping[str, Any] | None = None
+    secret: Mapping[str, Any] | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SkrPlan:
+    """One turn's writes, in the order the applier makes them: ``create_iprange``, ``label_id``, the
+    step's finalizer, ``create`` / ``patch`` (merge patch of the KCP mirror) / ``delete`` (its name),
+    the auth Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``,
+    ``secret_update``: name, labels, annotations, data replaced), then the rest of ``step``."""
+
+    step: Step
+    label_id: str | None = None
+    create_iprange: dict[str, Any] | None = None
+    create: dict[str, Any] | None = None
+    patch: dict[str, Any] | None = None
+    delete: str | None = None
+    secret_create: dict[str, Any] | None = None
+    secret_update: dict[str, Any] | None = None
+    secret_release: str | None = None
+    secret_delete: str | None = None
+
+
+def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
+    """The object's id: ``status.id``, else its id label, else ``new_id``."""
+    meta = obj.get("metadata") or {}
+    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
+
+
+def iprange_name(obj: Mapping[str, Any]) -> str:
+    """The SKR IpRange the object uses: ``spec.ipRange.name``, else ``default``."""
+    return str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or "") or "default"
+
+
+def secret_name(obj: Mapping[str, Any]) -> str:
+    """The auth Secret's name: ``spec.authSecret.name``, else the object's name."""
+    return str(((obj.get("spec") or {}).get("authSecret") or {}).get("name") or "") or str(obj["metadata"]["name"])
+
+
+def default_iprange() -> dict[str, Any]:
+    """The SKR IpRange ``default`` a consumer without ``spec.ipRange`` creates (no CIDR)."""
+    return {"apiVersion": f"{names.SKR_GROUP}/{names.VERSION}", "kind": "IpRange",
+            "metadata": {"name": "default", "labels": dict(names.DEFAULT_IPRANGE_LABELS)}, "spec": {}}
+
+
+def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str, iprange_id: str,
+           instance: Mapping[str, Any]) -> dict[str, Any]:
+    """The KCP RedisInstance projected from the SKR object (name = its id). The kyma/remote names are
+    labels (the ownership rule reads them) and, as the original writes them, annotations."""
+    meta = obj["metadata"]
+    name, namespace = str(meta["name"]), str(meta.get("namespace") or "")
+    owner = owner_labels(kyma, name, namespace)
+    return {"apiVersion": f"{names.KCP_GROUP}/{names.VERSION}", "kind": "RedisInstance",
+            "metadata": {"name": kcp_name, "namespace": kcp_namespace,
+                         "labels": {**owner, names.LABEL_MODULE: names.MODULE_LABEL_VALUE},
+                         "annotations": dict(owner)},
+            "spec": {"remoteRef": {"namespace": namespace, "name": name}, "scope": {"name": kyma},
+                     "ipRange": {"name": iprange_id}, "instance": dict(instance)}}
+
+
+_FIELD = re.compile(r"\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
+_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
+
+
+def render_extra_data(templates: Mapping[str, str], data: Mapping[str, str]) -> dict[str, str]:
+    """``extraData`` templates rendered over the Secret's keys (``{{.host}}:{{.port}}``), as the
+    original's ``ParseTemplatesMapToBytesMap`` with Go's ``text/template``: a missing key renders
+    ``<no value>``. Only field actions (``{{.key}}``) are supported; a template with any other
+    action is kept verbatim (the original keeps a template verbatim when it fails)."""
+    out: dict[str, str] = {}
+    for key, template in templates.items():
+        text = str(template)
+        if any(_FIELD.fullmatch(action) is None for action in _ACTION.findall(text)):
+            out[str(key)] = text
+            continue
+        out[str(key)] = _FIELD.sub(lambda m: data.get(m.group(1), "<no value>"), text)
+    return out
+
+
+def auth_secret_data(kcp_status: Mapping[str, Any], extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The Secret's keys (``getAuthSecretBaseData``): ``primaryEndpoint``/``host``/``port``,
+    ``readEndpoint``/``readHost``/``readPort``, ``authString`` (each when the KCP status has it), then
+    the rendered ``extra`` templates (the base keys win on a clash). Plain strings."""
+    base: dict[str, str] = {}
+    for endpoint, host, port in (("primaryEndpoint", "host", "port"), ("readEndpoint", "readHost", "readPort")):
+        value = str(kcp_status.get(endpoint) or "")
+        if value:
+            base[endpoint] = value
+            parts = value.split(":")
+            if len(parts) >= 2:
+                base[host], base[port] = parts[0], parts[1]
+    if kcp_status.get("authString"):
+        base["authString"] = str(kcp_status["authString"])
+    return {**render_extra_data(extra or {}, base), **base}
+
+
+def auth_secret(obj: Mapping[str, Any], ident: str, kcp_status: Mapping[str, Any]) -> dict[str, Any]:
+    """The SKR auth Secret of the object (name, labels, annotations, finalizer, base64 ``data``)."""
+    spec = (obj.get("spec") or {}).get("authSecret") or {}
+    namespace = str(obj["metadata"].get("namespace") or "")
+    labels = {**{str(k): str(v) for k, v in (spec.get("labels") or {}).items()},
+              LABEL_STATUS_ID: ident, LABEL_NAMESPACE: namespace, LABEL_MANAGED: "true", **DEFAULT_LABELS}
+    data = auth_secret_data(kcp_status, spec.get("extraData"))
+    meta: dict[str, Any] = {"name": secret_name(obj), "namespace": namespace, "labels": labels,
+                            "finalizers": [names.FINALIZER]}
+    if spec.get("annotations"):
+        meta["annotations"] = {str(k): str(v) for k, v in spec["annotations"].items()}
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": meta,
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in sorted(data.items())}}
+
+
+def _secret_differs(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    meta, want = current.get("metadata") or {}, desired["metadata"]
+    return ((current.get("data") or {}) != desired["data"] or (meta.get("labels") or {}) != want["labels"]
+            or (meta.get("annotations") or {}) != (want.get("annotations") or {}))
+
+
+def _ours(secret: Mapping[str, Any], ident: str) -> bool:
+    return ((secret.get("metadata") or {}).get("labels") or {}).get(LABEL_STATUS_ID) == ident
+
+
+def _instance_patch(provider: str, current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Merge patch of ``spec.instance.<provider>`` for the mutable fields that differ (``None``: none)."""
+    changes: dict[str, Any] = {}
+    for key in MUTABLE.get(provider, ()):
+        have, want = current.get(key), desired.get(key)
+        if have == want or (not have and not want):
+            continue
+        if isinstance(have, Mapping) and isinstance(want, Mapping):  # a merge patch: removed keys as null
+            changes[key] = {k: want.get(k) for k in sorted({*have, *want})}
+        else:
+            changes[key] = want
+    return {"spec": {"instance": {provider: changes}}} if changes else None
+
+
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
+    """One turn of the SKR Redis instance (see the module doc). ``new_id``: the UUID to assign when
+    the object has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
+    obj = seen.obj
+    run = StepBuilder(obj, now)
+    meta = obj.get("metadata") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    ident = str(run.status.get("id") or "")
+    if run.deleting and not has_finalizer:
+        return SkrPlan(Step())
+    if run.deleting and not ident:
+        return SkrPlan(Step(remove_finalizer=names.FINALIZER))
+    claimed = ident or identity(obj, new_id)
+    refused = invalid_id(claimed)  # 0
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_INVALID_ID, f"RedisInstance {refused}"))
+    refused = foreign(seen.kcp, seen.kyma, name, namespace)
+    if refused is not None:
+        return SkrPlan(run.fail(REASON_NOT_OWNED, f"RedisInstance {refused}"))
+    secret = seen.secret
+    if secret is not None and not _ours(secret, claimed):
+        if run.deleting:  # a Secret that is not ours is left alone
+            secret = None
+        else:
+            return SkrPlan(run.fail(names.REASON_ERROR, f"Secret {secret_name(obj)} exists and is not the auth "
+                                                        "Secret of this instance"))
+    if run.deleting:  # 8
+        return _delete(run, seen, secret, t)
+
+    iprange = seen.iprange  # 1
+    explicit = bool((run.spec.get("ipRange") or {}).get("name"))
+    if iprange is None:
+        if explicit:
+            return SkrPlan(run.fail(REASON_IPRANGE_NOT_FOUND,
+                                    f"Specified IpRange {iprange_name(obj)} does not exist"))
+        return SkrPlan(run.step(requeue_after=t(1)), create_iprange=default_iprange())
+    iprange_id = str((iprange.get("status") or {}).get("id") or "")
+    if not cond.is_true((iprange.get("status") or {}).get("conditions"), names.COND_READY) or not iprange_id:
+        return SkrPlan(run.step(requeue_after=t(2)))
+
+    label_id: str | None = None
+    if not ident:  # 2
+        ident = claimed
+        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
+            label_id = ident
+        run.set(id=ident)
+    add = None if has_finalizer else names.FINALIZER  # 3
+
+    def stop(step: Step, **writes: Any) -> SkrPlan:
+        return SkrPlan(step, label_id=label_id, **writes)
+
+    desired = instance_for(seen.provider, run.spec, seen.overrides)
+    if seen.kcp is None:  # 4
+        if desired is None:
+            run.without(names.COND_READY)
+            return stop(run.fail(names.REASON_ERROR, UNKNOWN_TIER_MESSAGES.get(seen.provider, "unknown redisTier"),
+                                 exclusive=False))
+        run.set(state=names.STATE_CREATING)
+        return stop(run.step(add_finalizer=add, requeue_after=t(20)),
+                    create=mirror(obj, ident, seen.kyma, seen.kcp_namespace, iprange_id, desired))
+    kcp_status = seen.kcp.get("status") or {}
+    kcp_conditions = kcp_status.get("conditions") or []
+    if not kcp_conditions:  # 5
+        return stop(run.step(add_finalizer=add, requeue_after=t(20)))
+    projected = _project(run, kcp_conditions)  # 6
+    if projected is not None:
+        return stop(replace(projected, add_finalizer=add))
+    if run.current("state") != names.STATE_READY:
+        return stop(run.step(add_finalizer=add, requeue_after=t(60)))
+
+    writes: dict[str, Any] = {}  # 7
+    if desired is None:
+        run.without(names.COND_READY)
+        return stop(run.fail(names.REASON_ERROR, UNKNOWN_TIER_MESSAGES.get(seen.provider, "unknown redisTier"),
+                             exclusive=False))
+    current = ((seen.kcp.get("spec") or {}).get("instance") or {}).get(seen.provider) or {}
+    patch = _instance_patch(seen.provider, current, desired[seen.provider])
+    if patch is not None:
+        writes["patch"] = patch
+        if seen.provider == "azure":
+            run.set(state=STATE_UPDATING)
+    wanted = auth_secret(obj, ident, kcp_status)
+    if secret is None:
+        writes["secret_create"] = wanted
+    elif _secret_differs(secret, wanted):
+        writes["secret_update"] = wanted
+    requeue = t(5) if patch is not None and seen.provider != "aws" else None
+    return stop(run.step(add_finalizer=add, requeue_after=requeue), **writes)
+
+
+def _project(run: StepBuilder, kcp_conditions: list[dict[str, Any]]) -> Step | None:
+    """The KCP status projected (``updateStatus``): a Step when the SKR status changes, else ``None``."""
+    conditions = run.conditions
+    kcp_error = cond.find(kcp_conditions, names.COND_ERROR)
+    kcp_ready = cond.find(kcp_conditions, names.COND_READY)
+    kcp_updating = cond.find(kcp_conditions, COND_UPDATING)
+    skr_error = cond.find(conditions, names.COND_ERROR)
+    if kcp_updating is not None and skr_error is None and cond.find(conditions, COND_UPDATING) is None:
+        new = [c for c in conditions if c.get("type") != names.COND_READY]
+        new = cond.set_condition(new, cond.condition(COND_UPDATING, True, COND_UPDATING,
+                                                     str(kcp_updating.get("message") or ""), run.now))
+        run.set(conditions=new, state=STATE_UPDATING)
+        return run.step(requeue_after=1.0)
+    if kcp_error is not None and skr_error is None:
+        new = [c for c in conditions if c.get("type") not in (names.COND_READY, COND_UPDATING)]
+        new = cond.set_condition(new, cond.condition(names.COND_ERROR, True, names.REASON_ERROR,
+                                                     str(kcp_error.get("message") or ""), run.now))
+        run.set(conditions=new, state=names.STATE_ERROR)
+        return run.step()
+    if kcp_ready is not None and cond.find(conditions, names.COND_READY) is None:
+        new = [c for c in conditions if c.get("type") not in (names.COND_ERROR, COND_UPDATING)]
+        new = cond.set_condition(new, cond.condition(names.COND_READY, True, names.REASON_READY,
+                                                     str(kcp_ready.get("message") or ""), run.now))
+        run.set(conditions=new, state=names.STATE_READY)
+    return None
+
+
+def _delete(run: StepBuilder, seen: Seen, secret: Mapping[str, Any] | None, t: Callable[[float], float]) -> SkrPlan:
+    name = str(run.obj["metadata"]["name"])
+    if secret is not None:
+        smeta = secret.get("metadata") or {}
+        release = smeta["name"] if names.FINALIZER in (smeta.get("finalizers") or []) else None
+        remove = None if smeta.get("deletionTimestamp") else str(smeta["name"])
+        if remove is not None:
+            run.exclusive(COND_DELETING, True, REASON_DELETING_AUTH_SECRET, f"Deleting Auth Secret {remove}")
+        return SkrPlan(run.step(requeue_after=t(0.2)), secret_release=release, secret_delete=remove)
+    if seen.kcp is not None:
+        if (seen.kcp.get("metadata") or {}).get("deletionTimestamp"):
+            return SkrPlan(run.step(requeue_after=t(2)))
+        conditions = cond.set_condition(run.conditions, cond.condition(
+            COND_DELETING, True, REASON_DELETING_INSTANCE, f"Deleting RedisInstance {name}", run.now))
+        run.set(conditions=conditions, state=names.STATE_DELETING)
+        return SkrPlan(run.step(requeue_after=t(2)), delete=str(seen.kcp["metadata"]["name"]))
+    return SkrPlan(run.step(remove_finalizer=names.FINALIZER))

@@ -1,0 +1,62 @@
+"""An AwsRedisInstance end to end on the package's cloud stack (beat, SKR connects, the KCP loop, moto with
+the ElastiCache stand-in): Ready with the connection Secret (extraData rendered), the KCP mirror, the CRD's
+CEL rules (family and downgrade refused, a capacity change allowed and carried to the cloud), deletion
+leaving nothing in the SKR, the KCP or ElastiCache."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import boto3
+import pytest
+
+from kube import ApiError, resources
+from tasks.cloud import names
+from tests.integration.cloud.conftest import REGION, CloudEnv
+from tests.integration.cloud.test_skr import active_skr, skr_range, skr_state
+
+pytestmark = pytest.mark.integration
+
+REDIS = names.SKR_AWS_REDIS_INSTANCE
+
+
+def test_aws_redis_instance_end_to_end(cloud: CloudEnv) -> None:
+    _, skr = active_skr(cloud, zones=1)
+    ipr = skr_range(skr, "10.251.0.0/24")
+    skr_state(cloud, skr, ipr, "Ready")
+    cloud.wait(lambda: skr.served(REDIS), timeout=60, message="AwsRedisInstance CRD installed")
+    skr.create(REDIS, {"metadata": {"name": "cache", "namespace": "default"}, "spec": {
+        "redisTier": "S1", "authEnabled": True, "ipRange": {"name": ipr},
+        "authSecret": {"name": "conn", "labels": {"app": "shop"},
+                       "extraData": {"url": "redis://{{.host}}:{{.port}}"}}}})
+    obj: dict[str, Any] = cloud.wait(lambda: (o := skr.get(REDIS, "cache", "default")) is not None
+                                     and (o.get("status") or {}).get("state") == "Ready" and o,
+                                     timeout=120, message="AwsRedisInstance Ready")
+    ident = obj["status"]["id"]
+    kcp_obj = cloud.kcp_get(names.REDIS_INSTANCE, ident) or {}
+    assert kcp_obj["spec"]["instance"]["aws"]["cacheNodeType"] == "cache.t4g.small"
+    assert kcp_obj["spec"]["remoteRef"] == {"namespace": "default", "name": "cache"}
+    secret = cloud.wait(lambda: skr.get(resources.SECRET, "conn", "default"), timeout=60, message="auth Secret")
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert data["primaryEndpoint"] == kcp_obj["status"]["primaryEndpoint"] and data["authString"]
+    assert data["url"] == f"redis://{data['host']}:{data['port']}" and secret["metadata"]["labels"]["app"] == "shop"
+
+    for spec, message in (({"redisTier": "P1"}, "Service tier cannot be changed"),
+                          ({"engineVersion": "6.x"}, "engineVersion cannot be downgraded")):
+        with pytest.raises(ApiError) as refused:
+            skr.patch(REDIS, "cache", {"spec": spec}, "default")
+        assert refused.value.status == 422 and message in refused.value.message
+    skr.patch(REDIS, "cache", {"spec": {"redisTier": "S2"}}, "default")
+    ec = boto3.client("elasticache", endpoint_url=cloud.aws, region_name=REGION, aws_access_key_id="testing",
+                      aws_secret_access_key="testing")
+    cloud.wait(lambda: ec.describe_replication_groups(ReplicationGroupId=f"cm-{ident}")["ReplicationGroups"][0][
+        "CacheNodeType"] == "cache.t4g.medium", timeout=120, message="node type changed in ElastiCache")
+
+    skr.delete(REDIS, "cache", "default")
+    cloud.wait(lambda: skr.get(REDIS, "cache", "default") is None, timeout=120, message="instance gone")
+    assert skr.get(resources.SECRET, "conn", "default") is None
+    assert cloud.kcp_get(names.REDIS_INSTANCE, ident) is None
+    assert not [g for g in ec.describe_replication_groups()["ReplicationGroups"] if ident in g["ReplicationGroupId"]]
+    assert not [g for g in ec.describe_cache_parameter_groups()["CacheParameterGroups"]
+                if ident in g["CacheParameterGroupName"]]

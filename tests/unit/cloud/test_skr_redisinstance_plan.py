@@ -1,0 +1,267 @@
+"""The SKR Redis instance plan (pure): id, IpRange, mirror, projection, modifications, auth Secret,
+deletion, ownership; cases from the notes (§2.5, §3.5, §3.6, §5.1, §7.1) and the original's steps."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kube.toolkit.conditions import condition
+from tasks.cloud import names
+from tasks.cloud.skr.redisinstance_plan import Seen, auth_secret, auth_secret_data, plan, render_extra_data
+
+ID = "0b0c5bd2-54a4-4a4e-9d4e-3c1f4b2f6a10"
+NEW = "7f1de3b0-1c1e-4b5e-9d3a-5b8c9d0e1f2a"
+IPR_ID = "a3c1b2d4-0000-4000-8000-000000000001"
+NOW = "2026-01-01T00:00:00Z"
+
+
+def t(s: float) -> float:
+    return s
+
+
+def skr(spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None, finalizer: bool = True,
+        deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "cache", "namespace": "apps", "labels": {}}
+    if finalizer:
+        meta["finalizers"] = [names.FINALIZER]
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta, "spec": spec if spec is not None else {"redisTier": "S1"}, "status": status or {}}
+
+
+def iprange(ready: bool = True) -> dict[str, Any]:
+    conds = [condition("Ready", True, "Ready", "Ready", NOW)] if ready else []
+    return {"metadata": {"name": "default"}, "status": {"id": IPR_ID, "conditions": conds}}
+
+
+def kcp(conds: list[dict[str, Any]] | None = None, status: dict[str, Any] | None = None,
+        instance: dict[str, Any] | None = None, kyma: str = "k1", deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": ID, "namespace": "kcp-system",
+                            "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_REMOTE_NAME: "cache",
+                                       names.LABEL_REMOTE_NAMESPACE: "apps"}}
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta,
+            "spec": {"instance": instance or {"aws": {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0",
+                                                      "authEnabled": False, "autoMinorVersionUpgrade": False,
+                                                      "readReplicas": 0}}},
+            "status": {**(status or {}), "conditions": conds or []}}
+
+
+def seen(obj: dict[str, Any], provider: str = "aws", **kw: Any) -> Seen:
+    kw.setdefault("iprange", iprange())
+    return Seen(obj=obj, provider=provider, kyma="k1", kcp_namespace="kcp-system", **kw)
+
+
+READY_KCP = [condition("Ready", True, "Ready", "Redis instance is ready", NOW)]
+READY_SKR = {"id": ID, "state": "Ready", "conditions": READY_KCP}
+ENDPOINTS = {"primaryEndpoint": "10.0.0.5:6379", "readEndpoint": "10.0.0.6:6379", "authString": "s3cret"}
+
+
+def test_new_object_gets_id_finalizer_and_mirror_in_one_turn() -> None:
+    out = plan(seen(skr(finalizer=False)), NEW, t, NOW)
+    assert out.label_id == NEW
+    assert out.step.add_finalizer == names.FINALIZER
+    assert out.step.status == {"id": NEW, "state": "Creating"}
+    body = out.create
+    assert body is not None
+    assert body["metadata"]["name"] == NEW and body["metadata"]["namespace"] == "kcp-system"
+    assert body["metadata"]["labels"][names.LABEL_KYMA_NAME] == "k1"
+    assert body["metadata"]["annotations"][names.LABEL_REMOTE_NAMESPACE] == "apps"
+    assert body["spec"]["remoteRef"] == {"namespace": "apps", "name": "cache"}
+    assert body["spec"]["scope"] == {"name": "k1"} and body["spec"]["ipRange"] == {"name": IPR_ID}
+    assert body["spec"]["instance"]["aws"]["cacheNodeType"] == "cache.t4g.small"
+
+
+def test_unknown_tier_is_an_error_and_no_mirror() -> None:
+    out = plan(seen(skr({"redisTier": "S9"})), NEW, t, NOW)
+    assert out.create is None
+    status = out.step.status or {}
+    assert status["state"] == "Error"
+    error = next(c for c in status["conditions"] if c["type"] == "Error")
+    assert (error["reason"], error["message"]) == ("Error", "failed to map redisTier to cacheNodeType")
+    assert out.step.requeue_after is None
+    gcp = plan(seen(skr({"redisTier": "S9"}), provider="gcp"), NEW, t, NOW)
+    assert "failed to map redisTier to tier and memorySizeGb" in str(gcp.step.status)
+
+
+def test_override_is_used_in_the_mirror() -> None:
+    out = plan(seen(skr({"redisTier": "S1"}), overrides={"S1": "cache.t3.micro"}), NEW, t, NOW)
+    assert out.create is not None and out.create["spec"]["instance"]["aws"]["cacheNodeType"] == "cache.t3.micro"
+
+
+def test_explicit_iprange_missing() -> None:
+    out = plan(seen(skr({"redisTier": "S1", "ipRange": {"name": "mine"}}), iprange=None), NEW, t, NOW)
+    error = next(c for c in (out.step.status or {})["conditions"] if c["type"] == "Error")
+    assert (error["reason"], error["message"]) == ("IpRangeNotFound", "Specified IpRange mine does not exist")
+    assert out.create is None and out.create_iprange is None
+
+
+def test_default_iprange_created_when_missing_then_waited_for() -> None:
+    out = plan(seen(skr(), iprange=None), NEW, t, NOW)
+    assert out.create_iprange is not None and out.create_iprange["metadata"]["name"] == "default"
+    assert out.create_iprange["metadata"]["labels"]["app.kubernetes.io/name"] == "default-iprange"
+    assert "cidr" not in out.create_iprange["spec"] and out.step.requeue_after
+    waiting = plan(seen(skr(), iprange=iprange(ready=False)), NEW, t, NOW)
+    assert waiting.create is None and waiting.step.requeue_after
+
+
+@pytest.mark.parametrize("bad", ["..", "x", ID.upper()])
+def test_invalid_id_is_refused_without_kcp(bad: str) -> None:
+    out = plan(seen(skr(status={"id": bad})), NEW, t, NOW)
+    assert "InvalidId" in str(out.step.status) and out.create is None and out.delete is None
+
+
+def test_foreign_mirror_is_not_owned() -> None:
+    out = plan(seen(skr(status={"id": ID}), kcp=kcp(kyma="other")), NEW, t, NOW)
+    assert "NotOwned" in str(out.step.status)
+    assert out.patch is None and out.secret_create is None
+    gone = plan(seen(skr(status={"id": ID}, deleting=True), kcp=kcp(kyma="other")), NEW, t, NOW)
+    assert gone.delete is None and gone.step.remove_finalizer is None
+
+
+def test_waits_for_kcp_conditions() -> None:
+    out = plan(seen(skr(status={"id": ID, "state": "Creating"}), kcp=kcp()), NEW, t, NOW)
+    assert out.step.status is None and out.step.requeue_after == 20
+
+
+def test_kcp_ready_projects_ready_and_creates_the_secret() -> None:
+    out = plan(seen(skr(status={"id": ID, "state": "Creating"}), kcp=kcp(READY_KCP, ENDPOINTS)), NEW, t, NOW)
+    status = out.step.status or {}
+    assert status["state"] == "Ready"
+    assert [(c["type"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("Ready", "Ready", "Redis instance is ready")]
+    secret = out.secret_create
+    assert secret is not None and secret["metadata"]["name"] == "cache" and secret["metadata"]["namespace"] == "apps"
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert data == {"primaryEndpoint": "10.0.0.5:6379", "host": "10.0.0.5", "port": "6379",
+                    "readEndpoint": "10.0.0.6:6379", "readHost": "10.0.0.6", "readPort": "6379",
+                    "authString": "s3cret"}
+    assert secret["metadata"]["finalizers"] == [names.FINALIZER]
+    assert secret["metadata"]["labels"]["cloud-resources.kyma-project.io/redisInstanceStatusId"] == ID
+
+
+def test_kcp_error_projects_error_with_its_message() -> None:
+    conds = [condition("Error", True, "CloudProviderError", "Failed to create RedisInstance", NOW)]
+    out = plan(seen(skr(status={"id": ID, "state": "Creating"}), kcp=kcp(conds)), NEW, t, NOW)
+    status = out.step.status or {}
+    assert status["state"] == "Error"
+    assert [(c["type"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("Error", "Error", "Failed to create RedisInstance")]
+    assert out.step.requeue_after is None and out.secret_create is None
+
+
+def test_kcp_updating_projects_updating() -> None:
+    conds = [*READY_KCP, condition("Updating", True, "Updating", "Updating auth", NOW)]
+    out = plan(seen(skr(status=READY_SKR), kcp=kcp(conds)), NEW, t, NOW)
+    status = out.step.status or {}
+    assert status["state"] == "Updating"
+    assert [c["type"] for c in status["conditions"]] == ["Updating"]
+
+
+def test_tier_change_within_family_patches_the_mirror() -> None:
+    obj = skr({"redisTier": "S2", "authEnabled": True, "parameters": {"a": "1"}}, status=READY_SKR)
+    current = kcp(READY_KCP, ENDPOINTS, instance={"aws": {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0",
+                                                          "authEnabled": False, "readReplicas": 0,
+                                                          "parameters": {"a": "0", "b": "2"}}})
+    out = plan(seen(obj, kcp=current), NEW, t, NOW)
+    assert out.patch == {"spec": {"instance": {"aws": {"cacheNodeType": "cache.t4g.medium", "authEnabled": True,
+                                                       "parameters": {"a": "1", "b": None}}}}}
+
+
+def test_modifications_wait_for_ready() -> None:
+    obj = skr({"redisTier": "S2"}, status={"id": ID, "state": "Creating"})
+    out = plan(seen(obj, kcp=kcp([condition("Updating", True, "Updating", "x", NOW)])), NEW, t, NOW)
+    assert out.patch is None and out.secret_create is None
+
+
+def test_azure_capacity_change_sets_updating() -> None:
+    obj = skr({"redisTier": "P2"}, status=READY_SKR)
+    current = kcp(READY_KCP, ENDPOINTS, instance={"azure": {"sku": {"family": "P", "capacity": 1},
+                                                            "redisVersion": "6.0"}})
+    out = plan(seen(obj, provider="azure", kcp=current), NEW, t, NOW)
+    assert out.patch == {"spec": {"instance": {"azure": {"sku": {"capacity": 2, "family": "P"}}}}}
+    assert (out.step.status or {})["state"] == "Updating"
+
+
+def test_secret_updated_when_endpoint_or_auth_changes_only() -> None:
+    obj = skr(status=READY_SKR)
+    current_secret = auth_secret(obj, ID, ENDPOINTS)
+    same = plan(seen(obj, kcp=kcp(READY_KCP, ENDPOINTS), secret=current_secret), NEW, t, NOW)
+    assert same.secret_update is None and same.secret_create is None and same.step.status is None
+    no_auth = {k: v for k, v in ENDPOINTS.items() if k != "authString"}
+    changed = plan(seen(obj, kcp=kcp(READY_KCP, no_auth), secret=current_secret), NEW, t, NOW)
+    assert changed.secret_update is not None and "authString" not in changed.secret_update["data"]
+
+
+def test_secret_of_someone_else_is_never_touched() -> None:
+    theirs = {"metadata": {"name": "cache", "namespace": "apps", "labels": {}}, "data": {"x": "eQ=="}}
+    out = plan(seen(skr(status=READY_SKR), kcp=kcp(READY_KCP, ENDPOINTS), secret=theirs), NEW, t, NOW)
+    assert out.secret_update is None and "not the auth Secret" in str(out.step.status)
+    gone = plan(seen(skr(status=READY_SKR, deleting=True), kcp=kcp(READY_KCP), secret=theirs), NEW, t, NOW)
+    assert gone.secret_delete is None and gone.delete == ID
+
+
+def test_auth_secret_name_labels_annotations_and_extra_data() -> None:
+    obj = skr({"redisTier": "S1", "authSecret": {"name": "conn", "labels": {"team": "a"},
+                                                 "annotations": {"note": "x"},
+                                                 "extraData": {"url": "redis://{{.host}}:{{ .port }}",
+                                                               "host": "{{.host}}-override",
+                                                               "odd": "{{ if .host }}y{{ end }}",
+                                                               "missing": "{{.nope}}"}}})
+    secret = auth_secret(obj, ID, ENDPOINTS)
+    assert secret["metadata"]["name"] == "conn" and secret["metadata"]["labels"]["team"] == "a"
+    assert secret["metadata"]["annotations"] == {"note": "x"}
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert data["url"] == "redis://10.0.0.5:6379"
+    assert data["host"] == "10.0.0.5"  # base keys win
+    assert data["odd"] == "{{ if .host }}y{{ end }}" and data["missing"] == "<no value>"
+
+
+def test_render_and_data_edges() -> None:
+    assert render_extra_data({"a": "plain"}, {}) == {"a": "plain"}
+    assert auth_secret_data({"primaryEndpoint": "host-only"}, None) == {"primaryEndpoint": "host-only"}
+    assert auth_secret_data({}, None) == {}
+
+
+def test_deletion_order_secret_then_mirror_then_finalizer() -> None:
+    obj = skr(status=READY_SKR, deleting=True)
+    secret = auth_secret(obj, ID, ENDPOINTS)
+    first = plan(seen(obj, kcp=kcp(READY_KCP), secret=secret), NEW, t, NOW)
+    assert first.secret_release == "cache" and first.secret_delete == "cache" and first.delete is None
+    assert "DeletingAuthSecret" in str(first.step.status)
+    second = plan(seen(obj, kcp=kcp(READY_KCP), secret=None), NEW, t, NOW)
+    assert second.delete == ID and (second.step.status or {})["state"] == "Deleting"
+    assert "Deleting RedisInstance cache" in str(second.step.status)
+    third = plan(seen(obj, kcp=kcp(READY_KCP, deleting=True)), NEW, t, NOW)
+    assert third.delete is None and third.step.remove_finalizer is None and third.step.requeue_after
+    last = plan(seen(obj, kcp=None), NEW, t, NOW)
+    assert last.step.remove_finalizer == names.FINALIZER
+
+
+def test_deleting_without_id_or_finalizer() -> None:
+    assert plan(seen(skr(deleting=True)), NEW, t, NOW).step.remove_finalizer == names.FINALIZER
+    assert plan(seen(skr(deleting=True, finalizer=False)), NEW, t, NOW).step.remove_finalizer is None
+
+
+KEYS = st.sampled_from(["host", "port", "authString", "readHost", "nope", "x y", ""])
+
+
+@given(st.dictionaries(st.text(max_size=8), st.one_of(st.text(max_size=40), st.builds(
+    lambda k, pre, post: f"{pre}{{{{ .{k} }}}}{post}", KEYS, st.text(max_size=5), st.text(max_size=5)))),
+       st.dictionaries(st.sampled_from(["host", "port", "authString", "readHost"]), st.text(max_size=10)))
+def test_extra_data_never_fails_and_renders_known_fields(templates: dict[str, str], data: dict[str, str]) -> None:
+    out = render_extra_data(templates, data)
+    assert set(out) == set(templates)
+    for key, template in templates.items():
+        if "{{" not in template and "}}" not in template:
+            assert out[key] == template  # plain text passes through unchanged
+    secret = auth_secret({"metadata": {"name": "n", "namespace": "ns"}, "spec": {"authSecret": {
+        "extraData": templates}}}, ID, {"primaryEndpoint": "h:1", "authString": "a"})
+    decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert decoded["host"] == "h" and decoded["port"] == "1" and decoded["authString"] == "a"  # base keys win
