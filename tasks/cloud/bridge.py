@@ -11,7 +11,9 @@ credentials_file=GCP_SA_JSON_KEY_PATH)``; Azure ``AzureClient(<scope subscriptio
 base_url=RECONCILERY_AZURE_ENDPOINT_URL, tenant/client id and secret from AZURE_TENANT_ID,
 AZURE_CLIENT_ID, AZURE_CLIENT_SECRET)``. The layers' own timings are scaled with ``time_scale``.
 Azure's IpRange step provisions the Cloud Manager network itself, so its managed KCP Network
-(``<kyma>--cm``) is Ready as soon as it exists.
+(``<kyma>--cm``) is Ready as soon as it exists; once its VNet is there the step asks for the KCP
+VpcPeering ``<kyma>`` between it and the shoot VNet (``iprange_peering``, created and deleted by the KCP
+IpRange controller, peered by this provider's VpcPeering flow).
 
 VPC peering: ``tasks/cloud/gcp/vpcpeering.py`` (the same GCP client: one service account for both
 sides) and ``tasks/cloud/azure/vpcpeering.py`` (each the shell of a pure ``vpcpeering_plan.py``), with
@@ -50,7 +52,7 @@ _clients: dict[tuple[str, ...], Any] = {}
 
 def _network_tag(s: settings.CloudSettings) -> str:
     """The configured peering network tag (``PEERING_NETWORK_TAG``; empty: only the shoot name's)."""
-    return str(getattr(s, "peering_network_tag", "") or "")
+    return s.peering_network_tag
 
 
 def _cached(key: tuple[str, ...], build: Any) -> Any:
@@ -187,7 +189,11 @@ class AzureProvider(_LayerProvider):
         network_type = str(((ctx.network or {}).get("spec") or {}).get("type") or "") or None
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(ctx.scope),
                                  timing=iprange.Timing().scaled(1 / ctx.settings.time_scale),
-                                 network_type=network_type)
+                                 network_type=network_type, kyma_peering=ctx.peering)
+
+    def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+        # The kyma <-> Cloud Manager VNet peering of an Azure IpRange (the original's kymaPeeringCreate).
+        return dict(self._layer("vpcpeering_plan").kyma_peering(scope))
 
     def _peering_client(self, subscription: str, tenant: str, auxiliary: tuple[str, ...]) -> Any:
         """An ARM client with the peering credentials (``AZURE_PEERING_CLIENT_*``, else the default ones)."""

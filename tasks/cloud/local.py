@@ -12,19 +12,24 @@ What Kyma's control plane provides in a landscape is simulated here:
   in Secret ``kcp-system/kubeconfig-<kyma>`` (key ``config``, as the infrastructure manager writes it);
 - AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway);
 - GCP: the project of each GCP shoot's ``serviceaccount.json`` known to the stand-in (Resource Manager
-  answers its number, which Service Networking's ``deleteConnection`` needs);
+  answers its number, which Service Networking's ``deleteConnection`` needs) and the shoot's VPC network
+  ``shoot--<project>--<shoot>`` in it;
 - Azure: the resource group and VNet ``shoot--<project>--<shoot>`` of each Azure shoot (the VNet the
   Cloud Manager VNet peers with), in the subscription of its credentials.
 
 Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
 or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
 
-The customer's side of a VPC peering is seeded as the customer would create it in their own account: an
-SKR ``AwsVpcPeering`` annotated ``reconcilery.kyma-project.io/seed-remote-vpc`` (JSON ``{"cidr": ...,
-"tags": [tag keys]}``) gets a VPC in moto in its ``remoteAccountId`` and ``remoteRegion`` (reached by STS
+The customer's side of a VPC peering is seeded as the customer would create it in their own account,
+project or subscription, for an SKR peering annotated ``reconcilery.kyma-project.io/seed-remote-vpc``
+(JSON ``{"cidr": ..., "tags": [tag keys], "location": ...}``; :meth:`CloudLocal.seed_remote`): an
+``AwsVpcPeering`` gets a VPC in moto in its ``remoteAccountId`` and ``remoteRegion`` (reached by STS
 AssumeRole of any role there, as moto lets any caller), whose Name tag is the document's ``remoteVpcId``,
 with two route tables (one tagged with the tag keys); the document's ``remoteVpcId`` is then replaced by
-the seeded VPC's id (:func:`seed_aws_remote_vpc`).
+the seeded VPC's id (:func:`seed_aws_remote_vpc`). A ``GcpVpcPeering`` gets its ``remoteVpc`` network in
+its ``remoteProject`` in the GCP stand-in, tagged with the tag keys; an ``AzureVpcPeering`` the resource
+group and VNet of its ``remoteVnet`` (address space ``cidr``, tagged) in that subscription of the Azure
+stand-in. Each GCP shoot's own VPC network is seeded in its project as well (a GCP peering peers from it).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ __all__ = ["CLUSTER_ANNOTATION", "SEED_REMOTE_VPC_ANNOTATION", "CloudLocal", "Cl
 
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
-#: Annotation of an SKR AwsVpcPeering whose remote VPC ``up`` seeds in moto (JSON ``{"cidr", "tags"}``).
+#: Annotation of an SKR peering whose remote network ``up`` seeds (JSON ``{"cidr", "tags", "location"}``).
 SEED_REMOTE_VPC_ANNOTATION = "reconcilery.kyma-project.io/seed-remote-vpc"
 GARDEN = "garden"
 
@@ -404,7 +409,14 @@ class CloudLocal:
             return ""
         credentials = shoot_credentials(self.garden, shoot)
         if provider == "gcp":
-            return seed_gcp_project(self.gcp.state, credentials)
+            from tasks.cloud.gcp.client import GcpClient
+            from tasks.cloud.gcp.vpcpeering import seed_network
+
+            project = seed_gcp_project(self.gcp.state, credentials)
+            if project:  # the shoot's VPC network (Gardener's), which a GCP peering peers from
+                seed_network(GcpClient(endpoint=self.gcp.url), project,
+                             names.vpc_network(namespace, str((shoot.get("metadata") or {}).get("name"))))
+            return project
         return seed_azure_shoot(self.azure.url, shoot, namespace, credentials)
 
     def apply_after(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
@@ -431,13 +443,42 @@ class CloudLocal:
         return failed
 
     def seed_remote(self, doc: dict[str, Any]) -> None:
-        """The customer's network of an annotated SKR AwsVpcPeering (:data:`SEED_REMOTE_VPC_ANNOTATION`),
-        its id written into ``doc``'s ``spec.remoteVpcId``."""
+        """The customer's network of an annotated SKR peering (:data:`SEED_REMOTE_VPC_ANNOTATION`), created
+        through the SDKs as the customer would in their own account/project/subscription:
+
+        - AwsVpcPeering: a VPC in moto (:func:`seed_aws_remote_vpc`), its id written into ``doc``'s
+          ``spec.remoteVpcId``;
+        - GcpVpcPeering: the network ``spec.remoteVpc`` in ``spec.remoteProject``, tagged (Resource Manager)
+          with the annotation's ``tags`` keys (:func:`tasks.cloud.gcp.vpcpeering.seed_network`);
+        - AzureVpcPeering: the resource group and VNet of ``spec.remoteVnet`` (its subscription), address space
+          the annotation's ``cidr``, tagged with its ``tags`` keys (:func:`tasks.cloud.azure.vpcpeering.seed_vnet`).
+
+        Raises ValueError for an AzureVpcPeering whose ``remoteVnet`` is not a VNet resource id."""
         seed = ((doc.get("metadata") or {}).get("annotations") or {}).get(SEED_REMOTE_VPC_ANNOTATION)
-        if doc.get("kind") != "AwsVpcPeering" or not seed:
+        if doc.get("kind") not in self.PEERINGS or not seed:
             return
         wanted = json.loads(seed)
         spec = doc.setdefault("spec", {})
+        tags = [str(t) for t in wanted.get("tags") or []]
+        if doc["kind"] == "GcpVpcPeering":  # a network in a second GCP project
+            from tasks.cloud.gcp.client import GcpClient
+            from tasks.cloud.gcp.vpcpeering import seed_network
+
+            seed_network(GcpClient(endpoint=self.gcp.url), str(spec.get("remoteProject") or ""),
+                         str(spec.get("remoteVpc") or ""), tuple(tags))
+            return
+        if doc["kind"] == "AzureVpcPeering":  # a VNet in a second subscription
+            from tasks.cloud.azure.client import AzureClient
+            from tasks.cloud.azure.vpcpeering import seed_vnet
+            from tasks.cloud.azure.vpcpeering_plan import VNet
+
+            vnet = VNet.from_id(str(spec.get("remoteVnet") or ""))
+            if vnet is None:
+                raise ValueError(f"spec.remoteVnet {spec.get('remoteVnet')!r} is not a VNet resource id")
+            seed_vnet(AzureClient(vnet.subscription, base_url=self.azure.url, retry_total=0), vnet.resource_group,
+                      vnet.name, str(wanted.get("location") or "westeurope"),
+                      str(wanted.get("cidr") or "172.16.0.0/16"), {t: "" for t in tags})
+            return
         spec["remoteVpcId"] = seed_aws_remote_vpc(
             self.endpoint, str(spec.get("remoteAccountId") or ""), str(spec.get("remoteRegion") or ""),
             str(spec.get("remoteVpcId") or doc["metadata"]["name"]), str(wanted.get("cidr") or "172.16.0.0/16"),

@@ -22,6 +22,11 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``Ready`` and the Ready condition; else an Error, or when to come back).
 ``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Step whose
                              ``remove_finalizer`` is set once everything is gone.
+``iprange_peering(scope)``   the KCP VpcPeering an IpRange of ``scope`` depends on (Azure: the kyma ↔
+                             Cloud Manager VNet peering ``<scope>``), ``None`` for none. The controller
+                             reads it into ``ctx.peering``; the IpRange Step says when it must exist or be
+                             gone (:class:`~tasks.cloud.step.ChildStep`) and the controller creates or
+                             deletes it (labelled with the Scope's kyma name).
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
 ``reconcile_vpcpeering(ctx)`` one turn of provisioning the KCP VpcPeering ``ctx.obj`` between the local
@@ -140,9 +145,12 @@ class IpRangeContext(ObjectContext):
 
     Attributes:
         network: the KCP Network it lives in (``None`` when gone, only while deleting).
+        peering: the KCP VpcPeering of :meth:`Provider.iprange_peering` as read (``None``: missing, or the
+            provider wants none).
     """
 
     network: Mapping[str, Any] | None = None
+    peering: Mapping[str, Any] | None = None
 
     @property
     def cidr(self) -> str:
@@ -229,6 +237,9 @@ class Provider:
 
     def delete_iprange(self, ctx: IpRangeContext) -> Step:
         return gone()
+
+    def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
 
     def reconcile_network(self, ctx: NetworkContext) -> Step:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")

@@ -135,9 +135,10 @@ def provider_plan(scope: Mapping[str, Any], kcp_name: str, cidr: str,
         from tasks.cloud.azure.scope import cm_name
 
         cm, shoot = cm_name(vpc), str(spec.get("shootName") or "?")
-        region = str(spec.get("region") or "?")
+        region, scope_name = str(spec.get("region") or "?"), str((scope.get("metadata") or {}).get("name") or "?")
         return [f"resource group and VNet {cm}: {cidr} in {region}",
-                f"VNet peerings cm--{shoot} (in {vpc}) and kyma--{shoot} (in {cm})",
+                f"KCP VpcPeering {scope_name} (created by the IpRange): VNet peerings cm--{shoot} (in {vpc}) "
+                f"and kyma--{shoot} (in {cm})",
                 f"security group {cm}; subnet {cm}: {cidr}",
                 f"private DNS zone {AZURE_DNS_ZONE}; virtual network link {kcp_name} to {vpc}"]
     return []

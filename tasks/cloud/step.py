@@ -11,6 +11,7 @@ with the same words when an error changed the status, state ``Error`` / ``Ready`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import kube.toolkit.conditions as cond
@@ -22,12 +23,27 @@ from tasks.cloud import names
 READY = names.STATE_READY
 ERROR = names.STATE_ERROR
 
-__all__ = ["ERROR", "READY", "Event", "Step", "StepBuilder", "gone", "status_patch"]
+__all__ = ["ERROR", "READY", "ChildStep", "Event", "Step", "StepBuilder", "gone", "status_patch", "with_child"]
 
 
 def gone() -> Step:
     """Every cloud resource of the object is gone: the finalizer (Cloud Manager's) may go."""
     return Step(remove_finalizer=names.FINALIZER)
+
+
+@dataclass(frozen=True)
+class ChildStep(Step):
+    """A provider's :class:`Step` that also says what becomes of the KCP object its flow depends on (the one
+    :meth:`tasks.cloud.providers.Provider.iprange_peering` describes; a provider never writes to Kubernetes,
+    so the KCP controller creates or deletes it): ``child`` ``True``: it must exist (created when missing),
+    ``False``: it must be gone (deleted when there), ``None``: leave it as it is."""
+
+    child: bool | None = None
+
+
+def with_child(step: Step, child: bool | None) -> ChildStep:
+    """``step`` as a :class:`ChildStep` saying ``child``."""
+    return ChildStep(**{f.name: getattr(step, f.name) for f in fields(Step)}, child=child)
 
 
 class StepBuilder:

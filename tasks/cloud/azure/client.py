@@ -224,6 +224,12 @@ class AzureClient:
         return self._get(self._network.virtual_network_peerings.get, rg, vnet, name)
 
     @_guarded
+    def list_peerings(self, rg: str, vnet: str) -> list[dict[str, Any]]:
+        """The peerings of the VNet ``rg/vnet`` (ARM's shape: ``name``, ``properties.peeringState``...)."""
+        found = self._network.virtual_network_peerings.list(rg, vnet, **self._timeouts(False))
+        return [dict(p.as_dict()) for p in found]
+
+    @_guarded
     def create_peering(self, rg: str, vnet: str, name: str, remote_vnet_id: str, *, allow_vnet_access: bool = True,
                        use_remote_gateways: bool = False, allow_gateway_transit: bool = False) -> dict[str, Any] | None:
         """Create/update a VNet peering as the original's ``CreateOrUpdatePeering`` (forwarded traffic

@@ -1,6 +1,7 @@
 """The KCP IpRange on Azure: one turn is read → pure plan → the planned ARM calls → Step, the recipe
-of every Cloud kind (docs/cloud.md), as AWS's. The turn covers the Cloud Manager network, its peering
-with the shoot VNet and the IpRange's own resources; the flow, reasons and messages are documented in
+of every Cloud kind (docs/cloud.md), as AWS's. The turn covers the Cloud Manager network, the KCP
+VpcPeering with the shoot VNet it depends on (said in the Step, made by the KCP controllers) and the
+IpRange's own resources; the flow, reasons and messages are documented in
 :mod:`tasks.cloud.azure.iprange_plan`.
 
 Contract::
@@ -11,17 +12,20 @@ Contract::
   ``spec.network.name`` — ``<scope>--cm`` on Azure, as the SKR loop projects it —, ``status``). The
   common part (Scope, finalizer, CIDR allocation, delete-while-used) runs before; creating needs
   ``status.cidr`` or ``spec.cidr``. ``network_type`` (the KCP Network's ``spec.type``) may be passed
-  when the controller knows it; otherwise the network name decides.
+  when the controller knows it; otherwise the network name decides. ``kyma_peering``: the KCP
+  VpcPeering ``<scope>`` as the controller read it (``None``: missing); the Step is a
+  :class:`~tasks.cloud.step.ChildStep` when it must be created (the CM VNet is ``Succeeded``) or deleted
+  (everything but the CM VNet and group is gone).
 - ``scope``: the KCP Scope dict (``metadata.name``, ``spec.region``, ``spec.shootName``,
   ``spec.scope.azure.{subscriptionId, vpcNetwork}``).
 - ``client``: a :class:`tasks.cloud.azure.client.AzureClient` for the Scope's subscription.
 
 :func:`read` asks ARM for the resources of the chain the plan looks at, one request at a time in the
-plan's order (creating: resource group, VNet, both peerings, security group, subnet, DNS zone, link;
+plan's order (creating: resource group, VNet, security group, subnet, DNS zone, link;
 deleting: the reverse), up to where the plan stops (:func:`tasks.cloud.calls.read_as_needed`: the
 original's requests, all before any write); a refused read is data
 (:class:`~tasks.cloud.calls.Refused`). :func:`apply` makes the planned writes in order (a missing
-resource group and VNet, or both peerings, in one turn); the first refused one ends the turn with its
+resource group and VNet in one turn); the first refused one ends the turn with its
 Error or requeue. Writes do not wait for ARM (``polling=False``): the next turn reads
 ``provisioningState`` again.
 """
@@ -42,14 +46,13 @@ from tasks.cloud.azure.iprange_plan import (
     Read,
     Target,
     Timing,
-    peering_names,
     private_dns_zone_name,
     vnet_id,
 )
 from tasks.cloud.calls import Refused, make_calls, read_as_needed
 
-__all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "IpRangeClient", "Timing", "apply", "peering_names",
-           "private_dns_zone_name", "read", "reconcile", "refused", "vnet_id"]
+__all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "IpRangeClient", "Timing", "apply", "private_dns_zone_name", "read",
+           "reconcile", "refused", "vnet_id"]
 
 
 class IpRangeClient(Protocol):
@@ -63,9 +66,6 @@ class IpRangeClient(Protocol):
     def get_vnet(self, rg: str, name: str) -> dict[str, Any] | None: ...
     def create_vnet(self, rg: str, name: str, location: str, cidr: str) -> dict[str, Any] | None: ...
     def delete_vnet(self, rg: str, name: str) -> None: ...
-    def get_peering(self, rg: str, vnet: str, name: str) -> dict[str, Any] | None: ...
-    def create_peering(self, rg: str, vnet: str, name: str, remote_vnet_id: str) -> dict[str, Any] | None: ...
-    def delete_peering(self, rg: str, vnet: str, name: str) -> None: ...
     def get_security_group(self, rg: str, name: str) -> dict[str, Any] | None: ...
     def create_security_group(self, rg: str, name: str, location: str) -> dict[str, Any] | None: ...
     def delete_security_group(self, rg: str, name: str) -> None: ...
@@ -91,14 +91,11 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], target: Target,
     """What the plan ``needs``, read one request at a time in its walk's order (see the module doc); a
     refused read is a :class:`~tasks.cloud.calls.Refused`. Raises ``fencing.FenceError`` when the
     reconcile must stop."""
-    cm, vpc, zone = target.cm, target.vpc, target.zone
+    cm, zone = target.cm, target.zone
     name = str(iprange["metadata"]["name"])
-    local_name, remote_name = target.peerings
     fetch: dict[str, Callable[[], Any]] = {
         "group": lambda: client.get_resource_group(cm),
         "vnet": lambda: client.get_vnet(cm, cm),
-        "local": lambda: client.get_peering(vpc, vpc, local_name),
-        "remote": lambda: client.get_peering(cm, cm, remote_name),
         "nsg": lambda: client.get_security_group(cm, cm),
         "subnet": lambda: client.get_subnet(cm, cm, cm),
         "zone": lambda: client.get_private_dns_zone(cm, zone),
@@ -113,10 +110,12 @@ def apply(client: IpRangeClient, plan: Plan) -> Step:
 
 
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *, now: str | None = None,
-              timing: Timing = Timing(), cloud: str = "AzureCloud", network_type: str | None = None) -> Step:
+              timing: Timing = Timing(), cloud: str = "AzureCloud", network_type: str | None = None,
+              kyma_peering: Mapping[str, Any] | None = None) -> Step:
     """One turn of a KCP IpRange on Azure: :func:`read` → :func:`~tasks.cloud.azure.iprange_plan.plan` →
     :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
-    ``timing``: the waits; ``cloud``: ``AzureChina`` picks its DNS zone.
+    ``timing``: the waits; ``cloud``: ``AzureChina`` picks its DNS zone; ``kyma_peering``: the KCP
+    VpcPeering ``<scope>`` as read (see the module doc).
 
     Never raises for cloud errors (they become conditions or requeues); raises ``fencing.FenceError``
     when the reconcile must stop writing and ``ValueError`` for a Scope without the Azure fields.
@@ -126,6 +125,6 @@ def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeCli
 
     def decide(found: Read) -> Plan:
         return iprange_plan.plan(iprange, scope, found, timing, now=now, subscription=client.subscription_id,
-                                 cloud=cloud, network_type=network_type)
+                                 cloud=cloud, network_type=network_type, kyma_peering=kyma_peering)
 
     return apply(client, decide(read(client, iprange, target, lambda found: decide(found).need)))

@@ -5,29 +5,34 @@ reconcilers for an Azure IpRange (reference notes §5.3 steps 4, 5 and 8, §5.7,
 
 - the Cloud Manager network ``<vpcNetwork>--cm`` (the Network reconciler, ``pkg/kcp/provider/azure/network``):
   resource group and VNet with the IpRange CIDR as address space, in the Scope's region;
-- the peering between the shoot VNet and that network (the VpcPeering ``<scope>``,
-  ``pkg/kcp/provider/azure/vpcpeering``): ``cm--<shoot>`` in the shoot VNet and ``kyma--<shoot>`` in the
-  CM VNet, waited for until ``Connected``;
+- once that VNet is ``Succeeded``: the KCP VpcPeering ``<scope>`` between the shoot VNet and it (the
+  original's ``pkg/kcp/iprange/kymaPeeringCreate.go`` / ``kymaPeeringWait.go``), as
+  :func:`tasks.cloud.azure.vpcpeering_plan.kyma_peering` describes it. A provider never writes to
+  Kubernetes: the plan answers a :class:`~tasks.cloud.step.ChildStep` saying it must exist, the KCP
+  IpRange controller creates it, and the KCP VpcPeering controller (:mod:`tasks.cloud.azure.vpcpeering`)
+  makes ``cm--<shoot>`` in the shoot VNet and ``kyma--<shoot>`` in the CM VNet; the IpRange waits until
+  the VpcPeering is Ready, so operators see this peering as every other;
 - the IpRange itself (``pkg/kcp/provider/azure/iprange``): security group → subnet (address prefix =
   ``status.cidr``, that security group) → private DNS zone ``privatelink.redis.cache.windows.net``
   (``.chinacloudapi.cn`` on AzureChina) → virtual network link ``<kcpIpRangeName>`` from the zone to
   the shoot VNet, each waited for until ``provisioningState`` is ``Succeeded``.
 
-Deletion goes in reverse: link (and wait) → DNS zone → subnet → security group → peerings (remote
-side first, as the original) → CM VNet → CM resource group; then the finalizer may go.
+Deletion goes in reverse: link (and wait) → DNS zone → subnet → security group → the KCP VpcPeering
+(the Step says it must be gone; waited for until the controller read it missing, its own deletion
+removes both ARM peerings) → CM VNet → CM resource group; then the finalizer may go.
 
 The plan walks the chain in that order and ends at the first resource that is not done: the writes
-it planned on the way (a missing resource group and VNet are created in one turn, so are both
-peerings) and the Step. Errors as the original: HTTP 429 on any request → come back after 60 s with no
+it planned on the way (a missing resource group and VNet are created in one turn) and the Step.
+Errors as the original: HTTP 429 on any request → come back after 60 s with no
 status change; a failed read of the security group / subnet → Error ``Error loading security group`` /
 ``Error loading subnet`` (60 s); of the DNS zone / link → an Error condition ``Failed loading
 AzureIpRange: <err>`` (60 s); a failed create → state Error, exclusive condition Error (reason
 ``Error``) ``Error creating Azure security group`` / ``... subnet`` / ``... privateDnsZone`` / ``...
 virtualNetworkLink`` (300 s); a failed delete → ``Error deleting virtualNetworkLink`` / ``dnsZone`` /
 ``subnet`` / ``security group`` (60 s; 409 on the link or zone → wait 60 s); CM network → ``Failed to
-create Azure Resource Group`` (60 s) / ``Failed to create Azure VNet`` (300 s); peerings → reason
-``FailedCreatingVpcPeeringConnection``, ``Error creating VPC peering`` / ``Error creating remote VPC
-peering`` (300 s, as the IpRange waits on a peering in error). Not on a CM network → ``Unsupported
+create Azure Resource Group`` (60 s) / ``Failed to create Azure VNet`` (300 s); a VpcPeering in Error → reason
+``FailedCreatingVpcPeeringConnection``, ``Error creating VPC peering`` (300 s; the VpcPeering's own
+status says why). Not on a CM network → ``Unsupported
 network type``, not retried. Ready: state ``Ready``, condition Ready/``Ready``/``Ready``.
 
 Deliberate differences (fixes): a resource whose provisioning ended ``Failed`` is PUT again (with the
@@ -42,14 +47,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud.azure.scope import cm_name
 from tasks.cloud.calls import UNREAD, Needed, Refused, need
-from tasks.cloud.step import ERROR, StepBuilder, gone
+from tasks.cloud.step import ERROR, StepBuilder, gone, with_child
 
 __all__ = ["DNS_ZONE", "DNS_ZONE_CHINA", "NETWORK_TYPE_CLOUD_RESOURCES", "REASON_ERROR", "REASON_INVALID_CIDR",
-           "REASON_PEERING", "Call", "Plan", "Read", "Target", "Timing", "peering_names", "plan",
-           "private_dns_zone_name", "vnet_id"]
+           "REASON_PEERING", "Call", "Plan", "Read", "Target", "Timing", "peering_failed",
+           "peering_ready", "plan", "private_dns_zone_name", "vnet_id"]
 
 DNS_ZONE = "privatelink.redis.cache.windows.net"
 DNS_ZONE_CHINA = "privatelink.redis.cache.chinacloudapi.cn"
@@ -67,7 +73,7 @@ class Timing:
     """Requeue delays in seconds (the original's ``util.Timing`` values)."""
 
     wait: float = 10.0            #: provisioning not finished yet (T10s)
-    peering_wait: float = 1.0     #: peering not Connected yet (T1s)
+    peering_wait: float = 1.0     #: the kyma VpcPeering not Ready / not gone yet (T1s)
     throttled: float = 60.0       #: HTTP 429 (T60s)
     load_error: float = 60.0      #: a resource could not be read (T60s)
     create_error: float = 300.0   #: a resource could not be created (T300s)
@@ -90,10 +96,16 @@ def vnet_id(subscription: str, rg: str, name: str) -> str:
     return f"/subscriptions/{subscription}/resourceGroups/{rg}/providers/Microsoft.Network/virtualNetworks/{name}"
 
 
-def peering_names(shoot: str) -> tuple[str, str]:
-    """``(in the shoot VNet, in the CM VNet)`` = ``("cm--<shoot>", "kyma--<shoot>")`` (notes §5.3 step 5:
-    ``localPeeringName``, ``peeringName``)."""
-    return f"cm--{shoot}", f"kyma--{shoot}"
+def peering_ready(peering: Mapping[str, Any]) -> bool:
+    """Whether a KCP VpcPeering is Ready (condition Ready true, or state ``Ready``)."""
+    status = peering.get("status") or {}
+    return cond.is_true(status.get("conditions") or [], "Ready") or status.get("state") == "Ready"
+
+
+def peering_failed(peering: Mapping[str, Any]) -> bool:
+    """Whether a KCP VpcPeering is in error (condition Error true, or state ``Error``)."""
+    status = peering.get("status") or {}
+    return cond.is_true(status.get("conditions") or [], "Error") or status.get("state") == ERROR
 
 
 def _value(value: Any) -> str:
@@ -133,24 +145,18 @@ class Target:
             raise ValueError(f"Scope {found.scope_name!r} has no spec.scope.azure.vpcNetwork, spec.shootName or name")
         return found
 
-    @property
-    def peerings(self) -> tuple[str, str]:
-        """:func:`peering_names` of the shoot."""
-        return peering_names(self.shoot)
 
 
 @dataclass(frozen=True)
 class Read:
     """What one turn read from ARM (each resource, ``None`` when missing, or a :class:`Refused`; one
     the plan did not need is :data:`~tasks.cloud.calls.UNREAD`): the CM resource group and VNet, the
-    peering in the shoot VNet (``local``) and in the CM VNet (``remote``), the security group, subnet,
-    private DNS zone and the IpRange's link. The plan asks for them in its walk's order, so a turn
-    reads the chain up to where it stops (as the original, which read each just before deciding on it)."""
+    security group, subnet, private DNS zone and the IpRange's link. The plan asks for them in its
+    walk's order, so a turn reads the chain up to where it stops (as the original, which read each
+    just before deciding on it)."""
 
     group: Got = UNREAD
     vnet: Got = UNREAD
-    local: Got = UNREAD
-    remote: Got = UNREAD
     nsg: Got = UNREAD
     subnet: Got = UNREAD
     zone: Got = UNREAD
@@ -208,10 +214,12 @@ def _error(run: StepBuilder, message: str, requeue_after: float | None, reason: 
 class _Walk:
     """The plan being built: the writes planned so far, ended by :meth:`end` with the turn's Step."""
 
-    def __init__(self, run: StepBuilder, timing: Timing, network_type: str | None = None) -> None:
+    def __init__(self, run: StepBuilder, timing: Timing, network_type: str | None = None,
+                 peering: Mapping[str, Any] | None = None) -> None:
         self.run = run
         self.t = timing
         self.network_type = network_type
+        self.peering = peering
         self.calls: list[Call] = []
 
     def call(self, method: str, *args: Any, message: str | None, requeue_after: float, reason: str = REASON_ERROR,
@@ -259,13 +267,14 @@ class _Walk:
 
 def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, timing: Timing = Timing(), *,
          now: str | None = None, subscription: str = "", cloud: str = "AzureCloud",
-         network_type: str | None = None) -> Plan:
+         network_type: str | None = None, kyma_peering: Mapping[str, Any] | None = None) -> Plan:
     """One turn of a KCP IpRange on Azure over ``found`` (see the module doc). ``network_type``: the KCP
-    Network's ``spec.type`` when the controller knows it (else the network name decides). Raises
-    ``ValueError`` for a Scope without the Azure fields (:meth:`Target.of`)."""
+    Network's ``spec.type`` when the controller knows it (else the network name decides);
+    ``kyma_peering``: the KCP VpcPeering ``<scope>`` as the controller read it (``None``: missing).
+    Raises ``ValueError`` for a Scope without the Azure fields (:meth:`Target.of`)."""
     target = Target.of(scope, subscription, cloud)
     run = StepBuilder(iprange, now)
-    walk = _Walk(run, timing, network_type)
+    walk = _Walk(run, timing, network_type, kyma_peering)
     try:
         return _delete(walk, target, found) if run.deleting else _create(walk, target, found)
     except Needed as needed:
@@ -302,23 +311,14 @@ def _create(w: _Walk, at: Target, found: Read) -> Plan:
     if ended:
         return ended
 
-    # The peering between the shoot VNet and the CM VNet (the VpcPeering reconciler's job).
-    local_name, remote_name = at.peerings
-    kyma_id, cm_id = vnet_id(at.subscription, at.vpc, at.vpc), vnet_id(at.subscription, cm, cm)
-    local = need(found, "local")
-    if isinstance(local, Refused):
-        return w.refused(local, load_failed)
-    if local is None:
-        w.call("create_peering", at.vpc, at.vpc, local_name, cm_id, message="Error creating VPC peering",
-               requeue_after=t.create_error, reason=REASON_PEERING)
-    remote = need(found, "remote")
-    if isinstance(remote, Refused):
-        return w.refused(remote, load_failed)
-    if remote is None:
-        w.call("create_peering", cm, cm, remote_name, kyma_id, message="Error creating remote VPC peering",
-               requeue_after=t.create_error, reason=REASON_PEERING)
-    if local is None or remote is None or _value((local.get("properties") or {}).get("peeringState")) != "Connected":
-        return w.end(lambda run: run.step(requeue_after=t.peering_wait))
+    # The kyma VpcPeering <scope>: must exist (the controller creates it), waited for until Ready.
+    kyma_id = vnet_id(at.subscription, at.vpc, at.vpc)
+    peering = w.peering
+    if peering is None or not peering_ready(peering):
+        if peering is not None and peering_failed(peering):
+            return w.end(lambda run: with_child(
+                _error(run, "Error creating VPC peering", t.create_error, REASON_PEERING), True))
+        return w.end(lambda run: with_child(run.step(requeue_after=t.peering_wait), True))
 
     # Security group → subnet → private DNS zone → virtual network link.
     nsg = need(found, "nsg")
@@ -360,7 +360,6 @@ def _delete(w: _Walk, at: Target, found: Read) -> Plan:
     def load_failed(run: StepBuilder, refused: Refused) -> Step:
         return run.step(requeue_after=t.load_error)
 
-    local_name, remote_name = at.peerings
     # (read, how a refused read ends the turn, the delete call, its error message, wait, 409 wait)
     chain: list[tuple[str, Callable[[StepBuilder, Refused], Step], str, tuple[Any, ...], str | None, float,
                       float | None]] = [
@@ -372,13 +371,12 @@ def _delete(w: _Walk, at: Target, found: Read) -> Plan:
          (cm, cm, cm), "Error deleting subnet", t.wait, None),
         ("nsg", lambda run, _: _error(run, "Error loading security group", t.load_error),
          "delete_security_group", (cm, cm), "Error deleting security group", t.wait, None),
-        # the kyma peering (remote side first, as the original), then the CM network
-        ("remote", load_failed, "delete_peering", (cm, cm, remote_name), None, t.peering_wait, None),
-        ("local", load_failed, "delete_peering", (at.vpc, at.vpc, local_name), None, t.peering_wait, None),
         ("vnet", load_failed, "delete_vnet", (cm, cm), None, t.wait, None),
         ("group", load_failed, "delete_resource_group", (cm,), None, t.wait, None),
     ]
     for key, on_refused, method, args, message, wait, conflict_wait in chain:
+        if key == "vnet" and w.peering is not None:  # the kyma VpcPeering goes before the CM VNet
+            return w.end(lambda run: with_child(run.step(requeue_after=t.peering_wait), False))
         got = need(found, key)
         if isinstance(got, Refused):
             return w.refused(got, on_refused)

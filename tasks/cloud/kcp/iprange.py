@@ -17,10 +17,19 @@ The common part, in the original's order, then the provider's flow (:mod:`tasks.
    finalizer;
 5. the provider's turn (read → pure plan → provider calls, :mod:`tasks.cloud.providers`), whose
    :class:`~kube.toolkit.Step` is carried out here (provisioned: state ``Ready``, the single
-   condition Ready/True).
+   condition Ready/True). A provider whose IpRange depends on a KCP VpcPeering (Azure: the kyma ↔
+   Cloud Manager VNet peering ``<scope>``, :meth:`~tasks.cloud.providers.Provider.iprange_peering`)
+   gets it as read in ``ctx.peering``, and its Step (a :class:`~tasks.cloud.step.ChildStep`) says when
+   it must exist or be gone: created here (labels ``kymaName`` = the Scope, the module's) or deleted
+   here, as the original's ``kymaPeeringCreate`` / ``kymaPeeringDelete``. A VpcPeering of that name
+   not labelled with the Scope's kyma name is someone else's: never touched, the IpRange gets an Error
+   (looked at again after 60 s).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import structlog
 
@@ -31,7 +40,7 @@ from tasks.cloud import names, providers, settings
 from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.kcp.common import carry_out_step, finalized, go_list, load, used_by
 from tasks.cloud.providers import IpRangeContext
-from tasks.cloud.step import gone
+from tasks.cloud.step import ChildStep, StepBuilder, gone, with_child
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.iprange")
@@ -76,11 +85,42 @@ def reconcile(key: Key) -> Result:
             return Result.requeue(s.t(300))
         if not cond.is_true(net_conds, names.COND_READY):
             return Result.requeue(s.t(10))
+    wanted = provider.iprange_peering(scope) if provider is not None else None
+    peering = kcp.get(names.VPC_PEERING, wanted["metadata"]["name"], key.namespace) if wanted else None
+    if wanted and peering is not None and not _ours(peering, scope_name):
+        return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, StepBuilder(status.obj).fail(
+            names.REASON_UNKNOWN, f"VpcPeering {wanted['metadata']['name']} exists and does not belong to "
+            f"kyma {scope_name}", requeue_after=s.t(60)))
     if deleting(obj):
-        return _delete(kcp, status, scope, network, provider, scope_name, network_name, s)
+        return _delete(kcp, status, scope, network, provider, scope_name, network_name, s, wanted, peering)
     assert provider is not None
-    ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s)
-    return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, provider.reconcile_iprange(ctx))
+    ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s, peering=peering)
+    step = provider.reconcile_iprange(ctx)
+    _child(kcp, step, wanted, peering, scope_name, key.namespace)
+    return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, step)
+
+
+def _ours(peering: Mapping[str, Any], scope_name: str) -> bool:
+    """Whether the VpcPeering carries the Scope's kyma name (made by an IpRange of it)."""
+    return ((peering.get("metadata") or {}).get("labels") or {}).get(names.LABEL_KYMA_NAME) == scope_name
+
+
+def _child(kcp: Kube, step: Any, wanted: dict[str, Any] | None, peering: dict[str, Any] | None,
+           scope_name: str, namespace: str) -> None:
+    """Create or delete the provider's VpcPeering as ``step`` says (:class:`ChildStep`). Raises ``kube.ApiError``."""
+    if not wanted or not isinstance(step, ChildStep) or step.child is None:
+        return
+    name = str(wanted["metadata"]["name"])
+    if step.child and peering is None:
+        meta = wanted["metadata"]
+        meta["namespace"] = namespace
+        meta["labels"] = {**(meta.get("labels") or {}), names.LABEL_KYMA_NAME: scope_name,
+                          names.LABEL_MODULE: names.MODULE_LABEL_VALUE}
+        kcp.create(names.VPC_PEERING, wanted)
+        log.info("kyma peering created", vpcpeering=name, kyma=scope_name)
+    elif not step.child and peering is not None and not (peering.get("metadata") or {}).get("deletionTimestamp"):
+        kcp.delete(names.VPC_PEERING, name, namespace)
+        log.info("kyma peering deleted", vpcpeering=name, kyma=scope_name)
 
 
 def _cidr(status: StatusWriter, scope: dict, provider: providers.Provider, s: settings.CloudSettings) -> Result | None:
@@ -123,8 +163,8 @@ def _missing_network(kcp: Kube, status: StatusWriter, scope: dict, network_name:
 
 
 def _delete(kcp: Kube, status: StatusWriter, scope: dict, network: dict | None,
-            provider: providers.Provider | None, scope_name: str, network_name: str, s: settings.CloudSettings
-            ) -> Result:
+            provider: providers.Provider | None, scope_name: str, network_name: str, s: settings.CloudSettings,
+            wanted: dict[str, Any] | None = None, peering: dict[str, Any] | None = None) -> Result:
     name, namespace = str(status.obj["metadata"]["name"]), str(status.obj["metadata"].get("namespace") or "")
     users = used_by(kcp, names.KCP_IPRANGE_CONSUMERS, namespace, name)
     if users:
@@ -134,8 +174,12 @@ def _delete(kcp: Kube, status: StatusWriter, scope: dict, network: dict | None,
     status.set_conditions(cond.remove(status.conditions, names.COND_WARNING), names.STATE_DELETING)
     step = gone()
     if provider is not None and network is not None:
-        ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s)
+        ctx = IpRangeContext(kube=kcp, obj=status.obj, scope=scope, network=network, settings=s, peering=peering)
         step = provider.delete_iprange(ctx)
+        _child(kcp, step, wanted, peering, scope_name, namespace)
+    elif peering is not None:  # the network is gone, the provider has nothing left: the VpcPeering still goes first
+        step = with_child(StepBuilder(status.obj).step(requeue_after=s.t(1)), False)
+        _child(kcp, step, wanted, peering, scope_name, namespace)
     if step.remove_finalizer and network_name == names.cm_network(scope_name) and network is not None:
         kcp.delete(names.NETWORK, network_name, namespace)
     return carry_out_step(kcp, names.KCP_IPRANGE, status.obj, step)

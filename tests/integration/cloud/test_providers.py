@@ -65,7 +65,36 @@ def test_azure_runtime_scope_and_iprange_on_the_cm_network(cloud: CloudEnv) -> N
     assert cm is not None and cm["spec"]["type"] == "cloud-resources" and cm["status"]["state"] == "Ready"
     subnets = [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
     assert subnets, cloud.azure.state.ids()
+    # the kyma <-> CM VNet peering is the KCP VpcPeering <kyma>, Ready, both its ARM peerings Connected
+    peering = cloud.kcp_get(names.VPC_PEERING, rt.kyma)
+    assert peering is not None and peering["status"]["state"] == "Ready", peering
+    assert peering["metadata"]["labels"][names.LABEL_KYMA_NAME] == rt.kyma
+    assert {k: v for k, v in peering["spec"]["details"].items() if k != "remoteRouteTableUpdateStrategy"} == {
+        "localNetwork": {"name": f"{rt.kyma}--kyma"}, "remoteNetwork": {"name": f"{rt.kyma}--cm"},
+        "peeringName": f"kyma--{rt.shoot}", "localPeeringName": f"cm--{rt.shoot}", "deleteRemotePeering": True}
+    net = (f"/subscriptions/{AZURE_SUBSCRIPTION}/resourceGroups/{{rg}}/providers/Microsoft.Network/"
+           "virtualNetworks/{rg}")
+
+    kyma_vnet, cm_vnet = net.format(rg=rt.vpc_network), net.format(rg=f"{rt.vpc_network}--cm")
+    local = cloud.azure.state.resource(f"{kyma_vnet}/virtualNetworkPeerings/cm--{rt.shoot}")
+    remote = cloud.azure.state.resource(f"{cm_vnet}/virtualNetworkPeerings/kyma--{rt.shoot}")
+    assert local is not None and remote is not None
+    assert (local["properties"]["peeringState"], remote["properties"]["peeringState"]) == ("Connected", "Connected")
+    assert local["properties"]["remoteVirtualNetwork"]["id"].lower() == cm_vnet.lower()
+    # a VpcPeering of that name without the kyma's label is not the IpRange's: never deleted by it
+    cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: None}}},
+                    names.KCP_NAMESPACE)
     rt.skr.delete(names.SKR_IPRANGE, name)
+    message = f"VpcPeering {rt.kyma} exists and does not belong to kyma {rt.kyma}"
+    cloud.wait(lambda: message in str((cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"]) or {}).get("status")),
+               timeout=60, message="foreign VpcPeering refused")
+    assert (cloud.kcp_get(names.VPC_PEERING, rt.kyma) or {}).get("metadata", {}).get("deletionTimestamp") is None
+    cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: rt.kyma}}},
+                    names.KCP_NAMESPACE)
+    cloud.kcp.patch(names.KCP_IPRANGE, obj["status"]["id"], {"metadata": {"annotations": {"test/nudge": "1"}}},
+                    names.KCP_NAMESPACE)  # look again now rather than after the 6 s requeue
     cloud.wait(lambda: rt.skr.get(names.SKR_IPRANGE, name) is None, timeout=120, message="deleted")
     cloud.wait(lambda: cloud.kcp_get(names.NETWORK, f"{rt.kyma}--cm") is None, timeout=60, message="cm network gone")
     assert not [i for i in cloud.azure.state.ids("virtualNetworks/subnets") if f"{rt.vpc_network}--cm" in i]
+    assert cloud.kcp_get(names.VPC_PEERING, rt.kyma) is None
+    assert cloud.azure.state.resource(f"{kyma_vnet}/virtualNetworkPeerings/cm--{rt.shoot}") is None

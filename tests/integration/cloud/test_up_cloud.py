@@ -1,8 +1,10 @@
 """``reconcilery up --once --apply examples/cloud``: moto, the GCP and Azure stand-ins, the Garden and
 four SKRs locally (two AWS, one GCP, one Azure); every IpRange ends Ready with its provider objects in
-moto and the stand-ins (read back through the SDKs, as a user would), and the AWS VPC peering with the
-customer's VPC in a second account ends Ready with the connection active and its routes; every process
-and server is stopped afterwards."""
+moto and the stand-ins (read back through the SDKs, as a user would); the AWS VPC peering with the
+customer's VPC in a second account ends Ready with the connection active and its routes, the GCP one
+with the customer's network in a second project with both peerings ACTIVE, the Azure one with the
+customer's VNet in a second subscription with both peerings Connected (and the Azure IpRange's own
+kyma ↔ Cloud Manager VNet peering Connected); every process and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -29,6 +31,11 @@ GCP_KYMA = "3f6a2c84-1d9e-4b57-a0c3-7e5d1b9f2a46"
 AZURE_KYMA = "b7c41e09-5a2f-4d83-9e6b-0f1a3c5d7e92"
 GCP_PROJECT = "sap-kyma-example-42"
 AZURE_SUBSCRIPTION = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
+#: The customers' networks of examples/cloud/24-skr-gcp-azure-vpcpeerings.yaml, seeded by up.
+GCP_REMOTE = ("customer-project-7", "customer-vpc")
+AZURE_REMOTE = ("9d8c7b6a-0000-4e5f-8a7b-6c5d4e3f2a1b", "customer-rg", "customer-vnet")
+GCP_SHOOT_NETWORK = "shoot--kyma--c-2d9a6e4"
+AZURE_SHOOT_VNET = "shoot--kyma--c-8e3f1b7"
 
 
 def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
@@ -62,17 +69,31 @@ def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
     found["gcp"] = [(a.name, f"{a.address}/{a.prefix_length}", a.purpose)
                     for a in addresses.list(project=GCP_PROJECT)]
     azure = AzureClient(AZURE_SUBSCRIPTION, base_url=endpoints["azure"], retry_total=0)
-    cm = "shoot--kyma--c-8e3f1b7--cm"
+    cm = f"{AZURE_SHOOT_VNET}--cm"
     subnet = azure.get_subnet(cm, cm, cm) or {}
     found["azure"] = [(subnet.get("name"), (subnet.get("properties") or {}).get("addressPrefix"),
                        (subnet.get("properties") or {}).get("provisioningState"))] if subnet else []
+    # the VPC peerings: (network, peering, state) on both sides, GCP and Azure
+    networks = compute_v1.NetworksClient(credentials=AnonymousCredentials(), transport="rest",
+                                         client_options=ClientOptions(api_endpoint=endpoints["gcp"]))
+    found["gcp_peerings"] = sorted(
+        (network, p.name, p.state) for project, network in ((GCP_PROJECT, GCP_SHOOT_NETWORK), GCP_REMOTE)
+        for p in networks.get(project=project, network=network).peerings)
+    remote = AzureClient(AZURE_REMOTE[0], base_url=endpoints["azure"], retry_total=0)
+    found["azure_peerings"] = sorted(
+        (vnet, str(p["name"]), str((p.get("properties") or {}).get("peeringState")))
+        for client, rg, vnet in ((azure, AZURE_SHOOT_VNET, AZURE_SHOOT_VNET), (azure, cm, cm),
+                                 (remote, AZURE_REMOTE[1], AZURE_REMOTE[2]))
+        for p in client.list_peerings(rg, vnet))
     return found
 
 
 def _complete(found: dict[str, Any]) -> bool:
     return len(found.get("aws", [])) == 5 and bool(found.get("gcp")) and bool(found.get("azure")) and \
         found["azure"][0][2] == "Succeeded" and ("active", "444455556666", "172.16.0.0/16") in found["aws_peerings"] \
-        and bool(found.get("aws_peering_routes"))
+        and bool(found.get("aws_peering_routes")) \
+        and len(found.get("gcp_peerings", [])) == 2 and all(p[2] == "ACTIVE" for p in found["gcp_peerings"]) \
+        and len(found.get("azure_peerings", [])) == 4 and all(p[2] == "Connected" for p in found["azure_peerings"])
 
 
 def _watch(state: Path, proc: subprocess.Popen[str], seen: dict[str, Any]) -> None:
@@ -125,6 +146,10 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
             assert key in row, out
     [peering] = [line for line in out.splitlines() if "SKR AwsVpcPeering" in line]
     assert "to-customer-vpc" in peering and "Ready" in peering and "kcp active" in peering, out
+    [gcp_peering] = [line for line in out.splitlines() if "SKR GcpVpcPeering" in line]
+    assert "to-customer-network" in gcp_peering and "Ready" in gcp_peering, out
+    [azure_peering] = [line for line in out.splitlines() if "SKR AzureVpcPeering" in line]
+    assert "to-customer-vnet" in azure_peering and "Ready" in azure_peering, out
 
     # in the providers, while up ran: 3 + 2 zone subnets in moto, the GCP global address, the Azure subnet
     assert _complete(seen), seen
@@ -137,6 +162,17 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     # seeded ones: moto's main table only here) and to the shoot in the customer's table tagged MATCHED
     assert ("active", "444455556666", "172.16.0.0/16") in seen["aws_peerings"], seen
     assert "172.16.0.0/16" in seen["aws_peering_routes"], seen
+    # GCP: customer-to-kyma in the customer's network and cm-<id> in the shoot's, both ACTIVE
+    [(net_a, local, state_a), (net_b, remote, state_b)] = sorted(seen["gcp_peerings"],
+                                                                 key=lambda p: p[0] != GCP_SHOOT_NETWORK)
+    assert (net_a, net_b, remote) == (GCP_SHOOT_NETWORK, GCP_REMOTE[1], "customer-to-kyma"), seen
+    assert local.startswith("cm-") and state_a == state_b == "ACTIVE", seen
+    # Azure: <id> in the shoot VNet and customer-to-kyma in the customer's; the IpRange's kyma peering
+    # (the KCP VpcPeering <kyma>): cm--<shoot> in the shoot VNet, kyma--<shoot> in the CM VNet; all Connected
+    azure_peerings = {(vnet, name) for vnet, name, _ in seen["azure_peerings"]}
+    assert {(AZURE_SHOOT_VNET, "cm--c-8e3f1b7"), (f"{AZURE_SHOOT_VNET}--cm", "kyma--c-8e3f1b7"),
+            (AZURE_REMOTE[2], "customer-to-kyma")} < azure_peerings, seen
+    assert {state for *_, state in seen["azure_peerings"]} == {"Connected"}, seen
 
     endpoints = json.loads((state / "endpoints.json").read_text())
     assert {"aws", "gcp", "azure", "garden", "skrs", "skr_listener"} <= set(endpoints)

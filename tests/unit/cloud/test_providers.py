@@ -57,3 +57,17 @@ def test_gcp_and_azure_come_from_the_bridge() -> None:
     broken = ScopeInputs("k", "us-east4", shoot, {}, "shoot--kyma--c-1", "garden-kyma")
     with pytest.raises(providers.ProviderError):
         gcp.scope_info(broken)
+
+
+def test_only_an_azure_iprange_depends_on_a_kcp_vpcpeering() -> None:
+    """The Azure IpRange's kyma peering (the original's kymaPeeringCreate); AWS and GCP ask for none."""
+    from tasks.cloud.azure.vpcpeering_plan import kyma_peering
+
+    scope = {"metadata": {"name": "k-1", "namespace": "kcp-system"},
+             "spec": {"provider": "azure", "shootName": "c-1", "scope": {"azure": {"vpcNetwork": "shoot--kyma--c-1"}}}}
+    azure = providers.get("azure")
+    assert azure is not None and azure.iprange_peering(scope) == kyma_peering(scope)
+    assert azure.iprange_peering(scope)["metadata"]["name"] == "k-1"  # type: ignore[index]
+    for name in ("aws", "gcp"):
+        provider = providers.get(name)
+        assert provider is not None and provider.iprange_peering(scope) is None

@@ -90,7 +90,8 @@ def test_azure_plan_is_the_cm_vnet_with_one_subnet() -> None:
     assert (kcp.provider, kcp.cidr, kcp.ranges) == ("azure", "10.251.0.0/22", [("northeurope", "10.251.0.0/22")])
     assert kcp.plan == [
         "resource group and VNet shoot--kyma--c-8e3f1b7--cm: 10.251.0.0/22 in northeurope",
-        "VNet peerings cm--c-8e3f1b7 (in shoot--kyma--c-8e3f1b7) and kyma--c-8e3f1b7 (in shoot--kyma--c-8e3f1b7--cm)",
+        "KCP VpcPeering b7c41e09-5a2f-4d83-9e6b-0f1a3c5d7e92 (created by the IpRange): VNet peerings cm--c-8e3f1b7 "
+        "(in shoot--kyma--c-8e3f1b7) and kyma--c-8e3f1b7 (in shoot--kyma--c-8e3f1b7--cm)",
         "security group shoot--kyma--c-8e3f1b7--cm; subnet shoot--kyma--c-8e3f1b7--cm: 10.251.0.0/22",
         "private DNS zone privatelink.redis.cache.windows.net; virtual network link "
         "0b6e1c4e-0000-4000-8000-000000000001 to shoot--kyma--c-8e3f1b7"]

@@ -1,6 +1,8 @@
 """The Azure KCP IpRange step through the Azure layer (azure-mgmt-network, -privatedns, -resource)
-against the ARM stand-in: CM network, kyma peering, security group → subnet → DNS zone → link, deletion
-in reverse order, 429, failed provisioning, errors."""
+against the ARM stand-in: CM network, the kyma VpcPeering asked for once its VNet is there (made Ready
+here as the KCP controllers would; its ARM peerings are tested through them in
+tests/integration/cloud/test_providers.py), security group → subnet → DNS zone → link, deletion in
+reverse order, 429, failed provisioning, errors."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ import fencing
 from standins.azure import AzureStandIn
 from tasks.cloud.azure import iprange
 from tasks.cloud.azure.client import AzureClient
+from tasks.cloud.step import ChildStep
 from tests.integration.cloud.steps import apply_step, drive
 
-from .conftest import REGION, SHOOT, SUBSCRIPTION, VPC, azure_scope, kcp_iprange
+from .conftest import REGION, SUBSCRIPTION, VPC, azure_scope, kcp_iprange
 
 pytestmark = pytest.mark.integration
 FAST = iprange.Timing().scaled(0.001)
@@ -33,8 +36,25 @@ def client(azure: AzureStandIn, azure_tls: tuple[Any, str]) -> AzureClient:
     return c
 
 
-def _reconcile(obj: dict[str, Any], client: AzureClient, **kwargs: Any) -> Any:
-    return iprange.reconcile(obj, azure_scope(), client, timing=FAST, **kwargs)
+READY_PEERING = {"metadata": {"name": "kyma-az"}, "status": {"state": "Ready", "conditions": [
+    {"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]}}
+#: The kyma VpcPeering per IpRange name, as the KCP controllers keep it; what the steps asked, in order.
+PEERINGS: dict[str, dict[str, Any]] = {}
+ASKED: list[tuple[str, bool, int]] = []
+
+
+def _reconcile(obj: dict[str, Any], client: AzureClient, azure: AzureStandIn | None = None, **kwargs: Any) -> Any:
+    """One turn with the kyma VpcPeering as the KCP IpRange controller passes it, created (and Ready at
+    once) or deleted when the step says so."""
+    name = obj["metadata"]["name"]
+    step = iprange.reconcile(obj, azure_scope(), client, timing=FAST, kyma_peering=PEERINGS.get(name), **kwargs)
+    if isinstance(step, ChildStep) and step.child is not None and (name in PEERINGS) != step.child:
+        ASKED.append((name, step.child, len(azure.state.history) if azure else 0))
+        if step.child:
+            PEERINGS[name] = READY_PEERING
+        else:
+            PEERINGS.pop(name)
+    return step
 
 
 def _conditions(obj: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -47,7 +67,7 @@ def _ids(*parts: str) -> str:
 
 def test_create_is_ready_and_delete_goes_in_reverse_order(azure: AzureStandIn, client: AzureClient) -> None:
     obj = kcp_iprange(name="ipr-az", cidr="10.251.0.0/22")
-    step, states = drive(_reconcile, obj, client)
+    step, states = drive(_reconcile, obj, client, azure)
     assert states[-1] == "Ready" and _conditions(obj) == [("Ready", "True", "Ready", "Ready")]
     assert obj["status"]["cidr"] == "10.251.0.0/22"
     cm_net, kyma_net = NET.format(rg=CM), NET.format(rg=VPC)
@@ -55,8 +75,6 @@ def test_create_is_ready_and_delete_goes_in_reverse_order(azure: AzureStandIn, c
     order = [
         f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{CM}",
         f"{cm_net}/virtualNetworks/{CM}",
-        f"{kyma_net}/virtualNetworks/{VPC}/virtualNetworkPeerings/cm--{SHOOT}",
-        f"{cm_net}/virtualNetworks/{CM}/virtualNetworkPeerings/kyma--{SHOOT}",
         f"{cm_net}/networkSecurityGroups/{CM}",
         f"{cm_net}/virtualNetworks/{CM}/subnets/{CM}",
         f"{cm_net}/privateDnsZones/{ZONE}",
@@ -66,24 +84,30 @@ def test_create_is_ready_and_delete_goes_in_reverse_order(azure: AzureStandIn, c
     vnet = azure.state.resource(order[1])
     assert vnet is not None and vnet["properties"]["addressSpace"]["addressPrefixes"] == ["10.251.0.0/22"]
     assert vnet["location"] == REGION
-    subnet = azure.state.resource(order[5])
+    subnet = azure.state.resource(order[3])
     assert subnet is not None and subnet["properties"]["addressPrefix"] == "10.251.0.0/22"
-    assert subnet["properties"]["networkSecurityGroup"]["id"] == order[4]
-    local = azure.state.resource(order[2])
-    assert local is not None and local["properties"]["peeringState"] == "Connected"
-    assert local["properties"]["remoteVirtualNetwork"]["id"] == order[1]
-    link = azure.state.resource(order[7])
+    assert subnet["properties"]["networkSecurityGroup"]["id"] == order[2]
+    # the kyma VpcPeering was asked for once the CM VNet was there, before the security group
+    [(_, child, at)] = [a for a in ASKED if a[0] == "ipr-az"]
+    history = [i for kind, i in azure.state.history[:at] if kind == "put"]
+    assert child is True and order[1] in history and order[2] not in history
+    link = azure.state.resource(order[5])
     assert link is not None and link["properties"]["virtualNetwork"]["id"] == f"{kyma_net}/virtualNetworks/{VPC}"
     again = _reconcile(obj, client)
     assert (again.status, again.requeue_after, again.error) == (None, None, None)
+    assert not isinstance(again, ChildStep)
 
     obj["metadata"]["deletionTimestamp"] = "2026-11-21T10:00:00Z"
-    step, _ = drive(_reconcile, obj, client)
+    step, _ = drive(_reconcile, obj, client, azure)
     assert step.remove_finalizer
     deleted = [i.lower() for kind, i in azure.state.history if kind == "delete"]
-    expected = [order[7], order[6], order[5], order[4], order[3], order[2], order[1]]
-    assert deleted[:7] == [i.lower() for i in expected]
-    assert deleted[7] == order[0].lower()
+    expected = [order[5], order[4], order[3], order[2], order[1]]
+    assert deleted[:5] == [i.lower() for i in expected]
+    assert deleted[5] == order[0].lower()
+    # the kyma VpcPeering was removed after the security group, before the CM VNet
+    [(_, child, at)] = [a for a in ASKED if a[0] == "ipr-az"][1:]
+    gone_before = [i.lower() for kind, i in azure.state.history[:at] if kind == "delete"]
+    assert child is False and order[2].lower() in gone_before and order[1].lower() not in gone_before
     assert azure.state.ids() == [f"{kyma_net}/virtualNetworks/{VPC}"]  # the shoot's VNet stays
 
 
@@ -92,7 +116,7 @@ def test_429_requeues_after_60_s_without_a_status_change(azure: AzureStandIn, cl
     azure.state.inject("PUT", "/subnets/", 429, times=3)
     seen = None
     for _ in range(200):
-        step = iprange.reconcile(obj, azure_scope(), client, timing=iprange.Timing())
+        step = iprange.reconcile(obj, azure_scope(), client, timing=iprange.Timing(), kyma_peering=READY_PEERING)
         if step.requeue_after == iprange.Timing().throttled:
             seen = step
             break

@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 
-from tasks.cloud.azure.iprange_plan import Read, Timing, plan
+from tasks.cloud.azure import iprange_plan
+from tasks.cloud.azure.iprange_plan import Plan, Read, Timing
+from tasks.cloud.azure.vpcpeering_plan import kyma_peering
 from tasks.cloud.calls import Refused, read_as_needed
+from tasks.cloud.step import ChildStep
 
 NOW = "2026-01-01T00:00:00Z"
 SUB, SHOOT, KYMA, REGION = "sub-1", "c-1", "kyma-az", "northeurope"
@@ -22,7 +25,22 @@ KYMA_ID = f"/subscriptions/{SUB}/resourceGroups/{VPC}/providers/Microsoft.Networ
 CM_ID = f"/subscriptions/{SUB}/resourceGroups/{CM}/providers/Microsoft.Network/virtualNetworks/{CM}"
 
 
-KEYS = ("group", "vnet", "local", "remote", "nsg", "subnet", "zone", "link")
+KEYS = ("group", "vnet", "nsg", "subnet", "zone", "link")
+#: The KCP VpcPeering <scope> as the controller reads it: Ready, in Error, on its way.
+PEERED = {"metadata": {"name": KYMA}, "status": {"state": "Ready", "conditions": [
+    {"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]}}
+PEERING_ERROR = {"metadata": {"name": KYMA}, "status": {"state": "Error", "conditions": [
+    {"type": "Error", "status": "True", "reason": "FailedCreatingVpcPeeringConnection", "message": "no"}]}}
+PEERING_PENDING = {"metadata": {"name": KYMA}, "status": {}}
+_UNSET: Any = object()
+
+
+def plan(obj: dict[str, Any], scope: dict[str, Any], found: Read, timing: Timing = T, *,
+         kyma_peering: Any = _UNSET, **kwargs: Any) -> Plan:
+    """The plan; the kyma VpcPeering Ready while creating and gone while deleting unless given."""
+    if kyma_peering is _UNSET:
+        kyma_peering = None if (obj.get("metadata") or {}).get("deletionTimestamp") else PEERED
+    return iprange_plan.plan(obj, scope, found, timing, kyma_peering=kyma_peering, **kwargs)
 
 
 def read_of(**read: Any) -> Read:
@@ -42,11 +60,7 @@ def res(state: str = "Succeeded", **props: Any) -> dict[str, Any]:
     return {"id": f"id-{state}", "properties": {"provisioningState": state, **props}}
 
 
-def connected() -> dict[str, Any]:
-    return res(peeringState="Connected")
-
-
-DONE = dict(group=res(), vnet=res(), local=connected(), remote=res(), nsg=res(), subnet=res(), zone=res(), link=res())
+DONE = dict(group=res(), vnet=res(), nsg=res(), subnet=res(), zone=res(), link=res())
 
 
 def done_but(**changes: Any) -> Read:
@@ -70,13 +84,37 @@ def test_nothing_there_creates_the_resource_group_and_the_vnet_in_one_turn() -> 
     assert step.status == {"cidr": "10.251.0.0/22"} and step.requeue_after == T.wait
 
 
-def test_both_peerings_are_created_in_one_turn_then_waited_for() -> None:
+def test_the_vnet_not_yet_succeeded_asks_for_no_vpcpeering() -> None:
+    p = plan(kcp_range(), SCOPE, read_of(group=res(), vnet=res("Updating")), T, now=NOW, kyma_peering=None)
+    step = p.done()
+    assert p.calls == () and step.requeue_after == T.wait and not isinstance(step, ChildStep)
+
+
+@pytest.mark.parametrize("peering", [None, PEERING_PENDING])
+def test_once_the_vnet_succeeded_the_kyma_vpcpeering_must_exist_and_is_waited_for(peering: Any) -> None:
+    p = plan(kcp_range(), SCOPE, read_of(group=res(), vnet=res()), T, now=NOW, kyma_peering=peering)
+    step = p.done()
+    assert p.calls == () and isinstance(step, ChildStep) and step.child is True
+    assert step.requeue_after == T.peering_wait and "conditions" not in (step.status or {})
+
+
+def test_a_kyma_vpcpeering_in_error_is_the_iprange_error() -> None:
+    step = plan(kcp_range(), SCOPE, read_of(group=res(), vnet=res()), T, now=NOW, kyma_peering=PEERING_ERROR).done()
+    assert conditions(step) == [("Error", "True", "FailedCreatingVpcPeeringConnection", "Error creating VPC peering")]
+    assert isinstance(step, ChildStep) and step.child is True and step.requeue_after == T.create_error
+
+
+def test_a_ready_kyma_vpcpeering_goes_on_to_the_security_group() -> None:
     p = plan(kcp_range(), SCOPE, read_of(group=res(), vnet=res()), T, now=NOW)
-    assert calls(p) == [("create_peering", (VPC, VPC, f"cm--{SHOOT}", CM_ID)),
-                        ("create_peering", (CM, CM, f"kyma--{SHOOT}", KYMA_ID))]
-    assert p.done().requeue_after == T.peering_wait
-    waiting = plan(kcp_range(), SCOPE, done_but(local=res(peeringState="Initiated")), T, now=NOW)
-    assert waiting.calls == () and waiting.done().requeue_after == T.peering_wait
+    assert calls(p) == [("create_security_group", (CM, CM, REGION))]
+
+
+def test_the_kyma_vpcpeering_is_the_originals() -> None:
+    scope = {**SCOPE, "metadata": {"name": KYMA, "namespace": "kcp-system"}}
+    assert kyma_peering(scope)["metadata"] == {"name": KYMA, "namespace": "kcp-system"}
+    assert kyma_peering(scope)["spec"]["details"] == {
+        "localNetwork": {"name": f"{KYMA}--kyma"}, "remoteNetwork": {"name": f"{KYMA}--cm"},
+        "peeringName": f"kyma--{SHOOT}", "localPeeringName": f"cm--{SHOOT}", "deleteRemotePeering": True}
 
 
 @pytest.mark.parametrize(("missing", "expected"), [
@@ -136,8 +174,8 @@ def test_the_scope_must_name_the_vnet_and_shoot() -> None:
 
 def test_the_client_subscription_is_used_when_the_scope_names_none() -> None:
     scope = {**SCOPE, "spec": {**SCOPE["spec"], "scope": {"azure": {"vpcNetwork": VPC}}}}
-    p = plan(kcp_range(), scope, read_of(group=res(), vnet=res()), T, now=NOW, subscription="sub-2")
-    assert p.calls[0].args[3] == CM_ID.replace(SUB, "sub-2")
+    p = plan(kcp_range(), scope, done_but(link=None), T, now=NOW, subscription="sub-2")
+    assert p.calls[0].args[3] == KYMA_ID.replace(SUB, "sub-2")
 
 
 def test_azure_china_uses_its_dns_zone() -> None:
@@ -152,14 +190,14 @@ THROTTLED = Refused(429, "Too many requests", "(TooManyRequests) Too many reques
 
 
 
-@pytest.mark.parametrize("key", ["group", "vnet", "local", "remote", "nsg", "subnet", "zone", "link"])
+@pytest.mark.parametrize("key", ["group", "vnet", "nsg", "subnet", "zone", "link"])
 def test_429_on_any_read_requeues_after_60_s_without_a_status_change(key: str) -> None:
     step = plan(kcp_range(), SCOPE, done_but(**{key: THROTTLED}), T, now=NOW).done()
     assert (step.status, step.requeue_after, step.error, step.event) == (None, T.throttled, None, None)
 
 
 @pytest.mark.parametrize(("key", "expected", "requeue"), [
-    ("group", [], T.wait), ("vnet", [], T.wait), ("local", [], T.wait), ("remote", [], T.wait),
+    ("group", [], T.wait), ("vnet", [], T.wait),
     ("nsg", [("Error", "True", "Error", "Error loading security group")], T.load_error),
     ("subnet", [("Error", "True", "Error", "Error loading subnet")], T.load_error),
     ("zone", [("Ready", "True", "Ready", "Ready"),
@@ -182,10 +220,6 @@ def test_a_refused_read_after_a_planned_write_keeps_the_write() -> None:
 @pytest.mark.parametrize(("found", "index", "reason", "message", "requeue"), [
     (read_of(), 0, "Error", "Failed to create Azure Resource Group", T.network_error),
     (read_of(), 1, "Error", "Failed to create Azure VNet", T.create_error),
-    (read_of(group=res(), vnet=res()), 0, "FailedCreatingVpcPeeringConnection", "Error creating VPC peering",
-     T.create_error),
-    (read_of(group=res(), vnet=res()), 1, "FailedCreatingVpcPeeringConnection", "Error creating remote VPC peering",
-     T.create_error),
     (done_but(nsg=None), 0, "Error", "Error creating Azure security group", T.create_error),
     (done_but(link=None), 0, "Error", "Error creating Azure virtualNetworkLink", T.create_error),
 ])
@@ -211,8 +245,6 @@ ORDER = [("link", "delete_vnet_link", (CM, ZONE, "ipr"), T.link_delete_wait),
          ("zone", "delete_private_dns_zone", (CM, ZONE), T.wait),
          ("subnet", "delete_subnet", (CM, CM, CM), T.wait),
          ("nsg", "delete_security_group", (CM, CM), T.wait),
-         ("remote", "delete_peering", (CM, CM, f"kyma--{SHOOT}"), T.peering_wait),
-         ("local", "delete_peering", (VPC, VPC, f"cm--{SHOOT}"), T.peering_wait),
          ("vnet", "delete_vnet", (CM, CM), T.wait),
          ("group", "delete_resource_group", (CM,), T.wait)]
 
@@ -229,6 +261,19 @@ def test_delete_goes_in_reverse_one_resource_per_turn(index: int) -> None:
     assert deleting.calls == () and deleting.done().requeue_after == wait
 
 
+@pytest.mark.parametrize("peering", [PEERED, PEERING_ERROR])
+def test_delete_removes_the_kyma_vpcpeering_after_the_security_group_and_before_the_vnet(peering: Any) -> None:
+    found = read_of(vnet=res(), group=res())
+    p = plan(kcp_range(deleting=True), SCOPE, found, T, now=NOW, kyma_peering=peering)
+    step = p.done()
+    assert p.calls == () and isinstance(step, ChildStep) and step.child is False
+    assert step.requeue_after == T.peering_wait and not step.remove_finalizer
+    before = plan(kcp_range(deleting=True), SCOPE, read_of(nsg=res(), vnet=res()), T, now=NOW, kyma_peering=peering)
+    assert calls(before) == [("delete_security_group", (CM, CM))] and not isinstance(before.done(), ChildStep)
+    gone = plan(kcp_range(deleting=True), SCOPE, found, T, now=NOW, kyma_peering=None)
+    assert calls(gone) == [("delete_vnet", (CM, CM))]
+
+
 def test_delete_with_nothing_left_releases_the_finalizer() -> None:
     p = plan(kcp_range(deleting=True, cidr=""), SCOPE, read_of(), T, now=NOW)
     assert p.calls == () and p.done().remove_finalizer
@@ -241,7 +286,6 @@ def test_delete_with_nothing_left_releases_the_finalizer() -> None:
     ("subnet", 409, [("Error", "True", "Error", "Error deleting subnet")], T.delete_error, None),
     ("nsg", 400, [("Error", "True", "Error", "Error deleting security group")], T.delete_error, None),
     ("vnet", 400, [], T.wait, "(Code) nope"),
-    ("remote", 400, [], T.wait, "(Code) nope"),
 ])
 def test_refused_deletes(key: str, status: int, expected: list, requeue: float, error: str | None) -> None:
     present = {k: res() for k, *_ in ORDER[[k for k, *_ in ORDER].index(key):]}
@@ -281,16 +325,14 @@ def reads(obj: dict[str, Any], answers: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(("obj", "answers", "expected"), [
     (kcp_range(), {}, ["group", "vnet"]),
     (kcp_range(), {"group": res(), "vnet": res("Updating")}, ["group", "vnet"]),
-    (kcp_range(), {"group": res(), "vnet": res()}, ["group", "vnet", "local", "remote"]),
-    (kcp_range(), {**DONE, "local": res(peeringState="Initiated")}, ["group", "vnet", "local", "remote"]),
-    (kcp_range(), {**DONE, "subnet": None}, ["group", "vnet", "local", "remote", "nsg", "subnet"]),
+    (kcp_range(), {**DONE, "subnet": None}, ["group", "vnet", "nsg", "subnet"]),
     (kcp_range(), DONE, list(KEYS)),
     (kcp_range(), {"group": BROKEN}, ["group"]),
     (kcp_range(network="other"), {}, []),
     (kcp_range(cidr=""), {}, []),
     (kcp_range(deleting=True), {"link": res()}, ["link"]),
     (kcp_range(deleting=True), {"nsg": res("Deleting")}, ["link", "zone", "subnet", "nsg"]),
-    (kcp_range(deleting=True), {}, ["link", "zone", "subnet", "nsg", "remote", "local", "vnet", "group"]),
+    (kcp_range(deleting=True), {}, ["link", "zone", "subnet", "nsg", "vnet", "group"]),
 ])
 def test_a_turn_reads_the_chain_up_to_where_it_stops(obj: dict, answers: dict, expected: list[str]) -> None:
     assert reads(obj, answers) == expected

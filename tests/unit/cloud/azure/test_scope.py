@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tasks.cloud.azure.iprange import Timing, peering_names, private_dns_zone_name, vnet_id
+from tasks.cloud.azure.iprange import Timing, private_dns_zone_name, vnet_id
 from tasks.cloud.azure.scope import (
     cm_name,
     cm_network_reference,
@@ -69,7 +69,6 @@ def test_rebuild_when_nodes_are_missing() -> None:
 
 def test_names() -> None:
     assert cm_name("shoot--kyma--c-1") == "shoot--kyma--c-1--cm"
-    assert peering_names("c-1") == ("cm--c-1", "kyma--c-1")
     assert private_dns_zone_name() == "privatelink.redis.cache.windows.net"
     assert private_dns_zone_name("AzureChina") == "privatelink.redis.cache.chinacloudapi.cn"
     assert vnet_id("s", "rg", "v") == "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v"
