@@ -195,27 +195,26 @@ class Store:
                 self._tombstones.pop(key, None)
                 return self._remove(key)
             old = self._objects.get(key)
-            version = resource_version(obj)
-            if old is not None and not newer_or_equal(version, resource_version(old)):
-                return old
-            if self._buried(key, version):
-                return old
-            self._put(key, obj, old)
+            self._put_if_current(key, obj, old)
             return old
 
     def write_through(self, obj: dict[str, Any]) -> bool:
         """Record the answer to our own create/update/patch (only when not older than the stored
         object). Whether it was stored."""
         key = object_key(obj)
-        version = resource_version(obj)
         with self._lock:
-            old = self._objects.get(key)
-            if old is not None and not newer_or_equal(version, resource_version(old)):
-                return False
-            if self._buried(key, version):
-                return False
-            self._put(key, obj, old)
-            return True
+            return self._put_if_current(key, obj, self._objects.get(key))
+
+    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: dict[str, Any] | None) -> bool:
+        """Store ``obj`` over ``old`` (the lock held) unless it is older than ``old`` or a tombstone of
+        ours keeps it out. Whether it was stored."""
+        version = resource_version(obj)
+        if old is not None and not newer_or_equal(version, resource_version(old)):
+            return False
+        if self._buried(key, version):
+            return False
+        self._put(key, obj, old)
+        return True
 
     def delete_through(self, namespace: str | None, name: str, version: str = "") -> None:
         """Record our own delete of ``namespace/name``: dropped at once, and watch events not newer

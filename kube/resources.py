@@ -21,6 +21,11 @@ SERVICE_ACCOUNT = Resource("", "v1", "serviceaccounts", "ServiceAccount", True)
 EVENT = Resource("", "v1", "events", "Event", True)
 DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+PDB = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True)
+HPA = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True)
+NETWORK_POLICY = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True)
+CLUSTER_ROLE = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False)
+CLUSTER_ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False)
 MUTATING_WEBHOOK_CONFIGURATION = Resource(
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
     False,

@@ -201,45 +201,28 @@ class _Parser:
             return lambda env: yes(env) if _bool(cond(env)) else no(env)
         return cond
 
-    def or_(self) -> Fn:
-        left = self.and_()
-        while self.at("||"):
-            self.take("op", "||")
-            right = self.and_()
-            left = _or(left, right)
+    def binary(self, ops: tuple[str, ...], operand: Callable[[], Fn], combine: Callable[[str, Fn, Fn], Fn]) -> Fn:
+        """A left-associative chain of ``operand``s joined by any of the operators ``ops``."""
+        left = operand()
+        while any(self.at(op) for op in ops):
+            op = self.take("op")
+            left = combine(op, left, operand())
         return left
+
+    def or_(self) -> Fn:
+        return self.binary(("||",), self.and_, lambda _, left, right: _or(left, right))
 
     def and_(self) -> Fn:
-        left = self.rel()
-        while self.at("&&"):
-            self.take("op", "&&")
-            right = self.rel()
-            left = _and(left, right)
-        return left
+        return self.binary(("&&",), self.rel, lambda _, left, right: _and(left, right))
 
     def rel(self) -> Fn:
-        left = self.add()
-        while self.peek()[0] == "op" and self.peek()[1] in ("==", "!=", "<", "<=", ">", ">=", "in"):
-            op = self.take("op")
-            right = self.add()
-            left = _relation(op, left, right)
-        return left
+        return self.binary(("==", "!=", "<", "<=", ">", ">=", "in"), self.add, _relation)
 
     def add(self) -> Fn:
-        left = self.mul()
-        while self.at("+") or self.at("-"):
-            op = self.take("op")
-            right = self.mul()
-            left = _arith(op, left, right)
-        return left
+        return self.binary(("+", "-"), self.mul, _arith)
 
     def mul(self) -> Fn:
-        left = self.unary()
-        while self.at("*") or self.at("/") or self.at("%"):
-            op = self.take("op")
-            right = self.unary()
-            left = _arith(op, left, right)
-        return left
+        return self.binary(("*", "/", "%"), self.unary, _arith)
 
     def unary(self) -> Fn:
         if self.at("!"):
@@ -274,14 +257,19 @@ class _Parser:
                 return node
 
     def args(self) -> list[Fn]:
-        self.take("op", "(")
+        return self.items("(", ")")
+
+    def items(self, open_: str, close: str) -> list[Fn]:
+        """Comma-separated expressions between the operators ``open_`` and ``close`` (a call's arguments,
+        a list literal's items)."""
+        self.take("op", open_)
         out: list[Fn] = []
-        if not self.at(")"):
+        if not self.at(close):
             out.append(self.expr())
             while self.at(","):
                 self.take("op", ",")
                 out.append(self.expr())
-        self.take("op", ")")
+        self.take("op", close)
         return out
 
     def primary(self) -> Fn:
@@ -290,14 +278,7 @@ class _Parser:
             self.i += 1
             return lambda env: value
         if kind == "op" and value == "[":
-            self.take("op", "[")
-            items: list[Fn] = []
-            if not self.at("]"):
-                items.append(self.expr())
-                while self.at(","):
-                    self.take("op", ",")
-                    items.append(self.expr())
-            self.take("op", "]")
+            items = self.items("[", "]")
             return lambda env: [item(env) for item in items]
         if kind == "op" and value == "(":
             self.take("op", "(")

@@ -22,7 +22,63 @@ from typing import Any, Protocol, TypeVar
 
 from kube.toolkit.step import Step
 
-__all__ = ["UNREAD", "CallPlan", "Needed", "Refused", "make_calls", "need", "read_as_needed"]
+__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "Needed", "Refused", "attempt", "make_calls",
+           "marked_deleting", "need", "read_as_needed"]
+
+E = TypeVar("E", bound=Exception)
+
+
+def attempt(error: type[E], fn: Callable[..., Any], *args: Any) -> tuple[Any, E | None]:
+    """``(fn(*args), None)``, or ``(None, err)`` when it raises ``error`` (a read whose failure the plan
+    answers); any other exception propagates."""
+    try:
+        return fn(*args), None
+    except error as err:
+        return None, err
+
+
+def marked_deleting(obj: Mapping[str, Any], deleting: bool | None) -> Mapping[str, Any]:
+    """``obj``, marked deleted when ``deleting`` says so and it has no ``deletionTimestamp`` yet (a
+    deletion turn planned over an object the API server has not marked)."""
+    meta = obj.get("metadata") or {}
+    if not deleting or meta.get("deletionTimestamp"):
+        return obj
+    return {**obj, "metadata": {**meta, "deletionTimestamp": "deleting"}}
+
+
+class ApiFailure(Protocol):
+    """What a provider plan reads of every failed call (the providers' error types; a plan imports no
+    client). A provider's plan extends it with its own predicates."""
+
+    status: int
+    message: str
+
+    @property
+    def not_found(self) -> bool: ...
+    @property
+    def too_many_requests(self) -> bool: ...
+
+
+class HttpStatus:
+    """What an answer's HTTP ``status`` (0 when no answer came) says, for :class:`Refused` and the
+    providers' error types."""
+
+    status: int
+
+    @property
+    def too_many_requests(self) -> bool:
+        """HTTP 429."""
+        return self.status == 429
+
+    @property
+    def conflict(self) -> bool:
+        """HTTP 409."""
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        """HTTP 404."""
+        return self.status == 404
 
 
 class _Unread:
@@ -75,7 +131,7 @@ def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[st
 
 
 @dataclass(frozen=True)
-class Refused:
+class Refused(HttpStatus):
     """A provider request that failed: the HTTP ``status`` (0 when no answer came), the API's own
     ``message`` (what conditions quote) and ``text``, the error as the client prints it (``str(err)``,
     e.g. Azure's ``(Code) message``)."""
@@ -83,16 +139,6 @@ class Refused:
     status: int
     message: str
     text: str = ""
-
-    @property
-    def too_many_requests(self) -> bool:
-        """HTTP 429."""
-        return self.status == 429
-
-    @property
-    def conflict(self) -> bool:
-        """HTTP 409."""
-        return self.status == 409
 
 
 C = TypeVar("C")

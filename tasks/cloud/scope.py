@@ -22,6 +22,7 @@ __all__ = [
     "decode_secret",
     "kyma_network_object",
     "missing_labels",
+    "network_reference",
     "scope_labels",
     "shoot_name",
 ]
@@ -121,3 +122,12 @@ def kyma_network_object(scope: Obj, reference: Mapping[str, Any]) -> dict[str, A
                      "labels": {names.LABEL_KYMA_NAME: name}},
         "spec": {"scope": {"name": name}, "type": "kyma", "network": {"reference": dict(reference)}},
     }
+
+
+def network_reference(kcp_network: Obj | None, provider: str) -> Mapping[str, Any]:
+    """The ``provider`` reference (e.g. ``{"gcpProject": ..., "networkName": ...}``) a KCP Network names:
+    ``status.network.<provider>``, else ``spec.network.reference.<provider>``; empty when it names none."""
+    if not kcp_network:
+        return {}
+    return ((kcp_network.get("status") or {}).get("network") or {}).get(provider) \
+        or (((kcp_network.get("spec") or {}).get("network") or {}).get("reference") or {}).get(provider) or {}

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from informers.reflector import Reflector
@@ -93,6 +94,7 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
 
 
+@dataclass(eq=False)
 class KubeClusterView:
     """Pool-node check and namespace labels from watch-fed stores over a :class:`kube.Kube`.
 
@@ -106,15 +108,15 @@ class KubeClusterView:
         ready_timeout: seconds :meth:`start` waits for the initial lists.
     """
 
-    def __init__(self, kube_factory: Callable[[], Any], pool: str, node_interval: float = 10.0,
-                 namespace_interval: float = 30.0, lookup_timeout: float = 2.0, ready_timeout: float = 10.0) -> None:
-        self._kube_factory = kube_factory
+    kube_factory: Callable[[], Any]
+    pool: str
+    node_interval: float = 10.0
+    namespace_interval: float = 30.0
+    lookup_timeout: float = 2.0
+    ready_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
         self._kube: Any = None
-        self.pool = pool
-        self.node_interval = node_interval
-        self.namespace_interval = namespace_interval
-        self.lookup_timeout = lookup_timeout
-        self.ready_timeout = ready_timeout
         self._present = False
         self._logged: bool | None = None
         self._last_check = float("-inf")
@@ -134,7 +136,7 @@ class KubeClusterView:
 
     def _client(self) -> Any:
         if self._kube is None:
-            self._kube = self._kube_factory()
+            self._kube = self.kube_factory()
         return self._kube
 
     # ---- informer stores -------------------------------------------------------------------

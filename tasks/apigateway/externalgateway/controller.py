@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Kube, Resource, ResourceMissing, client_for, resources
+from kube import Kube, Resource, ResourceMissing, client_for, resources
 from kube import toolkit as tk
 from tasks.apigateway import reads
 from tasks.apigateway.externalgateway import model as m
@@ -36,6 +36,7 @@ from tasks.apigateway.externalgateway.plan import (
     refs,
     refused,
 )
+from tasks.apigateway.guard import guarded
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway.externalgateway")
@@ -105,20 +106,14 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], now: str | None = None) ->
     return p, p.step.as_result()
 
 
+@guarded(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``externalgateway`` controller's reconcile of ``key`` (cluster, namespace, name)."""
     kube = client_for(key.cluster)
-    try:
-        obj = kube.get(EXTERNAL_GATEWAY, key.name, key.namespace)
-        if obj is None:
-            return Result.done()
-        p, result = reconcile_object(kube, obj)
-    except ResourceMissing:
+    obj = kube.get(EXTERNAL_GATEWAY, key.name, key.namespace)
+    if obj is None:
         return Result.done()
-    except ApiError as exc:
-        log.warning("externalgateway reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
-                    reason=exc.reason, error=exc.message)
-        return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+    p, result = reconcile_object(kube, obj)
     log.info("externalgateway reconciled", cluster=key.cluster, key=key.ref, state=p.state or "deleted",
              writes=[a.describe() for a in p.actions])
     return result

@@ -80,41 +80,28 @@ def base_name(name: str) -> str:
 @dataclass(frozen=True)
 class Names:
     """The generated names of ExternalGateway ``name`` (the Gateway in the ExternalGateway's namespace,
-    everything else in ``istio-system``)."""
+    everything else in ``istio-system``): :func:`base_name` + the suffix of :data:`SUFFIXES`."""
 
     base: str
+    gateway: str
+    certificate: str
+    tls_secret: str
+    ca_secret: str
+    dns_entry: str
+    xfcc_filter: str
+    cert_validation_filter: str
 
     @classmethod
     def of(cls, name: str) -> Names:
-        return cls(base_name(name))
+        base = base_name(name)
+        return cls(base, **{field: base + suffix for field, suffix in SUFFIXES.items()})
 
-    @property
-    def gateway(self) -> str:
-        return self.base + "-gw"
 
-    @property
-    def certificate(self) -> str:
-        return self.base + "-cert"
-
-    @property
-    def tls_secret(self) -> str:
-        return self.base + "-tls"
-
-    @property
-    def ca_secret(self) -> str:
-        return self.base + "-tls-cacert"
-
-    @property
-    def dns_entry(self) -> str:
-        return self.base + "-dns"
-
-    @property
-    def xfcc_filter(self) -> str:
-        return self.base + "-xfcc"
-
-    @property
-    def cert_validation_filter(self) -> str:
-        return self.base + "-cv"
+#: The suffix of every generated name after the base, by :class:`Names` field.
+SUFFIXES: dict[str, str] = {
+    "gateway": "-gw", "certificate": "-cert", "tls_secret": "-tls", "ca_secret": "-tls-cacert",
+    "dns_entry": "-dns", "xfcc_filter": "-xfcc", "cert_validation_filter": "-cv",
+}
 
 
 def _map(value: Any) -> dict[str, Any]:

@@ -30,11 +30,12 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Kube, ResourceMissing, client_for
+from kube import Kube, client_for
 from kube import toolkit as tk
 from tasks.apigateway import reads
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.fields import as_dict
+from tasks.apigateway.guard import guarded
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator import secrets
 from tasks.apigateway.operator.plan import (
@@ -158,20 +159,14 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str
     return p, Result.done()
 
 
+@guarded(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``apigateway`` controller's reconcile of ``key`` (cluster, "", name of an APIGateway)."""
     kube = client_for(key.cluster)
-    try:
-        obj = reads.apigateway(kube, key.name)
-        if obj is None:
-            return Result.done()
-        p, result = reconcile_object(kube, obj, reads.apigateways(kube) or [obj])
-    except ResourceMissing:
+    obj = reads.apigateway(kube, key.name)
+    if obj is None:
         return Result.done()
-    except ApiError as exc:
-        log.warning("apigateway reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
-                    reason=exc.reason, error=exc.message)
-        return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+    p, result = reconcile_object(kube, obj, reads.apigateways(kube) or [obj])
     log.info("apigateway reconciled", cluster=key.cluster, key=key.ref,
              state=p.status.state if p.status else "Deleted", writes=len(p.ops))
     return result

@@ -83,12 +83,8 @@ NETWORK_POLICY = (NAMESPACE, "kyma-project.io--api-gateway-allow")
 NETWORK_POLICY_OWNER_LABEL = "api-gateway.kyma-project.io/managed-by"
 OATHKEEPER_SELECTOR = {"app.kubernetes.io/instance": "ory", "app.kubernetes.io/name": "oathkeeper"}
 
-CLUSTER_ROLE = Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False)
-CLUSTER_ROLE_BINDING = Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False)
-PDB = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True)
-HPA = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True)
 PEER_AUTHENTICATION = Resource("security.istio.io", "v1beta1", "peerauthentications", "PeerAuthentication", True)
-NETWORK_POLICY_RESOURCE = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True)
+NETWORK_POLICY_RESOURCE = resources.NETWORK_POLICY
 
 
 def _kind(kind: model.Kind) -> Resource:
@@ -106,10 +102,10 @@ RESOURCES: dict[str, Resource] = {
     "Service": resources.SERVICE,
     "ServiceAccount": resources.SERVICE_ACCOUNT,
     "Deployment": resources.DEPLOYMENT,
-    "PodDisruptionBudget": PDB,
-    "ClusterRole": CLUSTER_ROLE,
-    "ClusterRoleBinding": CLUSTER_ROLE_BINDING,
-    "HorizontalPodAutoscaler": HPA,
+    "PodDisruptionBudget": resources.PDB,
+    "ClusterRole": resources.CLUSTER_ROLE,
+    "ClusterRoleBinding": resources.CLUSTER_ROLE_BINDING,
+    "HorizontalPodAutoscaler": resources.HPA,
     "PeerAuthentication": PEER_AUTHENTICATION,
     "NetworkPolicy": NETWORK_POLICY_RESOURCE,
     "CustomResourceDefinition": resources.CRD,

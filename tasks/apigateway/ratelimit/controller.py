@@ -25,12 +25,13 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Kube, ResourceMissing, client_for
+from kube import Kube, client_for
 from kube import toolkit as tk
 from tasks.apigateway import model, reads
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway import status as st
 from tasks.apigateway.fields import as_dict, as_list
+from tasks.apigateway.guard import guarded
 from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitPlan, RateLimitState, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
@@ -124,23 +125,17 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettin
     return p, Result.requeue(settings.reconciliation_interval)
 
 
+@guarded(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
     kube = client_for(key.cluster)
-    try:
-        obj = reads.ratelimit(kube, key.namespace, key.name)
-        if obj is None:
-            _collect_garbage(kube, key)
-            return Result.done()
-        if as_dict(obj.get("metadata")).get("deletionTimestamp"):
-            return Result.done()  # no finalizer: the garbage collector removes the EnvoyFilter
-        p, result = reconcile_object(kube, obj)
-    except ResourceMissing:
+    obj = reads.ratelimit(kube, key.namespace, key.name)
+    if obj is None:
+        _collect_garbage(kube, key)
         return Result.done()
-    except ApiError as exc:
-        log.warning("ratelimit reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
-                    reason=exc.reason, error=exc.message)
-        return Result.error(f"{exc.status} {exc.reason}: {exc.message}")
+    if as_dict(obj.get("metadata")).get("deletionTimestamp"):
+        return Result.done()  # no finalizer: the garbage collector removes the EnvoyFilter
+    p, result = reconcile_object(kube, obj)
     log.info("ratelimit reconciled", cluster=key.cluster, key=key.ref, state=p.status.state, write=p.verb)
     return result
 

@@ -240,13 +240,18 @@ class Ec2:
             VpcId=vpc_id, AvailabilityZone=zone, CidrBlock=cidr,
             TagSpecifications=[{"ResourceType": "subnet", "Tags": _tags(tags)}])["Subnet"])
 
-    def delete_subnet(self, subnet_id: str) -> None:
+    def _delete(self, method: str, **params: Any) -> None:
+        """Call the EC2 write ``method`` with ``params``; a NotFound (already gone) is fine."""
         client = self._ec2(write=True)
         try:
-            client.delete_subnet(SubnetId=subnet_id)
+            getattr(client, method)(**params)
         except botocore.exceptions.ClientError as exc:
             if not is_not_found(exc):
                 raise
+
+    def delete_subnet(self, subnet_id: str) -> None:
+        """``DeleteSubnet`` (one already gone is fine)."""
+        self._delete("delete_subnet", SubnetId=subnet_id)
 
     def route_tables(self, vpc_id: str) -> list[dict[str, Any]]:
         """Every route table of the VPC (with its routes and tags)."""
@@ -261,12 +266,7 @@ class Ec2:
 
     def delete_route(self, route_table_id: str, cidr: str) -> None:
         """``DeleteRoute`` (a route already gone is fine)."""
-        client = self._ec2(write=True)
-        try:
-            client.delete_route(RouteTableId=route_table_id, DestinationCidrBlock=cidr)
-        except botocore.exceptions.ClientError as exc:
-            if not is_not_found(exc):
-                raise
+        self._delete("delete_route", RouteTableId=route_table_id, DestinationCidrBlock=cidr)
 
     def peering(self, peering_id: str) -> dict[str, Any] | None:
         """The VPC peering connection ``peering_id`` as this account sees it, or ``None``."""
@@ -294,12 +294,7 @@ class Ec2:
 
     def delete_peering(self, peering_id: str) -> None:
         """``DeleteVpcPeeringConnection`` (one already gone is fine)."""
-        client = self._ec2(write=True)
-        try:
-            client.delete_vpc_peering_connection(VpcPeeringConnectionId=peering_id)
-        except botocore.exceptions.ClientError as exc:
-            if not is_not_found(exc):
-                raise
+        self._delete("delete_vpc_peering_connection", VpcPeeringConnectionId=peering_id)
 
     def nat_gateway_ips(self, vpc_ids: Sequence[str]) -> list[str]:
         """Public IPs of the available NAT gateways of the VPCs, sorted and unique."""

@@ -15,7 +15,6 @@ the remote parts are skipped (the original retries the remote client forever).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import botocore.exceptions
@@ -78,31 +77,35 @@ def apply(local: Ec2, remote: Ec2 | None, plan: p.Plan) -> Step:
     return plan.done(answers)
 
 
-def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Callable[[], Ec2 | None], str]:
+def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Ec2 | None, str, Exception | None]:
+    """The KCP-side client, the customer-side one (``None`` without a remote), the customer's account and
+    the non-retryable error that refused the customer-side client (then that client is ``None``).
+
+    A refused KCP-side client, or a retryable refusal of the customer side, is raised (the caller's
+    :func:`_refused` tries again in 10 s or with backoff)."""
     spec = ctx.scope.get("spec") or {}
     account = str(((spec.get("scope") or {}).get("aws") or {}).get("accountId") or "")
     local = peering_ec2_for(ctx.settings, account, str(spec.get("region") or ""))
     reference = p.remote_reference(ctx.remote)
     remote_account = str(reference.get("awsAccountId") or "")
 
-    def remote() -> Ec2 | None:
-        if ctx.remote is None:
-            return None
-        return peering_ec2_for(ctx.settings, remote_account, str(reference.get("region") or ""))
-
-    return local, remote, remote_account
+    if ctx.remote is None:
+        return local, None, remote_account, None
+    try:
+        remote = peering_ec2_for(ctx.settings, remote_account, str(reference.get("region") or ""))
+    except _ERRORS as exc:
+        if is_retryable(exc):
+            raise
+        return local, None, remote_account, exc
+    return local, remote, remote_account, None
 
 
 def reconcile(ctx: VpcPeeringContext) -> Step:
     """One provisioning turn of the KCP VpcPeering of ``ctx``."""
     try:
-        local, remote_client, account = _clients(ctx)
-        try:
-            remote = remote_client()
-        except _ERRORS as exc:
-            if is_retryable(exc):
-                return StepBuilder(ctx.obj).step(requeue_after=ctx.settings.t(10))
-            log.info("aws peering remote client refused", peering=ctx.name, account=account, error=str(exc))
+        local, remote, account, refused = _clients(ctx)
+        if refused is not None:
+            log.info("aws peering remote client refused", peering=ctx.name, account=account, error=str(refused))
             return p.remote_client_failed(ctx.obj, account, ctx.settings.t)
         found = read(local, remote, ctx.obj, ctx.scope, ctx.remote)
         plan = p.plan_create(ctx.obj, ctx.scope, ctx.remote, found, ctx.settings.t, ctx.settings.peering_network_tag)
@@ -114,15 +117,10 @@ def reconcile(ctx: VpcPeeringContext) -> Step:
 def delete(ctx: VpcPeeringContext) -> Step:
     """One deletion turn (the finalizer goes once every call was made)."""
     try:
-        local, remote_client, account = _clients(ctx)
-        try:
-            remote = remote_client()
-        except _ERRORS as exc:
-            if is_retryable(exc):
-                return StepBuilder(ctx.obj).step(requeue_after=ctx.settings.t(10))
+        local, remote, account, refused = _clients(ctx)
+        if refused is not None:
             log.warning("aws peering: customer account unreachable, its side is left", peering=ctx.name,
-                        account=account, error=str(exc))
-            remote = None
+                        account=account, error=str(refused))
         try:
             found = read(local, remote, ctx.obj, ctx.scope, ctx.remote)
         except _ERRORS as exc:

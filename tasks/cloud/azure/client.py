@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 import fencing
+from tasks.cloud.calls import HttpStatus
 from tasks.cloud.guard import guarded
 
 #: Per-request connect/read timeout (seconds).
@@ -32,7 +33,7 @@ MANAGEMENT_SCOPE = "https://management.azure.com/.default"
 UNAUTHENTICATED = "ClientAuthenticationError"
 
 
-class AzureApiError(Exception):
+class AzureApiError(HttpStatus, Exception):
     """An ARM call failed: HTTP ``status`` (0 when no answer came), ARM error ``code``, ``message``."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -40,18 +41,6 @@ class AzureApiError(Exception):
         self.status = status
         self.code = code
         self.message = message
-
-    @property
-    def too_many_requests(self) -> bool:
-        return self.status == 429
-
-    @property
-    def not_found(self) -> bool:
-        return self.status == 404
-
-    @property
-    def conflict(self) -> bool:
-        return self.status == 409
 
     @property
     def response(self) -> bool:

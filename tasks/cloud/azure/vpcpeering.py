@@ -26,6 +26,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     plan_create,
     plan_delete,
 )
+from tasks.cloud.calls import attempt, marked_deleting
 from tasks.cloud.step import StepBuilder
 
 log = structlog.get_logger("tasks.cloud.azure")
@@ -33,19 +34,8 @@ log = structlog.get_logger("tasks.cloud.azure")
 __all__ = ["ERROR_MESSAGES", "apply", "read", "reconcile", "seed_vnet"]
 
 
-def _deleting(obj: Mapping[str, Any], deleting: bool | None) -> Mapping[str, Any]:
-    """``obj``, marked deleted when ``deleting`` says so and it has no ``deletionTimestamp`` yet."""
-    meta = obj.get("metadata") or {}
-    if not deleting or meta.get("deletionTimestamp"):
-        return obj
-    return {**obj, "metadata": {**meta, "deletionTimestamp": "deleting"}}
-
-
 def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, AzureApiError | None]:
-    try:
-        return fn(*args), None
-    except AzureApiError as err:
-        return None, err
+    return attempt(AzureApiError, fn, *args)
 
 
 def read(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], local: VNet | None, remote: VNet | None,
@@ -94,7 +84,7 @@ def reconcile(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], s
     → the calls). ``local_network`` / ``remote_network``: the KCP Networks of ``details``; ``deleting``:
     remove it (default: whether ``obj`` has a ``deletionTimestamp``)."""
     local, remote = VNet.of(local_network), VNet.of(remote_network)
-    obj = _deleting(obj, deleting)
+    obj = marked_deleting(obj, deleting)
     remote_type = str(((remote_network or {}).get("status") or {}).get("networkType")
                       or ((remote_network or {}).get("spec") or {}).get("type") or "")
     found = read(clients, obj, local, remote, remote_type, client_error)

@@ -48,6 +48,8 @@ import structlog
 
 from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.calls import ApiFailure
+from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
 
 log = structlog.get_logger("tasks.cloud.azure")
@@ -106,20 +108,14 @@ MISSING_SERVICE_PRINCIPAL = "The client application is missing service principal
 _OVERLAPPING = re.compile(r'Overlapping address prefixes:[^"]*')
 
 
-class AzureApiError(Protocol):
+class AzureApiError(ApiFailure, Protocol):
     """What the plan reads of a failed call (:class:`tasks.cloud.azure.client.AzureApiError`; this module
     imports no client)."""
 
-    status: int
     code: str
-    message: str
 
     @property
     def response(self) -> bool: ...
-    @property
-    def not_found(self) -> bool: ...
-    @property
-    def too_many_requests(self) -> bool: ...
     @property
     def unauthorized(self) -> bool: ...
     @property
@@ -173,10 +169,7 @@ class VNet:
     def of(cls, kcp_network: Mapping[str, Any] | None) -> VNet | None:
         """The VNet a KCP Network names (``status.network.azure``, else ``spec.network.reference.azure``);
         None when it names none."""
-        if not kcp_network:
-            return None
-        ref = ((kcp_network.get("status") or {}).get("network") or {}).get("azure") \
-            or (((kcp_network.get("spec") or {}).get("network") or {}).get("reference") or {}).get("azure") or {}
+        ref = network_reference(kcp_network, "azure")
         vnet = cls(str(ref.get("subscriptionId") or ""), str(ref.get("resourceGroup") or ""),
                    str(ref.get("networkName") or ""), str(ref.get("tenantId") or ""))
         return vnet if vnet.subscription and vnet.resource_group and vnet.name else None

@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 import fencing
+from tasks.cloud.calls import HttpStatus
 from tasks.cloud.guard import guarded
 
 #: The original's GCP API call timeout (seconds).
@@ -36,7 +37,7 @@ PSA_PEERING_NAME = "servicenetworking-googleapis-com"
 COMPUTE_NETWORK_URL = "https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{vpc}"
 
 
-class GcpApiError(Exception):
+class GcpApiError(HttpStatus, Exception):
     """A GCP API call failed. ``status`` is the HTTP status (0 when no answer came); ``message`` the
     API's message (what the original puts into conditions)."""
 
@@ -46,17 +47,9 @@ class GcpApiError(Exception):
         self.message = message
 
     @property
-    def not_found(self) -> bool:
-        return self.status == 404
-
-    @property
     def not_authorized(self) -> bool:
         """403 (the original's ``IsNotAuthorized``)."""
         return self.status == 403
-
-    @property
-    def too_many_requests(self) -> bool:
-        return self.status == 429
 
     @property
     def operation_in_progress(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 
 from kube.toolkit.step import Step
+from tasks.cloud.calls import attempt, marked_deleting
 from tasks.cloud.gcp.client import GcpApiError
 from tasks.cloud.gcp.vpcpeering_plan import (
     REASON_ERROR,
@@ -31,19 +32,8 @@ log = structlog.get_logger("tasks.cloud.gcp")
 __all__ = ["apply", "read", "reconcile", "seed_network"]
 
 
-def _deleting(obj: Mapping[str, Any], deleting: bool | None) -> Mapping[str, Any]:
-    """``obj``, marked deleted when ``deleting`` says so and it has no ``deletionTimestamp`` yet."""
-    meta = obj.get("metadata") or {}
-    if not deleting or meta.get("deletionTimestamp"):
-        return obj
-    return {**obj, "metadata": {**meta, "deletionTimestamp": "deleting"}}
-
-
 def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, GcpApiError | None]:
-    try:
-        return fn(*args), None
-    except GcpApiError as err:
-        return None, err
+    return attempt(GcpApiError, fn, *args)
 
 
 def read(client: VpcPeeringClient, obj: Mapping[str, Any], local: Network | None, remote: Network | None) -> Read:
@@ -93,7 +83,7 @@ def reconcile(client: VpcPeeringClient, obj: Mapping[str, Any], scope: Mapping[s
     the call). ``local_network`` / ``remote_network``: the KCP Networks of ``details``; ``deleting``:
     remove it (default: whether ``obj`` has a ``deletionTimestamp``)."""
     local, remote = Network.of(local_network), Network.of(remote_network)
-    obj = _deleting(obj, deleting)
+    obj = marked_deleting(obj, deleting)
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
         return apply(client, plan_delete(obj, local, remote, read(client, obj, local, remote), t))
     if local is None or remote is None:

@@ -47,6 +47,8 @@ import structlog
 
 from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.calls import ApiFailure
+from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
 
 log = structlog.get_logger("tasks.cloud.gcp")
@@ -69,19 +71,12 @@ ACTIVE = "ACTIVE"
 INACTIVE = "INACTIVE"
 
 
-class GcpApiError(Protocol):
+class GcpApiError(ApiFailure, Protocol):
     """What the plan reads of a failed call (:class:`tasks.cloud.gcp.client.GcpApiError`; this module
     imports no client)."""
 
-    status: int
-    message: str
-
-    @property
-    def not_found(self) -> bool: ...
     @property
     def not_authorized(self) -> bool: ...
-    @property
-    def too_many_requests(self) -> bool: ...
     @property
     def operation_in_progress(self) -> bool: ...
 
@@ -108,10 +103,7 @@ class Network:
     def of(cls, kcp_network: Mapping[str, Any] | None) -> Network | None:
         """The GCP network a KCP Network names (``status.network.gcp``, else ``spec.network.reference.gcp``);
         None when it names none."""
-        if not kcp_network:
-            return None
-        ref = ((kcp_network.get("status") or {}).get("network") or {}).get("gcp") \
-            or (((kcp_network.get("spec") or {}).get("network") or {}).get("reference") or {}).get("gcp") or {}
+        ref = network_reference(kcp_network, "gcp")
         project, name = str(ref.get("gcpProject") or ""), str(ref.get("networkName") or "")
         return cls(project, name) if project and name else None
 
@@ -223,6 +215,18 @@ def _running(op: Mapping[str, Any] | None) -> bool:
     return op is not None and op.get("status") != "DONE"
 
 
+def _operation(run: StepBuilder, op: Mapping[str, Any] | None, status_field: str, poll: float) -> Step | str | None:
+    """What the operation kept in ``status.<status_field>`` says: a Step polling it again in ``poll``
+    seconds while it runs; the error text of a failed one, which is then forgotten (fix: so the
+    peering is tried again rather than stuck on it); ``None`` when there is none or it succeeded."""
+    if _running(op):
+        return run.step(requeue_after=poll)
+    failure = _op_failed(op)
+    if failure is not None:
+        run.set(**{status_field: None})
+    return failure
+
+
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network, remote: Network, found: Read,
                 t: Timing, network_tag: str = "", now: str | None = None) -> Plan:
     """One provisioning turn over what the shell read (pure). See the module doc for the flow."""
@@ -244,12 +248,10 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
                                  requeue_after=t(300)))
         return stop(run.fail(REASON_ERROR, f"Error loading Remote Vpc Peering Operation: {remote_op_name}",
                              requeue_after=t(60), state=None, exclusive=False))
-    if _running(found.remote_op):
-        return stop(run.step(requeue_after=t(10)))
-    remote_failure = _op_failed(found.remote_op)
-    if remote_failure is not None:
-        # fix: forget the failed operation, so the peering is tried again after 5 min
-        run.set(remotePeeringOperation=None)
+    remote_failure = _operation(run, found.remote_op, "remotePeeringOperation", t(10))
+    if isinstance(remote_failure, Step):
+        return stop(remote_failure)
+    if remote_failure is not None:  # tried again after 5 min
         if "QUOTA_EXCEEDED" in remote_failure:
             return stop(run.fail(REASON_QUOTA_EXCEEDED, "Error creating remote Vpc Peering due to quota limits, please "
                                  "check if your vpc quota limits are not exceeded.", requeue_after=t(300),
@@ -273,11 +275,10 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
     if found.local_op_error is not None:
         return stop(run.fail(REASON_ERROR, f"Error loading Local Vpc Peering LocalOperation: {local_op_name}",
                              requeue_after=t(60), state=None, exclusive=False))
-    if _running(found.local_op):
-        return stop(run.step(requeue_after=t(60)))
-    local_failure = _op_failed(found.local_op)
+    local_failure = _operation(run, found.local_op, "localPeeringOperation", t(60))
+    if isinstance(local_failure, Step):
+        return stop(local_failure)
     if local_failure is not None:
-        run.set(localPeeringOperation=None)  # fix, as for the remote one
         if "QUOTA_EXCEEDED" in local_failure:
             run.exclusive(COND_QUOTA_EXCEEDED, True, REASON_QUOTA_EXCEEDED, "Error creating Local Vpc Peering due to "
                           "quota limits, please check if your vpc quota limits are not exceeded.",

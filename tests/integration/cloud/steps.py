@@ -3,7 +3,9 @@ would, without Kubernetes: shared by the GCP and Azure layer tests."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["apply_step", "drive"]
@@ -43,3 +45,26 @@ def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 400,
             break
         time.sleep(min(step.requeue_after or 0.01, 0.05))
     raise AssertionError(f"no final step after {max_steps} steps; states {states}, status {obj.get('status')}")
+
+
+@contextlib.contextmanager
+def provider_turns(name: str, env: dict[str, str], scope: dict[str, Any], local: Any,
+                   remote: Any) -> Iterator[Callable[..., Any]]:
+    """The bridge provider ``name``'s VpcPeering turn, ``turn(obj, delete=False)`` -> its Step, under
+    the cloud settings loaded from ``env`` (the settings are restored on leaving)."""
+    from tasks.cloud import providers, settings
+    from tasks.cloud.providers import VpcPeeringContext
+
+    settings.override(settings.load(env))
+    try:
+        provider = providers.get(name)
+        assert provider is not None
+
+        def turn(obj: dict[str, Any], delete: bool = False) -> Any:
+            ctx = VpcPeeringContext(kube=None, obj=obj, scope=scope, settings=settings.current(),  # type: ignore[arg-type]
+                                    local=local, remote=remote)
+            return provider.delete_vpcpeering(ctx) if delete else provider.reconcile_vpcpeering(ctx)
+
+        yield turn
+    finally:
+        settings.override(None)

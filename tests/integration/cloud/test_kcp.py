@@ -141,23 +141,24 @@ def test_vpc_not_found(cloud: CloudEnv) -> None:
     assert any(e["reason"] == "VpcNotFound" and e["type"] == "Warning" for e in events)
 
 
-def test_cidr_already_associated_is_used(cloud: CloudEnv) -> None:
+def _iprange_beside_a_vpc_block(cloud: CloudEnv, block: str, cidr: str, state: str) -> tuple[Runtime, dict[str, Any]]:
+    """A ready runtime whose VPC has the extra CIDR ``block``, and its KCP IpRange of ``cidr`` once in
+    ``state``."""
     rt = cloud.runtime()
     scope_ready(cloud, rt)
-    cloud.ec2().associate_vpc_cidr_block(VpcId=rt.vpc_id, CidrBlock="10.251.0.0/22")
-    name = kcp_iprange(cloud, rt, cidr="10.251.0.0/22")
-    obj = wait_state(cloud, name, "Ready")
+    cloud.ec2().associate_vpc_cidr_block(VpcId=rt.vpc_id, CidrBlock=block)
+    return rt, wait_state(cloud, kcp_iprange(cloud, rt, cidr=cidr), state)
+
+
+def test_cidr_already_associated_is_used(cloud: CloudEnv) -> None:
+    rt, obj = _iprange_beside_a_vpc_block(cloud, "10.251.0.0/22", "10.251.0.0/22", "Ready")
     vpc = cloud.ec2().describe_vpcs(VpcIds=[rt.vpc_id])["Vpcs"][0]
     blocks = [a for a in vpc["CidrBlockAssociationSet"] if a["CidrBlock"] == "10.251.0.0/22"]
     assert len(blocks) == 1 and obj["status"]["addressSpaceId"] == blocks[0]["AssociationId"]
 
 
 def test_cidr_overlapping_a_vpc_block(cloud: CloudEnv) -> None:
-    rt = cloud.runtime()
-    scope_ready(cloud, rt)
-    cloud.ec2().associate_vpc_cidr_block(VpcId=rt.vpc_id, CidrBlock="10.251.0.0/16")
-    name = kcp_iprange(cloud, rt, cidr="10.251.4.0/22")
-    obj = wait_state(cloud, name, "Error")
+    _, obj = _iprange_beside_a_vpc_block(cloud, "10.251.0.0/16", "10.251.4.0/22", "Error")
     assert [(c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
         ("CidrOverlap", "CIDR overlaps with VPC adress range cidr 10.251.0.0/16")]
 

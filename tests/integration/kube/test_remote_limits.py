@@ -91,23 +91,34 @@ def test_a_redirect_is_not_followed(evil: Evil) -> None:
     assert not [p for p in evil.paths if p.startswith("/internal")]
 
 
+def _drip(h: BaseHTTPRequestHandler, byte: bytes, count: int, pause: float) -> None:
+    """Write ``byte`` ``count`` times, ``pause`` seconds apart: every read succeeds, nothing ends."""
+    for _ in range(count):
+        h.wfile.write(byte)
+        h.wfile.flush()
+        time.sleep(pause)
+
+
+def _get_within_the_deadline(evil: Evil, handler: Callable[[BaseHTTPRequestHandler], None],
+                             error: type[ApiError]) -> ApiError:
+    """GET through a client with a 1 s total deadline from ``handler``; the ``error`` it raised."""
+    evil.handler = handler
+    t0 = time.monotonic()
+    with pytest.raises(error) as caught:
+        evil.client(timeout=1.0).get(IPRANGE, "a")
+    assert time.monotonic() - t0 < 3.0
+    return caught.value
+
+
 def test_a_trickling_answer_ends_at_the_total_deadline(evil: Evil) -> None:
     def trickle(h: BaseHTTPRequestHandler) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", "100000")
         h.end_headers()
-        for _ in range(200):  # a byte every 0.1 s: every read succeeds, the answer never ends
-            h.wfile.write(b" ")
-            h.wfile.flush()
-            time.sleep(0.1)
+        _drip(h, b" ", 200, 0.1)  # a byte every 0.1 s: the answer never ends
 
-    evil.handler = trickle
-    t0 = time.monotonic()
-    with pytest.raises(ReadLimitExceeded) as caught:
-        evil.client(timeout=1.0).get(IPRANGE, "a")
-    assert caught.value.reason == "DeadlineExceeded"
-    assert time.monotonic() - t0 < 3.0
+    assert _get_within_the_deadline(evil, trickle, ReadLimitExceeded).reason == "DeadlineExceeded"
 
 
 def test_a_list_past_its_object_bound_fails(evil: Evil) -> None:
@@ -156,14 +167,6 @@ def test_a_server_that_pages_forever_is_stopped(evil: Evil) -> None:
 def test_trickled_header_lines_end_at_the_total_deadline(evil: Evil) -> None:
     def trickle_headers(h: BaseHTTPRequestHandler) -> None:
         h.wfile.write(b"HTTP/1.1 200 OK\r\n")
-        for _ in range(300):  # a header byte every 0.05 s: every read succeeds, the headers never end
-            h.wfile.write(b"X")
-            h.wfile.flush()
-            time.sleep(0.05)
+        _drip(h, b"X", 300, 0.05)  # a header byte every 0.05 s: the headers never end
 
-    evil.handler = trickle_headers
-    t0 = time.monotonic()
-    with pytest.raises(ApiError) as caught:
-        evil.client(timeout=1.0).get(IPRANGE, "a")
-    assert caught.value.status == 0
-    assert time.monotonic() - t0 < 3.0
+    assert _get_within_the_deadline(evil, trickle_headers, ApiError).status == 0

@@ -4,7 +4,9 @@ through the watch (no polling); misses are looked up directly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from kube import Kube, resources
@@ -21,14 +23,23 @@ async def _until(predicate: Any, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@contextlib.asynccontextmanager
+async def _started(kubeconfig: str, node_interval: float) -> AsyncIterator[KubeClusterView]:
+    """A started view of the test cluster's pool, stopped on leaving."""
+    view = KubeClusterView(lambda: Kube(from_kubeconfig(kubeconfig), timeout=5), POOL, node_interval=node_interval)
+    await view.start()
+    try:
+        yield view
+    finally:
+        await view.stop()
+
+
 def test_pool_node_and_namespaces_follow_the_watch(api: tuple[Kube, str]) -> None:
     kube, kubeconfig = api
 
     async def scenario() -> None:
         # node_interval of an hour: only the watch can flip the mode after the first direct check
-        view = KubeClusterView(lambda: Kube(from_kubeconfig(kubeconfig), timeout=5), POOL, node_interval=3600)
-        await view.start()
-        try:
+        async with _started(kubeconfig, node_interval=3600) as view:
             assert view.checked and not view.pool_node_present
             assert not await view.pool_node_present_now()
             add_pool_node(kube)
@@ -46,8 +57,6 @@ def test_pool_node_and_namespaces_follow_the_watch(api: tuple[Kube, str]) -> Non
                          .get("metadata", {}).get("labels", {}).get("team") == "a")
             assert (await view.namespace_labels("shop") or {}).get("team") == "a"
             assert await view.namespace_labels("missing") is None
-        finally:
-            await view.stop()
 
     asyncio.run(scenario())
 
@@ -56,14 +65,10 @@ def test_a_node_applied_with_the_pods_counts_before_its_watch_event(api: tuple[K
     kube, kubeconfig = api
 
     async def scenario() -> None:
-        view = KubeClusterView(lambda: Kube(from_kubeconfig(kubeconfig), timeout=5), POOL, node_interval=0.0)
-        await view.start()
-        try:
+        async with _started(kubeconfig, node_interval=0.0) as view:
             view._present = False  # as if the watch event had not arrived yet
             add_pool_node(kube)
             view._present = False
             assert await view.pool_node_present_now()  # the direct list on a miss sees it
-        finally:
-            await view.stop()
 
     asyncio.run(scenario())

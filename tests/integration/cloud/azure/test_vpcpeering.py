@@ -13,7 +13,7 @@ import pytest
 from standins.azure import AzureStandIn
 from tasks.cloud.azure import vpcpeering
 from tasks.cloud.azure.client import AzureClient
-from tests.integration.cloud.steps import drive
+from tests.integration.cloud.steps import drive, provider_turns
 
 from .conftest import REGION, SHOOT, SUBSCRIPTION, TENANT, VPC, azure_scope
 
@@ -159,27 +159,13 @@ def test_429_requeues_without_a_status_change_and_a_known_code_is_a_warning(
 def test_through_the_azure_provider(azure_http: AzureStandIn, clients: dict[str, AzureClient]) -> None:
     """The bridge's AzureProvider.reconcile_vpcpeering / delete_vpcpeering: its three clients (local, local
     with the remote tenant, remote subscription) aimed at the stand-in."""
-    from tasks.cloud import providers, settings
-    from tasks.cloud.providers import VpcPeeringContext
-
     _seed_remote(clients, {SHOOT: ""})
-    settings.override(settings.load({"RECONCILERY_AZURE_ENDPOINT_URL": azure_http.url,
-                                     "RECONCILERY_CLOUD_TIME_SCALE": "1000"}))
-    try:
-        provider = providers.get("azure")
-        assert provider is not None
+    env = {"RECONCILERY_AZURE_ENDPOINT_URL": azure_http.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000"}
+    with provider_turns("azure", env, azure_scope(), LOCAL, REMOTE) as turn:
         obj = peering(name="8b-bridge")
-
-        def turn(o: dict[str, Any], delete: bool = False) -> Any:
-            ctx = VpcPeeringContext(kube=None, obj=o, scope=azure_scope(), settings=settings.current(),  # type: ignore[arg-type]
-                                    local=LOCAL, remote=REMOTE)
-            return provider.delete_vpcpeering(ctx) if delete else provider.reconcile_vpcpeering(ctx)
-
         _, states = drive(turn, obj)
         assert states[-1] == "Ready"
         assert _peering(azure_http, REMOTE_ID, "customer-to-kyma") is not None
         step = turn(obj, delete=True)
         assert step.remove_finalizer == FINALIZER
         assert _wait(lambda: _peering(azure_http, LOCAL_ID, "8b-bridge") is None)
-    finally:
-        settings.override(None)

@@ -13,7 +13,7 @@ import pytest
 from standins.gcp import GcpStandIn
 from tasks.cloud.gcp import vpcpeering
 from tasks.cloud.gcp.client import GcpClient
-from tests.integration.cloud.steps import drive
+from tests.integration.cloud.steps import drive, provider_turns
 
 from .conftest import PROJECT, VPC, gcp_scope
 
@@ -147,24 +147,11 @@ def test_remote_network_missing_or_not_readable(gcp: GcpStandIn, client: GcpClie
 
 def test_through_the_gcp_provider(gcp: GcpStandIn, client: GcpClient) -> None:
     """The bridge's GcpProvider.reconcile_vpcpeering / delete_vpcpeering, its client aimed at the stand-in."""
-    from tasks.cloud import providers, settings
-    from tasks.cloud.providers import VpcPeeringContext
-
     vpcpeering.seed_network(client, REMOTE_PROJECT, REMOTE_VPC, tag_keys=(SHOOT,))
-    settings.override(settings.load({"RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000"}))
-    try:
-        provider = providers.get("gcp")
-        assert provider is not None
+    env = {"RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000"}
+    with provider_turns("gcp", env, gcp_scope(), LOCAL, REMOTE) as turn:
         obj = peering(name="c2-bridge")
-
-        def turn(o: dict[str, Any], delete: bool = False) -> Any:
-            ctx = VpcPeeringContext(kube=None, obj=o, scope=gcp_scope(), settings=settings.current(),  # type: ignore[arg-type]
-                                    local=LOCAL, remote=REMOTE)
-            return provider.delete_vpcpeering(ctx) if delete else provider.reconcile_vpcpeering(ctx)
-
         _, states = drive(turn, obj)
         assert states[-1] == "Ready"
         step, _ = drive(turn, obj, delete=True)
         assert step.remove_finalizer and gcp.state.peering(PROJECT, VPC, "cm-c2-bridge") is None
-    finally:
-        settings.override(None)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +18,9 @@ from tasks.cloud.azure.scope import (
 from tasks.cloud.gcp.scope import secret_values
 from tests.unit.cloud.garden import shoot_and_secret
 
-SAMPLE = Path(__file__).with_name("garden_azure.yaml")
-
 
 def _sample() -> tuple[dict[str, Any], dict[str, str]]:
-    shoot, secret = shoot_and_secret(SAMPLE)
+    shoot, secret = shoot_and_secret("azure")
     return shoot, secret_values(secret)
 
 

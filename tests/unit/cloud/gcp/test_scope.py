@@ -5,8 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,15 +17,9 @@ from tasks.cloud.gcp.scope import (
 )
 from tests.unit.cloud.garden import shoot_and_secret
 
-SAMPLE = Path(__file__).with_name("garden_gcp.yaml")
-
-
-def _sample() -> tuple[dict[str, Any], dict[str, Any]]:
-    return shoot_and_secret(SAMPLE)
-
 
 def test_scope_from_the_sample_gcp_shoot() -> None:
-    shoot, secret = _sample()
+    shoot, secret = shoot_and_secret("gcp")
     section = scope_section(shoot, secret_values(secret))
     assert section == {"gcp": {
         "project": "sap-kyma-example-42",
@@ -45,13 +37,13 @@ def test_scope_from_the_sample_gcp_shoot() -> None:
 def test_secret_data_is_base64_decoded() -> None:
     payload = json.dumps({"project_id": "p-1"}).encode()
     values = secret_values({"data": {"serviceaccount.json": base64.b64encode(payload).decode()}})
-    shoot, _ = _sample()
+    shoot, _ = shoot_and_secret("gcp")
     section = scope_section(shoot, values)
     assert section is not None and section["gcp"]["project"] == "p-1"
 
 
 def test_workers_keep_their_zones_in_order() -> None:
-    shoot, secret = _sample()
+    shoot, secret = shoot_and_secret("gcp")
     shoot["spec"]["provider"]["workers"] = [{"name": "a", "zones": ["z-2", "z-1"]}, {"name": "b", "zones": ["z-3"]}]
     section = scope_section(shoot, secret_values(secret))
     assert section is not None and section["gcp"]["workers"] == [{"zones": ["z-2", "z-1"]}, {"zones": ["z-3"]}]
@@ -64,7 +56,7 @@ def test_workers_keep_their_zones_in_order() -> None:
 ])
 def test_missing_key_is_logged_and_stops(caplog: pytest.LogCaptureFixture, credentials: dict[str, str],
                                          logged: str) -> None:
-    shoot, _ = _sample()
+    shoot, _ = shoot_and_secret("gcp")
     with caplog.at_level(logging.ERROR, logger="tasks.cloud.gcp.scope"):
         assert scope_section(shoot, credentials) is None
     assert logged in caplog.text
