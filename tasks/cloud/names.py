@@ -53,9 +53,9 @@ GCP_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "gcpnfsvolumes", "GcpNfsVolume", T
 SKR_IPRANGE_CONSUMERS = (
     AWS_NFS_VOLUME,
     GCP_NFS_VOLUME,
-    Resource(SKR_GROUP, VERSION, "azureredisinstances", "AzureRedisInstance", True),
-    Resource(SKR_GROUP, VERSION, "awsredisinstances", "AwsRedisInstance", True),
-    Resource(SKR_GROUP, VERSION, "gcpredisinstances", "GcpRedisInstance", True),
+    SKR_AZURE_REDIS_INSTANCE,
+    SKR_AWS_REDIS_INSTANCE,
+    SKR_GCP_REDIS_INSTANCE,
     Resource(SKR_GROUP, VERSION, "awsredisclusters", "AwsRedisCluster", True),
 )
 #: KCP kinds that consume a KCP IpRange (``spec.ipRange.name``), in the order the messages name them.

@@ -19,8 +19,9 @@ from tasks.cloud import names
 from tasks.cloud.aws.redisinstance_plan import family, resource_names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
+from tasks.cloud.skr.defaultiprange_plan import wanted
 from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
-from tasks.cloud.skr.redisinstance_plan import KINDS, iprange_name, mirror, secret_name
+from tasks.cloud.skr.redisinstance_plan import KINDS, mirror, secret_name
 
 __all__ = ["RenderedRedis", "redis_plan", "render_redis"]
 
@@ -105,7 +106,7 @@ def render_redis(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
             continue
         ident = str((obj.get("status") or {}).get("id") or "<id>")
         body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}
-        kcp = mirror(body, ident, kyma, namespace, f"<id of IpRange {iprange_name(obj)}>", instance)
+        kcp = mirror(body, ident, kyma, namespace, f"<id of IpRange {wanted(obj)}>", instance)
         plan = [*redis_plan(scope, kcp), f"Secret {body['metadata']['namespace']}/{secret_name(obj)} once Ready: "
                                          f"{SECRET_KEYS}" + (" + extraData" if ((obj.get("spec") or {}).get(
                                              "authSecret") or {}).get("extraData") else "")]

@@ -18,19 +18,23 @@ The default IpRange is never deleted when its consumers go away (as the original
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
+from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
 
-__all__ = ["DEFAULT_NAME", "REASON_IPRANGE_NOT_FOUND", "IpRangeUse", "decide", "default_manifest", "reference",
-           "wanted"]
+__all__ = ["DEFAULT_NAME", "REASON_IPRANGE_NOT_FOUND", "WAIT_READY", "IpRangeUse", "blocked", "decide",
+           "default_manifest", "reference", "wanted"]
 
 #: Name of the SKR's default IpRange.
 DEFAULT_NAME = "default"
 REASON_IPRANGE_NOT_FOUND = "IpRangeNotFound"
+#: Seconds (scaled by ``settings.t``) a consumer waits for its IpRange to become Ready.
+WAIT_READY = 10.0
 
 
 def reference(consumer: Mapping[str, Any]) -> str:
@@ -91,3 +95,14 @@ def decide(consumer: Mapping[str, Any], found: Mapping[str, Any] | None) -> IpRa
         return IpRangeUse(found)
     ready = cond.is_true([dict(c) for c in (found.get("status") or {}).get("conditions") or []], names.COND_READY)
     return IpRangeUse(found, wait=not ready)
+
+
+def blocked(use: IpRangeUse, run: StepBuilder, t: Callable[[float], float]) -> Step | None:
+    """The consumer's Step while ``use`` does not let it go on (``None`` once the IpRange is Ready with
+    an id): Error ``IpRangeNotFound`` (forget), else come back after :data:`WAIT_READY` seconds scaled
+    by ``t`` (the IpRange's own reconcile makes it Ready)."""
+    if use.missing is not None:
+        return run.fail(REASON_IPRANGE_NOT_FOUND, use.missing)
+    if not use.ready or not use.kcp_name:
+        return run.step(requeue_after=t(WAIT_READY))
+    return None

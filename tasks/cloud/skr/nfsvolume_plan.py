@@ -45,11 +45,10 @@ import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
-from tasks.cloud.skr.defaultiprange_plan import REASON_IPRANGE_NOT_FOUND, IpRangeUse
+from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
-from tasks.cloud.validate import age_key
 
-__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "quota_exceeded"]
+__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name"]
 
 AWS = "aws"
 GCP = "gcp"
@@ -241,17 +240,6 @@ def mirror(seen: Seen, kcp_name: str, iprange_id: str, where: str = "") -> dict[
                      "ipRange": {"name": iprange_id}, "instance": instance}}
 
 
-def quota_exceeded(obj: Mapping[str, Any], everyone: Sequence[Mapping[str, Any]], quota: int | None) -> bool:
-    """Whether ``obj`` is beyond ``quota`` among ``everyone`` (oldest first; namespaced)."""
-    if quota is None:
-        return False
-    me = (_meta(obj).get("namespace"), _meta(obj).get("name"))
-    ordered = sorted(everyone, key=lambda o: (*age_key(o), str(_meta(o).get("namespace") or "")))
-    index = next((i for i, o in enumerate(ordered) if (_meta(o).get("namespace"), _meta(o).get("name")) == me),
-                 len(ordered))
-    return index >= quota
-
-
 def _kcp_conditions(kcp: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(c) for c in (kcp.get("status") or {}).get("conditions") or []]
 
@@ -375,17 +363,13 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         return stop(run.fail(REASON_PVC_NAME_INVALID,
                              f"Desired PVC({namespace}/{claim_name(obj)}) already exists with different owner"))
     if kcp is None and kind == AWS:  # 3
-        if quota_exceeded(obj, seen.everyone, seen.quota):
-            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
-                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
-            return stop(run.step())
-        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
-            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        over = run.over_quota(seen.everyone, seen.quota)
+        if over is not None:
+            return stop(over)
     use = seen.iprange  # 4
-    if use.missing is not None:
-        return stop(run.fail(REASON_IPRANGE_NOT_FOUND, use.missing))
-    if not use.ready or not use.kcp_name:
-        return stop(run.step(requeue_after=t(10)))
+    waiting = blocked(use, run, t)
+    if waiting is not None:
+        return stop(waiting)
     add = None if has_finalizer else names.FINALIZER  # 5
     if kcp is None:  # 6
         kcp_name = ident or new_id

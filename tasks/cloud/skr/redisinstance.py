@@ -2,11 +2,12 @@
 per connect per object: read → :func:`~.redisinstance_plan.plan` → apply.
 
 The decisions are the pure plan in :mod:`tasks.cloud.skr.redisinstance_plan`; this module reads what
-it needs (the object, its IpRange, the KCP RedisInstance named by its id: never for an id that is not a
-UUID, the auth Secret) and makes the plan's writes in one order: the default IpRange, the id label, the
-finalizer, the KCP mirror (create / patch / delete), the auth Secret, then the status and Event and the
-finalizer's removal. Only the kind of the SKR's provider is reconciled (its CRD is the only one
-installed). As cloud-manager's ``pkg/skr/{aws,gcp,azure}redisinstance``.
+it needs (the object; its IpRange through :mod:`tasks.cloud.skr.defaultiprange`, which creates the
+default IpRange when missing and gives a not-Ready IpRange its turn; the KCP RedisInstance named by
+its id: never for an id that is not a UUID; the auth Secret) and makes the plan's writes in one
+order: the id label, the finalizer, the KCP mirror (create / patch / delete), the auth Secret, then
+the status and Event and the finalizer's removal. Only the kind of the SKR's provider is reconciled
+(its CRD is the only one installed). As cloud-manager's ``pkg/skr/{aws,gcp,azure}redisinstance``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from kube.toolkit.finalizers import remove_finalizer
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id
+from tasks.cloud.skr import defaultiprange
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.skr.redisinstance_plan import KINDS, Seen, SkrPlan, identity, iprange_name, plan, secret_name
+from tasks.cloud.skr.redisinstance_plan import KINDS, Seen, SkrPlan, identity, plan, secret_name
 from workers.controller import Result
 
 __all__ = ["apply", "read", "reconcile"]
@@ -36,11 +38,9 @@ def read(ctx: SkrContext, obj: dict[str, Any]) -> Seen:
     if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
         kcp_obj = ctx.kcp.get(names.REDIS_INSTANCE, ident, ctx.kcp_namespace)
     namespace = str(obj["metadata"].get("namespace") or "")
-    deleting = bool(obj["metadata"].get("deletionTimestamp"))
-    iprange = None if deleting else ctx.get(names.SKR_IPRANGE, iprange_name(obj))
     secret = ctx.skr.get(resources.SECRET, secret_name(obj), namespace)
     return Seen(obj=obj, provider=ctx.provider, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
-                iprange=iprange, kcp=kcp_obj, secret=secret,
+                iprange=defaultiprange.resolve(ctx, obj), kcp=kcp_obj, secret=secret,
                 overrides=ctx.settings.redis_instance_tier_machine_types)
 
 
@@ -51,9 +51,6 @@ def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, A
     name = str(obj["metadata"]["name"])
     namespace = str(obj["metadata"].get("namespace") or "")
     current = obj
-    if decided.create_iprange is not None:
-        ctx.skr.create(names.SKR_IPRANGE, decided.create_iprange)
-        ctx.forget(names.SKR_IPRANGE)
     if decided.label_id is not None:
         current = ctx.skr.patch(res, name, {"metadata": {"labels": {names.LABEL_SKR_ID: decided.label_id}}},
                                 namespace)

@@ -10,9 +10,10 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    remote name/namespace labels is an Error ``NotOwned``; an auth Secret of the wanted name not
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
    the original adopts and later deletes any Secret of that name);
-1. the IpRange (``pkg/skr/common/defaultiprange``): ``spec.ipRange.name`` missing -> Error
+1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the NFS volumes:
+   :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
-   created when missing (no CIDR, the default labels); wait until it is Ready;
+   created when missing (no CIDR, the default labels; by the read); wait until it is Ready;
 2. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``;
 3. the finalizer; 4. the KCP mirror ``kcp-system/<status.id>`` (scope, remoteRef, ipRange = the SKR
    IpRange's id, ``instance.<provider>`` from the tier), state ``Creating``; an unknown tier -> Error
@@ -40,11 +41,12 @@ import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["KINDS", "MUTABLE", "Seen", "SkrPlan", "auth_secret", "auth_secret_data", "default_iprange",
-           "identity", "mirror", "plan", "render_extra_data"]
+__all__ = ["KINDS", "MUTABLE", "Seen", "SkrPlan", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",
+           "render_extra_data"]
 
 KINDS = {"aws": names.SKR_AWS_REDIS_INSTANCE, "gcp": names.SKR_GCP_REDIS_INSTANCE,
          "azure": names.SKR_AZURE_REDIS_INSTANCE}
@@ -61,7 +63,6 @@ MUTABLE: Mapping[str, tuple[str, ...]] = {
 
 COND_UPDATING = "Updating"
 COND_DELETING = "Deleting"
-REASON_IPRANGE_NOT_FOUND = "IpRangeNotFound"
 REASON_DELETING_INSTANCE = "DeletingInstance"
 REASON_DELETING_AUTH_SECRET = "DeletingAuthSecret"
 STATE_UPDATING = "Updating"
@@ -80,7 +81,7 @@ class Seen:
     Attributes:
         obj: the SKR Redis instance.
         provider, kyma, kcp_namespace: the runtime.
-        iprange: the SKR IpRange it uses (``spec.ipRange.name``, else ``default``), ``None`` when missing.
+        iprange: the use of the SKR IpRange it uses (:func:`tasks.cloud.skr.defaultiprange.resolve`).
         kcp: the KCP RedisInstance named by its id (``None``: none, no id yet, or an id that is not a UUID).
         secret: the SKR Secret named by :func:`secret_name` in the object's namespace, ``None`` when missing.
         overrides: ``redisInstanceTierMachineTypes`` (AWS tier -> cache node type).
@@ -90,7 +91,7 @@ class Seen:
     provider: str
     kyma: str
     kcp_namespace: str
-    iprange: Mapping[str, Any] | None = None
+    iprange: IpRangeUse
     kcp: Mapping[str, Any] | None = None
     secret: Mapping[str, Any] | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
@@ -98,14 +99,13 @@ class Seen:
 
 @dataclass(frozen=True)
 class SkrPlan:
-    """One turn's writes, in the order the applier makes them: ``create_iprange``, ``label_id``, the
+    """One turn's writes, in the order the applier makes them: ``label_id``, the
     step's finalizer, ``create`` / ``patch`` (merge patch of the KCP mirror) / ``delete`` (its name),
     the auth Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``,
     ``secret_update``: name, labels, annotations, data replaced), then the rest of ``step``."""
 
     step: Step
     label_id: str | None = None
-    create_iprange: dict[str, Any] | None = None
     create: dict[str, Any] | None = None
     patch: dict[str, Any] | None = None
     delete: str | None = None
@@ -121,20 +121,9 @@ def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
     return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
 
 
-def iprange_name(obj: Mapping[str, Any]) -> str:
-    """The SKR IpRange the object uses: ``spec.ipRange.name``, else ``default``."""
-    return str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or "") or "default"
-
-
 def secret_name(obj: Mapping[str, Any]) -> str:
     """The auth Secret's name: ``spec.authSecret.name``, else the object's name."""
     return str(((obj.get("spec") or {}).get("authSecret") or {}).get("name") or "") or str(obj["metadata"]["name"])
-
-
-def default_iprange() -> dict[str, Any]:
-    """The SKR IpRange ``default`` a consumer without ``spec.ipRange`` creates (no CIDR)."""
-    return {"apiVersion": f"{names.SKR_GROUP}/{names.VERSION}", "kind": "IpRange",
-            "metadata": {"name": "default", "labels": dict(names.DEFAULT_IPRANGE_LABELS)}, "spec": {}}
 
 
 def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str, iprange_id: str,
@@ -257,16 +246,11 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     if run.deleting:  # 8
         return _delete(run, seen, secret, t)
 
-    iprange = seen.iprange  # 1
-    explicit = bool((run.spec.get("ipRange") or {}).get("name"))
-    if iprange is None:
-        if explicit:
-            return SkrPlan(run.fail(REASON_IPRANGE_NOT_FOUND,
-                                    f"Specified IpRange {iprange_name(obj)} does not exist"))
-        return SkrPlan(run.step(requeue_after=t(1)), create_iprange=default_iprange())
-    iprange_id = str((iprange.get("status") or {}).get("id") or "")
-    if not cond.is_true((iprange.get("status") or {}).get("conditions"), names.COND_READY) or not iprange_id:
-        return SkrPlan(run.step(requeue_after=t(2)))
+    use = seen.iprange  # 1
+    waiting = blocked(use, run, t)
+    if waiting is not None:
+        return SkrPlan(waiting)
+    iprange_id = use.kcp_name
 
     label_id: str | None = None
     if not ident:  # 2

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from kube.toolkit.conditions import condition
 from tasks.cloud import names
+from tasks.cloud.skr.defaultiprange_plan import decide
 from tasks.cloud.skr.redisinstance_plan import Seen, auth_secret, auth_secret_data, plan, render_extra_data
 
 ID = "0b0c5bd2-54a4-4a4e-9d4e-3c1f4b2f6a10"
@@ -54,7 +55,8 @@ def kcp(conds: list[dict[str, Any]] | None = None, status: dict[str, Any] | None
 
 
 def seen(obj: dict[str, Any], provider: str = "aws", **kw: Any) -> Seen:
-    kw.setdefault("iprange", iprange())
+    """``iprange``: the SKR IpRange as read (``None``: missing), decided on as the reader does."""
+    kw["iprange"] = decide(obj, kw.get("iprange", iprange()))
     return Seen(obj=obj, provider=provider, kyma="k1", kcp_namespace="kcp-system", **kw)
 
 
@@ -99,14 +101,16 @@ def test_explicit_iprange_missing() -> None:
     out = plan(seen(skr({"redisTier": "S1", "ipRange": {"name": "mine"}}), iprange=None), NEW, t, NOW)
     error = next(c for c in (out.step.status or {})["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("IpRangeNotFound", "Specified IpRange mine does not exist")
-    assert out.create is None and out.create_iprange is None
+    assert out.create is None
 
 
 def test_default_iprange_created_when_missing_then_waited_for() -> None:
+    created = seen(skr(), iprange=None).iprange.create
+    assert created is not None and created["metadata"]["name"] == "default"
+    assert created["metadata"]["labels"]["app.kubernetes.io/name"] == "default-iprange"
+    assert "cidr" not in created["spec"]
     out = plan(seen(skr(), iprange=None), NEW, t, NOW)
-    assert out.create_iprange is not None and out.create_iprange["metadata"]["name"] == "default"
-    assert out.create_iprange["metadata"]["labels"]["app.kubernetes.io/name"] == "default-iprange"
-    assert "cidr" not in out.create_iprange["spec"] and out.step.requeue_after
+    assert out.create is None and out.label_id is None and out.step.requeue_after
     waiting = plan(seen(skr(), iprange=iprange(ready=False)), NEW, t, NOW)
     assert waiting.create is None and waiting.step.requeue_after
 
