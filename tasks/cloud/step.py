@@ -10,7 +10,7 @@ with the same words when an error changed the status, state ``Error`` / ``Ready`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -19,6 +19,7 @@ from kube.clock import now_rfc3339
 from kube.toolkit.conditions import condition, set_condition, set_exclusive
 from kube.toolkit.step import Event, Step, status_patch
 from tasks.cloud import names
+from tasks.cloud.validate import quota_exceeded
 
 READY = names.STATE_READY
 ERROR = names.STATE_ERROR
@@ -114,6 +115,18 @@ class StepBuilder:
         changed = status_patch(self.status, self.changes) is not None
         return self.step(requeue_after=requeue_after, error=message if backoff else None,
                          event=Event("Warning", reason, message) if changed else None)
+
+    def over_quota(self, everyone: Sequence[Mapping[str, Any]], quota: int | None) -> Step | None:
+        """The quota of a new object (:func:`~tasks.cloud.validate.quota_exceeded` among ``everyone``):
+        beyond it, the Step with the only condition ``QuotaExceeded`` and state Error; else ``None``, and
+        a ``QuotaExceeded`` condition from before goes (state ``Processing``)."""
+        if quota_exceeded(self.obj, everyone, quota):
+            self.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
+                           f"Maximum number of {quota} resources exceeded", names.STATE_ERROR)
+            return self.step()
+        if cond.find(self.conditions, names.COND_QUOTA_EXCEEDED) is not None:
+            self.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        return None
 
     def ready(self, message: str = names.REASON_READY, **fields: Any) -> Step:
         """State ``Ready`` and the single condition Ready/True ``Ready`` ``message`` (and ``fields``)."""

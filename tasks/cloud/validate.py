@@ -82,10 +82,12 @@ def overlap_winner(obj: Obj, others: Iterable[Obj]) -> str | None:
 
 
 def quota_exceeded(obj: Obj, all_objects: Sequence[Obj], quota: int | None) -> bool:
-    """Whether ``obj`` is beyond ``quota`` (``None`` = unlimited) among ``all_objects`` sorted oldest first."""
+    """Whether ``obj`` is beyond ``quota`` (``None`` = unlimited) among ``all_objects`` sorted oldest first
+    (namespaced objects: on a tie of time and name, by namespace)."""
     if quota is None:
         return False
-    ordered = sorted(all_objects, key=age_key)
-    name = _meta(obj).get("name")
-    index = next((i for i, o in enumerate(ordered) if _meta(o).get("name") == name), len(ordered))
+    me = (_meta(obj).get("namespace"), _meta(obj).get("name"))
+    ordered = sorted(all_objects, key=lambda o: (*age_key(o), str(_meta(o).get("namespace") or "")))
+    index = next((i for i, o in enumerate(ordered) if (_meta(o).get("namespace"), _meta(o).get("name")) == me),
+                 len(ordered))
     return index >= quota

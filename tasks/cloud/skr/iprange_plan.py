@@ -40,7 +40,7 @@ from tasks.cloud import names
 from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id
 from tasks.cloud.state import derive_state, project_kcp_iprange
 from tasks.cloud.step import StepBuilder
-from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
+from tasks.cloud.validate import cidr_failure, overlap_winner
 
 __all__ = ["Seen", "SkrPlan", "identity", "mirror", "plan"]
 
@@ -159,12 +159,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
         run.without(names.COND_ERROR).set(state=names.STATE_PROCESSING)
     kcp_obj = seen.kcp  # 6
     if kcp_obj is None:  # 7
-        if quota_exceeded(obj, seen.everyone, seen.quota):
-            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
-                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
-            return stop(run.step())
-        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
-            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        over = run.over_quota(seen.everyone, seen.quota)
+        if over is not None:
+            return stop(over)
         run.exclusive(names.COND_SUBMITTED, True, names.REASON_SUBMISSION_SUCCEEDED, SUBMITTED_MESSAGE,
                       names.STATE_CREATING)  # 8, 9
         return stop(run.step(add_finalizer=None if has_finalizer else names.FINALIZER, requeue_after=t(0.1)),

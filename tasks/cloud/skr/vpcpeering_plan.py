@@ -43,7 +43,6 @@ from tasks.cloud import names
 from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
 from tasks.cloud.state import derive_state
 from tasks.cloud.step import StepBuilder
-from tasks.cloud.validate import quota_exceeded
 
 __all__ = ["KINDS", "Seen", "SkrPlan", "details", "identity", "kcp_network", "kcp_peering", "parse_vnet_id",
            "plan", "project", "remote_reference"]
@@ -226,12 +225,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
 
     add = None if has_finalizer else names.FINALIZER
     if seen.peering is None or seen.network is None:
-        if quota_exceeded(obj, seen.everyone, seen.quota):  # 3
-            run.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
-                          f"Maximum number of {seen.quota} resources exceeded", names.STATE_ERROR)
-            return SkrPlan(run.step(), label_id=label_id)
-        if cond.find(run.conditions, names.COND_QUOTA_EXCEEDED) is not None:
-            run.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
+        over = run.over_quota(seen.everyone, seen.quota)  # 3
+        if over is not None:
+            return SkrPlan(over, label_id=label_id)
         create: list[tuple[Resource, dict[str, Any]]] = []
         if seen.network is None:
             try:

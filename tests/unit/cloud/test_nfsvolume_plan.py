@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from tasks.cloud import names
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse
-from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, location, plan, quota_exceeded
+from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, location, plan
+from tasks.cloud.validate import quota_exceeded
 
 NOW = "2026-01-01T00:00:00Z"
 ID = "0b8e5f4e-3a51-4b7e-9a5b-2f1b6c1d9e70"
