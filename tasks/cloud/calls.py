@@ -21,9 +21,11 @@ from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
 from kube.toolkit.step import Step
+from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
 
-__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "Needed", "Refused", "attempt", "make_calls",
-           "marked_deleting", "need", "read_as_needed"]
+__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "KwCall", "KwPlan", "Needed", "Refused", "attempt",
+           "make_calls", "marked_deleting", "need", "read_as_needed"]
 
 E = TypeVar("E", bound=Exception)
 
@@ -169,3 +171,33 @@ def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
         except error as exc:
             return plan.failed(call, refused(exc))
     return plan.done(answers)
+
+
+@dataclass(frozen=True)
+class KwCall:
+    """One write made by keyword, ``<client>.<method>(**kwargs)`` (the Redis plans). Refused and not
+    retryable: Error ``reason`` with ``message`` (followed by the provider's own message when
+    ``with_cause``), back after ``retry`` seconds (scaled by the plan's ``t``)."""
+
+    method: str
+    kwargs: Mapping[str, Any]
+    message: str
+    reason: str = names.REASON_CLOUD_PROVIDER_ERROR
+    with_cause: bool = False
+    retry: float = 60.0
+
+
+@dataclass
+class KwPlan:
+    """The :class:`KwCall` writes to make in order, then :attr:`step`; a refused one ends the turn
+    with :meth:`failed`. ``t`` scales seconds (``settings.t``)."""
+
+    run: StepBuilder
+    t: Callable[[float], float]
+    step: Step
+    calls: tuple[KwCall, ...] = ()
+
+    def failed(self, call: KwCall, cause: str = "") -> Step:
+        """The Step of the refused ``call``; ``cause``: the provider's message."""
+        message = f"{call.message}{cause}" if call.with_cause else call.message
+        return self.run.fail(call.reason, message, requeue_after=self.t(call.retry), exclusive=False)

@@ -38,6 +38,8 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.calls import KwCall as Call  # ElastiCache.<method>(**kwargs); refused: CloudProviderError, 60 s
+from tasks.cloud.calls import KwPlan as Plan
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["Call", "Plan", "Read", "desired_parameters", "family", "plan_create", "plan_delete",
@@ -112,31 +114,6 @@ class Read:
     security_group: Mapping[str, Any] | None = None
     group: Mapping[str, Any] | None = None
     members: Sequence[Mapping[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Call:
-    """One write: ``ElastiCache.<method>(**kwargs)``; refused (not retryable): Error
-    ``CloudProviderError`` ``message``, back after 60 s."""
-
-    method: str
-    kwargs: Mapping[str, Any]
-    message: str
-
-
-@dataclass
-class Plan:
-    """The calls to make in order, then :attr:`step` (a refused call ends the turn with :meth:`failed`)."""
-
-    run: StepBuilder
-    t: Timing
-    step: Step
-    calls: tuple[Call, ...] = ()
-
-    def failed(self, call: Call) -> Step:
-        """The Step of a refused, not retryable call."""
-        return self.run.fail(names.REASON_CLOUD_PROVIDER_ERROR, call.message, requeue_after=self.t(60),
-                             exclusive=False)
 
 
 def _tags(obj: Mapping[str, Any], scope: Mapping[str, Any]) -> dict[str, str]:

@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.calls import KwCall as Call
+from tasks.cloud.calls import KwPlan as Plan
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["DNS_ZONE", "Call", "Plan", "Read", "plan_create", "plan_delete", "sku", "targets"]
@@ -61,26 +62,10 @@ class Read:
     key: str = ""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One write: ``AzureRedisClient.<method>(**kwargs)``; refused: Error ``reason``, ``prefix`` + ARM's
-    message, back after 10 s."""
-
-    method: str
-    kwargs: Mapping[str, Any]
-    reason: str
-    prefix: str
-
-
-@dataclass
-class Plan:
-    run: StepBuilder
-    t: Timing
-    step: Step
-    calls: tuple[Call, ...] = ()
-
-    def failed(self, call: Call, message: str) -> Step:
-        return self.run.fail(call.reason, f"{call.prefix}{message}", requeue_after=self.t(10), exclusive=False)
+def _call(method: str, kwargs: Mapping[str, Any], reason: str, prefix: str) -> Call:
+    """``AzureRedisClient.<method>(**kwargs)``; refused: Error ``reason``, ``prefix`` + ARM's message,
+    back after 10 s."""
+    return Call(method, kwargs, prefix, reason, with_cause=True, retry=10)
 
 
 def _state(resource: Mapping[str, Any] | None) -> str:
@@ -105,7 +90,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         if spec.get("redisVersion"):
             props["redisVersion"] = str(spec["redisVersion"])
         body = {"location": n["location"], "properties": props}
-        return Plan(run, t, run.step(requeue_after=t(60)), (Call(
+        return Plan(run, t, run.step(requeue_after=t(60)), (_call(
             "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
             "Failed creating AzureRedis: "),))
     run.set(id=str(redis.get("id") or n["redis_id"]))
@@ -117,7 +102,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
             "subnet": {"id": n["subnet_id"], "name": n["subnet"]},
             "privateLinkServiceConnections": [{"name": n["name"], "properties": {
                 "privateLinkServiceId": str(redis.get("id") or n["redis_id"]), "groupIds": ["redisCache"]}}]}}
-        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
             "create_private_endpoint", {"group": n["group"], "name": n["name"], "body": body}, names.COND_ERROR,
             "Failed creating Azure PrivateEndpoint: "),))
     if _state(endpoint) != "Succeeded":
@@ -125,13 +110,13 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
     if found.zone_group is None:
         body = {"properties": {"privateDnsZoneConfigs": [{"name": DNS_ZONE, "properties": {
             "privateDnsZoneId": n["zone_id"]}}]}}
-        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
             "create_dns_zone_group", {"group": n["group"], "endpoint": n["name"], "name": n["name"], "body": body},
             names.COND_ERROR, "Failed creating Azure PrivateDnsZone: "),))
     current = (redis.get("properties") or {}).get("sku") or {}
     if int(current.get("capacity") or 0) != wanted_sku["capacity"]:
         run.without(names.COND_READY)
-        return Plan(run, t, run.step(requeue_after=t(1)), (Call(
+        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
             "update_redis", {"group": n["group"], "name": n["name"], "body": {"properties": {"sku": wanted_sku}}},
             names.COND_ERROR, "Failed to modify AzureRedis: "),))
     props = redis.get("properties") or {}
@@ -146,13 +131,13 @@ def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
     """One deletion turn: the cache, then the DNS zone group, then the private endpoint, each waited for."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     n = targets(scope, run.name)
-    for resource, call in ((found.redis, Call("delete_redis", {"group": n["group"], "name": n["name"]},
-                                              names.COND_ERROR, "Failed deleting AzureRedis: ")),
-                           (found.zone_group, Call("delete_dns_zone_group", {
+    for resource, call in ((found.redis, _call("delete_redis", {"group": n["group"], "name": n["name"]},
+                                               names.COND_ERROR, "Failed deleting AzureRedis: ")),
+                           (found.zone_group, _call("delete_dns_zone_group", {
                                "group": n["group"], "endpoint": n["name"], "name": n["name"]}, names.COND_ERROR,
                                "Failed deleting Azure PrivateDnsZoneGroup: ")),
-                           (found.endpoint, Call("delete_private_endpoint", {"group": n["group"], "name": n["name"]},
-                                                 names.COND_ERROR, "Failed deleting Azure PrivateEndpoint: "))):
+                           (found.endpoint, _call("delete_private_endpoint", {"group": n["group"], "name": n["name"]},
+                                                  names.COND_ERROR, "Failed deleting Azure PrivateEndpoint: "))):
         if resource is not None:
             if _state(resource) == "Deleting":
                 return Plan(run, t, run.step(requeue_after=t(1)))

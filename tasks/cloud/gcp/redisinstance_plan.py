@@ -27,6 +27,8 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.calls import KwCall as Call  # MemorystoreClient.<method>(**kwargs); refused: Error, 60 s
+from tasks.cloud.calls import KwPlan
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["Call", "Plan", "Read", "instance_name", "plan_create", "plan_delete", "wanted_instance"]
@@ -94,27 +96,8 @@ class Read:
     auth_string: str = ""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One write: ``MemorystoreClient.<method>(**kwargs)``; refused: Error ``message``, back after 60 s."""
-
-    method: str
-    kwargs: Mapping[str, Any]
-    message: str
-
-
-@dataclass
-class Plan:
+class Plan(KwPlan):
     """The calls in order, then :attr:`step`; a refused call ends the turn with :meth:`failed`."""
-
-    run: StepBuilder
-    t: Timing
-    step: Step
-    calls: tuple[Call, ...] = ()
-
-    def failed(self, call: Call, message: str = "") -> Step:
-        return self.run.fail(names.REASON_CLOUD_PROVIDER_ERROR, call.message, requeue_after=self.t(60),
-                             exclusive=False)
 
     def started(self, operation: str) -> Step:
         """The step after a call whose operation is ``operation`` (recorded in ``opIdentifier``)."""
