@@ -14,9 +14,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from kube.toolkit.step import Step
 from tasks.cloud import names
+from tasks.cloud.step import StepBuilder
 
-__all__ = ["REASON_INVALID_ID", "REASON_NOT_OWNED", "foreign", "invalid_id", "owner_labels"]
+__all__ = ["REASON_INVALID_ID", "REASON_NOT_OWNED", "foreign", "id_label", "identity", "invalid_id", "owner_labels",
+           "refusal"]
 
 REASON_INVALID_ID = "InvalidId"
 REASON_NOT_OWNED = "NotOwned"
@@ -47,4 +50,27 @@ def foreign(kcp_obj: Mapping[str, Any] | None, kyma: str, name: str, namespace: 
     for key, value in owner_labels(kyma, name, namespace).items():
         if str(labels.get(key, "")) != value:
             return "id names a KCP object that does not belong to this object"
+    return None
+
+
+def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
+    """An SKR object's id: ``status.id``, else its id label, else ``new_id``."""
+    meta = obj.get("metadata") or {}
+    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
+
+
+def id_label(obj: Mapping[str, Any], ident: str) -> str | None:
+    """The id label to write so that ``obj`` carries ``ident`` (``None``: it does already)."""
+    return None if ((obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_SKR_ID) == ident else ident
+
+
+def refusal(run: StepBuilder, kind: str, claimed: str, not_owned: str | None) -> Step | None:
+    """Ownership before action for an SKR object of ``kind`` claiming id ``claimed``: an id that is not
+    a UUID is an Error ``InvalidId``, a KCP object that is not its own (``not_owned``: :func:`foreign`'s
+    answer) an Error ``NotOwned``, both ``<kind> <why>``; ``None`` when neither."""
+    refused = invalid_id(claimed)
+    if refused is not None:
+        return run.fail(REASON_INVALID_ID, f"{kind} {refused}")
+    if not_owned is not None:
+        return run.fail(REASON_NOT_OWNED, f"{kind} {not_owned}")
     return None

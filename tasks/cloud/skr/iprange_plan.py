@@ -37,7 +37,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id
+from tasks.cloud.ownership import foreign, id_label, identity, refusal
 from tasks.cloud.state import derive_state, project_kcp_iprange
 from tasks.cloud.step import StepBuilder
 from tasks.cloud.validate import cidr_failure, overlap_winner
@@ -84,12 +84,6 @@ class SkrPlan:
     delete: str | None = None
 
 
-def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
-    """The IpRange's id: ``status.id``, else its id label, else ``new_id``."""
-    meta = obj.get("metadata") or {}
-    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
-
-
 def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, provider: str, kcp_namespace: str) -> dict[str, Any]:
     """The KCP IpRange projected from the SKR IpRange ``obj`` (name = its id)."""
     name = str(obj["metadata"]["name"])
@@ -124,16 +118,12 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     if not ident and run.deleting and not has_finalizer:
         return SkrPlan(Step())
     claimed = ident or identity(obj, new_id)
-    refused = invalid_id(claimed)  # 0
+    refused = refusal(run, "IpRange", claimed, foreign(seen.kcp, seen.kyma, str(meta.get("name") or "")))  # 0
     if refused is not None:
-        return SkrPlan(run.fail(REASON_INVALID_ID, f"IpRange {refused}"))
-    refused = foreign(seen.kcp, seen.kyma, str(meta.get("name") or ""))
-    if refused is not None:
-        return SkrPlan(run.fail(REASON_NOT_OWNED, f"IpRange {refused}"))
+        return SkrPlan(refused)
     if not ident:  # 1
         ident = claimed
-        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
-            label_id = ident
+        label_id = id_label(obj, ident)
         run.set(id=ident, state=names.STATE_PROCESSING)
 
     def stop(step: Step, **writes: Any) -> SkrPlan:

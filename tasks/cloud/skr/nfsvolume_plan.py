@@ -44,7 +44,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
 
@@ -329,17 +329,13 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         return SkrPlan(Step())
     kcp = seen.kcp
     if kind == AWS or ident:  # 0, 1
-        claimed = ident or str((meta.get("labels") or {}).get(names.LABEL_SKR_ID) or "") or new_id
-        refused = invalid_id(claimed)
+        claimed = ident or identity(obj, new_id)
+        refused = refusal(run, f"{kind.capitalize()}NfsVolume", claimed, foreign(kcp, seen.kyma, name, namespace))
         if refused is not None:
-            return SkrPlan(run.fail(REASON_INVALID_ID, f"{kind.capitalize()}NfsVolume {refused}"))
-        refused = foreign(kcp, seen.kyma, name, namespace)
-        if refused is not None:
-            return SkrPlan(run.fail(REASON_NOT_OWNED, f"{kind.capitalize()}NfsVolume {refused}"))
+            return SkrPlan(refused)
         if not ident:
             ident = claimed
-            if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
-                label_id = ident
+            label_id = id_label(obj, ident)
             run.set(id=ident, state=names.STATE_PROCESSING)
     elif kcp is not None:  # GCP: found by its owner labels
         ident = str(_meta(kcp).get("name") or "")

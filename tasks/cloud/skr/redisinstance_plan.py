@@ -40,7 +40,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
@@ -113,12 +113,6 @@ class SkrPlan:
     secret_update: dict[str, Any] | None = None
     secret_release: str | None = None
     secret_delete: str | None = None
-
-
-def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
-    """The object's id: ``status.id``, else its id label, else ``new_id``."""
-    meta = obj.get("metadata") or {}
-    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
 
 
 def secret_name(obj: Mapping[str, Any]) -> str:
@@ -230,12 +224,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     if run.deleting and not ident:
         return SkrPlan(Step(remove_finalizer=names.FINALIZER))
     claimed = ident or identity(obj, new_id)
-    refused = invalid_id(claimed)  # 0
+    refused = refusal(run, "RedisInstance", claimed, foreign(seen.kcp, seen.kyma, name, namespace))  # 0
     if refused is not None:
-        return SkrPlan(run.fail(REASON_INVALID_ID, f"RedisInstance {refused}"))
-    refused = foreign(seen.kcp, seen.kyma, name, namespace)
-    if refused is not None:
-        return SkrPlan(run.fail(REASON_NOT_OWNED, f"RedisInstance {refused}"))
+        return SkrPlan(refused)
     secret = seen.secret
     if secret is not None and not _ours(secret, claimed):
         if run.deleting:  # a Secret that is not ours is left alone
@@ -255,8 +246,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     label_id: str | None = None
     if not ident:  # 2
         ident = claimed
-        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
-            label_id = ident
+        label_id = id_label(obj, ident)
         run.set(id=ident)
     add = None if has_finalizer else names.FINALIZER  # 3
 

@@ -40,7 +40,7 @@ import kube.toolkit.conditions as cond
 from kube.resource import Resource
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import REASON_INVALID_ID, REASON_NOT_OWNED, foreign, invalid_id, owner_labels
+from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.state import derive_state
 from tasks.cloud.step import StepBuilder
 
@@ -91,12 +91,6 @@ class SkrPlan:
     label_id: str | None = None
     create: tuple[tuple[Resource, dict[str, Any]], ...] = ()
     delete: tuple[tuple[Resource, str], ...] = ()
-
-
-def identity(obj: Mapping[str, Any], new_id: str = "") -> str:
-    """The peering's id: ``status.id``, else its id label, else ``new_id``."""
-    meta = obj.get("metadata") or {}
-    return str((obj.get("status") or {}).get("id") or (meta.get("labels") or {}).get(names.LABEL_SKR_ID) or new_id)
 
 
 def parse_vnet_id(vnet: str) -> tuple[str, str, str] | None:
@@ -200,16 +194,13 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     if not ident and run.deleting and not has_finalizer:
         return SkrPlan(Step())
     claimed = ident or identity(obj, new_id)
-    refused = invalid_id(claimed)  # 0
+    refused = refusal(run, kind, claimed,
+                      foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name))  # 0
     if refused is not None:
-        return SkrPlan(run.fail(REASON_INVALID_ID, f"{kind} {refused}"))
-    refused = foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name)
-    if refused is not None:
-        return SkrPlan(run.fail(REASON_NOT_OWNED, f"{kind} {refused}"))
+        return SkrPlan(refused)
     if not ident:  # 1
         ident = claimed
-        if (meta.get("labels") or {}).get(names.LABEL_SKR_ID) != ident:
-            label_id = ident
+        label_id = id_label(obj, ident)
         run.set(id=ident, state=names.STATE_PROCESSING)
 
     if run.deleting:  # 2
