@@ -304,6 +304,15 @@ REDIS_KINDS = {"AwsRedisInstance": names.SKR_AWS_REDIS_INSTANCE, "GcpRedisInstan
                "AzureRedisInstance": names.SKR_AZURE_REDIS_INSTANCE}
 
 
+def _row(kind: str, name: str, status: Mapping[str, Any], detail: str) -> tuple[str, str, str, str]:
+    """(kind, object, state, detail) of an SKR object: its state (``Pending`` before any) and ``detail``,
+    or its first condition's message while it is not Ready."""
+    conds = status.get("conditions") or []
+    if status.get("state") != names.STATE_READY and conds:
+        detail = str(conds[0].get("message", detail))
+    return kind, name, str(status.get("state") or "Pending"), detail
+
+
 class CloudLocal:
     """The Cloud Resources part of ``reconcilery up`` on the dev API server.
 
@@ -532,10 +541,7 @@ class CloudLocal:
                 detail = f"cidr {kst.get('cidr', '?')}" + (f"; subnets: {subnets}" if subnets else "")
                 if not subnets:  # GCP: the global address; Azure: the Cloud Manager network
                     detail += f"; {kst.get('id') or ((kcp_obj.get('spec') or {}).get('network') or {}).get('name')}"
-            conds = status.get("conditions") or []
-            if status.get("state") != names.STATE_READY and conds:
-                detail = str(conds[0].get("message", detail))
-            rows.append((f"SKR IpRange ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+            rows.append(_row(f"SKR IpRange ({kyma[:8]})", name, status, detail))
         return rows + self.peering_rows() + self.redis_rows()
 
     def redis_rows(self) -> list[tuple[str, str, str, str]]:
@@ -553,11 +559,7 @@ class CloudLocal:
                 secret = skr.get(resources.SECRET, secret_name, namespace) or {}
                 detail = f"secret {secret_name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint " \
                          f"{(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}"
-            conds = status.get("conditions") or []
-            if status.get("state") != names.STATE_READY and conds:
-                detail = str(conds[0].get("message", detail))
-            rows.append((f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", str(status.get("state") or "Pending"),
-                         detail))
+            rows.append(_row(f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", status, detail))
         return rows
 
     def peering_rows(self) -> list[tuple[str, str, str, str]]:
@@ -575,10 +577,7 @@ class CloudLocal:
                          f"peering {details['peeringName']}" if details.get("peeringName") else "",
                          f"local {names.kyma_network(kyma)}"]
                 detail = "; ".join(p for p in parts if p)
-            conds = status.get("conditions") or []
-            if status.get("state") != names.STATE_READY and conds:
-                detail = str(conds[0].get("message", detail))
-            rows.append((f"SKR {kind} ({kyma[:8]})", name, str(status.get("state") or "Pending"), detail))
+            rows.append(_row(f"SKR {kind} ({kyma[:8]})", name, status, detail))
         return rows
 
     def volume_rows(self) -> list[tuple[str, str, str, str]]:
@@ -598,13 +597,10 @@ class CloudLocal:
                 nfs = (pv.get("spec") or {}).get("nfs") or {}
                 detail = (f"{nfs.get('server')}:{nfs.get('path')}; pvc {claim['metadata']['name']} "
                           f"bound to pv {volume_name}")
-            conds = status.get("conditions") or []
-            if status.get("state") != names.STATE_READY and conds:
-                detail = str(conds[0].get("message", detail))
-            state = str(status.get("state") or "Pending")
-            if state == names.STATE_READY and not detail:
-                state = "Binding"  # Ready in the KCP, the PV and PVC not yet written
-            rows.append((f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", state, detail))
+            row = _row(f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", status, detail)
+            if row[2] == names.STATE_READY and not row[3]:
+                row = (*row[:2], "Binding", row[3])  # Ready in the KCP, the PV and PVC not yet written
+            rows.append(row)
         return rows
 
     def settled(self) -> bool:
