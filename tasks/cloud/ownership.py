@@ -18,8 +18,8 @@ from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["REASON_INVALID_ID", "REASON_NOT_OWNED", "foreign", "id_label", "identity", "invalid_id", "owner_labels",
-           "refusal"]
+__all__ = ["REASON_INVALID_ID", "REASON_NOT_OWNED", "claim_id", "foreign", "id_label", "identity", "invalid_id",
+           "owner_labels", "refusal"]
 
 REASON_INVALID_ID = "InvalidId"
 REASON_NOT_OWNED = "NotOwned"
@@ -74,3 +74,19 @@ def refusal(run: StepBuilder, kind: str, claimed: str, not_owned: str | None) ->
     if not_owned is not None:
         return run.fail(REASON_NOT_OWNED, f"{kind} {not_owned}")
     return None
+
+
+def claim_id(run: StepBuilder, new_id: str, kind: str, not_owned: str | None) -> tuple[str, str | None, Step | None]:
+    """Ownership before action (:func:`refusal`), then the id (the original's ``updateId``) of the SKR
+    object of ``kind`` that ``run`` builds for: ``(id, the id label to write or None, None)``, or
+    ``("", None, the refusal)``. An object without ``status.id`` takes its id label, else ``new_id``,
+    recorded in ``status.id`` with state ``Processing``."""
+    ident = str(run.status.get("id") or "")
+    claimed = ident or identity(run.obj, new_id)
+    refused = refusal(run, kind, claimed, not_owned)
+    if refused is not None:
+        return "", None, refused
+    if ident:
+        return ident, None, None
+    run.set(id=claimed, state=names.STATE_PROCESSING)
+    return claimed, id_label(run.obj, claimed), None

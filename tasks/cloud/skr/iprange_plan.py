@@ -37,7 +37,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, id_label, identity, refusal
+from tasks.cloud.ownership import claim_id, foreign, identity
 from tasks.cloud.state import derive_state, project_kcp_iprange
 from tasks.cloud.step import StepBuilder
 from tasks.cloud.validate import cidr_failure, overlap_winner
@@ -112,19 +112,13 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     meta = obj.get("metadata") or {}
     has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
     spec_cidr = str(run.spec.get("cidr") or "")
-    label_id: str | None = None
 
-    ident = str(run.status.get("id") or "")
-    if not ident and run.deleting and not has_finalizer:
+    if not run.status.get("id") and run.deleting and not has_finalizer:
         return SkrPlan(Step())
-    claimed = ident or identity(obj, new_id)
-    refused = refusal(run, "IpRange", claimed, foreign(seen.kcp, seen.kyma, str(meta.get("name") or "")))  # 0
+    ident, label_id, refused = claim_id(run, new_id, "IpRange",
+                                        foreign(seen.kcp, seen.kyma, str(meta.get("name") or "")))  # 0, 1
     if refused is not None:
         return SkrPlan(refused)
-    if not ident:  # 1
-        ident = claimed
-        label_id = id_label(obj, ident)
-        run.set(id=ident, state=names.STATE_PROCESSING)
 
     def stop(step: Step, **writes: Any) -> SkrPlan:
         return SkrPlan(step, label_id=label_id, **writes)

@@ -44,7 +44,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
+from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
 
@@ -329,14 +329,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         return SkrPlan(Step())
     kcp = seen.kcp
     if kind == AWS or ident:  # 0, 1
-        claimed = ident or identity(obj, new_id)
-        refused = refusal(run, f"{kind.capitalize()}NfsVolume", claimed, foreign(kcp, seen.kyma, name, namespace))
+        ident, label_id, refused = claim_id(run, new_id, f"{kind.capitalize()}NfsVolume",
+                                            foreign(kcp, seen.kyma, name, namespace))
         if refused is not None:
             return SkrPlan(refused)
-        if not ident:
-            ident = claimed
-            label_id = id_label(obj, ident)
-            run.set(id=ident, state=names.STATE_PROCESSING)
     elif kcp is not None:  # GCP: found by its owner labels
         ident = str(_meta(kcp).get("name") or "")
         run.set(id=ident)

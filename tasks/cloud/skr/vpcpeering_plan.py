@@ -40,7 +40,7 @@ import kube.toolkit.conditions as cond
 from kube.resource import Resource
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
+from tasks.cloud.ownership import claim_id, foreign, identity, owner_labels
 from tasks.cloud.state import derive_state
 from tasks.cloud.step import StepBuilder
 
@@ -188,20 +188,13 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     meta = obj.get("metadata") or {}
     name = str(meta.get("name") or "")
     has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
-    label_id: str | None = None
 
-    ident = str(run.status.get("id") or "")
-    if not ident and run.deleting and not has_finalizer:
+    if not run.status.get("id") and run.deleting and not has_finalizer:
         return SkrPlan(Step())
-    claimed = ident or identity(obj, new_id)
-    refused = refusal(run, kind, claimed,
-                      foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name))  # 0
+    not_owned = foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name)
+    ident, label_id, refused = claim_id(run, new_id, kind, not_owned)  # 0, 1
     if refused is not None:
         return SkrPlan(refused)
-    if not ident:  # 1
-        ident = claimed
-        label_id = id_label(obj, ident)
-        run.set(id=ident, state=names.STATE_PROCESSING)
 
     if run.deleting:  # 2
         if not has_finalizer:
