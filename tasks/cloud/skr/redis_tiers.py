@@ -49,6 +49,11 @@ def _replicas(tier: str) -> int:
     return 1 if tier.startswith("P") else 0
 
 
+def _strings(values: Mapping[str, Any], drop_empty: bool = False) -> dict[str, str]:
+    """A spec's map with string keys and values (empty values left out when ``drop_empty``)."""
+    return {str(k): str(v) for k, v in dict(values).items() if v or not drop_empty}
+
+
 def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """``spec.instance.aws`` of the KCP RedisInstance for an AwsRedisInstance ``spec``; ``None`` for an
     unknown tier. ``overrides`` (setting ``redisInstanceTierMachineTypes``) win over the table per tier."""
@@ -64,7 +69,7 @@ def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = 
         "readReplicas": _replicas(tier),
     }
     if spec.get("parameters"):
-        out["parameters"] = {str(k): str(v) for k, v in dict(spec["parameters"]).items()}
+        out["parameters"] = _strings(spec["parameters"])
     if spec.get("preferredMaintenanceWindow"):
         out["preferredMaintenanceWindow"] = str(spec["preferredMaintenanceWindow"])
     return out
@@ -81,7 +86,7 @@ def gcp_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:
         "redisVersion": str(spec.get("redisVersion") or "REDIS_7_0"), "authEnabled": bool(spec.get("authEnabled")),
     }
     if spec.get("redisConfigs"):
-        out["redisConfigs"] = {str(k): str(v) for k, v in dict(spec["redisConfigs"]).items()}
+        out["redisConfigs"] = _strings(spec["redisConfigs"])
     policy = spec.get("maintenancePolicy")
     if policy and (policy.get("dayOfWeek") or {}).get("day"):
         out["maintenancePolicy"] = {"dayOfWeek": dict(policy["dayOfWeek"])}
@@ -97,7 +102,7 @@ def azure_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     out: dict[str, Any] = {"sku": {"family": family, "capacity": capacity},
                            "redisVersion": str(spec.get("redisVersion") or "6.0")}
     if spec.get("redisConfiguration"):
-        out["redisConfiguration"] = {str(k): str(v) for k, v in dict(spec["redisConfiguration"]).items() if v}
+        out["redisConfiguration"] = _strings(spec["redisConfiguration"], drop_empty=True)
     return out
 
 
