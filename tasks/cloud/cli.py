@@ -8,7 +8,7 @@ import ssl
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import typer
 
@@ -17,10 +17,18 @@ from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names
 from tasks.cloud.render import render_ipranges, render_peerings, shape_errors
 
+_SCOPE: Any = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it).")
+
+
+def _files(what: str) -> Any:
+    """The repeatable ``-f/--filename`` option of a render command, ``what`` naming the manifests."""
+    return typer.Option(..., "-f", "--filename", help=f"{what} (repeatable).")
+
+
 
 def render(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR or KCP IpRange manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR or KCP IpRange manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
@@ -37,9 +45,8 @@ def render(
 
 
 def render_vpcpeering(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsVpcPeering / GcpVpcPeering / "
-                                                                     "AzureVpcPeering manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR AwsVpcPeering / GcpVpcPeering / AzureVpcPeering manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """SKR VPC peerings with a Scope -> the KCP remote Network and VpcPeering the SKR loop would create and
@@ -56,9 +63,8 @@ def render_vpcpeering(
 
 
 def render_redisinstance(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsRedisInstance / GcpRedisInstance / "
-                                                                     "AzureRedisInstance manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR AwsRedisInstance / GcpRedisInstance / AzureRedisInstance manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """SKR Redis instances with a Scope -> the tier's machine shape, the KCP RedisInstance the SKR loop would
@@ -122,9 +128,8 @@ def listener(
 
 
 def render_nfs(
-    files: list[Path] = typer.Option(..., "-f", "--filename",
-                                     help="AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """NFS volumes with a Scope -> the KCP NfsInstance, the provider's objects (AWS: security group, EFS,
@@ -140,21 +145,6 @@ def render_nfs(
     rendered = render_volumes(the_scope, volumes, ipranges)
     _show([{"name": r.name, "kind": r.kind, "state": r.state, "outcome": r.outcome, "plan": r.plan,
            "objects": r.objects} for r in rendered], rendered, "PLAN", output)
-
-
-class _Rendered(Protocol):
-    """What every render_* result row has (IpRange, peering, Redis and NFS renders)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def plan(self) -> list[str]: ...
 
 
 def _load(files: list[Path], scope: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -192,7 +182,7 @@ def _provider(scope: dict[str, Any]) -> str:
     return str((scope.get("spec") or {}).get("provider") or "?").upper()
 
 
-def _show(docs: list[dict[str, Any]], rendered: Sequence[_Rendered], plan_header: str, output: Output,
+def _show(docs: list[dict[str, Any]], rendered: Sequence[Any], plan_header: str, output: Output,
           cidrs: list[str] | None = None) -> None:
     """Print a row per rendered object (NAME KIND [CIDR] STATUS OUTCOME PLAN), or ``docs`` with
     ``-o yaml|json``; exits 1 when any would end in Error."""
