@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["ENGINE_DEFAULTS", "inject", "install", "reset"]
 
@@ -95,6 +95,9 @@ def inject(action: str, code: str, message: str = "injected", status: int = 400,
     """Make the next ``times`` calls of ``action`` (e.g. ``CreateReplicationGroup``) answer ``code``."""
     with _lock:
         _injected.setdefault(action, []).extend([(code, message, status)] * times)
+
+
+_V = TypeVar("_V")
 
 
 def _error(code: str, message: str, status: int = 400) -> Exception:
@@ -184,16 +187,34 @@ def create_cache_subnet_group(self: Any) -> Any:
         return ActionResult({"CacheSubnetGroup": region.subnet_groups[name]})
 
 
+def _get(store: Mapping[str, _V], ident: str, fault: str, what: str) -> _V:
+    """``store[ident]``; ``fault`` (404, ``<what> <ident> not found.``) when absent."""
+    if ident not in store:
+        raise _error(fault, f"{what} {ident} not found.", 404)
+    return store[ident]
+
+
+def _one_or_all(store: Mapping[str, _V], ident: str | None, fault: str, what: str) -> list[_V]:
+    """What a Describe lists: ``[store[ident]]`` (see :func:`_get`), or every entry when no ``ident`` is
+    asked."""
+    return [_get(store, ident, fault, what)] if ident else list(store.values())
+
+
+def _check_deletable(store: Mapping[str, Any], ident: str, fault: str, what: str, in_use: bool,
+                     in_use_fault: str) -> None:
+    """Raise ``fault`` (404) when ``ident`` is not in ``store``, ``in_use_fault`` when it is ``in_use``."""
+    _get(store, ident, fault, what)
+    if in_use:
+        raise _error(in_use_fault, f"{what} {ident} is in use.")
+
+
 def describe_cache_subnet_groups(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
     region, name = _region(self), self._get_param("CacheSubnetGroupName")
     with _lock:
-        if name:
-            if name not in region.subnet_groups:
-                raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
-            return ActionResult({"CacheSubnetGroups": [region.subnet_groups[name]]})
-        return ActionResult({"CacheSubnetGroups": list(region.subnet_groups.values())})
+        return ActionResult({"CacheSubnetGroups": _one_or_all(region.subnet_groups, name,
+                                                              "CacheSubnetGroupNotFoundFault", "Cache subnet group")})
 
 
 def delete_cache_subnet_group(self: Any) -> Any:
@@ -202,10 +223,8 @@ def delete_cache_subnet_group(self: Any) -> Any:
     _take_injected("DeleteCacheSubnetGroup")
     region, name = _region(self), self._get_param("CacheSubnetGroupName")
     with _lock:
-        if name not in region.subnet_groups:
-            raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
-        if any(g.subnet_group == name for g in region.groups.values()):
-            raise _error("CacheSubnetGroupInUse", f"Cache subnet group {name} is in use.")
+        _check_deletable(region.subnet_groups, name, "CacheSubnetGroupNotFoundFault", "Cache subnet group",
+                         any(g.subnet_group == name for g in region.groups.values()), "CacheSubnetGroupInUse")
         del region.subnet_groups[name]
         return ActionResult({})
 
@@ -232,9 +251,7 @@ def _pg_view(resp: Any, pg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pg(region: _Region, name: str) -> dict[str, Any]:
-    if name not in region.parameter_groups:
-        raise _error("CacheParameterGroupNotFound", f"CacheParameterGroup {name} not found.", 404)
-    return region.parameter_groups[name]
+    return _get(region.parameter_groups, name, "CacheParameterGroupNotFound", "CacheParameterGroup")
 
 
 def describe_cache_parameter_groups(self: Any) -> Any:
@@ -242,7 +259,7 @@ def describe_cache_parameter_groups(self: Any) -> Any:
 
     region, name = _region(self), self._get_param("CacheParameterGroupName")
     with _lock:
-        found = [_pg(region, name)] if name else list(region.parameter_groups.values())
+        found = _one_or_all(region.parameter_groups, name, "CacheParameterGroupNotFound", "CacheParameterGroup")
         return ActionResult({"CacheParameterGroups": [_pg_view(self, pg) for pg in found]})
 
 
@@ -334,9 +351,7 @@ def create_replication_group(self: Any) -> Any:
 
 
 def _group(region: _Region, ident: str) -> _Group:
-    if ident not in region.groups:
-        raise _error("ReplicationGroupNotFoundFault", f"Replication group {ident} not found.", 404)
-    return region.groups[ident]
+    return _get(region.groups, ident, "ReplicationGroupNotFoundFault", "Replication group")
 
 
 def describe_replication_groups(self: Any) -> Any:
@@ -344,7 +359,7 @@ def describe_replication_groups(self: Any) -> Any:
 
     region, ident = _region(self), self._get_param("ReplicationGroupId")
     with _lock:
-        found = [_group(region, ident)] if ident else list(region.groups.values())
+        found = _one_or_all(region.groups, ident, "ReplicationGroupNotFoundFault", "Replication group")
         views = [_group_view(self, g) for g in found]
         for g in found:
             _observe(region, g)
@@ -438,11 +453,7 @@ def describe_user_groups(self: Any) -> Any:
 
     region, ident = _region(self), self._get_param("UserGroupId")
     with _lock:
-        if ident:
-            if ident not in region.user_groups:
-                raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
-            return ActionResult({"UserGroups": [region.user_groups[ident]]})
-        return ActionResult({"UserGroups": list(region.user_groups.values())})
+        return ActionResult({"UserGroups": _one_or_all(region.user_groups, ident, "UserGroupNotFound", "User group")})
 
 
 def delete_user_group(self: Any) -> Any:
@@ -451,10 +462,8 @@ def delete_user_group(self: Any) -> Any:
     _take_injected("DeleteUserGroup")
     region, ident = _region(self), self._get_param("UserGroupId")
     with _lock:
-        if ident not in region.user_groups:
-            raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
-        if any(ident in g.user_groups for g in region.groups.values()):
-            raise _error("InvalidUserGroupState", f"User group {ident} is in use.")
+        _check_deletable(region.user_groups, ident, "UserGroupNotFound", "User group",
+                         any(ident in g.user_groups for g in region.groups.values()), "InvalidUserGroupState")
         return ActionResult(region.user_groups.pop(ident))
 
 
