@@ -33,7 +33,7 @@ def _tls_redis_server(args: list[str]) -> subprocess.Popen[bytes]:
     candidates = dict.fromkeys([*(shutil.which("redis-server", path=d) for d in dirs), find_redis_server()])
     for binary in filter(None, candidates):
         proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--save", "", "--requirepass", PASSWORD, *args],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             proc.wait(0.5)
         except subprocess.TimeoutExpired:
