@@ -5,6 +5,7 @@ stand-in's conformance for caches and private endpoints."""
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -20,7 +21,6 @@ from tasks.cloud.azure.client import AzureClient, _bearer_over_http
 from tasks.cloud.azure.redis_client import AzureRedisClient
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE
 from tests.integration.cloud.azure.conftest import REGION, SUBSCRIPTION
-from tests.integration.cloud.steps import apply_step
 
 VPC = "shoot--kyma--c-8e3f1b7"
 CM = f"{VPC}--cm"
@@ -52,7 +52,11 @@ def seeded(standin: AzureStandIn) -> AzureClient:
 
 def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Step:
     step = redisinstance.delete(o, SCOPE, client, t) if deleting else redisinstance.reconcile(o, SCOPE, client, t)
-    apply_step(o, step)
+    for key, value in (step.status or {}).items():
+        if value is None:
+            o["status"].pop(key, None)
+        else:
+            o["status"][key] = copy.deepcopy(value)
     return step
 
 

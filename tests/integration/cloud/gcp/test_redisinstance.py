@@ -5,6 +5,7 @@ a refused create, a 429, deletion leaving nothing; and the stand-in's conformanc
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -21,7 +22,6 @@ from tasks.cloud import names
 from tasks.cloud.gcp import redisinstance
 from tasks.cloud.gcp.redis_client import MemorystoreClient
 from tests.integration.cloud.gcp.conftest import PROJECT, VPC
-from tests.integration.cloud.steps import apply_step
 
 REGION = "europe-west1"
 SCOPE = {"spec": {"provider": "gcp", "region": REGION, "shootName": "shoot1",
@@ -45,7 +45,11 @@ def obj(**gcp: Any) -> dict[str, Any]:
 def turn(o: dict[str, Any], client: MemorystoreClient, deleting: bool = False) -> Step:
     step = redisinstance.delete(o, SCOPE, client, t, 0.001) if deleting else \
         redisinstance.reconcile(o, SCOPE, IPRANGE, client, t, 0.001)
-    apply_step(o, step)
+    for key, value in (step.status or {}).items():
+        if value is None:
+            o["status"].pop(key, None)
+        else:
+            o["status"][key] = copy.deepcopy(value)
     return step
 
 
