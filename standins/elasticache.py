@@ -174,17 +174,28 @@ def _observe(region: _Region, g: _Group) -> None:
 def create_cache_subnet_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateCacheSubnetGroup")
-    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    region, name = _action_target(self, "CreateCacheSubnetGroup", "CacheSubnetGroupName")
     with _lock:
-        if name in region.subnet_groups:
-            raise _error("CacheSubnetGroupAlreadyExists", f"Cache subnet group {name} already exists.")
+        _check_new(region.subnet_groups, name, "CacheSubnetGroupAlreadyExists", "Cache subnet group")
         subnets = self._get_param("SubnetIds", [])
         region.subnet_groups[name] = {
             "CacheSubnetGroupName": name, "CacheSubnetGroupDescription": self._get_param("CacheSubnetGroupDescription"),
             "VpcId": "", "Subnets": [{"SubnetIdentifier": s} for s in subnets],
             "ARN": _arn(self, "subnetgroup", name)}
         return ActionResult({"CacheSubnetGroup": region.subnet_groups[name]})
+
+
+def _action_target(resp: Any, action: str, param: str) -> tuple[_Region, Any]:
+    """The region and the request's ``param`` (the object's name) of an ``action`` that may answer an
+    injected failure (:func:`_take_injected`, raised first)."""
+    _take_injected(action)
+    return _region(resp), resp._get_param(param)
+
+
+def _check_new(store: Mapping[str, Any], ident: str, fault: str, what: str) -> None:
+    """Raise ``fault`` (``<what> <ident> already exists.``) when ``ident`` is in ``store``."""
+    if ident in store:
+        raise _error(fault, f"{what} {ident} already exists.")
 
 
 def _get(store: Mapping[str, _V], ident: str, fault: str, what: str) -> _V:
@@ -220,8 +231,7 @@ def describe_cache_subnet_groups(self: Any) -> Any:
 def delete_cache_subnet_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteCacheSubnetGroup")
-    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    region, name = _action_target(self, "DeleteCacheSubnetGroup", "CacheSubnetGroupName")
     with _lock:
         _check_deletable(region.subnet_groups, name, "CacheSubnetGroupNotFoundFault", "Cache subnet group",
                          any(g.subnet_group == name for g in region.groups.values()), "CacheSubnetGroupInUse")
@@ -232,12 +242,10 @@ def delete_cache_subnet_group(self: Any) -> Any:
 def create_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "CreateCacheParameterGroup", "CacheParameterGroupName")
     family = self._get_param("CacheParameterGroupFamily")
     with _lock:
-        if name in region.parameter_groups:
-            raise _error("CacheParameterGroupAlreadyExists", f"Parameter group {name} already exists.")
+        _check_new(region.parameter_groups, name, "CacheParameterGroupAlreadyExists", "Parameter group")
         if family not in ENGINE_DEFAULTS:
             raise _error("InvalidParameterValue", f"The parameter CacheParameterGroupFamily {family} is not valid.")
         region.parameter_groups[name] = {"name": name, "family": family, "params": {},
@@ -266,8 +274,7 @@ def describe_cache_parameter_groups(self: Any) -> Any:
 def delete_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "DeleteCacheParameterGroup", "CacheParameterGroupName")
     with _lock:
         _pg(region, name)
         if any(g.parameter_group == name for g in region.groups.values()):
@@ -293,8 +300,7 @@ def describe_cache_parameters(self: Any) -> Any:
 def modify_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("ModifyCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "ModifyCacheParameterGroup", "CacheParameterGroupName")
     changes = self._get_param("ParameterNameValues", [])
     with _lock:
         pg = _pg(region, name)
@@ -319,11 +325,9 @@ def describe_engine_default_parameters(self: Any) -> Any:
 def create_replication_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateReplicationGroup")
-    region, ident = _region(self), self._get_param("ReplicationGroupId")
+    region, ident = _action_target(self, "CreateReplicationGroup", "ReplicationGroupId")
     with _lock:
-        if ident in region.groups:
-            raise _error("ReplicationGroupAlreadyExists", f"Replication group {ident} already exists.")
+        _check_new(region.groups, ident, "ReplicationGroupAlreadyExists", "Replication group")
         parameter_group = self._get_param("CacheParameterGroupName") or ""
         if parameter_group:
             _pg(region, parameter_group)
@@ -437,11 +441,9 @@ def describe_cache_clusters(self: Any) -> Any:
 def create_user_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateUserGroup")
-    region, ident = _region(self), self._get_param("UserGroupId")
+    region, ident = _action_target(self, "CreateUserGroup", "UserGroupId")
     with _lock:
-        if ident in region.user_groups:
-            raise _error("UserGroupAlreadyExists", f"User group {ident} already exists.")
+        _check_new(region.user_groups, ident, "UserGroupAlreadyExists", "User group")
         region.user_groups[ident] = {"UserGroupId": ident, "Status": "active", "Engine": "redis",
                                      "UserIds": list(self._get_param("UserIds", []) or []),
                                      "ARN": _arn(self, "usergroup", ident)}
@@ -459,8 +461,7 @@ def describe_user_groups(self: Any) -> Any:
 def delete_user_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteUserGroup")
-    region, ident = _region(self), self._get_param("UserGroupId")
+    region, ident = _action_target(self, "DeleteUserGroup", "UserGroupId")
     with _lock:
         _check_deletable(region.user_groups, ident, "UserGroupNotFound", "User group",
                          any(ident in g.user_groups for g in region.groups.values()), "InvalidUserGroupState")
