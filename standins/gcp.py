@@ -78,7 +78,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -964,31 +964,20 @@ class GcpStandIn(StandInServer):
             return redis[0], redis[1], 0.0
         if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
             project, collection, rest = parts[3], parts[5], parts[6:]
-            if collection == "addresses":
-                if not rest:
-                    if method == "POST":
-                        return 200, s.insert_address(project, body), 0.0
-                    if method == "GET":
-                        return 200, s.list_addresses(project, query), 0.0
-                elif len(rest) == 1:
-                    if method == "GET":
-                        return 200, s.get_address(project, rest[0]), 0.0
-                    if method == "DELETE":
-                        return 200, s.delete_address(project, rest[0]), 0.0
-            elif collection == "networks":
-                if not rest:
-                    if method == "POST":
-                        return 200, s.insert_network(project, body), 0.0
-                    if method == "GET":
-                        return 200, s.list_networks(project), 0.0
-                elif len(rest) == 1:
-                    if method == "GET":
-                        return 200, s.get_network(project, rest[0]), 0.0
-                    if method == "DELETE":
-                        return 200, s.delete_network(project, rest[0]), 0.0
-                elif len(rest) == 2 and method == "POST" and rest[1] == "addPeering":
+            # insert, list, get and delete of each global collection
+            crud: dict[str, tuple[Callable[..., Any], ...]] = {
+                "addresses": (s.insert_address, lambda p: s.list_addresses(p, query), s.get_address,
+                              s.delete_address),
+                "networks": (s.insert_network, s.list_networks, s.get_network, s.delete_network)}
+            if collection in crud:
+                insert, listing, get, delete = crud[collection]
+                if not rest and method in ("POST", "GET"):
+                    return 200, (insert(project, body) if method == "POST" else listing(project)), 0.0
+                if len(rest) == 1 and method in ("GET", "DELETE"):
+                    return 200, (get if method == "GET" else delete)(project, rest[0]), 0.0
+                if collection == "networks" and len(rest) == 2 and method == "POST" and rest[1] == "addPeering":
                     return 200, s.add_peering(project, rest[0], body), 0.0
-                elif len(rest) == 2 and method == "POST" and rest[1] == "removePeering":
+                if collection == "networks" and len(rest) == 2 and method == "POST" and rest[1] == "removePeering":
                     return 200, s.remove_peering(project, rest[0], body), 0.0
             elif collection == "operations" and rest:
                 if len(rest) == 1 and method == "GET":
