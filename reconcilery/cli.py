@@ -277,30 +277,35 @@ def _register_domain_command(target: typer.Typer, name: str, module: str, attr: 
     target.command(name, help=help_text)(_validating(func) if process else func)
 
 
-_register_domain_command(render_app, "apirules", "tasks.apigateway.cli", "render",
-                         "APIRules with cluster state -> the Istio objects and status the controller writes.")
-_register_domain_command(render_app, "ratelimit", "tasks.apigateway.cli", "render_ratelimit",
-                         "RateLimits with cluster state -> the EnvoyFilter and status the controller writes.")
-_register_domain_command(render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway",
-                         "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status.")
-_register_domain_command(render_app, "externalgateway", "tasks.apigateway.externalgateway.cli", "render",
-                         "ExternalGateways with cluster state -> the mTLS Gateway, EnvoyFilters, Secrets and status.")
-_register_domain_command(render_app, "nginx", "tasks.nginx.cli", "render",
-                         "Services, Nodes and nkl-config -> the servers of every (host, upstream).")
-_register_domain_command(render_app, "snatch", "tasks.snatch.cli", "render",
-                         "Pods with Namespaces and Nodes -> the Pods as the webhook admits them.")
-_register_domain_command(app, "webhook", "tasks.snatch.cli", "webhook",
-                         "Run the Snatch mutating admission webhook (HTTPS).", process=True)
-_register_domain_command(render_app, "iprange", "tasks.cloud.cli", "render",
-                         "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.")
-_register_domain_command(render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering",
-                         "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps.")
-_register_domain_command(render_app, "redisinstance", "tasks.cloud.cli", "render_redisinstance",
-                         "SKR Redis instances with a Scope -> the KCP RedisInstance, the provider's pieces.")
-_register_domain_command(render_app, "nfsvolume", "tasks.cloud.cli", "render_nfs",
-                         "NFS volumes with a Scope -> the KCP NfsInstance, EFS / Filestore objects, the PV and PVC.")
-_register_domain_command(app, "skr-listener", "tasks.cloud.cli", "listener",
-                         "Run the runtime-watcher listener: SKR events connect their SKR sooner.", process=True)
+#: The domains' commands: (group, name, module, attribute, a process validating the settings first, help).
+_DOMAIN_COMMANDS: tuple[tuple[typer.Typer, str, str, str, bool, str], ...] = (
+    (render_app, "apirules", "tasks.apigateway.cli", "render", False,
+     "APIRules with cluster state -> the Istio objects and status the controller writes."),
+    (render_app, "ratelimit", "tasks.apigateway.cli", "render_ratelimit", False,
+     "RateLimits with cluster state -> the EnvoyFilter and status the controller writes."),
+    (render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway", False,
+     "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status."),
+    (render_app, "externalgateway", "tasks.apigateway.externalgateway.cli", "render", False,
+     "ExternalGateways with cluster state -> the mTLS Gateway, EnvoyFilters, Secrets and status."),
+    (render_app, "nginx", "tasks.nginx.cli", "render", False,
+     "Services, Nodes and nkl-config -> the servers of every (host, upstream)."),
+    (render_app, "snatch", "tasks.snatch.cli", "render", False,
+     "Pods with Namespaces and Nodes -> the Pods as the webhook admits them."),
+    (app, "webhook", "tasks.snatch.cli", "webhook", True,
+     "Run the Snatch mutating admission webhook (HTTPS)."),
+    (render_app, "iprange", "tasks.cloud.cli", "render", False,
+     "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
+    (render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering", False,
+     "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps."),
+    (render_app, "redisinstance", "tasks.cloud.cli", "render_redisinstance", False,
+     "SKR Redis instances with a Scope -> the KCP RedisInstance, the provider's pieces."),
+    (render_app, "nfsvolume", "tasks.cloud.cli", "render_nfs", False,
+     "NFS volumes with a Scope -> the KCP NfsInstance, EFS / Filestore objects, the PV and PVC."),
+    (app, "skr-listener", "tasks.cloud.cli", "listener", True,
+     "Run the runtime-watcher listener: SKR events connect their SKR sooner."),
+)
+for _target, _name, _module, _attr, _process, _help in _DOMAIN_COMMANDS:
+    _register_domain_command(_target, _name, _module, _attr, _help, process=_process)
 
 
 def main() -> None:

@@ -57,6 +57,7 @@ import ssl
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -446,6 +447,15 @@ class AzureState:
         props = body.get("properties")
         return dict(props) if isinstance(props, dict) else {}
 
+    def _referenced_vnet(self, ref: Any, message: Callable[[str], str]) -> tuple[str, dict[str, Any]]:
+        """The id a reference ``{"id": ...}`` holds and the virtual network it names; 400
+        InvalidResourceReference with ``message(id)`` when it names none."""
+        ref_id: str = (ref or {}).get("id") or ""
+        found = self.resources.get(ref_id.lower())
+        if found is None or found["type"] != _TYPES["virtualnetworks"]:
+            raise ArmError(400, "InvalidResourceReference", message(ref_id))
+        return ref_id, found
+
     def _build(self, collection: str, rid: str, key: str, name: str, body: dict[str, Any],
                found: dict[str, Any] | None) -> dict[str, Any]:
         """Validate a PUT body and build the stored resource (provisioningState ``Updating``)."""
@@ -505,11 +515,9 @@ class AzureState:
                                    "region.")
                 out["properties"]["networkSecurityGroup"] = {"id": self.resources[nsg["id"].lower()]["id"]}
         elif collection == "virtualnetworks/virtualnetworkpeerings":
-            remote_id = ((props.get("remoteVirtualNetwork") or {}).get("id") or "")
-            remote = self.resources.get(remote_id.lower())
-            if remote is None or remote["type"] != _TYPES["virtualnetworks"]:
-                raise ArmError(400, "InvalidResourceReference",
-                               f"Resource {remote_id} referenced by resource {rid} was not found.")
+            remote_id, remote = self._referenced_vnet(
+                props.get("remoteVirtualNetwork"),
+                lambda ref: f"Resource {ref} referenced by resource {rid} was not found.")
             vnet_key = key.rsplit("/virtualnetworkpeerings/", 1)[0]
             local = self.resources[vnet_key]
             mine = [ipaddress.ip_network(p) for p in local["properties"]["addressSpace"]["addressPrefixes"]]
@@ -576,11 +584,8 @@ class AzureState:
                                  "internalId": (found or {}).get("properties", {}).get("internalId")
                                  or uuid.uuid4().hex}
         elif collection == "privatednszones/virtualnetworklinks":
-            vnet_id = ((props.get("virtualNetwork") or {}).get("id") or "")
-            linked = self.resources.get(vnet_id.lower())
-            if linked is None or linked["type"] != _TYPES["virtualnetworks"]:
-                raise ArmError(400, "InvalidResourceReference",
-                               f"Virtual network resource not found for '{vnet_id}'.")
+            _, linked = self._referenced_vnet(props.get("virtualNetwork"),
+                                              lambda ref: f"Virtual network resource not found for '{ref}'.")
             out["properties"] = {**state, "virtualNetwork": {"id": linked["id"]},
                                  "registrationEnabled": bool(props.get("registrationEnabled", False)),
                                  "virtualNetworkLinkState": "InProgress"}

@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["ENGINE_DEFAULTS", "inject", "install", "reset"]
 
@@ -95,6 +95,9 @@ def inject(action: str, code: str, message: str = "injected", status: int = 400,
     """Make the next ``times`` calls of ``action`` (e.g. ``CreateReplicationGroup``) answer ``code``."""
     with _lock:
         _injected.setdefault(action, []).extend([(code, message, status)] * times)
+
+
+_V = TypeVar("_V")
 
 
 def _error(code: str, message: str, status: int = 400) -> Exception:
@@ -171,11 +174,9 @@ def _observe(region: _Region, g: _Group) -> None:
 def create_cache_subnet_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateCacheSubnetGroup")
-    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    region, name = _action_target(self, "CreateCacheSubnetGroup", "CacheSubnetGroupName")
     with _lock:
-        if name in region.subnet_groups:
-            raise _error("CacheSubnetGroupAlreadyExists", f"Cache subnet group {name} already exists.")
+        _check_new(region.subnet_groups, name, "CacheSubnetGroupAlreadyExists", "Cache subnet group")
         subnets = self._get_param("SubnetIds", [])
         region.subnet_groups[name] = {
             "CacheSubnetGroupName": name, "CacheSubnetGroupDescription": self._get_param("CacheSubnetGroupDescription"),
@@ -184,28 +185,56 @@ def create_cache_subnet_group(self: Any) -> Any:
         return ActionResult({"CacheSubnetGroup": region.subnet_groups[name]})
 
 
+def _action_target(resp: Any, action: str, param: str) -> tuple[_Region, Any]:
+    """The region and the request's ``param`` (the object's name) of an ``action`` that may answer an
+    injected failure (:func:`_take_injected`, raised first)."""
+    _take_injected(action)
+    return _region(resp), resp._get_param(param)
+
+
+def _check_new(store: Mapping[str, Any], ident: str, fault: str, what: str) -> None:
+    """Raise ``fault`` (``<what> <ident> already exists.``) when ``ident`` is in ``store``."""
+    if ident in store:
+        raise _error(fault, f"{what} {ident} already exists.")
+
+
+def _get(store: Mapping[str, _V], ident: str, fault: str, what: str) -> _V:
+    """``store[ident]``; ``fault`` (404, ``<what> <ident> not found.``) when absent."""
+    if ident not in store:
+        raise _error(fault, f"{what} {ident} not found.", 404)
+    return store[ident]
+
+
+def _one_or_all(store: Mapping[str, _V], ident: str | None, fault: str, what: str) -> list[_V]:
+    """What a Describe lists: ``[store[ident]]`` (see :func:`_get`), or every entry when no ``ident`` is
+    asked."""
+    return [_get(store, ident, fault, what)] if ident else list(store.values())
+
+
+def _check_deletable(store: Mapping[str, Any], ident: str, fault: str, what: str, in_use: bool,
+                     in_use_fault: str) -> None:
+    """Raise ``fault`` (404) when ``ident`` is not in ``store``, ``in_use_fault`` when it is ``in_use``."""
+    _get(store, ident, fault, what)
+    if in_use:
+        raise _error(in_use_fault, f"{what} {ident} is in use.")
+
+
 def describe_cache_subnet_groups(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
     region, name = _region(self), self._get_param("CacheSubnetGroupName")
     with _lock:
-        if name:
-            if name not in region.subnet_groups:
-                raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
-            return ActionResult({"CacheSubnetGroups": [region.subnet_groups[name]]})
-        return ActionResult({"CacheSubnetGroups": list(region.subnet_groups.values())})
+        return ActionResult({"CacheSubnetGroups": _one_or_all(region.subnet_groups, name,
+                                                              "CacheSubnetGroupNotFoundFault", "Cache subnet group")})
 
 
 def delete_cache_subnet_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteCacheSubnetGroup")
-    region, name = _region(self), self._get_param("CacheSubnetGroupName")
+    region, name = _action_target(self, "DeleteCacheSubnetGroup", "CacheSubnetGroupName")
     with _lock:
-        if name not in region.subnet_groups:
-            raise _error("CacheSubnetGroupNotFoundFault", f"Cache subnet group {name} not found.", 404)
-        if any(g.subnet_group == name for g in region.groups.values()):
-            raise _error("CacheSubnetGroupInUse", f"Cache subnet group {name} is in use.")
+        _check_deletable(region.subnet_groups, name, "CacheSubnetGroupNotFoundFault", "Cache subnet group",
+                         any(g.subnet_group == name for g in region.groups.values()), "CacheSubnetGroupInUse")
         del region.subnet_groups[name]
         return ActionResult({})
 
@@ -213,12 +242,10 @@ def delete_cache_subnet_group(self: Any) -> Any:
 def create_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "CreateCacheParameterGroup", "CacheParameterGroupName")
     family = self._get_param("CacheParameterGroupFamily")
     with _lock:
-        if name in region.parameter_groups:
-            raise _error("CacheParameterGroupAlreadyExists", f"Parameter group {name} already exists.")
+        _check_new(region.parameter_groups, name, "CacheParameterGroupAlreadyExists", "Parameter group")
         if family not in ENGINE_DEFAULTS:
             raise _error("InvalidParameterValue", f"The parameter CacheParameterGroupFamily {family} is not valid.")
         region.parameter_groups[name] = {"name": name, "family": family, "params": {},
@@ -232,9 +259,7 @@ def _pg_view(resp: Any, pg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pg(region: _Region, name: str) -> dict[str, Any]:
-    if name not in region.parameter_groups:
-        raise _error("CacheParameterGroupNotFound", f"CacheParameterGroup {name} not found.", 404)
-    return region.parameter_groups[name]
+    return _get(region.parameter_groups, name, "CacheParameterGroupNotFound", "CacheParameterGroup")
 
 
 def describe_cache_parameter_groups(self: Any) -> Any:
@@ -242,15 +267,14 @@ def describe_cache_parameter_groups(self: Any) -> Any:
 
     region, name = _region(self), self._get_param("CacheParameterGroupName")
     with _lock:
-        found = [_pg(region, name)] if name else list(region.parameter_groups.values())
+        found = _one_or_all(region.parameter_groups, name, "CacheParameterGroupNotFound", "CacheParameterGroup")
         return ActionResult({"CacheParameterGroups": [_pg_view(self, pg) for pg in found]})
 
 
 def delete_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "DeleteCacheParameterGroup", "CacheParameterGroupName")
     with _lock:
         _pg(region, name)
         if any(g.parameter_group == name for g in region.groups.values()):
@@ -276,8 +300,7 @@ def describe_cache_parameters(self: Any) -> Any:
 def modify_cache_parameter_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("ModifyCacheParameterGroup")
-    region, name = _region(self), self._get_param("CacheParameterGroupName")
+    region, name = _action_target(self, "ModifyCacheParameterGroup", "CacheParameterGroupName")
     changes = self._get_param("ParameterNameValues", [])
     with _lock:
         pg = _pg(region, name)
@@ -302,11 +325,9 @@ def describe_engine_default_parameters(self: Any) -> Any:
 def create_replication_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateReplicationGroup")
-    region, ident = _region(self), self._get_param("ReplicationGroupId")
+    region, ident = _action_target(self, "CreateReplicationGroup", "ReplicationGroupId")
     with _lock:
-        if ident in region.groups:
-            raise _error("ReplicationGroupAlreadyExists", f"Replication group {ident} already exists.")
+        _check_new(region.groups, ident, "ReplicationGroupAlreadyExists", "Replication group")
         parameter_group = self._get_param("CacheParameterGroupName") or ""
         if parameter_group:
             _pg(region, parameter_group)
@@ -334,9 +355,7 @@ def create_replication_group(self: Any) -> Any:
 
 
 def _group(region: _Region, ident: str) -> _Group:
-    if ident not in region.groups:
-        raise _error("ReplicationGroupNotFoundFault", f"Replication group {ident} not found.", 404)
-    return region.groups[ident]
+    return _get(region.groups, ident, "ReplicationGroupNotFoundFault", "Replication group")
 
 
 def describe_replication_groups(self: Any) -> Any:
@@ -344,7 +363,7 @@ def describe_replication_groups(self: Any) -> Any:
 
     region, ident = _region(self), self._get_param("ReplicationGroupId")
     with _lock:
-        found = [_group(region, ident)] if ident else list(region.groups.values())
+        found = _one_or_all(region.groups, ident, "ReplicationGroupNotFoundFault", "Replication group")
         views = [_group_view(self, g) for g in found]
         for g in found:
             _observe(region, g)
@@ -422,11 +441,9 @@ def describe_cache_clusters(self: Any) -> Any:
 def create_user_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("CreateUserGroup")
-    region, ident = _region(self), self._get_param("UserGroupId")
+    region, ident = _action_target(self, "CreateUserGroup", "UserGroupId")
     with _lock:
-        if ident in region.user_groups:
-            raise _error("UserGroupAlreadyExists", f"User group {ident} already exists.")
+        _check_new(region.user_groups, ident, "UserGroupAlreadyExists", "User group")
         region.user_groups[ident] = {"UserGroupId": ident, "Status": "active", "Engine": "redis",
                                      "UserIds": list(self._get_param("UserIds", []) or []),
                                      "ARN": _arn(self, "usergroup", ident)}
@@ -438,23 +455,16 @@ def describe_user_groups(self: Any) -> Any:
 
     region, ident = _region(self), self._get_param("UserGroupId")
     with _lock:
-        if ident:
-            if ident not in region.user_groups:
-                raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
-            return ActionResult({"UserGroups": [region.user_groups[ident]]})
-        return ActionResult({"UserGroups": list(region.user_groups.values())})
+        return ActionResult({"UserGroups": _one_or_all(region.user_groups, ident, "UserGroupNotFound", "User group")})
 
 
 def delete_user_group(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("DeleteUserGroup")
-    region, ident = _region(self), self._get_param("UserGroupId")
+    region, ident = _action_target(self, "DeleteUserGroup", "UserGroupId")
     with _lock:
-        if ident not in region.user_groups:
-            raise _error("UserGroupNotFound", f"User group {ident} not found.", 404)
-        if any(ident in g.user_groups for g in region.groups.values()):
-            raise _error("InvalidUserGroupState", f"User group {ident} is in use.")
+        _check_deletable(region.user_groups, ident, "UserGroupNotFound", "User group",
+                         any(ident in g.user_groups for g in region.groups.values()), "InvalidUserGroupState")
         return ActionResult(region.user_groups.pop(ident))
 
 

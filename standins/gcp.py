@@ -78,8 +78,9 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from aiohttp import web
@@ -101,6 +102,8 @@ _RPC_CODE = {"INVALID_ARGUMENT": 3, "NOT_FOUND": 5, "ALREADY_EXISTS": 6, "PERMIS
              "RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9, "INTERNAL": 13, "UNAVAILABLE": 14}
 _COMPUTE_REASON = {400: "invalid", 403: "forbidden", 404: "notFound", 409: "alreadyExists",
                    429: "rateLimitExceeded", 500: "backendError", 503: "backendError"}
+
+_T = TypeVar("_T")
 
 
 def _now() -> str:
@@ -129,6 +132,15 @@ def rpc_error_body(status: int, message: str, rpc_status: str = "") -> dict[str,
     """The One Platform (Service Networking, Resource Manager) error body."""
     return {"error": {"code": status, "message": message, "status": rpc_status or _RPC_STATUS.get(status, "UNKNOWN")}}
 
+
+
+def _global(store: Mapping[tuple[str, str], _T], project: str, collection: str, name: str) -> _T:
+    """``store[(project, name)]``, a global Compute resource of ``collection``; its 404 when absent."""
+    found = store.get((project, name))
+    if found is None:
+        raise ApiError(404, f"The resource 'projects/{project}/global/{collection}/{name}' was not found",
+                       "notFound")
+    return found
 
 @dataclass
 class Fault:
@@ -291,19 +303,41 @@ class GcpState:
         self._advance()
         return copy.deepcopy(op.body)
 
-    def _sn_op(self, kind: str, target: str, apply: Any) -> dict[str, Any]:
-        name = f"operations/pssn.p24-{self.project_number(target.split('/')[1]) if '/' in target else 0}-" \
-               f"{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:4]}"
-        body: dict[str, Any] = {"name": name, "metadata": {"@type": "type.googleapis.com/google.protobuf.Empty"}}
-        op = Operation("servicenetworking", kind, target, body, time.monotonic() + self.op_delay, apply,
-                       self._take_failure("servicenetworking", kind, target))
-        self._sn_ops[name] = op
+    def _named_op(self, service: str, kind: str, target: str, body: dict[str, Any], apply: Any) -> dict[str, Any]:
+        """Start a long-running operation of ``service`` named ``body["name"]`` (Service Networking's and
+        Resource Manager's ``operations/...``); its view, ``done`` false until it completes."""
+        op = Operation(service, kind, target, body, time.monotonic() + self.op_delay, apply,
+                       self._take_failure(service, kind, target))
+        self._sn_ops[body["name"]] = op
         self._advance()
         out = copy.deepcopy(op.body)
         out.setdefault("done", False)
         return out
 
+    def _sn_op(self, kind: str, target: str, apply: Any) -> dict[str, Any]:
+        name = f"operations/pssn.p24-{self.project_number(target.split('/')[1]) if '/' in target else 0}-" \
+               f"{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:4]}"
+        body: dict[str, Any] = {"name": name, "metadata": {"@type": "type.googleapis.com/google.protobuf.Empty"}}
+        return self._named_op("servicenetworking", kind, target, body, apply)
+
     # -- compute global addresses --------------------------------------------------------------------
+
+    def _check_insert(self, project: str, body: Any, collection: str, existing: Mapping[tuple[str, str], Any],
+                      pending_prefix: str) -> str:
+        """The name of a global ``collection`` resource ``body`` to insert, as Compute checks it: 400 for a
+        body that is not an object or a bad name, 404 for an unknown project, 409 when it exists or its insert
+        is pending."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        name = body.get("name")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
+                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        self.project_number(project)
+        if (project, name) in existing or self._pending(project, "insert", pending_prefix + name):
+            raise ApiError(409, f"The resource 'projects/{project}/global/{collection}/{name}' already exists",
+                           "alreadyExists")
+        return name
 
     def _address_resource(self, project: str, body: dict[str, Any]) -> dict[str, Any]:
         name = body["name"]
@@ -319,16 +353,7 @@ class GcpState:
         return resource
 
     def insert_address(self, project: str, body: Any) -> dict[str, Any]:
-        if not isinstance(body, dict):
-            raise ApiError(400, "Invalid JSON payload received.", "parseError")
-        name = body.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
-                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
-        self.project_number(project)
-        if (project, name) in self._addresses or self._pending(project, "insert", name):
-            raise ApiError(409, f"The resource 'projects/{project}/global/addresses/{name}' already exists",
-                           "alreadyExists")
+        name = self._check_insert(project, body, "addresses", self._addresses, "")
         address_type = body.get("addressType", "EXTERNAL")
         purpose = body.get("purpose", "")
         resource_body = dict(body)
@@ -372,11 +397,7 @@ class GcpState:
                    for (p, _), op in self._compute_ops.items())
 
     def get_address(self, project: str, name: str) -> dict[str, Any]:
-        found = self._addresses.get((project, name))
-        if found is None:
-            raise ApiError(404, f"The resource 'projects/{project}/global/addresses/{name}' was not found",
-                           "notFound")
-        return copy.deepcopy(found)
+        return copy.deepcopy(_global(self._addresses, project, "addresses", name))
 
     def delete_address(self, project: str, name: str) -> dict[str, Any]:
         found = self.get_address(project, name)
@@ -411,11 +432,7 @@ class GcpState:
         return out
 
     def get_compute_op(self, project: str, name: str) -> dict[str, Any]:
-        op = self._compute_ops.get((project, name))
-        if op is None:
-            raise ApiError(404, f"The resource 'projects/{project}/global/operations/{name}' was not found",
-                           "notFound")
-        return copy.deepcopy(op.body)
+        return copy.deepcopy(_global(self._compute_ops, project, "operations", name).body)
 
     # -- service networking --------------------------------------------------------------------------
 
@@ -587,23 +604,10 @@ class GcpState:
         return view
 
     def _get_network(self, project: str, name: str) -> dict[str, Any]:
-        found = self._networks.get((project, name))
-        if found is None:
-            raise ApiError(404, f"The resource 'projects/{project}/global/networks/{name}' was not found",
-                           "notFound")
-        return found
+        return _global(self._networks, project, "networks", name)
 
     def insert_network(self, project: str, body: Any) -> dict[str, Any]:
-        if not isinstance(body, dict):
-            raise ApiError(400, "Invalid JSON payload received.", "parseError")
-        name = body.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
-                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
-        self.project_number(project)
-        if (project, name) in self._networks or self._pending(project, "insert", f"networks/{name}"):
-            raise ApiError(409, f"The resource 'projects/{project}/global/networks/{name}' already exists",
-                           "alreadyExists")
+        name = self._check_insert(project, body, "networks", self._networks, "networks/")
         resource = self._network_resource(project, body)
 
         def apply() -> None:
@@ -714,13 +718,7 @@ class GcpState:
         name = f"operations/rm.{kind}.{uuid.uuid4().hex[:16]}"
         body: dict[str, Any] = {"name": name, "metadata": {
             "@type": f"type.googleapis.com/google.cloud.resourcemanager.v3.{kind[0].upper()}{kind[1:]}Metadata"}}
-        op = Operation("resourcemanager", kind, target, body, time.monotonic() + self.op_delay, apply,
-                       self._take_failure("resourcemanager", kind, target))
-        self._sn_ops[name] = op
-        self._advance()
-        out = copy.deepcopy(op.body)
-        out.setdefault("done", False)
-        return out
+        return self._named_op("resourcemanager", kind, target, body, apply)
 
     def create_tag_key(self, body: Any) -> dict[str, Any]:
         """``tagKeys.create`` under ``projects/<id or number>`` (the namespaced name uses the project id)."""
@@ -966,31 +964,20 @@ class GcpStandIn(StandInServer):
             return redis[0], redis[1], 0.0
         if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
             project, collection, rest = parts[3], parts[5], parts[6:]
-            if collection == "addresses":
-                if not rest:
-                    if method == "POST":
-                        return 200, s.insert_address(project, body), 0.0
-                    if method == "GET":
-                        return 200, s.list_addresses(project, query), 0.0
-                elif len(rest) == 1:
-                    if method == "GET":
-                        return 200, s.get_address(project, rest[0]), 0.0
-                    if method == "DELETE":
-                        return 200, s.delete_address(project, rest[0]), 0.0
-            elif collection == "networks":
-                if not rest:
-                    if method == "POST":
-                        return 200, s.insert_network(project, body), 0.0
-                    if method == "GET":
-                        return 200, s.list_networks(project), 0.0
-                elif len(rest) == 1:
-                    if method == "GET":
-                        return 200, s.get_network(project, rest[0]), 0.0
-                    if method == "DELETE":
-                        return 200, s.delete_network(project, rest[0]), 0.0
-                elif len(rest) == 2 and method == "POST" and rest[1] == "addPeering":
+            # insert, list, get and delete of each global collection
+            crud: dict[str, tuple[Callable[..., Any], ...]] = {
+                "addresses": (s.insert_address, lambda p: s.list_addresses(p, query), s.get_address,
+                              s.delete_address),
+                "networks": (s.insert_network, s.list_networks, s.get_network, s.delete_network)}
+            if collection in crud:
+                insert, listing, get, delete = crud[collection]
+                if not rest and method in ("POST", "GET"):
+                    return 200, (insert(project, body) if method == "POST" else listing(project)), 0.0
+                if len(rest) == 1 and method in ("GET", "DELETE"):
+                    return 200, (get if method == "GET" else delete)(project, rest[0]), 0.0
+                if collection == "networks" and len(rest) == 2 and method == "POST" and rest[1] == "addPeering":
                     return 200, s.add_peering(project, rest[0], body), 0.0
-                elif len(rest) == 2 and method == "POST" and rest[1] == "removePeering":
+                if collection == "networks" and len(rest) == 2 and method == "POST" and rest[1] == "removePeering":
                     return 200, s.remove_peering(project, rest[0], body), 0.0
             elif collection == "operations" and rest:
                 if len(rest) == 1 and method == "GET":

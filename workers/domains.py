@@ -64,6 +64,13 @@ class Domain:
     local: str = ""
     examples: tuple[str, ...] = ()
 
+    @classmethod
+    def conventional(cls, name: str, local_class: str) -> Domain:
+        """A domain laid out by the convention: ``tasks.<name>.controller`` and ``.watches``, one queue
+        ``<name>``, ``examples/<name>``, and ``tasks.<name>.local:<local_class>``."""
+        return cls(name=name, controllers=(f"tasks.{name}.controller",), watches=(f"tasks.{name}.watches",),
+                   queues=(name,), examples=(f"examples/{name}",), local=f"tasks.{name}.local:{local_class}")
+
 
 _lock = threading.Lock()
 _installed: list[Domain] | None = None

@@ -64,6 +64,14 @@ def _cached(key: tuple[str, ...], build: Any) -> Any:
         return client
 
 
+def _gcp_cached(kind: str, build: Any) -> Any:
+    """The process's ``build(endpoint=, credentials_file=)`` GCP client of ``kind`` for the configured
+    ``GCP_ENDPOINT_URL`` and ``GCP_SA_JSON_KEY_PATH``."""
+    env = settings.current()
+    endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
+    return _cached((kind, endpoint or "", keyfile or ""), lambda: build(endpoint=endpoint, credentials_file=keyfile))
+
+
 class _LayerProvider(Provider):
     """A provider over a ``tasks.cloud.<name>`` layer: Scope from its ``scope`` module, the IpRange from
     its ``iprange`` step (:meth:`_iprange_step`). The layer is imported on first use (its SDKs are heavy)."""
@@ -112,10 +120,7 @@ class GcpProvider(_LayerProvider):
     def _client(self) -> Any:
         from tasks.cloud.gcp import GcpClient
 
-        env = settings.current()
-        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
-        return _cached(("gcp", endpoint or "", keyfile or ""),
-                       lambda: GcpClient(endpoint=endpoint, credentials_file=keyfile))
+        return _gcp_cached("gcp", GcpClient)
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")
@@ -125,10 +130,7 @@ class GcpProvider(_LayerProvider):
     def _redis_client(self) -> Any:
         from tasks.cloud.gcp.redis_client import MemorystoreClient
 
-        env = settings.current()
-        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
-        return _cached(("gcp-redis", endpoint or "", keyfile or ""),
-                       lambda: MemorystoreClient(endpoint=endpoint, credentials_file=keyfile))
+        return _gcp_cached("gcp-redis", MemorystoreClient)
 
     def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
         """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
@@ -153,10 +155,7 @@ class GcpProvider(_LayerProvider):
     def _filestore(self) -> Any:
         from tasks.cloud.gcp.client import FilestoreClient
 
-        env = settings.current()
-        endpoint, keyfile = env.gcp_endpoint_url or None, env.gcp_sa_json_key_path or None
-        return _cached(("filestore", endpoint or "", keyfile or ""),
-                       lambda: FilestoreClient(endpoint=endpoint, credentials_file=keyfile))
+        return _gcp_cached("filestore", FilestoreClient)
 
     def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
         nfs = self._layer("nfsinstance")

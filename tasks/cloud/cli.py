@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import ssl
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,18 @@ from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names
 from tasks.cloud.render import render_ipranges, render_peerings, shape_errors
 
+_SCOPE: Any = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it).")
+
+
+def _files(what: str) -> Any:
+    """The repeatable ``-f/--filename`` option of a render command, ``what`` naming the manifests."""
+    return typer.Option(..., "-f", "--filename", help=f"{what} (repeatable).")
+
+
 
 def render(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR or KCP IpRange manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR or KCP IpRange manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
@@ -27,34 +36,17 @@ def render(
     a row per IpRange (NAME KIND CIDR STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each.
 
     Exits 1 when an IpRange would end in Error, 2 on unreadable input or fields of the wrong type."""
-    try:
-        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
-        objects = load_objects(files)
-    except ManifestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if len(scopes) != 1:
-        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
-        raise typer.Exit(2)
+    the_scope, objects = _load(files, scope)
     ipranges = [d for d in objects if d.get("kind") == "IpRange"]
-    problems = shape_errors(scopes[0], ipranges)
-    if problems:
-        for problem in problems:
-            typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(2)
-    rendered = render_ipranges(scopes[0], ipranges)
-    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
-    rows = [(r.name, r.kind, r.cidr or "-", r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
-    echo(Listing([r.as_dict() for r in rendered],
-                 ("NAME", "KIND", "CIDR", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"), rows), output)
-    if any(r.state == names.STATE_ERROR for r in rendered):
-        raise typer.Exit(1)
+    _exit_on_problems(shape_errors(the_scope, ipranges))
+    rendered = render_ipranges(the_scope, ipranges)
+    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output,
+          cidrs=[r.cidr or "-" for r in rendered])
 
 
 def render_vpcpeering(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsVpcPeering / GcpVpcPeering / "
-                                                                     "AzureVpcPeering manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR AwsVpcPeering / GcpVpcPeering / AzureVpcPeering manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """SKR VPC peerings with a Scope -> the KCP remote Network and VpcPeering the SKR loop would create and
@@ -62,37 +54,17 @@ def render_vpcpeering(
     (NAME KIND STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each with the KCP objects.
 
     Exits 1 when a peering would end in Error, 2 on unreadable input."""
-    try:
-        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
-        objects = load_objects(files)
-    except ManifestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if len(scopes) != 1:
-        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
-        raise typer.Exit(2)
+    the_scope, objects = _load(files, scope)
     kinds = {res.kind for res in names.SKR_VPC_PEERINGS.values()}
     peerings = [d for d in objects if d.get("kind") in kinds]
-    problems = [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
-                for d in peerings for part in ("metadata", "spec", "status")
-                if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
-    if problems:
-        for problem in problems:
-            typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(2)
-    rendered = render_peerings(scopes[0], peerings)
-    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
-    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
-    echo(Listing([r.as_dict() for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"),
-                 rows), output)
-    if any(r.state == names.STATE_ERROR for r in rendered):
-        raise typer.Exit(1)
+    _exit_on_problems(_not_objects(peerings))
+    rendered = render_peerings(the_scope, peerings)
+    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output)
 
 
 def render_redisinstance(
-    files: list[Path] = typer.Option(..., "-f", "--filename", help="SKR AwsRedisInstance / GcpRedisInstance / "
-                                                                     "AzureRedisInstance manifests (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("SKR AwsRedisInstance / GcpRedisInstance / AzureRedisInstance manifests"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """SKR Redis instances with a Scope -> the tier's machine shape, the KCP RedisInstance the SKR loop would
@@ -105,31 +77,12 @@ def render_redisinstance(
     from tasks.cloud.render_redis import render_redis
     from tasks.cloud.skr.redisinstance_plan import KINDS
 
-    try:
-        scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
-        objects = load_objects(files)
-    except ManifestError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if len(scopes) != 1:
-        typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
-        raise typer.Exit(2)
+    the_scope, objects = _load(files, scope)
     kinds = {res.kind for res in KINDS.values()}
     instances = [d for d in objects if d.get("kind") in kinds]
-    problems = [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
-                for d in instances for part in ("metadata", "spec", "status")
-                if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
-    if problems:
-        for problem in problems:
-            typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(2)
-    rendered = render_redis(scopes[0], instances, settings.current().redis_instance_tier_machine_types)
-    provider = str((scopes[0].get("spec") or {}).get("provider") or "?")
-    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
-    echo(Listing([r.as_dict() for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", f"PLAN ({provider.upper()})"),
-                 rows), output)
-    if any(r.state == names.STATE_ERROR for r in rendered):
-        raise typer.Exit(1)
+    _exit_on_problems(_not_objects(instances))
+    rendered = render_redis(the_scope, instances, settings.current().redis_instance_tier_machine_types)
+    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output)
 
 
 def listener(
@@ -175,9 +128,8 @@ def listener(
 
 
 def render_nfs(
-    files: list[Path] = typer.Option(..., "-f", "--filename",
-                                     help="AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges (repeatable)."),
-    scope: Path = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it)."),
+    files: list[Path] = _files("AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges"),
+    scope: Path = _SCOPE,
     output: Output = OUTPUT,
 ) -> None:
     """NFS volumes with a Scope -> the KCP NfsInstance, the provider's objects (AWS: security group, EFS,
@@ -187,6 +139,17 @@ def render_nfs(
     Exits 1 when a volume would end in Error, 2 on unreadable input."""
     from tasks.cloud.render_nfs import render_volumes
 
+    the_scope, objects = _load(files, scope)
+    volumes = [d for d in objects if d.get("kind") in (names.AWS_NFS_VOLUME.kind, names.GCP_NFS_VOLUME.kind)]
+    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
+    rendered = render_volumes(the_scope, volumes, ipranges)
+    _show([{"name": r.name, "kind": r.kind, "state": r.state, "outcome": r.outcome, "plan": r.plan,
+           "objects": r.objects} for r in rendered], rendered, "PLAN", output)
+
+
+def _load(files: list[Path], scope: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The one Scope of ``scope`` and the objects of ``files``; exits 2 on unreadable input or not exactly one
+    Scope."""
     try:
         scopes = [d for d in load_objects([scope]) if d.get("kind") == "Scope"]
         objects = load_objects(files)
@@ -196,12 +159,36 @@ def render_nfs(
     if len(scopes) != 1:
         typer.echo(f"error: {scope} must hold exactly one Scope, found {len(scopes)}", err=True)
         raise typer.Exit(2)
-    volumes = [d for d in objects if d.get("kind") in (names.AWS_NFS_VOLUME.kind, names.GCP_NFS_VOLUME.kind)]
-    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
-    rendered = render_volumes(scopes[0], volumes, ipranges)
-    rows = [(r.name, r.kind, r.state, r.outcome, "\n".join(r.plan) or "-") for r in rendered]
-    echo(Listing([{"name": r.name, "kind": r.kind, "state": r.state, "outcome": r.outcome, "plan": r.plan,
-                   "objects": r.objects} for r in rendered], ("NAME", "KIND", "STATUS", "OUTCOME", "PLAN"), rows),
-         output)
+    return scopes[0], objects
+
+
+def _not_objects(docs: list[dict[str, Any]]) -> list[str]:
+    """A problem per metadata/spec/status of ``docs`` that is set but not an object."""
+    return [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
+            for d in docs for part in ("metadata", "spec", "status")
+            if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
+
+
+def _exit_on_problems(problems: list[str]) -> None:
+    """Print each problem to stderr and exit 2 when there is any."""
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+
+
+def _provider(scope: dict[str, Any]) -> str:
+    """The Scope's provider, upper case (``?`` when unset), for the PLAN column header."""
+    return str((scope.get("spec") or {}).get("provider") or "?").upper()
+
+
+def _show(docs: list[dict[str, Any]], rendered: Sequence[Any], plan_header: str, output: Output,
+          cidrs: list[str] | None = None) -> None:
+    """Print a row per rendered object (NAME KIND [CIDR] STATUS OUTCOME PLAN), or ``docs`` with
+    ``-o yaml|json``; exits 1 when any would end in Error."""
+    header = ("NAME", "KIND", *(("CIDR",) if cidrs is not None else ()), "STATUS", "OUTCOME", plan_header)
+    rows = [(r.name, r.kind, *((cidrs[i],) if cidrs is not None else ()), r.state, r.outcome,
+             "\n".join(r.plan) or "-") for i, r in enumerate(rendered)]
+    echo(Listing(docs, header, rows), output)
     if any(r.state == names.STATE_ERROR for r in rendered):
         raise typer.Exit(1)

@@ -2,11 +2,4 @@
 
 from workers.domains import Domain
 
-DOMAIN = Domain(
-    name="nginx",
-    controllers=("tasks.nginx.controller",),
-    watches=("tasks.nginx.watches",),
-    queues=("nginx",),
-    examples=("examples/nginx",),
-    local="tasks.nginx.local:NginxLocal",
-)
+DOMAIN = Domain.conventional("nginx", "NginxLocal")

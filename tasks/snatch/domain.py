@@ -2,11 +2,4 @@
 
 from workers.domains import Domain
 
-DOMAIN = Domain(
-    name="snatch",
-    controllers=("tasks.snatch.controller",),
-    watches=("tasks.snatch.watches",),
-    queues=("snatch",),
-    examples=("examples/snatch",),
-    local="tasks.snatch.local:SnatchLocal",
-)
+DOMAIN = Domain.conventional("snatch", "SnatchLocal")

@@ -10,19 +10,10 @@ from typing import Any
 
 import botocore.exceptions
 
-from kube.toolkit.step import Step
 from tasks.cloud import providers
 from tasks.cloud.aws import client, iprange, nfsinstance, redisinstance, vpcpeering
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
-from tasks.cloud.providers import (
-    IpRangeContext,
-    NfsInstanceContext,
-    Provider,
-    ProviderError,
-    RedisInstanceContext,
-    ScopeInputs,
-    VpcPeeringContext,
-)
+from tasks.cloud.providers import Provider, ProviderError, ScopeInputs
 from tasks.cloud.settings import current as current_settings
 
 
@@ -58,29 +49,12 @@ class AwsProvider(Provider):
         except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
             raise ProviderError(client.user_message(exc), retryable=client.is_retryable(exc)) from exc
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
-        return iprange.reconcile(ctx)
-
-    def delete_iprange(self, ctx: IpRangeContext) -> Step:
-        return iprange.delete(ctx)
-
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
-        return redisinstance.reconcile(ctx)
-
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
-        return redisinstance.delete(ctx)
-
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
-        return vpcpeering.reconcile(ctx)
-
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
-        return vpcpeering.delete(ctx)
-
-    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
-        return nfsinstance.reconcile(ctx)
-
-    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
-        return nfsinstance.delete(ctx)
+    # each kind's steps (reconcile, delete): its module of the layer, taking the provider's context
+    reconcile_iprange, delete_iprange = staticmethod(iprange.reconcile), staticmethod(iprange.delete)
+    reconcile_redisinstance, delete_redisinstance = (staticmethod(redisinstance.reconcile),
+                                                     staticmethod(redisinstance.delete))
+    reconcile_vpcpeering, delete_vpcpeering = staticmethod(vpcpeering.reconcile), staticmethod(vpcpeering.delete)
+    reconcile_nfsinstance, delete_nfsinstance = staticmethod(nfsinstance.reconcile), staticmethod(nfsinstance.delete)
 
 
 PROVIDER = providers.register(AwsProvider())

@@ -99,6 +99,14 @@ def is_not_found(exc: BaseException) -> bool:
     return error_code(exc) in _NOT_FOUND or status == 404
 
 
+def _unless_gone(call: Callable[..., Any], **params: Any) -> None:
+    """``call(**params)``, a delete; a not-found answer (:func:`is_not_found`: already gone) is fine."""
+    try:
+        call(**params)
+    except botocore.exceptions.ClientError as exc:
+        if not is_not_found(exc):
+            raise
+
 def user_message(exc: BaseException) -> str:
     """The message a user reads for ``exc``: the original's words for known codes, else AWS's message."""
     code = error_code(exc)
@@ -242,12 +250,7 @@ class Ec2:
 
     def _delete(self, method: str, **params: Any) -> None:
         """Call the EC2 write ``method`` with ``params``; a NotFound (already gone) is fine."""
-        client = self._ec2(write=True)
-        try:
-            getattr(client, method)(**params)
-        except botocore.exceptions.ClientError as exc:
-            if not is_not_found(exc):
-                raise
+        _unless_gone(getattr(self._ec2(write=True), method), **params)
 
     def delete_subnet(self, subnet_id: str) -> None:
         """``DeleteSubnet`` (one already gone is fine)."""
@@ -396,12 +399,7 @@ class Efs:
             Encrypted=True, Tags=_tags(tags)))
 
     def delete_file_system(self, fs_id: str) -> None:
-        client = self._efs(write=True)
-        try:
-            client.delete_file_system(FileSystemId=fs_id)
-        except botocore.exceptions.ClientError as exc:
-            if not is_not_found(exc):
-                raise
+        _unless_gone(self._efs(write=True).delete_file_system, FileSystemId=fs_id)
 
     def mount_targets(self, fs_id: str) -> list[dict[str, Any]]:
         """The file system's mount targets."""
@@ -419,12 +417,7 @@ class Efs:
                                                               SecurityGroups=list(group_ids)))
 
     def delete_mount_target(self, mount_target_id: str) -> None:
-        client = self._efs(write=True)
-        try:
-            client.delete_mount_target(MountTargetId=mount_target_id)
-        except botocore.exceptions.ClientError as exc:
-            if not is_not_found(exc):
-                raise
+        _unless_gone(self._efs(write=True).delete_mount_target, MountTargetId=mount_target_id)
 def elasticache_for(settings: CloudSettings, account: str, region: str) -> ElastiCache:
     """The ElastiCache layer (with Secrets Manager and EC2) for ``account`` in ``region``."""
     key, secret, token = _credentials(settings, account, region)

@@ -20,6 +20,7 @@ that adds the header; over HTTPS (``connection_verify`` = the stand-in's CA) the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import fencing
@@ -109,6 +110,25 @@ def _plain(model: Any) -> dict[str, Any] | None:
     return None if model is None else dict(model.as_dict())
 
 
+def call_timeouts(write: bool = False) -> dict[str, Any]:
+    """The ``connection_timeout``/``read_timeout`` keywords of one ARM call (the original's 8 s, bounded by
+    the reconcile's deadline); a ``write`` checks the fence first (:func:`fencing.check`)."""
+    if write:
+        fencing.check()
+    t = fencing.timeout(API_TIMEOUT, write=write)
+    return {"connection_timeout": t, "read_timeout": t}
+
+
+def get_or_none(plain: Callable[[Any], dict[str, Any] | None], call: Any, *args: Any) -> dict[str, Any] | None:
+    """``plain(call(*args))``, a read with :func:`call_timeouts`; None when ARM answers 404."""
+    from azure.core.exceptions import ResourceNotFoundError
+
+    try:
+        return plain(call(*args, **call_timeouts()))
+    except ResourceNotFoundError:
+        return None
+
+
 class AzureClient:
     """ARM clients for one subscription.
 
@@ -163,18 +183,10 @@ class AzureClient:
 
     @staticmethod
     def _timeouts(write: bool) -> dict[str, Any]:
-        if write:
-            fencing.check()
-        t = fencing.timeout(API_TIMEOUT, write=write)
-        return {"connection_timeout": t, "read_timeout": t}
+        return call_timeouts(write)
 
     def _get(self, call: Any, *args: Any) -> dict[str, Any] | None:
-        from azure.core.exceptions import ResourceNotFoundError
-
-        try:
-            return _plain(call(*args, **self._timeouts(False)))
-        except ResourceNotFoundError:
-            return None
+        return get_or_none(_plain, call, *args)
 
     def _begin(self, call: Any, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         poller = call(*args, polling=False, **kwargs, **self._timeouts(True))

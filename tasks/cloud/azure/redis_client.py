@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import fencing
-from tasks.cloud.azure.client import API_TIMEOUT, AzureClient, _bearer_over_http, _guarded
+from tasks.cloud.azure.client import AzureClient, _bearer_over_http, _guarded, call_timeouts, get_or_none
 
 __all__ = ["AzureRedisClient"]
 
@@ -44,18 +43,10 @@ class AzureRedisClient:
         self._network = network._network
 
     def _timeout(self, write: bool = False) -> dict[str, Any]:
-        if write:
-            fencing.check()
-        seconds = fencing.timeout(API_TIMEOUT, write=write)
-        return {"connection_timeout": seconds, "read_timeout": seconds}
+        return call_timeouts(write)
 
     def _found(self, call: Any, *args: Any) -> dict[str, Any] | None:
-        from azure.core.exceptions import ResourceNotFoundError
-
-        try:
-            return _wire(call(*args, **self._timeout()))
-        except ResourceNotFoundError:
-            return None
+        return get_or_none(_wire, call, *args)
 
     @_guarded
     def get_redis(self, group: str, name: str) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import fencing
@@ -104,6 +105,40 @@ def _translate(exc: BaseException) -> GcpApiError:
 _guarded = guarded(_translate)
 
 
+
+def credentials_for(endpoint: str | None, credentials: Any, credentials_file: str | None) -> Any:
+    """``credentials`` if given, else the service account of ``credentials_file`` (scope cloud-platform),
+    else anonymous ones with an ``endpoint`` (the stand-in); None: the caller's default."""
+    if credentials is None and credentials_file:
+        from google.oauth2 import service_account
+
+        credentials = service_account.Credentials.from_service_account_file(
+            credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    if credentials is None and endpoint:
+        from google.auth.credentials import AnonymousCredentials
+
+        credentials = AnonymousCredentials()
+    return credentials
+
+
+def rest_client_options(endpoint: str | None, credentials: Any) -> dict[str, Any]:
+    """Keyword arguments of a ``google-cloud-*`` client on transport ``rest``, aimed at ``endpoint`` (the
+    stand-in; trailing ``/`` dropped) when given."""
+    from google.api_core.client_options import ClientOptions
+
+    kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
+    if endpoint:
+        kwargs["client_options"] = ClientOptions(api_endpoint=endpoint.rstrip("/"))
+    return kwargs
+
+
+def start_operation(call: Callable[..., Any], **request: Any) -> str:
+    """Check the fence, then ``call(**request)`` (a ``google-cloud-*`` write) with the write timeout; the name
+    of the long-running operation it started."""
+    fencing.check()
+    return str(call(**request, timeout=fencing.timeout(API_TIMEOUT, write=True)).operation.name)
+
+
 class GcpClient:
     """GCP clients for one set of credentials.
 
@@ -118,26 +153,16 @@ class GcpClient:
 
     def __init__(self, endpoint: str | None = None, credentials: Any = None,
                  credentials_file: str | None = None) -> None:
-        from google.api_core.client_options import ClientOptions
-        from google.auth.credentials import AnonymousCredentials
         from google.cloud import compute_v1
 
-        if credentials is None and credentials_file:
-            from google.oauth2 import service_account
-
-            credentials = service_account.Credentials.from_service_account_file(
-                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        if credentials is None and endpoint:
-            credentials = AnonymousCredentials()
+        credentials = credentials_for(endpoint, credentials, credentials_file)
         if credentials is None:
             import google.auth
 
             credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
         self.endpoint = endpoint.rstrip("/") if endpoint else None
         self._credentials = credentials
-        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
-        if self.endpoint:
-            kwargs["client_options"] = ClientOptions(api_endpoint=self.endpoint)
+        kwargs = rest_client_options(self.endpoint, credentials)
         self._addresses = compute_v1.GlobalAddressesClient(**kwargs)
         self._networks = compute_v1.NetworksClient(**kwargs)
         self._operations = compute_v1.GlobalOperationsClient(**kwargs)
@@ -435,21 +460,10 @@ class FilestoreClient:
 
     def __init__(self, endpoint: str | None = None, credentials: Any = None,
                  credentials_file: str | None = None) -> None:
-        from google.api_core.client_options import ClientOptions
-        from google.auth.credentials import AnonymousCredentials
         from google.cloud import filestore_v1
 
-        if credentials is None and credentials_file:
-            from google.oauth2 import service_account
-
-            credentials = service_account.Credentials.from_service_account_file(
-                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        if credentials is None and endpoint:
-            credentials = AnonymousCredentials()
-        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
-        if endpoint:
-            kwargs["client_options"] = ClientOptions(api_endpoint=endpoint.rstrip("/"))
-        self._client = filestore_v1.CloudFilestoreManagerClient(**kwargs)
+        self._client = filestore_v1.CloudFilestoreManagerClient(
+            **rest_client_options(endpoint, credentials_for(endpoint, credentials, credentials_file)))
 
     @staticmethod
     def _plain(message: Any) -> dict[str, Any]:
@@ -476,11 +490,8 @@ class FilestoreClient:
         operation's name."""
         from google.cloud import filestore_v1
 
-        fencing.check()
-        body = filestore_v1.Instance.from_json(json.dumps(instance))
-        op = self._client.create_instance(parent=parent, instance_id=instance_id, instance=body,
-                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.create_instance, parent=parent, instance_id=instance_id,
+                               instance=filestore_v1.Instance.from_json(json.dumps(instance)))
 
     @_guarded
     def update_capacity(self, name: str, file_share: str, capacity_gb: int) -> str:
@@ -488,19 +499,15 @@ class FilestoreClient:
         from google.cloud import filestore_v1
         from google.protobuf import field_mask_pb2
 
-        fencing.check()
         body = filestore_v1.Instance(name=name, file_shares=[filestore_v1.FileShareConfig(
             name=file_share, capacity_gb=capacity_gb)])
-        op = self._client.update_instance(instance=body, update_mask=field_mask_pb2.FieldMask(paths=["file_shares"]),
-                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.update_instance, instance=body,
+                               update_mask=field_mask_pb2.FieldMask(paths=["file_shares"]))
 
     @_guarded
     def delete_instance(self, name: str) -> str:
         """``DeleteInstance``; the operation's name."""
-        fencing.check()
-        op = self._client.delete_instance(name=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.delete_instance, name=name)
 
     @_guarded
     def get_operation(self, name: str) -> dict[str, Any] | None:

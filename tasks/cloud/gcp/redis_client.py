@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import fencing
-from tasks.cloud.gcp.client import API_TIMEOUT, _translate
+from tasks.cloud.gcp.client import API_TIMEOUT, _translate, credentials_for, rest_client_options, start_operation
 from tasks.cloud.guard import guarded
 
 __all__ = ["MemorystoreClient"]
@@ -24,22 +24,10 @@ class MemorystoreClient:
     """Memorystore calls of the RedisInstance flow (``pkg/kcp/provider/gcp/redisinstance/client``)."""
 
     def __init__(self, endpoint: str | None = None, credentials_file: str | None = None) -> None:
-        from google.api_core.client_options import ClientOptions
-        from google.auth.credentials import AnonymousCredentials
         from google.cloud import redis_v1
 
-        credentials: Any = None
-        if credentials_file:
-            from google.oauth2 import service_account
-
-            credentials = service_account.Credentials.from_service_account_file(
-                credentials_file, scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        elif endpoint:
-            credentials = AnonymousCredentials()
-        kwargs: dict[str, Any] = {"credentials": credentials, "transport": "rest"}
-        if endpoint:
-            kwargs["client_options"] = ClientOptions(api_endpoint=endpoint.rstrip("/"))
-        self._client = redis_v1.CloudRedisClient(**kwargs)
+        self._client = redis_v1.CloudRedisClient(
+            **rest_client_options(endpoint, credentials_for(endpoint, None, credentials_file)))
         self._types = redis_v1
 
     def _plain(self, message: Any) -> dict[str, Any]:
@@ -63,32 +51,22 @@ class MemorystoreClient:
     @_guarded
     def create(self, parent: str, instance_id: str, instance: Mapping[str, Any]) -> str:
         """``CreateInstance``; the operation's name."""
-        fencing.check()
-        op = self._client.create_instance(parent=parent, instance_id=instance_id,
-                                          instance=self._types.Instance(mapping=dict(instance)),
-                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.create_instance, parent=parent, instance_id=instance_id,
+                               instance=self._types.Instance(mapping=dict(instance)))
 
     @_guarded
     def update(self, name: str, changes: Mapping[str, Any], paths: Sequence[str]) -> str:
         """``UpdateInstance`` of the fields ``paths`` (snake_case) to ``changes``; the operation's name."""
         from google.protobuf import field_mask_pb2
 
-        fencing.check()
         instance = self._types.Instance(mapping={"name": name, **dict(changes)})
-        op = self._client.update_instance(update_mask=field_mask_pb2.FieldMask(paths=list(paths)), instance=instance,
-                                          timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.update_instance, update_mask=field_mask_pb2.FieldMask(paths=list(paths)),
+                               instance=instance)
 
     @_guarded
     def upgrade(self, name: str, redis_version: str) -> str:
-        fencing.check()
-        op = self._client.upgrade_instance(name=name, redis_version=redis_version,
-                                           timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.upgrade_instance, name=name, redis_version=redis_version)
 
     @_guarded
     def delete(self, name: str) -> str:
-        fencing.check()
-        op = self._client.delete_instance(name=name, timeout=fencing.timeout(API_TIMEOUT, write=True))
-        return str(op.operation.name)
+        return start_operation(self._client.delete_instance, name=name)
