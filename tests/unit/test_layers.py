@@ -85,3 +85,12 @@ def test_each_kind_of_violation_breaks_its_contract(tmp_path: Path) -> None:
     assert "tasks.snatch.mutate -> tasks.nginx.translate" in out
     assert "tasks.nginx.diff is not allowed to import requests" in out
     assert "tasks.cloud.names -> reconcilery.up" in out
+
+
+def test_every_plan_module_is_in_the_pure_contract() -> None:
+    """The recipe of docs/cloud.md names a kind's plan ``*_plan.py``: a new one that was not added to the
+    contract would be allowed to do I/O unnoticed."""
+    listed = set(contract("Pure modules")["source_modules"])
+    plans = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "tasks").rglob("*_plan.py")}
+    assert plans, "no *_plan.py module found"
+    assert sorted(plans - listed) == []
