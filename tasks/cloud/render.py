@@ -285,6 +285,18 @@ def peering_plan(scope: Mapping[str, Any], peering: Mapping[str, Any], network: 
     return []
 
 
+def _invalid_strategy(obj: Mapping[str, Any]) -> str:
+    """The API server's answer to an AwsVpcPeering whose ``remoteRouteTableUpdateStrategy`` is not one of
+    the CRD's enum values (``""`` when it is, or for the other kinds)."""
+    from tasks.cloud.aws.vpcpeering_plan import AUTO, MATCHED, NONE, UNMATCHED
+
+    value = (obj.get("spec") or {}).get("remoteRouteTableUpdateStrategy")
+    if obj.get("kind") != "AwsVpcPeering" or value is None or value in (AUTO, NONE, MATCHED, UNMATCHED):
+        return ""
+    supported = ", ".join(f'"{v}"' for v in (AUTO, NONE, MATCHED, UNMATCHED))
+    return f'spec.remoteRouteTableUpdateStrategy: Unsupported value: "{value}": supported values: {supported}'
+
+
 def render_peerings(scope: Mapping[str, Any], peerings: Sequence[Mapping[str, Any]],
                     quotas: Mapping[str, int | None] | None = None) -> list[RenderedPeering]:
     """The outcome of every SKR peering (``AwsVpcPeering``, ``GcpVpcPeering``, ``AzureVpcPeering``) with
@@ -308,6 +320,10 @@ def render_peerings(scope: Mapping[str, Any], peerings: Sequence[Mapping[str, An
         if kinds.get(kind) != provider:
             out.append(RenderedPeering(name, kind, names.STATE_ERROR,
                                        f"{kind} is not served in an SKR of provider {provider or '?'}", provider))
+            continue
+        invalid = _invalid_strategy(obj)
+        if invalid:  # the CRD's enum refuses it in a cluster; offline it is this Error, not a KeyError
+            out.append(RenderedPeering(name, kind, names.STATE_ERROR, invalid, provider))
             continue
         ident = str((obj.get("status") or {}).get("id") or "")
         planned = ident or _PLACEHOLDER_ID  # the plan wants a UUID; shown as <id>

@@ -209,6 +209,18 @@ def test_render_vpcpeering_gcp_azure_and_an_invalid_vnet() -> None:
     assert bad.state == "Error" and bad.outcome.startswith("InvalidRemoteVnet: RemoteVnet 'v' is not a virtual network")
 
 
+def test_render_vpcpeering_an_unknown_route_table_strategy_is_the_crds_error() -> None:
+    from tasks.cloud.render import render_peerings
+
+    (bad,) = render_peerings(load("cloud-scope.yaml")[0], [
+        {"kind": "AwsVpcPeering", "metadata": {"name": "w"}, "spec": {
+            "remoteAccountId": "444455556666", "remoteRegion": "eu-central-1", "remoteVpcId": "vpc-1",
+            "remoteRouteTableUpdateStrategy": "WEIRD"}}])
+    assert bad.state == "Error" and bad.kcp == [] and bad.plan == []
+    assert bad.outcome == ('spec.remoteRouteTableUpdateStrategy: Unsupported value: "WEIRD": supported values: '
+                           '"AUTO", "NONE", "MATCHED", "UNMATCHED"')
+
+
 def test_render_vpcpeering_refuses_a_spec_that_is_no_object(tmp_path: Path) -> None:
     from tasks.cloud.cli import render_vpcpeering
 
