@@ -19,7 +19,17 @@ from typing import Any
 from tasks.cloud import names
 from tasks.cloud.render import render_ipranges
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, wanted
-from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, claim, location, mirror, persistent_volume
+from tasks.cloud.skr.nfsvolume_plan import (
+    AWS,
+    GCP,
+    Seen,
+    claim,
+    invalid_names,
+    location,
+    mirror,
+    persistent_volume,
+    pv_name,
+)
 
 __all__ = ["RenderedVolume", "render_volumes"]
 
@@ -68,6 +78,10 @@ def render_volumes(scope: Mapping[str, Any], volumes: Sequence[Mapping[str, Any]
         if kind != provider:
             out.append(RenderedVolume(name, str(obj.get("kind")), SKIPPED,
                                       f"{obj.get('kind')} is not installed on provider {provider or '?'}"))
+            continue
+        invalid = invalid_names(obj, pv_name(obj))
+        if invalid:  # the reconcile's Error, before anything is planned
+            out.append(RenderedVolume(name, str(obj.get("kind")), names.STATE_ERROR, f"{invalid[0]}: {invalid[1]}"))
             continue
         ipr_name = wanted(obj)
         iprange = known.get(ipr_name) or {"apiVersion": f"{names.SKR_GROUP}/{names.VERSION}", "kind": "IpRange",

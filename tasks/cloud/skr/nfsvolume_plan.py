@@ -133,6 +133,16 @@ def valid_name(name: str) -> bool:
     return len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
 
 
+def invalid_names(obj: Mapping[str, Any], wanted_pv: str) -> tuple[str, str] | None:
+    """``(reason, message)`` when the PV name ``wanted_pv`` or the volume's PVC name is not a valid object
+    name (the volume's Error), else ``None``."""
+    for reason, what, wanted in ((REASON_PV_NAME_INVALID, "PV", wanted_pv),
+                                 (REASON_PVC_NAME_INVALID, "PVC", claim_name(obj))):
+        if wanted and not valid_name(wanted):
+            return reason, f"Desired {what} name {wanted!r} is not a valid object name"
+    return None
+
+
 def pv_name(obj: Mapping[str, Any]) -> str:
     """The PV's name: ``spec.volume.name``, else ``status.id`` (``""`` before the id)."""
     return str((_spec(obj).get("volume") or {}).get("name") or (obj.get("status") or {}).get("id") or "")
@@ -343,10 +353,9 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     if run.deleting:  # 10
         return _delete(seen, run, label_id, t)
     wanted_pv = str((_spec(obj).get("volume") or {}).get("name") or ident)
-    for reason, what, wanted in ((REASON_PV_NAME_INVALID, "PV", wanted_pv),
-                                 (REASON_PVC_NAME_INVALID, "PVC", claim_name(obj))):
-        if wanted and not valid_name(wanted):  # never a request path from an untrusted name
-            return stop(run.fail(reason, f"Desired {what} name {wanted!r} is not a valid object name"))
+    invalid = invalid_names(obj, wanted_pv)
+    if invalid:  # never a request path from an untrusted name
+        return stop(run.fail(*invalid))
     if seen.pv is not None and not _owned(seen.pv, obj):  # 2
         run.without(names.COND_READY)
         return stop(run.fail(REASON_PV_NAME_INVALID, f"Desired PV({wanted_pv}) already exists with different owner"))

@@ -62,3 +62,16 @@ def test_no_worker_zones_and_the_commands_exit_codes() -> None:
     bad = runner.invoke(app, ["render", "nfsvolume", "-f", str(EXAMPLES / "cloud-nfsvolumes.yaml"), "--scope",
                               str(EXAMPLES / "cloud-nfsvolumes.yaml")])
     assert bad.exit_code == 2
+
+
+def test_a_volume_whose_pv_or_pvc_name_is_invalid_is_the_reconciles_error() -> None:
+    """Offline as in the SKR: a name that is no object name is an Error before anything is planned."""
+    scope = load("cloud-scope.yaml")[0]
+    bad_pv, bad_pvc = render_volumes(scope, [
+        {"kind": "AwsNfsVolume", "metadata": {"name": "n", "namespace": "d"},
+         "spec": {"capacity": "1Gi", "volume": {"name": "../x"}}},
+        {"kind": "AwsNfsVolume", "metadata": {"name": "m", "namespace": "d"},
+         "spec": {"capacity": "1Gi", "volumeClaim": {"name": "A_B"}}}])
+    assert bad_pv.state == "Error"
+    assert bad_pv.outcome == "PVNameInvalid: Desired PV name '../x' is not a valid object name"
+    assert bad_pvc.state == "Error" and bad_pvc.outcome.endswith("Desired PVC name 'A_B' is not a valid object name")
