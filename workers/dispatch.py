@@ -315,14 +315,15 @@ class Dispatcher:
             with self._cond:
                 while self._running >= self.concurrency and not self._stopping.is_set():
                     self._cond.wait(self.idle_wait)
-                free = self.concurrency - self._running
+                running = self._running
+                free = self.concurrency - running
             if self._stopping.is_set():
                 break
             audit = time.monotonic() - last_audit >= self.audit_interval
             sent = time.monotonic()
             try:
                 got = self.wq.fetch(order, free, self.lease_seconds, audit=audit, known_epoch=self.epoch,
-                                    max_lapses=self.max_lapses)
+                                    max_lapses=self.max_lapses, running=running)
             except redis.RedisError as exc:
                 log.warning("fetch failed", queues=",".join(self.queues), error=str(exc), retry_in=backoff)
                 self._stopping.wait(backoff)
@@ -354,6 +355,13 @@ class Dispatcher:
             order = order[1:] + order[:1]
             for taken in got.taken:
                 self._submit(taken, sent)
+            if got.held:
+                # a suspect key waits for a worker that runs nothing: wait for one of ours to end
+                # (or idle_wait: another worker may take it), not for a wake-up token
+                with self._cond:
+                    if self._running and not self._stopping.is_set():
+                        self._cond.wait(self.idle_wait)
+                continue
             if len(got.taken) < free:
                 wait = self.idle_wait if got.next_due is None else max(0.0, min(self.idle_wait, got.next_due))
                 try:

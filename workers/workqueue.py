@@ -90,7 +90,9 @@ class Fetch:
     expiry or end of a quiet period (None: nothing scheduled), leases recovered, ready entries
     rebuilt by the audit, the data set's epoch, seconds left of a quiet period (0: none; keys
     are held back for one lease after Redis restarted or lost data, see ``lib.lua``), and the keys
-    this fetch parked."""
+    this fetch parked, and ``held``: a suspect key (its last run lapsed) is next and runs alone, so
+    this fetch took nothing after it; the caller should wait for its own reconciles to end (or for
+    another worker, idle, to take it) before it fetches again."""
 
     taken: list[Taken]
     next_due: float | None
@@ -99,6 +101,7 @@ class Fetch:
     epoch: str = ""
     quiet: float = 0.0
     parked: list[Parked] = field(default_factory=list)
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,7 @@ class WorkQueue:
         return [(q, [c.name for c in self.controllers if c.queue == q]) for q in queues]
 
     def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False,
-              known_epoch: str = "", max_lapses: int = 3) -> Fetch:
+              known_epoch: str = "", max_lapses: int = 3, running: int = 0) -> Fetch:
         """Promote due keys, recover lapsed leases, (``audit``) repair the ready lists, and take up
         to ``limit`` keys of ``queues`` (fresh before resync, round robin in the order given).
 
@@ -240,12 +243,15 @@ class WorkQueue:
         A recovered key counts as a failure of its reconcile (it took its worker down, or the
         worker lost Redis): it is retried after its controller's backoff, and after ``max_lapses``
         lapses in a row (0: never) it is parked (:attr:`Fetch.parked`) until a fresh :meth:`add`.
+        Until its next run ends it is a suspect and runs alone: it is taken only as the one key of a
+        fetch whose caller runs nothing (``running``: reconciles the caller runs now), so a lapse is
+        never blamed on a key that merely shared the dying worker (:attr:`Fetch.held`).
         ``known_epoch``: the epoch of the last fetch; a Redis that lost its data under the caller
         (or restarted) holds back takes for one lease (:attr:`Fetch.quiet`).
         """
         layout = self.queues_of(queues)
         args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", known_epoch, uuid.uuid4().hex,
-                           max(0, max_lapses), random.random(), len(layout)]
+                           max(0, max_lapses), random.random(), max(0, running), len(layout)]
         args += [q for q, _ in layout]
         for _, names in layout:
             args.append(len(names))
@@ -254,16 +260,16 @@ class WorkQueue:
                 args += [name, b.base, b.cap, b.jitter]
         raw = self._scripts["fetch"](args=args)
         next_due = float(_text(raw[0]))
-        n = int(raw[5])
+        n = int(raw[6])
         parked = [Parked(_text(raw[i]), Key.decode(_text(raw[i + 1])), int(raw[i + 2]))
-                  for i in range(6, 6 + 3 * n, 3)]
+                  for i in range(7, 7 + 3 * n, 3)]
         taken = [
             Taken(_text(raw[i]), Key.decode(_text(raw[i + 1])), _text(raw[i + 2]), float(_text(raw[i + 3])),
                   int(_text(raw[i + 4])))
-            for i in range(6 + 3 * n, len(raw), 5)
+            for i in range(7 + 3 * n, len(raw), 5)
         ]
         return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]), _text(raw[3]),
-                     float(_text(raw[4])), parked)
+                     float(_text(raw[4])), parked, _text(raw[5]) == "1")
 
     def check_epoch(self, known_epoch: str, quiet_seconds: float) -> tuple[str, str]:
         """``(epoch, run_id)`` of the Redis now; notices a restart or a loss of data under a caller

@@ -6,26 +6,31 @@
 --   3. with audit='1', each queue's ready lists are checked against the waiting sets and rebuilt if
 --      entries went missing outside these scripts (so no waiting key is ever stranded);
 --   4. up to `max` ready keys are taken, fresh lists first (round robin over the queues in the order
---      given), then the resync lists; each gets a new fencing token and a lease;
+--      given), then the resync lists; each gets a new fencing token and a lease. A suspect (a key
+--      whose last run lapsed) runs alone: it is taken only as the one key of a fetch whose caller
+--      runs nothing (`running` 0), so the next lapse is its own and never an innocent neighbour's
+--      that shared its worker; otherwise it stays at the head of its list and the fetch takes
+--      nothing more ('held': the caller waits for its reconciles to end, or another worker idles);
 --   5. wake-up tokens are trimmed to what is left to take.
 -- Entries of controllers this process does not run are put back and not taken (every worker of a
 -- queue must run all of its controllers). Nothing is taken while rq:quiet exists (see guard in lib.lua).
 -- KEYS: none
 -- ARGV: lease_seconds, max, audit '0'|'1', known epoch ('' none), epoch to write if none,
---       max_lapses (0: never park), rand in [0, 1) (the backoff's jitter draw),
---       nq, q1..qnq, then per queue in that order: k, then k x (controller, backoff base, cap, jitter)
+--       max_lapses (0: never park), rand in [0, 1) (the backoff's jitter draw), running (reconciles
+--       the caller runs now), nq, q1..qnq, then per queue in that order: k, then k x (controller,
+--       backoff base, cap, jitter)
 -- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired, epoch, quiet seconds,
---           parked n, then n x (controller, key, lapses),
+--           held '0'|'1', parked n, then n x (controller, key, lapses),
 --           then per taken key: controller, key, token, waited seconds, failures}
 local now = now_s()
 local lease, max, audit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
 local epoch = guard(lease, ARGV[4], ARGV[5])
 local quiet = redis.call('PTTL', 'rq:quiet')
 if quiet > 0 then max = 0 else quiet = 0 end
-local max_lapses, rand = tonumber(ARGV[6]), tonumber(ARGV[7])
-local nq = tonumber(ARGV[8])
+local max_lapses, rand, running = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local nq = tonumber(ARGV[9])
 local queues, ctls, known = {}, {}, {}
-local i = 9
+local i = 10
 for j = 1, nq do queues[j] = ARGV[i]; i = i + 1 end
 for j = 1, nq do
   local k = tonumber(ARGV[i]); i = i + 1
@@ -111,7 +116,7 @@ for _, q in ipairs(queues) do
   if audit then repaired = repaired + audit_queue(q) end
 end
 
-local out = {'', recovered, repaired, epoch, tostring(quiet / 1000), #parked}
+local out = {'', recovered, repaired, epoch, tostring(quiet / 1000), '0', #parked}
 for _, p in ipairs(parked) do
   out[#out + 1] = p[1]
   out[#out + 1] = p[2]
@@ -119,6 +124,7 @@ for _, p in ipairs(parked) do
 end
 local taken = 0
 local blocked = {}
+local held = false
 
 local function take_from(q, list)
   while true do
@@ -132,7 +138,14 @@ local function take_from(q, list)
       return nil
     end
     if redis.call('HEXISTS', ck(c, 'processing'), key) == 0 and redis.call('ZSCORE', ck(c, 'waiting'), key) then
-      return c, key
+      if redis.call('HEXISTS', ck(c, 'lapses'), key) == 0 then return c, key end
+      if taken == 0 and running == 0 then
+        max = 1  -- a suspect runs alone
+        return c, key
+      end
+      redis.call('LPUSH', qk(q, list), member)
+      held = true
+      return nil
     end
     -- superseded: the key was taken through its other entry, or is held and will be queued at its end
     if tonumber(redis.call('GET', qk(q, 'stale')) or '0') > 0 then redis.call('DECR', qk(q, 'stale')) end
@@ -141,10 +154,10 @@ end
 
 for _, list in ipairs({'ready', 'ready-resync'}) do
   local progress = true
-  while taken < max and progress do
+  while taken < max and progress and not held do
     progress = false
     for _, q in ipairs(queues) do
-      if taken >= max then break end
+      if taken >= max or held then break end
       if not blocked[q] then
         local c, key = take_from(q, list)
         if c then
@@ -182,6 +195,7 @@ for _, q in ipairs(queues) do
 end
 if quiet > 0 and (nxt == nil or quiet / 1000 < nxt) then nxt = quiet / 1000 end
 out[1] = tostring(nxt or -1)
+if held then out[6] = '1' end
 
 for _, q in ipairs(queues) do
   local left = redis.call('LLEN', qk(q, 'ready')) + redis.call('LLEN', qk(q, 'ready-resync'))

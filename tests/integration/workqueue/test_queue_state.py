@@ -316,3 +316,28 @@ def test_max_lapses_zero_never_parks(wq: WorkQueue) -> None:
     for _ in range(4):
         assert lapse(wq, max_lapses=0, controller="d").parked == []
     assert wq.failures("d", K) == 4 and wq.status("d").parked == 0
+
+
+def test_a_key_whose_last_run_lapsed_runs_alone_so_a_neighbour_is_never_blamed(wq: WorkQueue) -> None:
+    """Two keys die with one worker (the poison took its neighbour down). Each is then a suspect: a
+    fetch takes it only as its one key and only when the caller runs nothing; a busy caller is
+    ``held`` and takes nothing after it. The neighbour's clean run clears it; only the poison parks."""
+    poison, neighbour, other = K, Key("local", "ns", "b"), Key("local", "ns", "c")
+    wq.add("c", poison)
+    wq.add("c", neighbour)
+    assert len(take(wq, lease=0.05)) == 2  # one worker, two reconciles at once
+    time.sleep(0.1)
+    assert wq.fetch([Q], 0, 10.0).recovered == 2  # it died: both lapsed once
+    time.sleep(0.6)  # past both backoffs (0.5 s)
+    busy = wq.fetch([Q], 10, 10.0, running=1)  # a worker with a reconcile in flight
+    assert busy.taken == [] and busy.held
+    wq.add("c", other)  # queued behind the two suspects
+    first = wq.fetch([Q], 10, 10.0, running=0)
+    assert [t.key for t in first.taken] == [poison] and first.held is False  # alone: the limit was 10
+    second = wq.fetch([Q], 10, 10.0, running=0)  # another worker, idle
+    assert [t.key for t in second.taken] == [neighbour]
+    wq.done(second.taken[0], Result.done())  # the neighbour was innocent: it is no suspect any more
+    assert wq.redis.hget(controller_key("c", "lapses"), neighbour.encode()) is None
+    assert [t.key for t in wq.fetch([Q], 10, 10.0, running=1).taken] == [other]  # an ordinary key
+    wq.add("c", neighbour)
+    assert [t.key for t in wq.fetch([Q], 10, 10.0, running=1).taken] == [neighbour]
