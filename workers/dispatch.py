@@ -276,6 +276,7 @@ class Dispatcher:
         self.max_lapses = max_lapses
         self._cond = threading.Condition()
         self._running = 0
+        self._suspects = 0  # running keys whose last run lapsed: at most one (see WorkQueue.fetch)
         self._stopping = threading.Event()
         self._executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="reconcile")
         self._thread = threading.Thread(target=self._loop, name="dispatcher", daemon=True)
@@ -315,15 +316,15 @@ class Dispatcher:
             with self._cond:
                 while self._running >= self.concurrency and not self._stopping.is_set():
                     self._cond.wait(self.idle_wait)
-                running = self._running
-                free = self.concurrency - running
+                free = self.concurrency - self._running
+                suspects = self._suspects
             if self._stopping.is_set():
                 break
             audit = time.monotonic() - last_audit >= self.audit_interval
             sent = time.monotonic()
             try:
                 got = self.wq.fetch(order, free, self.lease_seconds, audit=audit, known_epoch=self.epoch,
-                                    max_lapses=self.max_lapses, running=running)
+                                    max_lapses=self.max_lapses, suspects=suspects)
             except redis.RedisError as exc:
                 log.warning("fetch failed", queues=",".join(self.queues), error=str(exc), retry_in=backoff)
                 self._stopping.wait(backoff)
@@ -355,11 +356,11 @@ class Dispatcher:
             order = order[1:] + order[:1]
             for taken in got.taken:
                 self._submit(taken, sent)
-            if got.held:
-                # a suspect key waits for a worker that runs nothing: wait for one of ours to end
-                # (or idle_wait: another worker may take it), not for a wake-up token
+            if got.held and len(got.taken) < free:
+                # the rest is suspects left for a process that runs none: a wake-up token would only
+                # bring them back here, so wait for a reconcile of ours to end (or idle_wait)
                 with self._cond:
-                    if self._running and not self._stopping.is_set():
+                    if self._suspects and not self._stopping.is_set():
                         self._cond.wait(self.idle_wait)
                 continue
             if len(got.taken) < free:
@@ -376,6 +377,7 @@ class Dispatcher:
         fence = fencing.Fence(token=taken.token, deadline=sent + timeout, valid_until=self.leases.valid_until(sent))
         with self._cond:
             self._running += 1
+            self._suspects += taken.suspect
         self.leases.hold(taken, fence)
         self._executor.submit(self._run_one, taken, fence)
 
@@ -388,5 +390,6 @@ class Dispatcher:
             self.leases.release(taken)
             with self._cond:
                 self._running -= 1
+                self._suspects -= taken.suspect
                 self._cond.notify()
 

@@ -65,6 +65,8 @@ class Taken:
         token: the fencing token (decimal string, strictly increasing across the whole Redis).
         waited: seconds the key waited since it was enqueued.
         failures: consecutive failures so far (the backoff of a failure now uses ``failures + 1``).
+        suspect: its last run lapsed (it may be what took its worker down): the caller runs no other
+            suspect beside it (``suspects`` of :meth:`WorkQueue.fetch`).
     """
 
     controller: str
@@ -72,6 +74,7 @@ class Taken:
     token: str
     waited: float
     failures: int
+    suspect: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,9 +93,8 @@ class Fetch:
     expiry or end of a quiet period (None: nothing scheduled), leases recovered, ready entries
     rebuilt by the audit, the data set's epoch, seconds left of a quiet period (0: none; keys
     are held back for one lease after Redis restarted or lost data, see ``lib.lua``), and the keys
-    this fetch parked, and ``held``: a suspect key (its last run lapsed) is next and runs alone, so
-    this fetch took nothing after it; the caller should wait for its own reconciles to end (or for
-    another worker, idle, to take it) before it fetches again."""
+    this fetch parked, and ``held``: suspect keys (their last run lapsed) were left for a caller that
+    runs no suspect, so the caller should wait for its own suspect to end rather than for a wake-up."""
 
     taken: list[Taken]
     next_due: float | None
@@ -234,7 +236,7 @@ class WorkQueue:
         return [(q, [c.name for c in self.controllers if c.queue == q]) for q in queues]
 
     def fetch(self, queues: Sequence[str], limit: int, lease_seconds: float, *, audit: bool = False,
-              known_epoch: str = "", max_lapses: int = 3, running: int = 0) -> Fetch:
+              known_epoch: str = "", max_lapses: int = 3, suspects: int = 0) -> Fetch:
         """Promote due keys, recover lapsed leases, (``audit``) repair the ready lists, and take up
         to ``limit`` keys of ``queues`` (fresh before resync, round robin in the order given).
 
@@ -243,15 +245,16 @@ class WorkQueue:
         A recovered key counts as a failure of its reconcile (it took its worker down, or the
         worker lost Redis): it is retried after its controller's backoff, and after ``max_lapses``
         lapses in a row (0: never) it is parked (:attr:`Fetch.parked`) until a fresh :meth:`add`.
-        Until its next run ends it is a suspect and runs alone: it is taken only as the one key of a
-        fetch whose caller runs nothing (``running``: reconciles the caller runs now), so a lapse is
-        never blamed on a key that merely shared the dying worker (:attr:`Fetch.held`).
+        Until its next run ends it is a suspect (:attr:`Taken.suspect`): it is taken only by a caller
+        that runs no suspect (``suspects``: suspects the caller runs now), one per fetch, so two
+        suspects never share a process and a key that merely shared the dying worker with a poison key
+        lapses once, never ``max_lapses`` times (:attr:`Fetch.held`).
         ``known_epoch``: the epoch of the last fetch; a Redis that lost its data under the caller
         (or restarted) holds back takes for one lease (:attr:`Fetch.quiet`).
         """
         layout = self.queues_of(queues)
         args: list[Any] = [lease_seconds, max(0, limit), "1" if audit else "0", known_epoch, uuid.uuid4().hex,
-                           max(0, max_lapses), random.random(), max(0, running), len(layout)]
+                           max(0, max_lapses), random.random(), max(0, suspects), len(layout)]
         args += [q for q, _ in layout]
         for _, names in layout:
             args.append(len(names))
@@ -265,8 +268,8 @@ class WorkQueue:
                   for i in range(7, 7 + 3 * n, 3)]
         taken = [
             Taken(_text(raw[i]), Key.decode(_text(raw[i + 1])), _text(raw[i + 2]), float(_text(raw[i + 3])),
-                  int(_text(raw[i + 4])))
-            for i in range(7 + 3 * n, len(raw), 5)
+                  int(_text(raw[i + 4])), _text(raw[i + 5]) == "1")
+            for i in range(7 + 3 * n, len(raw), 6)
         ]
         return Fetch(taken, None if next_due < 0 else next_due, int(raw[1]), int(raw[2]), _text(raw[3]),
                      float(_text(raw[4])), parked, _text(raw[5]) == "1")

@@ -7,27 +7,26 @@
 --      entries went missing outside these scripts (so no waiting key is ever stranded);
 --   4. up to `max` ready keys are taken, fresh lists first (round robin over the queues in the order
 --      given), then the resync lists; each gets a new fencing token and a lease. A suspect (a key
---      whose last run lapsed) runs alone: it is taken only as the one key of a fetch whose caller
---      runs nothing (`running` 0), so the next lapse is its own and never an innocent neighbour's
---      that shared its worker; otherwise it stays at the head of its list and the fetch takes
---      nothing more ('held': the caller waits for its reconciles to end, or another worker idles);
+--      whose last run lapsed) never shares a process with another suspect: it is taken only by a
+--      caller that runs none (`suspects` 0), one per fetch; a skipped suspect keeps its place at the
+--      head of its list ('held': the caller waits for its own suspect to end, not for a wake-up);
 --   5. wake-up tokens are trimmed to what is left to take.
 -- Entries of controllers this process does not run are put back and not taken (every worker of a
 -- queue must run all of its controllers). Nothing is taken while rq:quiet exists (see guard in lib.lua).
 -- KEYS: none
 -- ARGV: lease_seconds, max, audit '0'|'1', known epoch ('' none), epoch to write if none,
---       max_lapses (0: never park), rand in [0, 1) (the backoff's jitter draw), running (reconciles
+--       max_lapses (0: never park), rand in [0, 1) (the backoff's jitter draw), suspects (suspects
 --       the caller runs now), nq, q1..qnq, then per queue in that order: k, then k x (controller,
 --       backoff base, cap, jitter)
 -- Returns: {next_due seconds ('-1': nothing scheduled), recovered, repaired, epoch, quiet seconds,
 --           held '0'|'1', parked n, then n x (controller, key, lapses),
---           then per taken key: controller, key, token, waited seconds, failures}
+--           then per taken key: controller, key, token, waited seconds, failures, suspect '0'|'1'}
 local now = now_s()
 local lease, max, audit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
 local epoch = guard(lease, ARGV[4], ARGV[5])
 local quiet = redis.call('PTTL', 'rq:quiet')
 if quiet > 0 then max = 0 else quiet = 0 end
-local max_lapses, rand, running = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local max_lapses, rand, suspects = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local nq = tonumber(ARGV[9])
 local queues, ctls, known = {}, {}, {}
 local i = 10
@@ -124,7 +123,7 @@ for _, p in ipairs(parked) do
 end
 local taken = 0
 local blocked = {}
-local held = false
+local skipped = {}  -- "<q> <list>" -> suspects popped and put back (in the order popped)
 
 local function take_from(q, list)
   while true do
@@ -138,28 +137,29 @@ local function take_from(q, list)
       return nil
     end
     if redis.call('HEXISTS', ck(c, 'processing'), key) == 0 and redis.call('ZSCORE', ck(c, 'waiting'), key) then
-      if redis.call('HEXISTS', ck(c, 'lapses'), key) == 0 then return c, key end
-      if taken == 0 and running == 0 then
-        max = 1  -- a suspect runs alone
-        return c, key
+      if redis.call('HEXISTS', ck(c, 'lapses'), key) == 0 then return c, key, false end
+      if suspects == 0 then
+        suspects = 1
+        return c, key, true
       end
-      redis.call('LPUSH', qk(q, list), member)
-      held = true
-      return nil
+      local at = q .. ' ' .. list
+      skipped[at] = skipped[at] or {}
+      table.insert(skipped[at], member)
+    else
+      -- superseded: the key was taken through its other entry, or is held and will be queued at its end
+      if tonumber(redis.call('GET', qk(q, 'stale')) or '0') > 0 then redis.call('DECR', qk(q, 'stale')) end
     end
-    -- superseded: the key was taken through its other entry, or is held and will be queued at its end
-    if tonumber(redis.call('GET', qk(q, 'stale')) or '0') > 0 then redis.call('DECR', qk(q, 'stale')) end
   end
 end
 
 for _, list in ipairs({'ready', 'ready-resync'}) do
   local progress = true
-  while taken < max and progress and not held do
+  while taken < max and progress do
     progress = false
     for _, q in ipairs(queues) do
-      if taken >= max or held then break end
+      if taken >= max then break end
       if not blocked[q] then
-        local c, key = take_from(q, list)
+        local c, key, is_suspect = take_from(q, list)
         if c then
           local enqueued = tonumber(redis.call('ZSCORE', ck(c, 'waiting'), key))
           redis.call('ZREM', ck(c, 'waiting'), key)
@@ -173,6 +173,7 @@ for _, list in ipairs({'ready', 'ready-resync'}) do
           out[#out + 1] = tostring(token)
           out[#out + 1] = tostring(now - enqueued)
           out[#out + 1] = failures
+          out[#out + 1] = is_suspect and '1' or '0'
           taken = taken + 1
           progress = true
         end
@@ -195,7 +196,16 @@ for _, q in ipairs(queues) do
 end
 if quiet > 0 and (nxt == nil or quiet / 1000 < nxt) then nxt = quiet / 1000 end
 out[1] = tostring(nxt or -1)
-if held then out[6] = '1' end
+-- skipped suspects go back to the head of their lists, in their order: the next caller takes them first
+for _, q in ipairs(queues) do
+  for _, list in ipairs({'ready', 'ready-resync'}) do
+    local back = skipped[q .. ' ' .. list]
+    if back then
+      for j = #back, 1, -1 do redis.call('LPUSH', qk(q, list), back[j]) end
+      out[6] = '1'
+    end
+  end
+end
 
 for _, q in ipairs(queues) do
   local left = redis.call('LLEN', qk(q, 'ready')) + redis.call('LLEN', qk(q, 'ready-resync'))

@@ -11,7 +11,7 @@ failure counts, delayed keys, priorities) and the invariants the engine's guaran
 - every waiting key that is not held has an entry to take (after an audit, even when entries were lost);
 - a lapsed lease counts as a failure and backs off; ``MAX_LAPSES`` lapses in a row park the key (never
   waiting, delayed or held) until a fresh add; a reconcile that records its result forgets the lapses;
-- a key whose last run lapsed (a suspect) is only taken alone, by a caller that runs nothing.
+- a key whose last run lapsed (a suspect) is taken only by a caller that runs no suspect, one per fetch.
 
 Times are bimodal so that Redis' real clock never makes a step ambiguous: a delay or lease is either
 due now (0) or far away (>= 1000 s), and "time passes" shifts every stored due time back by 5000 s.
@@ -127,8 +127,8 @@ class QueueMachine(RuleBasedStateMachine):
                 else:
                     m.delayed[k] = BACKOFF.delay(m.failures[k])
         ready = m.ready()
-        suspects = {k for k in ready if m.lapses.get(k)}  # their last run lapsed: each runs alone
-        got = self.wq.fetch([Q], limit, FAR, audit=audit, max_lapses=MAX_LAPSES, running=1 if busy else 0)
+        suspects = {k for k in ready if m.lapses.get(k)}  # their last run lapsed: one per process
+        got = self.wq.fetch([Q], limit, FAR, audit=audit, max_lapses=MAX_LAPSES, suspects=1 if busy else 0)
         assert {(p.controller, p.key) for p in got.parked} == parked
         assert all(p.lapses == MAX_LAPSES for p in got.parked)
         if audit and self.damaged:
@@ -137,16 +137,16 @@ class QueueMachine(RuleBasedStateMachine):
         taken = [(t.controller, t.key) for t in got.taken]
         assert len(set(taken)) == len(taken)
         assert set(taken) <= ready
-        if suspects & set(taken):
-            assert len(taken) == 1 and not busy
-        if not self.damaged and not suspects:
-            assert len(taken) == min(limit, len(ready)) and not got.held
-        elif not self.damaged:  # a suspect at the head of the list holds the rest back
-            assert got.held or len(taken) == min(limit, len(ready)) or suspects & set(taken)
-            assert taken or busy or not ready
+        assert {(t.controller, t.key) for t in got.taken if t.suspect} == suspects & set(taken)
+        assert len(suspects & set(taken)) <= (0 if busy else 1)
+        if not self.damaged:  # every other ready key is taken, up to the limit
+            takeable = len(ready) - len(suspects) + (0 if busy or not suspects else 1)
+            assert len(taken) == min(limit, takeable)
+            assert not got.held or takeable < len(ready)  # held: a suspect was left for another process
+            assert got.held or len(taken) == limit or takeable == len(ready)
         fresh_ready = {k for k in ready if m.waiting[k] == "fresh"}
         if not self.damaged and any(m.waiting[k] == "resync" for k in taken):  # resync once no fresh is left
-            assert fresh_ready <= set(taken)
+            assert fresh_ready - suspects <= set(taken)  # a suspect may be left for another process
         for t in got.taken:
             k = (t.controller, t.key)
             assert t.failures == m.failures.get(k, 0)

@@ -318,10 +318,11 @@ def test_max_lapses_zero_never_parks(wq: WorkQueue) -> None:
     assert wq.failures("d", K) == 4 and wq.status("d").parked == 0
 
 
-def test_a_key_whose_last_run_lapsed_runs_alone_so_a_neighbour_is_never_blamed(wq: WorkQueue) -> None:
+def test_two_suspects_never_share_a_process_so_a_neighbour_is_never_parked_with_the_poison(
+        wq: WorkQueue) -> None:
     """Two keys die with one worker (the poison took its neighbour down). Each is then a suspect: a
-    fetch takes it only as its one key and only when the caller runs nothing; a busy caller is
-    ``held`` and takes nothing after it. The neighbour's clean run clears it; only the poison parks."""
+    fetch takes one only for a caller that runs no suspect, one per fetch, and leaves the other at
+    the head of its list (``held``). The neighbour's clean run clears it; only the poison lapses on."""
     poison, neighbour, other = K, Key("local", "ns", "b"), Key("local", "ns", "c")
     wq.add("c", poison)
     wq.add("c", neighbour)
@@ -329,15 +330,14 @@ def test_a_key_whose_last_run_lapsed_runs_alone_so_a_neighbour_is_never_blamed(w
     time.sleep(0.1)
     assert wq.fetch([Q], 0, 10.0).recovered == 2  # it died: both lapsed once
     time.sleep(0.6)  # past both backoffs (0.5 s)
-    busy = wq.fetch([Q], 10, 10.0, running=1)  # a worker with a reconcile in flight
-    assert busy.taken == [] and busy.held
-    wq.add("c", other)  # queued behind the two suspects
-    first = wq.fetch([Q], 10, 10.0, running=0)
-    assert [t.key for t in first.taken] == [poison] and first.held is False  # alone: the limit was 10
-    second = wq.fetch([Q], 10, 10.0, running=0)  # another worker, idle
-    assert [t.key for t in second.taken] == [neighbour]
+    wq.add("c", other)  # an ordinary key, queued before the suspects are due
+    busy = wq.fetch([Q], 10, 10.0, suspects=1)  # a worker that runs a suspect already
+    assert [(t.key, t.suspect) for t in busy.taken] == [(other, False)] and busy.held
+    first = wq.fetch([Q], 10, 10.0)  # a worker that runs none: one suspect, the other stays first
+    assert [(t.key, t.suspect) for t in first.taken] == [(poison, True)] and first.held
+    second = wq.fetch([Q], 10, 10.0)
+    assert [(t.key, t.suspect) for t in second.taken] == [(neighbour, True)] and not second.held
     wq.done(second.taken[0], Result.done())  # the neighbour was innocent: it is no suspect any more
     assert wq.redis.hget(controller_key("c", "lapses"), neighbour.encode()) is None
-    assert [t.key for t in wq.fetch([Q], 10, 10.0, running=1).taken] == [other]  # an ordinary key
     wq.add("c", neighbour)
-    assert [t.key for t in wq.fetch([Q], 10, 10.0, running=1).taken] == [neighbour]
+    assert [(t.key, t.suspect) for t in wq.fetch([Q], 10, 10.0, suspects=1).taken] == [(neighbour, False)]
