@@ -1,7 +1,7 @@
 """An AwsRedisInstance end to end on the package's cloud stack (beat, SKR connects, the KCP loop, moto with
 the ElastiCache stand-in): Ready with the connection Secret (extraData rendered), the KCP mirror, the CRD's
 CEL rules (family and downgrade refused, a capacity change allowed and carried to the cloud), deletion
-leaving nothing in the SKR, the KCP or ElastiCache."""
+leaving nothing in the SKR, the KCP, ElastiCache, Secrets Manager or EC2 (auth on, so the token too)."""
 
 from __future__ import annotations
 
@@ -53,10 +53,32 @@ def test_aws_redis_instance_end_to_end(cloud: CloudEnv) -> None:
     cloud.wait(lambda: ec.describe_replication_groups(ReplicationGroupId=f"cm-{ident}")["ReplicationGroups"][0][
         "CacheNodeType"] == "cache.t4g.medium", timeout=120, message="node type changed in ElastiCache")
 
+    sm = boto3.client("secretsmanager", endpoint_url=cloud.aws, region_name=REGION, aws_access_key_id="testing",
+                      aws_secret_access_key="testing")
+    ec2 = boto3.client("ec2", endpoint_url=cloud.aws, region_name=REGION, aws_access_key_id="testing",
+                       aws_secret_access_key="testing")
+
+    def leftovers() -> dict[str, list[str]]:
+        """Every AWS piece of this instance still there (auth is on: the token is in Secrets Manager)."""
+        return {
+            "secrets": [x["Name"] for x in sm.list_secrets()["SecretList"] if ident in x["Name"]],
+            "subnet groups": [g["CacheSubnetGroupName"] for g in ec.describe_cache_subnet_groups()[
+                "CacheSubnetGroups"] if ident in g["CacheSubnetGroupName"]],
+            "security groups": [g["GroupName"] for g in ec2.describe_security_groups()["SecurityGroups"]
+                                if ident in g["GroupName"]],
+            "user groups": [g["UserGroupId"] for g in ec.describe_user_groups()["UserGroups"]
+                            if ident in g["UserGroupId"]],
+            "replication groups": [g["ReplicationGroupId"] for g in ec.describe_replication_groups()[
+                "ReplicationGroups"] if ident in g["ReplicationGroupId"]],
+            "parameter groups": [g["CacheParameterGroupName"] for g in ec.describe_cache_parameter_groups()[
+                "CacheParameterGroups"] if ident in g["CacheParameterGroupName"]]}
+
+    before = leftovers()
+    assert before["secrets"] == [f"cm-{ident}/authToken"] and before["subnet groups"] == [f"cm-{ident}"]
+    assert before["security groups"] == [f"cm-{ident}"] and before["replication groups"] == [f"cm-{ident}"]
+
     skr.delete(REDIS, "cache", "default")
     cloud.wait(lambda: skr.get(REDIS, "cache", "default") is None, timeout=120, message="instance gone")
     assert skr.get(resources.SECRET, "conn", "default") is None
     assert cloud.kcp_get(names.REDIS_INSTANCE, ident) is None
-    assert not [g for g in ec.describe_replication_groups()["ReplicationGroups"] if ident in g["ReplicationGroupId"]]
-    assert not [g for g in ec.describe_cache_parameter_groups()["CacheParameterGroups"]
-                if ident in g["CacheParameterGroupName"]]
+    assert leftovers() == {k: [] for k in before}
