@@ -256,6 +256,24 @@ def test_deletion_order_pvc_pv_kcp_finalizer() -> None:
     assert p.step.remove_finalizer == names.FINALIZER
 
 
+def test_deleting_waits_for_a_pvc_or_pv_held_by_someone_elses_finalizer() -> None:
+    """A Pod mounting the PVC: Kubernetes' pvc-protection holds its deletion (the original's
+    ``waitPVCDeleted``). Only Cloud Manager's own finalizer is released; the volume waits, never goes on to
+    the PV or the KCP object, and never drops its own finalizer while the PVC is there."""
+    obj = vol(status={"id": ID, "state": "Ready"}, deleting=True)
+    protection = "kubernetes.io/pvc-protection"
+    both = ours("pvc", name="data", deletionTimestamp=NOW, finalizers=[protection, names.FINALIZER])
+    p = run(seen(obj, kcp=kcp(), pv=ours("pv"), pvc=both))
+    assert p.pvc_release and p.step.requeue_after
+    foreign_only = ours("pvc", name="data", deletionTimestamp=NOW, finalizers=[protection])
+    for _ in range(2):  # every later turn the same: wait, touch nothing
+        p = run(seen(obj, kcp=kcp(), pv=ours("pv"), pvc=foreign_only))
+        assert p == SkrPlan(p.step) and p.step.requeue_after and p.step.remove_finalizer is None
+    pv_held = ours("pv", deletionTimestamp=NOW, finalizers=["kubernetes.io/pv-protection"])
+    p = run(seen(obj, kcp=kcp(), pv=pv_held))
+    assert p == SkrPlan(p.step) and p.step.requeue_after and p.step.remove_finalizer is None
+
+
 def test_deleting_without_finalizer_does_nothing() -> None:
     p = run(seen(vol(finalizer=False, deleting=True)))
     assert p == SkrPlan(p.step) and p.step.status is None and p.step.remove_finalizer is None
