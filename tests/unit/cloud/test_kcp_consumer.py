@@ -1,0 +1,100 @@
+"""The KCP IpRange-consumer shell (tasks/cloud/kcp/consumer.py; the original's pkg/kcp/nfsinstance and
+pkg/kcp/redisinstance ``loadIpRange``): a missing IpRange is the object's Error ``InvalidIpRangeReference``,
+an IpRange not Ready yet is waited for, and neither reaches the provider nor adds the finalizer.
+
+The shell's I/O is a handful of Kube calls; a recording stand-in for them keeps this a unit test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kube import Resource
+from tasks.cloud import names, providers, settings
+from tasks.cloud.kcp import consumer, nfsinstance, redisinstance
+from tasks.cloud.kcp.consumer import REASON_INVALID_IPRANGE_REFERENCE
+from workers.controller import Key, Outcome
+
+NS = "kcp-system"
+
+
+class RecordingKube:
+    """Objects by ``(kind, namespace, name)``; records status patches and Events; any other write fails
+    the test (AttributeError)."""
+
+    def __init__(self, *objs: tuple[Resource, dict[str, Any]]) -> None:
+        self.objs = {(res.kind, o["metadata"].get("namespace") or "", o["metadata"]["name"]): o for res, o in objs}
+        self.status_patches: list[dict[str, Any]] = []
+        self.events: list[tuple[str, str, str]] = []
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.objs.get((res.kind, namespace or "", name))
+
+    def patch_status(self, res: Resource, name: str, status: dict[str, Any],
+                     namespace: str | None = None) -> dict[str, Any]:
+        self.status_patches.append(status)
+        obj = self.objs[(res.kind, namespace or "", name)]
+        obj["status"] = {**(obj.get("status") or {}), **status}
+        return obj
+
+    def emit_event(self, involved: dict[str, Any], reason: str, message: str, type: str = "Normal") -> None:
+        self.events.append((type, reason, message))
+
+
+def scope(provider: str = "aws") -> dict[str, Any]:
+    return {"metadata": {"name": "k", "namespace": NS}, "spec": {"provider": provider}}
+
+
+def consumer_obj(res: Resource, iprange: str = "gone") -> dict[str, Any]:
+    return {"apiVersion": res.api_version, "kind": res.kind,
+            "metadata": {"name": "0b8e5f4e", "namespace": NS, "resourceVersion": "1"},
+            "spec": {"scope": {"name": "k"}, "ipRange": {"name": iprange}}}
+
+
+@pytest.fixture
+def no_provider_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any provider method reached fails the test."""
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the provider must not be reached")
+    for p in ("aws", "gcp", "azure"):
+        found = providers.get(p)
+        assert found is not None
+        for method in ("reconcile_nfsinstance", "delete_nfsinstance", "reconcile_redisinstance",
+                       "delete_redisinstance"):
+            monkeypatch.setattr(found, method, refuse)
+
+
+def run(monkeypatch: pytest.MonkeyPatch, kube: RecordingKube, res: Resource, kind: Any) -> Any:
+    obj = kube.get(res, "0b8e5f4e", NS)
+    monkeypatch.setattr(consumer, "load", lambda key, r: (settings.current(), kube, obj))
+    return consumer.reconcile(Key("local", NS, "0b8e5f4e"), kind)
+
+
+@pytest.mark.usefixtures("no_provider_calls")
+@pytest.mark.parametrize(("res", "kind"), [(names.NFS_INSTANCE, nfsinstance.KIND),
+                                           (names.REDIS_INSTANCE, redisinstance.KIND)])
+def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.MonkeyPatch, res: Resource,
+                                                        kind: Any) -> None:
+    kube = RecordingKube((names.SCOPE, scope()), (res, consumer_obj(res)))
+    result = run(monkeypatch, kube, res, kind)
+    message = f"Referred IpRange {NS}/gone does not exist"
+    status = kube.get(res, "0b8e5f4e", NS)["status"]  # type: ignore[index]
+    assert status["state"] == "Error"
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("Error", "True", REASON_INVALID_IPRANGE_REFERENCE, message)]
+    assert kube.events == [("Warning", REASON_INVALID_IPRANGE_REFERENCE, message)]
+    assert result.outcome == Outcome.SUCCESS  # forget: a new IpRange comes with its own watch event
+    assert "finalizers" not in kube.get(res, "0b8e5f4e", NS)["metadata"]  # type: ignore[index]
+    run(monkeypatch, kube, res, kind)  # the same again: no second write, no second Event
+    assert len(kube.status_patches) == 1 and len(kube.events) == 1
+
+
+@pytest.mark.usefixtures("no_provider_calls")
+def test_an_iprange_not_ready_is_waited_for_without_a_condition(monkeypatch: pytest.MonkeyPatch) -> None:
+    iprange = {"metadata": {"name": "ipr", "namespace": NS}, "status": {"conditions": []}}
+    kube = RecordingKube((names.SCOPE, scope()), (names.KCP_IPRANGE, iprange),
+                         (names.NFS_INSTANCE, consumer_obj(names.NFS_INSTANCE, "ipr")))
+    result = run(monkeypatch, kube, names.NFS_INSTANCE, nfsinstance.KIND)
+    assert result.outcome == Outcome.REQUEUE_AFTER and result.requeue_after
+    assert kube.status_patches == [] and kube.events == []
