@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
-from tasks.cloud import names
+from kube import Resource, ResourceMissing
+from tasks.cloud import names, settings
+from tasks.cloud.skr import iprange
 from tasks.cloud.skr.iprange_plan import Seen, SkrPlan, plan
 
 NOW = "2026-01-01T00:00:00Z"
@@ -132,6 +135,47 @@ def test_deletion(mirror: dict[str, Any] | None, users: tuple[str, ...], state: 
     assert conds(result) == expected
     assert result.delete == delete and result.create is None
     assert (result.step.remove_finalizer == names.FINALIZER) is release
+
+
+class ListingSkr:
+    """The SKR reads of :func:`tasks.cloud.skr.iprange.read`: ``list`` per kind (an absent kind is not
+    served, as an SKR of another provider), ``get`` of the KCP mirror."""
+
+    def __init__(self, objs: dict[str, list[dict[str, Any]]], mirror: dict[str, Any] | None = None) -> None:
+        self.objs, self.mirror = objs, mirror
+
+    def list(self, res: Resource, namespace: str | None = None) -> list[dict[str, Any]]:
+        if res.kind not in self.objs:
+            raise ResourceMissing(404, "NotFound", f"{res.kind} not served")
+        return self.objs[res.kind]
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.mirror if res.kind == names.KCP_IPRANGE.kind and name == ID else None
+
+
+def redis(kind: Resource, name: str, ref: str = "") -> dict[str, Any]:
+    return {"kind": kind.kind, "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"redisTier": "S1", **({"ipRange": {"name": ref}} if ref else {})}}
+
+
+@pytest.mark.parametrize(("ipr_name", "objs", "users"), [
+    ("default", {"AwsRedisInstance": [redis(names.SKR_AWS_REDIS_INSTANCE, "cache")]}, "[shop/cache]"),
+    ("r", {"GcpRedisInstance": [redis(names.SKR_GCP_REDIS_INSTANCE, "c1", "r"),
+                                redis(names.SKR_GCP_REDIS_INSTANCE, "c2", "other")]}, "[shop/c1]"),
+    ("r", {"AzureRedisInstance": [redis(names.SKR_AZURE_REDIS_INSTANCE, "az", "r")],
+           "AwsNfsVolume": [redis(names.AWS_NFS_VOLUME, "vol", "r")]}, "[shop/vol shop/az]"),
+])
+def test_deletion_is_refused_while_a_redis_instance_uses_it(ipr_name: str, objs: dict[str, list[dict[str, Any]]],
+                                                            users: str) -> None:
+    """The shell's read finds the Redis kinds among the consumers (an empty ``ipRange`` means ``default``),
+    and the plan refuses the deletion naming them."""
+    obj = skr(name=ipr_name, status={"id": ID, "state": "Ready"}, finalizer=True, deleting=True)
+    fake = ListingSkr({**objs, names.SKR_IPRANGE.kind: [obj]}, mirror=kcp(remote=ipr_name))
+    ctx = SimpleNamespace(skr=fake, kcp=fake, kyma="k", provider="aws", kcp_namespace="kcp-system",
+                          settings=settings.current(), objects=lambda res: fake.list(res))
+    result = plan(iprange.read(cast(Any, ctx), obj), ID, t, NOW)
+    assert conds(result) == [("Warning", "True", "DeleteWhileUsed", f"Can not be deleted while used by: {users}")]
+    assert result.delete is None and result.step.remove_finalizer is None
 
 
 def test_a_deleting_iprange_without_finalizer_is_left_alone() -> None:
