@@ -28,7 +28,9 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
    ``/<fileShareName>``; RWX; capacity; labels and annotations of the spec plus the volume labels;
    Cloud Manager's finalizer) and the PVC (name ``spec.volumeClaim.name`` or the volume's, bound by
    ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity changes are patched
-   onto the PV, labels and annotations onto both (a static claim's request is never resized);
+   onto the PV, labels and annotations onto both (a static claim's request is never resized); a PV left
+   ``Released`` by a deleted claim loses its ``spec.claimRef`` (the original's ``sanitizeReleasedVolume``),
+   so the re-created PVC can bind to it instead of staying ``Pending``;
 10. deleting: the PVC (condition ``Deleting`` ``DeletingPersistentVolumeClaim``), waiting until it is
     gone (Kubernetes keeps it while a Pod uses it), the PV likewise (``DeletingPersistentVolume``, state
     ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer.
@@ -48,7 +50,7 @@ from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name"]
+__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "released"]
 
 AWS = "aws"
 GCP = "gcp"
@@ -298,6 +300,14 @@ def _with_status(obj: Mapping[str, Any], run: StepBuilder) -> dict[str, Any]:
     return {**obj, "status": status}
 
 
+def released(pv: Mapping[str, Any]) -> bool:
+    """Whether the PV is ``Released`` with a ``spec.claimRef`` left behind (its claim was deleted; the
+    claimRef still names the old claim's UID, so no new claim can bind until it is cleared). As the
+    original's ``sanitizeReleasedVolume`` (``pkg/skr/awsnfsvolume``, ``pkg/skr/gcpnfsvolume``), which
+    clears it on every turn of a volume not being deleted."""
+    return (pv.get("status") or {}).get("phase") == "Released" and bool((pv.get("spec") or {}).get("claimRef"))
+
+
 def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
            capacity_path: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """A merge patch bringing ``current`` (PV/PVC) to ``desired``'s labels, annotations (superset) and
@@ -407,6 +417,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         writes["pv_create"] = pv_new
     else:
         writes["pv_patch"] = _drift(seen.pv, pv_new, ("spec", "capacity", "storage"))
+        if released(seen.pv):
+            patch = dict(writes["pv_patch"] or {})
+            patch["spec"] = {**(patch.get("spec") or {}), "claimRef": None}
+            writes["pv_patch"] = patch
     if seen.pvc is None:
         writes["pvc_create"] = pvc_new
     else:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tasks.cloud import names
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse
-from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, location, plan
+from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, claim, location, persistent_volume, plan
 from tasks.cloud.validate import quota_exceeded
 
 NOW = "2026-01-01T00:00:00Z"
@@ -234,6 +234,61 @@ def test_capacity_and_labels_drift_is_patched_onto_pv_and_pvc() -> None:
     assert p.pv_patch["metadata"]["labels"]["stale"] is None
     assert p.pvc_patch is not None and "spec" not in p.pvc_patch  # a static claim is never resized
     assert p.pvc_patch["metadata"]["labels"][names.LABEL_NFS_VOLUME_CAPACITY] == "200Gi"
+
+
+# ---- a Released PV (the original's sanitizeReleasedVolume) ---------------------------------------------
+
+OLD_CLAIM = {"kind": "PersistentVolumeClaim", "namespace": "ns", "name": "data", "uid": "old-claim-uid"}
+
+
+def ready_pair(kind: str, phase: str, claim_ref: dict[str, Any] | None,
+               spec: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Ready volume and the PV as the plan wrote it (no drift), in ``phase`` with ``claim_ref``."""
+    status = {"id": ID, "state": "Ready", "server": "fs-1.efs", "hosts": ["10.0.0.2"],
+              "conditions": [cond("Ready", "Ready")]}
+    obj = vol(kind, status=status, spec=spec)
+    pv = persistent_volume(kind, obj, ID)
+    if claim_ref is not None:
+        pv["spec"]["claimRef"] = claim_ref
+    pv["status"] = {"phase": phase}
+    return obj, pv
+
+
+def test_a_released_pv_loses_its_claim_ref_so_the_recreated_pvc_binds() -> None:
+    """The user deleted only the PVC: the PV is Released and still names the old claim's UID. The turn
+    creates the PVC again and clears the claimRef, nothing else of the PV."""
+    obj, pv = ready_pair(AWS, "Released", OLD_CLAIM)
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv))
+    assert p.pv_patch == {"spec": {"claimRef": None}}
+    assert p.pvc_create is not None and p.pvc_create["spec"]["volumeName"] == ID
+    assert p.pv_create is None and p.pv_delete is False
+    # the re-created PVC already there (the claimRef was not cleared yet): cleared all the same
+    pvc = claim(AWS, obj, ID)
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv, pvc=pvc))
+    assert p.pv_patch == {"spec": {"claimRef": None}} and p.pvc_create is None and p.pvc_patch is None
+
+
+def test_a_released_gcp_pv_with_drift_gets_both_in_one_patch() -> None:
+    obj, pv = ready_pair(GCP, "Released", OLD_CLAIM, spec={"capacityGb": 2048})
+    ready = kcp(conditions=[cond("Ready", "Ready")], gcp={"capacityGb": 2048})
+    pv["spec"]["capacity"] = {"storage": "1024Gi"}
+    p = run(seen(obj, GCP, kcp=ready, pv=pv))
+    assert p.pv_patch == {"spec": {"capacity": {"storage": "2048Gi"}, "claimRef": None}}
+
+
+@pytest.mark.parametrize(("phase", "claim_ref"), [("Bound", OLD_CLAIM), ("Available", None), ("Released", None),
+                                                  ("Pending", OLD_CLAIM)])
+def test_a_pv_not_released_with_a_claim_ref_keeps_it(phase: str, claim_ref: dict[str, Any] | None) -> None:
+    obj, pv = ready_pair(AWS, phase, claim_ref)
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv, pvc=claim(AWS, obj, ID)))
+    assert p.pv_patch is None
+
+
+def test_a_deleting_volume_does_not_sanitize_its_released_pv() -> None:
+    obj, pv = ready_pair(AWS, "Released", OLD_CLAIM)
+    obj["metadata"]["deletionTimestamp"] = NOW
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv))
+    assert p.pv_delete and p.pv_patch is None
 
 
 # ---- deletion ------------------------------------------------------------------------------------------
