@@ -184,3 +184,51 @@ def test_crd_schemas_enforce_the_immutability_rules(devapi_clean: DevAPIServer) 
                                    "spec": {"kymaName": "s", "shootName": "c", "region": "r", "provider": "ibm",
                                             "scope": {}}})
     assert exc.value.status == 422
+
+
+def test_nfs_and_redis_crds_enforce_their_cel_rules(devapi_clean: DevAPIServer) -> None:
+    """The GCP and Azure SKR kinds' rules the AWS stack tests do not reach (issues 19, 20): GcpNfsVolume
+    immutable tier and fileShareName and the share-name pattern; GcpRedisInstance and AzureRedisInstance
+    tier family and version rules; AzureRedisInstance immutable redisConfiguration."""
+    from kube import ApiError
+    from tasks.cloud import install, names
+
+    local = Kube(api_for(devapi_clean, None), timeout=10)
+    install.install(local, "skr", provider="gcp")
+    install.install(local, "skr", provider="azure")
+
+    def refused(res: object, name: str, spec: dict[str, object], message: str) -> None:
+        with pytest.raises(ApiError) as exc:
+            local.patch(res, name, {"spec": spec}, "default")
+        assert exc.value.status == 422 and message in exc.value.message, exc.value.message
+
+    with pytest.raises(ApiError) as exc:
+        local.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "bad", "namespace": "default"},
+                                            "spec": {"tier": "BASIC_HDD", "capacityGb": 1024,
+                                                     "fileShareName": "Vol-1"}})
+    assert exc.value.status == 422 and "fileShareName" in exc.value.message
+    local.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "v", "namespace": "default"},
+                                        "spec": {"tier": "ZONAL", "capacityGb": 1024}})
+    assert local.get(names.GCP_NFS_VOLUME, "v", "default")["spec"]["fileShareName"] == "vol1"  # the default
+    refused(names.GCP_NFS_VOLUME, "v", {"tier": "REGIONAL"}, "Tier is immutable.")
+    refused(names.GCP_NFS_VOLUME, "v", {"fileShareName": "vol2"}, "FileShareName is immutable.")
+    local.patch(names.GCP_NFS_VOLUME, "v", {"spec": {"capacityGb": 1280}}, "default")  # a ZONAL step is allowed
+
+    local.create(names.SKR_GCP_REDIS_INSTANCE, {"metadata": {"name": "g", "namespace": "default"},
+                                                "spec": {"redisTier": "S1", "redisVersion": "REDIS_7_0"}})
+    family = "Service tier cannot be changed within redisTier. Only capacity tier can be changed."
+    refused(names.SKR_GCP_REDIS_INSTANCE, "g", {"redisTier": "P1"}, family)
+    refused(names.SKR_GCP_REDIS_INSTANCE, "g", {"redisVersion": "REDIS_6_X"}, "redisVersion cannot be downgraded.")
+    local.patch(names.SKR_GCP_REDIS_INSTANCE, "g", {"spec": {"redisTier": "S3", "redisVersion": "REDIS_7_2"}},
+                "default")
+    refused(names.SKR_GCP_REDIS_INSTANCE, "g", {"redisVersion": "REDIS_7_0"}, "redisVersion cannot be downgraded.")
+
+    local.create(names.SKR_AZURE_REDIS_INSTANCE, {"metadata": {"name": "a", "namespace": "default"},
+                                                  "spec": {"redisTier": "P1",
+                                                           "redisConfiguration": {"maxclients": "100"}}})
+    assert local.get(names.SKR_AZURE_REDIS_INSTANCE, "a", "default")["spec"]["redisVersion"] == "6.0"
+    refused(names.SKR_AZURE_REDIS_INSTANCE, "a", {"redisTier": "S1"}, family)
+    refused(names.SKR_AZURE_REDIS_INSTANCE, "a", {"redisConfiguration": {"maxclients": "200"}},
+            "RedisConfiguration is immutable.")
+    refused(names.SKR_AZURE_REDIS_INSTANCE, "a", {"redisVersion": "7.0"}, "RedisVersion is immutable.")
+    local.patch(names.SKR_AZURE_REDIS_INSTANCE, "a", {"spec": {"redisTier": "P2"}}, "default")
