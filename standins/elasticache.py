@@ -22,7 +22,8 @@ the botocore model) these actions over a small model of ours, without forking mo
 - cache clusters: describe a member (engine version, node type, parameter group);
 - user groups: create (``active``), describe, delete.
 
-Behaviour follows the ElastiCache API reference (error codes, 404/400 statuses, field names). Errors
+Behaviour follows the ElastiCache API reference (error codes, 404/400 statuses, field names), pinned by
+``tests/integration/cloud/aws/test_elasticache_conformance.py`` against botocore's model. Errors
 can be injected per action (:func:`inject`: the next ``n`` calls of an action answer an error).
 """
 
