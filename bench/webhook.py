@@ -60,13 +60,13 @@ def wait_listening(port: int, proc: Any, timeout: float = 20.0) -> None:
 
 
 def snatch_server(cert_dir: str, port: int, health_port: int = 0) -> Any:
-    """A Snatch :class:`tasks.snatch.webhook.WebhookServer` on 127.0.0.1 that mutates every Pod of
+    """A Snatch :class:`tasks.snatch.webhook.SnatchWebhook` on 127.0.0.1 that mutates every Pod of
     ``kyma-system`` (a fixed cluster view), without metrics."""
     from tasks.snatch.clusterview import StaticClusterView
-    from tasks.snatch.webhook import WebhookServer
+    from tasks.snatch.webhook import SnatchWebhook
 
     view = StaticClusterView(True, {"kyma-system": {MANAGED_BY_LABEL: "kyma"}})
-    return WebhookServer(cert_dir, "cpu-worker-0", view, host="127.0.0.1", port=port, health_port=health_port,
+    return SnatchWebhook(cert_dir, "cpu-worker-0", view, host="127.0.0.1", port=port, health_port=health_port,
                          metrics_port=-1)
 
 

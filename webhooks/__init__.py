@@ -3,8 +3,10 @@
 Modules: :mod:`webhooks.tls` (the TLS 1.3 server context and the hot reloader of its key pair),
 :mod:`webhooks.certificates` (the key-pair type, generation, kubelet-style certificate dirs),
 :mod:`webhooks.review` (the AdmissionReview / ConversionReview skeleton, pure), :mod:`webhooks.server`
-(that skeleton over aiohttp, listeners), :mod:`webhooks.clients` (the kube client factory). The
-domains keep only their decisions, metrics and routes.
+(that skeleton over aiohttp, listeners), :mod:`webhooks.serving` (a webhook process's shell: the HTTPS
+review listener over a certificate directory, health and metrics listeners, ``serve`` with signals),
+:mod:`webhooks.clients` (the kube client factory). The domains keep only their decisions, metrics and
+routes.
 
 Listeners that the ``reconcilery webhook`` process runs besides the Snatch admission webhook:
 

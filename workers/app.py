@@ -24,11 +24,13 @@ from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
 from workers.logs import configure_logging
 from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
-from workers.settings import QUEUES, Settings, current
+from workers.settings import Settings, current
 from workers.workqueue import WorkQueue
 
 RECONCILE_TASK = "reconcilery.reconcile"
 RESYNC_TASK = "reconcilery.resync"
+#: The queue when no domain is installed (Celery's own default): the app still configures and starts.
+NO_DOMAIN_QUEUE = "celery"
 
 log = structlog.get_logger("reconcilery.worker")
 
@@ -66,7 +68,9 @@ class ReconcileryCelery(Celery):
 
 
 def celery_conf(settings: Settings) -> dict[str, Any]:
-    """The Celery configuration of ``settings``."""
+    """The Celery configuration of ``settings``: the queues are the installed domains' (:func:`workers.domains.queues`,
+    the first one the default), or Celery's own default queue when no domain is installed."""
+    queues = domains.queues() or (NO_DOMAIN_QUEUE,)
     return dict(
         result_backend=None,
         task_ignore_result=True,
@@ -84,9 +88,9 @@ def celery_conf(settings: Settings) -> dict[str, Any]:
             "unacked_restore_interval": 10,
         }),
         broker_connection_retry_on_startup=True,
-        # the installed domains' queues (a plug-in domain brings its own) after the known ones
-        task_queues=[Queue(q, routing_key=q) for q in dict.fromkeys((*QUEUES, *domains.queues()))],
-        task_default_queue=QUEUES[0],
+        # one queue per installed domain's pool (a plug-in domain brings its own), so each pool scales on its own
+        task_queues=[Queue(q, routing_key=q) for q in queues],
+        task_default_queue=queues[0],
         task_routes=(route,),
         task_create_missing_queues=False,
         worker_send_task_events=settings.task_events,

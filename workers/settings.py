@@ -15,9 +15,6 @@ from pydantic_settings import SettingsConfigDict
 from config import Flag, Port, Seconds, SettingsError, cached
 from config import Settings as _Base
 
-#: One Celery queue per domain, so each worker pool scales on its own.
-QUEUES: tuple[str, ...] = ("apigateway", "cloud-skr", "cloud-kcp", "nginx", "snatch")
-
 
 class Settings(_Base):
     """Reconcilery's process settings (``RECONCILERY_*``)."""
@@ -93,4 +90,4 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
 #: This process's settings, read on first use (``current.override(None)`` or ``config.reset()`` forgets them).
 current = cached(Settings)
 
-__all__ = ["QUEUES", "Settings", "SettingsError", "current", "load"]
+__all__ = ["Settings", "SettingsError", "current", "load"]

@@ -1,12 +1,12 @@
-"""The Snatch webhook server: HTTPS admission endpoint, health probes and Prometheus metrics (aiohttp).
+"""The Snatch webhook: its admission decision inputs, metrics and route, in the house's webhook shell.
 
 As KIM Snatch (``cmd/main.go``): ``POST /mutate--v1-pod`` on the HTTPS port (9443) answers
 ``admission.k8s.io/v1`` AdmissionReviews; ``/healthz`` and ``/readyz`` on the health port (8081);
 ``/metrics`` over plain HTTP on the metrics port (8080). The serving key pair comes from the
-certificate directory and is reloaded in place when it changes (:mod:`webhooks.tls`); on every
-(re)load the caBundle sync is enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`). The
-review handling, TLS and listener plumbing are :mod:`webhooks`'; this module keeps Snatch's decision
-inputs (the cluster view), its metrics and its routes.
+certificate directory and is reloaded in place when it changes; on every (re)load the caBundle sync is
+enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`). The listeners, TLS, hot reload,
+review handling and the signal-driven process are :mod:`webhooks`' (:mod:`webhooks.serving`); this
+module keeps Snatch's decision inputs (the cluster view), its metrics and its route.
 
 Differences from the original: a malformed AdmissionReview is answered with an HTTP 4xx (400; 413 past
 :data:`tasks.snatch.mutate.MAX_BODY_BYTES`) and an AdmissionReview with ``allowed: false`` and a failed
@@ -17,20 +17,15 @@ with 403); ``/readyz`` fails until a certificate is loaded and the listener is u
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from tasks.snatch import metrics
 from tasks.snatch.clusterview import ClusterView, KubeClusterView
@@ -46,11 +41,11 @@ from tasks.snatch.mutate import (
     decision_response,
 )
 from webhooks import server as review_server
-from webhooks.certificates import CertificateError
+from webhooks import serving
+from webhooks.certificates import CertificateError, KeyPair
 from webhooks.clients import kube_factory
-from webhooks.listeners import ThreadedListener
 from webhooks.review import MalformedReview, Review
-from webhooks.tls import CertificateReloader
+from webhooks.serving import RunningWebhook
 
 log = logging.getLogger("reconcilery.snatch.webhook")
 
@@ -115,22 +110,14 @@ class AdmissionHandler:
         return response
 
 
-@dataclass
-class Ports:
-    """Bound ports (resolved when 0 was asked for)."""
-
-    webhook: int
-    health: int
-    metrics: int
-
-
-class WebhookServer:
-    """The three listeners, the certificate reloader and the cluster view of one webhook process.
+class SnatchWebhook(serving.WebhookServer):
+    """The Snatch webhook process: :data:`MUTATE_PATH` answered by an :class:`AdmissionHandler` over ``view``,
+    in :class:`webhooks.serving.WebhookServer`'s shell (HTTPS, health and metrics listeners, hot reload).
 
     Args:
         cert_dir: directory with ``tls.crt``, ``tls.key`` (and ``ca.crt``).
         pool: Kyma worker pool name.
-        view: cluster view (:class:`KubeClusterView` in production).
+        view: cluster view (:class:`KubeClusterView` in production), started and stopped with the server.
         host: listen address of all three listeners.
         port, health_port, metrics_port: ports; ``0`` picks a free one (see :attr:`ports`);
             ``metrics_port < 0`` disables metrics.
@@ -138,129 +125,28 @@ class WebhookServer:
         cert_poll_interval: seconds between certificate polls besides file events.
     """
 
-    #: Listener name (:class:`webhooks.Listener`).
-    name = "snatch"
-
     def __init__(self, cert_dir: str | os.PathLike[str], pool: str, view: ClusterView, host: str = "0.0.0.0",
                  port: int = DEFAULT_PORT, health_port: int = DEFAULT_HEALTH_PORT,
                  metrics_port: int = DEFAULT_METRICS_PORT, on_cert_reload: Callable[[], None] | None = None,
                  cert_poll_interval: float = 10.0) -> None:
-        self.host = host
         self.view = view
         self.handler = AdmissionHandler(pool, view)
-        self.on_cert_reload = on_cert_reload
-        self.reloader = CertificateReloader.for_dir(cert_dir, poll_interval=cert_poll_interval,
-                                                    on_reload=self._cert_reloaded, on_error=self._cert_failed)
-        self._wanted = Ports(port, health_port, metrics_port)
-        self.ports = Ports(port, health_port, metrics_port)
-        self._runners: list[web.AppRunner] = []
-        self._stop = asyncio.Event()
-        self._watch: asyncio.Task[None] | None = None
-        self.serving = False
+        self.enqueue_ca_sync = on_cert_reload
+        super().__init__("snatch", cert_dir, REVIEW, {MUTATE_PATH: self.handler.handle}, inputs=view, host=host,
+                         port=port, health_port=health_port, metrics_port=metrics_port,
+                         on_cert_reload=self._count_reload, on_cert_error=self._count_failure,
+                         cert_poll_interval=cert_poll_interval, logger=log)
 
-    # ---- certificate --------------------------------------------------------------------------
-
-    def _cert_reloaded(self) -> None:
-        pair = self.reloader.pair
+    def _count_reload(self, pair: KeyPair | None) -> None:
         if pair is not None:
             metrics.CERT_NOT_AFTER.set(pair.not_after.timestamp())
         metrics.CERT_RELOADS.labels("success").inc()
-        if self.on_cert_reload is not None:
-            self.on_cert_reload()
+        if self.enqueue_ca_sync is not None:
+            self.enqueue_ca_sync()
 
     @staticmethod
-    def _cert_failed(_: CertificateError) -> None:
+    def _count_failure(_: CertificateError) -> None:
         metrics.CERT_RELOADS.labels("error").inc()
-
-    # ---- apps ------------------------------------------------------------------------------
-
-    def _webhook_app(self) -> web.Application:
-        return review_server.review_app(REVIEW, {MUTATE_PATH: self.handler.handle})
-
-    def _health_app(self) -> web.Application:
-        async def healthz(_: web.Request) -> web.Response:
-            return web.Response(text="ok")
-
-        async def readyz(_: web.Request) -> web.Response:
-            if self.serving and self.reloader.loaded:
-                return web.Response(text="ok")
-            return web.Response(status=503, text="webhook not serving yet")
-
-        app = web.Application()
-        for path in ("/healthz", "/healthz/ping"):
-            app.router.add_get(path, healthz)
-        for path in ("/readyz", "/readyz/ping"):
-            app.router.add_get(path, readyz)
-        return app
-
-    @staticmethod
-    def _metrics_app() -> web.Application:
-        async def metrics_handler(_: web.Request) -> web.Response:
-            resp = web.Response(body=generate_latest(REGISTRY))
-            resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
-            return resp
-
-        app = web.Application()
-        app.router.add_get("/metrics", metrics_handler)
-        return app
-
-    async def _listen(self, app: web.Application, port: int, ssl_context: Any = None) -> int:
-        runner, bound = await review_server.listen(app, self.host, port, ssl_context)
-        self._runners.append(runner)
-        return bound
-
-    # ---- lifecycle -------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        """Load the key pair (raises :class:`webhooks.certificates.CertificateError` if it is unusable,
-        as the original fails start-up), run the first cluster checks, then listen."""
-        self._stop.clear()
-        self.reloader.load()
-        self.ports.health = await self._listen(self._health_app(), self._wanted.health)
-        if self._wanted.metrics >= 0:
-            self.ports.metrics = await self._listen(self._metrics_app(), self._wanted.metrics)
-        await self.view.start()
-        self._watch = asyncio.create_task(self.reloader.run(self._stop))
-        self.ports.webhook = await self._listen(self._webhook_app(), self._wanted.webhook, self.reloader.context)
-        self.serving = True
-        log.info("webhook serving host=%s port=%d health_port=%d metrics_port=%d path=%s", self.host,
-                 self.ports.webhook, self.ports.health, self.ports.metrics, MUTATE_PATH)
-
-    async def stop(self) -> None:
-        """Stop listening (open requests finish), stop the watchers and the cluster view."""
-        self.serving = False
-        self._stop.set()
-        for runner in reversed(self._runners):
-            await runner.cleanup()
-        self._runners = []
-        if self._watch is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
-            self._watch = None
-        await self.view.stop()
-        self.reloader.close()
-
-    @property
-    def url(self) -> str:
-        """URL of the Pod mutation endpoint (``https://<host>:<port>/mutate--v1-pod``)."""
-        return review_server.url(self.host, self.ports.webhook, MUTATE_PATH)
-
-
-class RunningWebhook(ThreadedListener):
-    """A :class:`WebhookServer` running on its own event loop in a daemon thread (tests, ``reconcilery up``)."""
-
-    def __init__(self, server: WebhookServer) -> None:
-        super().__init__(server)
-        self.server = server
-
-    def start(self, timeout: float = 30.0) -> RunningWebhook:
-        """Start and wait until listening. Raises the start-up error, or ``TimeoutError``."""
-        super().start(timeout)
-        return self
-
-    @property
-    def url(self) -> str:
-        return self.server.url
 
 
 # ---- process wiring ----------------------------------------------------------------------------
@@ -293,14 +179,14 @@ def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
 def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: int,
                  kubeconfig: str | None, host: str, *, node_check_interval: float = 10.0,
                  namespace_resync: float = 30.0, webhook_config_name: str | None = None,
-                 cert_poll_interval: float = 10.0) -> WebhookServer:
-    """A :class:`WebhookServer` with a :class:`KubeClusterView` over ``kubeconfig`` (``None``: the
+                 cert_poll_interval: float = 10.0) -> SnatchWebhook:
+    """A :class:`SnatchWebhook` with a :class:`KubeClusterView` over ``kubeconfig`` (``None``: the
     local cluster as :func:`kube.client_for`). With ``webhook_config_name`` every certificate
     (re)load enqueues that MutatingWebhookConfiguration's caBundle sync."""
     view = KubeClusterView(kube_factory(kubeconfig), pool, node_interval=node_check_interval,
                            namespace_interval=namespace_resync)
     on_reload = ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
-    return WebhookServer(cert_dir, pool, view, host=host, port=port, health_port=health_port,
+    return SnatchWebhook(cert_dir, pool, view, host=host, port=port, health_port=health_port,
                          metrics_port=metrics_port, on_cert_reload=on_reload, cert_poll_interval=cert_poll_interval)
 
 
@@ -315,27 +201,7 @@ def serve(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: i
     server = build_server(cert_dir, pool, port, health_port, metrics_port, kubeconfig, host,
                           node_check_interval=node_check_interval, namespace_resync=namespace_resync,
                           webhook_config_name=webhook_config_name)
-
-    async def main() -> None:
-        import webhooks
-
-        done = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, done.set)
-        # listeners of other domains served by this process (their own certificates)
-        others = webhooks.load(host=host, kubeconfig=kubeconfig)
-        try:
-            await server.start()
-            others = await webhooks.start_all(others)
-            await done.wait()
-            log.info("webhook stopping")
-        finally:
-            for listener in reversed(others):
-                await listener.stop()
-            await server.stop()
-
-    asyncio.run(main())
+    serving.serve(server, host=host, kubeconfig=kubeconfig)
 
 
 def start_dev_webhook(state_dir: str | os.PathLike[str], kubeconfig: str | None, pool: str = "cpu-worker-0",

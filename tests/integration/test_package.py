@@ -1,9 +1,11 @@
-"""Outside the checkout: the wheels installed into a fresh virtualenv run ``render`` and ``up --once``
-from an empty directory (CRDs and every other run-time file come from package data)."""
+"""Outside the checkout: the wheels build without setuptools warnings, and installed into a fresh
+virtualenv they run ``render`` and ``up --once`` from an empty directory (CRDs and every other run-time
+file come from package data)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,11 @@ from tests.fixtures.workers import ROOT
 
 pytestmark = pytest.mark.integration
 
+#: A warning as Python's ``warnings`` module prints it (``path.py:215: _Warning: Package ... is absent``):
+#: how setuptools reports a configuration problem. distutils' ``warning: build_py: byte-compiling is
+#: disabled`` log lines (``PYTHONDONTWRITEBYTECODE``) are about this machine, not the package.
+WARNING_LINE = re.compile(r"^\S+\.py:\d+: \w*Warning\b.*$", re.MULTILINE)
+
 
 def _run(args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -27,8 +34,8 @@ def _run(args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None 
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with ``reconcilery[embedded]`` installed from wheels built now; its ``bin``."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Both wheels built now from a copy of the checkout: ``(their directory, the builds' output)``."""
     base = tmp_path_factory.mktemp("package")
     src = base / "src"  # a copy, so the build leaves no build/ or egg-info in the checkout
     shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
@@ -37,8 +44,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # uv (a dev tool) builds and installs as pip does, in parallel and from its cache: ~30 s where pip
     # took 5 minutes on 2 cores for the ~100 packages of requirements.lock.
     uv = [str(Path(sys.executable).with_name("uv"))]
-    _run([*uv, "build", "--wheel", "-q", "-o", str(wheels), str(src)], base, 600)
-    _run([*uv, "build", "--wheel", "-q", "-o", str(wheels), str(src / "reconcilery-embedded")], base, 600)
+    # not -q: the build backend's output is what test_the_build_prints_no_setuptools_warnings reads
+    output = _run([*uv, "build", "--wheel", "-o", str(wheels), str(src)], base, 600)
+    output += _run([*uv, "build", "--wheel", "-o", str(wheels), str(src / "reconcilery-embedded")], base, 600)
+    return wheels, output
+
+
+@pytest.fixture(scope="module")
+def installed(built: tuple[Path, str]) -> Path:
+    """A fresh venv with ``reconcilery[embedded]`` installed from the wheels of ``built``; its ``bin``."""
+    wheels, _ = built
+    base = wheels.parent
+    uv = [str(Path(sys.executable).with_name("uv"))]
     runtime = next(wheels.glob("reconcilery-*.whl"))
     tops = {n.split("/")[0] for n in zipfile.ZipFile(runtime).namelist()}
     assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing", "informers"} <= tops
@@ -52,6 +69,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run([*pip, "-r", str(ROOT / "requirements.lock")], base, 900)  # the image's versions
     _run([*pip, "--find-links", str(wheels), f"{runtime}[embedded]"], base, 900)
     return env_dir / "bin"
+
+
+def test_the_build_prints_no_setuptools_warnings(built: tuple[Path, str]) -> None:
+    _, output = built
+    assert "Building wheel" in output  # the backend's output was captured (not silenced)
+    assert not WARNING_LINE.findall(output), "\n".join(WARNING_LINE.findall(output))
+
+
+def test_a_setuptools_warning_is_recognised() -> None:
+    sample = ("running build_py\n/x/setuptools/command/build_py.py:215: _Warning: Package 'tasks.cloud.crds' is "
+              "absent from the `packages` configuration.\n!!\nwarning: build_py: byte-compiling is disabled, "
+              "skipping.\n/x/setuptools/dist.py:9: SetuptoolsDeprecationWarning: License classifiers\n")
+    assert len(WARNING_LINE.findall(sample)) == 2
 
 
 def test_render_from_an_empty_directory(installed: Path, tmp_path: Path) -> None:

@@ -10,9 +10,12 @@ import pytest
 import yaml
 
 from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
-from workers.settings import QUEUES
+from workers import domains
 
 pytestmark = pytest.mark.kubectl
+
+#: Every installed domain's worker queue (read from the entry points, not a cached registry a test replaced).
+QUEUES = tuple(dict.fromkeys(q for d in domains.discover() for q in d.queues))
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ from kubedev import DevAPIServer
 from tasks.snatch.certs import DevCertificates, ensure_dev_certs
 from tasks.snatch.clusterview import KubeClusterView
 from tasks.snatch.mutate import MANAGED_BY_LABEL, POOL_LABEL
-from tasks.snatch.webhook import RunningWebhook, WebhookServer
+from tasks.snatch.webhook import SnatchWebhook
+from webhooks.serving import RunningWebhook
 
 POOL = "cpu-worker-0"
 
@@ -60,7 +61,7 @@ def start_webhook(dev_certs: DevCertificates) -> Iterator[Callable[..., RunningW
               cert_poll_interval: float = 10.0) -> RunningWebhook:
         view = KubeClusterView(lambda: Kube(from_kubeconfig(kubeconfig), timeout=5), POOL,
                                node_interval=node_interval, namespace_interval=namespace_interval)
-        server = WebhookServer(dev_certs.cert_dir, POOL, view, host="127.0.0.1", port=0, health_port=0,
+        server = SnatchWebhook(dev_certs.cert_dir, POOL, view, host="127.0.0.1", port=0, health_port=0,
                                metrics_port=0, cert_poll_interval=cert_poll_interval)
         hook = RunningWebhook(server)
         running.append(hook)

@@ -16,10 +16,11 @@ from cryptography import x509
 from tasks.apigateway.webhook import ConversionWebhook
 from tasks.snatch.clusterview import StaticClusterView
 from tasks.snatch.mutate import MANAGED_BY_LABEL, admission_review
-from tasks.snatch.webhook import RunningWebhook, WebhookServer
+from tasks.snatch.webhook import SnatchWebhook
 from webhooks import ThreadedListener
 from webhooks.certificates import CA_FILE, CERT_FILE, KEY_FILE, KeyPair, generate_ca, issue_serving_cert
 from webhooks.certificates import write_kubelet_dir as write_dir
+from webhooks.serving import RunningWebhook
 
 G = "gateway.kyma-project.io"
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "kyma-system"},
@@ -74,7 +75,7 @@ def snatch(ca: KeyPair, tmp_path: Path) -> Iterator[Served]:
     pair = serving(ca)
     write_dir(tmp_path / "certs", {CERT_FILE: pair.cert_pem, KEY_FILE: pair.key_pem, CA_FILE: ca.cert_pem})
     view = StaticClusterView(True, {"kyma-system": {MANAGED_BY_LABEL: "kyma"}})
-    hook = RunningWebhook(WebhookServer(tmp_path / "certs", "cpu-worker-0", view, host="127.0.0.1", port=0,
+    hook = RunningWebhook(SnatchWebhook(tmp_path / "certs", "cpu-worker-0", view, host="127.0.0.1", port=0,
                                         health_port=0, metrics_port=-1)).start()
     try:
         yield hook.server.ports.webhook, "/mutate--v1-pod", admission_review(POD, uid="u-1")

@@ -97,6 +97,29 @@ def test_the_worker_registers_the_installed_domains_controllers(fake_installed: 
     assert "fake" in domains.queues()
 
 
+def test_the_celery_queues_are_the_installed_domains() -> None:
+    """The engine names no queue: the installed domains bring theirs (the first is the default), a domain
+    that is not installed leaves none behind, and with no domain the app still configures."""
+    from workers.app import NO_DOMAIN_QUEUE, celery_conf
+    from workers.settings import load
+
+    settings = load({})
+    try:
+        domains.reset([*domains.discover(), fakedomain.DOMAIN])
+        conf = celery_conf(settings)
+        assert [q.name for q in conf["task_queues"]] == ["apigateway", "cloud-skr", "cloud-kcp", "nginx", "snatch",
+                                                         "fake"]
+        assert conf["task_default_queue"] == "apigateway"
+        domains.reset([fakedomain.DOMAIN])
+        conf = celery_conf(settings)
+        assert [q.name for q in conf["task_queues"]] == ["fake"] and conf["task_default_queue"] == "fake"
+        domains.reset([])
+        conf = celery_conf(settings)
+        assert [q.name for q in conf["task_queues"]] == [NO_DOMAIN_QUEUE] == [conf["task_default_queue"]]
+    finally:
+        domains.reset()
+
+
 def test_the_domains_setting_picks_modules(fake_installed: Domain) -> None:
     from workers.app import load_domains
 
