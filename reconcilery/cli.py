@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
 from rich.console import Console
 
 from kube.printers import OUTPUT, Listing, Output, echo
+from workers import domains
+from workers.domains import Domain
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Kubernetes controllers as a distributed Celery task system.")
@@ -266,46 +268,22 @@ def up(
     raise typer.Exit(code)
 
 
-def _register_domain_command(target: typer.Typer, name: str, module: str, attr: str, help_text: str,
-                             process: bool = False) -> None:
-    """Add ``module.attr`` as command ``name`` if the domain is installed (domains land one by one); a
-    ``process`` validates the settings first (:func:`check_settings`)."""
-    try:
-        func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-    except (ModuleNotFoundError, AttributeError):
-        return
-    target.command(name, help=help_text)(_validating(func) if process else func)
+def register_domain_commands(root: typer.Typer, render: typer.Typer, installed: Sequence[Domain]) -> None:
+    """Add the commands of the ``installed`` domains (:class:`workers.domains.Command`): ``render`` kinds
+    under ``render``, the others (processes) on ``root`` with their settings validated first
+    (:func:`check_settings`). A command whose module is missing is skipped (domains land one by one)."""
+    for domain in installed:
+        for command in domain.commands:
+            module, _, attr = command.target.partition(":")
+            try:
+                func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+            except (ModuleNotFoundError, AttributeError):
+                continue
+            target = render if command.group == "render" else root
+            target.command(command.name, help=command.help)(_validating(func) if command.process else func)
 
 
-#: The domains' commands: (group, name, module, attribute, a process validating the settings first, help).
-_DOMAIN_COMMANDS: tuple[tuple[typer.Typer, str, str, str, bool, str], ...] = (
-    (render_app, "apirules", "tasks.apigateway.cli", "render", False,
-     "APIRules with cluster state -> the Istio objects and status the controller writes."),
-    (render_app, "ratelimit", "tasks.apigateway.cli", "render_ratelimit", False,
-     "RateLimits with cluster state -> the EnvoyFilter and status the controller writes."),
-    (render_app, "apigateway", "tasks.apigateway.cli", "render_apigateway", False,
-     "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status."),
-    (render_app, "externalgateway", "tasks.apigateway.externalgateway.cli", "render", False,
-     "ExternalGateways with cluster state -> the mTLS Gateway, EnvoyFilters, Secrets and status."),
-    (render_app, "nginx", "tasks.nginx.cli", "render", False,
-     "Services, Nodes and nkl-config -> the servers of every (host, upstream)."),
-    (render_app, "snatch", "tasks.snatch.cli", "render", False,
-     "Pods with Namespaces and Nodes -> the Pods as the webhook admits them."),
-    (app, "webhook", "tasks.snatch.cli", "webhook", True,
-     "Run the Snatch mutating admission webhook (HTTPS)."),
-    (render_app, "iprange", "tasks.cloud.cli", "render", False,
-     "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
-    (render_app, "vpcpeering", "tasks.cloud.cli", "render_vpcpeering", False,
-     "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps."),
-    (render_app, "redisinstance", "tasks.cloud.cli", "render_redisinstance", False,
-     "SKR Redis instances with a Scope -> the KCP RedisInstance, the provider's pieces."),
-    (render_app, "nfsvolume", "tasks.cloud.cli", "render_nfs", False,
-     "NFS volumes with a Scope -> the KCP NfsInstance, EFS / Filestore objects, the PV and PVC."),
-    (app, "skr-listener", "tasks.cloud.cli", "listener", True,
-     "Run the runtime-watcher listener: SKR events connect their SKR sooner."),
-)
-for _target, _name, _module, _attr, _process, _help in _DOMAIN_COMMANDS:
-    _register_domain_command(_target, _name, _module, _attr, _help, process=_process)
+register_domain_commands(app, render_app, domains.installed())
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ the domains costs no domain import; each process then imports what it runs:
 - ``webhooks``: modules that register listeners with :mod:`webhooks` on import;
 - ``local``: ``"module:attr"`` of a :class:`Local` subclass, the domain's part of ``reconcilery up``
   (CRDs, stand-ins, summary rows);
-- ``examples``: folders of example manifests ``reconcilery up --examples`` applies.
+- ``examples``: folders of example manifests ``reconcilery up --examples`` applies;
+- ``commands``: the domain's CLI commands (:class:`Command`: ``reconcilery render <kind>``, a process).
 
 Lower layer: imports no domain and no process (``tests/unit/test_layers.py`` keeps it so).
 """
@@ -43,6 +44,25 @@ Apply = Callable[[Any, dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
+class Command:
+    """One CLI command a domain adds to ``reconcilery``.
+
+    Attributes:
+        name: the command's name (``apirules``).
+        target: ``"module:attr"`` of the typer command function (imported when the CLI starts).
+        help: the one-line help text.
+        group: ``"render"`` (``reconcilery render <name>``) or ``""`` (a top-level command).
+        process: a long-running process: the CLI validates every setting before it runs.
+    """
+
+    name: str
+    target: str
+    help: str
+    group: str = "render"
+    process: bool = False
+
+
+@dataclass(frozen=True)
 class Domain:
     """One domain's registration: every module the engine's processes import for it, by name.
 
@@ -54,6 +74,7 @@ class Domain:
         queues: the Celery queues of its controllers (one pool each).
         local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally).
         examples: folders of example manifests, relative to the checkout (``reconcilery up --examples``).
+        commands: the domain's CLI commands.
     """
 
     name: str
@@ -63,13 +84,15 @@ class Domain:
     queues: tuple[str, ...] = ()
     local: str = ""
     examples: tuple[str, ...] = ()
+    commands: tuple[Command, ...] = ()
 
     @classmethod
-    def conventional(cls, name: str, local_class: str) -> Domain:
+    def conventional(cls, name: str, local_class: str, commands: tuple[Command, ...] = ()) -> Domain:
         """A domain laid out by the convention: ``tasks.<name>.controller`` and ``.watches``, one queue
         ``<name>``, ``examples/<name>``, and ``tasks.<name>.local:<local_class>``."""
         return cls(name=name, controllers=(f"tasks.{name}.controller",), watches=(f"tasks.{name}.watches",),
-                   queues=(name,), examples=(f"examples/{name}",), local=f"tasks.{name}.local:{local_class}")
+                   queues=(name,), examples=(f"examples/{name}",), local=f"tasks.{name}.local:{local_class}",
+                   commands=commands)
 
 
 _lock = threading.Lock()

@@ -1,6 +1,6 @@
 """The API Gateway domain's plug-in registration (entry point ``reconcilery.domains:apigateway``)."""
 
-from workers.domains import Domain
+from workers.domains import Command, Domain
 
 DOMAIN = Domain(
     name="apigateway",
@@ -13,4 +13,14 @@ DOMAIN = Domain(
     queues=("apigateway",),
     examples=("examples/apigateway",),
     local="tasks.apigateway.local:ApiGatewayLocal",
+    commands=(
+        Command("apirules", "tasks.apigateway.cli:render",
+                "APIRules with cluster state -> the Istio objects and status the controller writes."),
+        Command("ratelimit", "tasks.apigateway.cli:render_ratelimit",
+                "RateLimits with cluster state -> the EnvoyFilter and status the controller writes."),
+        Command("apigateway", "tasks.apigateway.cli:render_apigateway",
+                "APIGateway CRs with cluster state -> the Kyma Gateway, Oathkeeper and status."),
+        Command("externalgateway", "tasks.apigateway.externalgateway.cli:render",
+                "ExternalGateways with cluster state -> the mTLS Gateway, EnvoyFilters, Secrets and status."),
+    ),
 )

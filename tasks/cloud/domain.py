@@ -1,6 +1,6 @@
 """The Cloud Resources domain's plug-in registration (entry point ``reconcilery.domains:cloud``)."""
 
-from workers.domains import Domain
+from workers.domains import Command, Domain
 
 DOMAIN = Domain(
     name="cloud",
@@ -9,4 +9,16 @@ DOMAIN = Domain(
     queues=("cloud-skr", "cloud-kcp"),
     examples=("examples/cloud",),
     local="tasks.cloud.local:CloudResourcesLocal",
+    commands=(
+        Command("iprange", "tasks.cloud.cli:render",
+                "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
+        Command("vpcpeering", "tasks.cloud.cli:render_vpcpeering",
+                "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps."),
+        Command("redisinstance", "tasks.cloud.cli:render_redisinstance",
+                "SKR Redis instances with a Scope -> the KCP RedisInstance, the provider's pieces."),
+        Command("nfsvolume", "tasks.cloud.cli:render_nfs",
+                "NFS volumes with a Scope -> the KCP NfsInstance, EFS / Filestore objects, the PV and PVC."),
+        Command("skr-listener", "tasks.cloud.cli:listener",
+                "Run the runtime-watcher listener: SKR events connect their SKR sooner.", group="", process=True),
+    ),
 )

@@ -10,16 +10,31 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import typer
+
 from kube import resources
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Controller, Key, Result, registry
-from workers.domains import Domain, Local, Row
+from workers.domains import Command, Domain, Local, Row
 
 CONTROLLER = "fake-echo"
 QUEUE = "fake"
 
 DOMAIN = Domain(name="fake", controllers=(__name__,), watches=(__name__,), webhooks=(__name__,), queues=(QUEUE,),
-                local=f"{__name__}:FakeLocal", examples=("examples/fake-not-here",))
+                local=f"{__name__}:FakeLocal", examples=("examples/fake-not-here",),
+                commands=(Command("fakes", f"{__name__}:render", "Fakes -> what the fake controller writes."),
+                          Command("fake-serve", f"{__name__}:serve", "Run the fake process.", group="", process=True),
+                          Command("missing", "tests.plugin.not_here:render", "A module not installed.")))
+
+
+def render(name: str = typer.Argument(..., help="the fake's name")) -> None:
+    """``reconcilery render fakes NAME``: echoes what the fake controller would write."""
+    typer.echo(f"fake {name}: reconciled")
+
+
+def serve() -> None:
+    """``reconcilery fake-serve``: a process command (its settings are validated first)."""
+    typer.echo("fake serving")
 
 
 def reconcile(key: Key) -> Result:

@@ -179,3 +179,25 @@ def test_finding_the_domains_imports_no_domain_code() -> None:
             "assert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_cli_adds_the_commands_a_domain_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI names no domain: ``render <kind>`` and process commands come from the registrations; a
+    command whose module is not installed is left out; a process command validates the settings first."""
+    import typer
+    from typer.testing import CliRunner
+
+    from reconcilery import cli
+
+    root, render = typer.Typer(), typer.Typer()
+    root.add_typer(render, name="render")
+    cli.register_domain_commands(root, render, [fakedomain.DOMAIN])
+    runner = CliRunner()
+    assert runner.invoke(root, ["render", "fakes", "one"]).stdout == "fake one: reconciled\n"
+    assert runner.invoke(root, ["render", "missing"]).exit_code == 2  # no such command
+    assert runner.invoke(root, ["fake-serve"]).stdout == "fake serving\n"
+    monkeypatch.setenv("RECONCILERY_IDLE_WAIT", "soon")  # a bad setting: the process never starts
+    bad = runner.invoke(root, ["fake-serve"])
+    assert bad.exit_code == 2 and "RECONCILERY_IDLE_WAIT" in bad.output and "fake serving" not in bad.output
+    real = {c.name for d in domains.discover() for c in d.commands}
+    assert {"apirules", "iprange", "nginx", "snatch", "webhook", "skr-listener"} <= real
