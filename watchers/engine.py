@@ -12,17 +12,22 @@ with the object and counted, never kill the thread. Keys go to the workqueue in 
 stream are one round trip per batch. A failing enqueue is retried until it succeeds or the engine
 stops (the next start's initial list enqueues everything again). :meth:`WatchManager.resync_all`
 enqueues every cached object again (after Redis restarted or lost its data).
+
+A registration may also carry a :class:`Poll`: an input without a watch API (a mounted file) that
+changes keys; its check runs in a second thread of the registration once the cache is listed, and
+its pairs are enqueued like events' (same batching and retries).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from informers.reflector import EVENT_TYPES, ReconnectBackoff, Reflector, parse_watch_line, split_lines
+from informers.reflector import EVENT_TYPES, ReconnectBackoff, Reflector, Stopped, parse_watch_line, split_lines
 from informers.store import RawEvent, Store, Stores
 from kube import Kube, Resource, client_for, object_ref
 from watchers import metrics
@@ -58,6 +63,21 @@ EnqueueMany = Callable[[Sequence[tuple[str, Key]]], object]
 
 
 @dataclass(frozen=True)
+class Poll:
+    """An input of a registration that has no watch API (e.g. a mounted configuration file).
+
+    Attributes:
+        check: ``(stores) -> iterable of (controller name, Key)``, called every ``seconds`` once the
+            registration's cache is listed; it keeps its own memory of what it saw (it returns the keys
+            a change affects, nothing when unchanged). Its errors are logged and counted as map errors.
+        seconds: the polling period.
+    """
+
+    check: Callable[[Stores], Iterable[tuple[str, Key]]]
+    seconds: float = 5.0
+
+
+@dataclass(frozen=True)
 class WatchRegistration:
     """What to watch and how its events become workqueue keys.
 
@@ -71,6 +91,7 @@ class WatchRegistration:
         controllers: the controllers ``map_event`` can produce keys for; ``reconcilery watch
             --controllers`` runs the registrations that feed the listed ones.
         field_selector: server-side field filter, or ``None``.
+        poll: an input polled besides the watch (:class:`Poll`), or ``None``.
     """
 
     name: str
@@ -80,6 +101,7 @@ class WatchRegistration:
     map_event: MapEvent
     controllers: tuple[str, ...] = ()
     field_selector: str | None = None
+    poll: Poll | None = None
 
 
 def select_registrations(registrations: Sequence[WatchRegistration],
@@ -122,6 +144,36 @@ class RegistrationWatcher(Reflector):
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many
         self._event_counters: dict[str, Any] = {}
+        poll = registration.poll
+        self._poll_thread = (threading.Thread(target=self._poll_loop, args=(poll,), name=f"poll-{registration.name}",
+                                              daemon=True) if poll is not None else None)
+
+    def start(self) -> None:
+        super().start()
+        if self._poll_thread is not None:
+            self._poll_thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        super().join(timeout)
+        if self._poll_thread is not None and self._poll_thread.is_alive():
+            self._poll_thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def _poll_loop(self, poll: Poll) -> None:
+        """Run ``poll.check`` every ``poll.seconds`` while the cache is listed, until stopped."""
+        try:
+            while not self._stop.wait(poll.seconds):
+                if not self.listed.is_set():
+                    continue  # the initial list enqueues everything with the input as it is then
+                try:
+                    keys = list(poll.check(self.stores))
+                except Exception:  # a failing check must not stop the poll
+                    metrics.WATCH_MAP_ERRORS.labels(self.registration.name).inc()
+                    log.exception("poll failed %s", self._log_ref)
+                    continue
+                self._enqueue_all(keys)
+        except Stopped:  # stopped while an enqueue waited to retry
+            pass
 
     # ---- the reflector's hooks -------------------------------------------------------------
 
@@ -307,6 +359,7 @@ __all__ = [
     "EVENT_TYPES",
     "EnqueueMany",
     "MapEvent",
+    "Poll",
     "ReconnectBackoff",
     "RegistrationWatcher",
     "Stores",

@@ -164,7 +164,8 @@ class EdgeSettings(config.Settings):
         "Name of the ``nlk`` mode's ConfigMap: the original's keys, or its ``config.yaml`` under that key."))
     nlk_config_file: str = Field("", description=(
         "Path of the original's ``config.yaml`` (e.g. ``/etc/nginxaas-loadbalancer-kubernetes/config.yaml``); "
-        "when set it is read instead of the ``nlk`` ConfigMap (re-read when it changes)."))
+        "when set it is read instead of the ``nlk`` ConfigMap; the watcher checks it every 5 s and a change "
+        "re-syncs every ``nlk`` upstream (mount it into the watcher and the workers)."))
     owned_configmap: str = Field(EdgeNames.owned_configmap, description=(
         "ConfigMap recording which (host, upstream) pairs the edge owns, so upstreams no Service names "
         "any more are emptied even after a restart."))

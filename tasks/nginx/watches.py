@@ -18,7 +18,9 @@ NGINX Plus host of the mode concerned (hosts from the cached settings):
 - an EndpointSlice (label ``kubernetes.io/service-name``) added, changed in its endpoints or ports,
   or deleted -> the upstreams of the selected Service it belongs to (the original enqueued a
   *delete* of the whole Service on a slice delete, emptying its upstreams until the next event);
-- the ``nlk`` ConfigMap -> every ``nlk`` upstream on every ``nlk`` host.
+- the ``nlk`` ConfigMap -> every ``nlk`` upstream on every ``nlk`` host; with the file form
+  (``RECONCILERY_NGINX_NLK_CONFIG_FILE``, no watch API) the same when the file's content changes,
+  polled every :data:`NLK_FILE_POLL_SECONDS` by the Services registration (:class:`NlkFilePoll`).
 
 Both: a Node that joins, leaves, changes its InternalIP or its control-plane label -> every
 ``nkl`` upstream and the upstreams of selected ``NodePort`` Services (the original: every Service).
@@ -34,7 +36,15 @@ import structlog
 from informers.store import Stores
 from kube import resources
 from tasks.nginx.controller import CONTROLLER_NAME, ENDPOINTSLICE, edge_names, keys_for, read_nlk_file
-from tasks.nginx.settings import EdgeNames, Settings, SettingsError, nlk_document, parse_hosts, parse_nlk_settings
+from tasks.nginx.settings import (
+    NLK_CONFIG_KEY,
+    EdgeNames,
+    Settings,
+    SettingsError,
+    nlk_document,
+    parse_hosts,
+    parse_nlk_settings,
+)
 from tasks.nginx.translate import (
     SERVICE_NAME_LABEL,
     UpstreamRef,
@@ -43,7 +53,7 @@ from tasks.nginx.translate import (
     node_addresses,
     service_upstreams,
 )
-from watchers.engine import WatchEvent, WatchRegistration
+from watchers.engine import Poll, WatchEvent, WatchRegistration
 from workers.controller import Key
 
 log = structlog.get_logger("tasks.nginx.watches")
@@ -54,6 +64,10 @@ CONFIG = "nginx-config"
 NLK_SERVICES = "nginx-nlk-services"
 NLK_SLICES = "nginx-nlk-endpointslices"
 NLK_CONFIG = "nginx-nlk-config"
+
+#: Seconds between two reads of the ``nlk`` configuration file by the watcher (a kubelet updates a
+#: mounted ConfigMap within about a minute; a few seconds more do not matter, a read costs nothing).
+NLK_FILE_POLL_SECONDS = 5.0
 
 
 def hosts_from(stores: Stores, names: EdgeNames | None = None) -> list[str]:
@@ -200,6 +214,61 @@ def map_nlk_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = 
     return keys_for(settings.hosts, refs)
 
 
+def map_nlk_file(previous: str | None, current: str | None, stores: Stores) -> list[tuple[str, Key]]:
+    """The ``nlk`` configuration file's content went from ``previous`` to ``current`` (``None``:
+    missing or unreadable) -> what :func:`map_nlk_config` maps a ConfigMap change to: every ``nlk``
+    upstream on every host of ``current``, plus the upstreams the Services selected by the previous
+    ``service-annotation-match`` name (they leave and are emptied). Nothing when the content is
+    unchanged, or when ``current`` is missing or invalid (the reconciles report that; when it is
+    fixed, that change maps)."""
+    if current == previous or current is None:
+        return []
+    try:
+        settings = parse_nlk_settings(nlk_document({NLK_CONFIG_KEY: current}))
+    except SettingsError:
+        return []
+    refs = nlk_upstreams(stores, settings)
+    if previous is not None:
+        try:
+            old_match = parse_nlk_settings(nlk_document({NLK_CONFIG_KEY: previous})).annotation_match
+        except SettingsError:
+            old_match = settings.annotation_match
+        if old_match != settings.annotation_match:
+            refs |= nlk_upstreams(stores, Settings(annotation_match=old_match))
+    return list(keys_for(settings.hosts, refs))
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class NlkFilePoll:
+    """The watcher's poll of the ``nlk`` configuration file (the thin shell of :func:`map_nlk_file`):
+    remembers the content it last saw and maps a change. The first content is read when the poll is
+    built, before the watches list (their initial list enqueues every key with the file as it is
+    then), so a change between the two is not lost; a change seen twice only enqueues twice.
+
+    The content is compared, not the modification time: a kubelet swaps a mounted ConfigMap's
+    symlink (new mtime, maybe same size), and an edit within the mtime granularity still counts."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.last = _read_text(path)
+
+    def __call__(self, stores: Stores) -> list[tuple[str, Key]]:
+        current = _read_text(self.path)
+        previous, self.last = self.last, current
+        keys = map_nlk_file(previous, current, stores)
+        if keys:
+            log.info("nlk configuration file changed; enqueueing every nlk upstream", path=self.path,
+                     keys=len(keys))
+        return keys
+
+
 def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
     """The settings ConfigMap changed -> every upstream on every (current) host."""
     names = names or edge_names()
@@ -225,7 +294,9 @@ def registrations() -> list[WatchRegistration]:
     if names.nlk:
         out += [
             WatchRegistration(name=NLK_SERVICES, resource=resources.SERVICE, namespace=None, label_selector=None,
-                              map_event=map_nlk_service, controllers=(CONTROLLER_NAME,)),
+                              map_event=map_nlk_service, controllers=(CONTROLLER_NAME,),
+                              poll=(Poll(NlkFilePoll(names.nlk_config_file), NLK_FILE_POLL_SECONDS)
+                                    if names.nlk_config_file else None)),
             WatchRegistration(name=NLK_SLICES, resource=ENDPOINTSLICE, namespace=None,
                               label_selector=SERVICE_NAME_LABEL, map_event=map_slice,
                               controllers=(CONTROLLER_NAME,)),

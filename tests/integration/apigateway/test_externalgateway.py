@@ -14,6 +14,7 @@ import yaml
 
 from kube import ApiError, resources
 from tasks.apigateway import controller as apirule_controller
+from tasks.apigateway import install, reads
 from tasks.apigateway.externalgateway import model as m
 from tasks.apigateway.externalgateway.controller import EXTERNAL_GATEWAY, KINDS, reconcile
 from tests.fixtures.processes import wait_for
@@ -168,3 +169,62 @@ def test_the_crd_schema_rejects_and_defaults(agw: AGW) -> None:
     defaulted = copy.deepcopy(docs["ExternalGateway"])
     defaulted["spec"]["internalDomain"] = {}
     assert agw.kube.create(EXTERNAL_GATEWAY, defaulted)["spec"]["internalDomain"]["kymaSubdomain"] == "external"
+
+
+def test_the_gardener_path_dns_entry_certificate_tls_secret_processing_ready_and_deletion(agw: AGW) -> None:
+    """With Gardener's CRDs (the stand-ins): the DNSEntry and Certificate are written, ``Processing`` until
+    Gardener reports both Ready (this test plays Gardener: their status, and the TLS Secret its
+    cert-controller writes with the Certificate's ``secretLabels``), then ``Ready``; deletion removes them
+    and the TLS Secret too."""
+    install.install_crds(agw.kube, gardener=True)
+    agw.kube.wait_served((reads.DNS_ENTRY, reads.CERTIFICATE), 30, interval=0.1)
+    docs = setup(agw)
+    agw.kube.create(resources.CONFIGMAP, {"metadata": {"name": "shoot-info", "namespace": "kube-system"},
+                                          "data": {"domain": "c-1.kyma.ondemand.com"}})
+    agw.kube.create(resources.SERVICE, {"metadata": {"name": "istio-ingressgateway", "namespace": "istio-system"},
+                                        "spec": {"type": "LoadBalancer", "ports": [{"name": "https", "port": 443}]}})
+    agw.kube.patch_status(resources.SERVICE, "istio-ingressgateway",
+                          {"loadBalancer": {"ingress": [{"ip": "198.51.100.7"}]}}, "istio-system")
+    agw.kube.create(EXTERNAL_GATEWAY, docs["ExternalGateway"])
+    key = Key("local", "shop", "partner")
+
+    result = reconcile(key)
+    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 5
+    domain = "external-partner.c-1.kyma.ondemand.com"
+    dns, cert = get(agw, "DNSEntry", "istio-system", "partner-dns"), get(agw, "Certificate", "istio-system",
+                                                                          "partner-cert")
+    assert dns is not None and cert is not None
+    assert dns["spec"] == {"dnsName": domain, "ttl": 600, "targets": ["198.51.100.7"]}
+    assert dns["metadata"]["annotations"] == {"dns.gardener.cloud/class": "garden"}
+    assert cert["spec"]["commonName"] == domain and cert["spec"]["secretName"] == "partner-tls"
+    assert cert["spec"]["issuerRef"] == {"name": "garden"}
+    status = eg(agw)["status"]
+    assert status["state"] == "Processing" and "observedGeneration" not in status
+    assert {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]} == {
+        "Ready": ("Unknown", "Reconciling"), "DNSEntryReady": ("False", "DNSEntryPending"),
+        "CertificateReady": ("False", "CertificatePending"), "GatewayConfigured": ("True", "Ready")}
+    gateway = generated(agw, "partner")["gateway"]
+    assert gateway is not None and gateway["spec"]["servers"][0]["hosts"] == ["api.partner.example", domain]
+    assert gateway["spec"]["servers"][0]["tls"]["credentialName"] == "partner-tls"
+
+    # Gardener: the DNS record is live, the certificate issued into the TLS Secret
+    agw.kube.patch_status(reads.DNS_ENTRY, "partner-dns", {"state": "Ready"}, "istio-system")
+    agw.kube.patch_status(reads.CERTIFICATE, "partner-cert", {"state": "Ready"}, "istio-system")
+    agw.kube.create(resources.SECRET, {"metadata": {"name": "partner-tls", "namespace": "istio-system",
+                                                    "labels": cert["spec"]["secretLabels"]},
+                                       "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}})
+    result = reconcile(key)
+    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 3600
+    status = eg(agw)["status"]
+    assert (status["state"], status["observedGeneration"]) == ("Ready", 1)
+    assert {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]} == {
+        "Ready": ("True", "Ready"), "DNSEntryReady": ("True", "Ready"), "CertificateReady": ("True", "Ready"),
+        "GatewayConfigured": ("True", "Ready")}
+
+    agw.kube.delete(EXTERNAL_GATEWAY, "partner", "shop")
+    assert reconcile(key).outcome is Outcome.SUCCESS
+    assert agw.kube.get(EXTERNAL_GATEWAY, "partner", "shop") is None
+    assert all(o is None for o in generated(agw, "partner").values())
+    assert get(agw, "DNSEntry", "istio-system", "partner-dns") is None
+    assert get(agw, "Certificate", "istio-system", "partner-cert") is None
+    assert get(agw, "Secret", "istio-system", "partner-tls") is None

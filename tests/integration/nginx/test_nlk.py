@@ -4,7 +4,9 @@ ownership record that empties upstreams of Services deleted while nothing watche
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +16,13 @@ from structlog.testing import capture_logs
 import config
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx import controller
+from tasks.nginx import controller, watches
 from tasks.nginx.controller import ENDPOINTSLICE, desired_keys, key_for, reconcile
 from tasks.nginx.plan import parse_owned
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
-from workers.controller import Outcome
+from watchers.engine import WatchManager
+from workers.controller import Key, Outcome
 
 pytestmark = pytest.mark.integration
 
@@ -187,3 +190,29 @@ def test_nkl_mode_records_ownership_too(kube_client: ApiClient, plus_factory: Ca
     assert desired_keys(k) == [key_for(host.url, WEB)]
     assert reconcile(key_for(host.url, WEB), kube=k).outcome is Outcome.SUCCESS
     assert host.addresses("http", "nginx-lb-http") == [] and desired_keys(k) == []
+
+
+def test_a_change_of_the_config_file_enqueues_every_nlk_upstream(
+        kube: Kube, plus_factory: Callable[..., NginxPlusStandIn], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file form has no watch: the watcher's Services registration polls it, and a host added there
+    gets every upstream at once, as with the ConfigMap form (not at the next resync)."""
+    first, second = (plus_factory(http_upstreams=["lb-edge"], stream_upstreams=[], api_key=KEY) for _ in range(2))
+    path = tmp_path / "config.yaml"
+    path.write_text(f"nginx-hosts:\n  - {first.url}\n")
+    names = EdgeNames(modes=("nlk",), nlk_config_file=str(path))
+    monkeypatch.setattr(watches, "edge_names", lambda: names)
+    monkeypatch.setattr(watches, "NLK_FILE_POLL_SECONDS", 0.1)
+    service(kube, "lb", "LoadBalancer", [{"name": "http-lb-edge", "port": 443}])
+    kube.patch_status(resources.SERVICE, "lb", {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}, "apps")
+    enqueued: list[Key] = []
+    with WatchManager(watches.registrations(), lambda _controller, key: enqueued.append(key), kube=kube) as manager:
+        assert manager.wait_ready(10)
+        assert enqueued == [key_for(first.url, LB)]  # the initial list, with the file as it was
+        path.write_text(f"nginx-hosts:\n  - {first.url}\n  - {second.url}\n")
+        deadline = time.monotonic() + 5
+        while key_for(second.url, LB) not in enqueued and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert set(enqueued[1:]) == {key_for(first.url, LB), key_for(second.url, LB)}
+    assert reconcile(key_for(second.url, LB), names, kube).outcome is Outcome.SUCCESS
+    assert second.addresses("http", "lb-edge") == ["192.0.2.10:443"]

@@ -121,11 +121,21 @@ def test_step_2_switches_the_virtual_service_to_the_service_still_admitting_oath
 
 def test_step_3_deletes_the_ory_rules_first_drops_the_passthrough_and_the_annotation() -> None:
     legacy = ory_rule("orders-old", labels={model.LEGACY_OWNER_LABEL: "orders.shop"})
+    # access_rule_deletion_test.go "should not delete Ory Rules not owned by the APIRule": one unlabelled,
+    # of other APIRules (both label forms; one named orders but of namespace other), all in shop, same host
+    foreign = [ory_rule("hand-written", labels={}),
+               ory_rule("catalog-abcde", labels={model.OWNER_NAME_LABEL: "catalog",
+                                                 model.OWNER_NAMESPACE_LABEL: "shop"}),
+               ory_rule("catalog-old", labels={model.LEGACY_OWNER_LABEL: "catalog.shop"}),
+               ory_rule("orders-elsewhere", labels={model.OWNER_NAME_LABEL: "orders",
+                                                    model.OWNER_NAMESPACE_LABEL: "other"})]
     result = plan(migrating(rule("/headers", ["GET"]), step="vs-switch-to-service"),
-                  ClusterState.from_manifests(v1beta1_cluster(legacy)), ALLOW)
+                  ClusterState.from_manifests(v1beta1_cluster(legacy, *foreign)), ALLOW)
     assert result.migration_step == "remove-ory-rule"
     assert [a.describe() for a in result.actions[:2]] == ["delete Rule shop/orders-abcde",
                                                           "delete Rule shop/orders-old"]
+    assert [a.describe() for a in result.actions if a.kind == "Rule"] == ["delete Rule shop/orders-abcde",
+                                                                          "delete Rule shop/orders-old"]
     (policy,) = policies(result)
     assert policy["spec"]["rules"][0]["from"] == [{"source": {"principals": [model.INGRESS_GATEWAY_PRINCIPAL]}}]
     assert policy["spec"]["rules"][0]["to"][0]["operation"]["hosts"] == ["orders.local.kyma.dev"]
@@ -277,24 +287,51 @@ def _apply(objects: list[dict[str, Any]], actions: tuple[Action, ...], counter: 
     return out
 
 
+def _admitted(allow: list[dict[str, Any]], principal: str, host: str) -> bool:
+    """Whether Istio's ALLOW policies admit a request from ``principal`` (mTLS identity) for ``host``
+    (Host header), the request carrying a valid token: none at all admits everything; otherwise a rule
+    whose ``from`` admits the principal (no ``principals`` = any; ``requestPrincipals`` met by the
+    token) and whose ``to`` admits the host (no ``hosts`` = any)."""
+    if not allow:
+        return True
+    for policy in allow:
+        for r in policy["spec"]["rules"]:
+            sources = [f["source"] for f in r.get("from", [])]
+            operations = [t["operation"] for t in r.get("to", [])]
+            if ((not sources or any(principal in s.get("principals", [principal]) for s in sources))
+                    and (not operations or any(host in o.get("hosts", [host]) for o in operations))):
+                return True
+    return False
+
+
 def _reachable(objects: list[dict[str, Any]]) -> bool:
     """A request from the ingress gateway reaches the workload: routed to Oathkeeper (an Ory Rule exists,
-    and Oathkeeper's principal is admitted or no ALLOW policy exists yet) or to the Service directly
-    (the ingress gateway admitted)."""
+    and the ALLOW policies admit Oathkeeper calling the Service by its cluster-local name) or to the
+    Service directly (the ingress gateway admitted for the APIRule's host)."""
     owned = [o for o in objects if (o["metadata"].get("labels") or {}).get(model.OWNER_NAME_LABEL) == "orders"]
     vs = next(o for o in owned if o["kind"] == "VirtualService")
     target = vs["spec"]["http"][0]["route"][0]["destination"]["host"]
     allow = [p for p in owned if p["kind"] == "AuthorizationPolicy" and p["spec"].get("action") is None]
-    principals = {p for policy in allow for r in policy["spec"]["rules"] for f in r.get("from", [])
-                  for p in f["source"].get("principals", [])}
     if target == OATHKEEPER_HOST:
-        return any(o["kind"] == "Rule" for o in owned) and (not allow or model.OATHKEEPER_PRINCIPAL in principals)
-    return target == SERVICE_HOST and model.INGRESS_GATEWAY_PRINCIPAL in principals
+        return any(o["kind"] == "Rule" for o in owned) and _admitted(allow, model.OATHKEEPER_PRINCIPAL,
+                                                                      SERVICE_HOST)
+    return target == SERVICE_HOST and _admitted(allow, model.INGRESS_GATEWAY_PRINCIPAL, "orders.local.kyma.dev")
 
 
-def test_the_whole_migration_keeps_the_workload_reachable_after_every_step() -> None:
+def test_reachability_model_refuses_a_passthrough_restricted_to_the_external_host() -> None:
+    # the check below could not fail if the model ignored hosts: Oathkeeper calls the cluster-local name
+    policy = {"spec": {"rules": [{"from": [{"source": {"principals": [model.OATHKEEPER_PRINCIPAL]}}],
+                                  "to": [{"operation": {"hosts": ["orders.local.kyma.dev"]}}]}]}}
+    assert not _admitted([policy], model.OATHKEEPER_PRINCIPAL, SERVICE_HOST)
+    assert not _admitted([policy], model.INGRESS_GATEWAY_PRINCIPAL, "orders.local.kyma.dev")
+    assert _admitted([policy], model.OATHKEEPER_PRINCIPAL, "orders.local.kyma.dev")
+
+
+@pytest.mark.parametrize("access", [{}, {"jwt": jwt(scopes=["read"])}, {"extAuth": {"authorizers": ["oauth2-proxy"]}}],
+                         ids=["noAuth", "jwt", "extAuth"])
+def test_the_whole_migration_keeps_the_workload_reachable_after_every_step(access: dict[str, Any]) -> None:
     objects = v1beta1_cluster()
-    obj = migrating(rule("/headers", ["GET"]), rule("/anything", ["GET", "POST"]))
+    obj = migrating(rule("/headers", ["GET"], **access), rule("/anything", ["GET", "POST"], **access))
     counter = itertools.count()
     steps = []
     for _ in range(5):

@@ -156,3 +156,19 @@ def test_upstream_ref_round_trip(raw: str) -> None:
 def test_upstream_ref_rejects(raw: str) -> None:
     with pytest.raises(ValueError, match="expected http:UPSTREAM"):
         UpstreamRef.parse(raw)
+
+
+def test_a_load_balancer_service_in_the_nkl_mode_uses_its_node_ports_not_its_ingress() -> None:
+    """The nkl era (the seed's Translator) never reads the Service type: a LoadBalancer Service has
+    nodePorts too, and the edge sends the workers' InternalIPs with them, ignoring the ingress IPs (the
+    nlk mode is the one that uses ``status.loadBalancer.ingress``; test_translate_nlk.py)."""
+    lb = service("lb", [("nkl-web", 31080), ("nkl-db", 31432)], {"nginxinc.io/nkl-db": "stream"})
+    lb["spec"]["type"] = "LoadBalancer"
+    lb["status"] = {"loadBalancer": {"ingress": [{"ip": "203.0.113.7"}, {"hostname": "lb.example.com"}]}}
+    result = translate([lb], WORKERS, NAMES)
+    assert result.upstreams == {UpstreamRef("http", "web"): ["10.0.1.11:31080", "10.0.1.12:31080"],
+                                UpstreamRef("stream", "db"): ["10.0.1.11:31432", "10.0.1.12:31432"]}
+    assert result.problems == []
+    # before the cloud allocates the nodePorts, the upstream is named but has no servers (not the ingress)
+    del lb["spec"]["ports"][0]["nodePort"]
+    assert translate([lb], WORKERS, NAMES).upstreams[UpstreamRef("http", "web")] == []

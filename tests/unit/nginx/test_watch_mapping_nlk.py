@@ -14,7 +14,9 @@ from tasks.nginx.watches import (
     NLK_SLICES,
     NODES,
     SERVICES,
+    NlkFilePoll,
     map_nlk_config,
+    map_nlk_file,
     map_nlk_service,
     map_node,
     map_slice,
@@ -64,8 +66,14 @@ def test_registrations_follow_the_modes() -> None:
         assert by_name[NLK_SLICES].resource.group == "discovery.k8s.io"
         assert by_name[NLK_SLICES].label_selector == "kubernetes.io/service-name"
         assert by_name[NLK_CONFIG].field_selector == "metadata.name=nlk-config"
+        assert all(r.poll is None for r in by_name.values())
         watches.edge_names = lambda: EdgeNames(modes=("nlk",), nlk_config_file="/etc/x.yaml")  # type: ignore
-        assert {r.name for r in registrations()} == {NODES, NLK_SERVICES, NLK_SLICES}
+        by_name = {r.name: r for r in registrations()}
+        assert set(by_name) == {NODES, NLK_SERVICES, NLK_SLICES}
+        # no ConfigMap watch for the file form: the Services registration polls the file instead
+        poll = by_name[NLK_SERVICES].poll
+        assert poll is not None and isinstance(poll.check, NlkFilePoll) and poll.check.path == "/etc/x.yaml"
+        assert poll.seconds == watches.NLK_FILE_POLL_SECONDS
     finally:
         watches.edge_names = original  # type: ignore[assignment]
 
@@ -137,3 +145,56 @@ def test_a_changed_annotation_match_also_syncs_the_services_that_leave() -> None
     s = stores(PODS, moved, cm=renamed)
     assert keys(map_nlk_config(WatchEvent("MODIFIED", renamed, NLK_CM, "local"), s, BOTH)) == on(
         "http:moved", "http:pods")
+
+
+# --- the file form: a changed file maps as a changed ConfigMap does (audit item 3) ----------------------------
+
+FILE = NLK_CM["data"]["config.yaml"]
+
+
+def test_a_changed_file_maps_like_the_configmap() -> None:
+    s = stores(PODS, NODEPORT, LB, cm=None)
+    grown = FILE.replace(f"  - {N1}\n", f"  - {N1}\n  - http://127.0.0.1:9102/api\n")
+    assert keys(map_nlk_file(FILE, grown, s)) == on("http:pods", "stream:np", "http:lb") | {
+        ("http://127.0.0.1:9102/api", u) for u in ("http:pods", "stream:np", "http:lb")}
+    # the same mapping as the ConfigMap form for the same content
+    as_configmap = {"metadata": NLK_CM["metadata"], "data": {"config.yaml": grown}}
+    assert keys(map_nlk_file(FILE, grown, s)) == keys(map_nlk_config(
+        WatchEvent("MODIFIED", as_configmap, NLK_CM, "local"), stores(PODS, NODEPORT, LB, cm=as_configmap), BOTH))
+    # a file that appears (was missing or unreadable) maps too
+    assert keys(map_nlk_file(None, FILE, s)) == on("http:pods", "stream:np", "http:lb")
+
+
+def test_a_changed_match_in_the_file_also_syncs_the_services_that_leave() -> None:
+    moved = svc("moved", "NodePort", [{"name": "http-moved", "port": 80, "nodePort": 30001}], match="other")
+    renamed = FILE.replace("match: edge", "match: other")
+    assert keys(map_nlk_file(FILE, renamed, stores(PODS, moved, cm=None))) == on("http:moved", "http:pods")
+    # an unparsable previous content: only the current selection
+    assert keys(map_nlk_file("nginx-hosts: [", renamed, stores(PODS, moved, cm=None))) == on("http:moved")
+
+
+def test_an_unchanged_missing_or_invalid_file_maps_to_nothing() -> None:
+    s = stores(PODS, NODEPORT, cm=None)
+    assert map_nlk_file(FILE, FILE, s) == []
+    assert map_nlk_file(FILE, None, s) == []  # gone: the reconciles report it; its return maps
+    assert map_nlk_file(FILE, FILE + "tls-mode: bogus\n", s) == []
+    assert map_nlk_file(None, None, s) == []
+
+
+def test_the_poll_remembers_the_content_read_when_built(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(FILE)
+    poll = NlkFilePoll(str(path))
+    s = stores(PODS, cm=None)
+    assert poll(s) == []  # the initial list enqueued everything with this content
+    path.write_text(FILE.replace(f"  - {N1}\n", ""))
+    assert keys(poll(s)) == {(N0, "http:pods")}
+    assert poll(s) == []  # seen once
+    path.unlink()
+    assert poll(s) == []
+    path.write_text(FILE)  # back, with both hosts again
+    assert keys(poll(s)) == on("http:pods")
+    # a change made between building the poll (before the watches list) and its first check is not lost
+    late = NlkFilePoll(str(path))
+    path.write_text(FILE.replace("match: edge", "match: other"))
+    assert keys(late(stores(PODS, cm=None))) == on("http:pods")

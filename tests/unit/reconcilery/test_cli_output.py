@@ -124,3 +124,43 @@ def test_queue_status(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
 ])
 def test_format_listing(listing: Listing, output: Output, expected: str) -> None:
     assert format_listing(listing, output) == expected
+
+
+def test_render_apigateway_shows_the_network_policy_hpa_and_peer_authentication() -> None:
+    """The objects issue 22 added to the APIGateway's reconcile are in ``render apigateway``'s output with the
+    original's specs (``internal/networkpolicy``, ``internal/reconciliations/oathkeeper`` hpa.yaml and
+    peer_authentication.yaml); turning NetworkPolicies off or rendering a small (evaluation) cluster drops
+    the NetworkPolicy or the HPA, so the assertions are about these inputs, not about a fixed list."""
+    args = COMMANDS["apigateway"][0]
+    code, out, err = invoke([*args, "-o", "yaml"])
+    assert code == 0, err
+    docs = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+            for d in yaml.safe_load_all(out) if d.get("kind") != "Deleted"}
+    policy = docs["NetworkPolicy", "kyma-system", "kyma-project.io--api-gateway-allow"]
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"kyma-project.io/module": "api-gateway"}}
+    assert policy["spec"]["policyTypes"] == ["Egress", "Ingress"]
+    assert [p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]] == [9443, 8080]
+    hpa = docs["HorizontalPodAutoscaler", "kyma-system", "ory-oathkeeper"]
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "ory-oathkeeper"}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 10)
+    assert hpa["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    peer = docs["PeerAuthentication", "kyma-system", "ory-oathkeeper-maester-metrics"]
+    assert peer["spec"] == {
+        "selector": {"matchLabels": {"app.kubernetes.io/instance": "ory", "app.kubernetes.io/name": "oathkeeper"}},
+        "portLevelMtls": {"8080": {"mode": "PERMISSIVE"}},
+    }
+
+    # the same CR without NetworkPolicies, on a 2-CPU node (evaluation cluster): neither is rendered
+    cluster = [d for d in yaml.safe_load_all((AG / "00-cluster.yaml").read_text()) if d]
+    (gateway,) = [d for d in yaml.safe_load_all((AG / "20-apigateway.yaml").read_text()) if d]
+    gateway["spec"]["networkPoliciesEnabled"] = False
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "small"},
+            "status": {"capacity": {"cpu": "2", "memory": "8Gi"}}}
+    result = CliRunner().invoke(app, ["render", "apigateway", "-f", "-", "-o", "yaml"],
+                                input=yaml.safe_dump_all([*cluster, gateway, node]))
+    assert result.exit_code == 0, result.stderr
+    kinds = [d["kind"] for d in yaml.safe_load_all(result.stdout)]
+    assert "NetworkPolicy" not in kinds and "HorizontalPodAutoscaler" not in kinds
+    assert "PeerAuthentication" in kinds and "Deployment" in kinds

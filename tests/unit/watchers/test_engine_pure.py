@@ -91,3 +91,42 @@ def test_select_registrations_by_controller() -> None:
     assert select_registrations([a, b, c], ["snatch"]) == [b]
     assert select_registrations([a, b, c], ["apirule", "nginx"]) == [a, b]
     assert select_registrations([a, b, c], ["unknown"]) == []
+
+
+def test_a_poll_runs_once_listed_survives_a_failing_check_and_enqueues_its_keys() -> None:
+    import threading
+    from typing import Any, cast
+
+    from kube import Kube
+    from watchers.engine import Poll, RegistrationWatcher
+
+    calls: list[int] = []
+    key = Key.parse("ns/x", "local")
+
+    def check(stores: Stores) -> list[tuple[str, Key]]:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise RuntimeError("a bad read")
+        return [("c", key)]
+
+    enqueued: list[tuple[str, Key]] = []
+    got = threading.Event()
+
+    def enqueue(controller: str, k: Key) -> None:
+        enqueued.append((controller, k))
+        got.set()
+
+    reg = WatchRegistration("r", resources.SERVICE, None, None, lambda e, s: [], ("c",), poll=Poll(check, 0.01))
+    # the watch thread is never started: no API server is needed for the poll thread
+    watcher = RegistrationWatcher(reg, cast(Kube, cast(Any, None)), Store(), Stores(), enqueue)
+    thread = watcher._poll_thread
+    assert thread is not None
+    thread.start()
+    threading.Event().wait(0.1)
+    assert calls == []  # not before the initial list: it enqueues everything with the input as it is
+    watcher.listed.set()
+    assert got.wait(2)
+    watcher.stop()
+    thread.join(2)
+    assert not thread.is_alive()
+    assert calls[:2] == [0, 1] and set(enqueued) == {("c", key)}
