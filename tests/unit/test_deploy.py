@@ -141,6 +141,39 @@ def test_the_watcher_may_list_and_watch_every_registration() -> None:
             assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
 
 
+@pytest.mark.parametrize("modes", ["nkl", "nlk", "nkl,nlk"])
+def test_the_watcher_reads_configmaps_and_secrets_only_by_name(modes: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ConfigMaps and Secrets are watched one object at a time (a namespace and the field selector
+    ``metadata.name=<name>``), so deploy/ grants them by ``resourceNames`` in that namespace only, and
+    nothing grants the watcher a list or watch of them without a name (a whole-run audit once recorded
+    one: the settings that name them must be Kubernetes names, tests/unit/nginx/test_settings.py)."""
+    import config
+    from reconcilery.cli import load_registrations
+
+    monkeypatch.setenv("RECONCILERY_NGINX_MODES", modes)
+    config.reset()
+    try:
+        registrations = [r for r in load_registrations() if r.resource.plural in ("configmaps", "secrets")]
+    finally:
+        monkeypatch.undo()
+        config.reset()
+    assert registrations
+    rbac = Rbac(render("base"))
+    for reg in registrations:
+        assert reg.namespace, reg.name
+        selector = reg.field_selector or ""
+        assert selector.startswith("metadata.name=") and "," not in selector, reg.name
+        name = selector.split("=", 1)[1]
+        assert name, reg.name
+        for verb in ("list", "watch"):
+            call = {"verb": verb, "group": "", "resource": reg.resource.plural, "namespaced": True,
+                    "namespace": reg.namespace, "name": name}
+            if reg.namespace != "nlk":  # the nlk ConfigMap's grant is the nginx-nlk component's (test_deploy_nlk.py)
+                assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
+            assert not rbac.allows("reconcilery-watcher", {**call, "name": ""}), (reg.name, verb)
+            assert not rbac.allows("reconcilery-watcher", {**call, "name": "other"}), (reg.name, verb)
+
+
 def test_beat_is_single_and_flower_is_internal_behind_basic_auth() -> None:
     objs = render("base")
     deps = by_kind(objs, "Deployment")
