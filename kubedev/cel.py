@@ -9,6 +9,9 @@ Kubernetes string and list extensions that CRDs commonly use are provided (``low
 ``upperAscii``, ``trim``, ``split``, ``join``, ``indexOf``, ``lastIndexOf``, ``replace``,
 ``substring``, ``find``, ``findAll``, ``isSorted``, ``sum``, ``min``, ``max``).
 
+:func:`evaluate_expression` evaluates any expression over given variables with the same functions
+(the tests evaluate deploy/'s ValidatingAdmissionPolicies with it; the dev server does not enforce them).
+
 Differences from a real API server: no cost budget, no type checking at CRD creation (a rule that
 does not compile is reported when an object is validated), ``optionalOldSelf`` is not supported (such
 rules are skipped without an old value, as transition rules are).
@@ -31,7 +34,7 @@ from celpy import celtypes
 
 from kubedev.celfast import Fallback, compile_fast
 
-__all__ = ["CelError", "CompiledRule", "RuleOutcome", "compile_rule", "evaluate", "to_cel"]
+__all__ = ["CelError", "CompiledRule", "RuleOutcome", "compile_rule", "evaluate", "evaluate_expression", "to_cel"]
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _MAX_ERROR = 300  # cel-python's errors embed the whole activation: keep only the head
@@ -219,6 +222,24 @@ def _program(expression: str, what: str) -> Any:
 def to_cel(value: Any) -> Any:
     """A JSON value as a CEL value (objects become maps, integers ``int``, floats ``double``)."""
     return celpy.json_to_cel(value)
+
+
+def evaluate_expression(expression: str, variables: Mapping[str, Any]) -> Any:
+    """Evaluate one CEL ``expression`` over JSON ``variables`` (name -> value), e.g. a
+    ValidatingAdmissionPolicy's ``object``, ``oldObject`` and ``request``, with the same functions as
+    CRD rules. Returns the CEL value (``celtypes.BoolType`` compares equal to ``True``/``False``).
+
+    Raises :class:`CelError` when the expression does not compile or its evaluation fails (an admission
+    policy with ``failurePolicy: Fail`` then denies).
+    """
+    program = _program(expression, "")
+    try:
+        result = program.evaluate({name: to_cel(value) for name, value in variables.items()})
+    except Exception as exc:
+        raise CelError(_short(exc)) from None
+    if isinstance(result, Exception):  # cel-python returns some errors as values
+        raise CelError(_short(result))
+    return result
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,30 @@ class EdgeNames:
         return (current() if env is None else EdgeSettings.load(env)).names
 
 
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _check_namespace(value: str) -> str:
+    """A namespace name (DNS-1123 label): the watcher's and the workers' list/watch stay in one
+    namespace (an empty one would list every namespace)."""
+    if len(value.strip()) > 63 or not _DNS_LABEL.fullmatch(value.strip()):
+        raise ValueError("expected a Kubernetes namespace name (lower-case letters, digits, '-', at most 63)")
+    return value
+
+
+def _check_object_name(value: str) -> str:
+    """A ConfigMap name (DNS-1123 subdomain): it becomes the ``metadata.name=<value>`` field selector of
+    the watch, which deploy/'s RBAC grants by name (empty, or ``a,b``, would list every ConfigMap)."""
+    if len(value.strip()) > 253 or not _DNS_SUBDOMAIN.fullmatch(value.strip()):
+        raise ValueError("expected a Kubernetes object name (lower-case letters, digits, '-', '.', at most 253)")
+    return value
+
+
+Namespace = Annotated[str, AfterValidator(_check_namespace)]
+ObjectName = Annotated[str, AfterValidator(_check_object_name)]
+
+
 def _check_modes(value: str) -> str:
     modes = [m.strip() for m in value.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes):
@@ -146,9 +170,11 @@ class EdgeSettings(config.Settings):
 
     model_config = SettingsConfigDict(env_prefix="RECONCILERY_NGINX_")
 
-    namespace: str = Field(EdgeNames.namespace, description="Namespace of the settings ConfigMap and the TLS Secrets.")
-    configmap: str = Field(EdgeNames.configmap, description="Name of the settings ConfigMap.")
-    watched_namespace: str = Field(EdgeNames.watched_namespace, description="Namespace whose Services are synced.")
+    namespace: Namespace = Field(EdgeNames.namespace, description=(
+        "Namespace of the settings ConfigMap and the TLS Secrets."))
+    configmap: ObjectName = Field(EdgeNames.configmap, description="Name of the settings ConfigMap.")
+    watched_namespace: Namespace = Field(EdgeNames.watched_namespace, description=(
+        "Namespace whose Services are synced."))
     port_prefix: str = Field(EdgeNames.port_prefix, description="Service port names with this prefix name upstreams.")
     annotation_prefix: str = Field(EdgeNames.annotation_prefix, description=(
         "``<prefix>/<port name>: http|stream`` on a Service chooses the upstream kind."))
@@ -159,14 +185,14 @@ class EdgeSettings(config.Settings):
         "Comma-separated selection modes: ``nkl`` (Services of the watched namespace, ``nkl-`` ports, "
         "NodePort) and/or ``nlk`` (Services of every namespace annotated ``nginx.com/nginxaas``, "
         "``http-``/``stream-`` ports, NodePort, LoadBalancer, ClusterIP through EndpointSlices)."))
-    nlk_namespace: str = Field(EdgeNames.nlk_namespace, description="Namespace of the ``nlk`` mode's ConfigMap.")
-    nlk_configmap: str = Field(EdgeNames.nlk_configmap, description=(
+    nlk_namespace: Namespace = Field(EdgeNames.nlk_namespace, description="Namespace of the ``nlk`` mode's ConfigMap.")
+    nlk_configmap: ObjectName = Field(EdgeNames.nlk_configmap, description=(
         "Name of the ``nlk`` mode's ConfigMap: the original's keys, or its ``config.yaml`` under that key."))
     nlk_config_file: str = Field("", description=(
         "Path of the original's ``config.yaml`` (e.g. ``/etc/nginxaas-loadbalancer-kubernetes/config.yaml``); "
         "when set it is read instead of the ``nlk`` ConfigMap; the watcher checks it every 5 s and a change "
         "re-syncs every ``nlk`` upstream (mount it into the watcher and the workers)."))
-    owned_configmap: str = Field(EdgeNames.owned_configmap, description=(
+    owned_configmap: ObjectName = Field(EdgeNames.owned_configmap, description=(
         "ConfigMap recording which (host, upstream) pairs the edge owns, so upstreams no Service names "
         "any more are emptied even after a restart."))
     api_key: str = Field("", validation_alias="NGINXAAS_DATAPLANE_API_KEY", repr=False, description=(

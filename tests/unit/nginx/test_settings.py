@@ -93,6 +93,22 @@ def test_names_default_to_the_seed_and_come_from_the_environment() -> None:
     assert EdgeNames.from_env(env) == EdgeNames("nlk", "nlk-config", "nginx-ingress", "nlk-", "nginxinc.io")
 
 
+@pytest.mark.parametrize("variable, value", [
+    ("RECONCILERY_NGINX_CONFIGMAP", "nkl-config,other"),  # a field selector of two terms: no longer one name
+    ("RECONCILERY_NGINX_CONFIGMAP", "nkl/config"), ("RECONCILERY_NGINX_NLK_CONFIGMAP", "NLK"),
+    ("RECONCILERY_NGINX_OWNED_CONFIGMAP", ".."), ("RECONCILERY_NGINX_NAMESPACE", "."),
+    ("RECONCILERY_NGINX_WATCHED_NAMESPACE", "a.b"), ("RECONCILERY_NGINX_NLK_NAMESPACE", "x" * 64),
+])
+def test_namespaces_and_configmaps_must_be_kubernetes_names(variable: str, value: str) -> None:
+    """They become watch paths and ``metadata.name=`` field selectors, which deploy/ grants by name."""
+    import config
+    from tasks.nginx.settings import EdgeSettings
+
+    with pytest.raises(config.SettingsError, match=variable):
+        EdgeSettings.load({variable: value})
+    assert EdgeSettings.load({variable: "nkl-2"}).names  # a valid name is taken
+
+
 def _secret(**data: bytes) -> dict[str, object]:
     return {"data": {k.replace("_", "."): base64.b64encode(v).decode() for k, v in data.items()}}
 
