@@ -15,7 +15,7 @@ from kube.clock import now_rfc3339
 from kube.resource import Resource
 from kube.toolkit import conditions as cond
 from kube.toolkit.finalizers import add_finalizer, remove_finalizer
-from kube.toolkit.step import Event, Step
+from kube.toolkit.step import Event, Step, status_patch
 
 __all__ = ["StatusWriter", "carry_out", "write_status"]
 
@@ -89,12 +89,11 @@ class StatusWriter:
         return str((self.obj.get("status") or {}).get("state") or "")
 
     def patch(self, **fields: Any) -> bool:
-        """Set status fields (``None`` removes one); writes only when something differs. Returns
-        whether a write happened. Raises ``kube.ApiError``."""
-        current = self.obj.get("status") or {}
-        changes = {k: v for k, v in fields.items()
-                   if (v is None and k in current) or (v is not None and current.get(k) != v)}
-        if not changes:
+        """Set status fields (``None`` removes one); writes only what differs, by the one comparison
+        of :func:`status_patch` (conditions without their transition times). Returns whether a write
+        happened. Raises ``kube.ApiError``."""
+        changes = status_patch(self.obj.get("status"), fields)
+        if changes is None:
             return False
         written = write_status(self.kube, self.res, self.obj, changes)
         if written is not None:
