@@ -339,6 +339,23 @@ def stale_pvs(seen: Seen, wanted: str) -> list[Mapping[str, Any]]:
     return sorted(found, key=lambda pv: str(_meta(pv).get("name")))
 
 
+def _terminating(local: Mapping[str, Any]) -> bool:
+    return bool(_meta(local).get("deletionTimestamp"))
+
+
+def _let_go(seen: Seen) -> dict[str, Any]:
+    """The original's ``removePersistenceVolumeFinalizer`` / ``...ClaimFinalizer`` while the volume lives:
+    this volume's PV or PVC that someone deleted loses Cloud Manager's finalizer, so it can go (a deleted
+    claim leaves its PV ``Released``, which a name change needs); the writes (``pv_release`` /
+    ``pvc_release``)."""
+    out: dict[str, Any] = {}
+    for key, local in (("pv_release", seen.pv), ("pvc_release", seen.pvc)):
+        if local is not None and _owned(local, seen.obj) and _terminating(local) \
+                and names.FINALIZER in (_meta(local).get("finalizers") or []):
+            out[key] = True
+    return out
+
+
 def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Step | None, dict[str, Any]]:
     """The original's ``deletePVForNameChange`` (GCP, the volume not being deleted): the stale PV of a
     renamed volume. Answers ``(a Step to stop with or None to go on, the writes)``: a stale PV being deleted
@@ -460,6 +477,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
             return stop(run.step(add_finalizer=add, requeue_after=t(1)),
                         kcp_patch={"spec": {"instance": {"gcp": {"capacityGb": want}}}})
     renamed, stale = _rename(seen, run, wanted_pv, t)  # 7, GCP
+    stale = {**_let_go(seen), **stale}
     if renamed is not None:
         return stop(replace(renamed, add_finalizer=add), **stale)
     waiting = _project(seen, run, kcp, t)  # 8
@@ -475,7 +493,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         if not pv_new["spec"]["nfs"]["server"]:
             return stop(run.step(add_finalizer=add, requeue_after=t(1)), **stale)
         writes["pv_create"] = pv_new
-    else:
+    elif not _terminating(seen.pv):  # one being deleted is created again once it is gone
         writes["pv_patch"] = _drift(seen.pv, pv_new, ("spec", "capacity", "storage"))
         if released(seen.pv):
             patch = dict(writes["pv_patch"] or {})
@@ -483,9 +501,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
             writes["pv_patch"] = patch
     if seen.pvc is None:
         writes["pvc_create"] = pvc_new
-    else:
+    elif not _terminating(seen.pvc):
         writes["pvc_patch"] = _drift(seen.pvc, pvc_new)
-    return stop(run.step(add_finalizer=add), **writes)
+    again = t(1) if stale.get("pv_release") or stale.get("pvc_release") else None  # to create it again
+    return stop(run.step(add_finalizer=add, requeue_after=again), **writes)
 
 
 def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> SkrPlan:

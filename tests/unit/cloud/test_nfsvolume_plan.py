@@ -284,6 +284,32 @@ def test_a_pv_not_released_with_a_claim_ref_keeps_it(phase: str, claim_ref: dict
     assert p.pv_patch is None
 
 
+@pytest.mark.parametrize("kind", [AWS, GCP])
+def test_a_pvc_the_user_deleted_loses_cloud_managers_finalizer_and_comes_back(kind: str) -> None:
+    """The original's removePersistenceVolumeClaimFinalizer runs while the volume lives: without it the deleted
+    claim would stay Terminating and its PV Bound for ever (no sanitizing, no name change)."""
+    obj, pv = ready_pair(kind, "Bound", OLD_CLAIM)
+    ready = kcp(conditions=[cond("Ready", "Ready")], status={"hosts": ["10.0.0.2"]})
+    deleted = claim(kind, obj, ID)
+    deleted["metadata"].update(deletionTimestamp=NOW, labels={"stale": "x", **deleted["metadata"]["labels"]})
+    p = run(seen(obj, kind, kcp=ready, pv=pv, pvc=deleted))
+    assert p.pvc_release and p.pvc_patch is None and p.pvc_create is None and p.step.requeue_after == 1
+    deleted["metadata"]["finalizers"] = ["kubernetes.io/pvc-protection"]  # a Pod still mounts it: wait
+    p = run(seen(obj, kind, kcp=ready, pv=pv, pvc=deleted))
+    assert not p.pvc_release and p.pvc_patch is None and p.step.requeue_after is None
+    pv["status"] = {"phase": "Released"}  # gone: the claim again, the PV's claimRef cleared
+    p = run(seen(obj, kind, kcp=ready, pv=pv))
+    assert p.pvc_create is not None and p.pv_patch == {"spec": {"claimRef": None}}
+
+
+def test_a_pv_the_user_deleted_loses_cloud_managers_finalizer_and_is_not_patched() -> None:
+    obj, pv = ready_pair(GCP, "Bound", OLD_CLAIM, spec={"capacityGb": 2048})
+    pv["metadata"]["deletionTimestamp"] = NOW
+    ready = kcp(conditions=[cond("Ready", "Ready")], status={"hosts": ["10.0.0.2"]}, gcp={"capacityGb": 2048})
+    p = run(seen(obj, GCP, kcp=ready, pv=pv, pvc=claim(GCP, obj, ID)))
+    assert p.pv_release and p.pv_patch is None and p.pv_create is None and not p.pv_delete
+
+
 def test_a_deleting_volume_does_not_sanitize_its_released_pv() -> None:
     obj, pv = ready_pair(AWS, "Released", OLD_CLAIM)
     obj["metadata"]["deletionTimestamp"] = NOW
