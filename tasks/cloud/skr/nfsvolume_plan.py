@@ -34,7 +34,10 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
    ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity changes are patched
    onto the PV, labels and annotations onto both (a static claim's request is never resized); a PV left
    ``Released`` by a deleted claim loses its ``spec.claimRef`` (the original's ``sanitizeReleasedVolume``),
-   so the re-created PVC can bind to it instead of staying ``Pending``;
+   so the re-created PVC can bind to it instead of staying ``Pending`` (in the turn that creates the PVC,
+   so without the original's 1 s requeue); a PV or PVC of the volume that someone deleted loses Cloud
+   Manager's finalizer (from step 7 on, as the original's ``remove*Finalizer``) and is created again once
+   it is gone;
 10. deleting: the PVC (condition ``Deleting`` ``DeletingPersistentVolumeClaim``), waiting until it is
     gone (Kubernetes keeps it while a Pod uses it), the PV likewise (``DeletingPersistentVolume``, state
     ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer. A GCP volume
