@@ -370,7 +370,7 @@ def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Step 
         return None, {}
     old = stale[0]
     old_name = str(_meta(old)["name"])
-    if _meta(old).get("deletionTimestamp"):
+    if _terminating(old):
         held = names.FINALIZER in (_meta(old).get("finalizers") or [])
         return None, {"stale_pv_release": old_name} if held else {}
     phase = str((old.get("status") or {}).get("phase") or "")
