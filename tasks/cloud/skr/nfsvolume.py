@@ -54,6 +54,17 @@ def _kcp_of(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> dict[str, Any] |
     return min(found, key=lambda o: str(o["metadata"]["name"])) if found else None
 
 
+def _labelled_pvs(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """GCP: the PVs with the volume's ``nfsVolumeName`` / ``nfsVolumeNamespace`` labels (the original's
+    ``loadPersistenceVolume``); the plan decides which of them are the volume's."""
+    meta = obj["metadata"]
+    labels = {names.LABEL_NFS_VOLUME_NAME: str(meta["name"]),
+              names.LABEL_NFS_VOLUME_NAMESPACE: str(meta.get("namespace") or "")}
+    if kind != GCP or any(len(v) > _LABEL_VALUE_MAX for v in labels.values()):
+        return []
+    return ctx.skr.list(resources.PERSISTENT_VOLUME, label_selector=",".join(f"{k}={v}" for k, v in labels.items()))
+
+
 def read(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> Seen:
     """What the plan needs (the IpRange's read may create the default IpRange). Raises ``kube.ApiError``."""
     namespace = str(obj["metadata"].get("namespace") or "")
@@ -62,6 +73,7 @@ def read(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> Seen:
                 kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 pv=ctx.skr.get(resources.PERSISTENT_VOLUME, pv) if valid_name(pv) else None,
                 pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, pvc, namespace) if valid_name(pvc) else None,
+                labelled_pvs=_labelled_pvs(ctx, kind, obj),
                 everyone=ctx.objects(_KINDS[kind]) if kind == AWS else [],
                 quota=ctx.settings.quota(ctx.kyma, names.AWS_NFS_VOLUME_QUOTA_KEY) if kind == AWS else None,
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))
@@ -106,6 +118,11 @@ def apply(ctx: SkrContext, kind: str, obj: dict[str, Any], seen: Seen, decided: 
         _release(ctx, resources.PERSISTENT_VOLUME, dict(seen.pv or {}) or None)
     if decided.pv_delete and seen.pv is not None:
         ctx.skr.delete(resources.PERSISTENT_VOLUME, str(seen.pv["metadata"]["name"]))
+    stale = {str(pv["metadata"]["name"]): pv for pv in seen.labelled_pvs}
+    if decided.stale_pv_release is not None:
+        _release(ctx, resources.PERSISTENT_VOLUME, dict(stale.get(decided.stale_pv_release) or {}) or None)
+    if decided.stale_pv_delete is not None and decided.stale_pv_delete in stale:
+        ctx.skr.delete(resources.PERSISTENT_VOLUME, decided.stale_pv_delete)
     return carry_out(ctx.skr, res, current, replace(step, add_finalizer=None))
 
 

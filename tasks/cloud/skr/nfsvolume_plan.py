@@ -23,6 +23,10 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
    ``Processing`` (GCP); GCP location: ``spec.location``, else the region (REGIONAL) or a zone of the
    first worker pool (none: Error ``NoWorkerZones`` ``Could not automatically select a zone``);
 7. GCP: a changed ``spec.capacityGb`` is written to the KCP object (Ready removed, ``Processing``);
+   GCP, a renamed PV (the original's ``deletePVForNameChange``): this volume's PV of another name than the
+   wanted one (:func:`stale_pvs`) that is not ``Released`` or ``Available`` is an Error
+   ``PVNotReadyForNameChange``; one that is goes (Ready removed, ``Processing``, come back after 3 s), so
+   the PV of the new name is created once it is gone;
 8. the KCP status projected back (§3.6 of the notes); 9. once Ready: the PV (name ``spec.volume.name``
    or ``status.id``; NFS server AWS ``status.server`` path ``/``, GCP ``hosts[0]`` path
    ``/<fileShareName>``; RWX; capacity; labels and annotations of the spec plus the volume labels;
@@ -30,17 +34,21 @@ PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/P
    ``volumeName``, ``storageClassName: ""``, RWX, request = capacity); later capacity changes are patched
    onto the PV, labels and annotations onto both (a static claim's request is never resized); a PV left
    ``Released`` by a deleted claim loses its ``spec.claimRef`` (the original's ``sanitizeReleasedVolume``),
-   so the re-created PVC can bind to it instead of staying ``Pending``;
+   so the re-created PVC can bind to it instead of staying ``Pending`` (in the turn that creates the PVC,
+   so without the original's 1 s requeue); a PV or PVC of the volume that someone deleted loses Cloud
+   Manager's finalizer (from step 7 on, as the original's ``remove*Finalizer``) and is created again once
+   it is gone;
 10. deleting: the PVC (condition ``Deleting`` ``DeletingPersistentVolumeClaim``), waiting until it is
     gone (Kubernetes keeps it while a Pod uses it), the PV likewise (``DeletingPersistentVolume``, state
-    ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer.
+    ``Deleting``), then the KCP object, waiting until it is gone, then the finalizer. A GCP volume
+    deletes a stale PV (a PV left under an old name) likewise, after the PV of the wanted name.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import kube.toolkit.conditions as cond
@@ -50,12 +58,15 @@ from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "released"]
+__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "released",
+           "stale_pvs"]
 
 AWS = "aws"
 GCP = "gcp"
 REASON_PV_NAME_INVALID = "PVNameInvalid"
 REASON_PVC_NAME_INVALID = "PVCNameInvalid"
+REASON_PV_NOT_READY_FOR_NAME_CHANGE = "PVNotReadyForNameChange"
+REPLACEABLE_PHASES = ("Released", "Available")
 REASON_NO_WORKER_ZONES = "NoWorkerZones"
 REASON_DELETING_PV = "DeletingPersistentVolume"
 REASON_DELETING_PVC = "DeletingPersistentVolumeClaim"
@@ -75,6 +86,9 @@ class Seen:
             labels); ``None``: none, or an id that is not a UUID (never looked up).
         iprange: the IpRange it uses (:func:`tasks.cloud.skr.defaultiprange.resolve`).
         pv: the PersistentVolume of :func:`pv_name` (``None``: none); pvc: the claim of :func:`claim_name`.
+        labelled_pvs: GCP: the PVs carrying this volume's ``nfsVolumeName`` / ``nfsVolumeNamespace`` labels
+            (the original's ``loadPersistenceVolume`` reads by them); the plan trusts none of them by the
+            read alone (:func:`stale_pvs`).
         everyone: the volumes of this kind in the SKR (the quota).
         kyma, kcp_namespace: the runtime and where its mirrors live.
         quota: volumes allowed (``None``: unlimited).
@@ -91,6 +105,7 @@ class Seen:
     kcp_namespace: str
     pv: Mapping[str, Any] | None = None
     pvc: Mapping[str, Any] | None = None
+    labelled_pvs: Sequence[Mapping[str, Any]] = ()
     everyone: Sequence[Mapping[str, Any]] = field(default_factory=list)
     quota: int | None = None
     scope: Mapping[str, Any] = field(default_factory=dict)
@@ -101,8 +116,9 @@ class Seen:
 class SkrPlan:
     """One turn's writes, in the applier's order: ``label_id``, the step's finalizer, the KCP object
     (``kcp_create`` / ``kcp_patch`` a merge patch of its spec / ``kcp_delete`` its name), the PV and PVC
-    (``*_create``, ``*_patch`` merge patches, ``*_release`` drop Cloud Manager's finalizer, ``*_delete``),
-    then the rest of ``step``."""
+    (``*_create``, ``*_patch`` merge patches, ``*_release`` drop Cloud Manager's finalizer, ``*_delete``;
+    ``stale_pv_release`` / ``stale_pv_delete`` the same for the stale PV of that name, one of
+    :attr:`Seen.labelled_pvs`), then the rest of ``step``."""
 
     step: Step
     label_id: str | None = None
@@ -117,6 +133,8 @@ class SkrPlan:
     pvc_patch: dict[str, Any] | None = None
     pvc_release: bool = False
     pvc_delete: bool = False
+    stale_pv_release: str | None = None
+    stale_pv_delete: str | None = None
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -308,6 +326,65 @@ def released(pv: Mapping[str, Any]) -> bool:
     return (pv.get("status") or {}).get("phase") == "Released" and bool((pv.get("spec") or {}).get("claimRef"))
 
 
+def stale_pvs(seen: Seen, wanted: str) -> list[Mapping[str, Any]]:
+    """GCP: this volume's PVs named other than ``wanted`` (left by a changed ``spec.volume.name``), by name.
+
+    One of :attr:`Seen.labelled_pvs` counts only when it carries this volume's labels (the PV ownership
+    rule, as ``PVNameInvalid``) and its NFS server is one of the volume's ``status.hosts`` (it serves this
+    volume's instance: the labels alone do not tell an AwsNfsVolume's PV of the same name and namespace
+    apart). Any other PV is never touched. AWS: none (the original has no rename)."""
+    if seen.kind != GCP:
+        return []
+    hosts = {str(h) for h in (seen.obj.get("status") or {}).get("hosts") or []}
+    found = [pv for pv in seen.labelled_pvs
+             if str(_meta(pv).get("name") or "") not in ("", wanted) and _owned(pv, seen.obj)
+             and str(((pv.get("spec") or {}).get("nfs") or {}).get("server") or "") in hosts]
+    return sorted(found, key=lambda pv: str(_meta(pv).get("name")))
+
+
+def _terminating(local: Mapping[str, Any]) -> bool:
+    return bool(_meta(local).get("deletionTimestamp"))
+
+
+def _let_go(seen: Seen) -> dict[str, Any]:
+    """The original's ``removePersistenceVolumeFinalizer`` / ``...ClaimFinalizer`` while the volume lives:
+    this volume's PV or PVC that someone deleted loses Cloud Manager's finalizer, so it can go (a deleted
+    claim leaves its PV ``Released``, which a name change needs); the writes (``pv_release`` /
+    ``pvc_release``)."""
+    out: dict[str, Any] = {}
+    for key, local in (("pv_release", seen.pv), ("pvc_release", seen.pvc)):
+        if local is not None and _owned(local, seen.obj) and _terminating(local) \
+                and names.FINALIZER in (_meta(local).get("finalizers") or []):
+            out[key] = True
+    return out
+
+
+def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Step | None, dict[str, Any]]:
+    """The original's ``deletePVForNameChange`` (GCP, the volume not being deleted): the stale PV of a
+    renamed volume. Answers ``(a Step to stop with or None to go on, the writes)``: a stale PV being deleted
+    loses Cloud Manager's finalizer (the flow goes on); one not ``Released`` / ``Available`` (still bound to
+    a claim) is an Error ``PVNotReadyForNameChange`` (no requeue: the next connect looks again); else it is
+    deleted, Ready and that Error go, state ``Processing``, back after 3 s."""
+    stale = stale_pvs(seen, wanted)
+    if not stale:
+        return None, {}
+    old = stale[0]
+    old_name = str(_meta(old)["name"])
+    if _terminating(old):
+        held = names.FINALIZER in (_meta(old).get("finalizers") or [])
+        return None, {"stale_pv_release": old_name} if held else {}
+    phase = str((old.get("status") or {}).get("phase") or "")
+    if phase not in REPLACEABLE_PHASES:
+        return run.fail(REASON_PV_NOT_READY_FOR_NAME_CHANGE,
+                        f"PV[{old_name}] exists with state {phase}, and it cannot be replaced with a new name. "
+                        "Only PVs in Released or Available state can be replaced."), {}
+    error = cond.find(run.conditions, names.COND_ERROR)
+    if error is not None and error.get("reason") == REASON_PV_NOT_READY_FOR_NAME_CHANGE:
+        run.without(names.COND_ERROR)
+    run.without(names.COND_READY).set(state=names.STATE_PROCESSING)  # Ready again with the new PV
+    return run.step(requeue_after=t(3)), {"stale_pv_delete": old_name}
+
+
 def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
            capacity_path: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """A merge patch bringing ``current`` (PV/PVC) to ``desired``'s labels, annotations (superset) and
@@ -402,20 +479,24 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
             run.without(names.COND_READY).set(state=names.STATE_PROCESSING)
             return stop(run.step(add_finalizer=add, requeue_after=t(1)),
                         kcp_patch={"spec": {"instance": {"gcp": {"capacityGb": want}}}})
+    renamed, stale = _rename(seen, run, wanted_pv, t)  # 7, GCP
+    stale = {**_let_go(seen), **stale}
+    if renamed is not None:
+        return stop(replace(renamed, add_finalizer=add), **stale)
     waiting = _project(seen, run, kcp, t)  # 8
     if waiting is not None:
         return stop(Step(status=waiting.status, event=waiting.event, add_finalizer=add,
-                         requeue_after=waiting.requeue_after))
+                         requeue_after=waiting.requeue_after), **stale)
     current = _with_status(obj, run)  # 9
     volume_name = wanted_pv or ident
     pv_new = persistent_volume(kind, current, volume_name)
     pvc_new = claim(kind, current, volume_name)
-    writes: dict[str, Any] = {"kcp_patch": kcp_patch}
+    writes: dict[str, Any] = {"kcp_patch": kcp_patch, **stale}
     if seen.pv is None:
         if not pv_new["spec"]["nfs"]["server"]:
-            return stop(run.step(add_finalizer=add, requeue_after=t(1)))
+            return stop(run.step(add_finalizer=add, requeue_after=t(1)), **stale)
         writes["pv_create"] = pv_new
-    else:
+    elif not _terminating(seen.pv):  # one being deleted is created again once it is gone
         writes["pv_patch"] = _drift(seen.pv, pv_new, ("spec", "capacity", "storage"))
         if released(seen.pv):
             patch = dict(writes["pv_patch"] or {})
@@ -423,9 +504,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
             writes["pv_patch"] = patch
     if seen.pvc is None:
         writes["pvc_create"] = pvc_new
-    else:
+    elif not _terminating(seen.pvc):
         writes["pvc_patch"] = _drift(seen.pvc, pvc_new)
-    return stop(run.step(add_finalizer=add), **writes)
+    again = t(1) if stale.get("pv_release") or stale.get("pvc_release") else None  # to create it again
+    return stop(run.step(add_finalizer=add, requeue_after=again), **writes)
 
 
 def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> SkrPlan:
@@ -440,13 +522,21 @@ def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Sk
             COND_DELETING, True, REASON_DELETING_PVC, f"Deleting PersistentVolumeClaim {_meta(pvc).get('name')}",
             run.now)))
         return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, pvc_delete=True)
+    stale = False
+    if pv is None:  # GCP: a PV left under an old name goes too (the original deletes the PV found by labels)
+        left = stale_pvs(seen, pv_name(obj))
+        pv, stale = (left[0], True) if left else (None, False)
     if pv is not None:
+        pv_name_ = str(_meta(pv).get("name"))
         if _meta(pv).get("deletionTimestamp"):
-            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id,
-                           pv_release=names.FINALIZER in (_meta(pv).get("finalizers") or []))
+            held = names.FINALIZER in (_meta(pv).get("finalizers") or [])
+            release: dict[str, Any] = ({"stale_pv_release": pv_name_ if held else None} if stale
+                                       else {"pv_release": held})
+            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, **release)
         run.set(state=names.STATE_DELETING, conditions=cond.set_condition(run.conditions, cond.condition(
-            COND_DELETING, True, REASON_DELETING_PV, f"Deleting PersistentVolume {_meta(pv).get('name')}", run.now)))
-        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, pv_delete=True)
+            COND_DELETING, True, REASON_DELETING_PV, f"Deleting PersistentVolume {pv_name_}", run.now)))
+        delete: dict[str, Any] = {"stale_pv_delete": pv_name_} if stale else {"pv_delete": True}
+        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, **delete)
     kcp = seen.kcp
     if kcp is not None:
         run.set(state=names.STATE_DELETING)

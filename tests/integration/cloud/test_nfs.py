@@ -1,8 +1,8 @@
 """NFS volumes end to end on the package's cloud stack: an SKR AwsNfsVolume through the default IpRange,
 the KCP NfsInstance, EFS in moto (file system, one mount target per subnet, the security group's NFS
 rule) and the PV/PVC in the SKR; the IpRange refuses deletion while the volume uses it; deletion removes
-everything in order. A GcpNfsVolume likewise on the Filestore stand-in, with the CRD's capacity rules and
-an instance in ERROR (issue 19)."""
+everything in order. A GcpNfsVolume likewise on the Filestore stand-in, with the CRD's capacity rules, a new
+PV name (refused while the PV is claimed, then the PV replaced) and an instance in ERROR (issue 19)."""
 
 from __future__ import annotations
 
@@ -137,6 +137,25 @@ def test_gcp_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
     cloud.wait(lambda: (skr.get(resources.PERSISTENT_VOLUME, ident) or {}).get("spec", {}).get("capacity")
                == {"storage": "2048Gi"}, timeout=90, message="PV capacity follows")
 
+    # a new PV name (deletePVForNameChange): refused while the PV is claimed; once the user deleted the claim
+    # the PV is replaced by one of the new name (no controller-manager here: the PV phases are set by hand)
+    skr.patch_status(resources.PERSISTENT_VOLUME, ident, {"phase": "Bound"})
+    skr.patch(names.GCP_NFS_VOLUME, "files", {"spec": {"volume": {"name": "files-pv"}}}, "default")
+    stuck = volume_state(cloud, skr, names.GCP_NFS_VOLUME, "files", "Error")
+    assert conditions(stuck) == [("Error", "True", "PVNotReadyForNameChange",
+                                  f"PV[{ident}] exists with state Bound, and it cannot be replaced with a new name. "
+                                  "Only PVs in Released or Available state can be replaced.")]
+    skr.delete(resources.PERSISTENT_VOLUME_CLAIM, "files", "default")
+    skr.patch_status(resources.PERSISTENT_VOLUME, ident, {"phase": "Released"})
+    skr.patch(names.GCP_NFS_VOLUME, "files", {"metadata": {"annotations": {"test/poke": "1"}}}, "default")
+    cloud.wait(lambda: skr.get(resources.PERSISTENT_VOLUME, ident) is None, timeout=60, message="old PV gone")
+    cloud.wait(lambda: (c := skr.get(resources.PERSISTENT_VOLUME_CLAIM, "files", "default")) is not None
+               and c["spec"]["volumeName"] == "files-pv", timeout=60, message="PVC on the new PV")
+    renamed = volume_state(cloud, skr, names.GCP_NFS_VOLUME, "files", "Ready")
+    assert conditions(renamed) == [("Ready", "True", "Ready", "Filestore instance provisioned in GCP.")]
+    new_pv = skr.get(resources.PERSISTENT_VOLUME, "files-pv")
+    assert new_pv is not None and new_pv["spec"]["nfs"] == {"server": "10.251.0.2", "path": "/vol1"}
+
     cloud.gcp.filestore.set_error(kcp["status"]["id"], "disk failure")
     cloud.kcp.patch(names.NFS_INSTANCE, ident, {"metadata": {"annotations": {"test/poke": "1"}}}, names.KCP_NAMESPACE)
     failed = volume_state(cloud, skr, names.GCP_NFS_VOLUME, "files", "Error")
@@ -146,6 +165,6 @@ def test_gcp_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
 
     skr.delete(names.GCP_NFS_VOLUME, "files", "default")
     cloud.wait(lambda: skr.get(names.GCP_NFS_VOLUME, "files", "default") is None, timeout=120, message="volume gone")
-    assert skr.get(resources.PERSISTENT_VOLUME, ident) is None
+    assert skr.get(resources.PERSISTENT_VOLUME, "files-pv") is None
     assert cloud.kcp_get(names.NFS_INSTANCE, ident) is None
     assert cloud.gcp.filestore.instances(GCP_PROJECT) == {}

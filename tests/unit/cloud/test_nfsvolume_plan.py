@@ -284,11 +284,152 @@ def test_a_pv_not_released_with_a_claim_ref_keeps_it(phase: str, claim_ref: dict
     assert p.pv_patch is None
 
 
+@pytest.mark.parametrize("kind", [AWS, GCP])
+def test_a_pvc_the_user_deleted_loses_cloud_managers_finalizer_and_comes_back(kind: str) -> None:
+    """The original's removePersistenceVolumeClaimFinalizer runs while the volume lives: without it the deleted
+    claim would stay Terminating and its PV Bound for ever (no sanitizing, no name change)."""
+    obj, pv = ready_pair(kind, "Bound", OLD_CLAIM)
+    ready = kcp(conditions=[cond("Ready", "Ready")], status={"hosts": ["10.0.0.2"]})
+    deleted = claim(kind, obj, ID)
+    deleted["metadata"].update(deletionTimestamp=NOW, labels={"stale": "x", **deleted["metadata"]["labels"]})
+    p = run(seen(obj, kind, kcp=ready, pv=pv, pvc=deleted))
+    assert p.pvc_release and p.pvc_patch is None and p.pvc_create is None and p.step.requeue_after == 1
+    deleted["metadata"]["finalizers"] = ["kubernetes.io/pvc-protection"]  # a Pod still mounts it: wait
+    p = run(seen(obj, kind, kcp=ready, pv=pv, pvc=deleted))
+    assert not p.pvc_release and p.pvc_patch is None and p.step.requeue_after is None
+    pv["status"] = {"phase": "Released"}  # gone: the claim again, the PV's claimRef cleared
+    p = run(seen(obj, kind, kcp=ready, pv=pv))
+    assert p.pvc_create is not None and p.pv_patch == {"spec": {"claimRef": None}}
+
+
+def test_a_pv_the_user_deleted_loses_cloud_managers_finalizer_and_is_not_patched() -> None:
+    obj, pv = ready_pair(GCP, "Bound", OLD_CLAIM, spec={"capacityGb": 2048})
+    pv["metadata"]["deletionTimestamp"] = NOW
+    ready = kcp(conditions=[cond("Ready", "Ready")], status={"hosts": ["10.0.0.2"]}, gcp={"capacityGb": 2048})
+    p = run(seen(obj, GCP, kcp=ready, pv=pv, pvc=claim(GCP, obj, ID)))
+    assert p.pv_release and p.pv_patch is None and p.pv_create is None and not p.pv_delete
+
+
 def test_a_deleting_volume_does_not_sanitize_its_released_pv() -> None:
     obj, pv = ready_pair(AWS, "Released", OLD_CLAIM)
     obj["metadata"]["deletionTimestamp"] = NOW
     p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv))
     assert p.pv_delete and p.pv_patch is None
+
+
+# ---- a renamed PV (the original's deletePVForNameChange, GCP) -------------------------------------------
+
+NEW_PV = "new-pv"
+HOST = "10.0.0.2"
+NOT_READY = ("PV[{}] exists with state {}, and it cannot be replaced with a new name. Only PVs in Released or "
+             "Available state can be replaced.")
+
+
+def renamed(conditions: list[dict[str, Any]] | None = None, state: str = "Ready",
+            deleting: bool = False) -> dict[str, Any]:
+    """A Ready GcpNfsVolume whose ``spec.volume.name`` changed from the default (its id) to ``new-pv``."""
+    status = {"id": ID, "state": state, "hosts": [HOST], "capacityGb": 1024, "location": "us-east4-a",
+              "conditions": [cond("Ready", "Ready")] if conditions is None else conditions}
+    return vol(GCP, status=status, spec={"volume": {"name": NEW_PV}}, deleting=deleting)
+
+
+def old_pv(phase: str, name: str = ID, owner: str = "data", server: str = HOST, **meta: Any) -> dict[str, Any]:
+    """The PV the plan wrote under the old name (``owner``'s labels, NFS server ``server``) in ``phase``."""
+    pv = persistent_volume(GCP, vol(GCP, name=owner, status={"hosts": [server]}), name)
+    pv["metadata"].update(meta)
+    pv["status"] = {"phase": phase}
+    return pv
+
+
+def gcp_seen(obj: dict[str, Any], *labelled: dict[str, Any], **kw: Any) -> Seen:
+    return seen(obj, GCP, kcp=kcp(conditions=[cond("Ready", "Ready")], status={"hosts": [HOST]}),
+                labelled_pvs=list(labelled), **kw)
+
+
+@pytest.mark.parametrize("phase", ["Released", "Available"])
+def test_a_renamed_volume_deletes_its_released_or_available_pv_and_comes_back(phase: str) -> None:
+    p = run(gcp_seen(renamed(), old_pv(phase)))
+    assert p.stale_pv_delete == ID and p.pv_delete is False
+    assert p.pv_create is None and p.pvc_create is None and p.pv_patch is None  # the new PV after the old one
+    assert p.step.requeue_after == 3
+    # Ready goes until the PV of the new name is there
+    assert p.step.status == {"state": "Processing", "conditions": []}
+
+
+@pytest.mark.parametrize("phase", ["Bound", "Pending", "Failed"])
+def test_a_renamed_volume_whose_pv_is_still_claimed_is_an_error(phase: str) -> None:
+    p = run(gcp_seen(renamed(), old_pv(phase)))
+    assert p.stale_pv_delete is None and p.pv_create is None and p.pvc_create is None
+    assert reasons(p) == [("Error", "PVNotReadyForNameChange", NOT_READY.format(ID, phase))]
+    assert p.step.status is not None and p.step.status["state"] == "Error"
+    assert p.step.requeue_after is None and p.step.event is not None
+
+
+def test_the_name_change_error_clears_once_the_pv_is_released() -> None:
+    stuck = renamed([cond("Error", "PVNotReadyForNameChange", NOT_READY.format(ID, "Bound"))], state="Error")
+    again = run(gcp_seen(stuck, old_pv("Bound")))
+    assert again.step.status is None and again.step.event is None  # unchanged: no status write, no Event
+    p = run(gcp_seen(stuck, old_pv("Released")))
+    assert p.stale_pv_delete == ID and p.step.status == {"state": "Processing", "conditions": []}
+    # the next turns: the old PV held by the finalizer loses it, the new PV and its claim come, Ready again
+    held = old_pv("Released", deletionTimestamp=NOW)
+    p = run(gcp_seen(renamed([], state="Processing"), held))
+    assert p.stale_pv_release == ID and p.stale_pv_delete is None
+    assert p.pv_create is not None and p.pv_create["metadata"]["name"] == NEW_PV
+    assert p.pvc_create is not None and p.pvc_create["spec"]["volumeName"] == NEW_PV
+    assert p.step.status is not None and p.step.status["state"] == "Ready"
+
+
+def test_another_error_is_not_cleared_by_the_name_change() -> None:
+    other = renamed([cond("Error", "Error", "instance broke")], state="Error")
+    p = run(gcp_seen(other, old_pv("Available")))
+    assert p.stale_pv_delete == ID and p.step.status == {"state": "Processing"}  # its conditions unchanged
+
+
+def test_a_stale_pv_deleted_without_cloud_managers_finalizer_is_left_to_kubernetes() -> None:
+    p = run(gcp_seen(renamed(), old_pv("Released", deletionTimestamp=NOW, finalizers=[])))
+    assert p.stale_pv_release is None and p.stale_pv_delete is None and p.pv_create is not None
+
+
+@pytest.mark.parametrize(("kind", "pv"), [
+    (GCP, old_pv("Released", owner="other")),  # another volume's labels
+    (GCP, old_pv("Released", server="10.9.9.9")),  # our labels, another server (an AwsNfsVolume's of that name)
+    (AWS, old_pv("Released")),  # AWS has no rename
+])
+def test_a_pv_that_is_not_this_volumes_is_never_replaced(kind: str, pv: dict[str, Any]) -> None:
+    obj = renamed() if kind == GCP else vol(AWS, status={"id": ID, "state": "Ready", "server": "fs-1.efs",
+                                                         "conditions": [cond("Ready", "Ready")]},
+                                            spec={"volume": {"name": NEW_PV}})
+    ready = kcp(conditions=[cond("Ready", "Ready")], status={"hosts": [HOST]})
+    p = run(seen(obj, kind, kcp=ready, labelled_pvs=[pv]))
+    assert p.stale_pv_delete is None and p.stale_pv_release is None and p.step.status is None  # still Ready
+    assert p.pv_create is not None and p.pv_create["metadata"]["name"] == NEW_PV
+    p = run(seen({**obj, "metadata": {**obj["metadata"], "deletionTimestamp": NOW}}, kind, kcp=ready,
+                 labelled_pvs=[pv]))
+    assert p.stale_pv_delete is None and p.kcp_delete == ID  # deleting: straight to the KCP object
+
+
+def test_a_foreign_pv_of_the_new_name_stops_the_rename() -> None:
+    taken = old_pv("Available", name=NEW_PV, owner="other")
+    p = run(gcp_seen(renamed(), old_pv("Released"), pv=taken))
+    assert p.stale_pv_delete is None and p.pv_patch is None
+    assert reasons(p) == [("Error", "PVNameInvalid", f"Desired PV({NEW_PV}) already exists with different owner")]
+
+
+def test_a_renamed_volume_being_deleted_deletes_its_old_pv_whatever_its_phase() -> None:
+    """No name change while deleting (never the Error): the PVC, then the old PV, then the KCP object."""
+    obj = renamed(deleting=True)
+    bound = old_pv("Bound")
+    p = run(gcp_seen(obj, bound, pvc=ours("pvc", name="data")))
+    assert p.pvc_delete and p.stale_pv_delete is None and reasons(p)[-1][1] == "DeletingPersistentVolumeClaim"
+    p = run(gcp_seen(obj, bound))
+    assert p.stale_pv_delete == ID and p.pv_delete is False and p.kcp_delete is None
+    assert ("Deleting", "DeletingPersistentVolume", f"Deleting PersistentVolume {ID}") in reasons(p)
+    assert "PVNotReadyForNameChange" not in str(p.step)
+    p = run(gcp_seen(obj, old_pv("Released", deletionTimestamp=NOW)))
+    assert p.stale_pv_release == ID and p.kcp_delete is None and p.step.requeue_after
+    p = run(gcp_seen(obj))
+    assert p.kcp_delete == ID
 
 
 # ---- deletion ------------------------------------------------------------------------------------------
