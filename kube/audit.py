@@ -1,8 +1,10 @@
 """A recorder of every Kubernetes API call a process makes, for the RBAC check of the deployment.
 
 Off unless ``RECONCILERY_KUBE_AUDIT_DIR`` is set; then each call of :meth:`kube.Kube.open` appends
-one JSON line ``{"component", "cluster", "verb", "group", "resource", "subresource", "namespaced",
-"namespace", "name"}`` to ``<dir>/<component>-<pid>.jsonl``. ``cluster`` is ``""`` for the cluster the
+one JSON line ``{"component", "cluster", "deploy_components", "verb", "group", "resource",
+"subresource", "namespaced", "namespace", "name"}`` to ``<dir>/<component>-<pid>.jsonl``
+(``deploy_components``: ``RECONCILERY_KUBE_AUDIT_COMPONENTS`` as a list, the opt-in deploy components
+the process's configuration stands for). ``cluster`` is ``""`` for the cluster the
 component is deployed to (what deploy/'s RBAC governs) and the cluster's name for a call made inside
 :func:`on_cluster` (the clients of other clusters, :class:`kube.clusters.RemoteKube`: an SKR, the
 Garden). The *component* is ``RECONCILERY_COMPONENT`` when set (the deployment sets it), else it is
@@ -111,14 +113,17 @@ class _Recorder:
         self._pid = 0
 
     def record(self, method: str, path: str, query: Sequence[tuple[str, Any]] = ()) -> None:
-        directory = settings.current().kube_audit_dir
+        current = settings.current()
+        directory = current.kube_audit_dir
         if not directory:
             return
         call = parse_call(method, path, query)
         if call is None:
             return
         component = component_of(sys.argv)
-        line = json.dumps({"component": component, "cluster": _cluster.get(), **asdict(call)}) + "\n"
+        deploy_components = [c.strip() for c in current.kube_audit_components.split(",") if c.strip()]
+        line = json.dumps({"component": component, "cluster": _cluster.get(), "deploy_components": deploy_components,
+                           **asdict(call)}) + "\n"
         with self._lock:
             if self._file is None or self._pid != os.getpid():  # a forked child writes its own file
                 Path(directory).mkdir(parents=True, exist_ok=True)

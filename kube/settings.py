@@ -22,6 +22,9 @@ class KubeSettings(Settings):
         "request, as the official client does."))
     kube_audit_dir: str = Field("", description=(
         "Directory the RBAC audit of every Kubernetes API call is written to (:mod:`kube.audit`); empty: off."))
+    kube_audit_components: str = Field("", description=(
+        "Comma-separated ``deploy/components`` this process's configuration stands for (e.g. ``nginx-nlk``): "
+        "the RBAC check holds its recorded calls to ``deploy/base`` with those components."))
     component: str = Field("", description=(
         "The component this process is in the audit (the deployment sets it); empty: derived from the "
         "command line."))

@@ -4,17 +4,14 @@ opt-in), within the deployment's security rules, and every overlay renders and v
 
 from __future__ import annotations
 
-import functools
-import os
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.fixtures.deploy import DEPLOY, OVERLAYS, Rbac, by_kind, components, kubectl, load_all, render
+from tests.fixtures.deploy import OVERLAYS, Rbac, by_kind, components, kubectl, render, render_with
 
 pytestmark = pytest.mark.kubectl
 
@@ -54,20 +51,6 @@ CALLS = [
     call("worker-nginx", "update", "", "events", "apps", "ext.3acb16fd85a2c302"),
     call("worker-nginx", "create", "", "events", "nlk"),
 ]
-
-
-@functools.cache
-def render_with(*names: str, target: str = "base") -> tuple[dict[str, Any], ...]:
-    """``deploy/<target>`` (``base`` or ``overlays/<name>``) with the components ``deploy/components/<names>``,
-    through a kustomization of its own outside the tree (kustomize takes relative paths only)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "kustomization.yaml").write_text(yaml.safe_dump({
-            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": [os.path.relpath(DEPLOY / target, tmp)],
-            "components": [os.path.relpath(DEPLOY / "components" / n, tmp) for n in names]}))
-        out = subprocess.run([kubectl(), "kustomize", tmp], capture_output=True, text=True, timeout=120,
-                             check=True).stdout
-    return load_all(out)
 
 
 def _denied(objects: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:

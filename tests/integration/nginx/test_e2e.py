@@ -23,7 +23,10 @@ pytestmark = pytest.mark.integration
 
 KEY = "e2e-nlk-key"
 PODS, NP = UpstreamRef("http", "pods"), UpstreamRef("stream", "np")
-NLK_ENV = {"RECONCILERY_NGINX_MODES": "nkl,nlk", "NGINXAAS_DATAPLANE_API_KEY": KEY}
+#: deploy/components/nginx-nlk is what a cluster running the nlk mode deploys: test_rbac holds these
+#: processes' calls to base with it
+NLK_ENV = {"RECONCILERY_NGINX_MODES": "nkl,nlk", "NGINXAAS_DATAPLANE_API_KEY": KEY,
+           "RECONCILERY_KUBE_AUDIT_COMPONENTS": "nginx-nlk"}
 
 
 def nlk_service(kube: Kube, name: str, kind: str, ports: list[dict[str, Any]], annotated: bool) -> None:
