@@ -6,27 +6,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import fencing
 
 __all__ = ["guarded"]
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def guarded(translate: Callable[[BaseException], Exception]) -> Callable[[Any], Any]:
-    """A decorator: a call of the decorated function that raises anything but
-    :class:`fencing.FenceError` raises ``translate(exc)`` instead (chained to ``exc``)."""
 
-    def decorate(func: Any) -> Any:
+def guarded(translate: Callable[[BaseException], Exception],
+            errors: tuple[type[Exception], ...] = (Exception,)) -> Callable[[F], F]:
+    """A decorator: a call of the decorated function that raises one of ``errors`` (default: anything)
+    but :class:`fencing.FenceError` raises ``translate(exc)`` instead (chained to ``exc``); other
+    exceptions propagate unchanged."""
+
+    def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return func(*args, **kwargs)
             except fencing.FenceError:
                 raise
-            except Exception as exc:
+            except errors as exc:
                 raise translate(exc) from exc
 
-        return wrapper
+        return cast(F, wrapper)
 
     return decorate

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import botocore.exceptions
-
 from tasks.cloud import providers
 from tasks.cloud.aws import client, iprange, nfsinstance, redisinstance, vpcpeering
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
@@ -30,7 +28,7 @@ class AwsProvider(Provider):
             raise ProviderError("the credentials Secret has no accessKeyID/secretAccessKey")
         try:
             account = client.caller_account(key, secret, inputs.region, current_settings())
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        except client.AwsError as exc:
             raise ProviderError(f"STS GetCallerIdentity failed: {client.user_message(exc)}",
                                 retryable=client.is_retryable(exc), code=client.error_code(exc)) from exc
         return aws_scope_info(inputs.shoot, inputs.vpc_network, account)
@@ -46,7 +44,7 @@ class AwsProvider(Provider):
             ec2 = client.ec2_for(current_settings(), str(aws.get("accountId") or ""), str(spec.get("region") or ""))
             vpc = ec2.vpc_by_name(str(aws.get("vpcNetwork") or ""))
             return ec2.nat_gateway_ips([vpc["VpcId"]]) if vpc else []
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        except client.AwsError as exc:
             raise ProviderError(client.user_message(exc), retryable=client.is_retryable(exc)) from exc
 
     # each kind's steps (reconcile, delete): its module of the layer, taking the provider's context

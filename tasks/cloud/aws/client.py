@@ -15,27 +15,37 @@ that must stop gets :class:`fencing.FenceError` instead of a call. botocore fixe
 so a client is cached per timeout step (:data:`TIMEOUT_STEPS`: at most a handful per region and
 credentials); outside a reconcile the 20 s read / 5 s connect default applies.
 
-Errors: :func:`is_retryable` is botocore's standard retry classification (throttling, 5xx, transient
-connection errors); :func:`error_code` and :func:`user_message` give the original's user-facing words.
+Errors: every botocore failure of a client method (and of the ``*_for`` factories, which may assume a
+role) is raised as this layer's own :class:`AwsError` (:class:`AwsRefused` when AWS answered with an
+error, a ``ClientError``), as the GCP and Azure layers do (:func:`tasks.cloud.guard.guarded`), so the
+flows import no botocore. It carries what they read: the code, AWS's message, the user's words
+(:func:`user_message`: the original's for known codes), whether it is retryable (botocore's standard
+retry classification: throttling, 5xx, transient connection errors) and whether it says "not found".
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 import botocore.config
 import botocore.exceptions
 
 import fencing
+from tasks.cloud.calls import HttpStatus
+from tasks.cloud.guard import guarded
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["Ec2", "Efs", "ElastiCache", "attempt_timeout", "caller_account", "ec2_for", "efs_for", "elasticache_for",
+__all__ = ["AwsError", "AwsRefused", "Ec2", "Efs", "ElastiCache",
+           "attempt_timeout", "caller_account", "ec2_for", "efs_for", "elasticache_for",
            "error_code", "is_not_found", "is_retryable", "peering_ec2_for", "user_message"]
+
+T = TypeVar("T")
 
 _THROTTLING = {"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
                "TooManyRequestsException", "ProvisionedThroughputExceededException", "TransactionInProgressException",
@@ -72,8 +82,60 @@ def _config(timeout: float) -> botocore.config.Config:
                                   retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
 
 
+class AwsError(HttpStatus, Exception):
+    """An AWS request that failed (a botocore error, as the layer raises it; ``str()`` is the SDK's text).
+
+    Attributes:
+        status: the HTTP status (0 when no answer came).
+        code: the AWS error code (``""`` without an answer).
+        message: AWS's own message (``""`` when it gave none; the SDK's text without an answer).
+        user: the words a user reads (:func:`user_message`).
+        retryable: throttling, 5xx or a transient connection error (:func:`is_retryable`).
+        gone: a not-found answer (:func:`is_not_found`).
+    """
+
+    def __init__(self, text: str, *, status: int = 0, code: str = "", message: str = "", user: str = "",
+                 retryable: bool = False, gone: bool = False) -> None:
+        super().__init__(text)
+        self.status, self.code, self.message, self.user = status, code, message, user or text
+        self.retryable, self.gone = retryable, gone
+
+    @property
+    def not_found(self) -> bool:
+        """The original's not-found codes, or HTTP 404."""
+        return self.gone
+
+
+class AwsRefused(AwsError):
+    """AWS answered with an error (botocore's ``ClientError``): a refused call, as opposed to one that
+    got no answer (then :class:`AwsError`)."""
+
+
+def _translate(exc: BaseException) -> AwsError:
+    """A botocore error as :class:`AwsError` / :class:`AwsRefused`."""
+    if isinstance(exc, botocore.exceptions.ClientError):
+        return AwsRefused(str(exc), status=int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0),
+                          code=error_code(exc), message=str(exc.response.get("Error", {}).get("Message", "") or ""),
+                          user=user_message(exc), retryable=is_retryable(exc), gone=is_not_found(exc))
+    return AwsError(str(exc), message=str(exc), user=user_message(exc), retryable=is_retryable(exc))
+
+
+#: Every botocore failure of a layer's function as :class:`AwsError` (fencing errors pass through).
+_guarded = guarded(_translate, (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError))
+
+
+def _guard_methods(cls: type[T]) -> type[T]:
+    """``cls`` with every public method :data:`_guarded`."""
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(value):
+            setattr(cls, name, _guarded(value))
+    return cls
+
+
 def error_code(exc: BaseException) -> str:
-    """The AWS error code of a botocore ``ClientError`` (``""`` for other errors)."""
+    """The AWS error code of a botocore ``ClientError`` or an :class:`AwsError` (``""`` for other errors)."""
+    if isinstance(exc, AwsError):
+        return exc.code
     if isinstance(exc, botocore.exceptions.ClientError):
         return str(exc.response.get("Error", {}).get("Code", ""))
     return ""
@@ -81,6 +143,8 @@ def error_code(exc: BaseException) -> str:
 
 def is_retryable(exc: BaseException) -> bool:
     """Throttling, 5xx and connection/timeouts errors (the standard retryer's classification)."""
+    if isinstance(exc, AwsError):
+        return exc.retryable
     if isinstance(exc, (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError,
                         botocore.exceptions.ReadTimeoutError)):
         return True
@@ -93,6 +157,8 @@ def is_retryable(exc: BaseException) -> bool:
 
 def is_not_found(exc: BaseException) -> bool:
     """The original's not-found codes, or HTTP 404."""
+    if isinstance(exc, AwsError):
+        return exc.gone
     if not isinstance(exc, botocore.exceptions.ClientError):
         return False
     status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
@@ -109,6 +175,8 @@ def _unless_gone(call: Callable[..., Any], **params: Any) -> None:
 
 def user_message(exc: BaseException) -> str:
     """The message a user reads for ``exc``: the original's words for known codes, else AWS's message."""
+    if isinstance(exc, AwsError):
+        return exc.user
     code = error_code(exc)
     if code in _USER_MESSAGES:
         return _USER_MESSAGES[code]
@@ -139,8 +207,9 @@ def _client(service: str, region: str, key: str, secret: str, token: str, endpoi
         return found
 
 
+@_guarded
 def caller_account(access_key: str, secret_key: str, region: str, settings: CloudSettings) -> str:
-    """The account of a key pair (STS ``GetCallerIdentity`` in ``region``). Raises botocore errors."""
+    """The account of a key pair (STS ``GetCallerIdentity`` in ``region``). Raises :class:`AwsError`."""
     sts = _client("sts", region or "us-east-1", access_key, secret_key, "", settings.aws_endpoint_url)
     return str(sts.get_caller_identity()["Account"])
 
@@ -164,6 +233,7 @@ def _credentials(settings: CloudSettings, account: str, region: str, role: str |
     return creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"]
 
 
+@_guarded
 def ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
     """The EC2 layer for ``account`` in ``region`` (role assumed when configured); each of its calls
     uses the client of the timeout the reconcile has left then."""
@@ -171,11 +241,12 @@ def ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
     return Ec2(lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
 
 
+@_guarded
 def peering_ec2_for(settings: CloudSettings, account: str, region: str) -> Ec2:
     """The EC2 layer of VPC peering for ``account`` in ``region``: the peering role
     (``AWS_PEERING_ROLE_NAME``) assumed there with the peering key (``AWS_PEERING_ACCESS_KEY_ID``, else the
     default one), as cloud-manager's ``pkg/kcp/provider/aws/vpcpeering`` does for both the Scope's
-    account and the customer's. Raises botocore errors (AssumeRole refused: ``AccessDenied``)."""
+    account and the customer's. Raises :class:`AwsError` (AssumeRole refused: code ``AccessDenied``)."""
     key, secret, token = _credentials(settings, account, region, settings.aws_peering_role_name,
                                       settings.aws_peering_access_key_id, settings.aws_peering_secret_access_key)
     return Ec2(lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
@@ -193,8 +264,9 @@ def tag_value(obj: Mapping[str, Any], key: str) -> str | None:
     return None
 
 
+@_guard_methods
 class Ec2:
-    """EC2 calls of the IpRange and Scope flows. Raises botocore errors (and :class:`fencing.FenceError`
+    """EC2 calls of the IpRange and Scope flows. Raises :class:`AwsError` (and :class:`fencing.FenceError`
     when the reconcile must stop).
 
     Args:
@@ -309,6 +381,7 @@ class Ec2:
         return sorted(ips)
 
 
+@_guarded
 def efs_for(settings: CloudSettings, account: str, region: str) -> Efs:
     """The EFS layer (EFS and the EC2 security group calls of the NFS flow) for ``account`` in ``region``."""
     key, secret, token = _credentials(settings, account, region)
@@ -316,9 +389,10 @@ def efs_for(settings: CloudSettings, account: str, region: str) -> Efs:
                lambda timeout: _client("ec2", region, key, secret, token, settings.aws_endpoint_url, timeout))
 
 
+@_guard_methods
 class Efs:
     """The NfsInstance flow's calls (``pkg/kcp/provider/aws/nfsinstance/client``): EFS file systems and
-    mount targets, EC2 security groups and subnets. Raises botocore errors (and
+    mount targets, EC2 security groups and subnets. Raises :class:`AwsError` (and
     :class:`fencing.FenceError` when the reconcile must stop).
 
     Args:
@@ -418,6 +492,7 @@ class Efs:
 
     def delete_mount_target(self, mount_target_id: str) -> None:
         _unless_gone(self._efs(write=True).delete_mount_target, MountTargetId=mount_target_id)
+@_guarded
 def elasticache_for(settings: CloudSettings, account: str, region: str) -> ElastiCache:
     """The ElastiCache layer (with Secrets Manager and EC2) for ``account`` in ``region``."""
     key, secret, token = _credentials(settings, account, region)
@@ -436,10 +511,11 @@ def _params(found: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return {str(p.get("ParameterName")): str(p.get("ParameterValue") or "") for p in found}
 
 
+@_guard_methods
 class ElastiCache:
     """ElastiCache, Secrets Manager and EC2 calls of the RedisInstance flow (as cloud-manager's
     ``pkg/kcp/provider/aws/client/elastiCacheClient.go``). Reads answer ``None`` for a missing object;
-    writes call :func:`fencing.check` first. Raises botocore errors (and :class:`fencing.FenceError`).
+    writes call :func:`fencing.check` first. Raises :class:`AwsError` (and :class:`fencing.FenceError`).
 
     Args:
         elasticache, secrets, ec2: the boto3 clients for a per-attempt timeout in seconds.

@@ -18,13 +18,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import botocore.exceptions
 import structlog
 
 import kube.toolkit.conditions as cond
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.aws.client import Ec2, ec2_for, is_retryable, tag_value, user_message
+from tasks.cloud.aws.client import AwsError, AwsRefused, Ec2, ec2_for, is_retryable, tag_value, user_message
 from tasks.cloud.providers import IpRangeContext
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
 from tasks.cloud.step import StepBuilder
@@ -262,7 +261,8 @@ def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None 
 
 
 def read(ec2: Ec2, obj: Mapping[str, Any], scope: Mapping[str, Any]) -> Read:
-    """The VPC (by ``status.vpcId``, else by the Scope's VPC name) and its subnets. Raises the SDK's errors."""
+    """The VPC (by ``status.vpcId``, else by the Scope's VPC name) and its subnets. Raises
+    :class:`~tasks.cloud.aws.client.AwsError`."""
     aws = ((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}
     vpc_id = str((obj.get("status") or {}).get("vpcId") or "")
     vpc = ec2.vpc(vpc_id) if vpc_id else ec2.vpc_by_name(str(aws.get("vpcNetwork") or ""))
@@ -275,7 +275,7 @@ def apply(ec2: Ec2, plan: Plan) -> Step:
     for call in plan.calls:
         try:
             answers.append(getattr(ec2, call.method)(*call.args))
-        except botocore.exceptions.ClientError as exc:
+        except AwsRefused as exc:
             return plan.failed(call, exc)
     return plan.done(answers)
 
@@ -290,7 +290,7 @@ def _turn(ctx: IpRangeContext, plan: Callable[[Read], Plan], reason: str) -> Ste
     try:
         ec2 = _client(ctx)
         return apply(ec2, plan(read(ec2, ctx.obj, ctx.scope)))
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+    except AwsError as exc:
         return sdk_failure(StepBuilder(ctx.obj), exc, reason, "", ctx.settings.t)
 
 

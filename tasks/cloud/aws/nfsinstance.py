@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import botocore.exceptions
 import structlog
 
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.aws.client import Efs, efs_for, is_retryable, user_message
+from tasks.cloud.aws.client import AwsError, AwsRefused, Efs, efs_for, is_retryable, user_message
 from tasks.cloud.aws.nfsinstance_plan import Call, Plan, Read, plan_create, plan_delete
 from tasks.cloud.providers import NfsInstanceContext
 from tasks.cloud.step import StepBuilder
@@ -27,7 +26,7 @@ __all__ = ["apply", "delete", "read", "reconcile"]
 
 def read(efs: Efs, obj: Mapping[str, Any], iprange: Mapping[str, Any] | None) -> Read:
     """The security group, the file system, its mount targets and the VPCs of foreign mount-target
-    subnets. Raises the SDK's errors."""
+    subnets. Raises :class:`~tasks.cloud.aws.client.AwsError`."""
     meta = obj["metadata"]
     ip_status = (iprange or {}).get("status") or {}
     group = efs.security_group(str(ip_status.get("vpcId") or ""), str(meta["name"]),
@@ -55,7 +54,7 @@ def apply(efs: Efs, plan: Plan, t: Callable[[float], float]) -> Step:
     for call in plan.calls:
         try:
             getattr(efs, call.method)(*call.args)
-        except botocore.exceptions.ClientError as exc:
+        except AwsRefused as exc:
             return _refused(plan.run, call, exc, t)
     return plan.step
 
@@ -70,7 +69,7 @@ def _turn(ctx: NfsInstanceContext, plan: Callable[[Read], Plan]) -> Step:
     try:
         efs = _client(ctx)
         return apply(efs, plan(read(efs, ctx.obj, ctx.iprange)), ctx.settings.t)
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+    except AwsError as exc:
         return _refused(StepBuilder(ctx.obj), None, exc, ctx.settings.t)
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-import botocore.exceptions
 import structlog
 
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.aws.client import ElastiCache, elasticache_for, is_retryable, user_message
+from tasks.cloud.aws.client import AwsError, AwsRefused, ElastiCache, elasticache_for, is_retryable, user_message
 from tasks.cloud.aws.redisinstance_plan import Plan, Read, plan_create, plan_delete, resource_names
 from tasks.cloud.providers import RedisInstanceContext
 from tasks.cloud.step import StepBuilder
@@ -28,7 +27,7 @@ __all__ = ["apply", "delete", "read", "reconcile"]
 
 
 def read(ec: ElastiCache, ctx: RedisInstanceContext) -> Read:
-    """Every AWS piece of ``ctx.obj`` (``None`` for a missing one). Raises the SDK's errors."""
+    """Every AWS piece of ``ctx.obj`` (``None`` for a missing one). Raises :class:`~tasks.cloud.aws.client.AwsError`."""
     n = resource_names(ctx.name)
     group = ec.replication_group(n["group"])
     vpc_id = str(((ctx.iprange or {}).get("status") or {}).get("vpcId") or "")
@@ -44,7 +43,7 @@ def apply(ec: ElastiCache, plan: Plan) -> Step:
     for call in plan.calls:
         try:
             getattr(ec, call.method)(**call.kwargs)
-        except botocore.exceptions.ClientError as exc:
+        except AwsRefused as exc:
             if is_retryable(exc):
                 log.info("aws retryable error", redisinstance=plan.run.name, call=call.method, error=str(exc))
                 return plan.run.step(requeue_after=plan.t(10))
@@ -60,7 +59,7 @@ def _turn(ctx: RedisInstanceContext, decide: Callable[[Read], Plan]) -> Step:
     try:
         ec = elasticache_for(ctx.settings, account, str(spec.get("region") or ""))
         return apply(ec, decide(read(ec, ctx)))
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+    except AwsError as exc:
         if is_retryable(exc):
             return StepBuilder(ctx.obj).step(requeue_after=ctx.settings.t(10))
         return StepBuilder(ctx.obj).fail(names.REASON_CLOUD_PROVIDER_ERROR, user_message(exc),

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import botocore.exceptions
 import structlog
 
 import tasks.cloud.aws.vpcpeering_plan as p
 from kube.toolkit.step import Step
-from tasks.cloud.aws.client import Ec2, error_code, is_not_found, is_retryable, peering_ec2_for, user_message
+from tasks.cloud.aws.client import AwsError, Ec2, is_retryable, peering_ec2_for, user_message
 from tasks.cloud.providers import VpcPeeringContext
 from tasks.cloud.step import StepBuilder
 
@@ -30,20 +29,14 @@ log = structlog.get_logger("tasks.cloud.aws.vpcpeering")
 
 __all__ = ["apply", "delete", "failure", "read", "reconcile"]
 
-_ERRORS = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
-
-
-def failure(exc: Exception) -> p.Failure:
-    """A botocore error as the plan's plain :class:`Failure`."""
-    message = exc.response.get("Error", {}).get("Message", "") if isinstance(exc, botocore.exceptions.ClientError) \
-        else str(exc)
-    return p.Failure(code=error_code(exc), message=str(message or user_message(exc)), retryable=is_retryable(exc),
-                   not_found=is_not_found(exc))
+def failure(exc: AwsError) -> p.Failure:
+    """A refused AWS request as the plan's plain :class:`Failure`."""
+    return p.Failure(code=exc.code, message=exc.message or exc.user, retryable=exc.retryable, not_found=exc.not_found)
 
 
 def read(local: Ec2, remote: Ec2 | None, obj: dict[str, Any], scope: Any, remote_network: Any) -> p.Read:
     """What the plan needs. A refused read of the remote VPC is ``Read.remote_error``; other refused
-    reads raise the SDK's errors."""
+    reads raise :class:`~tasks.cloud.aws.client.AwsError`."""
     status = obj.get("status") or {}
     aws = ((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}
     vpc = local.vpc_by_name(str(aws.get("vpcNetwork") or ""))
@@ -54,7 +47,7 @@ def read(local: Ec2, remote: Ec2 | None, obj: dict[str, Any], scope: Any, remote
     remote_vpc_id = str(p.remote_reference(remote_network).get("vpcId") or "")
     try:
         remote_vpc = remote.vpc(remote_vpc_id) if remote_vpc_id else None
-    except _ERRORS as exc:
+    except AwsError as exc:
         return p.Read(vpc, tables, peering, remote_error=failure(exc))
     remote_tables = remote.route_tables(remote_vpc_id) if remote_vpc else []
     remote_peering = remote.peering(str(status["remoteId"])) if status.get("remoteId") else None
@@ -71,13 +64,13 @@ def apply(local: Ec2, remote: Ec2 | None, plan: p.Plan) -> Step:
             continue
         try:
             answers.append(getattr(side, call.method)(*call.args))
-        except _ERRORS as exc:
+        except AwsError as exc:
             log.info("aws peering call refused", peering=plan.run.name, call=call.method, error=str(exc))
             return plan.failed(call, failure(exc), answers)
     return plan.done(answers)
 
 
-def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Ec2 | None, str, Exception | None]:
+def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Ec2 | None, str, AwsError | None]:
     """The KCP-side client, the customer-side one (``None`` without a remote), the customer's account and
     the non-retryable error that refused the customer-side client (then that client is ``None``).
 
@@ -93,7 +86,7 @@ def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Ec2 | None, str, Exception | 
         return local, None, remote_account, None
     try:
         remote = peering_ec2_for(ctx.settings, remote_account, str(reference.get("region") or ""))
-    except _ERRORS as exc:
+    except AwsError as exc:
         if is_retryable(exc):
             raise
         return local, None, remote_account, exc
@@ -110,7 +103,7 @@ def reconcile(ctx: VpcPeeringContext) -> Step:
         found = read(local, remote, ctx.obj, ctx.scope, ctx.remote)
         plan = p.plan_create(ctx.obj, ctx.scope, ctx.remote, found, ctx.settings.t, ctx.settings.peering_network_tag)
         return apply(local, remote, plan)
-    except _ERRORS as exc:
+    except AwsError as exc:
         return _refused(ctx, exc)
 
 
@@ -123,13 +116,13 @@ def delete(ctx: VpcPeeringContext) -> Step:
                         account=account, error=str(refused))
         try:
             found = read(local, remote, ctx.obj, ctx.scope, ctx.remote)
-        except _ERRORS as exc:
+        except AwsError as exc:
             if remote is None or is_retryable(exc):
                 raise
             found = read(local, None, ctx.obj, ctx.scope, ctx.remote)
             remote = None
         return apply(local, remote, p.plan_delete(ctx.obj, ctx.scope, found, ctx.settings.t))
-    except _ERRORS as exc:
+    except AwsError as exc:
         return _refused(ctx, exc)
 
 

@@ -13,7 +13,7 @@ from tasks.cloud import names, settings
 from tasks.cloud.settings import CloudSettings
 from workers.controller import Key, Result
 
-__all__ = ["carry_out_step", "finalized", "go_list", "ignored", "list_served", "load", "used_by"]
+__all__ = ["carry_out_step", "finalized", "ignored", "list_served", "load", "used_by"]
 
 
 def load(key: Key, res: Resource) -> tuple[CloudSettings, Kube, dict[str, Any] | None]:
@@ -62,8 +62,3 @@ def used_by(kube: Kube, kinds: Iterable[Resource], namespace: str | None, iprang
                 meta = obj.get("metadata") or {}
                 found.setdefault(res.kind, []).append(f"{meta.get('namespace', '')}/{meta.get('name')}")
     return found
-
-
-def go_list(items: Iterable[str]) -> str:
-    """A list as Go's ``%v`` prints a string slice: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"

@@ -1,14 +1,8 @@
 """The common shell of the KCP objects that live in a KCP IpRange (NfsInstance, RedisInstance): what
 cloud-manager's ``pkg/kcp/nfsinstance`` and ``pkg/kcp/redisinstance`` do alike before the provider's
-flow (:mod:`tasks.cloud.providers`).
-
-1. load the object and its Scope (missing Scope: Error ``ScopeNoFound`` (sic) ``Scope <name> does not
-   exist``, requeue 60 s; while deleting nothing can have been made: the finalizer goes);
-2. the KCP IpRange ``spec.ipRange.name`` (same namespace): missing -> Error ``InvalidIpRangeReference``
-   ``Referred IpRange <ns>/<name> does not exist``, forget; an unknown provider -> Error ``Unknown``;
-   the IpRange not Ready yet -> come back after the kind's :attr:`ConsumerKind.wait_ready`;
-3. the kind's :attr:`ConsumerKind.prepare` (NFS: ``copyStatusHostsToHost``), the finalizer;
-4. the provider's turn (reconcile, or delete while deleting), whose Step is carried out here.
+flow (:mod:`tasks.cloud.providers`): read (the object, its Scope, its KCP IpRange) →
+:func:`~.consumer_plan.plan` (the Scope, the IpRange Ready, the kind's ``prepare`` fields, the finalizer)
+→ apply → the provider's turn (reconcile, or delete while deleting), whose Step is carried out here.
 
 Deliberate difference: a deleting object whose IpRange is gone still reaches the provider's delete (the
 original stops it with ``InvalidIpRangeReference`` for ever).
@@ -16,21 +10,19 @@ original stops it with ``InvalidIpRangeReference`` for ever).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-import kube.toolkit.conditions as cond
-from kube import Resource
-from kube.toolkit import StatusWriter, Step, deleting, remove_finalizer
+from kube import Kube, Resource
+from kube.toolkit import Step, carry_out
 from tasks.cloud import names, providers
-from tasks.cloud.kcp.common import carry_out_step, finalized, load
+from tasks.cloud.kcp.common import carry_out_step, load
+from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, iprange_name, plan
 from tasks.cloud.providers import NfsInstanceContext, Provider, RedisInstanceContext
 from workers.controller import Key, Result
 
-__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "ConsumerKind", "reconcile"]
-
-REASON_INVALID_IPRANGE_REFERENCE = "InvalidIpRangeReference"
+__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "ConsumerKind", "read", "reconcile"]
 
 C = TypeVar("C", NfsInstanceContext, RedisInstanceContext)
 
@@ -45,7 +37,8 @@ class ConsumerKind(Generic[C]):
         turn: the provider's reconcile (``p.reconcile_nfsinstance``).
         delete: the provider's delete (``p.delete_nfsinstance``).
         wait_ready: seconds (scaled by ``settings.t``) to come back while the IpRange is not Ready.
-        prepare: a status write before the finalizer (``None``: none).
+        prepare: status fields to write before the finalizer, from the object as read (pure; ``None``:
+            none).
     """
 
     res: Resource
@@ -53,43 +46,32 @@ class ConsumerKind(Generic[C]):
     turn: Callable[[Provider, C], Step]
     delete: Callable[[Provider, C], Step]
     wait_ready: float
-    prepare: Callable[[StatusWriter], None] | None = None
+    prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+
+
+def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, Provider | None]:
+    """The Scope, its provider and the KCP IpRange. Raises ``kube.ApiError``."""
+    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+    scope = kcp.get(names.SCOPE, scope_name, namespace)
+    if scope is None:
+        return Seen(obj, None), None
+    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
+    name = iprange_name(obj)
+    iprange = kcp.get(names.KCP_IPRANGE, name, namespace) if name else None
+    return Seen(obj, scope, provider is not None, iprange), provider
 
 
 def reconcile(key: Key, kind: ConsumerKind[C]) -> Result:
-    """Reconcile the KCP object ``key`` of ``kind`` (see the module doc). Raises ``kube.ApiError``."""
+    """Reconcile the KCP object ``key`` of ``kind``: read → :func:`~.consumer_plan.plan` → apply (see the
+    module doc). Raises ``kube.ApiError``."""
     s, kcp, obj = load(key, kind.res)
     if obj is None:
         return Result.done()
-    status = StatusWriter(kcp, kind.res, obj)
-    spec = obj.get("spec") or {}
-    scope_name = str((spec.get("scope") or {}).get("name") or "")
-    scope = kcp.get(names.SCOPE, scope_name, key.namespace)
-    if scope is None:
-        if deleting(obj):
-            remove_finalizer(kcp, kind.res, obj, names.FINALIZER, names.LEGACY_FINALIZERS)
-            return Result.done()
-        status.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist")
-        return Result.requeue(s.t(60))
-    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
-    iprange_name = str((spec.get("ipRange") or {}).get("name") or "")
-    iprange = kcp.get(names.KCP_IPRANGE, iprange_name, key.namespace) if iprange_name else None
-    if not deleting(obj):
-        if iprange is None:
-            status.fail(REASON_INVALID_IPRANGE_REFERENCE,
-                        f"Referred IpRange {key.namespace}/{iprange_name} does not exist")
-            return Result.done()
-        if provider is None:
-            status.fail(names.REASON_UNKNOWN, f"Unknown provider {(scope.get('spec') or {}).get('provider')}")
-            return Result.done()
-        if not cond.is_true((iprange.get("status") or {}).get("conditions") or [], names.COND_READY):
-            return Result.requeue(s.t(kind.wait_ready))
-        if kind.prepare is not None:
-            kind.prepare(status)
-        status.obj = finalized(kcp, kind.res, status.obj)
-    ctx = kind.context(kube=kcp, obj=status.obj, scope=scope, settings=s, iprange=iprange)
-    if provider is None:  # deleting: nothing can have been made
-        remove_finalizer(kcp, kind.res, status.obj, names.FINALIZER, names.LEGACY_FINALIZERS)
-        return Result.done()
-    step = kind.delete(provider, ctx) if deleting(status.obj) else kind.turn(provider, ctx)
-    return carry_out_step(kcp, kind.res, status.obj, step)
+    seen, provider = read(kcp, obj, key.namespace)
+    decided = plan(seen, s.t, kind.wait_ready, kind.prepare)
+    current = carry_out(kcp, kind.res, obj, decided.step, legacy_finalizers=names.LEGACY_FINALIZERS)
+    if not decided.provider or provider is None or seen.scope is None:
+        return decided.step.as_result()
+    ctx = kind.context(kube=kcp, obj=current or obj, scope=seen.scope, settings=s, iprange=seen.iprange)
+    step = kind.delete(provider, ctx) if decided.provider == "delete" else kind.turn(provider, ctx)
+    return carry_out_step(kcp, kind.res, current or obj, step)

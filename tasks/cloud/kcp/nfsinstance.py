@@ -8,26 +8,27 @@ follows ``status.hosts[0]``) before the finalizer, then the provider's flow
 
 from __future__ import annotations
 
-from kube.toolkit import StatusWriter
+from collections.abc import Mapping
+from typing import Any
+
 from tasks.cloud import names
 from tasks.cloud.kcp import consumer
 from tasks.cloud.kcp.consumer import REASON_INVALID_IPRANGE_REFERENCE, ConsumerKind
 from tasks.cloud.providers import NfsInstanceContext
 from workers.controller import Key, Result
 
-__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "reconcile"]
+__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "copy_host", "reconcile"]
 
 
-def _copy_host(status: StatusWriter) -> None:
-    """``copyStatusHostsToHost``: ``status.host`` follows ``status.hosts[0]``."""
-    hosts = list((status.obj.get("status") or {}).get("hosts") or [])
-    if hosts and (status.obj.get("status") or {}).get("host") != hosts[0]:
-        status.patch(host=str(hosts[0]))
+def copy_host(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``copyStatusHostsToHost``: ``status.host`` follows ``status.hosts[0]`` (the status fields to write, pure)."""
+    hosts = list((obj.get("status") or {}).get("hosts") or [])
+    return {"host": str(hosts[0])} if hosts else {}
 
 
 KIND: ConsumerKind[NfsInstanceContext] = ConsumerKind(
     names.NFS_INSTANCE, NfsInstanceContext, lambda p, ctx: p.reconcile_nfsinstance(ctx),
-    lambda p, ctx: p.delete_nfsinstance(ctx), wait_ready=5, prepare=_copy_host)
+    lambda p, ctx: p.delete_nfsinstance(ctx), wait_ready=5, prepare=copy_host)
 
 
 def reconcile(key: Key) -> Result:
