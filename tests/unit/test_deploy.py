@@ -781,6 +781,7 @@ def test_egress_is_dns_redis_and_what_each_component_calls(overlay: str) -> None
 
 CREATES_BY_NAME = "reconcilery-apigateway-creates-by-name"
 CABUNDLE_ONLY = "reconcilery-webhook-configurations-cabundle-only"
+CRDS = "reconcilery-apigateway-crds"
 
 
 def _username(objs: tuple[dict[str, Any], ...], component: str) -> str:
@@ -792,7 +793,8 @@ def test_admission_policies_deny_and_bind_the_workers_service_accounts(overlay: 
     objs = render(f"overlays/{overlay}")
     policies = by_kind(objs, "ValidatingAdmissionPolicy")
     bindings = by_kind(objs, "ValidatingAdmissionPolicyBinding")
-    assert {b["spec"]["policyName"] for b in bindings.values()} == set(policies) == {CREATES_BY_NAME, CABUNDLE_ONLY}
+    assert {b["spec"]["policyName"] for b in bindings.values()} == set(policies) \
+        == {CREATES_BY_NAME, CABUNDLE_ONLY, CRDS}
     for binding in bindings.values():
         assert binding["spec"]["validationActions"] == ["Deny"]
     for policy in policies.values():
@@ -801,6 +803,7 @@ def test_admission_policies_deny_and_bind_the_workers_service_accounts(overlay: 
     # the usernames in matchConditions are the ServiceAccounts the workers run under in this overlay
     conditions = {name: " ".join(c["expression"] for c in p["spec"]["matchConditions"]) for name, p in policies.items()}
     assert f"'{_username(objs, 'worker-apigateway')}'" in conditions[CREATES_BY_NAME]
+    assert f"'{_username(objs, 'worker-apigateway')}'" in conditions[CRDS]
     for component in ("worker-apigateway", "worker-snatch"):
         assert f"'{_username(objs, component)}'" in conditions[CABUNDLE_ONLY]
     # and they match those accounts: the mesh CA cannot be planted by the apigateway worker
@@ -810,14 +813,17 @@ def test_admission_policies_deny_and_bind_the_workers_service_accounts(overlay: 
 def test_the_apigateway_worker_creates_only_the_names_the_operator_manages() -> None:
     objs = render("base")
     managed = apigateway_creates()
-    assert {kind for kind, _, _ in managed} == {"Secret", "ClusterRole", "ClusterRoleBinding"}
+    assert {kind for kind, _, _ in managed} \
+        == {"Secret", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
     for kind, namespace, name in managed:
         # a name the operator starts managing must be admitted here (and granted by RBAC by name)
         assert admission_create(objs, kind, namespace, name) == [], (kind, namespace, name)
     denied = [("Secret", "istio-system", name) for name in MESH_CA_SECRETS] + [
         ("Secret", "istio-system", "kyma-gateway-certs-2"), ("Secret", "kyma-system", "ory-oathkeeper-jwks"),
         ("Secret", "default", "anything"), ("ClusterRole", "", "oathkeeper-maester-role-2"),
-        ("ClusterRole", "", "cluster-admin"), ("ClusterRoleBinding", "", "reconcilery-apigateway-admin")]
+        ("ClusterRole", "", "cluster-admin"), ("ClusterRoleBinding", "", "reconcilery-apigateway-admin"),
+        ("CustomResourceDefinition", "", "apirules.gateway.kyma-project.io"),
+        ("CustomResourceDefinition", "", "widgets.evil.example.com")]
     for kind, namespace, name in denied:
         assert admission_create(objs, kind, namespace, name), (kind, namespace, name)
     # other accounts are RBAC's business, not these policies'
@@ -895,8 +901,99 @@ def test_the_workers_change_only_the_cabundle_of_webhook_configurations() -> Non
         assert denied(lambda c: c["webhooks"].pop())
         assert denied(lambda c: c["metadata"].setdefault("labels", {}).update(evil="1"))
         assert denied(lambda c: c["metadata"].update(annotations={"cert-manager.io/inject-ca-from": "x/y"}))
+        # an owner that does not exist makes the garbage collector delete the configuration
+        assert denied(lambda c: c["metadata"].update(ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap",
+                                                                       "name": "gone", "uid": "0"}]))
+        assert denied(lambda c: c["metadata"].update(finalizers=["evil.example/block"]))
         # anyone else's update is RBAC's business
         edited = copy.deepcopy(new)
         edited["webhooks"][0]["failurePolicy"] = "Ignore"
         assert _webhook_update(objs, old, edited, username="system:admin") == []
 
+
+
+def _crd_update(objs: tuple[dict[str, Any], ...], old: dict[str, Any], new: dict[str, Any],
+                username: str | None = None) -> list[str]:
+    review = admission_request("UPDATE", "apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                               username or _username(objs, "worker-apigateway"), new, old)
+    return admission_denials(objs, review)
+
+
+def _served_apirule_crd(ca_bundle: str | None) -> dict[str, Any]:
+    """The APIRule CRD as an API server holds it (the packaged manifest, defaulted fields and metadata)."""
+    crd = yaml.safe_load((ROOT / "tasks/apigateway/crds/apirules.gateway.kyma-project.io.yaml").read_text())
+    crd["metadata"].update(resourceVersion="42", uid="uid-crd", generation=3,
+                           annotations={"controller-gen.kubebuilder.io/version": "v0.16.5"})
+    if ca_bundle is not None:
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = ca_bundle
+    return crd
+
+
+def test_the_apigateway_worker_changes_only_the_conversion_cabundle_of_the_apirule_crd() -> None:
+    from tasks.apigateway import certificate
+    from tasks.apigateway.operator import resources as res
+
+    objs = render("base")
+    pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    for old in (_served_apirule_crd(None), _served_apirule_crd("b2xk")):
+        new = certificate.ca_bundle_update(old, pem)  # what the certificate controller writes
+        assert new is not None and new["metadata"]["name"] == certificate.APIRULE_CRD
+        assert _crd_update(objs, old, new) == []
+
+        def denied(change: Any, old: dict[str, Any] = old, new: dict[str, Any] = new) -> list[str]:
+            edited = copy.deepcopy(new)
+            change(edited)
+            denials = _crd_update(objs, old, edited)
+            assert not any("expression failed" in d for d in denials), denials  # denied by what it checks
+            return denials
+
+        def schema(c: dict[str, Any]) -> None:
+            c["spec"]["versions"][-1]["schema"]["openAPIV3Schema"]["x-kubernetes-preserve-unknown-fields"] = True
+
+        changes = {
+            "versions": lambda c: c["spec"]["versions"].append({**c["spec"]["versions"][-1], "name": "v3"}),
+            "served": lambda c: c["spec"]["versions"][0].update(served=not c["spec"]["versions"][0]["served"]),
+            "storage": lambda c: [v.update(storage=v["name"] == "v2") for v in c["spec"]["versions"]],
+            "schema": schema,
+            "group": lambda c: c["spec"].update(group="evil.example.com"),
+            "names": lambda c: c["spec"]["names"].update(shortNames=["ar"]),
+            "scope": lambda c: c["spec"].update(scope="Cluster"),
+            "preserveUnknownFields": lambda c: c["spec"].update(preserveUnknownFields=True),
+            "strategy": lambda c: c["spec"].update(conversion={"strategy": "None"}),
+            "conversionReviewVersions": lambda c: c["spec"]["conversion"]["webhook"].update(
+                conversionReviewVersions=["v1"]),
+            "service": lambda c: c["spec"]["conversion"]["webhook"]["clientConfig"]["service"].update(
+                namespace="evil"),
+            "url": lambda c: c["spec"]["conversion"]["webhook"]["clientConfig"].update(
+                url="https://evil.example/convert"),
+            "labels": lambda c: c["metadata"]["labels"].update(evil="1"),
+            "annotations": lambda c: c["metadata"].pop("annotations"),
+            "ownerReferences": lambda c: c["metadata"].update(ownerReferences=[
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "0"}]),
+            "finalizers": lambda c: c["metadata"].update(finalizers=["evil.example/block"]),
+        }
+        for field, change in changes.items():
+            assert denied(change), field
+        # anyone else's update is RBAC's business
+        edited = copy.deepcopy(new)
+        edited["spec"]["scope"] = "Cluster"
+        assert _crd_update(objs, old, edited, username="system:admin") == []
+    # the operator's Oathkeeper Rule CRD: created and updated whole, but never with a conversion webhook
+    rule_crd = next(o for o in res.oathkeeper(res.Images(), 1) if o["kind"] == "CustomResourceDefinition")
+    served = copy.deepcopy(rule_crd) | {"metadata": {**rule_crd["metadata"], "resourceVersion": "5"}}
+    served["spec"]["conversion"] = {"strategy": "None"}  # the API server's default
+    review = admission_request("CREATE", "apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                               _username(objs, "worker-apigateway"), rule_crd)
+    assert admission_denials(objs, review) == []
+    changed = copy.deepcopy(served)
+    changed["spec"]["versions"][0]["served"] = not changed["spec"]["versions"][0]["served"]
+    assert _crd_update(objs, served, changed) == []
+    hooked = copy.deepcopy(served)
+    hooked["spec"]["conversion"] = copy.deepcopy(_served_apirule_crd("b2xk")["spec"]["conversion"])
+    assert _crd_update(objs, served, hooked)
+    # no other CRD, not even one of the module's
+    other = _served_apirule_crd("b2xk")
+    other["metadata"]["name"] = "apigateways.operator.kyma-project.io"
+    changed = copy.deepcopy(other)
+    changed["metadata"]["labels"]["x"] = "y"
+    assert _crd_update(objs, other, changed)

@@ -3,6 +3,7 @@ externalgateway controller makes (and base alone does not: the widening stays op
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +12,19 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fixtures.deploy import DEPLOY, Rbac, admission_create, apigateway_creates, kubectl, load_all, render
+from tests.fixtures.deploy import (
+    DEPLOY,
+    Rbac,
+    admission_create,
+    admission_denials,
+    admission_request,
+    apigateway_creates,
+    by_kind,
+    components,
+    kubectl,
+    load_all,
+    render,
+)
 
 #: The mesh CA's Secrets in istio-system (as tests/unit/test_deploy.py).
 MESH_CA_SECRETS = ("istio-ca-secret", "cacerts", "istio-ca-root-cert")
@@ -79,3 +92,82 @@ def test_its_admission_policy_admits_the_ca_secrets_and_still_not_the_mesh_ca(tm
     for name in MESH_CA_SECRETS:
         assert admission_create(objs, "Secret", ISTIO_SYSTEM, name), name
     assert admission_create(objs, "Secret", "kyma-system", ca_secret)
+
+
+def _secret_write(objs: tuple[dict[str, Any], ...], operation: str, old: dict[str, Any],
+                  new: dict[str, Any] | None = None, username: str | None = None) -> list[str]:
+    username = username or f"system:serviceaccount:reconcilery:{components(objs)['worker-apigateway']}"
+    namespace = old["metadata"].get("namespace", "istio-system")
+    return admission_denials(objs, admission_request(operation, "", "v1", "secrets", username, new, old,
+                                                     namespace=namespace))
+
+
+def test_its_admission_policy_lets_the_controller_update_and_delete_only_secrets_it_labelled(
+        tmp_path: Path) -> None:
+    from tasks.apigateway.externalgateway import model as m
+    from tasks.apigateway.externalgateway.plan import plan
+    from tests.unit.apigateway.test_externalgateway import (
+        CA,
+        GARDENER,
+        INGRESS,
+        LATER,
+        NOW,
+        cluster,
+        deleting,
+        egw,
+        existing_from,
+        secret,
+    )
+
+    objs = _with_component(tmp_path)
+    policy = by_kind(objs, "ValidatingAdmissionPolicy")["reconcilery-apigateway-externalgateway-secrets"]
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    # the owner labels the policy names are the controller's
+    expressions = " ".join(v["expression"] for v in policy["spec"]["validations"])
+    assert f"'{m.OWNER_NAME_LABEL}'" in expressions and f"'{m.OWNER_NAMESPACE_LABEL}'" in expressions
+    # what the controller writes: the CA Secret updated when the partner's CA changes ...
+    first = plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW)
+    existing = existing_from(first)
+    rotated = secret(data={"ca.crt": CA[::-1]})
+    update = next(a for a in plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS, ca_secret=rotated,
+                                                 existing=existing), LATER).actions if a.kind == "Secret")
+    assert update.verb == "update" and update.actual is not None
+    assert _secret_write(objs, "UPDATE", update.actual, update.object) == []
+    # ... and, on deletion, the CA Secret and the TLS Secret Gardener labelled with the Certificate's secretLabels
+    existing[("Secret", "istio-system", "partner-tls")] = {
+        "metadata": {"name": "partner-tls", "namespace": "istio-system",
+                     "labels": first.desired[1]["spec"]["secretLabels"]}}
+    deletes = [a for a in plan(deleting(egw()), cluster(crds=GARDENER, existing=existing), NOW).actions
+               if a.kind == "Secret"]
+    assert len(deletes) == 2
+    for action in deletes:
+        assert action.actual is not None and _secret_write(objs, "DELETE", action.actual) == []
+    # base's kyma-gateway-certs stays the operator's to write
+    certs = {"metadata": {"name": "kyma-gateway-certs", "namespace": "istio-system"}, "data": {"tls.crt": "eA=="}}
+    assert _secret_write(objs, "UPDATE", certs, {**certs, "data": {"tls.crt": "eQ=="}}) == []
+    # unlabelled Secrets (the mesh CA above all) are neither updated nor deleted, nor labelled into ownership
+    for name in (*MESH_CA_SECRETS, "partner-tls-cacert"):
+        unlabelled = {"metadata": {"name": name, "namespace": "istio-system"}, "data": {"ca-cert.pem": "eA=="}}
+        adopted = copy.deepcopy(update.object)
+        adopted["metadata"]["name"] = name
+        assert _secret_write(objs, "UPDATE", unlabelled, adopted), name
+        assert _secret_write(objs, "DELETE", unlabelled), name
+    # an update keeps the owner labels: neither removed nor handed to another ExternalGateway
+    for label in (m.OWNER_NAME_LABEL, m.OWNER_NAMESPACE_LABEL):
+        stripped = copy.deepcopy(update.object)
+        del stripped["metadata"]["labels"][label]
+        assert _secret_write(objs, "UPDATE", update.actual, stripped), label
+        moved = copy.deepcopy(update.object)
+        moved["metadata"]["labels"][label] = "other"
+        assert _secret_write(objs, "UPDATE", update.actual, moved), label
+    empty = copy.deepcopy(update.actual)
+    empty["metadata"]["labels"][m.OWNER_NAME_LABEL] = ""
+    assert _secret_write(objs, "DELETE", empty)
+    # other namespaces and other accounts are RBAC's business
+    elsewhere = {"metadata": {"name": "ory-oathkeeper-jwks-secret", "namespace": "kyma-system"}}
+    assert _secret_write(objs, "DELETE", elsewhere) == []
+    istiod = "system:serviceaccount:istio-system:istiod"
+    assert _secret_write(objs, "DELETE", {"metadata": {"name": "cacerts", "namespace": "istio-system"}},
+                         username=istiod) == []
+    # base alone has no such policy (nor grants those writes)
+    assert "reconcilery-apigateway-externalgateway-secrets" not in by_kind(render("base"), "ValidatingAdmissionPolicy")
