@@ -60,6 +60,7 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_REDIS_CHECK_INTERVAL", "0.5", 0.5),
     ("RECONCILERY_KUBE_REFRESH_SECONDS", "0", 0.0),
     ("RECONCILERY_KUBE_AUDIT_DIR", "/tmp/audit", "/tmp/audit"),
+    ("RECONCILERY_KUBE_AUDIT_COMPONENTS", "nginx-nlk", "nginx-nlk"),
     ("RECONCILERY_COMPONENT", "watcher", "watcher"),
     ("RECONCILERY_INFORMERS", "no", False),
     ("RECONCILERY_INFORMER_SYNC_SECONDS", "2", 2.0),
