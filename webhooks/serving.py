@@ -20,7 +20,6 @@ no domain.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -97,8 +96,6 @@ class WebhookServer:
         self._wanted = Ports(port, health_port, metrics_port)
         self.ports = Ports(port, health_port, metrics_port)
         self._runners: list[web.AppRunner] = []
-        self._stop = asyncio.Event()
-        self._watch: asyncio.Task[None] | None = None
         self.serving = False
 
     # ---- certificate --------------------------------------------------------------------------
@@ -154,14 +151,13 @@ class WebhookServer:
         """Load the key pair (raises :class:`webhooks.certificates.CertificateError` if it is unusable,
         as the original fails start-up), start the inputs, then listen. Raises ``OSError`` when a port
         cannot be bound."""
-        self._stop.clear()
         self.reloader.load()
         self.ports.health = await self._listen(self._health_app(), self._wanted.health)
         if self._wanted.metrics >= 0:
             self.ports.metrics = await self._listen(self._metrics_app(), self._wanted.metrics)
         if self.inputs is not None:
             await self.inputs.start()
-        self._watch = asyncio.create_task(self.reloader.run(self._stop))
+        self.reloader.start()
         self.ports.webhook = await self._listen(self._webhook_app(), self._wanted.webhook, self.reloader.context)
         self.serving = True
         self.log.info("webhook serving host=%s port=%d health_port=%d metrics_port=%d path=%s", self.host,
@@ -170,14 +166,10 @@ class WebhookServer:
     async def stop(self) -> None:
         """Stop listening (open requests finish), stop the certificate watch and the inputs."""
         self.serving = False
-        self._stop.set()
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners = []
-        if self._watch is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
-            self._watch = None
+        await self.reloader.stop()
         if self.inputs is not None:
             await self.inputs.stop()
         self.reloader.close()

@@ -72,6 +72,8 @@ class CertificateReloader:
         self.context = server_context()
         self.pair: KeyPair | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="webhook-tls-")
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
 
     @classmethod
     def for_dir(cls, cert_dir: str | os.PathLike[str], *, poll_interval: float = 10.0,
@@ -159,6 +161,19 @@ class CertificateReloader:
             poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poller
+
+    def start(self) -> None:
+        """Run :meth:`run` in the background of the running event loop until :meth:`stop`."""
+        self._stop.clear()
+        self._task = asyncio.create_task(self.run(self._stop))
+
+    async def stop(self) -> None:
+        """End the background :meth:`run` started by :meth:`start` and wait for it (idempotent)."""
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
 
     async def _poll(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

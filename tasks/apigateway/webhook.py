@@ -27,8 +27,6 @@ is logged and the process keeps serving the Snatch webhook.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -144,8 +142,6 @@ class ConversionWebhook:
         self.certificate = CertificateReloader(lambda: secret_pair(read_secret()), "secret {}/{}".format(
             *certificate.SECRET), poll_interval=poll_interval)
         self._runner: web.AppRunner | None = None
-        self._stop = asyncio.Event()
-        self._poller: asyncio.Task[None] | None = None
 
     @property
     def ready(self) -> bool:
@@ -159,21 +155,16 @@ class ConversionWebhook:
     async def start(self) -> None:
         """Read the certificate Secret (a missing or unusable pair is logged: handshakes fail until one
         is loaded) and listen. Raises ``OSError`` when the port cannot be bound."""
-        self._stop.clear()
         await self.certificate.refresh()
         self._runner, self.port = await review_server.listen(conversion_app(), self.host, self.port,
                                                              self.certificate.context)
-        self._poller = asyncio.create_task(self.certificate.run(self._stop))
+        self.certificate.start()
         log.info("conversion webhook serving host=%s port=%d path=%s certificate_loaded=%s", self.host, self.port,
                  CONVERT_PATH, self.certificate.loaded)
 
     async def stop(self) -> None:
         """Stop polling and listening (idempotent)."""
-        self._stop.set()
-        if self._poller is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
-            self._poller = None
+        await self.certificate.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -4,16 +4,11 @@ externalgateway controller makes (and base alone does not: the widening stays op
 from __future__ import annotations
 
 import copy
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.fixtures.deploy import (
-    DEPLOY,
     Rbac,
     admission_create,
     admission_denials,
@@ -21,9 +16,8 @@ from tests.fixtures.deploy import (
     apigateway_creates,
     by_kind,
     components,
-    kubectl,
-    load_all,
     render,
+    render_with,
 )
 
 #: The mesh CA's Secrets in istio-system (as tests/unit/test_deploy.py).
@@ -59,31 +53,18 @@ CALLS = [
 ]
 
 
-def _with_component(tmp_path: Path) -> tuple[dict[str, Any], ...]:
-    """base + the component, rendered."""
-    deploy = tmp_path / "deploy"
-    shutil.copytree(DEPLOY, deploy)  # kustomize loads only below the overlay's root
-    overlay = deploy / "overlays" / "with-externalgateway"
-    overlay.mkdir()
-    (overlay / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": ["../../base"], "components": ["../../components/externalgateway"]}))
-    return load_all(subprocess.run([kubectl(), "kustomize", str(overlay)], capture_output=True, text=True,
-                                   timeout=120, check=True).stdout)
-
-
-def test_the_component_grants_every_call_and_base_alone_does_not(tmp_path: Path) -> None:
-    with_component = Rbac(_with_component(tmp_path))
+def test_the_component_grants_every_call_and_base_alone_does_not() -> None:
+    with_component = Rbac(render_with("externalgateway"))
     missing = [c for c in CALLS if not with_component.allows(SA, c, exact_namespace=True)]
     assert missing == []
     base = Rbac(render("base"))
     assert not all(base.allows(SA, c, exact_namespace=True) for c in CALLS)
 
 
-def test_its_admission_policy_admits_the_ca_secrets_and_still_not_the_mesh_ca(tmp_path: Path) -> None:
+def test_its_admission_policy_admits_the_ca_secrets_and_still_not_the_mesh_ca() -> None:
     from tasks.apigateway.externalgateway.model import ISTIO_SYSTEM, Names
 
-    objs = _with_component(tmp_path)
+    objs = render_with("externalgateway")
     ca_secret = Names.of("eu-mtls").ca_secret
     assert admission_create(render("base"), "Secret", ISTIO_SYSTEM, ca_secret)  # base alone: not a name it manages
     assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret) == []
@@ -102,8 +83,7 @@ def _secret_write(objs: tuple[dict[str, Any], ...], operation: str, old: dict[st
                                                      namespace=namespace))
 
 
-def test_its_admission_policy_lets_the_controller_update_and_delete_only_secrets_it_labelled(
-        tmp_path: Path) -> None:
+def test_its_admission_policy_lets_the_controller_update_and_delete_only_secrets_it_labelled() -> None:
     from tasks.apigateway.externalgateway import model as m
     from tasks.apigateway.externalgateway.plan import plan
     from tests.unit.apigateway.test_externalgateway import (
@@ -119,7 +99,7 @@ def test_its_admission_policy_lets_the_controller_update_and_delete_only_secrets
         secret,
     )
 
-    objs = _with_component(tmp_path)
+    objs = render_with("externalgateway")
     policy = by_kind(objs, "ValidatingAdmissionPolicy")["reconcilery-apigateway-externalgateway-secrets"]
     assert policy["spec"]["failurePolicy"] == "Fail"
     # the owner labels the policy names are the controller's
