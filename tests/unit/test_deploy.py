@@ -10,19 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fixtures.deploy import (
-    DEPLOY,
-    OVERLAYS,
-    ROOT,
-    Rbac,
-    admission_create,
-    admission_denials,
-    admission_request,
-    apigateway_creates,
-    by_kind,
-    components,
-    render,
-)
+from tests.fixtures.admission import admission_create, admission_denials, admission_request, apigateway_creates
+from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
 from workers import domains
 
 pytestmark = pytest.mark.kubectl

@@ -8,17 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.deploy import (
-    Rbac,
-    admission_create,
-    admission_denials,
-    admission_request,
-    apigateway_creates,
-    by_kind,
-    components,
-    render,
-    render_with,
-)
+from tests.fixtures.admission import admission_create, admission_denials, admission_request, apigateway_creates
+from tests.fixtures.deploy import Rbac, by_kind, components, render, render_with
 
 #: The mesh CA's Secrets in istio-system (as tests/unit/test_deploy.py).
 MESH_CA_SECRETS = ("istio-ca-secret", "cacerts", "istio-ca-root-cert")
