@@ -24,7 +24,13 @@ from tasks.cloud.validate import quota_exceeded
 READY = names.STATE_READY
 ERROR = names.STATE_ERROR
 
-__all__ = ["ERROR", "READY", "ChildStep", "Event", "Step", "StepBuilder", "gone", "status_patch", "with_child"]
+__all__ = ["ERROR", "READY", "ChildStep", "Event", "Step", "StepBuilder", "go_list", "gone", "status_patch",
+           "with_child"]
+
+
+def go_list(items: Sequence[str]) -> str:
+    """A list as Go's ``%v`` prints a string slice, ``[a b c]`` (the original's messages naming objects)."""
+    return "[" + " ".join(items) + "]"
 
 
 def gone() -> Step:

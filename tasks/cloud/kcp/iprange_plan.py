@@ -46,9 +46,9 @@ from kube.toolkit.actions import Action
 from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
-from tasks.cloud.step import ChildStep, StepBuilder, gone, with_child
+from tasks.cloud.step import ChildStep, StepBuilder, go_list, gone, with_child
 
-__all__ = ["NETWORK", "VPC_PEERING", "IpRangePlan", "Seen", "finish", "go_list", "network_name", "plan", "scope_name"]
+__all__ = ["NETWORK", "VPC_PEERING", "IpRangePlan", "Seen", "finish", "network_name", "plan", "scope_name"]
 
 #: :attr:`~kube.toolkit.Action.kind` of the writes (the shell maps them to resources).
 NETWORK = names.NETWORK.kind
@@ -107,11 +107,6 @@ def scope_name(obj: Mapping[str, Any]) -> str:
 def network_name(obj: Mapping[str, Any]) -> str:
     """``spec.network.name``, default ``<scope>--kyma``."""
     return str(((obj.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope_name(obj)))
-
-
-def go_list(items: Sequence[str]) -> str:
-    """A list as Go's ``%v`` prints a string slice: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
 
 
 def _with(step: Step, fields: Mapping[str, Any]) -> Step:

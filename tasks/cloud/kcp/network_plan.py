@@ -23,7 +23,7 @@ from typing import Any
 
 from kube.toolkit.step import Step
 from tasks.cloud import names
-from tasks.cloud.step import StepBuilder
+from tasks.cloud.step import StepBuilder, go_list
 
 __all__ = ["MANAGED", "NetworkPlan", "Seen", "complete_reference", "plan"]
 
@@ -58,10 +58,6 @@ class NetworkPlan:
     provider: str = ""
 
 
-def _go_list(items: Sequence[str]) -> str:
-    return "[" + " ".join(items) + "]"
-
-
 def kind_of(obj: Mapping[str, Any]) -> str:
     """``spec.type`` (default ``external``)."""
     return str((obj.get("spec") or {}).get("type") or "external")
@@ -92,7 +88,7 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Net
                             (seen.peering_remote, " VpcPeering remote network")):
             if users:
                 run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
-                              f"Can not be deleted while used by{what}: {_go_list(users)}", names.STATE_WARNING)
+                              f"Can not be deleted while used by{what}: {go_list(users)}", names.STATE_WARNING)
                 return NetworkPlan(run.step(requeue_after=t(10)))
         if kind == MANAGED:
             return NetworkPlan(Step(), provider="delete")

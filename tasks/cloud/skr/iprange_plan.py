@@ -39,7 +39,7 @@ from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity
 from tasks.cloud.state import derive_state, project_kcp_iprange
-from tasks.cloud.step import StepBuilder
+from tasks.cloud.step import StepBuilder, go_list
 from tasks.cloud.validate import cidr_failure, overlap_winner
 
 __all__ = ["Seen", "SkrPlan", "identity", "mirror", "plan"]
@@ -98,10 +98,6 @@ def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, provider: str, kcp_
                                     names.LABEL_REMOTE_NAMESPACE: "",
                                     names.LABEL_MODULE: names.MODULE_LABEL_VALUE}},
             "spec": spec}
-
-
-def _go_list(items: Sequence[str]) -> str:
-    return "[" + " ".join(items) + "]"
 
 
 def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
@@ -168,7 +164,7 @@ def _delete(run: StepBuilder, seen: Seen, ident: str, has_finalizer: bool, label
         run.set(state=names.STATE_PROCESSING)
     if seen.users:
         run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
-                      f"Can not be deleted while used by: {_go_list(list(seen.users))}", names.STATE_ERROR)
+                      f"Can not be deleted while used by: {go_list(list(seen.users))}", names.STATE_ERROR)
         return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id)
     if seen.kcp is not None:
         run.without(names.COND_WARNING).set(state=names.STATE_DELETING)

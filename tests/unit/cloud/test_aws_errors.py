@@ -1,6 +1,7 @@
 """The AWS layer's error boundary: every botocore failure of a client method is the layer's own
 :class:`AwsError` (a refused call: :class:`AwsRefused`), carrying what the flows read, so they import no
-botocore; fencing errors and the layer's own not-found handling are unchanged."""
+botocore; fencing errors and the layer's own not-found handling are unchanged. A flow hands a refusal to its pure plan
+as plain data (the IpRange's :class:`~tasks.cloud.aws.iprange_plan.Failure`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import botocore.exceptions
 import pytest
 
-from tasks.cloud.aws import client
+import tasks.cloud.aws.iprange_plan as p
+from tasks.cloud.aws import client, iprange
 
 
 def refusal(code: str, message: str, status: int) -> botocore.exceptions.ClientError:
@@ -67,3 +69,40 @@ def test_not_found_is_still_none_inside_and_flagged_outside() -> None:
 def test_other_exceptions_are_not_disguised() -> None:
     with pytest.raises(KeyError):
         ec2(KeyError("Vpcs")).vpc_by_name("shoot")
+
+
+class Associating:
+    """A boto3 EC2 client whose ``associate_vpc_cidr_block`` raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def associate_vpc_cidr_block(self, **_: Any) -> dict[str, Any]:
+        raise self.error
+
+
+IPRANGE = {"metadata": {"name": "id-1", "namespace": "kcp-system"}, "spec": {}, "status": {"cidr": "10.251.0.0/22"}}
+SCOPE = {"spec": {"scope": {"aws": {"network": {"zones": [{"name": "z1"}]}}}}}
+
+
+@pytest.mark.parametrize(("error", "reason", "message", "requeue"), [
+    (refusal("UnauthorizedOperation", "You are not authorized", 403), "CidrAssociationFailed",
+     "Error associating VPC CIDR block: Not authorized to perform this operation.", None),
+    (refusal("RequestLimitExceeded", "slow down", 503), None, None, 10),
+])
+def test_the_iprange_shell_hands_a_refused_call_to_its_plan(error: Exception, reason: str | None,
+                                                            message: str | None, requeue: float | None) -> None:
+    found = p.Read({"VpcId": "vpc-1", "CidrBlockAssociationSet": []})
+    plan = p.plan_create(IPRANGE, SCOPE, found, lambda s: s)
+    step = iprange.apply(client.Ec2(lambda timeout: Associating(error)), plan)
+    conditions = (step.status or {}).get("conditions") or [{}]
+    assert (conditions[0].get("reason"), conditions[0].get("message"), step.requeue_after) == (reason, message, requeue)
+
+
+def test_the_iprange_shell_leaves_an_unanswered_call_to_its_turn() -> None:
+    plan = p.plan_create(IPRANGE, SCOPE, p.Read({"VpcId": "vpc-1"}), lambda s: s)
+    no_answer = botocore.exceptions.EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+    with pytest.raises(client.AwsError):
+        iprange.apply(client.Ec2(lambda timeout: Associating(no_answer)), plan)
+    failure = iprange.failure(client.AwsError("gone", retryable=True))
+    assert p.read_failed(IPRANGE, failure, "CloudProviderError", lambda s: s).requeue_after == 10

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.cloud.aws.iprange import (
+from tasks.cloud.aws.iprange_plan import (
+    Failure,
     Read,
     association_for,
     missing_subnets,
     plan_create,
     plan_delete,
+    read_failed,
     subnet_conflict,
     vpc_overlap,
 )
+from tasks.cloud.calls import Refused
 
 
 def assoc(cidr: str, state: str = "associated", ident: str = "a") -> dict:
@@ -137,3 +140,114 @@ def test_delete(found: Read, calls: list, gone: bool, requeue: float | None) -> 
     assert [(c.method, c.args) for c in plan.calls] == calls
     step = plan.done([None] * len(calls))
     assert bool(step.remove_finalizer) is gone and step.requeue_after == requeue
+
+
+# -- branches of the plans: waits, refusals, what a deletion leaves alone --
+
+ASSOCIATED = assoc("10.251.0.0/22", ident="assoc-9")
+OURS = [subnet("10.251.0.0/23", "z1", cm=True, ident="s-1"), subnet("10.251.2.0/23", "z2", cm=True, ident="s-2")]
+
+
+def pending(s: dict) -> dict:
+    return {**s, "State": "pending"}
+
+
+@pytest.mark.parametrize(("obj", "found", "requeue"), [
+    (kcp_range(), Read(vpc(assoc("10.251.0.0/22", "associating"))), 10),
+    (kcp_range(), Read(vpc(ASSOCIATED), [OURS[0], pending(OURS[1])]), 1),
+])
+def test_create_waits_without_calls_or_conditions(obj: dict, found: Read, requeue: float) -> None:
+    plan = plan_create(obj, SCOPE, found, t, NOW)
+    step = plan.done()
+    assert plan.calls == () and step.requeue_after == requeue and step.event is None and step.error is None
+    assert "conditions" not in (step.status or {})
+
+
+def test_create_a_cidr_too_small_for_the_zones_can_not_split() -> None:
+    step = plan_create(kcp_range({"cidr": "10.251.0.0/32"}), SCOPE, Read(vpc()), t, NOW).done()
+    assert first_condition(step) == ("Error", "CidrCanNotSplit", "Can not split CIDR to 2 subnets")
+
+
+def test_create_keeps_the_vpc_id_and_ranges_already_in_the_status() -> None:
+    obj = kcp_range({"ranges": ["10.251.0.0/23", "10.251.2.0/23"], "vpcId": "vpc-1"})
+    plan = plan_create(obj, SCOPE, Read(vpc(ASSOCIATED), [OURS[0]]), t, NOW)
+    assert [(c.method, c.args[1:3]) for c in plan.calls] == [("create_subnet", ("z2", "10.251.2.0/23"))]
+    assert plan.calls[0].args[3] == {
+        "Name": "id-1-1", "cloud-manager.kyma-project.io/name": "kcp-system/id-1",
+        "cloud-manager.kyma-project.io/remote-name": "/r", "cloud-manager.kyma-project.io/scope": "k",
+        "cloud-manager.kyma-project.io/iprange": "1"}
+    step = plan.done([OURS[1]])
+    assert step.status is not None and "ranges" not in step.status and "vpcId" not in step.status
+    assert step.status["addressSpaceId"] == "assoc-9"
+    assert step.status["subnets"] == [{"id": "s-2", "zone": "z2", "range": "10.251.2.0/23", "name": ""}]
+
+
+@pytest.mark.parametrize(("found", "call", "expected"), [
+    (Read(vpc()), 0, ("Error", "CidrAssociationFailed", "Error associating VPC CIDR block: bad cidr")),
+    (Read(vpc(ASSOCIATED)), 1, ("Error", "CloudProviderError", "Error creating subnet 10.251.2.0/23 in z2: bad cidr")),
+])
+def test_create_a_refused_call_is_its_error_with_backoff(found: Read, call: int, expected: tuple) -> None:
+    plan = plan_create(kcp_range(), SCOPE, found, t, NOW)
+    step = plan.failed(plan.calls[call], Failure(400, "bad cidr", "An error occurred (X): bad cidr"))
+    assert first_condition(step) == expected and step.error == expected[2] and step.requeue_after is None
+
+
+@pytest.mark.parametrize("deleting", [False, True])
+def test_a_retryable_refusal_comes_back_in_10_s_without_an_error(deleting: bool) -> None:
+    slow = Failure(503, "slow down", retryable=True)
+    obj = kcp_range(deleting=deleting)
+    plan = plan_delete(obj, Read(vpc(ASSOCIATED)), t, NOW) if deleting else plan_create(obj, SCOPE, Read(vpc()), t, NOW)
+    step = plan.failed(plan.calls[0], slow)
+    assert step.requeue_after == 10 and step.error is None and step.event is None
+    assert "conditions" not in (step.status or {})
+    read = read_failed(obj, slow, "Unknown", t, NOW)
+    assert read.requeue_after == 10 and read.status is None and read.error is None
+
+
+@pytest.mark.parametrize(("reason", "failure"), [
+    ("CloudProviderError", Failure(403, "Not authorized to perform this operation.")),
+    ("Unknown", Refused(400, "no such vpc")),  # a plain refusal is never retried without an Error
+])
+def test_a_refused_read_is_an_error_with_the_users_words(reason: str, failure: Refused) -> None:
+    step = read_failed(kcp_range(), failure, reason, t, NOW)
+    assert first_condition(step) == ("Error", reason, failure.message) and step.error == failure.message
+
+
+@pytest.mark.parametrize(("obj", "found", "calls", "expected"), [
+    # only Cloud Manager's subnets inside the CIDR go; those not available yet are waited for
+    (kcp_range(deleting=True), Read(vpc(ASSOCIATED), [pending(OURS[0]), OURS[1],
+                                                       subnet("10.251.0.0/24", ident="foreign"),
+                                                       subnet("10.9.0.0/24", cm=True, ident="elsewhere")]),
+     [("delete_subnet", ("s-2",))], (False, 1)),
+    (kcp_range(deleting=True), Read(vpc(ASSOCIATED), [pending(OURS[0])]), [], (False, 1)),
+    # without a CIDR every Cloud Manager subnet goes, then the finalizer (no association to look at)
+    (kcp_range({"cidr": ""}, deleting=True), Read(vpc(), [subnet("10.9.0.0/24", cm=True, ident="s-9")]),
+     [("delete_subnet", ("s-9",))], (False, 1)),
+    (kcp_range({"cidr": ""}, deleting=True), Read(vpc(ASSOCIATED)), [], (True, None)),
+    (kcp_range(deleting=True), Read(vpc(assoc("10.251.0.0/22", "associating"))), [], (False, 1)),
+])
+def test_delete_branches(obj: dict, found: Read, calls: list, expected: tuple) -> None:
+    plan = plan_delete(obj, found, t, NOW)
+    assert [(c.method, c.args) for c in plan.calls] == calls
+    step = plan.done([None] * len(calls))
+    assert (bool(step.remove_finalizer), step.requeue_after) == expected and step.error is None
+
+
+def test_delete_an_association_in_another_state_is_an_unknown_error() -> None:
+    plan = plan_delete(kcp_range(deleting=True), Read(vpc(assoc("10.251.0.0/22", "failed"))), t, NOW)
+    step = plan.done()
+    assert plan.calls == () and not step.remove_finalizer
+    assert first_condition(step) == ("Error", "Unknown", "VPC Cidr block is in Failed/Associated state")
+    assert step.error == "VPC Cidr block is in Failed/Associated state"
+
+
+def test_delete_removes_ready_and_a_refused_call_is_unknown() -> None:
+    ready = {"state": "Ready", "subnets": [{"id": "s-1"}],
+             "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]}
+    plan = plan_delete(kcp_range(ready, deleting=True), Read(vpc(ASSOCIATED)), t, NOW)
+    assert [c.method for c in plan.calls] == ["disassociate_cidr"]
+    done = plan.done([None])
+    assert done.status is not None and done.status["conditions"] == [] and done.status["subnets"] is None
+    refused = plan_delete(kcp_range(ready, deleting=True), Read(vpc(ASSOCIATED)), t, NOW)
+    step = refused.failed(refused.calls[0], Failure(400, "in use"))
+    assert first_condition(step) == ("Error", "Unknown", "in use") and step.error == "in use"
