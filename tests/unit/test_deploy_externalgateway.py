@@ -53,17 +53,27 @@ def test_the_component_grants_every_call_and_base_alone_does_not() -> None:
 
 
 def test_its_admission_policy_admits_the_ca_secrets_and_still_not_the_mesh_ca() -> None:
-    from tasks.apigateway.externalgateway.model import ISTIO_SYSTEM, Names
+    from tasks.apigateway.externalgateway.model import ISTIO_SYSTEM, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL
+    from tasks.apigateway.externalgateway.plan import plan
+    from tests.unit.apigateway.test_externalgateway import GARDENER, INGRESS, NOW, cluster, egw
 
     objs = render_with("externalgateway")
-    ca_secret = Names.of("eu-mtls").ca_secret
-    assert admission_create(render("base"), "Secret", ISTIO_SYSTEM, ca_secret)  # base alone: not a name it manages
-    assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret) == []
+    # the CA Secret as the controller creates it: named <base>-tls-cacert, labelled as the ExternalGateway's
+    (created,) = [a.object for a in plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW).actions
+                  if a.kind == "Secret" and a.verb == "create"]
+    ca_secret, labels = created["metadata"]["name"], created["metadata"]["labels"]
+    assert admission_create(render("base"), "Secret", ISTIO_SYSTEM, ca_secret, labels=labels)  # base: not its name
+    assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret, labels=labels) == []
+    assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret)  # unlabelled: it would own nothing
+    for label in (OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL):  # an owner label empty or missing
+        assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret, labels={**labels, label: ""}), label
+        assert admission_create(objs, "Secret", ISTIO_SYSTEM, ca_secret,
+                                labels={k: v for k, v in labels.items() if k != label}), label
     for kind, namespace, name in apigateway_creates():
         assert admission_create(objs, kind, namespace, name) == [], (kind, namespace, name)
     for name in MESH_CA_SECRETS:
-        assert admission_create(objs, "Secret", ISTIO_SYSTEM, name), name
-    assert admission_create(objs, "Secret", "kyma-system", ca_secret)
+        assert admission_create(objs, "Secret", ISTIO_SYSTEM, name, labels=labels), name
+    assert admission_create(objs, "Secret", "kyma-system", ca_secret, labels=labels)
 
 
 def _secret_write(objs: tuple[dict[str, Any], ...], operation: str, old: dict[str, Any],
