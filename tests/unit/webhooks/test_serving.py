@@ -4,10 +4,12 @@ the decision inputs around the review listener, and fails start-up without a usa
 
 from __future__ import annotations
 
+import socket
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from tests.unit.webhooks.conftest import client, handshake, post, serving
@@ -19,14 +21,29 @@ from webhooks.serving import RunningWebhook, WebhookServer
 
 
 class Inputs:
+    """Decision inputs that record, when started and stopped, what the server serves at that moment."""
+
     def __init__(self) -> None:
         self.events: list[str] = []
+        self.server: WebhookServer | None = None
+        self.at_start: tuple[int, int] | None = None  # (the review port, /readyz status)
+        self.review_port_open_at_stop: bool | None = None
 
     async def start(self) -> None:
         self.events.append("start")
+        if self.server is not None:
+            async with aiohttp.ClientSession() as session, session.get(
+                    f"http://127.0.0.1:{self.server.ports.health}/readyz") as ready:
+                self.at_start = (self.server.ports.webhook, ready.status)
 
     async def stop(self) -> None:
         self.events.append("stop")
+        if self.server is not None:
+            try:
+                socket.create_connection(("127.0.0.1", self.server.ports.webhook), timeout=1).close()
+                self.review_port_open_at_stop = True
+            except OSError:
+                self.review_port_open_at_stop = False
 
 
 async def _allow(review: reviews.Review) -> dict[str, Any]:
@@ -35,8 +52,10 @@ async def _allow(review: reviews.Review) -> dict[str, Any]:
 
 def _server(cert_dir: Path, inputs: Inputs, reloaded: list[KeyPair | None]) -> WebhookServer:
     route = review_server.review_endpoint(reviews.ADMISSION, _allow)
-    return WebhookServer("test", cert_dir, reviews.ADMISSION, {"/check": route, "/other": route}, inputs=inputs,
-                         host="127.0.0.1", port=0, health_port=0, metrics_port=0, on_cert_reload=reloaded.append)
+    inputs.server = WebhookServer("test", cert_dir, reviews.ADMISSION, {"/check": route, "/other": route},
+                                  inputs=inputs, host="127.0.0.1", port=0, health_port=0, metrics_port=0,
+                                  on_cert_reload=reloaded.append)
+    return inputs.server
 
 
 def test_the_shell_serves_the_routes_with_health_metrics_and_inputs(ca: KeyPair, tmp_path: Path) -> None:
@@ -54,6 +73,8 @@ def test_the_shell_serves_the_routes_with_health_metrics_and_inputs(ca: KeyPair,
         assert handshake(ports.webhook, client(ca))[0] == "TLSv1.3"
         assert [p.cert_pem if p else None for p in reloaded] == [pair.cert_pem]
         assert inputs.events == ["start"]
+        # the inputs started before the review listener (port 0: not bound yet), while /readyz said not ready
+        assert inputs.at_start == (0, 503)
         for path in ("/healthz", "/healthz/ping", "/readyz", "/readyz/ping"):
             assert urllib.request.urlopen(f"http://127.0.0.1:{ports.health}{path}", timeout=5).read() == b"ok"
         metrics = urllib.request.urlopen(f"http://127.0.0.1:{ports.metrics}/metrics", timeout=5).read()
@@ -61,6 +82,7 @@ def test_the_shell_serves_the_routes_with_health_metrics_and_inputs(ca: KeyPair,
     finally:
         hook.stop()
     assert inputs.events == ["start", "stop"] and not hook.server.serving
+    assert inputs.review_port_open_at_stop is False  # stopped after the review listener closed
 
 
 def test_no_usable_pair_fails_start_before_the_inputs_start(tmp_path: Path) -> None:
