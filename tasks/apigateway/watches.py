@@ -149,17 +149,35 @@ def _all_apirules(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:
     return [_key(event, *object_key(obj)) for obj in stores.list(APIRULES)]
 
 
-def apirule_changed(event: WatchEvent) -> bool:
-    """Whether an APIRule event needs a reconcile (controller-runtime's GenerationChangedPredicate
-    or the version annotations, as api-gateway's predicate; plus a deletionTimestamp appearing)."""
+def generation_changed(event: WatchEvent) -> bool:
+    """controller-runtime's ``GenerationChangedPredicate`` plus a ``deletionTimestamp`` appearing: every
+    event but a ``MODIFIED`` (its old object known) that kept ``metadata.generation`` and the deletion
+    state (status and finalizer writes)."""
     if event.type != "MODIFIED" or event.old is None:
         return True
     new, old = _meta(event.object), _meta(event.old)
-    if new.get("generation") != old.get("generation"):
+    return new.get("generation") != old.get("generation") or \
+        bool(new.get("deletionTimestamp")) != bool(old.get("deletionTimestamp"))
+
+
+def drifted(event: WatchEvent, fields: tuple[str, ...] = ("spec",)) -> bool:
+    """Whether an event of a generated object may be drift to repair: it was deleted, or modified in one
+    of its top-level ``fields`` or its labels (an add is our own create; a status change is not drift)."""
+    if event.type == "ADDED":
+        return False
+    if event.type != "MODIFIED" or event.old is None:
         return True
-    if bool(new.get("deletionTimestamp")) != bool(old.get("deletionTimestamp")):
+    return any(event.object.get(f) != event.old.get(f) for f in fields) or \
+        _meta(event.object).get("labels") != _meta(event.old).get("labels")
+
+
+def apirule_changed(event: WatchEvent) -> bool:
+    """Whether an APIRule event needs a reconcile (controller-runtime's GenerationChangedPredicate
+    or the version annotations, as api-gateway's predicate; plus a deletionTimestamp appearing)."""
+    if generation_changed(event):
         return True
-    new_ann, old_ann = new.get("annotations") or {}, old.get("annotations") or {}
+    new_ann = _meta(event.object).get("annotations") or {}
+    old_ann = _meta(event.old).get("annotations") or {}
     return any(new_ann.get(a) != old_ann.get(a) for a in WATCHED_ANNOTATIONS)
 
 
@@ -229,10 +247,7 @@ def owner_of(obj: Mapping[str, Any] | None) -> tuple[str, str] | None:
 
 def map_owned(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     """An owned object deleted, or its spec or labels changed → its owner APIRule."""
-    if event.type == "ADDED":
-        return []
-    if event.type == "MODIFIED" and event.old is not None and event.object.get("spec") == event.old.get("spec") \
-            and _meta(event.object).get("labels") == _meta(event.old).get("labels"):
+    if not drifted(event):
         return []
     owners = {owner_of(event.object), owner_of(event.old)} - {None}
     return [_key(event, *owner) for owner in sorted(o for o in owners if o is not None)]
@@ -313,10 +328,7 @@ def map_envoy_filter(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, K
 def map_network_policy(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     """The module's NetworkPolicy deleted, or its spec or labels changed → the APIGateway named by its
     ``api-gateway.kyma-project.io/managed-by`` label (old and new object)."""
-    if event.type == "ADDED":
-        return []
-    if event.type == "MODIFIED" and event.old is not None and event.object.get("spec") == event.old.get("spec") \
-            and _meta(event.object).get("labels") == _meta(event.old).get("labels"):
+    if not drifted(event):
         return []
     owners = [(_meta(o).get("labels") or {}).get(NETWORK_POLICY_OWNER_LABEL) for o in (event.object, event.old)]
     return list(dict.fromkeys(_apigateway_key(event, str(o)) for o in owners if o))

@@ -25,6 +25,7 @@ from informers.store import Stores
 from tasks.apigateway import reads
 from tasks.apigateway.externalgateway import model as m
 from tasks.apigateway.externalgateway.controller import CONTROLLER_NAME, EXTERNAL_GATEWAY
+from tasks.apigateway.watches import drifted, generation_changed
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -44,9 +45,8 @@ def _key(event: WatchEvent, obj: Mapping[str, Any]) -> tuple[str, Key]:
 
 def map_external_gateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     """Itself on add, delete, new generation or deletion; a deletion also the others of its domain."""
-    obj, meta, old = event.object, _meta(event.object), _meta(event.old)
-    if event.type == "MODIFIED" and event.old is not None and meta.get("generation") == old.get("generation") \
-            and bool(meta.get("deletionTimestamp")) == bool(old.get("deletionTimestamp")):
+    obj, meta = event.object, _meta(event.object)
+    if not generation_changed(event):
         return []
     keys = [_key(event, obj)]
     if event.type == "DELETED":
@@ -57,17 +57,10 @@ def map_external_gateway(event: WatchEvent, stores: Stores) -> Iterable[tuple[st
     return keys
 
 
-def _content(obj: Mapping[str, Any] | None) -> tuple[Any, ...]:
-    o = obj or {}
-    return o.get("spec"), o.get("data"), _meta(o).get("labels")
-
-
 def map_generated(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     """A generated object deleted or changed in spec, data or labels → its ExternalGateway (creates are
     our own writes: nothing)."""
-    if event.type == "ADDED":
-        return []
-    if event.type == "MODIFIED" and event.old is not None and _content(event.object) == _content(event.old):
+    if not drifted(event, ("spec", "data")):
         return []
     owners = {m.owner_of(o) for o in (event.object, event.old)} - {None}
     return [(CONTROLLER_NAME, Key(event.cluster, ns, name)) for ns, name in sorted(o for o in owners if o)]
