@@ -381,6 +381,44 @@ class Ec2:
         return sorted(ips)
 
 
+@_guard_methods
+class _SecurityGroups:
+    """The EC2 security group calls of the flows that make one (NfsInstance's :class:`Efs`, RedisInstance's
+    :class:`ElastiCache`); the class gives :meth:`_ec2`, the EC2 client (fenced for a write)."""
+
+    def _ec2(self, write: bool = False) -> Any:
+        raise NotImplementedError
+
+    def security_group(self, vpc_id: str, name: str, tag_name: str) -> dict[str, Any] | None:
+        """The security group tagged ``Name=name`` and ``cloud-manager.kyma-project.io/name=tag_name``
+        (in ``vpc_id`` when given), or ``None``."""
+        filters = [{"Name": "tag:Name", "Values": [name]},
+                   {"Name": "tag:cloud-manager.kyma-project.io/name", "Values": [tag_name]}]
+        if vpc_id:
+            filters.append({"Name": "vpc-id", "Values": [vpc_id]})
+        found = self._ec2().describe_security_groups(Filters=filters).get("SecurityGroups") or []
+        return dict(found[0]) if found else None
+
+    def create_security_group(self, vpc_id: str, name: str, tags: Mapping[str, str]) -> str:
+        """``CreateSecurityGroup`` (group name and description ``name``) with tags; its id."""
+        return str(self._ec2(write=True).create_security_group(
+            GroupName=name, Description=name, VpcId=vpc_id,
+            TagSpecifications=[{"ResourceType": "security-group", "Tags": _tags(tags)}])["GroupId"])
+
+    def authorize_ingress(self, group_id: str, cidrs: Sequence[str], port: int) -> None:
+        """``AuthorizeSecurityGroupIngress``: TCP ``port`` from each of ``cidrs``."""
+        self._ec2(write=True).authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": port, "ToPort": port, "IpRanges": [{"CidrIp": c} for c in cidrs]}])
+
+    def delete_security_group(self, group_id: str) -> None:
+        """``DeleteSecurityGroup`` (one already gone is fine)."""
+        try:
+            self._ec2(write=True).delete_security_group(GroupId=group_id)
+        except botocore.exceptions.ClientError as exc:
+            if not (is_not_found(exc) or error_code(exc).endswith(("NotFound", "NotFoundFault"))):
+                raise
+
+
 @_guarded
 def efs_for(settings: CloudSettings, account: str, region: str) -> Efs:
     """The EFS layer (EFS and the EC2 security group calls of the NFS flow) for ``account`` in ``region``."""
@@ -390,7 +428,7 @@ def efs_for(settings: CloudSettings, account: str, region: str) -> Efs:
 
 
 @_guard_methods
-class Efs:
+class Efs(_SecurityGroups):
     """The NfsInstance flow's calls (``pkg/kcp/provider/aws/nfsinstance/client``): EFS file systems and
     mount targets, EC2 security groups and subnets. Raises :class:`AwsError` (and
     :class:`fencing.FenceError` when the reconcile must stop).
@@ -414,34 +452,9 @@ class Efs:
             fencing.check()
         return self._ec2_clients(attempt_timeout(write))
 
-    def security_group(self, vpc_id: str, name: str, tag_name: str) -> dict[str, Any] | None:
-        """The security group tagged ``Name=name`` and ``cloud-manager.kyma-project.io/name=tag_name``
-        (in ``vpc_id`` when given), or ``None``."""
-        filters = [{"Name": "tag:Name", "Values": [name]},
-                   {"Name": "tag:cloud-manager.kyma-project.io/name", "Values": [tag_name]}]
-        if vpc_id:
-            filters.append({"Name": "vpc-id", "Values": [vpc_id]})
-        found = self._ec2().describe_security_groups(Filters=filters).get("SecurityGroups") or []
-        return dict(found[0]) if found else None
-
-    def create_security_group(self, vpc_id: str, name: str, tags: Mapping[str, str]) -> str:
-        """``CreateSecurityGroup`` (group name and description ``name``) with tags; its id."""
-        return str(self._ec2(write=True).create_security_group(
-            GroupName=name, Description=name, VpcId=vpc_id,
-            TagSpecifications=[{"ResourceType": "security-group", "Tags": _tags(tags)}])["GroupId"])
-
     def authorize_nfs_ingress(self, group_id: str, cidrs: Sequence[str]) -> None:
-        """``AuthorizeSecurityGroupIngress``: TCP 2049 from each of ``cidrs``."""
-        self._ec2(write=True).authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
-            {"IpProtocol": "tcp", "FromPort": 2049, "ToPort": 2049, "IpRanges": [{"CidrIp": c}]} for c in cidrs])
-
-    def delete_security_group(self, group_id: str) -> None:
-        client = self._ec2(write=True)
-        try:
-            client.delete_security_group(GroupId=group_id)
-        except botocore.exceptions.ClientError as exc:
-            if not (is_not_found(exc) or error_code(exc) == "InvalidGroup.NotFound"):
-                raise
+        """``AuthorizeSecurityGroupIngress``: TCP 2049 (NFS) from each of ``cidrs``."""
+        self.authorize_ingress(group_id, cidrs, 2049)
 
     def subnet_vpcs(self, subnet_ids: Sequence[str]) -> dict[str, str]:
         """``subnet id -> VPC id`` of the subnets that exist."""
@@ -512,7 +525,7 @@ def _params(found: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 
 @_guard_methods
-class ElastiCache:
+class ElastiCache(_SecurityGroups):
     """ElastiCache, Secrets Manager and EC2 calls of the RedisInstance flow (as cloud-manager's
     ``pkg/kcp/provider/aws/client/elastiCacheClient.go``). Reads answer ``None`` for a missing object;
     writes call :func:`fencing.check` first. Raises :class:`AwsError` (and :class:`fencing.FenceError`).
@@ -529,6 +542,9 @@ class ElastiCache:
         if write:
             fencing.check()
         return self._clients[service](attempt_timeout(write))
+
+    def _ec2(self, write: bool = False) -> Any:
+        return self._c("ec2", write)
 
     def _maybe(self, call: Callable[[], Any]) -> Any:
         try:
@@ -567,13 +583,6 @@ class ElastiCache:
     def user_group(self, name: str) -> dict[str, Any] | None:
         found = self._maybe(lambda: self._c("elasticache").describe_user_groups(UserGroupId=name))
         return dict(found["UserGroups"][0]) if found and found.get("UserGroups") else None
-
-    def security_group(self, vpc_id: str, name: str, tag_name: str) -> dict[str, Any] | None:
-        """The security group of the VPC with tags ``Name=<name>`` and Cloud Manager's name tag."""
-        found = self._c("ec2").describe_security_groups(Filters=[
-            {"Name": "vpc-id", "Values": [vpc_id]}, {"Name": "tag:Name", "Values": [name]},
-            {"Name": "tag:cloud-manager.kyma-project.io/name", "Values": [tag_name]}]).get("SecurityGroups") or []
-        return dict(found[0]) if found else None
 
     def replication_group(self, name: str) -> dict[str, Any] | None:
         found = self._maybe(lambda: self._c("elasticache").describe_replication_groups(ReplicationGroupId=name))
@@ -625,19 +634,6 @@ class ElastiCache:
 
     def delete_user_group(self, name: str) -> None:
         self._maybe(lambda: self._c("elasticache", True).delete_user_group(UserGroupId=name))
-
-    def create_security_group(self, vpc_id: str, name: str, tags: Mapping[str, str]) -> str:
-        found = self._c("ec2", True).create_security_group(
-            GroupName=name, Description=name, VpcId=vpc_id,
-            TagSpecifications=[{"ResourceType": "security-group", "Tags": _ec_tags(tags)}])
-        return str(found["GroupId"])
-
-    def authorize_ingress(self, group_id: str, cidrs: Sequence[str], port: int) -> None:
-        self._c("ec2", True).authorize_security_group_ingress(GroupId=group_id, IpPermissions=[
-            {"IpProtocol": "tcp", "FromPort": port, "ToPort": port, "IpRanges": [{"CidrIp": c} for c in cidrs]}])
-
-    def delete_security_group(self, group_id: str) -> None:
-        self._maybe(lambda: self._c("ec2", True).delete_security_group(GroupId=group_id))
 
     def create_replication_group(self, name: str, subnet_group: str, parameter_group: str, node_type: str,
                                  engine_version: str, auto_minor: bool, auth_token: str | None,

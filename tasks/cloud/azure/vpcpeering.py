@@ -49,6 +49,9 @@ def read(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], local:
     if local is not None:
         rg, vnet = _rg_vnet(str(status.get("id") or ""), local)
         local_peering, local_error = _try(clients["local"].get_peering, rg, vnet, local_peering_name(obj))
+        if local_error is not None and not local_error.not_found:
+            log.warning("azure local peering not loaded", vpcpeering=(obj.get("metadata") or {}).get("name"),
+                        error=str(local_error))
     peering_name = str(details.get("peeringName") or "")
     if remote is not None and not client_error and peering_name:
         rg, vnet = _rg_vnet(str(status.get("remoteId") or ""), remote)
@@ -69,8 +72,8 @@ def apply(clients: Mapping[str, VpcPeeringClient], plan: Plan) -> Step:
         try:
             getattr(clients[call.client], call.method)(*call.args, **call.kwargs)
         except AzureApiError as err:
-            log.info("azure peering call refused", vpcpeering=plan.run.name, call=call.kind, status=err.status,
-                     code=err.code)
+            log.warning("azure peering call refused", vpcpeering=plan.run.name, call=call.kind, status=err.status,
+                        code=err.code, error=str(err))
             step = plan.failed(call, err)
             if step is not None:
                 return step

@@ -44,15 +44,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import structlog
-
 from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
-
-log = structlog.get_logger("tasks.cloud.azure")
 
 __all__ = [
     "ERROR_MESSAGES",
@@ -270,13 +266,11 @@ class Plan:
     def failed(self, call: Call, err: AzureApiError) -> Step | None:
         """The Step of a refused call; None: go on (a refused remote delete, as the original)."""
         run, t = self.run, self.t
-        if call.kind == "remote_delete":
-            log.warning("azure remote peering not deleted", vpcpeering=run.name, error=str(err))
+        if call.kind == "remote_delete":  # the shell logs it
             return None
         if err.too_many_requests:
             return Step(requeue_after=t(60))
         if call.kind == "local_delete":
-            log.warning("azure local peering not deleted", vpcpeering=run.name, error=str(err))
             return run.step(requeue_after=t(300))
         default = "Error creating VPC peering" if call.kind == "local_create" else "Error creating remote VPC peering"
         message, warning = error_message(err, default)
@@ -321,7 +315,6 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
         err = found.local_error
         if err.too_many_requests:
             return stop(run.step(requeue_after=t(10)))
-        log.warning("azure local peering not loaded", vpcpeering=run.name, error=str(err))
         return stop(run.step(requeue_after=t(300)))
     # the remote clients
     if found.client_error:
@@ -388,7 +381,6 @@ def plan_delete(obj: Mapping[str, Any], local: VNet | None, remote: VNet | None,
         return Plan(run, t, then=step)
 
     if found.local_error is not None and not found.local_error.not_found:
-        log.warning("azure local peering not loaded", vpcpeering=run.name, error=str(found.local_error))
         return stop(run.step(requeue_after=t(10) if found.local_error.too_many_requests else t(300)))
     if found.client_error and remote is not None:
         return stop(run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {remote.tenant} "

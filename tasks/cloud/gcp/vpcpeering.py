@@ -70,8 +70,8 @@ def apply(client: VpcPeeringClient, plan: Plan) -> Step:
     try:
         answer = getattr(client, plan.call.method)(*plan.call.args, **plan.call.kwargs)
     except GcpApiError as err:
-        log.info("gcp peering call refused", vpcpeering=plan.run.name, call=plan.call.kind, status=err.status,
-                 error=err.message)
+        log.warning("gcp peering call refused", vpcpeering=plan.run.name, call=plan.call.kind, status=err.status,
+                    error=err.message)
         return plan.failed(err)
     return plan.done(answer)
 

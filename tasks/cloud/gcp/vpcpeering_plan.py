@@ -43,15 +43,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import structlog
-
 from kube.toolkit.step import Step
 from tasks.cloud import names
 from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
-
-log = structlog.get_logger("tasks.cloud.gcp")
 
 __all__ = ["Call", "Network", "Plan", "Read", "VpcPeeringClient", "local_peering_name", "plan_create", "plan_delete",
            "tagged"]
@@ -197,8 +193,7 @@ class Plan:
                 return run.step(requeue_after=t(60))
             if err.operation_in_progress:
                 return run.step(requeue_after=t(10))
-            # the original logs it and lets the object go: the remote side is the customer's
-            log.warning("gcp remote peering not removed", vpcpeering=run.name, error=err.message)
+            # the original logs it (the shell does) and lets the object go: the remote side is the customer's
             return run.step(remove_finalizer=names.FINALIZER)
         return run.fail(REASON_ERROR, err.message, backoff=True, state=None)
 
