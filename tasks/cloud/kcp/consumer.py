@@ -19,6 +19,7 @@ from kube.toolkit import Step, carry_out
 from tasks.cloud import names, providers
 from tasks.cloud.kcp.common import carry_out_step, load
 from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, iprange_name, plan
+from tasks.cloud.kcp.iprange_plan import scope_name
 from tasks.cloud.providers import NfsInstanceContext, Provider, RedisInstanceContext
 from workers.controller import Key, Result
 
@@ -51,8 +52,7 @@ class ConsumerKind(Generic[C]):
 
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, Provider | None]:
     """The Scope, its provider and the KCP IpRange. Raises ``kube.ApiError``."""
-    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
-    scope = kcp.get(names.SCOPE, scope_name, namespace)
+    scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
         return Seen(obj, None), None
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))

@@ -17,6 +17,7 @@ from kube import Kube
 from kube.toolkit import deleting
 from tasks.cloud import names, providers, settings
 from tasks.cloud.kcp.common import carry_out_step, finalized, list_served, load
+from tasks.cloud.kcp.iprange_plan import network_name, scope_name
 from tasks.cloud.kcp.network_plan import Seen, plan
 from tasks.cloud.providers import NetworkContext
 from tasks.cloud.step import StepBuilder, gone
@@ -32,13 +33,10 @@ def _ref(obj: dict[str, Any]) -> str:
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     """The Scope and, while deleting, the IpRanges and VpcPeerings that use the Network. Raises ``kube.ApiError``."""
     name = str(obj["metadata"]["name"])
-    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
-    scope = kcp.get(names.SCOPE, scope_name, namespace) if scope_name else None
+    scope = kcp.get(names.SCOPE, scope_name(obj), namespace) if scope_name(obj) else None
     if not deleting(obj):
         return Seen(obj, scope)
-    ipranges = [_ref(i) for i in kcp.list(names.KCP_IPRANGE, namespace)
-                if str(((i.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(
-                    str(((i.get("spec") or {}).get("scope") or {}).get("name") or ""))) == name]
+    ipranges = [_ref(i) for i in kcp.list(names.KCP_IPRANGE, namespace) if network_name(i) == name]
     peerings = list_served(kcp, names.VPC_PEERING, namespace)
 
     def using(side: str) -> list[str]:
@@ -67,8 +65,7 @@ def _managed(kcp: Kube, obj: dict[str, Any], scope: Any, s: settings.CloudSettin
     if scope is None:
         if delete:
             return carry_out_step(kcp, names.NETWORK, obj, gone())
-        scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
-        step = StepBuilder(obj).fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
+        step = StepBuilder(obj).fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name(obj)} does not exist",
                                      requeue_after=s.t(60))
         return carry_out_step(kcp, names.NETWORK, obj, step)
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))

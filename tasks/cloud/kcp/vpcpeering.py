@@ -15,6 +15,7 @@ from typing import Any
 from kube import Kube
 from tasks.cloud import names, providers
 from tasks.cloud.kcp.common import carry_out_step, finalized, load
+from tasks.cloud.kcp.iprange_plan import scope_name
 from tasks.cloud.kcp.vpcpeering_plan import Seen, network_refs, plan
 from tasks.cloud.providers import VpcPeeringContext
 from workers.controller import Key, Result
@@ -24,8 +25,7 @@ __all__ = ["read", "reconcile"]
 
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, providers.Provider | None]:
     """The Scope, its provider and the two Networks. Raises ``kube.ApiError``."""
-    scope_name = str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
-    scope = kcp.get(names.SCOPE, scope_name, namespace) if scope_name else None
+    scope = kcp.get(names.SCOPE, scope_name(obj), namespace) if scope_name(obj) else None
     provider = providers.get(str((scope.get("spec") or {}).get("provider") or "")) if scope else None
     (local_ns, local_name), (remote_ns, remote_name) = network_refs(obj)
     local = kcp.get(names.NETWORK, local_name, local_ns) if local_name else None

@@ -19,6 +19,7 @@ from typing import Any
 
 from kube import Resource, resources
 from kube.clock import now_rfc3339
+from kube.diff import label_selector
 from kube.toolkit import StatusWriter, add_finalizer, carry_out, remove_finalizer
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
@@ -48,8 +49,7 @@ def _kcp_of(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> dict[str, Any] |
     labels = owner_labels(ctx.kyma, str(meta["name"]), str(meta.get("namespace") or ""))
     if any(len(v) > _LABEL_VALUE_MAX for v in labels.values()):
         return None
-    found = ctx.kcp.list(names.NFS_INSTANCE, ctx.kcp_namespace,
-                         label_selector=",".join(f"{k}={v}" for k, v in labels.items()))
+    found = ctx.kcp.list(names.NFS_INSTANCE, ctx.kcp_namespace, label_selector=label_selector(labels))
     found = [o for o in found if invalid_id(str(o["metadata"]["name"])) is None]
     return min(found, key=lambda o: str(o["metadata"]["name"])) if found else None
 
@@ -62,7 +62,7 @@ def _labelled_pvs(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> list[dict[
               names.LABEL_NFS_VOLUME_NAMESPACE: str(meta.get("namespace") or "")}
     if kind != GCP or any(len(v) > _LABEL_VALUE_MAX for v in labels.values()):
         return []
-    return ctx.skr.list(resources.PERSISTENT_VOLUME, label_selector=",".join(f"{k}={v}" for k, v in labels.items()))
+    return ctx.skr.list(resources.PERSISTENT_VOLUME, label_selector=label_selector(labels))
 
 
 def read(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> Seen:

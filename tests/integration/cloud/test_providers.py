@@ -88,7 +88,8 @@ def test_azure_runtime_scope_and_iprange_on_the_cm_network(cloud: CloudEnv) -> N
     message = f"VpcPeering {rt.kyma} exists and does not belong to kyma {rt.kyma}"
     cloud.wait(lambda: message in str((cloud.kcp_get(names.KCP_IPRANGE, obj["status"]["id"]) or {}).get("status")),
                timeout=60, message="foreign VpcPeering refused")
-    assert (cloud.kcp_get(names.VPC_PEERING, rt.kyma) or {}).get("metadata", {}).get("deletionTimestamp") is None
+    kept = cloud.kcp_get(names.VPC_PEERING, rt.kyma)  # still there, and not being deleted
+    assert kept is not None and kept["metadata"].get("deletionTimestamp") is None, kept
     cloud.kcp.patch(names.VPC_PEERING, rt.kyma, {"metadata": {"labels": {names.LABEL_KYMA_NAME: rt.kyma}}},
                     names.KCP_NAMESPACE)
     cloud.kcp.patch(names.KCP_IPRANGE, obj["status"]["id"], {"metadata": {"annotations": {"test/nudge": "1"}}},
