@@ -604,7 +604,8 @@ class CloudLocal:
         return rows
 
     def settled(self) -> bool:
-        """Every applied SKR IpRange, VPC peering and Redis instance is Ready (or Error; a peering also Warning)."""
+        """Every row of the summary (SKR IpRanges, VPC peerings, NFS volumes, Redis instances) has settled:
+        Ready, Error or Warning (a peering's remote-load warning is its resting state)."""
         return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
 
     def stop(self) -> None:
