@@ -56,7 +56,7 @@ from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
 from tests.fixtures.processes import stop_process
 from watchers.engine import WatchEvent
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 
 def pct(values: list[float], q: float) -> float:
@@ -494,7 +494,7 @@ def run_direct(args: argparse.Namespace) -> None:
         print(f"API requests per sync: converged {statistics.mean(converged):.1f}, Service change "
               f"{statistics.mean(service_requests):.1f} (1 GET + {args.nodes} POST + {args.nodes} DELETE), "
               f"Node join {statistics.mean(node_requests):.1f} (1 GET + 1 POST)")
-        assert reconcile(Key("local", bench.hosts[0].url, "http:svc-0"), kube=bench.kube).outcome is Outcome.SUCCESS
+        assert reconcile(Key("local", bench.hosts[0].url, "http:svc-0"), kube=bench.kube).outcome is ResultKind.SUCCESS
     finally:
         bench.close()
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kube.refusal import Failure, Refusal
 
-class ApiError(Exception):
+
+class ApiError(Refusal):
     """A failed API call. ``status`` is the HTTP code (0: no answer), ``reason`` the Status reason
     (``"NotFound"``, ``"Conflict"``, ``"AlreadyExists"``, ``"Invalid"``, ...), ``message`` the
-    server's words, ``body`` the decoded Status object (``{}`` if the answer was not JSON)."""
+    server's words, ``body`` the decoded Status object (``{}`` if the answer was not JSON).
+    :attr:`failure` classifies it by its status (:meth:`kube.refusal.Failure.of_http`, ``code`` the reason)."""
 
     def __init__(self, status: int, reason: str, message: str, body: dict[str, Any] | None = None) -> None:
         super().__init__(f"{status} {reason}: {message}")
@@ -28,6 +31,11 @@ class ApiError(Exception):
         self.reason = reason
         self.message = message
         self.body = body or {}
+
+    @property
+    def failure(self) -> Failure:
+        """The classified failure (``retry`` for no answer or a 5xx, ``throttled`` for 429, ...)."""
+        return Failure.of_http(self.status, self.message, code=self.reason, text=str(self))
 
 
 class NotFound(ApiError):

@@ -8,10 +8,10 @@ from workers.controller import (
     Backoff,
     Controller,
     Key,
-    Outcome,
     Result,
+    ResultKind,
     TerminalError,
     registry,
 )
 
-__all__ = ["LOCAL_CLUSTER", "Backoff", "Controller", "Key", "Outcome", "Result", "TerminalError", "registry"]
+__all__ = ["LOCAL_CLUSTER", "Backoff", "Controller", "Key", "Result", "ResultKind", "TerminalError", "registry"]

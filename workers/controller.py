@@ -76,7 +76,7 @@ class Key:
         return f"{self.cluster}:{self.ref}"
 
 
-class Outcome(enum.Enum):
+class ResultKind(enum.Enum):
     """How a reconcile ended; also the ``result`` label of ``controller_runtime_reconcile_total``."""
 
     SUCCESS = "success"
@@ -96,27 +96,27 @@ class Result:
       enqueued again (e.g. by a watch event).
     """
 
-    outcome: Outcome
+    outcome: ResultKind
     requeue_after: float | None = None
     message: str = ""
 
     @classmethod
     def done(cls) -> Result:
-        return cls(Outcome.SUCCESS)
+        return cls(ResultKind.SUCCESS)
 
     @classmethod
     def requeue(cls, seconds: float) -> Result:
         if seconds < 0:
             raise ValueError("requeue_after must be >= 0 seconds")
-        return cls(Outcome.REQUEUE_AFTER, requeue_after=float(seconds))
+        return cls(ResultKind.REQUEUE_AFTER, requeue_after=float(seconds))
 
     @classmethod
     def error(cls, message: str) -> Result:
-        return cls(Outcome.ERROR, message=message)
+        return cls(ResultKind.ERROR, message=message)
 
     @classmethod
     def terminal(cls, message: str) -> Result:
-        return cls(Outcome.TERMINAL, message=message)
+        return cls(ResultKind.TERMINAL, message=message)
 
 
 class TerminalError(Exception):

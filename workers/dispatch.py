@@ -33,7 +33,7 @@ import structlog
 
 import fencing
 from workers import metrics
-from workers.controller import Outcome, Result, TerminalError
+from workers.controller import Result, ResultKind, TerminalError
 from workers.workqueue import Finish, Taken, WorkQueue, outcome_of
 
 log = structlog.get_logger("reconcilery.worker")
@@ -163,7 +163,7 @@ class LeaseKeeper:
 def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: TaskEvents | None = None) -> str:
     """Reconcile one taken key under ``fence`` and record the result; returns what happened.
 
-    Returns ``lost`` (the key was recovered meanwhile: nothing recorded) or the :class:`Outcome`
+    Returns ``lost`` (the key was recovered meanwhile: nothing recorded) or the :class:`ResultKind`
     value. Exceptions of the reconcile are errors (backoff); :class:`TerminalError` is a terminal
     error; :class:`fencing.DeadlineExceeded` (raised by ``kube`` past the deadline) is an error with
     backoff. Never raises for a reconcile failure: the workqueue owns the retry, not Celery.
@@ -203,20 +203,20 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
             events.send("task-failed", uuid=uuid, exception="LeaseLost", traceback="")
         return "lost"
     metrics.RECONCILE_TOTAL.labels(ctrl.name, result.outcome.value).inc()
-    if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
+    if result.outcome in (ResultKind.ERROR, ResultKind.TERMINAL):
         metrics.RECONCILE_ERRORS.labels(ctrl.name).inc()
-    if result.outcome is Outcome.ERROR:
+    if result.outcome is ResultKind.ERROR:
         metrics.RETRIES.labels(ctrl.name).inc()
         log.warning("reconcile failed", controller=ctrl.name, cluster=key.cluster, key=key.ref,
                     attempt=finish.failures, retry_in=round(finish.delay, 3), error=result.message)
-    elif result.outcome is Outcome.TERMINAL:
+    elif result.outcome is ResultKind.TERMINAL:
         log.error("reconcile failed, not retried", controller=ctrl.name, cluster=key.cluster, key=key.ref,
                   error=result.message)
     else:
         log.debug("reconciled", controller=ctrl.name, cluster=key.cluster, key=key.ref,
                   seconds=round(elapsed, 4), requeue_after=result.requeue_after)
     if events is not None:
-        if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
+        if result.outcome in (ResultKind.ERROR, ResultKind.TERMINAL):
             events.send("task-failed", uuid=uuid, exception=result.message, traceback="")
         else:
             events.send("task-succeeded", uuid=uuid, result=repr(result.outcome.value), runtime=elapsed)

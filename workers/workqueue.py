@@ -27,7 +27,7 @@ from typing import Any
 import redis
 
 from workers import metrics
-from workers.controller import Controller, Key, Outcome, Registry, Result, registry
+from workers.controller import Controller, Key, Registry, Result, ResultKind, registry
 from workers.redis_client import redis_client
 from workers.settings import load
 
@@ -307,7 +307,7 @@ class WorkQueue:
         key (lease lapsed and recovered) records nothing: ``Finish.lost``.
         """
         ctrl = self.controllers.get(taken.controller)
-        backoff = ctrl.backoff.delay(taken.failures + 1) if result.outcome is Outcome.ERROR else 0.0
+        backoff = ctrl.backoff.delay(taken.failures + 1) if result.outcome is ResultKind.ERROR else 0.0
         again, failures, delay = self._scripts["done"](args=[
             taken.controller, ctrl.queue, taken.key.encode(), taken.token, result.outcome.value,
             result.requeue_after or 0, backoff,
@@ -416,9 +416,9 @@ __all__ = [
     "Controller",
     "Fetch",
     "Finish",
-    "Outcome",
     "Parked",
     "QueueStatus",
+    "ResultKind",
     "Taken",
     "WorkQueue",
     "controller_key",

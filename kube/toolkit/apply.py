@@ -44,7 +44,7 @@ def apply_actions(kube: Kube, actions: Iterable[Action], resources: Mapping[str,
     ``kube.ResourceMissing`` for a kind no longer served when ``raise_missing`` (the reads said it
     was served: read again; otherwise it is a refused write), and ``KeyError`` for an unknown kind."""
     for action in actions:
-        res = resources[action.kind]
+        res = action.resource or resources[action.kind]
         try:
             if action.verb == "create":
                 kube.create(res, action.object)

@@ -1,4 +1,5 @@
-"""Finalizers: add and remove one with a resourceVersion precondition (thin I/O over ``kube``)."""
+"""Finalizers: add and remove one with a resourceVersion precondition (thin I/O over ``kube``; the
+predicates ``has_finalizer`` / ``deleting`` are pure: :mod:`kube.toolkit.outcome`)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,7 @@ from kube.client import Kube
 from kube.errors import NotFound, ResourceMissing
 from kube.resource import Resource
 
-__all__ = ["add_finalizer", "deleting", "has_finalizer", "remove_finalizer", "set_finalizers"]
-
-
-def deleting(obj: Mapping[str, Any]) -> bool:
-    """Whether the object has a ``deletionTimestamp``."""
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def has_finalizer(obj: Mapping[str, Any], finalizer: str) -> bool:
-    """Whether ``finalizer`` is in the object's ``metadata.finalizers``."""
-    return finalizer in ((obj.get("metadata") or {}).get("finalizers") or [])
+__all__ = ["add_finalizer", "remove_finalizer", "set_finalizers"]
 
 
 def set_finalizers(kube: Kube, res: Resource, obj: Mapping[str, Any], finalizers: list[str]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Writing ``.status`` only when it changed, and carrying out a :class:`~kube.toolkit.step.Step`.
+"""Writing ``.status`` only when it changed (the executor's status write, and :class:`StatusWriter`).
 
 Status writes are JSON merge patches of the ``status`` subresource with only the fields that differ,
 so an unchanged resync writes nothing (controller-runtime's habit; cloud-manager #1815, #983).
@@ -14,10 +14,9 @@ from kube.client import Kube
 from kube.clock import now_rfc3339
 from kube.resource import Resource
 from kube.toolkit import conditions as cond
-from kube.toolkit.finalizers import add_finalizer, remove_finalizer
-from kube.toolkit.step import Event, Step, status_patch
+from kube.toolkit.outcome import Event, status_patch
 
-__all__ = ["StatusWriter", "carry_out", "write_status"]
+__all__ = ["StatusWriter", "write_status"]
 
 
 def write_status(kube: Kube, res: Resource, obj: Mapping[str, Any], patch: Mapping[str, Any] | None,
@@ -33,22 +32,6 @@ def write_status(kube: Kube, res: Resource, obj: Mapping[str, Any], patch: Mappi
     if event is not None:
         kube.emit_event(dict(written or obj), event.reason, event.message, event.type)
     return written
-
-
-def carry_out(kube: Kube, res: Resource, obj: dict[str, Any], step: Step, legacy_finalizers: tuple[str, ...] = ()
-              ) -> dict[str, Any] | None:
-    """Apply ``step`` to ``obj`` in controller-runtime's order: add the finalizer, write the status
-    patch, record the Event, remove the finalizer (and its ``legacy_finalizers``) last. Returns the
-    object as last written (``None`` once it is gone). The caller turns the step into the engine's
-    result with :meth:`Step.as_result`. Raises ``kube.ApiError`` (``Conflict``: the object changed
-    since it was read; the reconcile runs again)."""
-    current: dict[str, Any] | None = obj
-    if step.add_finalizer:
-        current = add_finalizer(kube, res, obj, step.add_finalizer)
-    current = write_status(kube, res, current or obj, step.status, step.event) or current
-    if step.remove_finalizer and current is not None:
-        current = remove_finalizer(kube, res, current, step.remove_finalizer, legacy_finalizers)
-    return current
 
 
 class StatusWriter:

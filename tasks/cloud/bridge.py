@@ -1,9 +1,9 @@
 """GCP and Azure as providers: adapters of ``tasks/cloud/gcp`` and ``tasks/cloud/azure`` (issue 10) to
 :mod:`tasks.cloud.providers`.
 
-Those layers answer one :class:`~kube.toolkit.Step` per turn (a status merge patch, an Event, the
+Those layers answer one :class:`~kube.toolkit.Outcome` per turn (a status merge patch, an Event, the
 finalizer decision, when to come back) and never write to Kubernetes, as every provider does
-(:mod:`tasks.cloud.providers`): the adapters pass the Step on, and the KCP controller carries it out.
+(:mod:`tasks.cloud.providers`): the adapters pass the Outcome on, and the KCP controller carries it out.
 Scopes: ``scope_section`` / ``needs_rebuild`` / ``kyma_network_reference`` of each layer.
 
 Clients (cached per process): GCP ``GcpClient(endpoint=RECONCILERY_GCP_ENDPOINT_URL,
@@ -31,7 +31,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import providers, settings
 from tasks.cloud.providers import (
     IpRangeContext,
@@ -98,16 +98,16 @@ class _LayerProvider(Provider):
         """The layer's step for the KCP IpRange of ``ctx`` (raises ``ValueError`` for an unusable one)."""
         raise NotImplementedError
 
-    def _step(self, ctx: IpRangeContext) -> Step:
+    def _step(self, ctx: IpRangeContext) -> Outcome:
         try:
             return self._iprange_step(ctx)
         except ValueError as exc:
             return StepBuilder(ctx.obj).fail(self.invalid_reason, str(exc))
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Outcome:
         return self._step(ctx)
 
-    def delete_iprange(self, ctx: IpRangeContext) -> Step:
+    def delete_iprange(self, ctx: IpRangeContext) -> Outcome:
         return self._step(ctx)
 
 
@@ -132,37 +132,37 @@ class GcpProvider(_LayerProvider):
 
         return _gcp_cached("gcp-redis", MemorystoreClient)
 
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
         redis = self._layer("redisinstance")
         return redis.reconcile(ctx.obj, ctx.scope, ctx.iprange or {}, self._redis_client(), ctx.settings.t,
                                ctx.settings.t(ctx.settings.gcp_retry_wait))
 
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         redis = self._layer("redisinstance")
         return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
                             ctx.settings.t(ctx.settings.gcp_retry_wait))
-    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
+    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Outcome:
         return self._layer("vpcpeering").reconcile(
             self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
             network_tag=_network_tag(ctx.settings), deleting=deleting)
 
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return self._peering(ctx, deleting=False)
 
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return self._peering(ctx, deleting=True)
     def _filestore(self) -> Any:
         from tasks.cloud.gcp.client import FilestoreClient
 
         return _gcp_cached("filestore", FilestoreClient)
 
-    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
         nfs = self._layer("nfsinstance")
         return nfs.reconcile(self._filestore(), ctx.obj, ctx.scope, ctx.iprange or {}, ctx.settings.t,
                              ctx.settings.t(ctx.settings.gcp_retry_wait))
 
-    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
         nfs = self._layer("nfsinstance")
         return nfs.delete(self._filestore(), ctx.obj, ctx.scope, ctx.settings.t,
                           ctx.settings.t(ctx.settings.gcp_retry_wait))
@@ -193,12 +193,12 @@ class AzureProvider(_LayerProvider):
         return _cached(("azure-redis", network.subscription_id, base_url or ""),
                        lambda: AzureRedisClient(network, base_url=base_url))
 
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         """Azure Cache for Redis with a private endpoint (:mod:`tasks.cloud.azure.redisinstance`)."""
         return self._layer("redisinstance").reconcile(ctx.obj, ctx.scope, self._redis_client(ctx.scope),
                                                       ctx.settings.t)
 
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         return self._layer("redisinstance").delete(ctx.obj, ctx.scope, self._redis_client(ctx.scope), ctx.settings.t)
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
@@ -224,7 +224,7 @@ class AzureProvider(_LayerProvider):
                        lambda: AzureClient(subscription, base_url=base_url, tenant_id=tenant, client_id=client_id,
                                            client_secret=secret, auxiliary_tenants=auxiliary))
 
-    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Step:
+    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Outcome:
         vpcpeering = self._layer("vpcpeering")
         azure = ((ctx.scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
         local_tenant = str(azure.get("tenantId") or settings.current().azure_tenant_id or "")
@@ -249,13 +249,13 @@ class AzureProvider(_LayerProvider):
             clients, ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
             network_tag=_network_tag(ctx.settings), client_error=client_error, deleting=deleting)
 
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return self._peering(ctx, deleting=False)
 
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return self._peering(ctx, deleting=True)
 
-    def reconcile_network(self, ctx: NetworkContext) -> Step:
+    def reconcile_network(self, ctx: NetworkContext) -> Outcome:
         # The IpRange step creates and deletes the Cloud Manager VNet itself; status.network names it, as
         # the original's Network reconciler does, so a VpcPeering can peer with it.
         fields: dict[str, Any] = {"networkType": str((ctx.obj.get("spec") or {}).get("type") or "")}
@@ -263,7 +263,7 @@ class AzureProvider(_LayerProvider):
             fields["network"] = self._layer("scope").cm_network_reference(ctx.scope)
         return StepBuilder(ctx.obj).ready(**fields)
 
-    def delete_network(self, ctx: NetworkContext) -> Step:
+    def delete_network(self, ctx: NetworkContext) -> Outcome:
         return gone()
 
 

@@ -1,7 +1,7 @@
 """Provider calls of a plan, and their refusals, as plain data (pure: imports no SDK).
 
 A provider plan (``tasks/cloud/<provider>/*_plan.py``) decides over what its client read and answers
-the writes to make as calls (``Client.<method>(*args)``) and the :class:`~kube.toolkit.Step` they lead
+the writes to make as calls (``Client.<method>(*args)``) and the :class:`~kube.toolkit.Outcome` they lead
 to. A read or a write the provider refused reaches the plan as a :class:`Refused`, so the plan never
 sees the SDK's or the client's exception types. :func:`make_calls` is the one applier of such plans.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -147,21 +147,21 @@ C = TypeVar("C")
 
 
 class CallPlan(Protocol[C]):
-    """What :func:`make_calls` needs of a plan: its calls (each with ``method`` and ``args``), the Step
-    once all were made (:meth:`done`, given their answers in order) and the Step of a refused one."""
+    """What :func:`make_calls` needs of a plan: its calls (each with ``method`` and ``args``), the Outcome
+    once all were made (:meth:`done`, given their answers in order) and the Outcome of a refused one."""
 
     @property
     def calls(self) -> Sequence[C]: ...
 
-    def done(self, answers: Sequence[Any] = ()) -> Step: ...
+    def done(self, answers: Sequence[Any] = ()) -> Outcome: ...
 
-    def failed(self, call: C, refused: Refused) -> Step: ...
+    def failed(self, call: C, refused: Refused) -> Outcome: ...
 
 
 def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
-               refused: Callable[[Any], Refused]) -> Step:
+               refused: Callable[[Any], Refused]) -> Outcome:
     """Make ``plan``'s calls on ``client`` in order (``getattr(client, call.method)(*call.args)``) and
-    answer the Step they lead to: :meth:`CallPlan.done` with their answers, or at the first call that
+    answer the Outcome they lead to: :meth:`CallPlan.done` with their answers, or at the first call that
     raises ``error``, :meth:`CallPlan.failed` with ``refused(exc)`` (later calls are not made). Any
     other exception (``fencing.FenceError``) propagates."""
     answers = []
@@ -194,10 +194,10 @@ class KwPlan:
 
     run: StepBuilder
     t: Callable[[float], float]
-    step: Step
+    step: Outcome
     calls: tuple[KwCall, ...] = ()
 
-    def failed(self, call: KwCall, cause: str = "") -> Step:
-        """The Step of the refused ``call``; ``cause``: the provider's message."""
+    def failed(self, call: KwCall, cause: str = "") -> Outcome:
+        """The Outcome of the refused ``call``; ``cause``: the provider's message."""
         message = f"{call.message}{cause}" if call.with_cause else call.message
         return self.run.fail(call.reason, message, requeue_after=self.t(call.retry), exclusive=False)

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -64,7 +64,7 @@ def id_label(obj: Mapping[str, Any], ident: str) -> str | None:
     return None if ((obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_SKR_ID) == ident else ident
 
 
-def refusal(run: StepBuilder, kind: str, claimed: str, not_owned: str | None) -> Step | None:
+def refusal(run: StepBuilder, kind: str, claimed: str, not_owned: str | None) -> Outcome | None:
     """Ownership before action for an SKR object of ``kind`` claiming id ``claimed``: an id that is not
     a UUID is an Error ``InvalidId``, a KCP object that is not its own (``not_owned``: :func:`foreign`'s
     answer) an Error ``NotOwned``, both ``<kind> <why>``; ``None`` when neither."""
@@ -76,7 +76,7 @@ def refusal(run: StepBuilder, kind: str, claimed: str, not_owned: str | None) ->
     return None
 
 
-def claim_id(run: StepBuilder, new_id: str, kind: str, not_owned: str | None) -> tuple[str, str | None, Step | None]:
+def claim_id(run: StepBuilder, new_id: str, kind: str, not_owned: str | None) -> tuple[str, str | None, Outcome | None]:
     """Ownership before action (:func:`refusal`), then the id (the original's ``updateId``) of the SKR
     object of ``kind`` that ``run`` builds for: ``(id, the id label to write or None, None)``, or
     ``("", None, the refusal)``. An object without ``status.id`` takes its id label, else ``new_id``,

@@ -12,26 +12,26 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
 ``network_reference(scope)`` the ``spec.network.reference`` of the ``<kyma>--kyma`` Network
                              (``{"aws": {...}}``).
 ``reconcile_scope(ctx)``     provider steps of the Scope reconcile once its kyma Network is Ready (GCP:
-                             enable the service APIs): ``None`` to go on, a :class:`~kube.toolkit.Step`
+                             enable the service APIs): ``None`` to go on, a :class:`~kube.toolkit.Outcome`
                              to stop here (e.g. requeue while an operation runs).
 ``nat_gateway_ips(scope)``   public NAT gateway IPs of the shoot's network (exposed data), sorted.
 ``existing_ranges(scope)``   ``[nodes, pods, services]`` for CIDR allocation (``nodes`` ``""`` when unknown).
 ``reconcile_iprange(ctx)``   one turn of provisioning ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is
                              set): read through the provider's client, plan (pure), make the planned
-                             calls, and answer the :class:`~kube.toolkit.Step` (provisioned: state
+                             calls, and answer the :class:`~kube.toolkit.Outcome` (provisioned: state
                              ``Ready`` and the Ready condition; else an Error, or when to come back).
-``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Step whose
+``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Outcome whose
                              ``remove_finalizer`` is set once everything is gone.
 ``iprange_peering(scope)``   the KCP VpcPeering an IpRange of ``scope`` depends on (Azure: the kyma ↔
                              Cloud Manager VNet peering ``<scope>``), ``None`` for none. The controller
-                             reads it into ``ctx.peering``; the IpRange Step says when it must exist or be
+                             reads it into ``ctx.peering``; the IpRange Outcome says when it must exist or be
                              gone (:class:`~tasks.cloud.step.ChildStep`) and the controller creates or
                              deletes it (labelled with the Scope's kyma name).
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
 ``reconcile_vpcpeering(ctx)`` one turn of provisioning the KCP VpcPeering ``ctx.obj`` between the local
                              network (``ctx.local``) and the customer's (``ctx.remote``, an ``external``
-                             Network): read, plan (pure), make the planned calls, answer the Step (peered:
+                             Network): read, plan (pure), make the planned calls, answer the Outcome (peered:
                              state ``Ready`` and the Ready condition). As cloud-manager's
                              ``pkg/kcp/provider/<type>/vpcpeering``.
 ``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
@@ -43,12 +43,12 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
 ``delete_redisinstance(ctx)`` one turn of removing every cloud piece of it; ``remove_finalizer`` once gone.
 ``reconcile_nfsinstance(ctx)`` one turn of provisioning the KCP NfsInstance ``ctx.obj`` (the file service
                              on the KCP IpRange ``ctx.iprange``): read, plan (pure), make the planned
-                             calls, answer the Step (ready: ``status.host``/``hosts``/``path``, the Ready
+                             calls, answer the Outcome (ready: ``status.host``/``hosts``/``path``, the Ready
                              condition). As cloud-manager's ``pkg/kcp/provider/<type>/nfsinstance``.
 ``delete_nfsinstance(ctx)``  one turn of removing it; ``remove_finalizer`` once gone.
 ===========================  ===========================================================================
 
-A provider never writes to Kubernetes: the KCP controller carries out its Step
+A provider never writes to Kubernetes: the KCP controller carries out its Outcome
 (:func:`kube.toolkit.carry_out`: status only when it changed, the Event, the finalizer). Provider
 calls sit in one client module per provider (``tasks/cloud/<type>/client.py``), which calls
 :func:`fencing.check` before each write to the cloud.
@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube import Kube
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
@@ -239,7 +239,7 @@ class Provider:
     def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         return {}
 
-    def reconcile_scope(self, ctx: ScopeContext) -> Step | None:
+    def reconcile_scope(self, ctx: ScopeContext) -> Outcome | None:
         return None
 
     def nat_gateway_ips(self, scope: Mapping[str, Any]) -> list[str]:
@@ -249,39 +249,39 @@ class Provider:
         network = (((scope.get("spec") or {}).get("scope") or {}).get(self.name) or {}).get("network") or {}
         return [str(network.get(k) or "") for k in ("nodes", "pods", "services")]
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Step:
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Outcome:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"IpRange is not supported on provider {self.name}")
 
-    def delete_iprange(self, ctx: IpRangeContext) -> Step:
+    def delete_iprange(self, ctx: IpRangeContext) -> Outcome:
         return gone()
 
     def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
-    def reconcile_network(self, ctx: NetworkContext) -> Step:
+    def reconcile_network(self, ctx: NetworkContext) -> Outcome:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
 
-    def delete_network(self, ctx: NetworkContext) -> Step:
+    def delete_network(self, ctx: NetworkContext) -> Outcome:
         return gone()
 
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
 
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Step:
+    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return gone()
 
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
                                          f"RedisInstance is not supported on provider {self.name}")
 
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Step:
+    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         return gone()
 
-    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
                                          f"NfsInstance is not supported on provider {self.name}")
 
-    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Step:
+    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
         return gone()
 
 

@@ -1,9 +1,9 @@
-"""Cloud words on top of :mod:`kube.toolkit`: building the :class:`~kube.toolkit.Step` of one Cloud plan (pure).
+"""Cloud words on top of :mod:`kube.toolkit`: building the :class:`~kube.toolkit.Outcome` of one Cloud plan (pure).
 
-Every Cloud plan (SKR and KCP, every provider) answers a toolkit :class:`~kube.toolkit.Step`: a JSON
+Every Cloud plan (SKR and KCP, every provider) answers a toolkit :class:`~kube.toolkit.Outcome`: a JSON
 merge patch of ``.status`` (written only when it changed), an Event, the finalizer decision and when
 to come back; one applier (:func:`kube.toolkit.carry_out`) writes it. :class:`StepBuilder` collects the
-status changes of one plan over the status as read and answers the Step, with the Cloud habits:
+status changes of one plan over the status as read and answers the Outcome, with the Cloud habits:
 exclusive Error / Ready conditions (cloud-manager's ``SetExclusiveConditions``), a Warning Event
 with the same words when an error changed the status, state ``Error`` / ``Ready``.
 """
@@ -17,14 +17,14 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.clock import now_rfc3339
 from kube.toolkit.conditions import condition, set_condition, set_exclusive
-from kube.toolkit.step import Event, Step, status_patch
+from kube.toolkit.outcome import Event, Outcome, status_patch
 from tasks.cloud import names
 from tasks.cloud.validate import quota_exceeded
 
 READY = names.STATE_READY
 ERROR = names.STATE_ERROR
 
-__all__ = ["ERROR", "READY", "ChildStep", "Event", "Step", "StepBuilder", "go_list", "gone", "status_patch",
+__all__ = ["ERROR", "READY", "ChildStep", "Event", "Outcome", "StepBuilder", "go_list", "gone", "status_patch",
            "with_child"]
 
 
@@ -33,14 +33,14 @@ def go_list(items: Sequence[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
-def gone() -> Step:
+def gone() -> Outcome:
     """Every cloud resource of the object is gone: the finalizer (Cloud Manager's) may go."""
-    return Step(remove_finalizer=names.FINALIZER)
+    return Outcome(remove_finalizer=names.FINALIZER)
 
 
 @dataclass(frozen=True)
-class ChildStep(Step):
-    """A provider's :class:`Step` that also says what becomes of the KCP object its flow depends on (the one
+class ChildStep(Outcome):
+    """A provider's :class:`Outcome` that also says what becomes of the KCP object its flow depends on (the one
     :meth:`tasks.cloud.providers.Provider.iprange_peering` describes; a provider never writes to Kubernetes,
     so the KCP controller creates or deletes it): ``child`` ``True``: it must exist (created when missing),
     ``False``: it must be gone (deleted when there), ``None``: leave it as it is."""
@@ -48,13 +48,13 @@ class ChildStep(Step):
     child: bool | None = None
 
 
-def with_child(step: Step, child: bool | None) -> ChildStep:
+def with_child(step: Outcome, child: bool | None) -> ChildStep:
     """``step`` as a :class:`ChildStep` saying ``child``."""
-    return ChildStep(**{f.name: getattr(step, f.name) for f in fields(Step)}, child=child)
+    return ChildStep(**{f.name: getattr(step, f.name) for f in fields(Outcome)}, child=child)
 
 
 class StepBuilder:
-    """The status changes of one plan over ``obj`` (as read), answered as a :class:`Step`.
+    """The status changes of one plan over ``obj`` (as read), answered as a :class:`Outcome`.
 
     Args:
         obj: the object as read (``metadata``, ``status``).
@@ -95,9 +95,9 @@ class StepBuilder:
             self.changes["conditions"] = cond.remove(self.conditions, type_)
         return self
 
-    def step(self, **kwargs: Any) -> Step:
-        """The Step: the status patch of the changes (``None`` when nothing differs) and ``kwargs``."""
-        return Step(status=status_patch(self.status, self.changes), **kwargs)
+    def step(self, **kwargs: Any) -> Outcome:
+        """The Outcome: the status patch of the changes (``None`` when nothing differs) and ``kwargs``."""
+        return Outcome(status=status_patch(self.status, self.changes), **kwargs)
 
     def exclusive(self, type_: str, status: bool, reason: str, message: str, state: str | None = None,
                   **fields: Any) -> StepBuilder:
@@ -109,7 +109,7 @@ class StepBuilder:
         return self
 
     def fail(self, reason: str, message: str, *, requeue_after: float | None = None, backoff: bool = False,
-             state: str | None = ERROR, type_: str = names.COND_ERROR, exclusive: bool = True) -> Step:
+             state: str | None = ERROR, type_: str = names.COND_ERROR, exclusive: bool = True) -> Outcome:
         """An Error: condition ``type_``/True ``reason`` ``message`` (the only one, or set among the others
         when not ``exclusive``) and ``state``; a Warning Event with the same words when the status
         changed; come back after ``requeue_after`` seconds, or with backoff (``backoff``), or never."""
@@ -122,9 +122,9 @@ class StepBuilder:
         return self.step(requeue_after=requeue_after, error=message if backoff else None,
                          event=Event("Warning", reason, message) if changed else None)
 
-    def over_quota(self, everyone: Sequence[Mapping[str, Any]], quota: int | None) -> Step | None:
+    def over_quota(self, everyone: Sequence[Mapping[str, Any]], quota: int | None) -> Outcome | None:
         """The quota of a new object (:func:`~tasks.cloud.validate.quota_exceeded` among ``everyone``):
-        beyond it, the Step with the only condition ``QuotaExceeded`` and state Error; else ``None``, and
+        beyond it, the Outcome with the only condition ``QuotaExceeded`` and state Error; else ``None``, and
         a ``QuotaExceeded`` condition from before goes (state ``Processing``)."""
         if quota_exceeded(self.obj, everyone, quota):
             self.exclusive(names.COND_QUOTA_EXCEEDED, True, names.REASON_QUOTA_EXCEEDED,
@@ -134,11 +134,11 @@ class StepBuilder:
             self.without(names.COND_QUOTA_EXCEEDED).set(state=names.STATE_PROCESSING)
         return None
 
-    def ready(self, message: str = names.REASON_READY, **fields: Any) -> Step:
+    def ready(self, message: str = names.REASON_READY, **fields: Any) -> Outcome:
         """State ``Ready`` and the single condition Ready/True ``Ready`` ``message`` (and ``fields``)."""
         return self.exclusive(names.COND_READY, True, names.REASON_READY, message, READY, **fields).step()
 
-    def started(self, state: str, operation: str, wait: float) -> Step:
+    def started(self, state: str, operation: str, wait: float) -> Outcome:
         """A long-running cloud operation started: ``state``, ``opIdentifier``; come back after ``wait``."""
         self.changes["state"] = state
         self.changes["opIdentifier"] = operation

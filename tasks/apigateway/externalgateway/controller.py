@@ -102,7 +102,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], now: str | None = None) ->
         if p.step.remove_finalizer:  # a deletion: keep the finalizer, try again
             return p, Result.error(str(failure))
         p = refused(obj, p, p.actions.index(failure.action), failure.message, now)
-    tk.carry_out(kube, EXTERNAL_GATEWAY, obj, p.step)
+    tk.execute(p.step, kube, EXTERNAL_GATEWAY, obj)
     return p, p.step.as_result()
 
 

@@ -60,7 +60,7 @@ import yaml
 from kube.diff import needs_update, owner_reference, prepare_replace
 from kube.toolkit.actions import Action
 from kube.toolkit.conditions import Condition, condition, set_condition
-from kube.toolkit.step import Event, Step
+from kube.toolkit.outcome import Event, Outcome
 from tasks.apigateway import model as agw
 from tasks.apigateway.externalgateway import model as m
 
@@ -163,7 +163,7 @@ class ExternalGatewayPlan:
     Event, requeue or error). ``stages[i]`` names the step of ``actions[i]`` (for :func:`refused`);
     ``desired`` is every object rendered (written or already as desired); ``conditions`` as planned."""
 
-    step: Step
+    step: Outcome
     actions: tuple[Action, ...] = ()
     stages: tuple[str, ...] = ()
     desired: tuple[dict[str, Any], ...] = ()
@@ -537,12 +537,12 @@ def _finish(eg: m.ExternalGateway, state: str, description: str, conditions: lis
     elif patch is not None and state == m.READY and _current_status(eg).get("state") != m.READY:
         event = Event("Normal", "Ready", description)
     if state == m.ERROR:
-        step = Step(status=patch, event=event, error=description)
+        step = Outcome(status=patch, event=event, error=description)
     else:
-        step = Step(status=patch, event=event,
+        step = Outcome(status=patch, event=event,
                     requeue_after=PENDING_SECONDS if state == m.PROCESSING else RECONCILIATION_SECONDS)
     if m.FINALIZER not in eg.finalizers:
-        step = Step(status=step.status, event=step.event, add_finalizer=m.FINALIZER,
+        step = Outcome(status=step.status, event=step.event, add_finalizer=m.FINALIZER,
                     requeue_after=step.requeue_after, error=step.error)
     return ExternalGatewayPlan(step=step, state=state, description=description, conditions=tuple(body["conditions"]),
                                **kwargs)
@@ -710,7 +710,7 @@ def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> Externa
     """``handleDeletion``: delete what exists and is labelled as this ExternalGateway's (the Gardener
     objects only with Gardener's CRDs), then remove the finalizer. Nothing without the finalizer."""
     if m.FINALIZER not in eg.finalizers:
-        return ExternalGatewayPlan(step=Step())
+        return ExternalGatewayPlan(step=Outcome())
     actions: list[Action] = []
     for ref in refs(eg):
         kind, ns, name = ref
@@ -720,5 +720,5 @@ def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> Externa
         if actual is None or m.owner_of(actual) != (eg.namespace, eg.name):
             continue  # never another's object, nor one we did not label
         actions.append(Action("delete", kind, {"metadata": {"name": name, "namespace": ns}}, dict(actual)))
-    return ExternalGatewayPlan(step=Step(remove_finalizer=m.FINALIZER), actions=tuple(actions),
+    return ExternalGatewayPlan(step=Outcome(remove_finalizer=m.FINALIZER), actions=tuple(actions),
                                stages=tuple("delete" for _ in actions))

@@ -1,5 +1,5 @@
 """The AWS IpRange flow's I/O (``pkg/kcp/provider/aws/iprange/v2``): read → the pure plan of
-:mod:`tasks.cloud.aws.iprange_plan` → EC2 calls → Step.
+:mod:`tasks.cloud.aws.iprange_plan` → EC2 calls → Outcome.
 
 :func:`read` asks :class:`~tasks.cloud.aws.client.Ec2` for the VPC and its subnets; the plan decides
 (every reason, message and requeue is the plan module's); :func:`apply` makes the planned calls in order
@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 import tasks.cloud.aws.iprange_plan as p
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.aws.client import AwsError, AwsRefused, Ec2, ec2_for
 from tasks.cloud.calls import make_calls
@@ -44,8 +44,8 @@ def read(ec2: Ec2, obj: Mapping[str, Any], scope: Mapping[str, Any]) -> p.Read:
     return p.Read(vpc, ec2.subnets(vpc["VpcId"]) if vpc is not None else [])
 
 
-def apply(ec2: Ec2, plan: p.Plan) -> Step:
-    """Make the plan's calls in order; the Step they lead to (a refused call's Error or retry). A call
+def apply(ec2: Ec2, plan: p.Plan) -> Outcome:
+    """Make the plan's calls in order; the Outcome they lead to (a refused call's Error or retry). A call
     that got no answer raises :class:`~tasks.cloud.aws.client.AwsError`."""
     return make_calls(ec2, plan, AwsRefused, lambda exc: failure(exc, plan.run.name))
 
@@ -56,7 +56,7 @@ def _client(ctx: IpRangeContext) -> Ec2:
     return ec2_for(ctx.settings, account, str(spec.get("region") or ""))
 
 
-def _turn(ctx: IpRangeContext, plan: Callable[[p.Read], p.Plan], reason: str) -> Step:
+def _turn(ctx: IpRangeContext, plan: Callable[[p.Read], p.Plan], reason: str) -> Outcome:
     try:
         ec2 = _client(ctx)
         return apply(ec2, plan(read(ec2, ctx.obj, ctx.scope)))
@@ -64,13 +64,13 @@ def _turn(ctx: IpRangeContext, plan: Callable[[p.Read], p.Plan], reason: str) ->
         return p.read_failed(ctx.obj, failure(exc, ctx.name), reason, ctx.settings.t)
 
 
-def reconcile(ctx: IpRangeContext) -> Step:
+def reconcile(ctx: IpRangeContext) -> Outcome:
     """One provisioning turn of the KCP IpRange of ``ctx`` (read → :func:`~tasks.cloud.aws.iprange_plan.plan_create`
     → calls)."""
     return _turn(ctx, lambda found: p.plan_create(ctx.obj, ctx.scope, found, ctx.settings.t),
                  names.REASON_CLOUD_PROVIDER_ERROR)
 
 
-def delete(ctx: IpRangeContext) -> Step:
+def delete(ctx: IpRangeContext) -> Outcome:
     """One deletion turn (read → :func:`~tasks.cloud.aws.iprange_plan.plan_delete` → calls)."""
     return _turn(ctx, lambda found: p.plan_delete(ctx.obj, found, ctx.settings.t), names.REASON_UNKNOWN)

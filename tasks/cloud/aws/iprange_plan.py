@@ -4,7 +4,7 @@ subnet per zone; one turn's decision over what was read (pure; the reads and cal
 
 :class:`Read` is what EC2 answered (the shoot's VPC and its subnets); :func:`plan_create` /
 :func:`plan_delete` answer a :class:`Plan`: the EC2 writes to make (:class:`Call`, methods of
-:class:`tasks.cloud.aws.client.Ec2`) and the :class:`~kube.toolkit.Step` they lead to, or what a refused
+:class:`tasks.cloud.aws.client.Ec2`) and the :class:`~kube.toolkit.Outcome` they lead to, or what a refused
 call means (:meth:`Plan.failed`); :func:`read_failed` answers a refused read. A refusal reaches the plan as
 a :class:`Failure` (plain data), so the plan never sees the client's exceptions. The original's steps,
 reasons and messages, including its spelling (``adress``, ``different then``), in its order:
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import Refused
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
@@ -150,34 +150,34 @@ class Call:
     prefix: str = ""
 
 
-def refusal(run: StepBuilder, failure: Refused, reason: str, prefix: str, t: Timing) -> Step:
-    """The Step of a refused EC2 request: retryable (a :class:`Failure` saying so) -> come back after
+def refusal(run: StepBuilder, failure: Refused, reason: str, prefix: str, t: Timing) -> Outcome:
+    """The Outcome of a refused EC2 request: retryable (a :class:`Failure` saying so) -> come back after
     10 s, the status untouched; else Error ``reason`` ``<prefix><the user's words>`` and backoff."""
     if isinstance(failure, Failure) and failure.retryable:
         return run.step(requeue_after=t(10))
     return run.fail(reason, f"{prefix}{failure.message}", backoff=True)
 
 
-def read_failed(obj: Mapping[str, Any], failure: Refused, reason: str, t: Timing, now: str | None = None) -> Step:
-    """The Step of a turn whose client or reads were refused (``reason``: ``CloudProviderError`` when
+def read_failed(obj: Mapping[str, Any], failure: Refused, reason: str, t: Timing, now: str | None = None) -> Outcome:
+    """The Outcome of a turn whose client or reads were refused (``reason``: ``CloudProviderError`` when
     provisioning, ``Unknown`` when deleting): :func:`refusal` over the object as read."""
     return refusal(StepBuilder(obj, now), failure, reason, "", t)
 
 
 @dataclass
 class Plan:
-    """A plan's answer: ``calls`` to make in order, then the Step of :meth:`done` (with the calls'
+    """A plan's answer: ``calls`` to make in order, then the Outcome of :meth:`done` (with the calls'
     answers); a refused call ends the turn with :meth:`failed` (a :class:`tasks.cloud.calls.CallPlan`)."""
 
     run: StepBuilder
     t: Timing
     calls: tuple[Call, ...] = ()
     requeue_after: float | None = None
-    final: Step | None = None
+    final: Outcome | None = None
     record: str = ""  #: how the calls' answers go into the status: "association" or "subnets"
 
-    def done(self, answers: Sequence[Any] = ()) -> Step:
-        """The Step once every call was made (``answers``: their results, in order)."""
+    def done(self, answers: Sequence[Any] = ()) -> Outcome:
+        """The Outcome once every call was made (``answers``: their results, in order)."""
         if self.final is not None:
             return self.final
         if self.record == "association" and answers:
@@ -186,8 +186,8 @@ class Plan:
             self.run.set(subnets=[*list(self.run.current("subnets") or []), *map(_subnet_status, answers)])
         return self.run.step(requeue_after=self.requeue_after)
 
-    def failed(self, call: Call, refused: Refused) -> Step:
-        """The Step of the refused ``call`` (the answers of the calls before it are not recorded)."""
+    def failed(self, call: Call, refused: Refused) -> Outcome:
+        """The Outcome of the refused ``call`` (the answers of the calls before it are not recorded)."""
         return refusal(self.run, refused, call.reason, call.prefix, self.t)
 
 
@@ -197,7 +197,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
     single condition Ready/True ``Ready``, ``status.subnets`` from EC2."""
     run = StepBuilder(obj, now)
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, final=step)
 
     aws = ((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}
@@ -263,11 +263,11 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
 
 
 def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Plan:
-    """One deletion turn (see the module doc): the subnets, then the CIDR association; a Step that
+    """One deletion turn (see the module doc): the subnets, then the CIDR association; a Outcome that
     releases the finalizer once both are gone."""
     run = StepBuilder(obj, now).without(names.COND_READY)
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, final=step)
 
     vpc = found.vpc

@@ -1,5 +1,5 @@
 """The AWS NfsInstance flow's I/O: read through :class:`~tasks.cloud.aws.client.Efs`, plan
-(:mod:`tasks.cloud.aws.nfsinstance_plan`, pure), make the planned calls, answer the Step.
+(:mod:`tasks.cloud.aws.nfsinstance_plan`, pure), make the planned calls, answer the Outcome.
 
 A refused call: retryable (throttling, 5xx) -> come back after 10 s without touching the status; else
 the call's Error (``FailedCreatingFileSystem`` ..., the SDK's message) and its retry (or backoff).
@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.aws.client import AwsError, AwsRefused, Efs, efs_for, is_retryable, user_message
 from tasks.cloud.aws.nfsinstance_plan import Call, Plan, Read, plan_create, plan_delete
@@ -38,7 +38,7 @@ def read(efs: Efs, obj: Mapping[str, Any], iprange: Mapping[str, Any] | None) ->
     return Read(group, fs, mts, efs.subnet_vpcs(foreign) if foreign else {})
 
 
-def _refused(run: StepBuilder, call: Call | None, exc: Exception, t: Callable[[float], float]) -> Step:
+def _refused(run: StepBuilder, call: Call | None, exc: Exception, t: Callable[[float], float]) -> Outcome:
     if is_retryable(exc):
         log.info("aws retryable error", nfsinstance=run.name, error=str(exc))
         return run.step(requeue_after=t(10))
@@ -49,8 +49,8 @@ def _refused(run: StepBuilder, call: Call | None, exc: Exception, t: Callable[[f
     return run.fail(reason, message, backoff=True)
 
 
-def apply(efs: Efs, plan: Plan, t: Callable[[float], float]) -> Step:
-    """Make the plan's calls in order; its Step, or a refused call's."""
+def apply(efs: Efs, plan: Plan, t: Callable[[float], float]) -> Outcome:
+    """Make the plan's calls in order; its Outcome, or a refused call's."""
     for call in plan.calls:
         try:
             getattr(efs, call.method)(*call.args)
@@ -65,7 +65,7 @@ def _client(ctx: NfsInstanceContext) -> Efs:
     return efs_for(ctx.settings, account, str(spec.get("region") or ""))
 
 
-def _turn(ctx: NfsInstanceContext, plan: Callable[[Read], Plan]) -> Step:
+def _turn(ctx: NfsInstanceContext, plan: Callable[[Read], Plan]) -> Outcome:
     try:
         efs = _client(ctx)
         return apply(efs, plan(read(efs, ctx.obj, ctx.iprange)), ctx.settings.t)
@@ -73,12 +73,12 @@ def _turn(ctx: NfsInstanceContext, plan: Callable[[Read], Plan]) -> Step:
         return _refused(StepBuilder(ctx.obj), None, exc, ctx.settings.t)
 
 
-def reconcile(ctx: NfsInstanceContext) -> Step:
+def reconcile(ctx: NfsInstanceContext) -> Outcome:
     """One provisioning turn of the KCP NfsInstance of ``ctx``."""
     return _turn(ctx, lambda found: plan_create(ctx.obj, ctx.scope, ctx.iprange or {}, found, ctx.settings.t,
                                                 ctx.settings.efs_capacity_check_interval))
 
 
-def delete(ctx: NfsInstanceContext) -> Step:
+def delete(ctx: NfsInstanceContext) -> Outcome:
     """One deletion turn."""
     return _turn(ctx, lambda found: plan_delete(ctx.obj, found, ctx.settings.t))

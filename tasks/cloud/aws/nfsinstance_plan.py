@@ -3,7 +3,7 @@ target per IpRange subnet, behind a security group that lets NFS in from the sho
 
 :func:`plan_create` / :func:`plan_delete` decide over what :class:`Read` holds and answer a :class:`Plan`:
 the :class:`Call` s to make (methods of :class:`tasks.cloud.aws.client.Efs`) and the
-:class:`~kube.toolkit.Step` they lead to. Provisioning, one step per turn, in the original's order:
+:class:`~kube.toolkit.Outcome` they lead to. Provisioning, one step per turn, in the original's order:
 
 1. ``validateIpRangeSubnets``: no subnets -> Error ``ValidationFailed`` ``IpRange has zero subnets, and
    at least one is needed``, forget;
@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -75,10 +75,10 @@ class Call:
 
 @dataclass(frozen=True)
 class Plan:
-    """The calls to make in order, then ``step``; ``run`` builds the Step of a refused call."""
+    """The calls to make in order, then ``step``; ``run`` builds the Outcome of a refused call."""
 
     run: StepBuilder
-    step: Step
+    step: Outcome
     calls: tuple[Call, ...] = ()
 
 
@@ -127,7 +127,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     """One provisioning turn (see the module doc). ``capacity_check``: seconds a Ready turn comes back after."""
     run = StepBuilder(obj, now)
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, step)
 
     def then(requeue: float, *calls: Call) -> Plan:

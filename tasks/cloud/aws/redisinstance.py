@@ -1,5 +1,5 @@
 """The AWS RedisInstance flow (``pkg/kcp/provider/aws/redisinstance``): read → the pure plan of
-:mod:`tasks.cloud.aws.redisinstance_plan` → ElastiCache / Secrets Manager / EC2 calls → Step.
+:mod:`tasks.cloud.aws.redisinstance_plan` → ElastiCache / Secrets Manager / EC2 calls → Outcome.
 
 :func:`read` asks :class:`~tasks.cloud.aws.client.ElastiCache` for every piece by its name
 (``cm-<kcpName>``); :func:`apply` makes the plan's calls in order. A retryable SDK error (throttling,
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import structlog
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.aws.client import AwsError, AwsRefused, ElastiCache, elasticache_for, is_retryable, user_message
 from tasks.cloud.aws.redisinstance_plan import Plan, Read, plan_create, plan_delete, resource_names
@@ -38,8 +38,8 @@ def read(ec: ElastiCache, ctx: RedisInstanceContext) -> Read:
                 members=ec.members([str(m) for m in (group or {}).get("MemberClusters") or []]))
 
 
-def apply(ec: ElastiCache, plan: Plan) -> Step:
-    """Make the plan's calls in order; the Step they lead to (a refused call's Error or retry)."""
+def apply(ec: ElastiCache, plan: Plan) -> Outcome:
+    """Make the plan's calls in order; the Outcome they lead to (a refused call's Error or retry)."""
     for call in plan.calls:
         try:
             getattr(ec, call.method)(**call.kwargs)
@@ -53,7 +53,7 @@ def apply(ec: ElastiCache, plan: Plan) -> Step:
     return plan.step
 
 
-def _turn(ctx: RedisInstanceContext, decide: Callable[[Read], Plan]) -> Step:
+def _turn(ctx: RedisInstanceContext, decide: Callable[[Read], Plan]) -> Outcome:
     spec = ctx.scope.get("spec") or {}
     account = str((((spec.get("scope") or {}).get("aws")) or {}).get("accountId") or "")
     try:
@@ -66,12 +66,12 @@ def _turn(ctx: RedisInstanceContext, decide: Callable[[Read], Plan]) -> Step:
                                          requeue_after=ctx.settings.t(60))
 
 
-def reconcile(ctx: RedisInstanceContext) -> Step:
+def reconcile(ctx: RedisInstanceContext) -> Outcome:
     """One provisioning turn of the KCP RedisInstance of ``ctx``."""
     return _turn(ctx, lambda found: plan_create(ctx.obj, ctx.scope, ctx.iprange or {}, found,
                                                 secrets.token_urlsafe(32), ctx.settings.t))
 
 
-def delete(ctx: RedisInstanceContext) -> Step:
+def delete(ctx: RedisInstanceContext) -> Outcome:
     """One deletion turn of the KCP RedisInstance of ``ctx``."""
     return _turn(ctx, lambda found: plan_delete(ctx.obj, found, ctx.settings.t))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import KwCall as Call  # ElastiCache.<method>(**kwargs); refused: CloudProviderError, 60 s
 from tasks.cloud.calls import KwPlan as Plan
@@ -154,7 +154,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     tags = _tags(obj, scope)
     group, main, temp, members = found.group, found.main, found.temp, list(found.members)
 
-    def plan(step: Step, *calls: Call) -> Plan:
+    def plan(step: Outcome, *calls: Call) -> Plan:
         return Plan(run, t, step, tuple(calls))
 
     calls: list[Call] = []
@@ -300,11 +300,11 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
 
 
 def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Plan:
-    """One deletion turn (see the module doc): a Step with ``remove_finalizer`` once nothing is left."""
+    """One deletion turn (see the module doc): a Outcome with ``remove_finalizer`` once nothing is left."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     n = resource_names(run.name)
 
-    def plan(step: Step, *calls: Call) -> Plan:
+    def plan(step: Outcome, *calls: Call) -> Plan:
         return Plan(run, t, step, tuple(calls))
 
     group = found.group

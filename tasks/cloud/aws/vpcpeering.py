@@ -1,4 +1,4 @@
-"""The AWS VPC peering flow (``pkg/kcp/provider/aws/vpcpeering``): read → pure plan → calls → Step.
+"""The AWS VPC peering flow (``pkg/kcp/provider/aws/vpcpeering``): read → pure plan → calls → Outcome.
 
 Two EC2 clients, both by STS AssumeRole of the peering role (``AWS_PEERING_ROLE_NAME``, default
 ``CloudManagerPeeringRole``, :func:`~tasks.cloud.aws.client.peering_ec2_for`): the local one in the
@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 import tasks.cloud.aws.vpcpeering_plan as p
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.aws.client import AwsError, Ec2, is_retryable, peering_ec2_for, user_message
 from tasks.cloud.providers import VpcPeeringContext
 from tasks.cloud.step import StepBuilder
@@ -55,8 +55,8 @@ def read(local: Ec2, remote: Ec2 | None, obj: dict[str, Any], scope: Any, remote
                 remote_tables, remote_peering)
 
 
-def apply(local: Ec2, remote: Ec2 | None, plan: p.Plan) -> Step:
-    """Make the plan's calls in order on their side; the Step they lead to."""
+def apply(local: Ec2, remote: Ec2 | None, plan: p.Plan) -> Outcome:
+    """Make the plan's calls in order on their side; the Outcome they lead to."""
     answers: list[Any] = []
     for call in plan.calls:
         side = remote if call.remote else local
@@ -93,7 +93,7 @@ def _clients(ctx: VpcPeeringContext) -> tuple[Ec2, Ec2 | None, str, AwsError | N
     return local, remote, remote_account, None
 
 
-def reconcile(ctx: VpcPeeringContext) -> Step:
+def reconcile(ctx: VpcPeeringContext) -> Outcome:
     """One provisioning turn of the KCP VpcPeering of ``ctx``."""
     try:
         local, remote, account, refused = _clients(ctx)
@@ -107,7 +107,7 @@ def reconcile(ctx: VpcPeeringContext) -> Step:
         return _refused(ctx, exc)
 
 
-def delete(ctx: VpcPeeringContext) -> Step:
+def delete(ctx: VpcPeeringContext) -> Outcome:
     """One deletion turn (the finalizer goes once every call was made)."""
     try:
         local, remote, account, refused = _clients(ctx)
@@ -126,7 +126,7 @@ def delete(ctx: VpcPeeringContext) -> Step:
         return _refused(ctx, exc)
 
 
-def _refused(ctx: VpcPeeringContext, exc: Exception) -> Step:
+def _refused(ctx: VpcPeeringContext, exc: Exception) -> Outcome:
     """A refused read or local client: retryable -> 10 s; else logged and again with backoff."""
     run = StepBuilder(ctx.obj)
     if is_retryable(exc):

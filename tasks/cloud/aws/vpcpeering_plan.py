@@ -4,7 +4,7 @@
 :class:`Read` is what the local client (the peering role in the Scope's account) and the remote client
 (the peering role in the customer's account) found; :func:`plan_create` and :func:`plan_delete` answer a
 :class:`Plan`: the EC2 calls to make (:class:`Call`, on the local or the remote side) and the
-:class:`~kube.toolkit.Step` they lead to, or what a refused call means (:meth:`Plan.failed`). The
+:class:`~kube.toolkit.Outcome` they lead to, or what a refused call means (:meth:`Plan.failed`). The
 original's steps, reasons, states and messages, in its order:
 
 create: state ``initiating-request`` on the first turn; the local VPC by its Name tag (``VpcNotFound``
@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -114,17 +114,17 @@ class Call:
 
 @dataclass
 class Plan:
-    """The calls to make in order and the Step once all succeeded (:meth:`done`); a refused call ends
+    """The calls to make in order and the Outcome once all succeeded (:meth:`done`); a refused call ends
     the turn with :meth:`failed`."""
 
     run: StepBuilder
     t: Timing
     calls: tuple[Call, ...] = ()
-    final: Step | None = None
-    after: Callable[[StepBuilder], Step] | None = None
+    final: Outcome | None = None
+    after: Callable[[StepBuilder], Outcome] | None = None
 
-    def done(self, answers: Sequence[Any] = ()) -> Step:
-        """The Step once every call was made (``answers``: their results, in order)."""
+    def done(self, answers: Sequence[Any] = ()) -> Outcome:
+        """The Outcome once every call was made (``answers``: their results, in order)."""
         if self.final is not None:
             return self.final
         for call, answer in zip(self.calls, answers, strict=False):
@@ -134,8 +134,8 @@ class Plan:
             return self.after(self.run)
         return self.run.step(requeue_after=self.t(1))
 
-    def failed(self, call: Call, failure: Failure, answers: Sequence[Any] = ()) -> Step:
-        """The Step of a refused ``call`` (the answers of the calls before it are recorded)."""
+    def failed(self, call: Call, failure: Failure, answers: Sequence[Any] = ()) -> Outcome:
+        """The Outcome of a refused ``call`` (the answers of the calls before it are recorded)."""
         for done_call, answer in zip(self.calls, answers, strict=False):
             if done_call.record and isinstance(answer, Mapping):
                 self.run.set(**{done_call.record: str(answer.get("VpcPeeringConnectionId") or "")})
@@ -216,8 +216,8 @@ def _has_route(table: Mapping[str, Any], peering_id: str, cidr: str) -> bool:
     return cidr in _routes_through(table, peering_id)
 
 
-def remote_client_failed(obj: Mapping[str, Any], account: str, t: Timing, now: str | None = None) -> Step:
-    """The Step when the customer's account cannot be reached (the peering role not assumable): Error
+def remote_client_failed(obj: Mapping[str, Any], account: str, t: Timing, now: str | None = None) -> Outcome:
+    """The Outcome when the customer's account cannot be reached (the peering role not assumable): Error
     reason ``Error`` ``Failed creating AWS client for account <account>``, state Error, requeue 60 s."""
     return StepBuilder(obj, now).fail(names.REASON_ERROR, f"Failed creating AWS client for account {account}",
                                       requeue_after=t(60), exclusive=False)
@@ -232,7 +232,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], remote: Mappin
     vpc_name, shoot = _scope(scope)
     reference = remote_reference(remote)
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, final=step)
 
     if not run.status.get("state"):
@@ -292,7 +292,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], remote: Mappin
                 calls.append(Call("create_route", (str(table.get("RouteTableId")), local_cidr, peering_id),
                                   "remote-route", remote=True))
 
-    def ready(run: StepBuilder) -> Step:
+    def ready(run: StepBuilder) -> Outcome:
         return run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE, code).step()
 
     return Plan(run, t, calls=tuple(calls), after=ready)

@@ -2,6 +2,6 @@
 the only layer that talks to Azure Resource Manager (:mod:`.client`)."""
 
 from tasks.cloud.azure.client import AzureApiError, AzureClient
-from tasks.cloud.step import Event, Step
+from tasks.cloud.step import Event, Outcome
 
-__all__ = ["AzureApiError", "AzureClient", "Event", "Step"]
+__all__ = ["AzureApiError", "AzureClient", "Event", "Outcome"]

@@ -1,19 +1,19 @@
-"""The KCP IpRange on Azure: one turn is read → pure plan → the planned ARM calls → Step, the recipe
+"""The KCP IpRange on Azure: one turn is read → pure plan → the planned ARM calls → Outcome, the recipe
 of every Cloud kind (docs/cloud.md), as AWS's. The turn covers the Cloud Manager network, the KCP
-VpcPeering with the shoot VNet it depends on (said in the Step, made by the KCP controllers) and the
+VpcPeering with the shoot VNet it depends on (said in the Outcome, made by the KCP controllers) and the
 IpRange's own resources; the flow, reasons and messages are documented in
 :mod:`tasks.cloud.azure.iprange_plan`.
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Step
+    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Outcome
 
 - ``iprange``: the KCP IpRange dict (``metadata.name``, ``metadata.deletionTimestamp``, ``spec.cidr``,
   ``spec.network.name`` — ``<scope>--cm`` on Azure, as the SKR loop projects it —, ``status``). The
   common part (Scope, finalizer, CIDR allocation, delete-while-used) runs before; creating needs
   ``status.cidr`` or ``spec.cidr``. ``network_type`` (the KCP Network's ``spec.type``) may be passed
   when the controller knows it; otherwise the network name decides. ``kyma_peering``: the KCP
-  VpcPeering ``<scope>`` as the controller read it (``None``: missing); the Step is a
+  VpcPeering ``<scope>`` as the controller read it (``None``: missing); the Outcome is a
   :class:`~tasks.cloud.step.ChildStep` when it must be created (the CM VNet is ``Succeeded``) or deleted
   (everything but the CM VNet and group is gone).
 - ``scope``: the KCP Scope dict (``metadata.name``, ``spec.region``, ``spec.shootName``,
@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kube.clock import now_rfc3339
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.azure import iprange_plan
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.iprange_plan import (
@@ -104,14 +104,14 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], target: Target,
     return read_as_needed(Read(), needs, fetch, AzureApiError, refused)
 
 
-def apply(client: IpRangeClient, plan: Plan) -> Step:
-    """Make the plan's calls in order; the Step they lead to (a refused call's Error or requeue)."""
+def apply(client: IpRangeClient, plan: Plan) -> Outcome:
+    """Make the plan's calls in order; the Outcome they lead to (a refused call's Error or requeue)."""
     return make_calls(client, plan, AzureApiError, refused)
 
 
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *, now: str | None = None,
               timing: Timing = Timing(), cloud: str = "AzureCloud", network_type: str | None = None,
-              kyma_peering: Mapping[str, Any] | None = None) -> Step:
+              kyma_peering: Mapping[str, Any] | None = None) -> Outcome:
     """One turn of a KCP IpRange on Azure: :func:`read` → :func:`~tasks.cloud.azure.iprange_plan.plan` →
     :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
     ``timing``: the waits; ``cloud``: ``AzureChina`` picks its DNS zone; ``kyma_peering``: the KCP

@@ -1,6 +1,6 @@
 """The KCP IpRange on Azure, the plan (pure): one turn over what :mod:`tasks.cloud.azure.iprange` read
 (:class:`Read`), answered as a :class:`Plan` of ARM writes (:class:`Call`) and the
-:class:`~kube.toolkit.Step` they lead to. It covers what the original spreads over three KCP
+:class:`~kube.toolkit.Outcome` they lead to. It covers what the original spreads over three KCP
 reconcilers for an Azure IpRange (reference notes §5.3 steps 4, 5 and 8, §5.7, §8):
 
 - the Cloud Manager network ``<vpcNetwork>--cm`` (the Network reconciler, ``pkg/kcp/provider/azure/network``):
@@ -18,11 +18,11 @@ reconcilers for an Azure IpRange (reference notes §5.3 steps 4, 5 and 8, §5.7,
   the shoot VNet, each waited for until ``provisioningState`` is ``Succeeded``.
 
 Deletion goes in reverse: link (and wait) → DNS zone → subnet → security group → the KCP VpcPeering
-(the Step says it must be gone; waited for until the controller read it missing, its own deletion
+(the Outcome says it must be gone; waited for until the controller read it missing, its own deletion
 removes both ARM peerings) → CM VNet → CM resource group; then the finalizer may go.
 
 The plan walks the chain in that order and ends at the first resource that is not done: the writes
-it planned on the way (a missing resource group and VNet are created in one turn) and the Step.
+it planned on the way (a missing resource group and VNet are created in one turn) and the Outcome.
 Errors as the original: HTTP 429 on any request → come back after 60 s with no
 status change; a failed read of the security group / subnet → Error ``Error loading security group`` /
 ``Error loading subnet`` (60 s); of the DNS zone / link → an Error condition ``Failed loading
@@ -48,7 +48,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.azure.scope import cm_name
 from tasks.cloud.calls import UNREAD, Needed, Refused, need
 from tasks.cloud.step import ERROR, StepBuilder, gone, with_child
@@ -187,17 +187,17 @@ class Plan:
     run: StepBuilder
     timing: Timing
     calls: tuple[Call, ...]
-    final: Step
+    final: Outcome
     need: str | None = None
 
-    def done(self, answers: Sequence[Any] = ()) -> Step:
-        """The Step once every call was made."""
+    def done(self, answers: Sequence[Any] = ()) -> Outcome:
+        """The Outcome once every call was made."""
         return self.final
 
-    def failed(self, call: Call, refused: Refused) -> Step:
-        """The Step of a refused call."""
+    def failed(self, call: Call, refused: Refused) -> Outcome:
+        """The Outcome of a refused call."""
         if refused.too_many_requests:
-            return Step(requeue_after=self.timing.throttled)
+            return Outcome(requeue_after=self.timing.throttled)
         if call.conflict_wait is not None and refused.conflict:
             return self.run.step(requeue_after=call.conflict_wait)
         if call.message is None:
@@ -206,13 +206,13 @@ class Plan:
 
 
 def _error(run: StepBuilder, message: str, requeue_after: float | None, reason: str = REASON_ERROR, *,
-           exclusive: bool = True, state: str | None = ERROR) -> Step:
+           exclusive: bool = True, state: str | None = ERROR) -> Outcome:
     """An Error condition (exclusive, or set among the others) and ``state``; come back after ``requeue_after``."""
     return run.fail(reason, message, requeue_after=requeue_after, state=state, exclusive=exclusive)
 
 
 class _Walk:
-    """The plan being built: the writes planned so far, ended by :meth:`end` with the turn's Step."""
+    """The plan being built: the writes planned so far, ended by :meth:`end` with the turn's Outcome."""
 
     def __init__(self, run: StepBuilder, timing: Timing, network_type: str | None = None,
                  peering: Mapping[str, Any] | None = None) -> None:
@@ -226,17 +226,17 @@ class _Walk:
              conflict_wait: float | None = None) -> None:
         self.calls.append(Call(method, args, message, requeue_after, reason, conflict_wait))
 
-    def end(self, final: Callable[[StepBuilder], Step]) -> Plan:
-        """The plan: the calls, then the Step ``final`` builds (a refused call's Step is built over the
+    def end(self, final: Callable[[StepBuilder], Outcome]) -> Plan:
+        """The plan: the calls, then the Outcome ``final`` builds (a refused call's Outcome is built over the
         status as it was before ``final``)."""
         before = copy.copy(self.run)
         before.changes = dict(self.run.changes)
         return Plan(before, self.t, tuple(self.calls), final(self.run))
 
-    def refused(self, refused: Refused, step: Callable[[StepBuilder, Refused], Step]) -> Plan:
+    def refused(self, refused: Refused, step: Callable[[StepBuilder, Refused], Outcome]) -> Plan:
         """A refused read ends the turn: 429 → come back after ``throttled`` (no status change), else ``step``."""
         if refused.too_many_requests:
-            return self.end(lambda run: Step(requeue_after=self.t.throttled))
+            return self.end(lambda run: Outcome(requeue_after=self.t.throttled))
         return self.end(lambda run: step(run, refused))
 
     def ensure(self, resource: Mapping[str, Any] | None, method: str, args: tuple[Any, ...], message: str,
@@ -278,7 +278,7 @@ def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, timi
     try:
         return _delete(walk, target, found) if run.deleting else _create(walk, target, found)
     except Needed as needed:
-        return Plan(run, timing, (), Step(), need=needed.key)
+        return Plan(run, timing, (), Outcome(), need=needed.key)
 
 
 def _create(w: _Walk, at: Target, found: Read) -> Plan:
@@ -294,7 +294,7 @@ def _create(w: _Walk, at: Target, found: Read) -> Plan:
     if not run.status.get("cidr"):
         run.set(cidr=cidr)
 
-    def load_failed(run: StepBuilder, refused: Refused) -> Step:
+    def load_failed(run: StepBuilder, refused: Refused) -> Outcome:
         return run.step(requeue_after=t.wait)
 
     # The CM network: resource group, then VNet (the Network reconciler's job in the original).
@@ -336,7 +336,7 @@ def _create(w: _Walk, at: Target, found: Read) -> Plan:
     if ended:
         return ended
 
-    def load_dns_failed(run: StepBuilder, refused: Refused) -> Step:
+    def load_dns_failed(run: StepBuilder, refused: Refused) -> Outcome:
         return _error(run, f"Failed loading AzureIpRange: {refused.text}", t.load_error, exclusive=False, state=None)
 
     zone = need(found, "zone")
@@ -357,11 +357,11 @@ def _create(w: _Walk, at: Target, found: Read) -> Plan:
 def _delete(w: _Walk, at: Target, found: Read) -> Plan:
     t, cm = w.t, at.cm
 
-    def load_failed(run: StepBuilder, refused: Refused) -> Step:
+    def load_failed(run: StepBuilder, refused: Refused) -> Outcome:
         return run.step(requeue_after=t.load_error)
 
     # (read, how a refused read ends the turn, the delete call, its error message, wait, 409 wait)
-    chain: list[tuple[str, Callable[[StepBuilder, Refused], Step], str, tuple[Any, ...], str | None, float,
+    chain: list[tuple[str, Callable[[StepBuilder, Refused], Outcome], str, tuple[Any, ...], str | None, float,
                       float | None]] = [
         ("link", load_failed, "delete_vnet_link", (cm, at.zone, w.run.name), "Error deleting virtualNetworkLink",
          t.link_delete_wait, t.throttled),

@@ -1,5 +1,5 @@
 """The Azure RedisInstance flow: read → the pure plan of :mod:`tasks.cloud.azure.redisinstance_plan` →
-ARM calls (:class:`~tasks.cloud.azure.redis_client.AzureRedisClient`) → Step. A 429 comes back after
+ARM calls (:class:`~tasks.cloud.azure.redis_client.AzureRedisClient`) → Outcome. A 429 comes back after
 60 s and a 5xx after 10 s, both without a status change; another refused call is its step's Error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.redis_client import AzureRedisClient
@@ -36,7 +36,7 @@ def read(client: AzureRedisClient, obj: Mapping[str, Any], scope: Mapping[str, A
     return Read(redis, endpoint, zone_group, client.primary_key(n["group"], n["name"]) if ready else "")
 
 
-def apply(client: AzureRedisClient, plan: Plan) -> Step:
+def apply(client: AzureRedisClient, plan: Plan) -> Outcome:
     for call in plan.calls:
         try:
             getattr(client, call.method)(**call.kwargs)
@@ -49,7 +49,7 @@ def apply(client: AzureRedisClient, plan: Plan) -> Step:
 
 
 def _turn(obj: Mapping[str, Any], scope: Mapping[str, Any], client: AzureRedisClient, t: Callable[[float], float],
-          decide: Callable[[Read], Plan]) -> Step:
+          decide: Callable[[Read], Plan]) -> Outcome:
     try:
         return apply(client, decide(read(client, obj, scope)))
     except AzureApiError as exc:
@@ -61,13 +61,13 @@ def _turn(obj: Mapping[str, Any], scope: Mapping[str, Any], client: AzureRedisCl
 
 
 def reconcile(obj: Mapping[str, Any], scope: Mapping[str, Any], client: AzureRedisClient,
-              t: Callable[[float], float]) -> Step:
+              t: Callable[[float], float]) -> Outcome:
     """One provisioning turn of a KCP RedisInstance on Azure."""
     return _turn(obj, scope, client, t, lambda found: plan_create(obj, scope, found, t))
 
 
 def delete(obj: Mapping[str, Any], scope: Mapping[str, Any], client: AzureRedisClient,
-           t: Callable[[float], float]) -> Step:
+           t: Callable[[float], float]) -> Outcome:
     """One deletion turn of a KCP RedisInstance on Azure."""
     return _turn(obj, scope, client, t, lambda found: plan_delete(obj, scope, found, t))
 

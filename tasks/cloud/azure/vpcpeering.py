@@ -1,5 +1,5 @@
 """The KCP VpcPeering on Azure: the I/O shell around :mod:`tasks.cloud.azure.vpcpeering_plan` (read →
-pure plan → the planned calls → Step; the flow, its messages and the fixes are documented there), and
+pure plan → the planned calls → Outcome; the flow, its messages and the fixes are documented there), and
 the seeding of a customer's network for local runs and tests.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.vpcpeering_plan import (
     ERROR_MESSAGES,
@@ -66,8 +66,8 @@ def read(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], local:
                 client_error=client_error)
 
 
-def apply(clients: Mapping[str, VpcPeeringClient], plan: Plan) -> Step:
-    """Make the plan's calls in order; the Step they lead to."""
+def apply(clients: Mapping[str, VpcPeeringClient], plan: Plan) -> Outcome:
+    """Make the plan's calls in order; the Outcome they lead to."""
     for call in plan.calls:
         try:
             getattr(clients[call.client], call.method)(*call.args, **call.kwargs)
@@ -82,7 +82,7 @@ def apply(clients: Mapping[str, VpcPeeringClient], plan: Plan) -> Step:
 
 def reconcile(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], scope: Mapping[str, Any],
               local_network: Mapping[str, Any] | None, remote_network: Mapping[str, Any] | None, t: Timing,
-              network_tag: str = "", client_error: str = "", deleting: bool | None = None) -> Step:
+              network_tag: str = "", client_error: str = "", deleting: bool | None = None) -> Outcome:
     """One turn of the KCP VpcPeering ``obj`` on Azure (read → :func:`plan_create` / :func:`plan_delete`
     → the calls). ``local_network`` / ``remote_network``: the KCP Networks of ``details``; ``deleting``:
     remove it (default: whether ``obj`` has a ``deletionTimestamp``)."""

@@ -11,10 +11,10 @@ the local one when none is given — with the local tenant as auxiliary when the
 ``AZURE_PEERING_CLIENT_ID`` / ``AZURE_PEERING_CLIENT_SECRET`` (else the default ones), a service
 principal that exists in both tenants.
 
-One turn is read → pure plan → calls → Step (docs/cloud.md, "A new kind: the recipe"): the shell
+One turn is read → pure plan → calls → Outcome (docs/cloud.md, "A new kind: the recipe"): the shell
 :mod:`tasks.cloud.azure.vpcpeering` loads both peerings and, before the remote peering exists, the
 remote VNet (:class:`Read`, failures kept as data); :func:`plan_create` / :func:`plan_delete` here
-decide (pure: no I/O) and answer a :class:`Plan`: the calls and the :class:`~kube.toolkit.Step` they
+decide (pure: no I/O) and answer a :class:`Plan`: the calls and the :class:`~kube.toolkit.Outcome` they
 lead to, which the shell makes and carries.
 
 Flow, as the original's: state ``Initiated`` at first; the remote VNet must carry a tag whose key is the
@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
@@ -251,25 +251,25 @@ class Call:
 
 @dataclass
 class Plan:
-    """A plan's answer: ``calls`` in order, then the Step of :meth:`done`; a refused call ends the turn
+    """A plan's answer: ``calls`` in order, then the Outcome of :meth:`done`; a refused call ends the turn
     with :meth:`failed` (or, when that answers None, the next call follows)."""
 
     run: StepBuilder
     t: Timing
     calls: tuple[Call, ...] = ()
-    then: Step | None = None
+    then: Outcome | None = None
 
-    def done(self) -> Step:
-        """The Step once every call was made."""
+    def done(self) -> Outcome:
+        """The Outcome once every call was made."""
         return self.then if self.then is not None else self.run.step()
 
-    def failed(self, call: Call, err: AzureApiError) -> Step | None:
-        """The Step of a refused call; None: go on (a refused remote delete, as the original)."""
+    def failed(self, call: Call, err: AzureApiError) -> Outcome | None:
+        """The Outcome of a refused call; None: go on (a refused remote delete, as the original)."""
         run, t = self.run, self.t
         if call.kind == "remote_delete":  # the shell logs it
             return None
         if err.too_many_requests:
-            return Step(requeue_after=t(60))
+            return Outcome(requeue_after=t(60))
         if call.kind == "local_delete":
             return run.step(requeue_after=t(300))
         default = "Error creating VPC peering" if call.kind == "local_create" else "Error creating remote VPC peering"
@@ -279,10 +279,10 @@ class Plan:
                         exclusive=False)
 
 
-def _load_failed(run: StepBuilder, t: Timing, err: AzureApiError, default: str, reason: str) -> Step:
+def _load_failed(run: StepBuilder, t: Timing, err: AzureApiError, default: str, reason: str) -> Outcome:
     """A failed load of the remote peering (or VNet): 429 → 60 s; else the mapped message."""
     if err.too_many_requests:
-        return Step(requeue_after=t(60))
+        return Outcome(requeue_after=t(60))
     message, warning = error_message(err, default)
     requeue: float | None = None
     if err.unauthorized:
@@ -304,7 +304,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
     shoot = str((scope.get("spec") or {}).get("shootName") or "")
     azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, then=step)
 
     if not run.status.get("state"):
@@ -339,7 +339,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
         if found.remote_vnet_error is not None:
             err = found.remote_vnet_error
             if err.too_many_requests:
-                return stop(Step(requeue_after=t(60)))
+                return stop(Outcome(requeue_after=t(60)))
             message, warning = error_message(err, "Error loading remote network")
             requeue: float | None = t(60)
             if err.not_found:  # the user must change the object: no requeue
@@ -377,7 +377,7 @@ def plan_delete(obj: Mapping[str, Any], local: VNet | None, remote: VNet | None,
     run = StepBuilder(obj, now)
     details = run.spec.get("details") or {}
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, then=step)
 
     if found.local_error is not None and not found.local_error.not_found:

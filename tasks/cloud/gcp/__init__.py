@@ -2,6 +2,6 @@
 the only layer that talks to GCP (:mod:`.client`)."""
 
 from tasks.cloud.gcp.client import GcpApiError, GcpClient
-from tasks.cloud.step import Event, Step
+from tasks.cloud.step import Event, Outcome
 
-__all__ = ["Event", "GcpApiError", "GcpClient", "Step"]
+__all__ = ["Event", "GcpApiError", "GcpClient", "Outcome"]

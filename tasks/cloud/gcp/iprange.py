@@ -1,9 +1,9 @@
-"""The KCP IpRange on GCP: one turn is read → pure plan → the planned call → Step, the recipe of every
+"""The KCP IpRange on GCP: one turn is read → pure plan → the planned call → Outcome, the recipe of every
 Cloud kind (docs/cloud.md), as AWS's.
 
 Contract::
 
-    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Step
+    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Outcome
 
 - ``iprange``: the KCP ``cloud-control.kyma-project.io/v1beta1`` IpRange as a dict; ``scope``: the KCP
   Scope (``spec.scope.gcp.project`` and ``.vpcNetwork``); ``client``: a
@@ -16,9 +16,9 @@ Contract::
   A refused read is data (:class:`~tasks.cloud.calls.Refused`), never an exception. All reads come
   before the write.
 - :func:`~tasks.cloud.gcp.iprange_plan.plan` (pure; the flow, reasons and messages are documented
-  there) answers at most one write and the Step it leads to; :func:`apply` makes it.
+  there) answers at most one write and the Outcome it leads to; :func:`apply` makes it.
 
-The Step (status merge patch with ``state``, ``cidr``, ``id``, ``opIdentifier``, ``conditions``; when to
+The Outcome (status merge patch with ``state``, ``cidr``, ``id``, ``opIdentifier``, ``conditions``; when to
 come back; on deletion whether the finalizer may go) is carried out by the KCP controller
 (:func:`kube.toolkit.carry_out`), which returns ``step.as_result()``.
 """
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kube.clock import now_rfc3339
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.calls import Refused, make_calls, read_as_needed
 from tasks.cloud.gcp import iprange_plan
 from tasks.cloud.gcp.client import GcpApiError, network_filter
@@ -109,13 +109,13 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, 
     return read_as_needed(Read(), needs, fetch, GcpApiError, refused)
 
 
-def apply(client: IpRangeClient, plan: Plan) -> Step:
-    """Make the plan's call; the Step it leads to (a refused call's Error)."""
+def apply(client: IpRangeClient, plan: Plan) -> Outcome:
+    """Make the plan's call; the Outcome it leads to (a refused call's Error)."""
     return make_calls(client, plan, GcpApiError, refused)
 
 
 def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *,
-              now: str | None = None, retry_wait: float | None = None) -> Step:
+              now: str | None = None, retry_wait: float | None = None) -> Outcome:
     """One turn of a KCP IpRange on GCP: :func:`read` → :func:`~tasks.cloud.gcp.iprange_plan.plan` →
     :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
     ``retry_wait``: seconds to wait for an operation (default ``GCP_RETRY_WAIT_DURATION``).

@@ -1,7 +1,7 @@
 """The KCP IpRange on GCP, the plan (pure): one turn of the original's GCP provider flow
 (``pkg/kcp/provider/gcp/iprange/v3``, reference notes §5.6) over what :mod:`tasks.cloud.gcp.iprange`
 read (:class:`Read`), answered as a :class:`Plan`: at most one GCP write (:class:`Call`) and the
-:class:`~kube.toolkit.Step` it leads to.
+:class:`~kube.toolkit.Outcome` it leads to.
 
 - The KCP IpRange (``metadata.name``, ``metadata.deletionTimestamp``, ``spec.cidr``,
   ``spec.remoteRef.name``, ``spec.options.gcp.purpose``, ``status``). The common part of the KCP
@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.calls import UNREAD, Needed, Refused, need
 from tasks.cloud.step import StepBuilder, gone
 
@@ -158,24 +158,24 @@ class Call:
 @dataclass
 class Plan:
     """A turn's answer: ``calls`` (at most one) starting an operation in state ``state``, or the
-    ``final`` Step when there is nothing to call; or, while the read is not complete, the field of
+    ``final`` Outcome when there is nothing to call; or, while the read is not complete, the field of
     :class:`Read` it needs next (``need``)."""
 
     run: StepBuilder
     retry_wait: float
     calls: tuple[Call, ...] = ()
     state: str = ""
-    final: Step | None = None
+    final: Outcome | None = None
     need: str | None = None
 
-    def done(self, answers: Sequence[Any] = ()) -> Step:
-        """The Step once the calls were made: the operation (``answers[0]``) started, come back after the wait."""
+    def done(self, answers: Sequence[Any] = ()) -> Outcome:
+        """The Outcome once the calls were made: the operation (``answers[0]``) started, come back after the wait."""
         if self.final is not None:
             return self.final
         return self.run.started(self.state, str(answers[0]), self.retry_wait)
 
-    def failed(self, call: Call, refused: Refused) -> Step:
-        """The Step of a refused call."""
+    def failed(self, call: Call, refused: Refused) -> Outcome:
+        """The Outcome of a refused call."""
         return self.run.fail(REASON_GCP_ERROR, f"{call.prefix}{refused.message}", requeue_after=self.retry_wait)
 
 
@@ -196,7 +196,7 @@ def _plan(run: StepBuilder, iprange: Mapping[str, Any], project: str, vpc: str, 
           retry_wait: float) -> Plan:
     """:func:`plan`'s walk: the first unread field it looks at raises :class:`~tasks.cloud.calls.Needed`."""
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, retry_wait, final=step)
 
     # CIDR (create path only: deletion finds the address by name)
@@ -244,8 +244,8 @@ def _plan(run: StepBuilder, iprange: Mapping[str, Any], project: str, vpc: str, 
     return _create(run, retry_wait, project, vpc, address, connection, found, psa, ip, prefix)
 
 
-def _operation(run: StepBuilder, found: Read, retry_wait: float) -> Step | None:
-    """The pending operation's verdict: a Step to answer now, or ``None`` to go on (operation forgotten)."""
+def _operation(run: StepBuilder, found: Read, retry_wait: float) -> Outcome | None:
+    """The pending operation's verdict: a Outcome to answer now, or ``None`` to go on (operation forgotten)."""
     if not run.status.get("opIdentifier"):
         return None
     state = run.status.get("state")

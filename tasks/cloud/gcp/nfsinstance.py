@@ -1,5 +1,5 @@
 """The GCP NfsInstance flow's I/O: read through :class:`~tasks.cloud.gcp.client.FilestoreClient`, plan
-(:mod:`tasks.cloud.gcp.nfsinstance_plan`, pure), make the planned call, answer the Step. A refused call
+(:mod:`tasks.cloud.gcp.nfsinstance_plan`, pure), make the planned call, answer the Outcome. A refused call
 or read is an Error ``GCPError`` with the API's message (429 and 5xx: come back without one)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.gcp.client import FilestoreClient, GcpApiError
 from tasks.cloud.gcp.nfsinstance_plan import REASON_GCP_ERROR, Plan, Read, instance_name, plan_create, plan_delete
 from tasks.cloud.step import StepBuilder
@@ -21,14 +21,14 @@ def read(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, An
     return Read(client.get_instance(instance_name(obj, scope)), client.get_operation(op_name) if op_name else None)
 
 
-def _refused(run: StepBuilder, exc: GcpApiError, retry: float) -> Step:
+def _refused(run: StepBuilder, exc: GcpApiError, retry: float) -> Outcome:
     if exc.status == 429 or exc.status >= 500 or exc.status == 0:
         return run.step(requeue_after=retry)
     return run.fail(REASON_GCP_ERROR, exc.message, backoff=True)
 
 
-def apply(client: FilestoreClient, plan: Plan, retry: float) -> Step:
-    """Make the plan's call; its Step with the new operation in ``status.opIdentifier``."""
+def apply(client: FilestoreClient, plan: Plan, retry: float) -> Outcome:
+    """Make the plan's call; its Outcome with the new operation in ``status.opIdentifier``."""
     if plan.call is None:
         return plan.step
     try:
@@ -40,7 +40,7 @@ def apply(client: FilestoreClient, plan: Plan, retry: float) -> Step:
 
 
 def _turn(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any], retry: float,
-          plan: Callable[[Read], Plan]) -> Step:
+          plan: Callable[[Read], Plan]) -> Outcome:
     try:
         return apply(client, plan(read(client, obj, scope)), retry)
     except GcpApiError as exc:
@@ -48,12 +48,12 @@ def _turn(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, A
 
 
 def reconcile(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any],
-              iprange: Mapping[str, Any], t: Callable[[float], float], retry: float) -> Step:
+              iprange: Mapping[str, Any], t: Callable[[float], float], retry: float) -> Outcome:
     """One provisioning turn of the KCP NfsInstance ``obj``."""
     return _turn(client, obj, scope, retry, lambda found: plan_create(obj, scope, iprange, found, t, retry))
 
 
 def delete(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any],
-           t: Callable[[float], float], retry: float) -> Step:
+           t: Callable[[float], float], retry: float) -> Outcome:
     """One deletion turn."""
     return _turn(client, obj, scope, retry, lambda found: plan_delete(obj, scope, found, t, retry))

@@ -3,7 +3,7 @@ VPC in the IpRange's PSA range (pure).
 
 :func:`plan_create` / :func:`plan_delete` decide over :class:`Read` (the instance, the operation of
 ``status.opIdentifier``) and answer a :class:`Plan`: at most one :class:`Call` (a method of
-:class:`tasks.cloud.gcp.client.FilestoreClient`, whose answer is the new operation's name) and the Step.
+:class:`tasks.cloud.gcp.client.FilestoreClient`, whose answer is the new operation's name) and the Outcome.
 
 * an operation in ``status.opIdentifier`` that is not done: come back (``GCP_RETRY_WAIT_DURATION``);
   one that failed: Error ``GCPError`` with its message (the identifier cleared);
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -62,7 +62,7 @@ class Plan:
     """At most one call, then ``step`` with ``opIdentifier`` = the call's answer."""
 
     run: StepBuilder
-    step: Step
+    step: Outcome
     call: Call | None = None
 
 
@@ -90,8 +90,8 @@ def instance_body(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Map
                           "connectMode": str(gcp.get("connectMode") or "PRIVATE_SERVICE_ACCESS")}]}
 
 
-def _operation(run: StepBuilder, found: Read, t: Timing, retry: float) -> Step | None:
-    """The tracked operation: a Step to stop with while it runs or when it failed, else ``None``."""
+def _operation(run: StepBuilder, found: Read, t: Timing, retry: float) -> Outcome | None:
+    """The tracked operation: a Outcome to stop with while it runs or when it failed, else ``None``."""
     if not run.status.get("opIdentifier"):
         return None
     op = found.operation

@@ -1,5 +1,5 @@
 """The GCP RedisInstance flow: read → the pure plan of :mod:`tasks.cloud.gcp.redisinstance_plan` →
-Memorystore calls (:class:`~tasks.cloud.gcp.redis_client.MemorystoreClient`) → Step. A 429 or 5xx
+Memorystore calls (:class:`~tasks.cloud.gcp.redis_client.MemorystoreClient`) → Outcome. A 429 or 5xx
 comes back after the GCP retry wait without a status change; another refused call is its Error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.gcp.client import GcpApiError
 from tasks.cloud.gcp.redis_client import MemorystoreClient
@@ -30,8 +30,8 @@ def read(client: MemorystoreClient, obj: Mapping[str, Any], scope: Mapping[str, 
     return Read(instance, auth)
 
 
-def apply(client: MemorystoreClient, plan: Plan, retry: float) -> Step:
-    """Make the plan's calls; the Step (the last call's operation in ``opIdentifier``)."""
+def apply(client: MemorystoreClient, plan: Plan, retry: float) -> Outcome:
+    """Make the plan's calls; the Outcome (the last call's operation in ``opIdentifier``)."""
     operation = ""
     for call in plan.calls:
         try:
@@ -44,7 +44,7 @@ def apply(client: MemorystoreClient, plan: Plan, retry: float) -> Step:
 
 
 def _turn(obj: Mapping[str, Any], scope: Mapping[str, Any], client: MemorystoreClient, retry: float,
-          decide: Callable[[Read], Plan]) -> Step:
+          decide: Callable[[Read], Plan]) -> Outcome:
     try:
         return apply(client, decide(read(client, obj, scope)), retry)
     except GcpApiError as exc:
@@ -55,12 +55,12 @@ def _turn(obj: Mapping[str, Any], scope: Mapping[str, Any], client: MemorystoreC
 
 
 def reconcile(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mapping[str, Any],
-              client: MemorystoreClient, t: Callable[[float], float], retry: float) -> Step:
+              client: MemorystoreClient, t: Callable[[float], float], retry: float) -> Outcome:
     """One provisioning turn of a KCP RedisInstance on GCP."""
     return _turn(obj, scope, client, retry, lambda found: plan_create(obj, scope, iprange, found, t))
 
 
 def delete(obj: Mapping[str, Any], scope: Mapping[str, Any], client: MemorystoreClient,
-           t: Callable[[float], float], retry: float) -> Step:
+           t: Callable[[float], float], retry: float) -> Outcome:
     """One deletion turn of a KCP RedisInstance on GCP."""
     return _turn(obj, scope, client, retry, lambda found: plan_delete(obj, scope, found, t))

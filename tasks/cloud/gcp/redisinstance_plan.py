@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import KwCall as Call  # MemorystoreClient.<method>(**kwargs); refused: Error, 60 s
 from tasks.cloud.calls import KwPlan
@@ -99,7 +99,7 @@ class Read:
 class Plan(KwPlan):
     """The calls in order, then :attr:`step`; a refused call ends the turn with :meth:`failed`."""
 
-    def started(self, operation: str) -> Step:
+    def started(self, operation: str) -> Outcome:
         """The step after a call whose operation is ``operation`` (recorded in ``opIdentifier``)."""
         self.run.set(opIdentifier=operation or None)
         return self.run.step(requeue_after=self.step.requeue_after)

@@ -1,5 +1,5 @@
 """The KCP VpcPeering on GCP: the I/O shell around :mod:`tasks.cloud.gcp.vpcpeering_plan` (read →
-pure plan → the planned calls → Step; the flow, its messages and the fixes are documented there), and
+pure plan → the planned calls → Outcome; the flow, its messages and the fixes are documented there), and
 the seeding of a customer's network for local runs and tests.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.calls import attempt, marked_deleting
 from tasks.cloud.gcp.client import GcpApiError
 from tasks.cloud.gcp.vpcpeering_plan import (
@@ -63,8 +63,8 @@ def read(client: VpcPeeringClient, obj: Mapping[str, Any], local: Network | None
                 local_peering=local_peering, local_error=local_error, tag_keys=tag_keys, tags_error=tags_error)
 
 
-def apply(client: VpcPeeringClient, plan: Plan) -> Step:
-    """Make the plan's call (if any); the Step it leads to."""
+def apply(client: VpcPeeringClient, plan: Plan) -> Outcome:
+    """Make the plan's call (if any); the Outcome it leads to."""
     if plan.call is None:
         return plan.done()
     try:
@@ -78,7 +78,7 @@ def apply(client: VpcPeeringClient, plan: Plan) -> Step:
 
 def reconcile(client: VpcPeeringClient, obj: Mapping[str, Any], scope: Mapping[str, Any],
               local_network: Mapping[str, Any] | None, remote_network: Mapping[str, Any] | None, t: Timing,
-              network_tag: str = "", deleting: bool | None = None) -> Step:
+              network_tag: str = "", deleting: bool | None = None) -> Outcome:
     """One turn of the KCP VpcPeering ``obj`` on GCP (read → :func:`plan_create` / :func:`plan_delete` →
     the call). ``local_network`` / ``remote_network``: the KCP Networks of ``details``; ``deleting``:
     remove it (default: whether ``obj`` has a ``deletionTimestamp``)."""

@@ -7,12 +7,12 @@ routes iff asked, never exports them). Both exchange subnet routes. The service 
 Manager needs ``compute.networks.addPeering``/``removePeering``/``get`` on both sides and
 ``resourcemanager`` tag read access on the remote one.
 
-One turn is read → pure plan → one call → Step (docs/cloud.md, "A new kind: the recipe"): the shell
+One turn is read → pure plan → one call → Outcome (docs/cloud.md, "A new kind: the recipe"): the shell
 :mod:`tasks.cloud.gcp.vpcpeering` reads through :class:`~tasks.cloud.gcp.client.GcpClient` the pending
 operations (``status.remotePeeringOperation`` / ``localPeeringOperation``), both peerings and, before
 the remote peering exists, the remote network's tag keys (:class:`Read`, failures kept as data);
 :func:`plan_create` / :func:`plan_delete` here decide (pure: no I/O) and answer a :class:`Plan`: at most
-one :class:`Call` and the :class:`~kube.toolkit.Step` it leads to, which the shell makes and carries.
+one :class:`Call` and the :class:`~kube.toolkit.Outcome` it leads to, which the shell makes and carries.
 
 Flow, as the original's: a running remote operation → 10 s; a running local one → 60 s; the remote
 network must carry a tag whose key contains the shoot name or the configured network tag, else state
@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
@@ -151,18 +151,18 @@ class Call:
 
 @dataclass
 class Plan:
-    """A plan's answer: at most one ``call``, then the Step of :meth:`done`; a refused call ends the turn
-    with :meth:`failed`. ``final``: the Step when there is nothing to call."""
+    """A plan's answer: at most one ``call``, then the Outcome of :meth:`done`; a refused call ends the turn
+    with :meth:`failed`. ``final``: the Outcome when there is nothing to call."""
 
     run: StepBuilder
     t: Timing
     remote: Network
     call: Call | None = None
     requeue_after: float | None = None
-    final: Step | None = None
+    final: Outcome | None = None
 
-    def done(self, answer: Any = None) -> Step:
-        """The Step once the call was made (``answer``: its result, the operation name)."""
+    def done(self, answer: Any = None) -> Outcome:
+        """The Outcome once the call was made (``answer``: its result, the operation name)."""
         if self.final is not None:
             return self.final
         if self.call is not None and self.call.kind == "remote_remove":
@@ -171,8 +171,8 @@ class Plan:
             self.run.set(**{self.call.record: str(answer)})
         return self.run.step(requeue_after=self.requeue_after)
 
-    def failed(self, err: GcpApiError) -> Step:
-        """The Step of a refused call."""
+    def failed(self, err: GcpApiError) -> Outcome:
+        """The Outcome of a refused call."""
         run, t = self.run, self.t
         kind = self.call.kind if self.call is not None else ""
         if kind in ("remote_add", "local_add") and err.operation_in_progress:
@@ -210,8 +210,8 @@ def _running(op: Mapping[str, Any] | None) -> bool:
     return op is not None and op.get("status") != "DONE"
 
 
-def _operation(run: StepBuilder, op: Mapping[str, Any] | None, status_field: str, poll: float) -> Step | str | None:
-    """What the operation kept in ``status.<status_field>`` says: a Step polling it again in ``poll``
+def _operation(run: StepBuilder, op: Mapping[str, Any] | None, status_field: str, poll: float) -> Outcome | str | None:
+    """What the operation kept in ``status.<status_field>`` says: a Outcome polling it again in ``poll``
     seconds while it runs; the error text of a failed one, which is then forgotten (fix: so the
     peering is tried again rather than stuck on it); ``None`` when there is none or it succeeded."""
     if _running(op):
@@ -231,7 +231,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
     import_routes = bool(details.get("importCustomRoutes"))
     shoot = str((scope.get("spec") or {}).get("shootName") or "")
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, remote, final=step)
 
     # 1. the remote operation
@@ -244,7 +244,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
         return stop(run.fail(REASON_ERROR, f"Error loading Remote Vpc Peering Operation: {remote_op_name}",
                              requeue_after=t(60), state=None, exclusive=False))
     remote_failure = _operation(run, found.remote_op, "remotePeeringOperation", t(10))
-    if isinstance(remote_failure, Step):
+    if isinstance(remote_failure, Outcome):
         return stop(remote_failure)
     if remote_failure is not None:  # tried again after 5 min
         if "QUOTA_EXCEEDED" in remote_failure:
@@ -271,7 +271,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
         return stop(run.fail(REASON_ERROR, f"Error loading Local Vpc Peering LocalOperation: {local_op_name}",
                              requeue_after=t(60), state=None, exclusive=False))
     local_failure = _operation(run, found.local_op, "localPeeringOperation", t(60))
-    if isinstance(local_failure, Step):
+    if isinstance(local_failure, Outcome):
         return stop(local_failure)
     if local_failure is not None:
         if "QUOTA_EXCEEDED" in local_failure:
@@ -332,7 +332,7 @@ def plan_delete(obj: Mapping[str, Any], local: Network | None, remote: Network |
     details = (run.spec.get("details") or {})
     placeholder = remote or Network("", "")
 
-    def stop(step: Step) -> Plan:
+    def stop(step: Outcome) -> Plan:
         return Plan(run, t, placeholder, final=step)
 
     if found.local_error is not None and not found.local_error.not_found:

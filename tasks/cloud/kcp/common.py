@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kube import Kube, Resource, ResourceMissing, client_for
-from kube.toolkit import Step, add_finalizer, carry_out
+from kube.toolkit import Outcome, add_finalizer, execute
 from tasks.cloud import names, settings
 from tasks.cloud.settings import CloudSettings
 from workers.controller import Key, Result
@@ -29,11 +29,10 @@ def finalized(kube: Kube, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
     return add_finalizer(kube, res, obj, names.FINALIZER)
 
 
-def carry_out_step(kube: Kube, res: Resource, obj: dict[str, Any], step: Step) -> Result:
+def carry_out_step(kube: Kube, res: Resource, obj: dict[str, Any], step: Outcome) -> Result:
     """Carry out a plan's ``step`` on ``obj`` (status, Event, the finalizer with its legacy names) and
     answer the engine's result."""
-    carry_out(kube, res, obj, step, legacy_finalizers=names.LEGACY_FINALIZERS)
-    return step.as_result()
+    return execute(step, kube, res, obj, legacy_finalizers=names.LEGACY_FINALIZERS).result
 
 
 def ignored(obj: Mapping[str, Any]) -> bool:

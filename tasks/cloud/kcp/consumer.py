@@ -2,7 +2,7 @@
 cloud-manager's ``pkg/kcp/nfsinstance`` and ``pkg/kcp/redisinstance`` do alike before the provider's
 flow (:mod:`tasks.cloud.providers`): read (the object, its Scope, its KCP IpRange) →
 :func:`~.consumer_plan.plan` (the Scope, the IpRange Ready, the kind's ``prepare`` fields, the finalizer)
-→ apply → the provider's turn (reconcile, or delete while deleting), whose Step is carried out here.
+→ apply → the provider's turn (reconcile, or delete while deleting), whose Outcome is carried out here.
 
 Deliberate difference: a deleting object whose IpRange is gone still reaches the provider's delete (the
 original stops it with ``InvalidIpRangeReference`` for ever).
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from kube import Kube, Resource
-from kube.toolkit import Step, carry_out
+from kube.toolkit import Outcome, execute
 from tasks.cloud import names, providers
 from tasks.cloud.kcp.common import carry_out_step, load
 from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, iprange_name, plan
@@ -44,8 +44,8 @@ class ConsumerKind(Generic[C]):
 
     res: Resource
     context: type[C]
-    turn: Callable[[Provider, C], Step]
-    delete: Callable[[Provider, C], Step]
+    turn: Callable[[Provider, C], Outcome]
+    delete: Callable[[Provider, C], Outcome]
     wait_ready: float
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
@@ -69,7 +69,7 @@ def reconcile(key: Key, kind: ConsumerKind[C]) -> Result:
         return Result.done()
     seen, provider = read(kcp, obj, key.namespace)
     decided = plan(seen, s.t, kind.wait_ready, kind.prepare)
-    current = carry_out(kcp, kind.res, obj, decided.step, legacy_finalizers=names.LEGACY_FINALIZERS)
+    current = execute(decided.step, kcp, kind.res, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
     if not decided.provider or provider is None or seen.scope is None:
         return decided.step.as_result()
     ctx = kind.context(kube=kcp, obj=current or obj, scope=seen.scope, settings=s, iprange=seen.iprange)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder, gone
 
@@ -45,10 +45,10 @@ class Seen:
 
 @dataclass(frozen=True)
 class ConsumerPlan:
-    """The Step to carry out, or the provider's turn (``provider``: ``reconcile`` / ``delete``), for
+    """The Outcome to carry out, or the provider's turn (``provider``: ``reconcile`` / ``delete``), for
     which ``step`` is carried out first (the finalizer, the ``prepare`` fields)."""
 
-    step: Step
+    step: Outcome
     provider: str = ""
 
 
@@ -71,7 +71,7 @@ def plan(seen: Seen, t: Callable[[float], float], wait_ready: float,
         return ConsumerPlan(run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
                                      requeue_after=t(60)))
     if run.deleting:
-        return ConsumerPlan(Step(), provider="delete") if seen.provider_known else ConsumerPlan(gone())
+        return ConsumerPlan(Outcome(), provider="delete") if seen.provider_known else ConsumerPlan(gone())
     if seen.iprange is None:
         return ConsumerPlan(run.fail(REASON_INVALID_IPRANGE_REFERENCE,
                                      f"Referred IpRange {run.namespace}/{iprange_name(obj)} does not exist"))

@@ -1,6 +1,6 @@
 """The ``cloud-iprange`` controller: KCP IpRanges into cloud subnets (``pkg/kcp/iprange``): read →
 :func:`~.iprange_plan.plan` → apply, with the provider's turn (its own read → pure plan → calls) between
-the plan's Step and :func:`~.iprange_plan.finish`'s writes.
+the plan's Outcome and :func:`~.iprange_plan.finish`'s writes.
 
 The common part, in the original's order (the decisions are :mod:`tasks.cloud.kcp.iprange_plan`'s), then
 the provider's flow (:mod:`tasks.cloud.providers`):
@@ -19,10 +19,10 @@ the provider's flow (:mod:`tasks.cloud.providers`):
    then the provider's delete (skipped when the network is already gone), the ``--cm`` network, the
    finalizer;
 5. the provider's turn (read → pure plan → provider calls, :mod:`tasks.cloud.providers`), whose
-   :class:`~kube.toolkit.Step` is carried out here (provisioned: state ``Ready``, the single
+   :class:`~kube.toolkit.Outcome` is carried out here (provisioned: state ``Ready``, the single
    condition Ready/True). A provider whose IpRange depends on a KCP VpcPeering (Azure: the kyma ↔
    Cloud Manager VNet peering ``<scope>``, :meth:`~tasks.cloud.providers.Provider.iprange_peering`)
-   gets it as read in ``ctx.peering``, and its Step (a :class:`~tasks.cloud.step.ChildStep`) says when
+   gets it as read in ``ctx.peering``, and its Outcome (a :class:`~tasks.cloud.step.ChildStep`) says when
    it must exist or be gone: created here (labels ``kymaName`` = the Scope, the module's) or deleted
    here, as the original's ``kymaPeeringCreate`` / ``kymaPeeringDelete``. A VpcPeering of that name
    not labelled with the Scope's kyma name is someone else's: never touched, the IpRange gets an Error
@@ -37,7 +37,7 @@ from typing import Any
 import structlog
 
 from kube import Kube
-from kube.toolkit import Action, carry_out
+from kube.toolkit import Action, execute
 from tasks.cloud import names, providers
 from tasks.cloud.kcp.common import carry_out_step, load, used_by
 from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, Seen, finish, network_name, plan, scope_name
@@ -81,7 +81,7 @@ def write(kcp: Kube, actions: Iterable[Action], kyma: str) -> None:
 
 def reconcile(key: Key) -> Result:
     """Reconcile the KCP IpRange ``key``: read → :func:`~.iprange_plan.plan` → apply (the provider's turn
-    between the plan's Step and :func:`~.iprange_plan.finish`'s writes)."""
+    between the plan's Outcome and :func:`~.iprange_plan.finish`'s writes)."""
     s, kcp, obj = load(key, names.KCP_IPRANGE)
     if obj is None:
         return Result.done()
@@ -89,7 +89,7 @@ def reconcile(key: Key) -> Result:
     decided = plan(seen, s.t)
     if decided.warning:
         log.warning("cidr allocation failed", iprange=obj["metadata"]["name"], error=decided.warning)
-    current = carry_out(kcp, names.KCP_IPRANGE, obj, decided.step, legacy_finalizers=names.LEGACY_FINALIZERS)
+    current = execute(decided.step, kcp, names.KCP_IPRANGE, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
     write(kcp, decided.actions, scope_name(obj))
     if decided.provider and provider is not None and seen.scope is not None:
         ctx = IpRangeContext(kube=kcp, obj=current or obj, scope=seen.scope, network=seen.network, settings=s,

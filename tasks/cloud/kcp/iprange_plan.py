@@ -22,15 +22,15 @@ deleting) and answers an :class:`IpRangePlan`, in the original's order:
 5. deleting: refused while a consumer uses it (Warning ``DeleteWhileUsed`` ``Can not be deleted while
    used by <Kind>: [ns/name ...]``, state Warning, requeue 10 s); else state ``Deleting`` (the Warning
    goes) and the provider's delete (``provider`` ``delete``) while the Network is there; without it
-   (or a provider) the turn's Step is :attr:`IpRangePlan.turn`: the VpcPeering deleted first
+   (or a provider) the turn's Outcome is :attr:`IpRangePlan.turn`: the VpcPeering deleted first
    (requeue 1 s), then the finalizer;
 6. the provider's turn (``provider`` ``reconcile``).
 
-After the provider's turn, :func:`finish` answers the writes its Step asks for
+After the provider's turn, :func:`finish` answers the writes its Outcome asks for
 (:class:`~tasks.cloud.step.ChildStep`): the VpcPeering created (labels ``kymaName`` = the Scope, the
 module's) or deleted, and on deletion the ``<scope>--cm`` Network once the finalizer may go.
 
-Writes the original makes between its reads are one Step here: the CIDR is part of the status patch of
+Writes the original makes between its reads are one Outcome here: the CIDR is part of the status patch of
 whatever the turn ends with (its Warning Event only when the conditions or state changed, as the
 original's separate writes).
 """
@@ -43,7 +43,7 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.step import ChildStep, StepBuilder, go_list, gone, with_child
@@ -85,17 +85,17 @@ class Seen:
 class IpRangePlan:
     """One turn: ``step`` is carried out first, then ``actions`` are written; then the turn is either
     over (``step`` says when to come back), or the provider's (``provider``: ``reconcile`` /
-    ``delete``, with the object as ``step`` left it), or ``turn`` stands for the provider's Step (deleting
-    without one). A provider's (or ``turn``'s) Step is completed by :func:`finish`.
+    ``delete``, with the object as ``step`` left it), or ``turn`` stands for the provider's Outcome (deleting
+    without one). A provider's (or ``turn``'s) Outcome is completed by :func:`finish`.
 
     Attributes:
         warning: a line for the log (why the allocation failed), ``""`` for none.
     """
 
-    step: Step
+    step: Outcome
     actions: tuple[Action, ...] = ()
     provider: str = ""
-    turn: Step | None = None
+    turn: Outcome | None = None
     warning: str = ""
 
 
@@ -109,7 +109,7 @@ def network_name(obj: Mapping[str, Any]) -> str:
     return str(((obj.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope_name(obj)))
 
 
-def _with(step: Step, fields: Mapping[str, Any]) -> Step:
+def _with(step: Outcome, fields: Mapping[str, Any]) -> Outcome:
     """``step`` whose status patch also writes ``fields`` (written before it in the original: no Event
     of their own)."""
     if not fields:
@@ -122,8 +122,8 @@ def _ours(peering: Mapping[str, Any], scope: str) -> bool:
     return ((peering.get("metadata") or {}).get("labels") or {}).get(names.LABEL_KYMA_NAME) == scope
 
 
-def _cidr(run: StepBuilder, ranges: Sequence[str]) -> tuple[dict[str, Any], Step | None, str]:
-    """``(status fields to write, a Step that ends the turn or None, a log line)``."""
+def _cidr(run: StepBuilder, ranges: Sequence[str]) -> tuple[dict[str, Any], Outcome | None, str]:
+    """``(status fields to write, a Outcome that ends the turn or None, a log line)``."""
     if run.status.get("cidr"):
         return {}, None, ""
     spec_cidr = str(run.spec.get("cidr") or "")
@@ -138,7 +138,7 @@ def _cidr(run: StepBuilder, ranges: Sequence[str]) -> tuple[dict[str, Any], Step
 
 
 def _network(seen: Seen, run: StepBuilder, cidr: str, t: Callable[[float], float]
-             ) -> tuple[Step, tuple[Action, ...]] | None:
+             ) -> tuple[Outcome, tuple[Action, ...]] | None:
     """The Network's decision while provisioning (``None``: Ready, go on)."""
     scope, wanted = scope_name(seen.obj), network_name(seen.obj)
     if seen.network is None:
@@ -191,7 +191,7 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> IpR
                         requeue_after=t(60))
         return IpRangePlan(replace(_with(step, fields), add_finalizer=add))
     if not run.deleting:
-        return IpRangePlan(_with(Step(add_finalizer=add), fields), provider="reconcile")
+        return IpRangePlan(_with(Outcome(add_finalizer=add), fields), provider="reconcile")
     if seen.users:
         message = "; ".join(f"Can not be deleted while used by {kind}: {go_list(refs)}"
                             for kind, refs in seen.users.items())
@@ -201,11 +201,11 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> IpR
     if seen.provider_known and seen.network is not None:
         return IpRangePlan(deleting, provider="delete")
     if seen.peering is not None:  # the network is gone, the provider has nothing left: the VpcPeering still goes first
-        return IpRangePlan(deleting, turn=with_child(Step(requeue_after=t(1)), False))
+        return IpRangePlan(deleting, turn=with_child(Outcome(requeue_after=t(1)), False))
     return IpRangePlan(deleting, turn=gone())
 
 
-def finish(seen: Seen, step: Step) -> tuple[Action, ...]:
+def finish(seen: Seen, step: Outcome) -> tuple[Action, ...]:
     """The writes the provider's ``step`` (or :attr:`IpRangePlan.turn`) asks for, made before it is
     carried out: the VpcPeering created or deleted as a :class:`~tasks.cloud.step.ChildStep` says, and
     while deleting the ``<scope>--cm`` Network once ``step`` releases the finalizer."""

@@ -61,7 +61,7 @@ def reconcile(key: Key) -> Result:
 
 
 def _managed(kcp: Kube, obj: dict[str, Any], scope: Any, s: settings.CloudSettings, delete: bool) -> Result:
-    """A managed network: the provider's Step (its Scope gone while deleting: nothing is left to remove)."""
+    """A managed network: the provider's Outcome (its Scope gone while deleting: nothing is left to remove)."""
     if scope is None:
         if delete:
             return carry_out_step(kcp, names.NETWORK, obj, gone())

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder, go_list
 
@@ -51,10 +51,10 @@ class Seen:
 
 @dataclass(frozen=True)
 class NetworkPlan:
-    """The Step to carry out, or ``provider`` (``reconcile`` / ``delete``): hand the turn to the Scope's
+    """The Outcome to carry out, or ``provider`` (``reconcile`` / ``delete``): hand the turn to the Scope's
     provider (a managed network; ``step`` then only adds the finalizer)."""
 
-    step: Step
+    step: Outcome
     provider: str = ""
 
 
@@ -91,12 +91,12 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Net
                               f"Can not be deleted while used by{what}: {go_list(users)}", names.STATE_WARNING)
                 return NetworkPlan(run.step(requeue_after=t(10)))
         if kind == MANAGED:
-            return NetworkPlan(Step(), provider="delete")
-        return NetworkPlan(Step(remove_finalizer=names.FINALIZER))
+            return NetworkPlan(Outcome(), provider="delete")
+        return NetworkPlan(Outcome(remove_finalizer=names.FINALIZER))
     has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
     add = None if has_finalizer else names.FINALIZER
     if kind == MANAGED:
-        return NetworkPlan(Step(add_finalizer=add), provider="reconcile")
+        return NetworkPlan(Outcome(add_finalizer=add), provider="reconcile")
     reference = ((obj.get("spec") or {}).get("network") or {}).get("reference") or {}
     step = run.exclusive(names.COND_READY, True, names.REASON_READY, names.REASON_READY, names.STATE_READY,
                          network=complete_reference(reference, seen.scope), networkType=kind).step(add_finalizer=add)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -21,10 +21,10 @@ __all__ = ["NukePlan", "plan"]
 
 @dataclass(frozen=True)
 class NukePlan:
-    """The ``(kind, name)`` objects to delete, then the Nuke's Step."""
+    """The ``(kind, name)`` objects to delete, then the Nuke's Outcome."""
 
     deletes: tuple[tuple[str, str], ...]
-    step: Step
+    step: Outcome
 
 
 def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]]], t: Callable[[float], float],

@@ -4,7 +4,7 @@
 The common part of an IpRange's consumer (:mod:`tasks.cloud.kcp.consumer`: the Scope, the IpRange, the
 finalizer; the IpRange waited for 10 s at a time: the provider needs its subnets / range), then the
 provider's turn (read → pure plan → provider calls, :mod:`tasks.cloud.providers`) whose
-:class:`~kube.toolkit.Step` is carried out: ``reconcile_redisinstance`` or, deleting,
+:class:`~kube.toolkit.Outcome` is carried out: ``reconcile_redisinstance`` or, deleting,
 ``delete_redisinstance`` (its ``remove_finalizer`` once every cloud piece is gone).
 """
 

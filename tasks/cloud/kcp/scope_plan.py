@@ -29,7 +29,7 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud import scope as shoots
 from tasks.cloud.step import StepBuilder
@@ -142,8 +142,8 @@ def kyma_info_writes(namespace: Obj | None, configmap: Obj | None, ips: Sequence
     return KymaInfo(create_namespace=namespace is None, create=create, patch=patch)
 
 
-def plan_ready(scope: Obj, now: str, t: Timing, published: Sequence[str] | None = None, retry: bool = False) -> Step:
-    """The Ready Scope's Step: state ``Ready``, the single condition Ready/True ``Ready``, with
+def plan_ready(scope: Obj, now: str, t: Timing, published: Sequence[str] | None = None, retry: bool = False) -> Outcome:
+    """The Ready Scope's Outcome: state ``Ready``, the single condition Ready/True ``Ready``, with
     ``status.exposedData`` (``natGatewayIps`` = ``published``, ``readTime`` = ``now``) when the exposed
     data were just published; come back after the resync (30 min), or after 60 s when ``retry``."""
     run = StepBuilder(scope, now)

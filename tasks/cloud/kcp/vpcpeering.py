@@ -4,7 +4,7 @@ read (the VpcPeering, its Scope, the local and remote Networks) → :func:`~.vpc
 provider-independent part: Scope, networks Ready, finalizer) → the provider named by
 ``Scope.spec.provider`` (:meth:`~tasks.cloud.providers.Provider.reconcile_vpcpeering` /
 ``delete_vpcpeering`` with a :class:`~tasks.cloud.providers.VpcPeeringContext`), whose
-:class:`~kube.toolkit.Step` is carried out here. Deletion is handed to the provider with whatever
+:class:`~kube.toolkit.Outcome` is carried out here. Deletion is handed to the provider with whatever
 networks are left (``None`` when gone) and ends with the finalizer's removal.
 """
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -47,10 +47,10 @@ class Seen:
 
 @dataclass(frozen=True)
 class PeeringPlan:
-    """The Step to carry out (``provider`` empty), or the provider's turn (``reconcile`` / ``delete``),
+    """The Outcome to carry out (``provider`` empty), or the provider's turn (``reconcile`` / ``delete``),
     for which ``step`` only adds the finalizer."""
 
-    step: Step
+    step: Outcome
     provider: str = ""
 
 
@@ -66,7 +66,7 @@ def network_refs(obj: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, st
 
 
 def _dependency(run: StepBuilder, side: str, network: Mapping[str, Any] | None,
-                t: Callable[[float], float]) -> Step | None:
+                t: Callable[[float], float]) -> Outcome | None:
     if network is None:
         return run.without(names.COND_READY).fail(names.REASON_MISSING_DEPENDENCY, f"{side} network not found",
                                                    requeue_after=t(10), exclusive=False)
@@ -86,21 +86,21 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Pee
     has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
     if seen.scope is None:
         if run.deleting:
-            return PeeringPlan(Step(remove_finalizer=names.FINALIZER))
+            return PeeringPlan(Outcome(remove_finalizer=names.FINALIZER))
         scope_name = str((run.spec.get("scope") or {}).get("name") or "")
         return PeeringPlan(run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
                                     requeue_after=t(60)))
     if not seen.provider_known:
         if run.deleting:
-            return PeeringPlan(Step(remove_finalizer=names.FINALIZER))
+            return PeeringPlan(Outcome(remove_finalizer=names.FINALIZER))
         provider = (seen.scope.get("spec") or {}).get("provider")
         return PeeringPlan(run.fail(names.REASON_UNKNOWN, f"Unknown provider {provider}"))
     if run.deleting:
-        return PeeringPlan(Step(), provider="delete")
+        return PeeringPlan(Outcome(), provider="delete")
     if not run.spec.get("details"):
         return PeeringPlan(run.fail("InvalidSpec", "VpcPeering spec.details is required"))
     for side, network in (("Local", seen.local), ("Remote", seen.remote)):
         stop = _dependency(run, side, network, t)
         if stop is not None:
             return PeeringPlan(stop)
-    return PeeringPlan(Step(add_finalizer=None if has_finalizer else names.FINALIZER), provider="reconcile")
+    return PeeringPlan(Outcome(add_finalizer=None if has_finalizer else names.FINALIZER), provider="reconcile")

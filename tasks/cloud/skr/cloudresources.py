@@ -8,7 +8,7 @@ from typing import Any
 
 from kube import Resource, ResourceMissing, resources
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, carry_out
+from kube.toolkit import StatusWriter, execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.skr.cloudresources_plan import Seen, plan
@@ -58,7 +58,6 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     if decided.step.remove_finalizer:
         for crd_name in decided.delete_crds:
             ctx.skr.delete(resources.CRD, crd_name)
-    written = carry_out(ctx.skr, names.CLOUD_RESOURCES, obj, decided.step,
-                        legacy_finalizers=names.LEGACY_FINALIZERS)
+    written = execute(decided.step, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
     ctx.track(f"{namespace}/{name}", StatusWriter(ctx.skr, names.CLOUD_RESOURCES, written or obj))
     return decided.step.as_result()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -34,9 +34,9 @@ class Seen:
 
 @dataclass(frozen=True)
 class ModulePlan:
-    """The Step of the instance, and the CRDs to delete before its finalizer goes."""
+    """The Outcome of the instance, and the CRDs to delete before its finalizer goes."""
 
-    step: Step
+    step: Outcome
     delete_crds: tuple[str, ...] = ()
 
 
@@ -55,10 +55,10 @@ def plan(seen: Seen, t: Callable[[float], float], now: str) -> ModulePlan:
     if not run.deleting:
         has = names.FINALIZER in ((seen.obj.get("metadata") or {}).get("finalizers") or [])
         ready = run.ready()
-        return ModulePlan(Step(status=ready.status, add_finalizer=None if has else names.FINALIZER))
+        return ModulePlan(Outcome(status=ready.status, add_finalizer=None if has else names.FINALIZER))
     if seen.kinds_in_use:
         kinds = "[" + " ".join(sorted(seen.kinds_in_use)) + "]"
         run.exclusive(names.COND_WARNING, True, names.REASON_RESOURCES_EXIST,
                       f"Can not deactivate module while cloud resources exist: {kinds}", names.STATE_WARNING)
         return ModulePlan(run.step(requeue_after=t(10)))
-    return ModulePlan(Step(remove_finalizer=names.FINALIZER), delete_crds=tuple(seen.crds))
+    return ModulePlan(Outcome(remove_finalizer=names.FINALIZER), delete_crds=tuple(seen.crds))

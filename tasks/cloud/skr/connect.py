@@ -37,7 +37,7 @@ from tasks.cloud import names, settings, sweep
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.skr import cloudresources, installer, iprange, nfsvolume, redisinstance, skrstatus, vpcpeering
 from tasks.cloud.skr.context import SkrContext, run_object
-from workers.controller import Key, Outcome, Result
+from workers.controller import Key, Result, ResultKind
 
 log = structlog.get_logger("tasks.cloud.skr")
 
@@ -105,7 +105,7 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
             ok = False
             outcomes.append(f"{ref}: {exc.reason}: {exc.message}"[:300])
             continue
-        if result.outcome in (Outcome.ERROR, Outcome.TERMINAL):
+        if result.outcome in (ResultKind.ERROR, ResultKind.TERMINAL):
             ok = False
             outcomes.append(f"{ref}: {result.message}"[:300])
         else:

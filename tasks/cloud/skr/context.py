@@ -10,7 +10,7 @@ from typing import Any
 from kube import Kube, Resource
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
-from workers.controller import Outcome, Result
+from workers.controller import Result, ResultKind
 
 __all__ = ["SkrContext", "run_object"]
 
@@ -103,7 +103,7 @@ def run_object(ctx: SkrContext, reconcile: Callable[[SkrContext, str, str], Resu
     result = Result.done()
     for _ in range(MAX_TURNS):
         result = reconcile(ctx, namespace, name)
-        if result.outcome is not Outcome.REQUEUE_AFTER:
+        if result.outcome is not ResultKind.REQUEUE_AFTER:
             return result
         ctx.forget(res)
         delay = result.requeue_after or 0.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -97,8 +97,8 @@ def decide(consumer: Mapping[str, Any], found: Mapping[str, Any] | None) -> IpRa
     return IpRangeUse(found, wait=not ready)
 
 
-def blocked(use: IpRangeUse, run: StepBuilder, t: Callable[[float], float]) -> Step | None:
-    """The consumer's Step while ``use`` does not let it go on (``None`` once the IpRange is Ready with
+def blocked(use: IpRangeUse, run: StepBuilder, t: Callable[[float], float]) -> Outcome | None:
+    """The consumer's Outcome while ``use`` does not let it go on (``None`` once the IpRange is Ready with
     an id): Error ``IpRangeNotFound`` (forget), else come back after :data:`WAIT_READY` seconds scaled
     by ``t`` (the IpRange's own reconcile makes it Ready)."""
     if use.missing is not None:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, add_finalizer, carry_out
+from kube.toolkit import StatusWriter, add_finalizer, execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored, used_by
 from tasks.cloud.ownership import invalid_id
@@ -68,7 +68,7 @@ def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, A
         ctx.kcp.create(names.KCP_IPRANGE, decided.create)
     if decided.delete is not None:
         ctx.kcp.delete(names.KCP_IPRANGE, decided.delete, ctx.kcp_namespace)
-    return carry_out(ctx.skr, names.SKR_IPRANGE, current, replace(step, add_finalizer=None))
+    return execute(replace(step, add_finalizer=None), ctx.skr, names.SKR_IPRANGE, current).obj
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:

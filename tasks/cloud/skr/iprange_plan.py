@@ -2,7 +2,7 @@
 
 :func:`plan` takes the SKR IpRange, the connect's other IpRanges, its KCP mirror (found by id) and
 its consumers, and answers a :class:`SkrPlan`: the id label to write, the KCP mirror to create or
-delete, and the :class:`~kube.toolkit.Step` of the SKR object (status, Event, finalizer, requeue).
+delete, and the :class:`~kube.toolkit.Outcome` of the SKR object (status, Event, finalizer, requeue).
 The original's steps, in its order, all in one turn (the original re-reads between them):
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id (``status.id``, else the id label)
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity
 from tasks.cloud.state import derive_state, project_kcp_iprange
@@ -78,7 +78,7 @@ class SkrPlan:
     ``step``'s finalizer, ``create`` (the KCP mirror), ``delete`` (the KCP mirror's name), then the
     rest of ``step`` (status, Event, finalizer removal, requeue)."""
 
-    step: Step
+    step: Outcome
     label_id: str | None = None
     create: dict[str, Any] | None = None
     delete: str | None = None
@@ -110,13 +110,13 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     spec_cidr = str(run.spec.get("cidr") or "")
 
     if not run.status.get("id") and run.deleting and not has_finalizer:
-        return SkrPlan(Step())
+        return SkrPlan(Outcome())
     ident, label_id, refused = claim_id(run, new_id, "IpRange",
                                         foreign(seen.kcp, seen.kyma, str(meta.get("name") or "")))  # 0, 1
     if refused is not None:
         return SkrPlan(refused)
 
-    def stop(step: Step, **writes: Any) -> SkrPlan:
+    def stop(step: Outcome, **writes: Any) -> SkrPlan:
         return SkrPlan(step, label_id=label_id, **writes)
 
     if run.deleting:  # 10

@@ -20,7 +20,7 @@ from typing import Any
 from kube import Resource, resources
 from kube.clock import now_rfc3339
 from kube.diff import label_selector
-from kube.toolkit import StatusWriter, add_finalizer, carry_out, remove_finalizer
+from kube.toolkit import StatusWriter, add_finalizer, execute, remove_finalizer
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id, owner_labels
@@ -123,7 +123,7 @@ def apply(ctx: SkrContext, kind: str, obj: dict[str, Any], seen: Seen, decided: 
         _release(ctx, resources.PERSISTENT_VOLUME, dict(stale.get(decided.stale_pv_release) or {}) or None)
     if decided.stale_pv_delete is not None and decided.stale_pv_delete in stale:
         ctx.skr.delete(resources.PERSISTENT_VOLUME, decided.stale_pv_delete)
-    return carry_out(ctx.skr, res, current, replace(step, add_finalizer=None))
+    return execute(replace(step, add_finalizer=None), ctx.skr, res, current).obj
 
 
 def _reconcile(ctx: SkrContext, kind: str, namespace: str, name: str) -> Result:

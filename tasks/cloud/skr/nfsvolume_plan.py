@@ -3,7 +3,7 @@
 As cloud-manager's ``pkg/skr/awsnfsvolume`` and ``pkg/skr/gcpnfsvolume``. :func:`plan` takes a
 :class:`Seen` (the volume, its KCP ``NfsInstance``, the IpRange it uses, its PersistentVolume and
 PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/PVC writes and the
-:class:`~kube.toolkit.Step` of the volume. In the original's order:
+:class:`~kube.toolkit.Outcome` of the volume. In the original's order:
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
    ``InvalidId``; a KCP NfsInstance of that name without this volume's owner labels is ``NotOwned``;
@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
@@ -120,7 +120,7 @@ class SkrPlan:
     ``stale_pv_release`` / ``stale_pv_delete`` the same for the stale PV of that name, one of
     :attr:`Seen.labelled_pvs`), then the rest of ``step``."""
 
-    step: Step
+    step: Outcome
     label_id: str | None = None
     kcp_create: dict[str, Any] | None = None
     kcp_patch: dict[str, Any] | None = None
@@ -274,8 +274,8 @@ def _kcp_conditions(kcp: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(c) for c in (kcp.get("status") or {}).get("conditions") or []]
 
 
-def _project(seen: Seen, run: StepBuilder, kcp: Mapping[str, Any], t: Timing) -> Step | None:
-    """§3.6: the KCP status onto the volume. A Step to stop with, or ``None`` to go on (Ready)."""
+def _project(seen: Seen, run: StepBuilder, kcp: Mapping[str, Any], t: Timing) -> Outcome | None:
+    """§3.6: the KCP status onto the volume. A Outcome to stop with, or ``None`` to go on (Ready)."""
     kcp_status = kcp.get("status") or {}
     kcp_conds = _kcp_conditions(kcp)
     error = cond.find(kcp_conds, names.COND_ERROR)
@@ -359,9 +359,9 @@ def _let_go(seen: Seen) -> dict[str, Any]:
     return out
 
 
-def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Step | None, dict[str, Any]]:
+def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Outcome | None, dict[str, Any]]:
     """The original's ``deletePVForNameChange`` (GCP, the volume not being deleted): the stale PV of a
-    renamed volume. Answers ``(a Step to stop with or None to go on, the writes)``: a stale PV being deleted
+    renamed volume. Answers ``(a Outcome to stop with or None to go on, the writes)``: a stale PV being deleted
     loses Cloud Manager's finalizer (the flow goes on); one not ``Released`` / ``Available`` (still bound to
     a claim) is an Error ``PVNotReadyForNameChange`` (no requeue: the next connect looks again); else it is
     deleted, Ready and that Error go, state ``Processing``, back after 3 s."""
@@ -423,7 +423,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     ident = str(run.status.get("id") or "")
     label_id: str | None = None
     if run.deleting and not has_finalizer:
-        return SkrPlan(Step())
+        return SkrPlan(Outcome())
     kcp = seen.kcp
     if kind == AWS or ident:  # 0, 1
         ident, label_id, refused = claim_id(run, new_id, f"{kind.capitalize()}NfsVolume",
@@ -434,7 +434,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         ident = str(_meta(kcp).get("name") or "")
         run.set(id=ident)
 
-    def stop(step: Step, **writes: Any) -> SkrPlan:
+    def stop(step: Outcome, **writes: Any) -> SkrPlan:
         return SkrPlan(step, label_id=label_id, **writes)
 
     if run.deleting:  # 10
@@ -485,7 +485,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
         return stop(replace(renamed, add_finalizer=add), **stale)
     waiting = _project(seen, run, kcp, t)  # 8
     if waiting is not None:
-        return stop(Step(status=waiting.status, event=waiting.event, add_finalizer=add,
+        return stop(Outcome(status=waiting.status, event=waiting.event, add_finalizer=add,
                          requeue_after=waiting.requeue_after), **stale)
     current = _with_status(obj, run)  # 9
     volume_name = wanted_pv or ident

@@ -18,7 +18,7 @@ from typing import Any
 
 from kube import resources
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, add_finalizer, carry_out
+from kube.toolkit import StatusWriter, add_finalizer, execute
 from kube.toolkit.finalizers import remove_finalizer
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
@@ -78,7 +78,7 @@ def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, A
             meta = {**found["metadata"], "labels": wanted["metadata"]["labels"],
                     "annotations": wanted["metadata"].get("annotations") or {}}
             ctx.skr.replace(resources.SECRET, {**found, "metadata": meta, "data": wanted["data"]})
-    return carry_out(ctx.skr, res, current, replace(step, add_finalizer=None))
+    return execute(replace(step, add_finalizer=None), ctx.skr, res, current).obj
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:

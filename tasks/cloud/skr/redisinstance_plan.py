@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
@@ -104,7 +104,7 @@ class SkrPlan:
     the auth Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``,
     ``secret_update``: name, labels, annotations, data replaced), then the rest of ``step``."""
 
-    step: Step
+    step: Outcome
     label_id: str | None = None
     create: dict[str, Any] | None = None
     patch: dict[str, Any] | None = None
@@ -220,9 +220,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
     ident = str(run.status.get("id") or "")
     if run.deleting and not has_finalizer:
-        return SkrPlan(Step())
+        return SkrPlan(Outcome())
     if run.deleting and not ident:
-        return SkrPlan(Step(remove_finalizer=names.FINALIZER))
+        return SkrPlan(Outcome(remove_finalizer=names.FINALIZER))
     claimed = ident or identity(obj, new_id)
     refused = refusal(run, "RedisInstance", claimed, foreign(seen.kcp, seen.kyma, name, namespace))  # 0
     if refused is not None:
@@ -250,7 +250,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
         run.set(id=ident)
     add = None if has_finalizer else names.FINALIZER  # 3
 
-    def stop(step: Step, **writes: Any) -> SkrPlan:
+    def stop(step: Outcome, **writes: Any) -> SkrPlan:
         return SkrPlan(step, label_id=label_id, **writes)
 
     desired = instance_for(seen.provider, run.spec, seen.overrides)
@@ -292,8 +292,8 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     return stop(run.step(add_finalizer=add, requeue_after=requeue), **writes)
 
 
-def _project(run: StepBuilder, kcp_conditions: list[dict[str, Any]]) -> Step | None:
-    """The KCP status projected (``updateStatus``): a Step when the SKR status changes, else ``None``."""
+def _project(run: StepBuilder, kcp_conditions: list[dict[str, Any]]) -> Outcome | None:
+    """The KCP status projected (``updateStatus``): a Outcome when the SKR status changes, else ``None``."""
     conditions = run.conditions
     kcp_error = cond.find(kcp_conditions, names.COND_ERROR)
     kcp_ready = cond.find(kcp_conditions, names.COND_READY)

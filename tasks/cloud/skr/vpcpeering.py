@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, add_finalizer, carry_out
+from kube.toolkit import StatusWriter, add_finalizer, execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id
@@ -54,7 +54,7 @@ def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, A
         ctx.kcp.create(kind, body)
     for kind, kcp_name in decided.delete:
         ctx.kcp.delete(kind, kcp_name, ctx.kcp_namespace)
-    return carry_out(ctx.skr, res, current, replace(step, add_finalizer=None))
+    return execute(replace(step, add_finalizer=None), ctx.skr, res, current).obj
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:

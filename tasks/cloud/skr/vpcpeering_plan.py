@@ -38,7 +38,7 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.resource import Resource
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity, owner_labels
 from tasks.cloud.state import derive_state
@@ -87,7 +87,7 @@ class SkrPlan:
     ``create`` (KCP objects: the Network, then the VpcPeering), ``delete`` (``(kind, name)`` of KCP
     objects), then the rest of ``step`` (status, Event, finalizer removal, requeue)."""
 
-    step: Step
+    step: Outcome
     label_id: str | None = None
     create: tuple[tuple[Resource, dict[str, Any]], ...] = ()
     delete: tuple[tuple[Resource, str], ...] = ()
@@ -190,7 +190,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
     has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
 
     if not run.status.get("id") and run.deleting and not has_finalizer:
-        return SkrPlan(Step())
+        return SkrPlan(Outcome())
     not_owned = foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name)
     ident, label_id, refused = claim_id(run, new_id, kind, not_owned)  # 0, 1
     if refused is not None:

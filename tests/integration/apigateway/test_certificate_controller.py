@@ -19,7 +19,7 @@ from tasks.apigateway.certificate_controller import ca_bundle_of, ensure_certifi
 from tasks.apigateway.install import install_crds
 from tests.fixtures.devapi import real_cluster
 from tests.fixtures.processes import wait_for
-from workers.controller import Outcome
+from workers.controller import ResultKind
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(real_cluster(), reason="replaces the APIRule CRD; dev API server only")]
@@ -72,7 +72,7 @@ def test_first_reconcile_creates_the_secret_and_writes_the_ca_bundle(kube: Kube)
     cert_pem, key_pem = secret_pair(kube)
     certificate.verify(cert_pem, key_pem)
     assert crd_bundle(kube) == cert_pem  # the whole tls.crt, as the original writes it
-    assert reconcile(secret_key()).outcome is Outcome.REQUEUE_AFTER  # valid: nothing to do, back in an hour
+    assert reconcile(secret_key()).outcome is ResultKind.REQUEUE_AFTER  # valid: nothing to do, back in an hour
     assert secret_pair(kube) == (cert_pem, key_pem)
 
 

@@ -14,7 +14,7 @@ from tasks.apigateway import controller
 from tasks.apigateway.diff import Action
 from tests.fixtures.processes import wait_for
 from tests.integration.apigateway.conftest import AGW, example
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ def counts(owned: dict[str, list[dict[str, Any]]]) -> tuple[int, int, int]:
 def test_create_change_break_and_fix(agw: AGW) -> None:
     agw.create(example("orders"))
     result = reconcile("orders")
-    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 1800
+    assert result.outcome is ResultKind.REQUEUE_AFTER and result.requeue_after == 1800
     rule = agw.get("orders")
     assert rule is not None
     assert rule["metadata"]["finalizers"] == [FINALIZER]
@@ -55,7 +55,7 @@ def test_create_change_break_and_fix(agw: AGW) -> None:
     # change a rule: the write rule loses its JWT, becomes noAuth
     rule["spec"]["rules"][2] = {"path": "/orders/{**}", "methods": ["POST"], "noAuth": True}
     rule = agw.kube.replace(controller.APIRULE, rule)
-    assert reconcile("orders").outcome is Outcome.REQUEUE_AFTER
+    assert reconcile("orders").outcome is ResultKind.REQUEUE_AFTER
     owned = agw.owned("orders")
     assert counts(owned) == (1, 3, 1)
     assert owned["VirtualService"][0]["metadata"]["name"] == vs["metadata"]["name"]  # updated in place
@@ -70,7 +70,7 @@ def test_create_change_break_and_fix(agw: AGW) -> None:
     del broken["spec"]["service"]
     agw.kube.replace(controller.APIRULE, broken)
     result = reconcile("orders")
-    assert result.outcome is Outcome.ERROR
+    assert result.outcome is ResultKind.ERROR
     status = agw.get("orders")["status"]  # type: ignore[index]
     assert status["state"] == "Error"
     assert status["description"].startswith("Validation errors: Attribute '.spec.rules[0].service': ")
@@ -84,7 +84,7 @@ def test_create_change_break_and_fix(agw: AGW) -> None:
     fixed["spec"]["rules"].pop()
     fixed["spec"]["service"] = {"name": "orders", "port": 8080}
     agw.kube.replace(controller.APIRULE, fixed)
-    assert reconcile("orders").outcome is Outcome.REQUEUE_AFTER
+    assert reconcile("orders").outcome is ResultKind.REQUEUE_AFTER
     assert agw.get("orders")["status"]["state"] == "Ready"  # type: ignore[index]
     assert sorted(e["reason"] for e in agw.events("orders")) == ["Reconciled", "ValidationFailed"]
     # Ready again: the identical "Reconciled" Event is aggregated (count 2), not duplicated
@@ -124,10 +124,10 @@ def test_delete_removes_owned_objects_then_the_finalizer(agw: AGW) -> None:
     agw.kube.delete(controller.APIRULE, "orders", "shop")
     rule = agw.get("orders")
     assert rule is not None and rule["metadata"]["deletionTimestamp"]  # held by the finalizer
-    assert reconcile("orders").outcome is Outcome.SUCCESS
+    assert reconcile("orders").outcome is ResultKind.SUCCESS
     assert counts(agw.owned("orders")) == (0, 0, 0)
     assert agw.get("orders") is None
-    assert reconcile("orders").outcome is Outcome.SUCCESS  # gone: nothing to do
+    assert reconcile("orders").outcome is ResultKind.SUCCESS  # gone: nothing to do
 
 
 def test_a_deleted_crd_never_blocks_the_apirule(agw: AGW) -> None:
@@ -144,14 +144,14 @@ def test_a_deleted_crd_never_blocks_the_apirule(agw: AGW) -> None:
 
     result = reconcile("orders")
     status = agw.get("orders")["status"]  # type: ignore[index]
-    assert (status["state"], result.outcome) == ("Warning", Outcome.REQUEUE_AFTER)
+    assert (status["state"], result.outcome) == ("Warning", ResultKind.REQUEUE_AFTER)
     assert status["description"] == (f"CRD {crd} is not present. Make sure to install required dependencies "
                                      "for the component")
     assert sorted((e["type"], e["reason"]) for e in agw.events("orders")) == [
         ("Normal", "Reconciled"), ("Warning", "Warning")]
 
     agw.kube.delete(controller.APIRULE, "orders", "shop")
-    assert reconcile("orders").outcome is Outcome.SUCCESS
+    assert reconcile("orders").outcome is ResultKind.SUCCESS
     assert agw.get("orders") is None
     assert counts(agw.owned("orders")) == (0, 0, 0)
 
@@ -175,7 +175,7 @@ def test_a_crd_deleted_before_the_informer_notices_still_ends_as_the_warning(agw
 
     result = reconcile("orders")
     status = agw.get("orders")["status"]  # type: ignore[index]
-    assert (status["state"], result.outcome) == ("Warning", Outcome.REQUEUE_AFTER)
+    assert (status["state"], result.outcome) == ("Warning", ResultKind.REQUEUE_AFTER)
     assert status["description"].startswith(f"CRD {crd} is not present")
 
 
@@ -191,11 +191,11 @@ def test_stale_update_is_a_conflict_and_the_reconcile_retries(agw: AGW) -> None:
     with pytest.raises(Conflict):
         controller.apply_actions(agw.kube, (Action("update", "VirtualService", stale, actual=vs),))
     # the reconcile itself reads fresh state and succeeds
-    assert reconcile("httpbin-public").outcome is Outcome.REQUEUE_AFTER
+    assert reconcile("httpbin-public").outcome is ResultKind.REQUEUE_AFTER
 
 
 def test_apirule_without_crd_or_object_is_done(agw: AGW) -> None:
-    assert reconcile("missing").outcome is Outcome.SUCCESS
+    assert reconcile("missing").outcome is ResultKind.SUCCESS
     assert controller.list_keys() == []
     agw.create(example("httpbin-public"))
     assert controller.list_keys() == [Key("local", "shop", "httpbin-public")]

@@ -19,7 +19,7 @@ from tasks.apigateway.externalgateway import model as m
 from tasks.apigateway.externalgateway.controller import EXTERNAL_GATEWAY, KINDS, reconcile
 from tests.fixtures.processes import wait_for
 from tests.integration.apigateway.conftest import AGW, ROOT
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ def test_create_update_drift_delete_and_the_apirule_using_it(agw: AGW) -> None:
     docs = setup(agw)
     agw.kube.create(EXTERNAL_GATEWAY, docs["ExternalGateway"])
     result = reconcile(Key("local", "shop", "partner"))
-    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 3600
+    assert result.outcome is ResultKind.REQUEUE_AFTER and result.requeue_after == 3600
 
     obj = eg(agw)
     assert obj["metadata"]["finalizers"] == [m.FINALIZER]
@@ -115,7 +115,7 @@ def test_create_update_drift_delete_and_the_apirule_using_it(agw: AGW) -> None:
     # deletion: everything it generated goes, then the finalizer; the APIRule then reports it missing
     agw.kube.delete(EXTERNAL_GATEWAY, "partner", "shop")
     assert eg(agw)["metadata"].get("deletionTimestamp")
-    assert reconcile(Key("local", "shop", "partner")).outcome is Outcome.SUCCESS
+    assert reconcile(Key("local", "shop", "partner")).outcome is ResultKind.SUCCESS
     assert agw.kube.get(EXTERNAL_GATEWAY, "partner", "shop") is None
     assert all(o is None for o in generated(agw, "partner").values())
     assert get(agw, "Secret", "shop", "partner-ca") is not None  # the user's CA Secret stays
@@ -147,7 +147,7 @@ def test_long_name_and_an_error_without_a_gateway(agw: AGW) -> None:
     wrong_region["spec"]["region"] = "ap21"
     agw.kube.create(EXTERNAL_GATEWAY, wrong_region)
     result = reconcile(Key("local", "shop", "partner"))
-    assert result.outcome is Outcome.ERROR
+    assert result.outcome is ResultKind.ERROR
     status = eg(agw)["status"]
     assert status["state"] == "Error"
     assert status["description"] == ('failed to resolve certificate subjects: region "ap21" not defined in '
@@ -189,7 +189,7 @@ def test_the_gardener_path_dns_entry_certificate_tls_secret_processing_ready_and
     key = Key("local", "shop", "partner")
 
     result = reconcile(key)
-    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 5
+    assert result.outcome is ResultKind.REQUEUE_AFTER and result.requeue_after == 5
     domain = "external-partner.c-1.kyma.ondemand.com"
     dns, cert = get(agw, "DNSEntry", "istio-system", "partner-dns"), get(agw, "Certificate", "istio-system",
                                                                           "partner-cert")
@@ -214,7 +214,7 @@ def test_the_gardener_path_dns_entry_certificate_tls_secret_processing_ready_and
                                                     "labels": cert["spec"]["secretLabels"]},
                                        "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}})
     result = reconcile(key)
-    assert result.outcome is Outcome.REQUEUE_AFTER and result.requeue_after == 3600
+    assert result.outcome is ResultKind.REQUEUE_AFTER and result.requeue_after == 3600
     status = eg(agw)["status"]
     assert (status["state"], status["observedGeneration"]) == ("Ready", 1)
     assert {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]} == {
@@ -222,7 +222,7 @@ def test_the_gardener_path_dns_entry_certificate_tls_secret_processing_ready_and
         "GatewayConfigured": ("True", "Ready")}
 
     agw.kube.delete(EXTERNAL_GATEWAY, "partner", "shop")
-    assert reconcile(key).outcome is Outcome.SUCCESS
+    assert reconcile(key).outcome is ResultKind.SUCCESS
     assert agw.kube.get(EXTERNAL_GATEWAY, "partner", "shop") is None
     assert all(o is None for o in generated(agw, "partner").values())
     assert get(agw, "DNSEntry", "istio-system", "partner-dns") is None

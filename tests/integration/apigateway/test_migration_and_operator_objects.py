@@ -20,7 +20,7 @@ from tasks.apigateway import controller, reads
 from tasks.apigateway.operator import controller as operator
 from tasks.apigateway.operator import resources as res
 from tests.integration.apigateway.conftest import AGW, ROOT, documents
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +66,7 @@ def test_the_example_migration_stops_on_error_then_finishes(agw: AGW, allowed: N
     key = Key("local", "shop", "catalog-legacy")
 
     failed = controller.reconcile(key)
-    assert failed.outcome is Outcome.ERROR
+    assert failed.outcome is ResultKind.ERROR
     rule = agw.get("catalog-legacy")
     assert rule is not None and rule["status"]["state"] == "Error"
     assert rule_annotations(agw)[STEP] == "apply-istio-authorization"  # not advanced
@@ -76,7 +76,7 @@ def test_the_example_migration_stops_on_error_then_finishes(agw: AGW, allowed: N
     rule["spec"]["service"] = apirule["spec"]["service"]
     agw.kube.replace(controller.APIRULE, rule)
     switched = controller.reconcile(key)
-    assert switched.outcome is Outcome.REQUEUE_AFTER and switched.requeue_after == 0  # the migration interval
+    assert switched.outcome is ResultKind.REQUEUE_AFTER and switched.requeue_after == 0  # the migration interval
     assert rule_annotations(agw)[STEP] == "vs-switch-to-service"
     assert "reconcilery.kyma-project.io/migration-step-at" in rule_annotations(agw)
     assert routes(agw) == ["catalog.shop.svc.cluster.local", "catalog.shop.svc.cluster.local"]
@@ -84,7 +84,7 @@ def test_the_example_migration_stops_on_error_then_finishes(agw: AGW, allowed: N
     assert len(agw.kube.list(ORY_RULE, "shop")) == 1
 
     done = controller.reconcile(key)
-    assert done.outcome is Outcome.REQUEUE_AFTER and done.requeue_after == 1800
+    assert done.outcome is ResultKind.REQUEUE_AFTER and done.requeue_after == 1800
     assert not {STEP, "reconcilery.kyma-project.io/migration-step-at"} & set(rule_annotations(agw))
     assert agw.kube.list(ORY_RULE, "shop") == []
     assert principals(agw) == {"cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"}
@@ -104,7 +104,7 @@ def test_network_policy_and_oathkeeper_objects(agw: AGW, allowed: None) -> None:
     agw.kube.create(reads.APIGATEWAY, {"apiVersion": "operator.kyma-project.io/v1alpha1", "kind": "APIGateway",
                                        "metadata": {"name": "default"}, "spec": {"networkPoliciesEnabled": True}})
     key = Key("local", "", "default")
-    assert operator.reconcile(key).outcome is Outcome.REQUEUE_AFTER
+    assert operator.reconcile(key).outcome is ResultKind.REQUEUE_AFTER
     assert reads.apigateway(agw.kube, "default")["status"]["state"] == "Ready"  # type: ignore[index]
 
     policy = _get(agw, "NetworkPolicy", res.NETWORK_POLICY[1])

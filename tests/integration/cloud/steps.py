@@ -1,4 +1,4 @@
-"""Driving a provider layer's IpRange step (:class:`tasks.cloud.step.Step`) as the KCP controller
+"""Driving a provider layer's IpRange step (:class:`tasks.cloud.step.Outcome`) as the KCP controller
 would, without Kubernetes: shared by the GCP and Azure layer tests."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 400,
 @contextlib.contextmanager
 def provider_turns(name: str, env: dict[str, str], scope: dict[str, Any], local: Any,
                    remote: Any) -> Iterator[Callable[..., Any]]:
-    """The bridge provider ``name``'s VpcPeering turn, ``turn(obj, delete=False)`` -> its Step, under
+    """The bridge provider ``name``'s VpcPeering turn, ``turn(obj, delete=False)`` -> its Outcome, under
     the cloud settings loaded from ``env`` (the settings are restored on leaving)."""
     from tasks.cloud import providers, settings
     from tasks.cloud.providers import VpcPeeringContext

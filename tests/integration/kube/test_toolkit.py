@@ -6,19 +6,23 @@ from typing import Any
 
 import pytest
 
-from kube import Conflict, Kube, Resource, resources
+from kube import ApiError, Conflict, Kube, Resource, resources
 from kube.toolkit import (
     Action,
+    Call,
     Event,
+    Failure,
+    Outcome,
+    Refusal,
     StatusWriter,
-    Step,
     add_finalizer,
     apply_actions,
-    carry_out,
+    execute,
     remove_finalizer,
     update_on_conflict,
     write_status,
 )
+from workers.controller import ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +60,9 @@ def test_finalizers_add_once_remove_with_legacy(kube: Kube, widgets: Resource, u
 
 def test_carry_out_writes_status_and_event_only_when_told(kube: Kube, widgets: Resource, unique_ns: str) -> None:
     obj = widget(kube, widgets, unique_ns)
-    step = Step(status={"state": "Ready"}, event=Event("Normal", "Reconciled", "all good"), add_finalizer=FIN,
+    step = Outcome(status={"state": "Ready"}, event=Event("Normal", "Reconciled", "all good"), add_finalizer=FIN,
                 requeue_after=30)
-    written = carry_out(kube, widgets, obj, step)
+    written = execute(step, kube, widgets, obj).obj
     assert written is not None and written["status"] == {"state": "Ready"}
     assert written["metadata"]["finalizers"] == [FIN]
     assert events_of(kube, unique_ns, "w") == [("Normal", "Reconciled", "all good")]
@@ -66,7 +70,8 @@ def test_carry_out_writes_status_and_event_only_when_told(kube: Kube, widgets: R
     before = written["metadata"]["resourceVersion"]
     assert write_status(kube, widgets, written, None) is None  # nothing to write: no request
     assert kube.get(widgets, "w", unique_ns)["metadata"]["resourceVersion"] == before  # type: ignore[index]
-    assert carry_out(kube, widgets, written, Step(remove_finalizer=FIN))["metadata"].get("finalizers") in (None, [])  # type: ignore[index]
+    last = execute(Outcome(remove_finalizer=FIN), kube, widgets, written).obj
+    assert last is not None and last["metadata"].get("finalizers") in (None, [])
 
 
 def test_status_writer_writes_differences_and_warns_once(kube: Kube, widgets: Resource, unique_ns: str) -> None:
@@ -130,3 +135,91 @@ def test_update_on_conflict_reads_again_after_a_409(kube: Kube, unique_ns: str) 
     with pytest.raises(Conflict):
         update_on_conflict(kube, resources.CONFIGMAP, "b", always_stale, namespace=unique_ns, attempts=2)
     assert seen.count("stale") == 2
+
+
+class _Refused(Refusal):
+    """A provider client's error, classified the way its client layer would."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self._failure = failure
+
+    @property
+    def failure(self) -> Failure:
+        return self._failure
+
+
+class _Cloud:
+    """A provider client whose answers the test decides: ``refuse`` maps a method to its failure."""
+
+    def __init__(self, refuse: dict[str, Failure] | None = None) -> None:
+        self.calls: list[str] = []
+        self.refuse = refuse or {}
+
+    def __getattr__(self, method: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(method)
+            if method in self.refuse:
+                raise _Refused(self.refuse[method])
+            return {"id": f"{method}-{len(self.calls)}"}
+        return call
+
+
+def test_execute_makes_the_writes_in_order_then_the_status_once(kube: Kube, widgets: Resource,
+                                                                 unique_ns: str) -> None:
+    obj = widget(kube, widgets, unique_ns)
+    cloud = _Cloud()
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "namespace": unique_ns}}
+    outcome = Outcome(add_finalizer=FIN, writes=(
+        Action.named("label", widgets, "w", unique_ns, body={"id": "x"}),  # the object itself: its rv moves on
+        Call("create_subnet", ("10.0.0.0/24",)),
+        Action.on("create", resources.CONFIGMAP, cm),
+        Call("tag", client="other"),
+    ), then=lambda answers: Outcome(status={"subnet": answers[1]["id"], "state": "Ready"}, remove_finalizer=FIN))
+    done = execute(outcome, kube, widgets, obj, clients={"": cloud, "other": cloud})
+    assert cloud.calls == ["create_subnet", "tag"]
+    assert kube.get(resources.CONFIGMAP, "owned", unique_ns) is not None
+    assert done.obj is not None and done.obj["status"] == {"subnet": "create_subnet-1", "state": "Ready"}
+    assert done.obj["metadata"]["labels"] == {"id": "x"} and not done.obj["metadata"].get("finalizers")
+    assert done.refused is None and done.result.outcome is ResultKind.SUCCESS
+
+
+def test_execute_stops_at_a_refused_call_and_answers_what_the_plan_says(kube: Kube, widgets: Resource,
+                                                                        unique_ns: str) -> None:
+    obj = widget(kube, widgets, unique_ns)
+    bad = Failure("refused", 400, "InvalidParameter", "the CIDR is taken")
+    cloud = _Cloud({"create": bad})
+    seen: list[tuple[str, Failure, int]] = []
+
+    def refused(write: Any, failure: Failure, answers: Any) -> Outcome:
+        seen.append((write.kind, failure, len(answers)))
+        return Outcome(status={"state": "Error", "message": failure.message}, requeue_after=60)
+
+    outcome = Outcome(writes=(Call("prepare"), Call("create", kind="create"), Call("never")), refused=refused,
+                      status={"state": "Ready"})
+    done = execute(outcome, kube, widgets, obj, clients={"": cloud})
+    assert cloud.calls == ["prepare", "create"] and seen == [("create", bad, 1)]
+    assert done.obj is not None and done.obj["status"] == {"state": "Error", "message": "the CIDR is taken"}
+    assert done.result.requeue_after == 60 and done.refused == (outcome.writes[1], bad)
+
+
+def test_execute_defaults_transient_calls_to_their_delay_and_kube_refusals_raise(
+        kube: Kube, widgets: Resource, unique_ns: str) -> None:
+    obj = widget(kube, widgets, unique_ns)
+    slow = _Cloud({"create": Failure("throttled", 429, delay=30)})
+    done = execute(Outcome(writes=(Call("create"),), status={"state": "Ready"}), kube, widgets, obj,
+                   clients={"": slow}, scale=lambda s: s / 10)
+    assert done.result.outcome is ResultKind.REQUEUE_AFTER and done.result.requeue_after == 3
+    assert done.obj is not None and not done.obj.get("status")  # a transient failure leaves the status
+    broken = _Cloud({"create": Failure("refused", 400, message="no")})
+    assert execute(Outcome(writes=(Call("create"),)), kube, widgets, obj,
+                   clients={"": broken}).result.outcome is ResultKind.ERROR
+    invalid = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_Valid", "namespace": unique_ns}}
+    with pytest.raises(ApiError) as refused:
+        execute(Outcome(writes=(Action.on("create", resources.CONFIGMAP, invalid),)), kube, widgets, obj)
+    assert refused.value.failure.kind == "refused" and refused.value.failure.status == 422
+    gone = Action.named("delete", resources.CONFIGMAP, "never-was", unique_ns)
+    assert execute(Outcome(writes=(gone, gone)), kube, widgets, obj).refused is None  # a missing one is done
+    ignored = execute(Outcome(writes=(Call("create"), Call("after")), refused=lambda *_: None), kube, widgets, obj,
+                      clients={"": broken})
+    assert broken.calls[-2:] == ["create", "after"] and ignored.result.outcome is ResultKind.SUCCESS

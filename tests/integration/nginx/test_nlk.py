@@ -22,7 +22,7 @@ from tasks.nginx.plan import parse_owned
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
 from watchers.engine import WatchManager
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -72,7 +72,7 @@ def endpoint_slice(kube: Kube, service_name: str, name: str, port: int, ips: lis
         "endpoints": [{"addresses": [ip], "conditions": {"ready": True}} for ip in ips]})
 
 
-def sync(kube: Kube, plus: NginxPlusStandIn, *refs: UpstreamRef) -> dict[str, Outcome]:
+def sync(kube: Kube, plus: NginxPlusStandIn, *refs: UpstreamRef) -> dict[str, ResultKind]:
     keys = set(desired_keys(kube, NAMES)) | {key_for(plus.url, r) for r in refs}
     return {k.name: reconcile(k, NAMES, kube).outcome for k in sorted(keys)}
 
@@ -92,7 +92,7 @@ def test_cluster_ip_load_balancer_and_external_name(kube: Kube, plus: NginxPlusS
     service(kube, "ext", "ExternalName", [{"name": "stream-ext", "port": 5432}])
     service(kube, "plain", "ClusterIP", [{"name": "http-pods", "port": 80}], annotated=False)  # not selected
 
-    assert set(sync(kube, plus).values()) == {Outcome.SUCCESS}
+    assert set(sync(kube, plus).values()) == {ResultKind.SUCCESS}
     assert plus.addresses("http", "pods") == ["10.244.1.5:8080", "10.244.1.6:8080", "10.244.2.7:8080"]
     assert plus.addresses("http", "lb-edge") == ["192.0.2.10:443"]
     assert plus.addresses("stream", "ext") == []
@@ -130,7 +130,7 @@ def test_api_key_absent_or_wrong_is_reported_once_then_retried_with_backoff(
         plus.reset_requests()
         with capture_logs() as logs:
             results = [reconcile(key, NAMES, kube) for _ in range(3)]
-        assert {r.outcome for r in results} == {Outcome.ERROR}  # retried with the controller's backoff
+        assert {r.outcome for r in results} == {ResultKind.ERROR}  # retried with the controller's backoff
         assert plus.rejected == 3 and plus.addresses("http", "lb-edge") == []
         assert [e["event"] for e in logs if e["log_level"] == "error"] == ["NGINX Plus host rejected the API key"]
     events = [e for e in kube.list(resources.EVENT, "nlk") if e["reason"] == "NginxPlusUnauthorized"]
@@ -141,7 +141,7 @@ def test_api_key_absent_or_wrong_is_reported_once_then_retried_with_backoff(
 
     monkeypatch.setenv("NGINXAAS_DATAPLANE_API_KEY", KEY)
     config.reset()
-    assert reconcile(key, NAMES, kube).outcome is Outcome.SUCCESS
+    assert reconcile(key, NAMES, kube).outcome is ResultKind.SUCCESS
     assert plus.addresses("http", "lb-edge") == ["192.0.2.10:443"]
     assert plus.url not in controller._unauthorized_hosts
 
@@ -161,7 +161,7 @@ def test_a_service_deleted_while_nothing_watched_is_emptied_by_the_resync(kube: 
     controller.STATE_READS.__init__()  # a new process: nothing in memory, only what the cluster holds
     keys = desired_keys(kube, NAMES)  # the resync's key list
     assert keys == [key_for(plus.url, PODS)]
-    assert reconcile(keys[0], NAMES, kube).outcome is Outcome.SUCCESS
+    assert reconcile(keys[0], NAMES, kube).outcome is ResultKind.SUCCESS
     assert plus.addresses("http", "pods") == []
     assert owned(kube) == set() and desired_keys(kube, NAMES) == []
     assert plus.addresses("http", "untouched") == ["10.9.9.9:80"]  # never named: never touched
@@ -180,7 +180,7 @@ def test_nkl_mode_records_ownership_too(kube_client: ApiClient, plus_factory: Ca
     node(k, "w0", "10.0.1.11")
     nkl_service(k, [("nkl-nginx-lb-http", 30080)])
     for key in desired_keys(k):
-        assert reconcile(key, kube=k).outcome is Outcome.SUCCESS
+        assert reconcile(key, kube=k).outcome is ResultKind.SUCCESS
     record = k.get(resources.CONFIGMAP, "nginx-edge-upstreams", "nkl")
     assert record is not None and parse_owned(record["data"]) == {(host.url, WEB)}
     assert record["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "reconcilery"
@@ -188,7 +188,7 @@ def test_nkl_mode_records_ownership_too(kube_client: ApiClient, plus_factory: Ca
     k.delete(resources.SERVICE, "nginx-ingress", "nginx-ingress")
     controller.STATE_READS.__init__()
     assert desired_keys(k) == [key_for(host.url, WEB)]
-    assert reconcile(key_for(host.url, WEB), kube=k).outcome is Outcome.SUCCESS
+    assert reconcile(key_for(host.url, WEB), kube=k).outcome is ResultKind.SUCCESS
     assert host.addresses("http", "nginx-lb-http") == [] and desired_keys(k) == []
 
 
@@ -214,5 +214,5 @@ def test_a_change_of_the_config_file_enqueues_every_nlk_upstream(
         while key_for(second.url, LB) not in enqueued and time.monotonic() < deadline:
             time.sleep(0.05)
     assert set(enqueued[1:]) == {key_for(first.url, LB), key_for(second.url, LB)}
-    assert reconcile(key_for(second.url, LB), names, kube).outcome is Outcome.SUCCESS
+    assert reconcile(key_for(second.url, LB), names, kube).outcome is ResultKind.SUCCESS
     assert second.addresses("http", "lb-edge") == ["192.0.2.10:443"]

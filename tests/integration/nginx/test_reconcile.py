@@ -12,7 +12,7 @@ from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, key_for, reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def service(kube: Kube, ports: list[tuple[str, int]], annotations: dict[str, str
         kube.replace(resources.SERVICE, body)
 
 
-def sync(kube: Kube, hosts: list[NginxPlusStandIn], *also: UpstreamRef) -> list[Outcome]:
+def sync(kube: Kube, hosts: list[NginxPlusStandIn], *also: UpstreamRef) -> list[ResultKind]:
     """Reconcile every key the watchers would enqueue: the desired ones plus ``also`` on every host."""
     keys = set(desired_keys(kube)) | {key_for(h.url, ref) for h in hosts for ref in also}
     return [reconcile(key, kube=kube).outcome for key in sorted(keys)]
@@ -82,7 +82,7 @@ def test_create_scale_change_and_delete(kube: Kube, hosts: list[NginxPlusStandIn
             {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
 
     # create: both hosts get the worker nodes, not the control plane
-    assert set(sync(kube, hosts)) == {Outcome.SUCCESS}
+    assert set(sync(kube, hosts)) == {ResultKind.SUCCESS}
     assert addresses(hosts, WEB) == [["10.0.1.11:30080", "10.0.1.12:30080"]] * 2
     assert addresses(hosts, TCP) == [["10.0.1.11:30432", "10.0.1.12:30432"]] * 2
 
@@ -146,7 +146,7 @@ def test_drifted_and_foreign_servers_are_repaired(kube: Kube, hosts: list[NginxP
     plus = hosts[0]
     plus.state.declare("http", "nginx-lb-http", servers=[{"server": "10.9.9.9:80"},
                                                          {"server": "10.0.1.11:30080", "weight": 5, "down": True}])
-    assert set(sync(kube, hosts[:1])) == {Outcome.SUCCESS}
+    assert set(sync(kube, hosts[:1])) == {ResultKind.SUCCESS}
     assert plus.servers("http", "nginx-lb-http") == [
         {"id": 1, "server": "10.0.1.11:30080", "weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s",
          "slow_start": "0s", "route": "", "backup": False, "down": False, "drain": False}]
@@ -162,11 +162,11 @@ def test_a_host_down_fails_then_converges_when_back(kube: Kube, hosts: list[Ngin
     down, up = hosts
     down.stop()
     results = {k.namespace: reconcile(k, kube=kube) for k in desired_keys(kube)}
-    assert results[up.url].outcome is Outcome.SUCCESS
-    assert results[down.url].outcome is Outcome.ERROR and "ConnectionError" in results[down.url].message
+    assert results[up.url].outcome is ResultKind.SUCCESS
+    assert results[down.url].outcome is ResultKind.ERROR and "ConnectionError" in results[down.url].message
     assert up.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
     down.start()
-    assert reconcile(key_for(down.url, WEB), kube=kube).outcome is Outcome.SUCCESS
+    assert reconcile(key_for(down.url, WEB), kube=kube).outcome is ResultKind.SUCCESS
     assert down.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
 
 
@@ -190,10 +190,10 @@ def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[Ngin
     service(kube, [("nkl-not-declared", 30080)])
     key = key_for(hosts[0].url, UpstreamRef("http", "not-declared"))
     result = reconcile(key, kube=kube)
-    assert result.outcome is Outcome.ERROR and "missing" in result.message
+    assert result.outcome is ResultKind.ERROR and "missing" in result.message
     assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 1
     hosts[0].state.declare("http", "not-declared")
-    assert reconcile(key, kube=kube).outcome is Outcome.SUCCESS
+    assert reconcile(key, kube=kube).outcome is ResultKind.SUCCESS
     assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 0
 
 
@@ -202,8 +202,8 @@ def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Ku
     configmap(kube, hosts[:1], **{"tls-mode": "bogus"})
     service(kube, [("nkl-nginx-lb-http", 30080)])
     result = reconcile(key_for(hosts[0].url, WEB), kube=kube)
-    assert result.outcome is Outcome.TERMINAL and "tls-mode: 'bogus'" in result.message
+    assert result.outcome is ResultKind.TERMINAL and "tls-mode: 'bogus'" in result.message
     configmap(kube, hosts[:1], **{"tls-mode": "no-tls"})
-    assert reconcile(key_for(hosts[1].url, WEB), kube=kube).outcome is Outcome.SUCCESS
+    assert reconcile(key_for(hosts[1].url, WEB), kube=kube).outcome is ResultKind.SUCCESS
     assert hosts[1].request_count == 0
-    assert reconcile(Key("local", hosts[0].url, "bad-key"), kube=kube).outcome is Outcome.TERMINAL
+    assert reconcile(Key("local", hosts[0].url, "bad-key"), kube=kube).outcome is ResultKind.TERMINAL

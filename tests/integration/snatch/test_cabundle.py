@@ -12,7 +12,7 @@ from kube import clusters, resources
 from kube.kubeconfig import from_kubeconfig
 from tasks.snatch import controller
 from tasks.snatch.certs import DevCertificates, generate_ca, rotate_serving_cert
-from workers.controller import Outcome, registry
+from workers.controller import ResultKind, registry
 
 NAME = "kim-snatch-mutating-webhook-configuration"
 
@@ -55,17 +55,17 @@ def test_sync_from_cert_dir(local, dev_certs: DevCertificates, monkeypatch: pyte
     monkeypatch.setenv(controller.ENV_CERT_DIR, str(dev_certs.cert_dir))
     kube.create(resources.MUTATING_WEBHOOK_CONFIGURATION, mwc("mpod-v1.kb.io", "second.kb.io"))
     key = controller.webhook_config_key()
-    assert controller.reconcile(key).outcome is Outcome.SUCCESS
+    assert controller.reconcile(key).outcome is ResultKind.SUCCESS
     ca = dev_certs.ca_path.read_bytes()
     assert bundles(kube) == [ca, ca]
     # up to date: no write
     version = kube.get(resources.MUTATING_WEBHOOK_CONFIGURATION, NAME)["metadata"]["resourceVersion"]
-    assert controller.reconcile(key).outcome is Outcome.SUCCESS
+    assert controller.reconcile(key).outcome is ResultKind.SUCCESS
     assert kube.get(resources.MUTATING_WEBHOOK_CONFIGURATION, NAME)["metadata"]["resourceVersion"] == version
     # a new CA (rotation with re-issued CA) is written on the next reconcile
     new_ca = generate_ca()
     rotate_serving_cert(dev_certs.cert_dir, new_ca)
-    assert controller.reconcile(key).outcome is Outcome.SUCCESS
+    assert controller.reconcile(key).outcome is ResultKind.SUCCESS
     assert bundles(kube) == [new_ca.cert_pem, new_ca.cert_pem]
 
 
@@ -77,18 +77,18 @@ def test_sync_from_secret(local, monkeypatch: pytest.MonkeyPatch) -> None:
     kube.create(resources.MUTATING_WEBHOOK_CONFIGURATION, mwc("mpod-v1.kb.io"))
     key = controller.webhook_config_key()
     result = controller.reconcile(key)
-    assert result.outcome is Outcome.ERROR and "not found" in result.message  # the Secret is not there yet
+    assert result.outcome is ResultKind.ERROR and "not found" in result.message  # the Secret is not there yet
     kube.create(resources.SECRET, {"apiVersion": "v1", "kind": "Secret",
                                    "metadata": {"name": "snatch-certs", "namespace": "kyma-system"},
                                    "data": {"ca.crt": base64.b64encode(ca).decode()}})
-    assert controller.reconcile(key).outcome is Outcome.SUCCESS
+    assert controller.reconcile(key).outcome is ResultKind.SUCCESS
     assert bundles(kube) == [ca]
 
 
 def test_missing_configuration_or_ca(local, dev_certs: DevCertificates, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(controller.ENV_CERT_DIR, str(dev_certs.cert_dir))
-    assert controller.reconcile(controller.webhook_config_key("absent")).outcome is Outcome.SUCCESS
+    assert controller.reconcile(controller.webhook_config_key("absent")).outcome is ResultKind.SUCCESS
     monkeypatch.setenv(controller.ENV_CERT_DIR, str(tmp_path / "empty"))
     result = controller.reconcile(controller.webhook_config_key())
-    assert result.outcome is Outcome.ERROR and "unable to read certificate" in result.message
+    assert result.outcome is ResultKind.ERROR and "unable to read certificate" in result.message

@@ -27,7 +27,7 @@ import redis
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from workers.controller import Backoff, Controller, Key, Outcome, Registry, Result
+from workers.controller import Backoff, Controller, Key, Registry, Result, ResultKind
 from workers.workqueue import Taken, WorkQueue, controller_key, queue_key
 
 pytestmark = pytest.mark.integration
@@ -167,15 +167,15 @@ class QueueMachine(RuleBasedStateMachine):
         if ok:
             self.model.lease[k] = FAR
 
-    @rule(data=st.data(), outcome=st.sampled_from(list(Outcome)), far=st.booleans())
-    def done(self, data: st.DataObject, outcome: Outcome, far: bool) -> None:
+    @rule(data=st.data(), outcome=st.sampled_from(list(ResultKind)), far=st.booleans())
+    def done(self, data: st.DataObject, outcome: ResultKind, far: bool) -> None:
         if not self.taken:
             return
         t = data.draw(st.sampled_from(self.taken))
         m, k = self.model, (t.controller, t.key)
-        result = {Outcome.SUCCESS: Result.done(), Outcome.ERROR: Result.error("x"),
-                  Outcome.TERMINAL: Result.terminal("x"),
-                  Outcome.REQUEUE_AFTER: Result.requeue(FAR if far else 0.0)}[outcome]
+        result = {ResultKind.SUCCESS: Result.done(), ResultKind.ERROR: Result.error("x"),
+                  ResultKind.TERMINAL: Result.terminal("x"),
+                  ResultKind.REQUEUE_AFTER: Result.requeue(FAR if far else 0.0)}[outcome]
         finish = self.wq.done(t, result)
         if m.holder.get(k) != t.token:
             assert finish.lost  # a superseded token records nothing
@@ -183,13 +183,13 @@ class QueueMachine(RuleBasedStateMachine):
         assert not finish.lost
         del m.holder[k], m.lease[k]
         m.lapses.pop(k, None)
-        if outcome is Outcome.ERROR:
+        if outcome is ResultKind.ERROR:
             m.failures[k] = m.failures.get(k, 0) + 1
             assert finish.delay == BACKOFF.delay(m.failures[k])
             m.delayed[k] = min(m.delayed.get(k, finish.delay), finish.delay)
         else:
             m.failures.pop(k, None)
-            if outcome is Outcome.REQUEUE_AFTER:
+            if outcome is ResultKind.REQUEUE_AFTER:
                 m.delayed[k] = min(m.delayed.get(k, result.requeue_after or 0.0), result.requeue_after or 0.0)
         assert finish.again is (k in m.waiting)
 

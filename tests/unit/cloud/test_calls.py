@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from tasks.cloud.calls import UNREAD, Needed, Refused, make_calls, need, read_as_needed
 
 
@@ -27,12 +27,12 @@ class Plan:
     calls: Sequence[Call]
     got: list[Any] = field(default_factory=list)
 
-    def done(self, answers: Sequence[Any] = ()) -> Step:
+    def done(self, answers: Sequence[Any] = ()) -> Outcome:
         self.got = list(answers)
-        return Step(requeue_after=1)
+        return Outcome(requeue_after=1)
 
-    def failed(self, call: Call, refused: Refused) -> Step:
-        return Step(error=f"{call.method}: {refused.status} {refused.message}")
+    def failed(self, call: Call, refused: Refused) -> Outcome:
+        return Outcome(error=f"{call.method}: {refused.status} {refused.message}")
 
 
 class Client:
@@ -54,7 +54,7 @@ def refused(exc: Boom) -> Refused:
 
 def test_make_calls_in_order_and_hand_the_answers_to_the_plan() -> None:
     client, plan = Client(), Plan([Call("ok", (1,)), Call("ok", (2, 3))])
-    assert make_calls(client, plan, Boom, refused) == Step(requeue_after=1)
+    assert make_calls(client, plan, Boom, refused) == Outcome(requeue_after=1)
     assert client.made == [("ok", (1,)), ("ok", (2, 3))] and plan.got == ["op-1", "op-2"]
 
 

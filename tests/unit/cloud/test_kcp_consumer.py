@@ -14,7 +14,7 @@ from kube import Resource
 from tasks.cloud import names, providers, settings
 from tasks.cloud.kcp import consumer, nfsinstance, redisinstance
 from tasks.cloud.kcp.consumer import REASON_INVALID_IPRANGE_REFERENCE
-from workers.controller import Key, Outcome
+from workers.controller import Key, ResultKind
 
 NS = "kcp-system"
 
@@ -84,7 +84,7 @@ def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.Monk
     assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
         ("Error", "True", REASON_INVALID_IPRANGE_REFERENCE, message)]
     assert kube.events == [("Warning", REASON_INVALID_IPRANGE_REFERENCE, message)]
-    assert result.outcome == Outcome.SUCCESS  # forget: a new IpRange comes with its own watch event
+    assert result.outcome == ResultKind.SUCCESS  # forget: a new IpRange comes with its own watch event
     assert "finalizers" not in kube.get(res, "0b8e5f4e", NS)["metadata"]  # type: ignore[index]
     run(monkeypatch, kube, res, kind)  # the same again: no second write, no second Event
     assert len(kube.status_patches) == 1 and len(kube.events) == 1
@@ -96,5 +96,5 @@ def test_an_iprange_not_ready_is_waited_for_without_a_condition(monkeypatch: pyt
     kube = RecordingKube((names.SCOPE, scope()), (names.KCP_IPRANGE, iprange),
                          (names.NFS_INSTANCE, consumer_obj(names.NFS_INSTANCE, "ipr")))
     result = run(monkeypatch, kube, names.NFS_INSTANCE, nfsinstance.KIND)
-    assert result.outcome == Outcome.REQUEUE_AFTER and result.requeue_after
+    assert result.outcome == ResultKind.REQUEUE_AFTER and result.requeue_after
     assert kube.status_patches == [] and kube.events == []

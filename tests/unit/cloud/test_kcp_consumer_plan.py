@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube.toolkit.step import Event, Step
+from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
 from tasks.cloud.kcp.consumer_plan import ConsumerPlan, Seen, plan
 from tasks.cloud.kcp.nfsinstance import copy_host
@@ -52,25 +52,26 @@ def test_errors_end_the_turn_with_the_notes_words(case: Seen, expected: tuple[st
 def test_an_iprange_not_ready_is_waited_for_by_the_kind(wait: float) -> None:
     not_ready = {"status": {"conditions": [{"type": "Error", "status": "True", "reason": "x", "message": "x"}]}}
     assert plan(Seen(instance(finalizer=False), SCOPE, True, not_ready), t, wait, now=NOW) \
-        == ConsumerPlan(Step(requeue_after=wait))
+        == ConsumerPlan(Outcome(requeue_after=wait))
 
 
 @pytest.mark.parametrize(("case", "expected"), [
     (Seen(instance(deleting=True), None), ConsumerPlan(gone())),
     (Seen(instance(deleting=True), SCOPE, False, READY), ConsumerPlan(gone())),
-    (Seen(instance(deleting=True), SCOPE, True, READY), ConsumerPlan(Step(), "delete")),
-    (Seen(instance(deleting=True), SCOPE, True, None), ConsumerPlan(Step(), "delete")),  # deliberate: see the doc
+    (Seen(instance(deleting=True), SCOPE, True, READY), ConsumerPlan(Outcome(), "delete")),
+    (Seen(instance(deleting=True), SCOPE, True, None), ConsumerPlan(Outcome(), "delete")),  # deliberate: see the doc
 ])
 def test_deletion(case: Seen, expected: ConsumerPlan) -> None:
     assert plan(case, t, 10, copy_host, NOW) == expected
 
 
 @pytest.mark.parametrize(("obj", "prepare", "expected"), [
-    (instance(finalizer=False), None, Step(add_finalizer=names.FINALIZER)),
-    (instance(), None, Step()),
-    (instance(status={"hosts": ["10.0.0.2", "10.0.0.3"]}), copy_host, Step(status={"host": "10.0.0.2"})),
-    (instance(status={"hosts": ["10.0.0.2"], "host": "10.0.0.2"}), copy_host, Step()),
-    (instance(finalizer=False, status={"host": "old"}), copy_host, Step(add_finalizer=names.FINALIZER)),
+    (instance(finalizer=False), None, Outcome(add_finalizer=names.FINALIZER)),
+    (instance(), None, Outcome()),
+    (instance(status={"hosts": ["10.0.0.2", "10.0.0.3"]}), copy_host, Outcome(status={"host": "10.0.0.2"})),
+    (instance(status={"hosts": ["10.0.0.2"], "host": "10.0.0.2"}), copy_host, Outcome()),
+    (instance(finalizer=False, status={"host": "old"}), copy_host, Outcome(add_finalizer=names.FINALIZER)),
 ])
-def test_the_provider_turn_after_prepare_and_the_finalizer(obj: dict[str, Any], prepare: Any, expected: Step) -> None:
+def test_the_provider_turn_after_prepare_and_the_finalizer(obj: dict[str, Any], prepare: Any,
+                                                           expected: Outcome) -> None:
     assert plan(Seen(obj, SCOPE, True, READY), t, 10, prepare, NOW) == ConsumerPlan(expected, "reconcile")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube.toolkit.step import Event, Step
+from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
 from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, IpRangePlan, Seen, finish, plan
 from tasks.cloud.step import ChildStep, gone, with_child
@@ -52,7 +52,7 @@ def seen(obj: dict[str, Any], **kwargs: Any) -> Seen:
     return Seen(**{"obj": obj, "scope": SCOPE, "ranges": NODES, "network": READY_NET, **kwargs})
 
 
-def conds(step: Step) -> list[tuple[str, str, str]]:
+def conds(step: Outcome) -> list[tuple[str, str, str]]:
     return [(c["type"], c["reason"], c["message"]) for c in (step.status or {}).get("conditions") or []]
 
 
@@ -118,7 +118,7 @@ def test_the_allocation_error_is_kept_for_the_log() -> None:
 def test_the_cidr_goes_with_the_handover(obj: dict[str, Any], ranges: list[str], cidr: str | None) -> None:
     decided = plan(seen(obj, ranges=ranges), t, NOW)
     assert decided.provider == "reconcile" and decided.actions == () and decided.turn is None
-    assert decided.step == Step(status={"cidr": cidr} if cidr else None)
+    assert decided.step == Outcome(status={"cidr": cidr} if cidr else None)
 
 
 def test_the_finalizer_is_added_before_anything_else() -> None:
@@ -130,7 +130,7 @@ def test_the_finalizer_is_added_before_anything_else() -> None:
 
 def test_a_missing_cm_network_is_created_with_the_cidr_and_region() -> None:
     decided = plan(seen(iprange(status_cidr="", network="k--cm"), network=None), t, NOW)
-    assert decided.step == Step(status={"cidr": "10.250.4.0/22"}, requeue_after=10)
+    assert decided.step == Outcome(status={"cidr": "10.250.4.0/22"}, requeue_after=10)
     assert [(a.verb, a.kind, a.object) for a in decided.actions] == [("create", NETWORK, {
             "metadata": {"name": "k--cm", "namespace": "kcp-system", "labels": {names.LABEL_KYMA_NAME: "k"}},
             "spec": {"scope": {"name": "k"}, "type": "cloud-resources",
@@ -140,7 +140,7 @@ def test_a_missing_cm_network_is_created_with_the_cidr_and_region() -> None:
 
 def test_a_network_not_ready_yet_is_waited_for() -> None:
     decided = plan(seen(iprange(status_cidr="", cidr="10.252.0.0/22"), network=net()), t, NOW)
-    assert decided == IpRangePlan(Step(status={"cidr": "10.252.0.0/22"}, requeue_after=10))
+    assert decided == IpRangePlan(Outcome(status={"cidr": "10.252.0.0/22"}, requeue_after=10))
 
 
 def test_our_peering_does_not_stop_the_turn() -> None:
@@ -170,9 +170,9 @@ def test_deletion_waits_while_consumers_use_it() -> None:
     (seen(iprange(deleting=True), provider_known=False), "", gone()),
     (seen(iprange(deleting=True), network=None, wanted=WANTED,
           peering={"metadata": {"name": "k", "labels": {names.LABEL_KYMA_NAME: "k"}}}),
-     "", with_child(Step(requeue_after=1), False)),
+     "", with_child(Outcome(requeue_after=1), False)),
 ])
-def test_deletion_says_deleting_then_hands_over(case: Seen, provider: str, turn: Step | None) -> None:
+def test_deletion_says_deleting_then_hands_over(case: Seen, provider: str, turn: Outcome | None) -> None:
     decided = plan(case, t, NOW)
     assert decided.step.status == {"state": "Deleting", **({"conditions": []} if case.obj["status"].get("conditions")
                                                             else {})}
@@ -190,30 +190,30 @@ def peering_of(kyma: str = "k", deleting: bool = False) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("case", "step", "expected"), [
-    (seen(iprange(), wanted=WANTED), with_child(Step(), True), [("create", VPC_PEERING, "kcp-system/k")]),
-    (seen(iprange(), wanted=WANTED, peering=peering_of()), with_child(Step(), True), []),
-    (seen(iprange(), wanted=WANTED, peering=peering_of()), with_child(Step(), False),
+    (seen(iprange(), wanted=WANTED), with_child(Outcome(), True), [("create", VPC_PEERING, "kcp-system/k")]),
+    (seen(iprange(), wanted=WANTED, peering=peering_of()), with_child(Outcome(), True), []),
+    (seen(iprange(), wanted=WANTED, peering=peering_of()), with_child(Outcome(), False),
      [("delete", VPC_PEERING, "kcp-system/k")]),
-    (seen(iprange(), wanted=WANTED, peering=peering_of(deleting=True)), with_child(Step(), False), []),
-    (seen(iprange(), wanted=WANTED), with_child(Step(), None), []),
-    (seen(iprange(), wanted=WANTED), Step(), []),
-    (seen(iprange(), wanted=None), with_child(Step(), True), []),
+    (seen(iprange(), wanted=WANTED, peering=peering_of(deleting=True)), with_child(Outcome(), False), []),
+    (seen(iprange(), wanted=WANTED), with_child(Outcome(), None), []),
+    (seen(iprange(), wanted=WANTED), Outcome(), []),
+    (seen(iprange(), wanted=None), with_child(Outcome(), True), []),
     (seen(iprange(deleting=True, network="k--cm")), gone(), [("delete", NETWORK, "kcp-system/k--cm")]),
     (seen(iprange(deleting=True, network="k--cm"), network=None), gone(), []),
-    (seen(iprange(deleting=True, network="k--cm")), Step(requeue_after=1), []),
+    (seen(iprange(deleting=True, network="k--cm")), Outcome(requeue_after=1), []),
     (seen(iprange(deleting=True)), gone(), []),  # the kyma network is the Scope's
     (seen(iprange(network="k--cm")), gone(), []),  # not deleting
     (seen(iprange(deleting=True, network="k--cm"), wanted=WANTED, peering=peering_of()),
      ChildStep(remove_finalizer=names.FINALIZER, child=False),
      [("delete", VPC_PEERING, "kcp-system/k"), ("delete", NETWORK, "kcp-system/k--cm")]),
 ])
-def test_finish_writes_what_the_turn_asks_for(case: Seen, step: Step, expected: list[tuple[str, str, str]]) -> None:
+def test_finish_writes_what_the_turn_asks_for(case: Seen, step: Outcome, expected: list[tuple[str, str, str]]) -> None:
     assert [(a.verb, a.kind, f"{a.namespace}/{a.name}") for a in finish(case, step)] == expected
 
 
 def test_the_created_peering_carries_the_kyma_and_module_labels() -> None:
     wanted = {"metadata": {"name": "k", "labels": {"x": "y"}}, "spec": {"details": {"peeringName": "kyma"}}}
-    (action,) = finish(seen(iprange(), wanted=wanted), with_child(Step(), True))
+    (action,) = finish(seen(iprange(), wanted=wanted), with_child(Outcome(), True))
     assert action.object == {"metadata": {"name": "k", "namespace": "kcp-system", "labels": {
         "x": "y", names.LABEL_KYMA_NAME: "k", names.LABEL_MODULE: names.MODULE_LABEL_VALUE}},
         "spec": {"details": {"peeringName": "kyma"}}}

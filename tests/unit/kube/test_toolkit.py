@@ -7,8 +7,23 @@ import datetime as dt
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from kube.toolkit import Action, Event, Step, conditions, counter, gauge, histogram, now_rfc3339, status_patch
-from workers.controller import Outcome
+from kube.toolkit import (
+    Action,
+    Event,
+    Failure,
+    Outcome,
+    Refusal,
+    conditions,
+    counter,
+    deleting,
+    gauge,
+    has_finalizer,
+    histogram,
+    now_rfc3339,
+    status_changed,
+    status_patch,
+)
+from workers.controller import ResultKind
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
 
@@ -57,11 +72,11 @@ def test_status_patch_only_what_differs() -> None:
 
 
 @pytest.mark.parametrize(("step", "outcome", "after"), [
-    (Step(), Outcome.SUCCESS, None),
-    (Step(requeue_after=5), Outcome.REQUEUE_AFTER, 5.0),
-    (Step(requeue_after=5, error="boom"), Outcome.ERROR, None),
+    (Outcome(), ResultKind.SUCCESS, None),
+    (Outcome(requeue_after=5), ResultKind.REQUEUE_AFTER, 5.0),
+    (Outcome(requeue_after=5, error="boom"), ResultKind.ERROR, None),
 ])
-def test_step_as_result(step: Step, outcome: Outcome, after: float | None) -> None:
+def test_step_as_result(step: Outcome, outcome: ResultKind, after: float | None) -> None:
     result = step.as_result()
     assert result.outcome is outcome and result.requeue_after == after
 
@@ -88,3 +103,30 @@ def test_metrics_registered_once_through_public_api() -> None:
     hist = histogram("toolkit_test_seconds", "Seconds.", buckets=[0.1, 1.0], registry=registry)
     hist.observe(0.5)
     assert registry.get_sample_value("toolkit_test_seconds_bucket", {"le": "1.0"}) == 1.0
+
+
+@pytest.mark.parametrize(("status", "kind"), [(0, "retry"), (500, "retry"), (503, "retry"), (429, "throttled"),
+                                              (404, "not_found"), (400, "refused"), (403, "refused"),
+                                              (409, "refused"), (422, "refused")])
+def test_one_classification_of_http_failures(status: int, kind: str) -> None:
+    failure = Failure.of_http(status, "words", code="Code")
+    assert failure.kind == kind and failure.message == "words" and str(failure) == "words"
+    assert failure.retryable is (kind in ("retry", "throttled")) and failure.not_found is (kind == "not_found")
+
+
+def test_kube_errors_are_refusals_of_the_same_protocol() -> None:
+    from kube.errors import error_for
+
+    err = error_for(422, b'{"kind":"Status","reason":"Invalid","message":"bad name"}', "x")
+    assert isinstance(err, Refusal) and err.failure == Failure("refused", 422, "Invalid", "bad name", str(err))
+    assert error_for(503, b"").failure.retryable
+
+
+def test_the_pure_predicates() -> None:
+    obj = {"metadata": {"finalizers": ["a/b"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    assert has_finalizer(obj, "a/b") and not has_finalizer({}, "a/b") and deleting(obj) and not deleting({})
+    ready = {"state": "Ready", "conditions": [{"type": "Ready", "status": "True", "reason": "R", "message": "m",
+                                               "lastTransitionTime": "t1"}]}
+    same = {**ready, "conditions": [{**ready["conditions"][0], "lastTransitionTime": "t2"}]}  # type: ignore[dict-item]
+    assert not status_changed(ready, same) and status_changed(ready, {"state": "Error"})
+    assert not status_changed(ready, {"state": "Ready", "lastProcessedTime": "now"}, ignore=("lastProcessedTime",))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.controller import Backoff, Controller, Key, Outcome, Registry, Result
+from workers.controller import Backoff, Controller, Key, Registry, Result, ResultKind
 from workers.settings import load
 
 
@@ -59,10 +59,10 @@ def test_backoff_jitter_only_shortens_within_its_fraction() -> None:
 
 
 def test_result_constructors() -> None:
-    assert Result.done().outcome is Outcome.SUCCESS
+    assert Result.done().outcome is ResultKind.SUCCESS
     assert Result.requeue(30).requeue_after == 30
-    assert Result.error("x").outcome is Outcome.ERROR
-    assert Result.terminal("x").outcome is Outcome.TERMINAL
+    assert Result.error("x").outcome is ResultKind.ERROR
+    assert Result.terminal("x").outcome is ResultKind.TERMINAL
     with pytest.raises(ValueError):
         Result.requeue(-1)
 

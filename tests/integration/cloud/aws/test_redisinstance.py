@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 import pytest
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from standins import elasticache as standin
 from tasks.cloud import names
 from tasks.cloud.aws import redisinstance
@@ -59,7 +59,7 @@ def merge(status: dict[str, Any], patch: dict[str, Any] | None) -> None:
             status[key] = copy.deepcopy(value)
 
 
-def turn(ctx: RedisInstanceContext, deleting: bool = False) -> Step:
+def turn(ctx: RedisInstanceContext, deleting: bool = False) -> Outcome:
     step = redisinstance.delete(ctx) if deleting else redisinstance.reconcile(ctx)
     merge(ctx.obj["status"], step.status)
     return step

@@ -12,7 +12,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.mgmt.redis import RedisManagementClient
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from standins.azure import AzureStandIn
 from tasks.cloud import names
 from tasks.cloud.azure import redisinstance
@@ -50,13 +50,13 @@ def seeded(standin: AzureStandIn) -> AzureClient:
     return client
 
 
-def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Step:
+def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
     step = redisinstance.delete(o, SCOPE, client, t) if deleting else redisinstance.reconcile(o, SCOPE, client, t)
     apply_step(o, step)
     return step
 
 
-def until(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Step:
+def until(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
     for _ in range(60):
         step = turn(o, client, deleting)
         if (deleting and step.remove_finalizer) or (not deleting and o["status"].get("state") == "Ready"

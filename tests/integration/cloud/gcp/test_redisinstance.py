@@ -15,7 +15,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import redis_v1
 from google.protobuf import field_mask_pb2
 
-from kube.toolkit.step import Step
+from kube.toolkit.outcome import Outcome
 from standins.gcp import GcpStandIn
 from tasks.cloud import names
 from tasks.cloud.gcp import redisinstance
@@ -42,7 +42,7 @@ def obj(**gcp: Any) -> dict[str, Any]:
                      "instance": {"gcp": instance}}, "status": {}}
 
 
-def turn(o: dict[str, Any], client: MemorystoreClient, deleting: bool = False) -> Step:
+def turn(o: dict[str, Any], client: MemorystoreClient, deleting: bool = False) -> Outcome:
     step = redisinstance.delete(o, SCOPE, client, t, 0.001) if deleting else \
         redisinstance.reconcile(o, SCOPE, IPRANGE, client, t, 0.001)
     apply_step(o, step)

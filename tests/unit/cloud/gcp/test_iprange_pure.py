@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kube.toolkit import Step, condition, status_patch
+from kube.toolkit import Outcome, condition, status_patch
 from kube.toolkit import set_exclusive as exclusive
 from tasks.cloud.gcp.iprange import address_name, is_psa, parse_cidr, retry_wait_from_env
 
@@ -58,8 +58,8 @@ def test_exclusive_keeps_transition_time_of_an_unchanged_condition() -> None:
 
 
 def test_step_as_result() -> None:
-    from workers.controller import Outcome
+    from workers.controller import ResultKind
 
-    assert Step(error="x").as_result().outcome is Outcome.ERROR
-    assert Step(requeue_after=5.0).as_result().requeue_after == 5.0
-    assert Step().as_result().outcome is Outcome.SUCCESS
+    assert Outcome(error="x").as_result().outcome is ResultKind.ERROR
+    assert Outcome(requeue_after=5.0).as_result().requeue_after == 5.0
+    assert Outcome().as_result().outcome is ResultKind.SUCCESS
