@@ -273,12 +273,20 @@ def register_domain_commands(root: typer.Typer, render: typer.Typer, installed: 
     under ``render``, the others (processes) on ``root`` with their settings validated first
     (:func:`check_settings`). A command whose module is missing is skipped (domains land one by one)."""
     for domain in installed:
-        for command in domain.commands:
-            module, _, attr = command.target.partition(":")
-            try:
-                func: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-            except (ModuleNotFoundError, AttributeError):
-                continue
+        try:
+            commands = domain.all_commands()
+        except (ModuleNotFoundError, AttributeError):
+            commands = list(domain.commands)
+        for command in commands:
+            func: Callable[..., Any]
+            if command.function is not None:
+                func = command.function
+            else:
+                module, _, attr = command.target.partition(":")
+                try:
+                    func = getattr(importlib.import_module(module), attr)
+                except (ModuleNotFoundError, AttributeError):
+                    continue
             target = render if command.group == "render" else root
             target.command(command.name, help=command.help)(_validating(func) if command.process else func)
 

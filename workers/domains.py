@@ -53,6 +53,8 @@ class Command:
         help: the one-line help text.
         group: ``"render"`` (``reconcilery render <name>``) or ``""`` (a top-level command).
         process: a long-running process: the CLI validates every setting before it runs.
+        function: the command function itself (instead of ``target``), for commands a domain builds
+            from its own registry (:attr:`Domain.command_source`).
     """
 
     name: str
@@ -60,6 +62,7 @@ class Command:
     help: str
     group: str = "render"
     process: bool = False
+    function: Callable[..., Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class Domain:
         local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally).
         examples: folders of example manifests, relative to the checkout (``reconcilery up --examples``).
         commands: the domain's CLI commands.
+        command_source: ``"module:attr"`` of a function answering more commands, built when the CLI
+            starts (Cloud Resources: a ``render`` command per declared kind); ``""``: none.
     """
 
     name: str
@@ -85,6 +90,13 @@ class Domain:
     local: str = ""
     examples: tuple[str, ...] = ()
     commands: tuple[Command, ...] = ()
+    command_source: str = ""
+
+    def all_commands(self) -> list[Command]:
+        """:attr:`commands` and those of :attr:`command_source` (imports its module). Raises what the
+        source raises."""
+        extra = list(resolve(self.command_source)()) if self.command_source else []
+        return [*self.commands, *extra]
 
     @classmethod
     def conventional(cls, name: str, local_class: str, commands: tuple[Command, ...] = ()) -> Domain:

@@ -63,6 +63,9 @@ class Outcome:
         refused: what a refused write means (``None``: the default of
             :func:`~kube.toolkit.execute.execute`: a Kubernetes error propagates, a provider call's
             transient failure comes back after its delay, any other fails with backoff).
+        handoff: the stage the reconcile goes on with once this outcome is carried out (``None``: it
+            ends here). A controller of stages reads it: Cloud's KCP controllers hand an object to its
+            Scope's provider with ``"reconcile"`` or ``"delete"`` after the provider-independent part.
     """
 
     status: dict[str, Any] | None = None
@@ -74,6 +77,7 @@ class Outcome:
     writes: tuple[Write, ...] = ()
     then: Then | None = None
     refused: Refused | None = None
+    handoff: str | None = None
 
     def also(self, *writes: Write) -> Outcome:
         """This outcome with ``writes`` made after its own."""

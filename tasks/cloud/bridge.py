@@ -39,7 +39,6 @@ from tasks.cloud.providers import (
     NfsInstanceContext,
     Provider,
     ProviderError,
-    RedisInstanceContext,
     ScopeInputs,
     VpcPeeringContext,
 )
@@ -127,21 +126,6 @@ class GcpProvider(_LayerProvider):
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
-    def _redis_client(self) -> Any:
-        from tasks.cloud.gcp.redis_client import MemorystoreClient
-
-        return _gcp_cached("gcp-redis", MemorystoreClient)
-
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
-        """Memorystore (:mod:`tasks.cloud.gcp.redisinstance`)."""
-        redis = self._layer("redisinstance")
-        return redis.reconcile(ctx.obj, ctx.scope, ctx.iprange or {}, self._redis_client(), ctx.settings.t,
-                               ctx.settings.t(ctx.settings.gcp_retry_wait))
-
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
-        redis = self._layer("redisinstance")
-        return redis.delete(ctx.obj, ctx.scope, self._redis_client(), ctx.settings.t,
-                            ctx.settings.t(ctx.settings.gcp_retry_wait))
     def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Outcome:
         return self._layer("vpcpeering").reconcile(
             self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
@@ -184,22 +168,6 @@ class AzureProvider(_LayerProvider):
         return _cached(("azure", subscription, base_url or ""), lambda: AzureClient(
             subscription, base_url=base_url, tenant_id=tenant, client_id=env.azure_client_id,
             client_secret=env.azure_client_secret))
-
-    def _redis_client(self, scope: Mapping[str, Any]) -> Any:
-        from tasks.cloud.azure.redis_client import AzureRedisClient
-
-        network = self._client(scope)
-        base_url = settings.current().azure_endpoint_url or None
-        return _cached(("azure-redis", network.subscription_id, base_url or ""),
-                       lambda: AzureRedisClient(network, base_url=base_url))
-
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
-        """Azure Cache for Redis with a private endpoint (:mod:`tasks.cloud.azure.redisinstance`)."""
-        return self._layer("redisinstance").reconcile(ctx.obj, ctx.scope, self._redis_client(ctx.scope),
-                                                      ctx.settings.t)
-
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
-        return self._layer("redisinstance").delete(ctx.obj, ctx.scope, self._redis_client(ctx.scope), ctx.settings.t)
 
     def _iprange_step(self, ctx: IpRangeContext) -> Any:
         iprange = self._layer("iprange")

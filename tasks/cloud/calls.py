@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
+from kube.refusal import Failure
+from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "KwCall", "KwPlan", "Needed", "Refused", "attempt",
-           "make_calls", "marked_deleting", "need", "read_as_needed"]
+__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "KwCall", "Needed", "Refused", "attempt",
+           "make_calls", "marked_deleting", "need", "read_as_needed", "with_calls"]
 
 E = TypeVar("E", bound=Exception)
 
@@ -175,9 +177,9 @@ def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
 
 @dataclass(frozen=True)
 class KwCall:
-    """One write made by keyword, ``<client>.<method>(**kwargs)`` (the Redis plans). Refused and not
-    retryable: Error ``reason`` with ``message`` (followed by the provider's own message when
-    ``with_cause``), back after ``retry`` seconds (scaled by the plan's ``t``)."""
+    """One provider write made by keyword, ``<client>.<method>(**kwargs)``, with what its refusal means:
+    an Error ``reason`` with ``message`` (followed by the provider's own message when ``with_cause``),
+    back after ``retry`` seconds (scaled by the plan's ``t``)."""
 
     method: str
     kwargs: Mapping[str, Any]
@@ -187,17 +189,30 @@ class KwCall:
     retry: float = 60.0
 
 
-@dataclass
-class KwPlan:
-    """The :class:`KwCall` writes to make in order, then :attr:`step`; a refused one ends the turn
-    with :meth:`failed`. ``t`` scales seconds (``settings.t``)."""
+def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, calls: Sequence[KwCall] = (),
+               *, operation: bool = False, transient: float = 10.0) -> Outcome:
+    """``outcome`` with ``calls`` made first, in order, and what a refused one means (pure):
 
-    run: StepBuilder
-    t: Callable[[float], float]
-    step: Outcome
-    calls: tuple[KwCall, ...] = ()
+    - a transient failure (:attr:`kube.refusal.Failure.retryable`): back after the failure's ``delay``
+      (else ``transient`` seconds), scaled by ``t``, with the plan's status changes so far;
+    - any other: the call's Error (not exclusive: the other conditions stay), back after its ``retry``.
 
-    def failed(self, call: KwCall, cause: str = "") -> Outcome:
-        """The Outcome of the refused ``call``; ``cause``: the provider's message."""
-        message = f"{call.message}{cause}" if call.with_cause else call.message
-        return self.run.fail(call.reason, message, requeue_after=self.t(call.retry), exclusive=False)
+    ``operation``: the last call answers a long-running operation's name, recorded in ``opIdentifier``
+    (GCP). ``run`` is the plan's builder: a refusal's status builds on the plan's changes."""
+    if not calls:
+        return outcome
+    writes = tuple(Call(c.method, kwargs=dict(c.kwargs), kind=c.message) for c in calls)
+
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome:
+        call = calls[next(i for i, w in enumerate(writes) if w is write)]
+        if failure.retryable:
+            return run.step(requeue_after=t(failure.delay if failure.delay is not None else transient))
+        message = f"{call.message}{failure.message}" if call.with_cause else call.message
+        return run.fail(call.reason, message, requeue_after=t(call.retry), exclusive=False)
+
+    def started(answers: Sequence[Any]) -> Outcome:
+        run.set(opIdentifier=str(answers[-1] or "") or None)
+        return run.step(requeue_after=outcome.requeue_after)
+
+    return _replace(outcome, writes=(*outcome.writes, *writes), refused=refused,
+                   then=started if operation else outcome.then)

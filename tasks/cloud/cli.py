@@ -1,12 +1,12 @@
-"""Commands of the Cloud Resources domain: ``reconcilery render iprange``, ``render vpcpeering``,
-``render redisinstance`` and ``reconcilery skr-listener``."""
+"""Commands of the Cloud Resources domain: ``reconcilery render <kind>`` (a command per declared kind with a
+render: :func:`commands`), and ``reconcilery skr-listener``."""
 
 from __future__ import annotations
 
 import signal
 import ssl
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
-from tasks.cloud import names
+from tasks.cloud import names, registry, settings
 from tasks.cloud.render import render_ipranges, render_peerings, shape_errors
+from workers.domains import Command
 
 _SCOPE: Any = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it).")
 
@@ -62,27 +63,28 @@ def render_vpcpeering(
     _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output)
 
 
-def render_redisinstance(
-    files: list[Path] = _files("SKR AwsRedisInstance / GcpRedisInstance / AzureRedisInstance manifests"),
-    scope: Path = _SCOPE,
-    output: Output = OUTPUT,
-) -> None:
-    """SKR Redis instances with a Scope -> the tier's machine shape, the KCP RedisInstance the SKR loop would
-    create and the provider's pieces (AWS: subnet, parameter and security groups, token, replication group;
-    GCP: the Memorystore instance; Azure: cache, private endpoint, DNS zone group), then the Secret: a row
-    per instance (NAME KIND STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each.
+def commands() -> list[Command]:
+    """A ``render <command>`` per declared kind with a :class:`~tasks.cloud.registry.KindRender`."""
+    return [Command(k.render.command, "", k.render.help, function=render_command(k.render))
+            for k in registry.kinds() if k.render is not None]
 
-    Exits 1 when an instance would end in Error, 2 on unreadable input."""
-    from tasks.cloud import settings
-    from tasks.cloud.render_redis import render_redis
-    from tasks.cloud.skr.redisinstance_plan import KINDS
 
-    the_scope, objects = _load(files, scope)
-    kinds = {res.kind for res in KINDS.values()}
-    instances = [d for d in objects if d.get("kind") in kinds]
-    _exit_on_problems(_not_objects(instances))
-    rendered = render_redis(the_scope, instances, settings.current().redis_instance_tier_machine_types)
-    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output)
+def render_command(spec: registry.KindRender) -> Callable[..., None]:
+    """The typer command of ``render <spec.command>``: ``-f`` manifests and ``--scope`` -> a row per object
+    (NAME KIND [CIDR] STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each. Exits 1 when an
+    object would end in Error, 2 on unreadable input."""
+
+    def command(files: list[Path] = _files(spec.files), scope: Path = _SCOPE, output: Output = OUTPUT) -> None:
+        the_scope, objects = _load(files, scope)
+        docs = [d for d in objects if d.get("kind") in spec.kinds]
+        problems = spec.problems(the_scope, docs) if spec.problems is not None else _not_objects(docs)
+        _exit_on_problems(problems)
+        rendered = spec.run(the_scope, docs, settings.current())
+        _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output,
+              cidrs=[r.cidr or "-" for r in rendered] if spec.cidr else None)
+
+    command.__doc__ = spec.help
+    return command
 
 
 def listener(
@@ -90,7 +92,6 @@ def listener(
     port: int = typer.Option(8083, "--port", help="The original's SKR_RUNTIME_NOTIFICATION_LISTENER_ADDR port."),
 ) -> None:
     """Run the runtime-watcher listener: SKR events connect their SKR sooner (rate-limited per SKR)."""
-    from tasks.cloud import settings
     from tasks.cloud.notify import Listener, ListenerTLS, notify_connect
     from workers.controller import import_installed
     from workers.logs import configure_logging

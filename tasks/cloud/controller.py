@@ -26,12 +26,14 @@ SKR loop, queue ``cloud-skr``:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from kube import Resource, ResourceMissing, client_for
-from tasks.cloud import names, settings, sweep
-from tasks.cloud.kcp import iprange, kyma, network, nfsinstance, nuke, redisinstance, scope, vpcpeering
+from tasks.cloud import names, registry, settings, sweep
+from tasks.cloud.kcp import iprange, kind, kyma, network, nfsinstance, nuke, scope, vpcpeering
 from tasks.cloud.skr import connect
-from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, registry
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
+from workers.controller import registry as controllers
 
 KCP_QUEUE = "cloud-kcp"
 SKR_QUEUE = "cloud-skr"
@@ -40,7 +42,6 @@ KYMA = "cloud-kyma"
 SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
-REDISINSTANCE = "cloud-redisinstance"
 VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
 NFS_INSTANCE = "cloud-nfsinstance"
@@ -90,29 +91,41 @@ def nfsinstance_keys() -> Iterable[Key]:
 
 _KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
 
-registry.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
-                             list_keys=kyma_keys))
-registry.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_BACKOFF, resync_interval=1800.0,
-                             list_keys=scope_keys, timeout=120.0))
-registry.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
-registry.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
-                             list_keys=iprange_keys, timeout=120.0))
-registry.register(Controller(REDISINSTANCE, KCP_QUEUE, redisinstance.reconcile, backoff=_KCP_BACKOFF,
-                             resync_interval=600.0, list_keys=lambda: _keys_of(names.REDIS_INSTANCE), timeout=120.0))
-registry.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
-                             list_keys=vpcpeering_keys, timeout=120.0))
-registry.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
-registry.register(Controller(NFS_INSTANCE, KCP_QUEUE, nfsinstance.reconcile, backoff=_KCP_BACKOFF,
-                             resync_interval=600.0, list_keys=nfsinstance_keys, timeout=120.0))
 
-registry.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
+def _kind_controller(declared: registry.Kind) -> Controller:
+    """The KCP controller of a declared kind (:mod:`tasks.cloud.kcp.kind`)."""
+    assert declared.kcp is not None
+    res = declared.kcp.resource
+    return Controller(declared.controller, KCP_QUEUE, partial(kind.reconcile, kind=declared), backoff=_KCP_BACKOFF,
+                      resync_interval=declared.kcp.resync, list_keys=partial(_keys_of, res),
+                      timeout=declared.kcp.timeout)
+
+
+controllers.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
+                                list_keys=kyma_keys))
+controllers.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_BACKOFF, resync_interval=1800.0,
+                                list_keys=scope_keys, timeout=120.0))
+controllers.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
+controllers.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
+                                list_keys=iprange_keys, timeout=120.0))
+controllers.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF,
+                                resync_interval=600.0, list_keys=vpcpeering_keys, timeout=120.0))
+controllers.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
+controllers.register(Controller(NFS_INSTANCE, KCP_QUEUE, nfsinstance.reconcile, backoff=_KCP_BACKOFF,
+                                resync_interval=600.0, list_keys=nfsinstance_keys, timeout=120.0))
+
+for _declared in registry.kinds():  # every declared kind's controller (``cloud-<kind>``)
+    if _declared.controller:
+        controllers.register(partial(_kind_controller, _declared))
+
+controllers.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backoff=Backoff(base=0.5, cap=10.0),
                                      resync_interval=settings.current().sweep_resync, list_keys=lambda: [SWEEP_KEY]))
 #: Failures never reach the workqueue's backoff (a failed connect is a terminal error: the rotation
 #: retries it with its own backoff); the timeout is the original's workerTimeout. Both registrations
 #: are built on the registry's first use (their numbers are settings; nothing is read at import).
-registry.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
+controllers.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NFS_INSTANCE", "NUKE", "REDISINSTANCE", "SCOPE",
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NFS_INSTANCE", "NUKE", "SCOPE",
            "SKR_QUEUE",
            "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]

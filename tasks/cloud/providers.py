@@ -36,11 +36,6 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``pkg/kcp/provider/<type>/vpcpeering``.
 ``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
                              ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
-``reconcile_redisinstance``  one turn of provisioning the KCP RedisInstance ``ctx.obj`` (``spec.instance.
-(ctx)                        <type>``) in the network of ``ctx.iprange`` (its Ready KCP IpRange): Ready
-                             with ``primaryEndpoint``, ``readEndpoint``, ``authString``. As cloud-manager's
-                             ``pkg/kcp/provider/<type>/redisinstance``.
-``delete_redisinstance(ctx)`` one turn of removing every cloud piece of it; ``remove_finalizer`` once gone.
 ``reconcile_nfsinstance(ctx)`` one turn of provisioning the KCP NfsInstance ``ctx.obj`` (the file service
                              on the KCP IpRange ``ctx.iprange``): read, plan (pure), make the planned
                              calls, answer the Outcome (ready: ``status.host``/``hosts``/``path``, the Ready
@@ -75,7 +70,7 @@ from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
 __all__ = ["IpRangeContext", "NetworkContext", "NfsInstanceContext", "ObjectContext", "Provider", "ProviderError",
-           "RedisInstanceContext", "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
+           "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -194,25 +189,6 @@ class VpcPeeringContext(ObjectContext):
 
 
 @dataclass
-class RedisInstanceContext(ObjectContext):
-    """One KCP RedisInstance reconcile (``obj.spec.instance.<type>``: the provider's shape, see the
-    CRD; ``obj.spec.ipRange.name`` its KCP IpRange).
-
-    Attributes:
-        iprange: the KCP IpRange it lives in (Ready when provisioning; ``None`` when gone, only while
-            deleting): ``status.subnets`` (AWS), ``status.id`` / ``status.cidr``.
-    """
-
-    iprange: Mapping[str, Any] | None = None
-
-    @property
-    def instance(self) -> Mapping[str, Any]:
-        """``spec.instance.<provider>`` (empty when missing)."""
-        provider = str((self.scope.get("spec") or {}).get("provider") or "")
-        return ((self.obj.get("spec") or {}).get("instance") or {}).get(provider) or {}
-
-
-@dataclass
 class NfsInstanceContext(ObjectContext):
     """One KCP NfsInstance reconcile (``obj.spec.instance.<type>``, ``obj.spec.ipRange.name``).
 
@@ -268,13 +244,6 @@ class Provider:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
 
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return gone()
-
-    def reconcile_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
-                                         f"RedisInstance is not supported on provider {self.name}")
-
-    def delete_redisinstance(self, ctx: RedisInstanceContext) -> Outcome:
         return gone()
 
     def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:

@@ -11,7 +11,8 @@ watcher needs a namespaced Role only.
   wait for it);
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
-- RedisInstances -> ``cloud-redisinstance``; a deleted one also -> its IpRange and its scope's Nuke;
+- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`: RedisInstances, ...) ->
+  ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer) and its scope's Nuke (a nuked kind);
 - VpcPeerings -> ``cloud-vpcpeering``; a deleted one also -> its two Networks and its scope's Nuke
   (they wait for it); a Network whose status changed -> the VpcPeerings naming it (they wait for it);
 - Nukes -> ``cloud-nuke``;
@@ -20,12 +21,12 @@ watcher needs a namespaced Role only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from informers.store import Stores
-from tasks.cloud import names, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NFS_INSTANCE, NUKE, REDISINSTANCE, SCOPE, VPCPEERING
+from tasks.cloud import names, registry, settings
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NFS_INSTANCE, NUKE, SCOPE, VPCPEERING
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -35,7 +36,6 @@ SCOPES = "cloud-scopes"
 IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
-REDISINSTANCES = "cloud-redisinstances"
 NFS_INSTANCES = "cloud-nfsinstances"
 VPCPEERINGS = "cloud-vpcpeerings"
 
@@ -105,14 +105,26 @@ def map_vpcpeering(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key
     return out
 
 
-def map_redisinstance(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    out = [(REDISINSTANCE, _key(event))]
-    if event.type == "DELETED":  # the IpRange and the Nuke wait for it
-        iprange = str(((event.object.get("spec") or {}).get("ipRange") or {}).get("name") or "")
-        if iprange:
-            out.append((IPRANGE, _key(event, iprange)))
-        out.append((NUKE, _key(event, _scope_of(event.object))))
-    return out
+def kind_mapper(declared: registry.Kind) -> Callable[[WatchEvent, Stores], Iterable[tuple[str, Key]]]:
+    """The watch map of a declared kind: its own controller's key; a deleted one also wakes its IpRange
+    (a consumer: the IpRange's deletion waits for it), its scope's Nuke (a nuked kind) and what the
+    declaration's ``wakes`` names."""
+    assert declared.kcp is not None
+    own, wakes = declared.controller, declared.kcp.wakes
+
+    def mapper(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+        out = [(own, _key(event))] if own else []
+        if event.type == "DELETED":
+            spec = event.object.get("spec") or {}
+            if declared.iprange_consumer is not None and ((spec.get("ipRange") or {}).get("name")):
+                out.append((IPRANGE, _key(event, str(spec["ipRange"]["name"]))))
+            if declared.nuke is not None:
+                out.append((NUKE, _key(event, _scope_of(event.object))))
+        if wakes is not None:
+            out += [(controller, _key(event, name)) for controller, name in wakes(event.type, event.object)]
+        return out
+
+    return mapper
 
 
 def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
@@ -135,12 +147,14 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, ns, None, map_gardener_cluster, (SCOPE,)),
         WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
         WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-        WatchRegistration(REDISINSTANCES, names.REDIS_INSTANCE, ns, None, map_redisinstance,
-                          (REDISINSTANCE, IPRANGE, NUKE)),
         WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, VPCPEERING)),
         WatchRegistration(VPCPEERINGS, names.VPC_PEERING, ns, None, map_vpcpeering, (VPCPEERING, NETWORK, NUKE)),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
         WatchRegistration(NFS_INSTANCES, names.NFS_INSTANCE, ns, None, map_nfsinstance, (NFS_INSTANCE, IPRANGE)),
+        *(WatchRegistration(f"cloud-{k.name}s", k.kcp.resource, ns, None, kind_mapper(k),
+                            tuple(dict.fromkeys(c for c in (k.controller, IPRANGE if k.iprange_consumer is not None
+                                                            else "", NUKE if k.nuke is not None else "") if c)))
+          for k in registry.kinds() if k.kcp is not None and k.controller),
     ]
 
 

@@ -37,6 +37,7 @@ import botocore.config
 import botocore.exceptions
 
 import fencing
+from kube.refusal import Failure, FailureKind, Refusal
 from tasks.cloud.calls import HttpStatus
 from tasks.cloud.guard import guarded
 from tasks.cloud.settings import CloudSettings
@@ -47,6 +48,8 @@ __all__ = ["AwsError", "AwsRefused", "Ec2", "Efs", "ElastiCache",
 
 T = TypeVar("T")
 
+#: Seconds before a retryable AWS failure is tried again (the AWS flows' wait).
+RETRY_SECONDS = 10.0
 _THROTTLING = {"Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
                "TooManyRequestsException", "ProvisionedThroughputExceededException", "TransactionInProgressException",
                "RequestLimitExceeded", "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled",
@@ -82,7 +85,7 @@ def _config(timeout: float) -> botocore.config.Config:
                                   retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
 
 
-class AwsError(HttpStatus, Exception):
+class AwsError(HttpStatus, Refusal):
     """An AWS request that failed (a botocore error, as the layer raises it; ``str()`` is the SDK's text).
 
     Attributes:
@@ -104,6 +107,18 @@ class AwsError(HttpStatus, Exception):
     def not_found(self) -> bool:
         """The original's not-found codes, or HTTP 404."""
         return self.gone
+
+    @property
+    def failure(self) -> Failure:
+        """The one classification (:mod:`kube.refusal`): throttling codes ``throttled``, other retryable
+        errors ``retry`` (both back after :data:`RETRY_SECONDS`), not-found codes ``not_found``, else
+        ``refused``; ``message`` is the user's words (:func:`user_message`)."""
+        kind: FailureKind = "refused"
+        if self.retryable:
+            kind = "throttled" if self.code in _THROTTLING or self.status == 429 else "retry"
+        elif self.gone:
+            kind = "not_found"
+        return Failure(kind, self.status, self.code, self.user, str(self), RETRY_SECONDS if self.retryable else None)
 
 
 class AwsRefused(AwsError):

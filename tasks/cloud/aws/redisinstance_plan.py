@@ -26,7 +26,8 @@ order (one turn makes the writes that do not depend on each other, then comes ba
 
 :func:`plan_delete`: the replication group (wait until gone), then the security group, user group,
 token secret, both parameter groups and the subnet group; the finalizer once nothing is left.
-Retryable SDK errors come back after 10 s without a status change (the shell's business).
+A refused call is its Error (``CloudProviderError`` with the call's words), back after 60 s; a retryable
+one comes back after 10 s. A refused read: :func:`read_failed`.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import KwCall as Call  # ElastiCache.<method>(**kwargs); refused: CloudProviderError, 60 s
-from tasks.cloud.calls import KwPlan as Plan
+from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Plan", "Read", "desired_parameters", "family", "plan_create", "plan_delete",
+__all__ = ["Call", "Read", "desired_parameters", "family", "plan_create", "plan_delete", "read_failed",
            "resource_names", "version_up_to_date"]
 
 Timing = Callable[[float], float]
@@ -141,7 +143,7 @@ def _endpoint(node_group: Mapping[str, Any], key: str) -> str:
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mapping[str, Any], found: Read,
-                new_token: str, t: Timing, now: str | None = None) -> Plan:
+                new_token: str, t: Timing, now: str | None = None) -> Outcome:
     """One provisioning turn (see the module doc). ``new_token``: the token to store when a secret is
     created (the shell draws it: the plan stays pure)."""
     run = StepBuilder(obj, now)
@@ -154,8 +156,8 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     tags = _tags(obj, scope)
     group, main, temp, members = found.group, found.main, found.temp, list(found.members)
 
-    def plan(step: Outcome, *calls: Call) -> Plan:
-        return Plan(run, t, step, tuple(calls))
+    def plan(step: Outcome, *calls: Call) -> Outcome:
+        return with_calls(run, t, step, calls)
 
     calls: list[Call] = []
     if found.subnet_group is None:
@@ -299,13 +301,13 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     return plan(run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE, names.STATE_READY).step())
 
 
-def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Plan:
+def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Outcome:
     """One deletion turn (see the module doc): a Outcome with ``remove_finalizer`` once nothing is left."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     n = resource_names(run.name)
 
-    def plan(step: Outcome, *calls: Call) -> Plan:
-        return Plan(run, t, step, tuple(calls))
+    def plan(step: Outcome, *calls: Call) -> Outcome:
+        return with_calls(run, t, step, calls)
 
     group = found.group
     if group is not None:
@@ -329,3 +331,12 @@ def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None 
     if calls or found.user_group is not None:
         return plan(run.step(requeue_after=t(1)), *calls)
     return plan(run.step(remove_finalizer=names.FINALIZER))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, now: str | None = None) -> Outcome:
+    """A refused read: retryable -> back after 10 s, the status untouched; else an Error
+    ``CloudProviderError`` with the user's words, back after 60 s."""
+    run = StepBuilder(obj, now)
+    if failure.retryable:
+        return run.step(requeue_after=t(10))
+    return run.fail(names.REASON_CLOUD_PROVIDER_ERROR, failure.message, requeue_after=t(60))

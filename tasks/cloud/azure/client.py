@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fencing
+from kube.refusal import Failure, Refusal
 from tasks.cloud.calls import HttpStatus
 from tasks.cloud.guard import guarded
 
@@ -34,7 +35,7 @@ MANAGEMENT_SCOPE = "https://management.azure.com/.default"
 UNAUTHENTICATED = "ClientAuthenticationError"
 
 
-class AzureApiError(HttpStatus, Exception):
+class AzureApiError(HttpStatus, Refusal):
     """An ARM call failed: HTTP ``status`` (0 when no answer came), ARM error ``code``, ``message``."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -42,6 +43,13 @@ class AzureApiError(HttpStatus, Exception):
         self.status = status
         self.code = code
         self.message = message
+
+    @property
+    def failure(self) -> Failure:
+        """The one classification by HTTP status (:meth:`kube.refusal.Failure.of_http`): a 429 comes back
+        after 60 s, no answer or a 5xx after 10 s (the original's Azure waits)."""
+        delay = 60.0 if self.status == 429 else 10.0 if self.status == 0 or self.status >= 500 else None
+        return Failure.of_http(self.status, self.message, code=self.code, text=str(self), delay=delay)
 
     @property
     def response(self) -> bool:
@@ -176,7 +184,7 @@ class AzureClient:
 
             kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
-        self.credential = credential  # the Redis client (tasks.cloud.azure.redis_client) shares it
+        self.credential = credential  # the Redis client (tasks.cloud.azure.redisinstance_client) shares it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
         self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
         self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)

@@ -21,12 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.refusal import Failure
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import KwCall as Call
-from tasks.cloud.calls import KwPlan as Plan
+from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["DNS_ZONE", "Call", "Plan", "Read", "plan_create", "plan_delete", "sku", "targets"]
+__all__ = ["DNS_ZONE", "Call", "Read", "plan_create", "plan_delete", "read_failed", "sku", "targets"]
 
 Timing = Callable[[float], float]
 DNS_ZONE = "privatelink.redis.cache.windows.net"
@@ -73,7 +75,7 @@ def _state(resource: Mapping[str, Any] | None) -> str:
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One provisioning turn (see the module doc)."""
     run = StepBuilder(obj, now)
     spec = (run.spec.get("instance") or {}).get("azure") or {}
@@ -90,44 +92,44 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         if spec.get("redisVersion"):
             props["redisVersion"] = str(spec["redisVersion"])
         body = {"location": n["location"], "properties": props}
-        return Plan(run, t, run.step(requeue_after=t(60)), (_call(
+        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
             "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
             "Failed creating AzureRedis: "),))
     run.set(id=str(redis.get("id") or n["redis_id"]))
     if _state(redis) != "Succeeded":
-        return Plan(run, t, run.step(requeue_after=t(60)))
+        return with_calls(run, t, run.step(requeue_after=t(60)))
     endpoint = found.endpoint
     if endpoint is None or _state(endpoint) == "Failed":
         body = {"location": n["location"], "properties": {
             "subnet": {"id": n["subnet_id"], "name": n["subnet"]},
             "privateLinkServiceConnections": [{"name": n["name"], "properties": {
                 "privateLinkServiceId": str(redis.get("id") or n["redis_id"]), "groupIds": ["redisCache"]}}]}}
-        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
+        return with_calls(run, t, run.step(requeue_after=t(1)), (_call(
             "create_private_endpoint", {"group": n["group"], "name": n["name"], "body": body}, names.COND_ERROR,
             "Failed creating Azure PrivateEndpoint: "),))
     if _state(endpoint) != "Succeeded":
-        return Plan(run, t, run.step(requeue_after=t(1)))
+        return with_calls(run, t, run.step(requeue_after=t(1)))
     if found.zone_group is None:
         body = {"properties": {"privateDnsZoneConfigs": [{"name": DNS_ZONE, "properties": {
             "privateDnsZoneId": n["zone_id"]}}]}}
-        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
+        return with_calls(run, t, run.step(requeue_after=t(1)), (_call(
             "create_dns_zone_group", {"group": n["group"], "endpoint": n["name"], "name": n["name"], "body": body},
             names.COND_ERROR, "Failed creating Azure PrivateDnsZone: "),))
     current = (redis.get("properties") or {}).get("sku") or {}
     if int(current.get("capacity") or 0) != wanted_sku["capacity"]:
         run.without(names.COND_READY)
-        return Plan(run, t, run.step(requeue_after=t(1)), (_call(
+        return with_calls(run, t, run.step(requeue_after=t(1)), (_call(
             "update_redis", {"group": n["group"], "name": n["name"], "body": {"properties": {"sku": wanted_sku}}},
             names.COND_ERROR, "Failed to modify AzureRedis: "),))
     props = redis.get("properties") or {}
     run.set(primaryEndpoint=f"{props.get('hostName') or ''}:{int(props.get('sslPort') or 0)}",
             authString=found.key or None)
-    return Plan(run, t, run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE,
+    return with_calls(run, t, run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE,
                                       names.STATE_READY).step())
 
 
 def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One deletion turn: the cache, then the DNS zone group, then the private endpoint, each waited for."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     n = targets(scope, run.name)
@@ -140,6 +142,15 @@ def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
                                                   names.COND_ERROR, "Failed deleting Azure PrivateEndpoint: "))):
         if resource is not None:
             if _state(resource) == "Deleting":
-                return Plan(run, t, run.step(requeue_after=t(1)))
-            return Plan(run, t, run.step(requeue_after=t(1)), (call,))
-    return Plan(run, t, run.step(remove_finalizer=names.FINALIZER))
+                return with_calls(run, t, run.step(requeue_after=t(1)))
+            return with_calls(run, t, run.step(requeue_after=t(1)), (call,))
+    return with_calls(run, t, run.step(remove_finalizer=names.FINALIZER))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, now: str | None = None) -> Outcome:
+    """A refused read: transient (429: 60 s, no answer or 5xx: 10 s) -> back then, the status untouched;
+    else an Error ``Failed loading AzureRedis: <message>``, back after 10 s."""
+    run = StepBuilder(obj, now)
+    if failure.retryable:
+        return run.step(requeue_after=t(failure.delay if failure.delay is not None else 10))
+    return run.fail(names.COND_ERROR, f"Failed loading AzureRedis: {failure.message}", requeue_after=t(10))

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fencing
+from kube.refusal import Failure, Refusal
 from tasks.cloud.calls import HttpStatus
 from tasks.cloud.guard import guarded
 
@@ -38,7 +39,7 @@ PSA_PEERING_NAME = "servicenetworking-googleapis-com"
 COMPUTE_NETWORK_URL = "https://www.googleapis.com/compute/v1/projects/{project}/global/networks/{vpc}"
 
 
-class GcpApiError(HttpStatus, Exception):
+class GcpApiError(HttpStatus, Refusal):
     """A GCP API call failed. ``status`` is the HTTP status (0 when no answer came); ``message`` the
     API's message (what the original puts into conditions)."""
 
@@ -46,6 +47,12 @@ class GcpApiError(HttpStatus, Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+    @property
+    def failure(self) -> Failure:
+        """The one classification by HTTP status (:meth:`kube.refusal.Failure.of_http`); the wait after a
+        transient one is the GCP flows' retry wait (a setting), so ``delay`` is ``None``."""
+        return Failure.of_http(self.status, self.message, text=str(self))
 
     @property
     def not_authorized(self) -> bool:

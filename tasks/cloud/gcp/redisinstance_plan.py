@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.calls import KwCall as Call  # MemorystoreClient.<method>(**kwargs); refused: Error, 60 s
-from tasks.cloud.calls import KwPlan
+from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Plan", "Read", "instance_name", "plan_create", "plan_delete", "wanted_instance"]
+__all__ = ["Call", "Read", "instance_name", "plan_create", "plan_delete", "read_failed", "wanted_instance"]
 
 Timing = Callable[[float], float]
 COND_UPDATING = "Updating"
@@ -96,19 +97,15 @@ class Read:
     auth_string: str = ""
 
 
-class Plan(KwPlan):
-    """The calls in order, then :attr:`step`; a refused call ends the turn with :meth:`failed`."""
-
-    def started(self, operation: str) -> Outcome:
-        """The step after a call whose operation is ``operation`` (recorded in ``opIdentifier``)."""
-        self.run.set(opIdentifier=operation or None)
-        return self.run.step(requeue_after=self.step.requeue_after)
-
-
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mapping[str, Any], found: Read,
-                t: Timing, now: str | None = None) -> Plan:
-    """One provisioning turn (see the module doc)."""
+                t: Timing, now: str | None = None, retry_wait: float = 5.0) -> Outcome:
+    """One provisioning turn (see the module doc). A call's operation goes into ``opIdentifier``; a
+    refused call is its Error (back after 60 s), a transient one comes back after ``retry_wait`` s."""
     run = StepBuilder(obj, now)
+
+    def Plan(run: StepBuilder, t: Timing, step: Outcome, calls: tuple[Call, ...] = ()) -> Outcome:
+        return with_calls(run, t, step, calls, operation=True, transient=retry_wait)
+
     gcp = (run.spec.get("instance") or {}).get("gcp") or {}
     parent, name = instance_name(scope, run.name)
     instance = found.instance
@@ -164,9 +161,13 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
 
 
 def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None, retry_wait: float = 5.0) -> Outcome:
     """One deletion turn: delete, wait until gone, then the finalizer."""
     run = StepBuilder(obj, now).without(names.COND_READY)
+
+    def Plan(run: StepBuilder, t: Timing, step: Outcome, calls: tuple[Call, ...] = ()) -> Outcome:
+        return with_calls(run, t, step, calls, operation=True, transient=retry_wait)
+
     _, name = instance_name(scope, run.name)
     instance = found.instance
     if instance is None:
@@ -175,3 +176,13 @@ def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         return Plan(run, t, run.step(requeue_after=t(5)))
     return Plan(run, t, run.step(requeue_after=t(5)), (Call("delete", {"name": name},
                                                             "Failed to delete RedisInstance"),))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, retry_wait: float = 5.0,
+                now: str | None = None) -> Outcome:
+    """A refused read: transient -> back after ``retry_wait`` s, the status untouched; else an Error
+    ``CloudProviderError`` ``Failed to load RedisInstance``, back after ``retry_wait`` s."""
+    run = StepBuilder(obj, now)
+    if failure.retryable:
+        return run.step(requeue_after=t(retry_wait))
+    return run.fail(names.REASON_CLOUD_PROVIDER_ERROR, "Failed to load RedisInstance", requeue_after=t(retry_wait))

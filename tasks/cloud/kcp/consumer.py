@@ -20,12 +20,12 @@ from tasks.cloud import names, providers
 from tasks.cloud.kcp.common import carry_out_step, load
 from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, iprange_name, plan
 from tasks.cloud.kcp.iprange_plan import scope_name
-from tasks.cloud.providers import NfsInstanceContext, Provider, RedisInstanceContext
+from tasks.cloud.providers import NfsInstanceContext, Provider
 from workers.controller import Key, Result
 
 __all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "ConsumerKind", "read", "reconcile"]
 
-C = TypeVar("C", NfsInstanceContext, RedisInstanceContext)
+C = TypeVar("C", bound=NfsInstanceContext)
 
 
 @dataclass(frozen=True)
@@ -50,15 +50,15 @@ class ConsumerKind(Generic[C]):
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
-def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, Provider | None]:
-    """The Scope, its provider and the KCP IpRange. Raises ``kube.ApiError``."""
+def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
+    """The Scope, whether its provider is known and the KCP IpRange. Raises ``kube.ApiError``."""
     scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
-        return Seen(obj, None), None
-    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
+        return Seen(obj, None)
+    known = providers.get(str((scope.get("spec") or {}).get("provider") or "")) is not None
     name = iprange_name(obj)
     iprange = kcp.get(names.KCP_IPRANGE, name, namespace) if name else None
-    return Seen(obj, scope, provider is not None, iprange), provider
+    return Seen(obj, scope, known, iprange)
 
 
 def reconcile(key: Key, kind: ConsumerKind[C]) -> Result:
@@ -67,11 +67,12 @@ def reconcile(key: Key, kind: ConsumerKind[C]) -> Result:
     s, kcp, obj = load(key, kind.res)
     if obj is None:
         return Result.done()
-    seen, provider = read(kcp, obj, key.namespace)
+    seen = read(kcp, obj, key.namespace)
     decided = plan(seen, s.t, kind.wait_ready, kind.prepare)
-    current = execute(decided.step, kcp, kind.res, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
-    if not decided.provider or provider is None or seen.scope is None:
-        return decided.step.as_result()
+    current = execute(decided, kcp, kind.res, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
+    provider = providers.get(str(((seen.scope or {}).get("spec") or {}).get("provider") or ""))
+    if not decided.handoff or provider is None or seen.scope is None:
+        return decided.as_result()
     ctx = kind.context(kube=kcp, obj=current or obj, scope=seen.scope, settings=s, iprange=seen.iprange)
-    step = kind.delete(provider, ctx) if decided.provider == "delete" else kind.turn(provider, ctx)
+    step = kind.delete(provider, ctx) if decided.handoff == "delete" else kind.turn(provider, ctx)
     return carry_out_step(kcp, kind.res, current or obj, step)

@@ -3,7 +3,7 @@ provider-independent part (``pkg/kcp/nfsinstance``, ``pkg/kcp/redisinstance``): 
 what was read (pure).
 
 :func:`plan` takes the object, its Scope, whether the Scope's provider is known and the KCP IpRange
-``spec.ipRange.name`` names, and answers a :class:`ConsumerPlan`, in the original's order:
+``spec.ipRange.name`` names, and answers an :class:`~kube.toolkit.Outcome`, in the original's order:
 
 1. the Scope: missing -> Error ``ScopeNoFound`` (sic) ``Scope <name> does not exist``, requeue 60 s
    (while deleting nothing can have been made: the finalizer goes);
@@ -12,8 +12,8 @@ what was read (pure).
    <name>``; the IpRange not Ready yet -> come back after ``wait_ready`` seconds; then the kind's
    ``prepare`` status fields (NFS: ``copyStatusHostsToHost``) and the finalizer;
 3. deleting with an unknown provider: nothing can have been made, the finalizer goes;
-4. the provider's turn (``provider``: ``reconcile``, or ``delete`` while deleting, also when the IpRange
-   is gone: the original stops that with ``InvalidIpRangeReference`` for ever).
+4. the provider's turn (the outcome's ``handoff``: ``reconcile``, or ``delete`` while deleting, also when
+   the IpRange is gone: the original stops that with ``InvalidIpRangeReference`` for ever).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "ConsumerPlan", "Seen", "iprange_name", "plan"]
+__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "Seen", "iprange_name", "plan"]
 
 REASON_INVALID_IPRANGE_REFERENCE = "InvalidIpRangeReference"
 
@@ -43,15 +43,6 @@ class Seen:
     iprange: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class ConsumerPlan:
-    """The Outcome to carry out, or the provider's turn (``provider``: ``reconcile`` / ``delete``), for
-    which ``step`` is carried out first (the finalizer, the ``prepare`` fields)."""
-
-    step: Outcome
-    provider: str = ""
-
-
 def iprange_name(obj: Mapping[str, Any]) -> str:
     """``spec.ipRange.name``."""
     return str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or "")
@@ -59,28 +50,26 @@ def iprange_name(obj: Mapping[str, Any]) -> str:
 
 def plan(seen: Seen, t: Callable[[float], float], wait_ready: float,
          prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
-         now: str | None = None) -> ConsumerPlan:
+         now: str | None = None) -> Outcome:
     """One turn up to the provider's (see the module doc). ``prepare(obj)`` answers status fields to
     write before the provider's turn (``{}``: none)."""
     obj = seen.obj
     run = StepBuilder(obj, now)
     if seen.scope is None:
         if run.deleting:
-            return ConsumerPlan(gone())
+            return gone()
         scope_name = str((run.spec.get("scope") or {}).get("name") or "")
-        return ConsumerPlan(run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
-                                     requeue_after=t(60)))
+        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist", requeue_after=t(60))
     if run.deleting:
-        return ConsumerPlan(Outcome(), provider="delete") if seen.provider_known else ConsumerPlan(gone())
+        return Outcome(handoff="delete") if seen.provider_known else gone()
     if seen.iprange is None:
-        return ConsumerPlan(run.fail(REASON_INVALID_IPRANGE_REFERENCE,
-                                     f"Referred IpRange {run.namespace}/{iprange_name(obj)} does not exist"))
+        return run.fail(REASON_INVALID_IPRANGE_REFERENCE,
+                        f"Referred IpRange {run.namespace}/{iprange_name(obj)} does not exist")
     if not seen.provider_known:
-        return ConsumerPlan(run.fail(names.REASON_UNKNOWN,
-                                     f"Unknown provider {(seen.scope.get('spec') or {}).get('provider')}"))
+        return run.fail(names.REASON_UNKNOWN, f"Unknown provider {(seen.scope.get('spec') or {}).get('provider')}")
     if not cond.is_true((seen.iprange.get("status") or {}).get("conditions") or [], names.COND_READY):
-        return ConsumerPlan(run.step(requeue_after=t(wait_ready)))
+        return run.step(requeue_after=t(wait_ready))
     if prepare is not None:
         run.set(**prepare(obj))
-    has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
-    return ConsumerPlan(run.step(add_finalizer=None if has_finalizer else names.FINALIZER), provider="reconcile")
+    return run.step(add_finalizer=None if has_finalizer(obj, names.FINALIZER) else names.FINALIZER,
+                    handoff="reconcile")

@@ -8,7 +8,7 @@ from typing import Any
 
 from kube import Resource, ResourceMissing, resources
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, execute
+from kube.toolkit import execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.skr.cloudresources_plan import Seen, plan
@@ -59,5 +59,5 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
         for crd_name in decided.delete_crds:
             ctx.skr.delete(resources.CRD, crd_name)
     written = execute(decided.step, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
-    ctx.track(f"{namespace}/{name}", StatusWriter(ctx.skr, names.CLOUD_RESOURCES, written or obj))
+    ctx.track(f"{namespace}/{name}", written or obj)
     return decided.step.as_result()

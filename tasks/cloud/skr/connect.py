@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -33,9 +34,9 @@ import structlog
 from kube import ApiError, Kube, ReadLimitExceeded, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
-from tasks.cloud import names, settings, sweep
+from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, nfsvolume, redisinstance, skrstatus, vpcpeering
+from tasks.cloud.skr import cloudresources, installer, iprange, kind, nfsvolume, skrstatus, vpcpeering
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -143,9 +144,8 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
         if not trial:
             report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
-            redis = redisinstance.KINDS.get(provider)
-            if redis is not None:
-                report.handles.append(_run(ctx, redis, redisinstance.reconcile, redis.kind))
+            for declared, res in registry.skr_kinds(provider):
+                report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind))
             peering = names.SKR_VPC_PEERINGS.get(provider)
             if peering is not None:
                 report.handles.append(_run(ctx, peering, vpcpeering.reconcile, peering.kind))

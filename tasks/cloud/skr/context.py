@@ -61,16 +61,16 @@ class SkrContext:
         """Drop the snapshot of ``res``: after a write, reads go to the SKR again."""
         self._cache.pop(res.full_name, None)
 
-    def track(self, ref: str, status: Any) -> None:
-        """Remember the :class:`~kube.toolkit.StatusWriter` of ``ref``: its final state is reported."""
-        self._tracked[ref] = status
+    def track(self, ref: str, obj: Mapping[str, Any]) -> None:
+        """Remember the object ``ref`` as last written: its final state is reported."""
+        self._tracked[ref] = str((obj.get("status") or {}).get("state") or "")
 
     def state_of(self, ref: str) -> str:
-        status = self._tracked.get(ref)
-        return str(status.state) if status is not None else "gone"
+        """The state of ``ref`` as last written (``gone``: not reconciled)."""
+        return self._tracked.get(ref, "gone")
 
     def __post_init__(self) -> None:
-        self._tracked: dict[str, Any] = {}
+        self._tracked: dict[str, str] = {}
         self._cache: dict[str, list[dict[str, Any]]] = {}
 
     @property

@@ -20,7 +20,7 @@ from typing import Any
 from kube import Resource, resources
 from kube.clock import now_rfc3339
 from kube.diff import label_selector
-from kube.toolkit import StatusWriter, add_finalizer, execute, remove_finalizer
+from kube.toolkit import add_finalizer, execute, remove_finalizer
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id, owner_labels
@@ -134,7 +134,7 @@ def _reconcile(ctx: SkrContext, kind: str, namespace: str, name: str) -> Result:
     seen = read(ctx, kind, obj)
     decided = plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     written = apply(ctx, kind, obj, seen, decided)
-    ctx.track(f"{namespace}/{name}", StatusWriter(ctx.skr, res, written or obj))
+    ctx.track(f"{namespace}/{name}", written or obj)
     return decided.step.as_result()
 
 

@@ -37,15 +37,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import kube.resources as resources
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["KINDS", "MUTABLE", "Seen", "SkrPlan", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",
+__all__ = ["KINDS", "MUTABLE", "Seen", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",
            "render_extra_data"]
 
 KINDS = {"aws": names.SKR_AWS_REDIS_INSTANCE, "gcp": names.SKR_GCP_REDIS_INSTANCE,
@@ -97,22 +99,40 @@ class Seen:
     overrides: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class SkrPlan:
-    """One turn's writes, in the order the applier makes them: ``label_id``, the
-    step's finalizer, ``create`` / ``patch`` (merge patch of the KCP mirror) / ``delete`` (its name),
-    the auth Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``,
-    ``secret_update``: name, labels, annotations, data replaced), then the rest of ``step``."""
-
-    step: Outcome
-    label_id: str | None = None
-    create: dict[str, Any] | None = None
-    patch: dict[str, Any] | None = None
-    delete: str | None = None
-    secret_create: dict[str, Any] | None = None
-    secret_update: dict[str, Any] | None = None
-    secret_release: str | None = None
-    secret_delete: str | None = None
+def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: dict[str, Any] | None = None,
+             patch: dict[str, Any] | None = None, delete: str | None = None,
+             secret_create: dict[str, Any] | None = None, secret_update: dict[str, Any] | None = None,
+             secret_release: Mapping[str, Any] | None = None, secret_delete: str | None = None) -> Outcome:
+    """``step`` with the turn's writes in the original's order: the id label, the KCP mirror (``create`` /
+    ``patch`` a merge patch / ``delete`` its name), the auth Secret (``secret_release`` its finalizer,
+    ``secret_delete``, ``secret_create``, ``secret_update``: labels, annotations and data replaced on the
+    Secret as read)."""
+    meta = seen.obj.get("metadata") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    writes: list[Action] = []
+    if label_id is not None:
+        writes.append(Action.named("label", KINDS[seen.provider], name, namespace, body={names.LABEL_SKR_ID: label_id}))
+    if create is not None:
+        writes.append(Action.on("create", names.REDIS_INSTANCE, create, cluster="kcp"))
+    if patch is not None:
+        ident = str((seen.obj.get("status") or {}).get("id") or label_id or "")
+        writes.append(Action.named("patch", names.REDIS_INSTANCE, ident, seen.kcp_namespace, body=patch,
+                                   cluster="kcp"))
+    if delete is not None:
+        writes.append(Action.named("delete", names.REDIS_INSTANCE, delete, seen.kcp_namespace, cluster="kcp"))
+    if secret_release is not None:
+        writes.append(Action.finalizer(False, resources.SECRET, secret_release, names.FINALIZER))
+    if secret_delete is not None:
+        writes.append(Action.named("delete", resources.SECRET, secret_delete, namespace))
+    if secret_create is not None:
+        writes.append(Action.on("create", resources.SECRET, secret_create))
+    if secret_update is not None and seen.secret is not None:
+        found = seen.secret
+        updated = {**found, "metadata": {**(found.get("metadata") or {}), "labels": secret_update["metadata"]["labels"],
+                                         "annotations": secret_update["metadata"].get("annotations") or {}},
+                   "data": secret_update["data"]}
+        writes.append(Action.on("update", resources.SECRET, updated))
+    return step.also(*writes)
 
 
 def secret_name(obj: Mapping[str, Any]) -> str:
@@ -210,37 +230,37 @@ def _instance_patch(provider: str, current: Mapping[str, Any], desired: Mapping[
     return {"spec": {"instance": {provider: changes}}} if changes else None
 
 
-def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outcome:
     """One turn of the SKR Redis instance (see the module doc). ``new_id``: the UUID to assign when
     the object has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
     obj = seen.obj
     run = StepBuilder(obj, now)
     meta = obj.get("metadata") or {}
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    finalized = has_finalizer(obj, names.FINALIZER)
     ident = str(run.status.get("id") or "")
-    if run.deleting and not has_finalizer:
-        return SkrPlan(Outcome())
+    if run.deleting and not finalized:
+        return Outcome()
     if run.deleting and not ident:
-        return SkrPlan(Outcome(remove_finalizer=names.FINALIZER))
+        return Outcome(remove_finalizer=names.FINALIZER)
     claimed = ident or identity(obj, new_id)
     refused = refusal(run, "RedisInstance", claimed, foreign(seen.kcp, seen.kyma, name, namespace))  # 0
     if refused is not None:
-        return SkrPlan(refused)
+        return refused
     secret = seen.secret
     if secret is not None and not _ours(secret, claimed):
         if run.deleting:  # a Secret that is not ours is left alone
             secret = None
         else:
-            return SkrPlan(run.fail(names.REASON_ERROR, f"Secret {secret_name(obj)} exists and is not the auth "
-                                                        "Secret of this instance"))
+            return run.fail(names.REASON_ERROR, f"Secret {secret_name(obj)} exists and is not the auth "
+                                                   "Secret of this instance")
     if run.deleting:  # 8
         return _delete(run, seen, secret, t)
 
     use = seen.iprange  # 1
     waiting = blocked(use, run, t)
     if waiting is not None:
-        return SkrPlan(waiting)
+        return waiting
     iprange_id = use.kcp_name
 
     label_id: str | None = None
@@ -248,10 +268,10 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
         ident = claimed
         label_id = id_label(obj, ident)
         run.set(id=ident)
-    add = None if has_finalizer else names.FINALIZER  # 3
+    add = None if finalized else names.FINALIZER  # 3
 
-    def stop(step: Outcome, **writes: Any) -> SkrPlan:
-        return SkrPlan(step, label_id=label_id, **writes)
+    def stop(step: Outcome, **writes: Any) -> Outcome:
+        return _outcome(step, seen, label_id=label_id, **writes)
 
     desired = instance_for(seen.provider, run.spec, seen.overrides)
     if seen.kcp is None:  # 4
@@ -319,20 +339,20 @@ def _project(run: StepBuilder, kcp_conditions: list[dict[str, Any]]) -> Outcome 
     return None
 
 
-def _delete(run: StepBuilder, seen: Seen, secret: Mapping[str, Any] | None, t: Callable[[float], float]) -> SkrPlan:
+def _delete(run: StepBuilder, seen: Seen, secret: Mapping[str, Any] | None, t: Callable[[float], float]) -> Outcome:
     name = str(run.obj["metadata"]["name"])
     if secret is not None:
         smeta = secret.get("metadata") or {}
-        release = smeta["name"] if names.FINALIZER in (smeta.get("finalizers") or []) else None
+        release = secret if has_finalizer(secret, names.FINALIZER) else None
         remove = None if smeta.get("deletionTimestamp") else str(smeta["name"])
         if remove is not None:
             run.exclusive(COND_DELETING, True, REASON_DELETING_AUTH_SECRET, f"Deleting Auth Secret {remove}")
-        return SkrPlan(run.step(requeue_after=t(0.2)), secret_release=release, secret_delete=remove)
+        return _outcome(run.step(requeue_after=t(0.2)), seen, secret_release=release, secret_delete=remove)
     if seen.kcp is not None:
         if (seen.kcp.get("metadata") or {}).get("deletionTimestamp"):
-            return SkrPlan(run.step(requeue_after=t(2)))
+            return run.step(requeue_after=t(2))
         conditions = cond.set_condition(run.conditions, cond.condition(
             COND_DELETING, True, REASON_DELETING_INSTANCE, f"Deleting RedisInstance {name}", run.now))
         run.set(conditions=conditions, state=names.STATE_DELETING)
-        return SkrPlan(run.step(requeue_after=t(2)), delete=str(seen.kcp["metadata"]["name"]))
-    return SkrPlan(run.step(remove_finalizer=names.FINALIZER))
+        return _outcome(run.step(requeue_after=t(2)), seen, delete=str(seen.kcp["metadata"]["name"]))
+    return run.step(remove_finalizer=names.FINALIZER)

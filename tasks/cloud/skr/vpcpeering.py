@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, add_finalizer, execute
+from kube.toolkit import add_finalizer, execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import invalid_id
@@ -67,5 +67,5 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
         return Result.done()
     decided = plan(read(ctx, obj), str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     written = apply(ctx, obj, decided)
-    ctx.track(name, StatusWriter(ctx.skr, res, written or obj))
+    ctx.track(name, written or obj)
     return decided.step.as_result()

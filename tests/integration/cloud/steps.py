@@ -9,7 +9,19 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["apply_step", "drive"]
+__all__ = ["apply_step", "drive", "provider_outcome"]
+
+
+def provider_outcome(kind: str, turn: Any, deleting: bool = False, clients: Any = None) -> Any:
+    """The Cloud kind ``kind``'s provider turn on ``turn`` (a :class:`tasks.cloud.registry.Turn`) as its KCP
+    controller runs it — the provider's clients (or ``clients``), read, plan, and the executor's writes
+    and calls — without Kubernetes: the Outcome it ended with (its status patch not yet written)."""
+    from kube.toolkit import execute
+    from tasks.cloud import registry
+    from tasks.cloud.kcp.kind import provider_turn
+
+    outcome, used = provider_turn(registry.get(kind), turn, deleting, clients)
+    return execute(outcome, clients=used, scale=turn.t).outcome
 
 
 def apply_step(obj: dict[str, Any], step: Any) -> None:

@@ -19,6 +19,7 @@ from tasks.cloud.aws.redisinstance_plan import (
     resource_names,
     version_up_to_date,
 )
+from tests.unit.cloud.outcomes import refuse
 
 NOW = "2026-01-01T00:00:00Z"
 SCOPE = {"spec": {"shootName": "shoot1", "scope": {"aws": {"network": {"pods": "100.64.0.0/12",
@@ -66,7 +67,7 @@ def provisioned(**kw: Any) -> Read:
 
 
 def methods(plan: Any) -> list[str]:
-    return [c.method for c in plan.calls]
+    return [c.method for c in plan.writes]
 
 
 @pytest.mark.parametrize(("version", "expected"), [("7.0", "redis7"), ("7.1", "redis7"), ("6.x", "redis6.x"),
@@ -97,41 +98,41 @@ def test_first_turn_creates_the_independent_pieces() -> None:
     plan = plan_create(obj(authEnabled=True), SCOPE, IPRANGE, Read(), "tok", t)
     assert methods(plan) == ["create_subnet_group", "create_parameter_group", "create_auth_token",
                              "create_security_group"]
-    subnet = plan.calls[0].kwargs
+    subnet = plan.writes[0].kwargs
     assert subnet["subnet_ids"] == ["subnet-a", "subnet-b"] and subnet["name"] == "cm-r1"
     assert subnet["tags"] == {names.TAG_NAME: "kcp-system/r1", names.TAG_REMOTE_NAME: "apps/cache",
                               names.TAG_SCOPE: "k1", names.TAG_SHOOT: "shoot1"}
-    assert plan.calls[1].kwargs["family"] == "redis7"
-    assert plan.calls[2].kwargs == {"name": "cm-r1/authToken", "token": "tok", "tags": subnet["tags"]}
-    assert plan.calls[3].kwargs["vpc_id"] == "vpc-1" and plan.calls[3].kwargs["tags"]["Name"] == "cm-r1"
-    assert plan.step.requeue_after == 1
+    assert plan.writes[1].kwargs["family"] == "redis7"
+    assert plan.writes[2].kwargs == {"name": "cm-r1/authToken", "token": "tok", "tags": subnet["tags"]}
+    assert plan.writes[3].kwargs["vpc_id"] == "vpc-1" and plan.writes[3].kwargs["tags"]["Name"] == "cm-r1"
+    assert plan.requeue_after == 1
 
 
 def test_user_parameters_are_written_over_the_defaults() -> None:
     plan = plan_create(obj(parameters={"maxmemory-policy": "allkeys-lru"}), SCOPE, IPRANGE,
                        provisioned(group=None, members=[]), "tok", t)
     assert methods(plan) == ["modify_parameter_group"]
-    assert plan.calls[0].kwargs == {"name": "cm-r1", "parameters": {"maxmemory-policy": "allkeys-lru"}}
+    assert plan.writes[0].kwargs == {"name": "cm-r1", "parameters": {"maxmemory-policy": "allkeys-lru"}}
 
 
 def test_ingress_then_replication_group() -> None:
     bare = {"GroupId": "sg-1", "IpPermissions": []}
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=None, members=[], security_group=bare), "tok", t)
     assert methods(plan) == ["authorize_ingress"]
-    assert plan.calls[0].kwargs["cidrs"] == ["100.64.0.0/12", "10.180.0.0/16"]
+    assert plan.writes[0].kwargs["cidrs"] == ["100.64.0.0/12", "10.180.0.0/16"]
     plan = plan_create(obj(readReplicas=1, authEnabled=True), SCOPE, IPRANGE,
                        provisioned(group=None, members=[], token="tok"), "new", t)
     assert methods(plan) == ["create_replication_group"]
-    options = plan.calls[0].kwargs
+    options = plan.writes[0].kwargs
     assert (options["replicas"], options["failover"], options["auth_token"]) == (1, True, "tok")
     assert options["security_groups"] == ["sg-1"] and options["parameter_group"] == "cm-r1"
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=None, members=[]), "new", t)
-    assert plan.calls[0].kwargs["failover"] is False and plan.calls[0].kwargs["auth_token"] is None
+    assert plan.writes[0].kwargs["failover"] is False and plan.writes[0].kwargs["auth_token"] is None
 
 
 def test_refused_create_message() -> None:
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=None, members=[]), "new", t)
-    step = plan.failed(plan.calls[0])
+    step = refuse(plan, plan.writes[0])
     error = next(c for c in (step.status or {})["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("CloudProviderError", "Failed to create RedisInstance")
     assert step.requeue_after == 60 and (step.status or {})["state"] == "Error"
@@ -139,19 +140,19 @@ def test_refused_create_message() -> None:
 
 def test_waits_and_updating_condition() -> None:
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=group("creating")), "t", t)
-    assert plan.calls == () and plan.step.requeue_after == 60
+    assert plan.writes == () and plan.requeue_after == 60
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=group("modifying")), "t", t)
-    conditions = (plan.step.status or {})["conditions"]
+    conditions = (plan.status or {})["conditions"]
     assert [(c["type"], c["message"]) for c in conditions] == [("Updating", "ElastiCache is updating.")]
     failed = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=group("create-failed")), "t", t)
-    assert "Failed to provision RedisInstance" in str(failed.step.status) and failed.step.requeue_after is None
+    assert "Failed to provision RedisInstance" in str(failed.status) and failed.requeue_after is None
 
 
 def test_ready_status() -> None:
     o = obj()
     o["status"]["conditions"] = [condition("Updating", True, "Updating", "x", NOW)]
     plan = plan_create(o, SCOPE, IPRANGE, provisioned(token=None), "t", t)
-    status = plan.step.status or {}
+    status = plan.status or {}
     assert status["primaryEndpoint"] == "master.x:6379" and status["readEndpoint"] == "replica.x:6379"
     assert status["authString"] == "" and status["nodeType"] == "cache.t4g.small" and status["replicaCount"] == 0
     assert status["state"] == "Ready" and status["id"] == "cm-r1"
@@ -163,17 +164,17 @@ def test_modifications_in_one_call() -> None:
     plan = plan_create(obj(cacheNodeType="cache.t4g.medium", autoMinorVersionUpgrade=True,
                            preferredMaintenanceWindow="sun:23:00-mon:01:30"), SCOPE, IPRANGE, provisioned(), "t", t)
     assert methods(plan) == ["modify_replication_group"]
-    assert plan.calls[0].kwargs == {"name": "cm-r1", "node_type": "cache.t4g.medium", "auto_minor": True,
+    assert plan.writes[0].kwargs == {"name": "cm-r1", "node_type": "cache.t4g.medium", "auto_minor": True,
                                     "maintenance_window": "sun:23:00-mon:01:30"}
-    assert plan.failed(plan.calls[0]).status is not None
-    assert "Failed to update RedisInstance" in str(plan.failed(plan.calls[0]).status)
+    assert refuse(plan, plan.writes[0]).status is not None
+    assert "Failed to update RedisInstance" in str(refuse(plan, plan.writes[0]).status)
 
 
 def test_auth_on() -> None:
     plan = plan_create(obj(authEnabled=True), SCOPE, IPRANGE, provisioned(), "tok", t)
     assert methods(plan) == ["create_auth_token"]
     plan = plan_create(obj(authEnabled=True), SCOPE, IPRANGE, provisioned(token="tok"), "x", t)
-    assert methods(plan) == ["modify_replication_group"] and plan.calls[0].kwargs["auth_token"] == "tok"
+    assert methods(plan) == ["modify_replication_group"] and plan.writes[0].kwargs["auth_token"] == "tok"
 
 
 def test_auth_off_through_the_transient_user_group() -> None:
@@ -183,10 +184,10 @@ def test_auth_off_through_the_transient_user_group() -> None:
     active = {"UserGroupId": "cm-r1", "Status": "active"}
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=on, token="tok", user_group=active), "x", t)
     assert methods(plan) == ["delete_auth_token", "modify_replication_group"]
-    assert plan.calls[1].kwargs["user_groups_add"] == ["cm-r1"]
+    assert plan.writes[1].kwargs["user_groups_add"] == ["cm-r1"]
     attached = group(UserGroupIds=["cm-r1"])
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(group=attached, user_group=active), "x", t)
-    assert methods(plan) == ["modify_replication_group"] and plan.calls[0].kwargs["user_groups_remove"] == ["cm-r1"]
+    assert methods(plan) == ["modify_replication_group"] and plan.writes[0].kwargs["user_groups_remove"] == ["cm-r1"]
     plan = plan_create(obj(), SCOPE, IPRANGE, provisioned(user_group=active), "x", t)
     assert methods(plan) == ["delete_user_group"]
 
@@ -194,39 +195,39 @@ def test_auth_off_through_the_transient_user_group() -> None:
 def test_upgrade_through_the_temp_group_and_back() -> None:
     old = provisioned(main=pg(fam="redis6.x"), members=[member("6.2.6")])
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, old, "x", t)
-    assert methods(plan) == ["create_parameter_group"] and plan.calls[0].kwargs["name"] == "cm-r1-temp"
+    assert methods(plan) == ["create_parameter_group"] and plan.writes[0].kwargs["name"] == "cm-r1-temp"
     with_temp = provisioned(main=pg(fam="redis6.x"), temp=pg("cm-r1-temp"), members=[member("6.2.6")])
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, with_temp, "x", t)
     assert methods(plan) == ["modify_replication_group"]
-    assert plan.calls[0].kwargs == {"name": "cm-r1", "engine_version": "7.0", "parameter_group": "cm-r1-temp"}
+    assert plan.writes[0].kwargs == {"name": "cm-r1", "engine_version": "7.0", "parameter_group": "cm-r1-temp"}
     upgraded = provisioned(main=pg(fam="redis6.x"), temp=pg("cm-r1-temp"),
                            members=[member("7.0.7", "cm-r1-temp")])
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, upgraded, "x", t)
-    assert methods(plan) == ["delete_parameter_group"] and plan.calls[0].kwargs["name"] == "cm-r1"
+    assert methods(plan) == ["delete_parameter_group"] and plan.writes[0].kwargs["name"] == "cm-r1"
     recreated = provisioned(main=None, temp=pg("cm-r1-temp"), members=[member("7.0.7", "cm-r1-temp")])
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, recreated, "x", t)
-    assert methods(plan) == ["create_parameter_group"] and plan.calls[0].kwargs == {
-        "name": "cm-r1", "family": "redis7", "tags": plan.calls[0].kwargs["tags"]}
+    assert methods(plan) == ["create_parameter_group"] and plan.writes[0].kwargs == {
+        "name": "cm-r1", "family": "redis7", "tags": plan.writes[0].kwargs["tags"]}
     switch = provisioned(temp=pg("cm-r1-temp"), members=[member("7.0.7", "cm-r1-temp")])
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, switch, "x", t)
-    assert methods(plan) == ["modify_replication_group"] and plan.calls[0].kwargs == {
+    assert methods(plan) == ["modify_replication_group"] and plan.writes[0].kwargs == {
         "name": "cm-r1", "parameter_group": "cm-r1"}
     done = provisioned(temp=pg("cm-r1-temp"))
     plan = plan_create(obj(engineVersion="7.0"), SCOPE, IPRANGE, done, "x", t)
-    assert methods(plan) == ["delete_parameter_group"] and plan.calls[0].kwargs["name"] == "cm-r1-temp"
+    assert methods(plan) == ["delete_parameter_group"] and plan.writes[0].kwargs["name"] == "cm-r1-temp"
 
 
 def test_delete_order() -> None:
     o = obj()
     o["status"]["conditions"] = [condition("Ready", True, "Ready", "Redis instance is ready", NOW)]
     plan = plan_delete(o, provisioned(token="tok"), t)
-    assert methods(plan) == ["delete_replication_group"] and "Ready" not in str(plan.step.status)
+    assert methods(plan) == ["delete_replication_group"] and "Ready" not in str(plan.status)
     plan = plan_delete(o, provisioned(group=group("deleting")), t)
-    assert plan.calls == () and plan.step.requeue_after == 60
+    assert plan.writes == () and plan.requeue_after == 60
     rest = provisioned(group=None, members=[], token="tok", temp=pg("cm-r1-temp"),
                        user_group={"UserGroupId": "cm-r1", "Status": "active"})
     plan = plan_delete(o, rest, t)
     assert methods(plan) == ["delete_security_group", "delete_user_group", "delete_auth_token",
                              "delete_parameter_group", "delete_parameter_group", "delete_subnet_group"]
-    assert plan.step.remove_finalizer is None
-    assert plan_delete(o, Read(), t).step.remove_finalizer == names.FINALIZER
+    assert plan.remove_finalizer is None
+    assert plan_delete(o, Read(), t).remove_finalizer == names.FINALIZER

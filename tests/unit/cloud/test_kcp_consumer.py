@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kube import Resource
-from tasks.cloud import names, providers, settings
-from tasks.cloud.kcp import consumer, nfsinstance, redisinstance
+from tasks.cloud import names, providers, registry, settings
+from tasks.cloud.kcp import consumer, kind, nfsinstance
 from tasks.cloud.kcp.consumer import REASON_INVALID_IPRANGE_REFERENCE
 from workers.controller import Key, ResultKind
 
@@ -60,24 +60,29 @@ def no_provider_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     for p in ("aws", "gcp", "azure"):
         found = providers.get(p)
         assert found is not None
-        for method in ("reconcile_nfsinstance", "delete_nfsinstance", "reconcile_redisinstance",
-                       "delete_redisinstance"):
+        for method in ("reconcile_nfsinstance", "delete_nfsinstance"):
             monkeypatch.setattr(found, method, refuse)
+    monkeypatch.setattr(kind, "provider_turn", refuse)  # the declared kinds' provider turn
 
 
-def run(monkeypatch: pytest.MonkeyPatch, kube: RecordingKube, res: Resource, kind: Any) -> Any:
+def run(monkeypatch: pytest.MonkeyPatch, kube: RecordingKube, res: Resource, of: Any) -> Any:
+    """The KCP reconcile of the consumer: a declared kind's (a :class:`registry.Kind`) or the shell's."""
     obj = kube.get(res, "0b8e5f4e", NS)
     monkeypatch.setattr(consumer, "load", lambda key, r: (settings.current(), kube, obj))
-    return consumer.reconcile(Key("local", NS, "0b8e5f4e"), kind)
+    monkeypatch.setattr(kind, "load", lambda key, r: (settings.current(), kube, obj))
+    if isinstance(of, registry.Kind):
+        return kind.reconcile(Key("local", NS, "0b8e5f4e"), kind=of)
+    return consumer.reconcile(Key("local", NS, "0b8e5f4e"), of)
 
 
 @pytest.mark.usefixtures("no_provider_calls")
-@pytest.mark.parametrize(("res", "kind"), [(names.NFS_INSTANCE, nfsinstance.KIND),
-                                           (names.REDIS_INSTANCE, redisinstance.KIND)])
+@pytest.mark.parametrize(("res", "of"), [(names.NFS_INSTANCE, nfsinstance.KIND),
+                                         (names.REDIS_INSTANCE, "redisinstance")])
 def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.MonkeyPatch, res: Resource,
-                                                        kind: Any) -> None:
+                                                        of: Any) -> None:
+    of = registry.get(of) if isinstance(of, str) else of
     kube = RecordingKube((names.SCOPE, scope()), (res, consumer_obj(res)))
-    result = run(monkeypatch, kube, res, kind)
+    result = run(monkeypatch, kube, res, of)
     message = f"Referred IpRange {NS}/gone does not exist"
     status = kube.get(res, "0b8e5f4e", NS)["status"]  # type: ignore[index]
     assert status["state"] == "Error"
@@ -86,7 +91,7 @@ def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.Monk
     assert kube.events == [("Warning", REASON_INVALID_IPRANGE_REFERENCE, message)]
     assert result.outcome == ResultKind.SUCCESS  # forget: a new IpRange comes with its own watch event
     assert "finalizers" not in kube.get(res, "0b8e5f4e", NS)["metadata"]  # type: ignore[index]
-    run(monkeypatch, kube, res, kind)  # the same again: no second write, no second Event
+    run(monkeypatch, kube, res, of)  # the same again: no second write, no second Event
     assert len(kube.status_patches) == 1 and len(kube.events) == 1
 
 

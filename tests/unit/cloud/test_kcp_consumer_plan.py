@@ -4,13 +4,14 @@ the finalizer and the provider's turn."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
-from tasks.cloud.kcp.consumer_plan import ConsumerPlan, Seen, plan
+from tasks.cloud.kcp.consumer_plan import Seen, plan
 from tasks.cloud.kcp.nfsinstance import copy_host
 from tasks.cloud.step import gone
 
@@ -42,26 +43,26 @@ def instance(*, finalizer: bool = True, deleting: bool = False, iprange: str = "
 ])
 def test_errors_end_the_turn_with_the_notes_words(case: Seen, expected: tuple[str, str], requeue: int | None) -> None:
     decided = plan(case, t, 10, now=NOW)
-    assert not decided.provider and decided.step.requeue_after == requeue and decided.step.error is None
-    assert [(c["type"], c["reason"], c["message"]) for c in decided.step.status["conditions"]] == [("Error", *expected)]
-    assert decided.step.status["state"] == "Error" and decided.step.event == Event("Warning", *expected)
-    assert decided.step.add_finalizer is None
+    assert not decided.handoff and decided.requeue_after == requeue and decided.error is None
+    assert [(c["type"], c["reason"], c["message"]) for c in decided.status["conditions"]] == [("Error", *expected)]
+    assert decided.status["state"] == "Error" and decided.event == Event("Warning", *expected)
+    assert decided.add_finalizer is None
 
 
 @pytest.mark.parametrize("wait", [5, 10])
 def test_an_iprange_not_ready_is_waited_for_by_the_kind(wait: float) -> None:
     not_ready = {"status": {"conditions": [{"type": "Error", "status": "True", "reason": "x", "message": "x"}]}}
     assert plan(Seen(instance(finalizer=False), SCOPE, True, not_ready), t, wait, now=NOW) \
-        == ConsumerPlan(Outcome(requeue_after=wait))
+        == Outcome(requeue_after=wait)
 
 
 @pytest.mark.parametrize(("case", "expected"), [
-    (Seen(instance(deleting=True), None), ConsumerPlan(gone())),
-    (Seen(instance(deleting=True), SCOPE, False, READY), ConsumerPlan(gone())),
-    (Seen(instance(deleting=True), SCOPE, True, READY), ConsumerPlan(Outcome(), "delete")),
-    (Seen(instance(deleting=True), SCOPE, True, None), ConsumerPlan(Outcome(), "delete")),  # deliberate: see the doc
+    (Seen(instance(deleting=True), None), gone()),
+    (Seen(instance(deleting=True), SCOPE, False, READY), gone()),
+    (Seen(instance(deleting=True), SCOPE, True, READY), Outcome(handoff="delete")),
+    (Seen(instance(deleting=True), SCOPE, True, None), Outcome(handoff="delete")),  # deliberate: see the doc
 ])
-def test_deletion(case: Seen, expected: ConsumerPlan) -> None:
+def test_deletion(case: Seen, expected: Outcome) -> None:
     assert plan(case, t, 10, copy_host, NOW) == expected
 
 
@@ -74,4 +75,4 @@ def test_deletion(case: Seen, expected: ConsumerPlan) -> None:
 ])
 def test_the_provider_turn_after_prepare_and_the_finalizer(obj: dict[str, Any], prepare: Any,
                                                            expected: Outcome) -> None:
-    assert plan(Seen(obj, SCOPE, True, READY), t, 10, prepare, NOW) == ConsumerPlan(expected, "reconcile")
+    assert plan(Seen(obj, SCOPE, True, READY), t, 10, prepare, NOW) == replace(expected, handoff="reconcile")

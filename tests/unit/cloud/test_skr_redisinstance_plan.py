@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from kube.toolkit.conditions import condition
 from tasks.cloud import names
+from tasks.cloud.skr import redisinstance_plan
 from tasks.cloud.skr.defaultiprange_plan import decide
-from tasks.cloud.skr.redisinstance_plan import Seen, auth_secret, auth_secret_data, plan, render_extra_data
+from tasks.cloud.skr.redisinstance_plan import Seen, auth_secret, auth_secret_data, render_extra_data
+from tests.unit.cloud.outcomes import SkrWrites
 
 ID = "0b0c5bd2-54a4-4a4e-9d4e-3c1f4b2f6a10"
 NEW = "7f1de3b0-1c1e-4b5e-9d3a-5b8c9d0e1f2a"
@@ -52,6 +54,21 @@ def kcp(conds: list[dict[str, Any]] | None = None, status: dict[str, Any] | None
                                                       "authEnabled": False, "autoMinorVersionUpgrade": False,
                                                       "readReplicas": 0}}},
             "status": {**(status or {}), "conditions": conds or []}}
+
+
+class Planned(SkrWrites):
+    """The plan's writes as the tests name them (the auth Secret's ``secret_*``)."""
+
+    def __init__(self, outcome: Any) -> None:
+        super().__init__(outcome, names.REDIS_INSTANCE)
+        self.secret_create = self.one(self.created, "Secret")
+        self.secret_update = self.one(self.updated, "Secret")
+        self.secret_release = self.one(self.released, "Secret")
+        self.secret_delete = self.one(self.deleted, "Secret")
+
+
+def plan(*args: Any) -> Planned:
+    return Planned(redisinstance_plan.plan(*args))
 
 
 def seen(obj: dict[str, Any], provider: str = "aws", **kw: Any) -> Seen:

@@ -14,9 +14,10 @@ import pytest
 from kube.toolkit.outcome import Outcome
 from standins import elasticache as standin
 from tasks.cloud import names
-from tasks.cloud.aws import redisinstance
-from tasks.cloud.providers import RedisInstanceContext
+from tasks.cloud.kcp.consumer_plan import Seen
+from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
+from tests.integration.cloud.steps import provider_outcome
 
 REGION = "eu-west-1"
 
@@ -39,7 +40,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     standin.reset()
 
 
-def ctx_for(aws: dict[str, Any], instance: dict[str, Any]) -> RedisInstanceContext:
+def ctx_for(aws: dict[str, Any], instance: dict[str, Any]) -> Turn:
     scope = {"spec": {"provider": "aws", "region": REGION, "shootName": "shoot1",
                       "scope": {"aws": {"accountId": "123456789012",
                                         "network": {"pods": "100.64.0.0/12", "vpc": {"cidr": "10.180.0.0/16"}}}}}}
@@ -47,8 +48,8 @@ def ctx_for(aws: dict[str, Any], instance: dict[str, Any]) -> RedisInstanceConte
     obj = {"metadata": {"name": "r1", "namespace": "kcp-system"},
            "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
                     "instance": {"aws": instance}}, "status": {}}
-    return RedisInstanceContext(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=1000),
-                                iprange=iprange)  # type: ignore[arg-type]
+    return Turn(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=1000),  # type: ignore[arg-type]
+                seen=Seen(obj, scope, True, iprange))
 
 
 def merge(status: dict[str, Any], patch: dict[str, Any] | None) -> None:
@@ -59,13 +60,13 @@ def merge(status: dict[str, Any], patch: dict[str, Any] | None) -> None:
             status[key] = copy.deepcopy(value)
 
 
-def turn(ctx: RedisInstanceContext, deleting: bool = False) -> Outcome:
-    step = redisinstance.delete(ctx) if deleting else redisinstance.reconcile(ctx)
+def turn(ctx: Turn, deleting: bool = False) -> Outcome:
+    step = provider_outcome("redisinstance", ctx, deleting)
     merge(ctx.obj["status"], step.status)
     return step
 
 
-def until_ready(ctx: RedisInstanceContext, turns: int = 20, errors: bool = False) -> None:
+def until_ready(ctx: Turn, turns: int = 20, errors: bool = False) -> None:
     for _ in range(turns):
         step = turn(ctx)
         if ctx.obj["status"].get("state") == "Ready" and step.requeue_after is None:

@@ -14,13 +14,14 @@ from azure.mgmt.redis import RedisManagementClient
 
 from kube.toolkit.outcome import Outcome
 from standins.azure import AzureStandIn
-from tasks.cloud import names
-from tasks.cloud.azure import redisinstance
+from tasks.cloud import names, settings
 from tasks.cloud.azure.client import AzureClient, _bearer_over_http
-from tasks.cloud.azure.redis_client import AzureRedisClient
+from tasks.cloud.azure.redisinstance_client import AzureRedisClient
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE
+from tasks.cloud.kcp.consumer_plan import Seen
+from tasks.cloud.registry import Turn
 from tests.integration.cloud.azure.conftest import REGION, SUBSCRIPTION
-from tests.integration.cloud.steps import apply_step
+from tests.integration.cloud.steps import apply_step, provider_outcome
 
 VPC = "shoot--kyma--c-8e3f1b7"
 CM = f"{VPC}--cm"
@@ -50,8 +51,13 @@ def seeded(standin: AzureStandIn) -> AzureClient:
     return client
 
 
+#: Timings scaled as ``t`` (1/1000).
+SETTINGS = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000"})
+
+
 def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
-    step = redisinstance.delete(o, SCOPE, client, t) if deleting else redisinstance.reconcile(o, SCOPE, client, t)
+    at = Turn(kube=None, obj=o, scope=SCOPE, settings=SETTINGS, seen=Seen(o, SCOPE, True, None))  # type: ignore[arg-type]
+    step = provider_outcome("redisinstance", at, deleting, clients={"": client})
     apply_step(o, step)
     return step
 

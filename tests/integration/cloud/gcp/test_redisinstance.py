@@ -17,11 +17,12 @@ from google.protobuf import field_mask_pb2
 
 from kube.toolkit.outcome import Outcome
 from standins.gcp import GcpStandIn
-from tasks.cloud import names
-from tasks.cloud.gcp import redisinstance
-from tasks.cloud.gcp.redis_client import MemorystoreClient
+from tasks.cloud import names, settings
+from tasks.cloud.gcp.redisinstance_client import MemorystoreClient
+from tasks.cloud.kcp.consumer_plan import Seen
+from tasks.cloud.registry import Turn
 from tests.integration.cloud.gcp.conftest import PROJECT, VPC
-from tests.integration.cloud.steps import apply_step
+from tests.integration.cloud.steps import apply_step, provider_outcome
 
 REGION = "europe-west1"
 SCOPE = {"spec": {"provider": "gcp", "region": REGION, "shootName": "shoot1",
@@ -42,9 +43,13 @@ def obj(**gcp: Any) -> dict[str, Any]:
                      "instance": {"gcp": instance}}, "status": {}}
 
 
+#: Timings scaled as ``t`` (1/1000), the GCP retry wait 1 ms.
+SETTINGS = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000", "GCP_RETRY_WAIT_DURATION": "1s"})
+
+
 def turn(o: dict[str, Any], client: MemorystoreClient, deleting: bool = False) -> Outcome:
-    step = redisinstance.delete(o, SCOPE, client, t, 0.001) if deleting else \
-        redisinstance.reconcile(o, SCOPE, IPRANGE, client, t, 0.001)
+    at = Turn(kube=None, obj=o, scope=SCOPE, settings=SETTINGS, seen=Seen(o, SCOPE, True, IPRANGE))  # type: ignore[arg-type]
+    step = provider_outcome("redisinstance", at, deleting, clients={"": client})
     apply_step(o, step)
     return step
 

@@ -10,6 +10,7 @@ import pytest
 
 from tasks.cloud import names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, Read, plan_create, plan_delete, sku, targets
+from tests.unit.cloud.outcomes import refuse
 
 SCOPE = {"spec": {"region": "westeurope", "scope": {"azure": {"subscriptionId": "sub1", "vpcNetwork": "vnet1"}}}}
 RG = "/subscriptions/sub1/resourceGroups/vnet1--cm/providers"
@@ -49,13 +50,13 @@ def test_targets() -> None:
 def test_create_the_cache() -> None:
     plan = plan_create(obj(redisVersion="6.0", shardCount=2, redisConfiguration={"maxmemory-policy": "allkeys-lru",
                                                                                  "maxclients": ""}), SCOPE, Read(), t)
-    [call] = plan.calls
+    [call] = plan.writes
     assert call.method == "create_redis" and call.kwargs["name"] == "r1" and call.kwargs["group"] == "vnet1--cm"
     assert call.kwargs["body"] == {"location": "westeurope", "properties": {
         "sku": {"name": "Premium", "family": "P", "capacity": 1}, "enableNonSslPort": False,
         "redisConfiguration": {"maxmemory-policy": "allkeys-lru"}, "shardCount": 2, "redisVersion": "6.0"}}
-    assert plan.step.requeue_after == 60
-    step = plan.failed(call, "bad sku")
+    assert plan.requeue_after == 60
+    step = refuse(plan, call, "bad sku")
     error = next(c for c in (step.status or {})["conditions"] if c["type"] == "Error")
     assert (error["reason"], error["message"]) == ("FailedCreatingFileSystem", "Failed creating AzureRedis: bad sku")
     assert step.requeue_after == 10
@@ -63,19 +64,19 @@ def test_create_the_cache() -> None:
 
 def test_wait_then_private_endpoint_then_zone_group() -> None:
     waiting = plan_create(obj(), SCOPE, Read(res("Creating")), t)
-    assert waiting.calls == () and waiting.step.requeue_after == 60
+    assert waiting.writes == () and waiting.requeue_after == 60
     pe = plan_create(obj(), SCOPE, Read(CACHE), t)
-    [call] = pe.calls
+    [call] = pe.writes
     conn = call.kwargs["body"]["properties"]["privateLinkServiceConnections"][0]["properties"]
     assert call.method == "create_private_endpoint" and conn == {"privateLinkServiceId": CACHE["id"],
                                                                   "groupIds": ["redisCache"]}
-    assert "Failed creating Azure PrivateEndpoint: x" in str(pe.failed(call, "x").status)
+    assert "Failed creating Azure PrivateEndpoint: x" in str(refuse(pe, call, "x").status)
     failed_pe = plan_create(obj(), SCOPE, Read(CACHE, res("Failed")), t)
-    assert [c.method for c in failed_pe.calls] == ["create_private_endpoint"]
+    assert [c.method for c in failed_pe.writes] == ["create_private_endpoint"]
     pe_wait = plan_create(obj(), SCOPE, Read(CACHE, res("Updating")), t)
-    assert pe_wait.calls == () and pe_wait.step.requeue_after == 1
+    assert pe_wait.writes == () and pe_wait.requeue_after == 1
     zone = plan_create(obj(), SCOPE, Read(CACHE, res()), t)
-    [call] = zone.calls
+    [call] = zone.writes
     assert call.method == "create_dns_zone_group" and call.kwargs["endpoint"] == "r1"
     assert call.kwargs["body"]["properties"]["privateDnsZoneConfigs"][0]["properties"]["privateDnsZoneId"].endswith(
         DNS_ZONE)
@@ -83,11 +84,11 @@ def test_wait_then_private_endpoint_then_zone_group() -> None:
 
 def test_capacity_change_then_ready() -> None:
     plan = plan_create(obj(capacity=2), SCOPE, Read(CACHE, res(), res(), "key"), t)
-    [call] = plan.calls
+    [call] = plan.writes
     assert call.method == "update_redis" and call.kwargs["body"] == {"properties": {"sku": {
         "name": "Premium", "family": "P", "capacity": 2}}}
     ready = plan_create(obj(), SCOPE, Read(CACHE, res(), res(), "key"), t)
-    status = ready.step.status or {}
+    status = ready.status or {}
     assert (status["primaryEndpoint"], status["authString"], status["state"]) == (
         "r1.redis.cache.windows.net:6380", "key", "Ready")
     assert status["conditions"][0]["message"] == "Redis instance is ready" and status["id"] == CACHE["id"]
@@ -95,10 +96,10 @@ def test_capacity_change_then_ready() -> None:
 
 def test_delete_order() -> None:
     first = plan_delete(obj(), SCOPE, Read(CACHE, res(), res()), t)
-    assert [c.method for c in first.calls] == ["delete_redis"]
-    assert plan_delete(obj(), SCOPE, Read(res("Deleting"), res(), res()), t).calls == ()
+    assert [c.method for c in first.writes] == ["delete_redis"]
+    assert plan_delete(obj(), SCOPE, Read(res("Deleting"), res(), res()), t).writes == ()
     second = plan_delete(obj(), SCOPE, Read(None, res(), res()), t)
-    assert [c.method for c in second.calls] == ["delete_dns_zone_group"]
+    assert [c.method for c in second.writes] == ["delete_dns_zone_group"]
     third = plan_delete(obj(), SCOPE, Read(None, res(), None), t)
-    assert [c.method for c in third.calls] == ["delete_private_endpoint"]
-    assert plan_delete(obj(), SCOPE, Read(), t).step.remove_finalizer == names.FINALIZER
+    assert [c.method for c in third.writes] == ["delete_private_endpoint"]
+    assert plan_delete(obj(), SCOPE, Read(), t).remove_finalizer == names.FINALIZER

@@ -1,0 +1,37 @@
+"""The SKR reconcile of every declared Cloud kind (:mod:`tasks.cloud.registry`), one turn of one object in
+a connect: read → pure plan → :func:`kube.toolkit.execute` (the KCP writes go to the KCP client, provider
+calls of a kind without a KCP mirror to its clients).
+
+As cloud-manager's ``pkg/skr/<kind>`` reconcilers, each run by the connect's short-lived manager.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kube import Resource
+from kube.clock import now_rfc3339
+from kube.toolkit import execute
+from tasks.cloud.kcp.common import ignored
+from tasks.cloud.registry import Kind
+from tasks.cloud.skr.context import SkrContext
+from workers.controller import Result
+
+__all__ = ["reconcile"]
+
+
+def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Resource) -> Result:
+    """One turn of the SKR object ``namespace/name`` of ``kind`` (its resource ``res`` in this SKR): read,
+    plan, execute; its state is tracked for SkrStatus. Raises ``kube.ApiError``."""
+    side = kind.skr
+    assert side is not None, f"{kind.name} has no SKR side"
+    obj = ctx.get(res, name, namespace or None)
+    if obj is None or ignored(obj):
+        return Result.done()
+    seen = side.read(ctx, res, obj)
+    outcome = side.plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
+    clients: Any = side.clients(ctx) if side.clients is not None else {}
+    done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
+    ctx.track(f"{namespace}/{name}" if namespace else name, done.obj or obj)
+    return done.result
