@@ -36,8 +36,8 @@ class Action:
     - ``label``: ``body`` are labels merged into ``metadata.labels`` (a merge patch).
     - ``delete``: only ``metadata.namespace``/``name`` of ``object`` matter; a missing one is done.
     - ``add_finalizer`` / ``remove_finalizer``: ``object`` is the object as read (the write carries its
-      ``resourceVersion``), ``body`` is ``{"finalizer": name}``; nothing is sent when there is nothing
-      to change.
+      ``resourceVersion``), ``body`` is ``{"finalizer": name}`` (and ``"legacy"``: older names removed with
+      it); nothing is sent when there is nothing to change.
 
     ``actual`` is the object as found, for updates and deletes (for logs and dry runs).
     """
@@ -84,10 +84,13 @@ class Action:
 
     @classmethod
     def finalizer(cls, add: bool, res: Resource, obj: Mapping[str, Any], finalizer: str, *,
-                  cluster: str = "") -> Action:
-        """Add (``add``) or remove ``finalizer`` on ``obj`` as read (under its ``resourceVersion``)."""
-        return cls.on("add_finalizer" if add else "remove_finalizer", res, obj, body={"finalizer": finalizer},
-                      cluster=cluster)
+                  cluster: str = "", legacy: tuple[str, ...] = ()) -> Action:
+        """Add (``add``) or remove ``finalizer`` (with its ``legacy`` names) on ``obj`` as read (under its
+        ``resourceVersion``)."""
+        body: dict[str, Any] = {"finalizer": finalizer}
+        if legacy:
+            body["legacy"] = list(legacy)
+        return cls.on("add_finalizer" if add else "remove_finalizer", res, obj, body=body, cluster=cluster)
 
 
 @dataclass(frozen=True)

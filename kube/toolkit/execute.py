@@ -9,8 +9,9 @@ every provider client calls :func:`fencing.check` before a write):
    :class:`~kube.toolkit.actions.Call` s through the named one of ``clients``;
 3. a refused write (any client's :class:`~kube.refusal.Refusal`, classified as one
    :class:`~kube.refusal.Failure`) stops the writes and its Outcome is ``Outcome.refused``'s answer;
-   without one: a Kubernetes error propagates (``Conflict``: the reconcile runs again on fresh state),
-   a delete of something already gone is done, a provider call's transient failure comes back after
+   without one: a Kubernetes error propagates (``Conflict``: the reconcile runs again on fresh state;
+   a create's ``AlreadyExists`` reaches ``Outcome.refused`` when there is one), a delete of something
+   already gone is done, a provider call's transient failure comes back after
    its delay without a status change, any other refusal fails the reconcile with backoff;
 4. once every write was made, ``Outcome.then`` (with their answers) says the Outcome they lead to,
    whose own writes are made the same way;
@@ -50,13 +51,15 @@ DEFAULT_RETRY = 10.0
 @dataclass(frozen=True)
 class Executed:
     """What :func:`execute` did: the object as last written (``None`` once it is gone), the Outcome
-    that was carried out last (after ``then`` / ``refused``), the engine's result, and the refused
-    write with its failure (``None``: every write was made)."""
+    that was carried out last (after ``then`` / ``refused``), the engine's result, the refused
+    write with its failure (``None``: every write was made), and the answers of the last writes made
+    (a created object as the API server stored it)."""
 
     obj: dict[str, Any] | None
     outcome: Outcome
     result: Any
     refused: tuple[Write, Failure] | None = None
+    answers: tuple[Any, ...] = ()
 
 
 class WriteRefused(Exception):
@@ -102,8 +105,10 @@ def execute(outcome: Outcome, kube: Kube | None = None, res: Resource | None = N
         for write in outcome.writes:
             try:
                 answer, current = _make(write, kube, res, current, clusters or {}, clients or {}, resources or {})
-            except Conflict:
-                raise
+            except Conflict as exc:
+                if outcome.refused is None or not (isinstance(write, Action) and write.verb == "create"):
+                    raise  # a stale resourceVersion: the reconcile runs again on fresh state
+                failure, err = exc.failure, exc  # AlreadyExists: the plan may say what it means
             except Refusal as exc:
                 if raise_missing and isinstance(exc, ResourceMissing):
                     raise
@@ -138,11 +143,11 @@ def execute(outcome: Outcome, kube: Kube | None = None, res: Resource | None = N
     else:
         raise RuntimeError("an outcome's then/refused chain is longer than MAX_CHAIN")
     if kube is None or res is None or current is None:
-        return Executed(current, outcome, outcome.as_result(), refused)
+        return Executed(current, outcome, outcome.as_result(), refused, tuple(answers))
     current = write_status(kube, res, current, outcome.status, outcome.event) or current
     if outcome.remove_finalizer:
         current = remove_finalizer(kube, res, current, outcome.remove_finalizer, legacy_finalizers)
-    return Executed(current, outcome, outcome.as_result(), refused)
+    return Executed(current, outcome, outcome.as_result(), refused, tuple(answers))
 
 
 def _default(failure: Failure, scale: Callable[[float], float]) -> Outcome:
@@ -180,10 +185,11 @@ def _make(write: Write, kube: Kube | None, res: Resource | None, current: dict[s
         target.delete(kind, write.name, write.namespace or None)  # a missing object is done
         answer = None
     else:
-        finalizer = str((write.body or {}).get("finalizer") or "")
+        body = write.body or {}
+        finalizer = str(body.get("finalizer") or "")
         base = current if own and current is not None else write.object
         answer = add_finalizer(target, kind, base, finalizer) if write.verb == "add_finalizer" \
-            else remove_finalizer(target, kind, base, finalizer)
+            else remove_finalizer(target, kind, base, finalizer, tuple(body.get("legacy") or ()))
     if own and write.verb != "delete" and isinstance(answer, dict):
         return answer, answer  # later writes of the object carry its new resourceVersion
     return answer, current

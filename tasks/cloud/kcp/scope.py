@@ -25,15 +25,14 @@ from typing import Any
 
 import structlog
 
-from kube import ApiError, Kube, NotFound, ResourceMissing, clusters, resources
+from kube import ApiError, Kube, ResourceMissing, clusters, resources
 from kube import client_for as kube_client_for
 from kube.clock import now_rfc3339
 from kube.kubeconfig import KubeconfigError, current_namespace
-from kube.toolkit import deleting, remove_finalizer
+from kube.toolkit import deleting, execute
 from tasks.cloud import names, providers, settings, sweep
 from tasks.cloud import scope as shoots
 from tasks.cloud.kcp import scope_plan
-from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.kcp.scope_plan import EXPOSED_DATA_EVERY, RESYNC, TRIAL
 from tasks.cloud.providers import ProviderError, ScopeContext, ScopeInputs
 from workers.controller import Key, Result
@@ -66,20 +65,19 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     network = kcp.get(names.NETWORK, names.kyma_network(key.name), key.namespace)
     reference = provider.network_reference(scope) if network is None else {}
-    network_plan = scope_plan.plan_network(scope, network, reference, s.t)
-    if network_plan.create is not None:
-        kcp.create(names.NETWORK, network_plan.create)
-    if not network_plan.ready:
-        return Result.requeue(network_plan.requeue_after or s.t(1))
+    waiting = scope_plan.plan_network(scope, network, reference, s.t)
+    if waiting is not None:
+        return execute(waiting, kcp, names.SCOPE, scope).result
     stop = provider.reconcile_scope(ScopeContext(kube=kcp, scope=scope, settings=s))
     if stop is not None:
-        return carry_out_step(kcp, names.SCOPE, scope, stop)
+        return execute(stop, kcp, names.SCOPE, scope, legacy_finalizers=names.LEGACY_FINALIZERS).result
     published: list[str] | None = None
     retry = False
     if scope_plan.exposed_data_due(scope, s.expose_data, now, s.t):
         published = _exposed_data(kcp, key, scope, provider, s)
         retry = published is None
-    return carry_out_step(kcp, names.SCOPE, scope, scope_plan.plan_ready(scope, now, s.t, published, retry))
+    ready = scope_plan.plan_ready(scope, now, s.t, published, retry)
+    return execute(ready, kcp, names.SCOPE, scope, legacy_finalizers=names.LEGACY_FINALIZERS).result
 
 
 def _garden(kcp: Kube, s: settings.CloudSettings) -> tuple[Kube, str]:
@@ -145,12 +143,9 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
     except ProviderError as exc:
         log.error("scope not built", scope=key.name, provider=provider_type, error=exc.message)
         return Result.error(exc.message) if exc.retryable else Result.terminal(exc.message)
-    write = scope_plan.scope_write(key.name, key.namespace, gc, shoot, provider_type, info, scope)
-    if write.verb == "create":
-        log.info("scope created", scope=key.name, provider=provider_type)
-        return kcp.create(names.SCOPE, write.object)
-    log.info("scope rebuilt", scope=key.name, provider=provider_type)
-    return kcp.replace(names.SCOPE, write.object)
+    written = execute(scope_plan.scope_write(key.name, key.namespace, gc, shoot, provider_type, info, scope), kcp)
+    log.info("scope created" if scope is None else "scope rebuilt", scope=key.name, provider=provider_type)
+    return dict(written.answers[-1])
 
 
 def _exposed_data(kcp: Kube, key: Key, scope: dict, provider: providers.Provider,
@@ -167,19 +162,12 @@ def _exposed_data(kcp: Kube, key: Key, scope: dict, provider: providers.Provider
                              timeout=s.skr_request_timeout) as skr:
             namespace = skr.get(resources.NAMESPACE, names.KYMA_SYSTEM)
             configmap = skr.get(resources.CONFIGMAP, names.KYMA_INFO, names.KYMA_SYSTEM)
-            writes = scope_plan.kyma_info_writes(namespace, configmap, ips)
-            if writes.create_namespace:
-                try:
-                    skr.create(resources.NAMESPACE, {"metadata": {"name": names.KYMA_SYSTEM}})
-                except ApiError as exc:
-                    if exc.status != 409:
-                        raise
-            if writes.create is not None:
-                skr.create(resources.CONFIGMAP, writes.create)
-            if writes.patch is not None:
-                skr.patch(resources.CONFIGMAP, names.KYMA_INFO, writes.patch, names.KYMA_SYSTEM)
+            done = execute(scope_plan.kyma_info_writes(namespace, configmap, ips), skr)
     except (KubeconfigError, ApiError) as exc:
         log.warning("kyma-info not written", scope=key.name, error=str(exc))
+        return None
+    if done.refused is not None:
+        log.warning("kyma-info not written", scope=key.name, error=str(done.refused[1]))
         return None
     return ips
 
@@ -192,18 +180,7 @@ def _gone(kcp: Kube, key: Key, scope: dict | None, s: settings.CloudSettings) ->
         return Result.done()
     nuke = kcp.get(names.NUKE, key.name, key.namespace) if scope_plan.nukes(scope, s.nuke) else None
     gone = scope_plan.plan_gone(scope, nuke, s.nuke, s.t)
-    if gone.delete_network:
-        kcp.delete(names.NETWORK, names.kyma_network(key.name), key.namespace)
-    if gone.create_nuke is not None:
-        kcp.create(names.NUKE, gone.create_nuke)
-    if gone.delete_nuke:
-        kcp.delete(names.NUKE, key.name, key.namespace)
-    if not gone.release:
-        return Result.requeue(gone.requeue_after or s.t(1))
-    try:
-        if remove_finalizer(kcp, names.SCOPE, scope, names.FINALIZER, names.LEGACY_FINALIZERS) is not None:
-            kcp.delete(names.SCOPE, key.name, key.namespace)
-    except NotFound:
-        pass
-    log.info("scope deleted", scope=key.name)
-    return Result.done()
+    done = execute(gone, kcp, names.SCOPE, scope)
+    if gone.requeue_after is None:
+        log.info("scope deleted", scope=key.name)
+    return done.result

@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import kube.resources as resources
 import kube.toolkit.conditions as cond
-from kube.toolkit.actions import Action
+from kube.refusal import Failure
+from kube.toolkit.actions import Action, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud import scope as shoots
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["EXPOSED_DATA_EVERY", "RESYNC", "TRIAL", "GonePlan", "KymaInfo", "NetworkPlan", "exposed_data_due",
+__all__ = ["EXPOSED_DATA_EVERY", "RESYNC", "TRIAL", "exposed_data_due",
            "kyma_info_writes", "needs_build", "nukes", "plan_gone", "plan_network", "plan_ready", "scope_write"]
 
 #: Seconds between two turns of a Ready Scope, and between two reads of the exposed data.
@@ -63,39 +64,27 @@ def needs_build(scope: Obj | None, gardener_cluster: Obj, incomplete: bool) -> b
 
 
 def scope_write(kyma: str, namespace: str, gardener_cluster: Obj, shoot: Obj, provider: str, info: Mapping[str, Any],
-                existing: Obj | None) -> Action:
-    """The Scope to write: ``create`` when none exists, else an ``update`` (replace) under the read
-    ``resourceVersion`` keeping its labels and finalizers."""
+                existing: Obj | None) -> Outcome:
+    """The Scope to write, the Outcome's one write: ``create`` when none exists, else an ``update``
+    (replace) under the read ``resourceVersion`` keeping its labels and finalizers."""
     desired = shoots.build_scope(kyma=kyma, namespace=namespace, gardener_cluster=gardener_cluster, shoot=shoot,
                                  provider=provider, info=info, existing=existing)
     if existing is None:
-        return Action("create", names.SCOPE.kind, desired)
+        return Outcome(writes=(Action.on("create", names.SCOPE, desired),))
     desired["metadata"]["resourceVersion"] = (existing.get("metadata") or {}).get("resourceVersion")
-    return Action("update", names.SCOPE.kind, desired, actual=dict(existing))
+    return Outcome(writes=(Action.on("update", names.SCOPE, desired, actual=dict(existing)),))
 
 
-@dataclass(frozen=True)
-class NetworkPlan:
-    """The ``<kyma>--kyma`` Network: ``create`` it, or come back after ``requeue_after`` (not Ready yet);
-    both ``None``: it is Ready, go on."""
-
-    create: dict[str, Any] | None = None
-    requeue_after: float | None = None
-
-    @property
-    def ready(self) -> bool:
-        """Whether the Network is Ready (the turn goes on)."""
-        return self.create is None and self.requeue_after is None
-
-
-def plan_network(scope: Obj, network: Obj | None, reference: Mapping[str, Any], t: Timing) -> NetworkPlan:
-    """Create the kyma Network (``reference``: the provider's ``spec.network.reference``) when it is
-    missing, then wait 1 s; wait 1 s while it is not Ready."""
+def plan_network(scope: Obj, network: Obj | None, reference: Mapping[str, Any], t: Timing) -> Outcome | None:
+    """The ``<kyma>--kyma`` Network's turn: create it (``reference``: the provider's
+    ``spec.network.reference``) when it is missing, then come back after 1 s; come back after 1 s while it is
+    not Ready; ``None``: it is Ready, the Scope's turn goes on."""
     if network is None:
-        return NetworkPlan(create=shoots.kyma_network_object(scope, reference), requeue_after=t(1))
+        return Outcome(requeue_after=t(1), writes=(
+            Action.on("create", names.NETWORK, shoots.kyma_network_object(scope, reference)),))
     if not cond.is_true((network.get("status") or {}).get("conditions"), names.COND_READY):
-        return NetworkPlan(requeue_after=t(1))
-    return NetworkPlan()
+        return Outcome(requeue_after=t(1))
+    return None
 
 
 def _parse(ts: str) -> datetime.datetime | None:
@@ -117,29 +106,29 @@ def exposed_data_due(scope: Obj, expose_data: bool, now: str, t: Timing) -> bool
     return (current - last).total_seconds() >= t(EXPOSED_DATA_EVERY)
 
 
-@dataclass(frozen=True)
-class KymaInfo:
-    """The SKR writes that publish the NAT gateway IPs: the ``kyma-system`` Namespace to create, the
-    ``kyma-system/kyma-info`` ConfigMap to ``create`` (a manifest) or its merge ``patch``; nothing when
-    it holds the value already."""
-
-    create_namespace: bool = False
-    create: dict[str, Any] | None = None
-    patch: dict[str, Any] | None = None
-
-
-def kyma_info_writes(namespace: Obj | None, configmap: Obj | None, ips: Sequence[str]) -> KymaInfo:
-    """Publish ``ips`` (``", "``-joined) in ``kyma-system/kyma-info`` key ``cloud.natGatewayIps``, given
-    the ``kyma-system`` Namespace and the ConfigMap as read (``None``: missing)."""
+def kyma_info_writes(namespace: Obj | None, configmap: Obj | None, ips: Sequence[str]) -> Outcome:
+    """The SKR writes that publish ``ips`` (``", "``-joined) in ``kyma-system/kyma-info`` key
+    ``cloud.natGatewayIps``, given the ``kyma-system`` Namespace and the ConfigMap as read (``None``:
+    missing): the Namespace created (one created meanwhile is fine), the ConfigMap created or its value
+    patched; nothing when it holds the value already."""
     value = ", ".join(ips)
-    create = None
-    patch = None
+    writes: list[Action] = []
+    if namespace is None:
+        writes.append(Action.on("create", resources.NAMESPACE, {"metadata": {"name": names.KYMA_SYSTEM}}))
     if configmap is None:
-        create = {"metadata": {"name": names.KYMA_INFO, "namespace": names.KYMA_SYSTEM},
-                  "data": {names.KYMA_INFO_NAT_KEY: value}}
+        writes.append(Action.on("create", resources.CONFIGMAP, {
+            "metadata": {"name": names.KYMA_INFO, "namespace": names.KYMA_SYSTEM},
+            "data": {names.KYMA_INFO_NAT_KEY: value}}))
     elif (configmap.get("data") or {}).get(names.KYMA_INFO_NAT_KEY) != value:
-        patch = {"data": {names.KYMA_INFO_NAT_KEY: value}}
-    return KymaInfo(create_namespace=namespace is None, create=create, patch=patch)
+        writes.append(Action.named("patch", resources.CONFIGMAP, names.KYMA_INFO, names.KYMA_SYSTEM,
+                                   body={"data": {names.KYMA_INFO_NAT_KEY: value}}))
+
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
+        if namespace is None and write is writes[0] and failure.conflict:
+            return None  # the Namespace was created meanwhile
+        return Outcome(error=str(failure))
+
+    return Outcome(writes=tuple(writes), refused=refused)
 
 
 def plan_ready(scope: Obj, now: str, t: Timing, published: Sequence[str] | None = None, retry: bool = False) -> Outcome:
@@ -158,32 +147,25 @@ def nukes(scope: Obj, enabled: bool) -> bool:
     return enabled and not _trial(scope)
 
 
-@dataclass(frozen=True)
-class GonePlan:
-    """The gone runtime's turn: delete the kyma Network (always, idempotent), then the Nuke to
-    ``create`` or ``delete`` and come back after ``requeue_after``, or ``release`` the Scope (remove
-    its finalizer, then delete it)."""
-
-    delete_network: bool = True
-    create_nuke: dict[str, Any] | None = None
-    delete_nuke: bool = False
-    requeue_after: float | None = None
-    release: bool = False
-
-
-def plan_gone(scope: Obj, nuke: Obj | None, nuke_enabled: bool, t: Timing) -> GonePlan:
-    """The runtime (GardenerCluster) is gone and the Scope exists: see :class:`GonePlan`. ``nuke``:
-    the Nuke of the scope's name as read (read only when :func:`nukes`)."""
+def plan_gone(scope: Obj, nuke: Obj | None, nuke_enabled: bool, t: Timing) -> Outcome:
+    """The runtime (GardenerCluster) is gone and the Scope exists: delete the kyma Network (always,
+    idempotent); when nuking (:func:`nukes`), create the Nuke and come back, delete a finished Nuke of an
+    earlier runtime and come back, or wait for the Nuke to be Ready; then release the Scope (its finalizer
+    removed with the legacy names, then deleted). ``nuke``: the Nuke of the scope's name as read (read only
+    when :func:`nukes`)."""
+    meta = scope.get("metadata") or {}
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    network = Action.named("delete", names.NETWORK, names.kyma_network(name), namespace)
     if nukes(scope, nuke_enabled):
-        meta = scope.get("metadata") or {}
-        name, namespace = str(meta.get("name") or ""), meta.get("namespace")
         if nuke is None:
-            return GonePlan(create_nuke={"metadata": {"name": name, "namespace": namespace,
-                                                      "labels": {names.LABEL_KYMA_NAME: name}},
-                                         "spec": {"scope": {"name": name}}}, requeue_after=t(1))
+            return Outcome(requeue_after=t(1), writes=(network, Action.on("create", names.NUKE, {
+                "metadata": {"name": name, "namespace": namespace, "labels": {names.LABEL_KYMA_NAME: name}},
+                "spec": {"scope": {"name": name}}})))
         created = str((nuke.get("metadata") or {}).get("creationTimestamp") or "")
-        if created < str(meta.get("creationTimestamp") or ""):
-            return GonePlan(delete_nuke=True, requeue_after=t(1))  # a finished Nuke of an earlier runtime
+        if created < str(meta.get("creationTimestamp") or ""):  # a finished Nuke of an earlier runtime
+            return Outcome(requeue_after=t(1), writes=(network, Action.named("delete", names.NUKE, name, namespace)))
         if (nuke.get("status") or {}).get("state") != names.STATE_READY:
-            return GonePlan(requeue_after=t(1))
-    return GonePlan(release=True)
+            return Outcome(requeue_after=t(1), writes=(network,))
+    return Outcome(writes=(network, Action.finalizer(False, names.SCOPE, scope, names.FINALIZER,
+                                                     legacy=names.LEGACY_FINALIZERS),
+                           Action.named("delete", names.SCOPE, name, namespace)))

@@ -1,6 +1,6 @@
 """The CloudResources module CR reconciler (``pkg/skr/cloudresources``): read → pure plan
-(:mod:`.cloudresources_plan`, which states the rules) → apply (the group's CRDs deleted before the
-instance's finalizer goes)."""
+(:mod:`.cloudresources_plan`, which states the rules: the group's CRDs deleted before the instance's
+finalizer goes) → :func:`kube.toolkit.execute`."""
 
 from __future__ import annotations
 
@@ -54,10 +54,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
-    decided = plan(read(ctx, obj), ctx.settings.t, now_rfc3339())
-    if decided.step.remove_finalizer:
-        for crd_name in decided.delete_crds:
-            ctx.skr.delete(resources.CRD, crd_name)
-    written = execute(decided.step, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
-    ctx.track(f"{namespace}/{name}", written or obj)
-    return decided.step.as_result()
+    done = execute(plan(read(ctx, obj), ctx.settings.t, now_rfc3339()), ctx.skr, names.CLOUD_RESOURCES, obj,
+                   legacy_finalizers=names.LEGACY_FINALIZERS)
+    ctx.track(f"{namespace}/{name}", done.obj or obj)
+    return done.result

@@ -14,11 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.toolkit.outcome import Outcome
+import kube.resources as resources
+from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["ModulePlan", "Seen", "plan"]
+__all__ = ["Seen", "plan"]
 
 
 @dataclass(frozen=True)
@@ -32,33 +34,26 @@ class Seen:
     kinds_in_use: Sequence[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class ModulePlan:
-    """The Outcome of the instance, and the CRDs to delete before its finalizer goes."""
-
-    step: Outcome
-    delete_crds: tuple[str, ...] = ()
-
-
-def plan(seen: Seen, t: Callable[[float], float], now: str) -> ModulePlan:
+def plan(seen: Seen, t: Callable[[float], float], now: str) -> Outcome:
     """One turn of the CloudResources instance (see the module doc)."""
     run = StepBuilder(seen.obj, now)
     served = [o for o in seen.everyone if (o.get("status") or {}).get("served") == "True"]
     if not served:
-        return ModulePlan(run.set(served="True").step(requeue_after=0))
+        return run.set(served="True").step(requeue_after=0)
     if run.status.get("served") != "True":
         other = served[0].get("metadata") or {}
         run.exclusive(names.COND_ERROR, True, names.REASON_OTHER_IS_SERVED,
                       f"Only one instance of CloudResources is allowed: {other.get('namespace')}/"
                       f"{other.get('name')} is served", names.STATE_WARNING, served="False")
-        return ModulePlan(run.step())
+        return run.step()
     if not run.deleting:
-        has = names.FINALIZER in ((seen.obj.get("metadata") or {}).get("finalizers") or [])
         ready = run.ready()
-        return ModulePlan(Outcome(status=ready.status, add_finalizer=None if has else names.FINALIZER))
+        return Outcome(status=ready.status,
+                       add_finalizer=None if has_finalizer(seen.obj, names.FINALIZER) else names.FINALIZER)
     if seen.kinds_in_use:
         kinds = "[" + " ".join(sorted(seen.kinds_in_use)) + "]"
         run.exclusive(names.COND_WARNING, True, names.REASON_RESOURCES_EXIST,
                       f"Can not deactivate module while cloud resources exist: {kinds}", names.STATE_WARNING)
-        return ModulePlan(run.step(requeue_after=t(10)))
-    return ModulePlan(Outcome(remove_finalizer=names.FINALIZER), delete_crds=tuple(seen.crds))
+        return run.step(requeue_after=t(10))
+    return Outcome(remove_finalizer=names.FINALIZER, writes=tuple(
+        Action.named("delete", resources.CRD, crd) for crd in seen.crds))  # the CRDs go before the finalizer

@@ -1,6 +1,6 @@
 """Saving ``SkrStatus`` (KCP, same name as the Kyma, in ``kcp-system``) after a connect: read the
 current one, :func:`~tasks.cloud.skr.skrstatus_plan.plan` (pure: identity, connection times, one
-condition per handle), create or replace."""
+condition per handle: the create or replace), :func:`kube.toolkit.execute`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from kube import Kube
 from kube.clock import now_rfc3339
+from kube.toolkit import execute
 from tasks.cloud import names
 from tasks.cloud.skr.skrstatus_plan import plan
 
@@ -21,7 +22,4 @@ def save(kcp: Kube, namespace: str, kyma: str, scope: Mapping[str, Any] | None,
     ``now``: the connect's time (default: the clock). Returns the object as written. Raises
     ``kube.ApiError``."""
     current = kcp.get(names.SKR_STATUS, kyma, namespace)
-    write = plan(namespace, kyma, scope, current, handles, now or now_rfc3339())
-    if write.verb == "create":
-        return kcp.create(names.SKR_STATUS, write.object)
-    return kcp.replace(names.SKR_STATUS, write.object)
+    return dict(execute(plan(namespace, kyma, scope, current, handles, now or now_rfc3339()), kcp).answers[-1])

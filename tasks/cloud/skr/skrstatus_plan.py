@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.rotation import past_connections
 
@@ -20,9 +21,9 @@ __all__ = ["plan"]
 
 
 def plan(namespace: str, kyma: str, scope: Mapping[str, Any] | None, current: Mapping[str, Any] | None,
-         handles: Sequence[Mapping[str, Any]], now: str) -> Action:
-    """The SkrStatus to write after a connect at ``now``: ``create`` when ``current`` (as read) is
-    ``None``, else an ``update`` (replace) under its ``resourceVersion``."""
+         handles: Sequence[Mapping[str, Any]], now: str) -> Outcome:
+    """The SkrStatus to write after a connect at ``now``, the Outcome's one write: ``create`` when
+    ``current`` (as read) is ``None``, else an ``update`` (replace) under its ``resourceVersion``."""
     labels = ((scope or {}).get("metadata") or {}).get("labels") or {}
     spec_scope = (scope or {}).get("spec") or {}
     previous = [str(t) for t in ((current or {}).get("spec") or {}).get("pastConnections") or []]
@@ -43,6 +44,6 @@ def plan(namespace: str, kyma: str, scope: Mapping[str, Any] | None, current: Ma
         },
     }
     if current is None:
-        return Action("create", names.SKR_STATUS.kind, body)
+        return Outcome(writes=(Action.on("create", names.SKR_STATUS, body),))
     body["metadata"]["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
-    return Action("update", names.SKR_STATUS.kind, body, actual=dict(current))
+    return Outcome(writes=(Action.on("update", names.SKR_STATUS, body, actual=dict(current)),))
