@@ -71,7 +71,7 @@ def test_aws_zero_subnets_is_a_validation_error() -> None:
 
 def test_aws_security_group_then_its_nfs_rules() -> None:
     plan = aws_plan(aws.Read())
-    assert [c.method for c in plan.writes] == ["create_security_group"]
+    assert [c.describe() for c in plan.writes] == ["create_security_group"]
     assert plan.writes[0].kwargs == {"vpc_id": "vpc-1", "name": NAME, "tags": {  # type: ignore[union-attr]
         "Name": NAME, names.TAG_REMOTE_NAME: "ns/data", names.TAG_NAME: f"kcp-system/{NAME}", names.TAG_SCOPE: "k"}}
     plan = aws_plan(aws.Read(security_group={"GroupId": "sg-1", "IpPermissions": []}))
@@ -155,7 +155,7 @@ def test_aws_delete_in_reverse_order() -> None:
     obj = nfs({"aws": {}}, {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": ""}]},
               deleting=True)
     plan = aws.plan_delete(obj, aws.Read(security_group=GROUP, file_system=FS, mount_targets=[mt("subnet-a")]), t, NOW)
-    assert [c.method for c in plan.writes] == ["delete_mount_target"] and errors(plan) == []
+    assert [c.describe() for c in plan.writes] == ["delete_mount_target"] and errors(plan) == []
     plan = aws.plan_delete(obj, aws.Read(security_group=GROUP, file_system=FS, mount_targets=[mt("a", "deleting")]),
                            t, NOW)
     assert plan.writes == () and plan.requeue_after
