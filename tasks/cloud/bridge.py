@@ -36,7 +36,6 @@ from tasks.cloud import providers, settings
 from tasks.cloud.providers import (
     IpRangeContext,
     NetworkContext,
-    NfsInstanceContext,
     Provider,
     ProviderError,
     ScopeInputs,
@@ -136,20 +135,6 @@ class GcpProvider(_LayerProvider):
 
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return self._peering(ctx, deleting=True)
-    def _filestore(self) -> Any:
-        from tasks.cloud.gcp.client import FilestoreClient
-
-        return _gcp_cached("filestore", FilestoreClient)
-
-    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
-        nfs = self._layer("nfsinstance")
-        return nfs.reconcile(self._filestore(), ctx.obj, ctx.scope, ctx.iprange or {}, ctx.settings.t,
-                             ctx.settings.t(ctx.settings.gcp_retry_wait))
-
-    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
-        nfs = self._layer("nfsinstance")
-        return nfs.delete(self._filestore(), ctx.obj, ctx.scope, ctx.settings.t,
-                          ctx.settings.t(ctx.settings.gcp_retry_wait))
 
 
 class AzureProvider(_LayerProvider):

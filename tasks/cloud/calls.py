@@ -179,14 +179,15 @@ def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
 class KwCall:
     """One provider write made by keyword, ``<client>.<method>(**kwargs)``, with what its refusal means:
     an Error ``reason`` with ``message`` (followed by the provider's own message when ``with_cause``),
-    back after ``retry`` seconds (scaled by the plan's ``t``)."""
+    back after ``retry`` seconds (scaled by the plan's ``t``; ``None``: the Error is the only condition
+    and the reconcile fails with backoff)."""
 
     method: str
     kwargs: Mapping[str, Any]
     message: str
     reason: str = names.REASON_CLOUD_PROVIDER_ERROR
     with_cause: bool = False
-    retry: float = 60.0
+    retry: float | None = 60.0
 
 
 def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, calls: Sequence[KwCall] = (),
@@ -195,7 +196,8 @@ def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, 
 
     - a transient failure (:attr:`kube.refusal.Failure.retryable`): back after the failure's ``delay``
       (else ``transient`` seconds), scaled by ``t``, with the plan's status changes so far;
-    - any other: the call's Error (not exclusive: the other conditions stay), back after its ``retry``.
+    - any other: the call's Error (not exclusive: the other conditions stay), back after its ``retry``
+      (a call without one: the only condition, and the reconcile fails with backoff).
 
     ``operation``: the last call answers a long-running operation's name, recorded in ``opIdentifier``
     (GCP). ``run`` is the plan's builder: a refusal's status builds on the plan's changes."""
@@ -208,6 +210,8 @@ def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, 
         if failure.retryable:
             return run.step(requeue_after=t(failure.delay if failure.delay is not None else transient))
         message = f"{call.message}{failure.message}" if call.with_cause else call.message
+        if call.retry is None:
+            return run.fail(call.reason, message, backoff=True)
         return run.fail(call.reason, message, requeue_after=t(call.retry), exclusive=False)
 
     def started(answers: Sequence[Any]) -> Outcome:

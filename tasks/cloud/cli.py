@@ -128,26 +128,6 @@ def listener(
     server.stop()
 
 
-def render_nfs(
-    files: list[Path] = _files("AwsNfsVolume / GcpNfsVolume manifests, and SKR IpRanges"),
-    scope: Path = _SCOPE,
-    output: Output = OUTPUT,
-) -> None:
-    """NFS volumes with a Scope -> the KCP NfsInstance, the provider's objects (AWS: security group, EFS,
-    mount targets; GCP: the Filestore instance) and the PV/PVC: a row per volume (NAME KIND STATUS
-    OUTCOME PLAN), or with ``-o yaml|json`` one document each with the objects.
-
-    Exits 1 when a volume would end in Error, 2 on unreadable input."""
-    from tasks.cloud.render_nfs import render_volumes
-
-    the_scope, objects = _load(files, scope)
-    volumes = [d for d in objects if d.get("kind") in (names.AWS_NFS_VOLUME.kind, names.GCP_NFS_VOLUME.kind)]
-    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
-    rendered = render_volumes(the_scope, volumes, ipranges)
-    _show([{"name": r.name, "kind": r.kind, "state": r.state, "outcome": r.outcome, "plan": r.plan,
-           "objects": r.objects} for r in rendered], rendered, "PLAN", output)
-
-
 def _load(files: list[Path], scope: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The one Scope of ``scope`` and the objects of ``files``; exits 2 on unreadable input or not exactly one
     Scope."""

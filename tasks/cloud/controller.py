@@ -9,7 +9,6 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
 ``cloud-vpcpeering``      KCP VpcPeerings into the providers' peerings (:mod:`tasks.cloud.kcp.vpcpeering`)
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
-``cloud-nfsinstance``     KCP NfsInstances into EFS / Filestore (:mod:`tasks.cloud.kcp.nfsinstance`)
 ========================  ===================================================================
 
 SKR loop, queue ``cloud-skr``:
@@ -30,7 +29,7 @@ from functools import partial
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, registry, settings, sweep
-from tasks.cloud.kcp import iprange, kind, kyma, network, nfsinstance, nuke, scope, vpcpeering
+from tasks.cloud.kcp import iprange, kind, kyma, network, nuke, scope, vpcpeering
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
 from workers.controller import registry as controllers
@@ -44,7 +43,6 @@ NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
 VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
-NFS_INSTANCE = "cloud-nfsinstance"
 SWEEP = sweep.SWEEP
 CONNECT = sweep.CONNECT
 
@@ -84,9 +82,6 @@ def iprange_keys() -> Iterable[Key]:
 def vpcpeering_keys() -> Iterable[Key]:
     """Every KCP VpcPeering (re-checks those that stopped on a user error, e.g. an untagged remote VPC)."""
     return _keys_of(names.VPC_PEERING)
-def nfsinstance_keys() -> Iterable[Key]:
-    """Every KCP NfsInstance (the capacity refresh; those that stopped on a user error)."""
-    return _keys_of(names.NFS_INSTANCE)
 
 
 _KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
@@ -111,8 +106,6 @@ controllers.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_
 controllers.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF,
                                 resync_interval=600.0, list_keys=vpcpeering_keys, timeout=120.0))
 controllers.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
-controllers.register(Controller(NFS_INSTANCE, KCP_QUEUE, nfsinstance.reconcile, backoff=_KCP_BACKOFF,
-                                resync_interval=600.0, list_keys=nfsinstance_keys, timeout=120.0))
 
 for _declared in registry.kinds():  # every declared kind's controller (``cloud-<kind>``)
     if _declared.controller:
@@ -126,6 +119,6 @@ controllers.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backo
 controllers.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NFS_INSTANCE", "NUKE", "SCOPE",
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE",
            "SKR_QUEUE",
            "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]

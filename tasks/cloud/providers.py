@@ -36,11 +36,6 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              ``pkg/kcp/provider/<type>/vpcpeering``.
 ``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
                              ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
-``reconcile_nfsinstance(ctx)`` one turn of provisioning the KCP NfsInstance ``ctx.obj`` (the file service
-                             on the KCP IpRange ``ctx.iprange``): read, plan (pure), make the planned
-                             calls, answer the Outcome (ready: ``status.host``/``hosts``/``path``, the Ready
-                             condition). As cloud-manager's ``pkg/kcp/provider/<type>/nfsinstance``.
-``delete_nfsinstance(ctx)``  one turn of removing it; ``remove_finalizer`` once gone.
 ===========================  ===========================================================================
 
 A provider never writes to Kubernetes: the KCP controller carries out its Outcome
@@ -69,7 +64,7 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "NfsInstanceContext", "ObjectContext", "Provider", "ProviderError",
+__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
            "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
 
 
@@ -188,18 +183,6 @@ class VpcPeeringContext(ObjectContext):
         return (self.obj.get("spec") or {}).get("details") or {}
 
 
-@dataclass
-class NfsInstanceContext(ObjectContext):
-    """One KCP NfsInstance reconcile (``obj.spec.instance.<type>``, ``obj.spec.ipRange.name``).
-
-    Attributes:
-        iprange: the KCP IpRange it lives on (``status.vpcId``, ``status.subnets``; GCP: ``status.id``,
-            the reserved range's name); ``None`` when gone, only while deleting.
-    """
-
-    iprange: Mapping[str, Any] | None = None
-
-
 class Provider:
     """Base class of a cloud provider (see the module doc for the contract of each method)."""
 
@@ -244,13 +227,6 @@ class Provider:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
 
     def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return gone()
-
-    def reconcile_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN,
-                                         f"NfsInstance is not supported on provider {self.name}")
-
-    def delete_nfsinstance(self, ctx: NfsInstanceContext) -> Outcome:
         return gone()
 
 

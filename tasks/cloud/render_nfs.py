@@ -13,7 +13,7 @@ default IpRange (``default``; created when missing, as the controller does).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tasks.cloud import names
@@ -50,6 +50,10 @@ class RenderedVolume:
     outcome: str
     plan: list[str] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The document of ``-o yaml|json``: every field."""
+        return asdict(self)
 
 
 def _aws_plan(scope: Mapping[str, Any], spec: Mapping[str, Any], ranges: Sequence[tuple[str, str]],

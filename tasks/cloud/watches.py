@@ -15,8 +15,7 @@ watcher needs a namespaced Role only.
   ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer) and its scope's Nuke (a nuked kind);
 - VpcPeerings -> ``cloud-vpcpeering``; a deleted one also -> its two Networks and its scope's Nuke
   (they wait for it); a Network whose status changed -> the VpcPeerings naming it (they wait for it);
-- Nukes -> ``cloud-nuke``;
-- NfsInstances -> ``cloud-nfsinstance``; a deleted one also -> its IpRange (its deletion waits for it).
+- Nukes -> ``cloud-nuke``.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, registry, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NFS_INSTANCE, NUKE, SCOPE, VPCPEERING
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE, VPCPEERING
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -36,7 +35,6 @@ SCOPES = "cloud-scopes"
 IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
-NFS_INSTANCES = "cloud-nfsinstances"
 VPCPEERINGS = "cloud-vpcpeerings"
 
 
@@ -131,14 +129,6 @@ def map_nuke(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(NUKE, _key(event))]
 
 
-def map_nfsinstance(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    out = [(NFS_INSTANCE, _key(event))]
-    iprange = str(((event.object.get("spec") or {}).get("ipRange") or {}).get("name") or "")
-    if event.type == "DELETED" and iprange:
-        out.append((IPRANGE, _key(event, iprange)))
-    return out
-
-
 def registrations() -> list[WatchRegistration]:
     """The KCP watches, in the namespace this process's settings name."""
     ns = settings.current().kcp_namespace
@@ -150,7 +140,6 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, VPCPEERING)),
         WatchRegistration(VPCPEERINGS, names.VPC_PEERING, ns, None, map_vpcpeering, (VPCPEERING, NETWORK, NUKE)),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
-        WatchRegistration(NFS_INSTANCES, names.NFS_INSTANCE, ns, None, map_nfsinstance, (NFS_INSTANCE, IPRANGE)),
         *(WatchRegistration(f"cloud-{k.name}s", k.kcp.resource, ns, None, kind_mapper(k),
                             tuple(dict.fromkeys(c for c in (k.controller, IPRANGE if k.iprange_consumer is not None
                                                             else "", NUKE if k.nuke is not None else "") if c)))

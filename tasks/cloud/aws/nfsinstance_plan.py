@@ -1,9 +1,10 @@
 """The AWS NfsInstance plan (``pkg/kcp/provider/aws/nfsinstance``): an EFS file system with one mount
 target per IpRange subnet, behind a security group that lets NFS in from the shoot (pure).
 
-:func:`plan_create` / :func:`plan_delete` decide over what :class:`Read` holds and answer a :class:`Plan`:
-the :class:`Call` s to make (methods of :class:`tasks.cloud.aws.client.Efs`) and the
-:class:`~kube.toolkit.Outcome` they lead to. Provisioning, one step per turn, in the original's order:
+:func:`plan_create` / :func:`plan_delete` decide over what :class:`Read` holds and answer the
+:class:`~kube.toolkit.Outcome`: the calls to make (methods of
+:class:`tasks.cloud.aws.nfsinstance_client.Efs`, as :class:`kube.toolkit.Call` s in its writes), what a
+refused one means and the status they lead to. Provisioning, one step per turn, in the original's order:
 
 1. ``validateIpRangeSubnets``: no subnets -> Error ``ValidationFailed`` ``IpRange has zero subnets, and
    at least one is needed``, forget;
@@ -26,6 +27,10 @@ the :class:`Call` s to make (methods of :class:`tasks.cloud.aws.client.Efs`) and
 
 Deletion: Ready removed; mount targets deleted and waited for, then the file system, then the security
 group; the finalizer goes once all three are gone.
+
+A refused call (:func:`tasks.cloud.calls.with_calls`): transient (throttling, 5xx) -> back after 10 s, the
+status as planned; else the call's Error (``<prefix><AWS message>``) and its retry, or the only Error
+condition with backoff. A refused read: :func:`read_failed`.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
+from tasks.cloud.calls import KwCall, with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Plan", "Read", "binary_quantity", "efs_host", "plan_create", "plan_delete"]
+__all__ = ["Read", "binary_quantity", "efs_host", "plan_create", "plan_delete", "read_failed"]
 
 Timing = Callable[[float], float]
 NFS_PORT = 2049
@@ -61,25 +68,15 @@ class Read:
     subnet_vpcs: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Call:
-    """One write: ``Efs.<method>(*args)``. Refused: an Error with ``reason`` and ``prefix`` + the
-    message, come back after ``retry`` seconds (``None``: backoff); retryable errors come back in 10 s."""
-
-    method: str
-    args: tuple[Any, ...]
-    reason: str = names.REASON_CLOUD_PROVIDER_ERROR
-    prefix: str = ""
-    retry: float | None = None
+#: Seconds (scaled) a transient failure comes back after.
+TRANSIENT = 10.0
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The calls to make in order, then ``step``; ``run`` builds the Outcome of a refused call."""
-
-    run: StepBuilder
-    step: Outcome
-    calls: tuple[Call, ...] = ()
+def _call(method: str, prefix: str = "", reason: str = names.REASON_CLOUD_PROVIDER_ERROR,
+          retry: float | None = None, **kwargs: Any) -> KwCall:
+    """``Efs.<method>(**kwargs)``; refused: an Error ``reason`` ``<prefix><AWS message>``, back after
+    ``retry`` seconds (``None``: with backoff)."""
+    return KwCall(method, kwargs, prefix, reason, with_cause=True, retry=retry)
 
 
 def binary_quantity(size: int) -> str:
@@ -123,20 +120,17 @@ def _capacity(run: StepBuilder, fs: Mapping[str, Any] | None) -> None:
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mapping[str, Any], found: Read,
-                t: Timing, capacity_check: float, now: str | None = None) -> Plan:
+                t: Timing, capacity_check: float, now: str | None = None) -> Outcome:
     """One provisioning turn (see the module doc). ``capacity_check``: seconds a Ready turn comes back after."""
     run = StepBuilder(obj, now)
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, step)
-
-    def then(requeue: float, *calls: Call) -> Plan:
-        return Plan(run, run.step(requeue_after=requeue), tuple(calls))
+    def then(requeue: float, *calls: KwCall) -> Outcome:
+        return with_calls(run, t, run.step(requeue_after=requeue), calls, transient=TRANSIENT)
 
     ip_status = iprange.get("status") or {}
     subnets = [s for s in ip_status.get("subnets") or [] if s.get("id")]
     if not subnets:  # 1
-        return stop(run.fail(REASON_VALIDATION_FAILED, "IpRange has zero subnets, and at least one is needed"))
+        return run.fail(REASON_VALIDATION_FAILED, "IpRange has zero subnets, and at least one is needed")
     spec = scope.get("spec") or {}
     aws_scope = (spec.get("scope") or {}).get("aws") or {}
     network = aws_scope.get("network") or {}
@@ -147,78 +141,91 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     if group is None:  # 2
         tags = {"Name": run.name, names.TAG_REMOTE_NAME: _remote(obj), names.TAG_NAME: _tag_name(obj),
                 names.TAG_SCOPE: scope_name}
-        return then(t(0.1), Call("create_security_group", (str(ip_status.get("vpcId") or ""), run.name, tags),
-                                 prefix="Error creating security group: "))
+        return then(t(0.1), _call("create_security_group", "Error creating security group: ",
+                                  vpc_id=str(ip_status.get("vpcId") or ""), name=run.name, tags=tags))
     group_id = str(group.get("GroupId"))
     vpc_cidr = str((network.get("vpc") or {}).get("cidr") or "")
     missing = _missing_ingress(group, [str(network.get("pods") or ""), vpc_cidr])
     if missing:  # 3
-        return then(t(0.1), Call("authorize_nfs_ingress", (group_id, missing),
-                                 prefix="Error adding security group ingress: "))
+        return then(t(0.1), _call("authorize_ingress", "Error adding security group ingress: ",
+                                  group_id=group_id, cidrs=missing, port=NFS_PORT))
     if fs is None:  # 4
         aws = ((obj.get("spec") or {}).get("instance") or {}).get("aws") or {}
         tags = {"Name": run.name, names.TAG_NAME: _tag_name(obj), names.TAG_REMOTE_NAME: _remote(obj),
                 names.TAG_SCOPE: scope_name, names.TAG_SHOOT: str(spec.get("shootName") or "")}
-        return then(t(1), Call("create_file_system", (run.name, str(aws.get("performanceMode") or "generalPurpose"),
-                                                      str(aws.get("throughput") or "bursting"), tags),
-                               REASON_FAILED_CREATING_FILE_SYSTEM, "Failed creating file system: ", t(60)))
+        return then(t(1), _call("create_file_system", "Failed creating file system: ",
+                                REASON_FAILED_CREATING_FILE_SYSTEM, 60, token=run.name,
+                                performance_mode=str(aws.get("performanceMode") or "generalPurpose"),
+                                throughput_mode=str(aws.get("throughput") or "bursting"), tags=tags))
     fs_id = str(fs.get("FileSystemId"))
     if run.status.get("id") != fs_id:
         run.set(id=fs_id)
     if fs.get("LifeCycleState") != "available":  # 5
-        return stop(run.step(requeue_after=t(1)))
+        return run.step(requeue_after=t(1))
     ours = {str(s["id"]) for s in subnets}
     vpc_id = str(ip_status.get("vpcId") or "")
     mts = list(found.mount_targets)
     elsewhere = [m for m in mts if str(m.get("SubnetId")) not in ours
                  and found.subnet_vpcs.get(str(m.get("SubnetId")), vpc_id) not in ("", vpc_id)]
     if elsewhere:  # 6
-        return then(t(1), *(Call("delete_mount_target", (str(m["MountTargetId"]),)) for m in elsewhere
+        return then(t(1), *(_call("delete_mount_target", mount_target_id=str(m["MountTargetId"])) for m in elsewhere
                             if m.get("LifeCycleState") == "available"))
     invalid = [str(m.get("MountTargetId")) for m in mts if str(m.get("SubnetId")) not in ours]
     if invalid:
-        return stop(run.fail(REASON_INVALID_MOUNT_TARGETS,
-                             f"Invalid mount targets already exist: [{' '.join(invalid)}]"))
+        return run.fail(REASON_INVALID_MOUNT_TARGETS, f"Invalid mount targets already exist: [{' '.join(invalid)}]")
     have = {str(m.get("SubnetId")) for m in mts}
-    creates = [Call("create_mount_target", (fs_id, str(s["id"]), [group_id]), prefix="Error creating mount target: ")
-               for s in subnets if str(s["id"]) not in have]
+    creates = [_call("create_mount_target", "Error creating mount target: ", fs_id=fs_id, subnet_id=str(s["id"]),
+                     group_ids=[group_id]) for s in subnets if str(s["id"]) not in have]
     if creates:  # 7
         return then(t(10), *creates)
     for m in mts:
         state = m.get("LifeCycleState")
         if state in _WAIT_STATES:
-            return stop(run.step(requeue_after=t(0.3)))
+            return run.step(requeue_after=t(0.3))
         if state == "error":
             where = f"{m.get('MountTargetId')}/{m.get('AvailabilityZoneName')}"
-            return stop(run.fail(names.REASON_UNKNOWN, f"Mount target {where} in error state"))
+            return run.fail(names.REASON_UNKNOWN, f"Mount target {where} in error state")
     host = efs_host(fs_id, str(spec.get("region") or ""))  # 8
     run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE, names.STATE_READY,
                   hosts=[host], host=host, path="/", id=fs_id)
-    return stop(run.step(requeue_after=capacity_check))
+    return run.step(requeue_after=capacity_check)
 
 
-def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Plan:
+def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Outcome:
     """One deletion turn: mount targets, the file system, the security group; then the finalizer."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     run.set(state=names.STATE_DELETING)
+
+    def then(step: Outcome, *calls: KwCall) -> Outcome:
+        return with_calls(run, t, step, calls, transient=TRANSIENT)
+
     fs = found.file_system
     if fs is not None:
         mts = list(found.mount_targets)
         if any(m.get("LifeCycleState") in _WAIT_STATES for m in mts):
-            return Plan(run, run.step(requeue_after=t(0.3)))
-        deletes = tuple(Call("delete_mount_target", (str(m["MountTargetId"]),), names.REASON_UNKNOWN)
-                        for m in mts if m.get("LifeCycleState") == "available")
+            return then(run.step(requeue_after=t(0.3)))
+        deletes = [_call("delete_mount_target", reason=names.REASON_UNKNOWN, mount_target_id=str(m["MountTargetId"]))
+                   for m in mts if m.get("LifeCycleState") == "available"]
         if deletes:
-            return Plan(run, run.step(requeue_after=t(1)), deletes)
+            return then(run.step(requeue_after=t(1)), *deletes)
         if mts:
-            return Plan(run, run.step(requeue_after=t(0.3)))
+            return then(run.step(requeue_after=t(0.3)))
         state = fs.get("LifeCycleState")
         if state in _WAIT_STATES:
-            return Plan(run, run.step(requeue_after=t(0.3)))
+            return then(run.step(requeue_after=t(0.3)))
         if state == "available":
-            return Plan(run, run.step(requeue_after=t(1)),
-                        (Call("delete_file_system", (str(fs["FileSystemId"]),), names.REASON_UNKNOWN),))
+            return then(run.step(requeue_after=t(1)),
+                        _call("delete_file_system", reason=names.REASON_UNKNOWN, fs_id=str(fs["FileSystemId"])))
     if found.security_group is not None:
-        return Plan(run, run.step(requeue_after=t(0.1)),
-                    (Call("delete_security_group", (str(found.security_group["GroupId"]),), names.REASON_UNKNOWN),))
-    return Plan(run, run.step(remove_finalizer=names.FINALIZER))
+        return then(run.step(requeue_after=t(0.1)), _call("delete_security_group", reason=names.REASON_UNKNOWN,
+                                                          group_id=str(found.security_group["GroupId"])))
+    return then(run.step(remove_finalizer=names.FINALIZER))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, now: str | None = None) -> Outcome:
+    """A refused read (or client): transient -> back after 10 s, the status untouched; else an Error
+    ``CloudProviderError`` with the user's words, with backoff."""
+    run = StepBuilder(obj, now)
+    if failure.retryable:
+        return run.step(requeue_after=t(TRANSIENT))
+    return run.fail(names.REASON_CLOUD_PROVIDER_ERROR, failure.message, backoff=True)

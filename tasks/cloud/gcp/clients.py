@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tasks.cloud.gcp.client import FilestoreClient, GcpClient
+from tasks.cloud.gcp.client import GcpClient
+from tasks.cloud.gcp.nfsinstance_client import FilestoreClient
 from tasks.cloud.gcp.redisinstance_client import MemorystoreClient
 from tasks.cloud.settings import CloudSettings
 

@@ -1,59 +1,39 @@
-"""The GCP NfsInstance flow's I/O: read through :class:`~tasks.cloud.gcp.client.FilestoreClient`, plan
-(:mod:`tasks.cloud.gcp.nfsinstance_plan`, pure), make the planned call, answer the Outcome. A refused call
-or read is an Error ``GCPError`` with the API's message (429 and 5xx: come back without one)."""
+"""The GCP NfsInstance flow's I/O (``pkg/kcp/provider/gcp/nfsinstance/v2``): the Filestore client of a turn
+(:class:`~tasks.cloud.gcp.nfsinstance_client.FilestoreClient`) and the reads of :func:`read`; the decisions
+are the pure plans of :mod:`tasks.cloud.gcp.nfsinstance_plan`, declared as the kind's ``gcp`` provider
+(:data:`SIDE`). A refused call or read is an Error ``GCPError`` with the API's message (429 and 5xx: come
+back after the GCP retry wait without one).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from kube.toolkit.outcome import Outcome
-from tasks.cloud.gcp.client import FilestoreClient, GcpApiError
-from tasks.cloud.gcp.nfsinstance_plan import REASON_GCP_ERROR, Plan, Read, instance_name, plan_create, plan_delete
-from tasks.cloud.step import StepBuilder
+from tasks.cloud.gcp.clients import filestore
+from tasks.cloud.gcp.nfsinstance_client import FilestoreClient
+from tasks.cloud.gcp.nfsinstance_plan import Read, instance_name, plan_create, plan_delete, read_failed
+from tasks.cloud.registry import ProviderSide, Turn
 
-__all__ = ["apply", "delete", "read", "reconcile"]
-
-
-def read(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any]) -> Read:
-    """The instance and the tracked operation. Raises :class:`GcpApiError`."""
-    op_name = str((obj.get("status") or {}).get("opIdentifier") or "")
-    return Read(client.get_instance(instance_name(obj, scope)), client.get_operation(op_name) if op_name else None)
+__all__ = ["SIDE", "read"]
 
 
-def _refused(run: StepBuilder, exc: GcpApiError, retry: float) -> Outcome:
-    if exc.status == 429 or exc.status >= 500 or exc.status == 0:
-        return run.step(requeue_after=retry)
-    return run.fail(REASON_GCP_ERROR, exc.message, backoff=True)
+def read(clients: Mapping[str, Any], turn: Turn) -> Read:
+    """The instance and the tracked operation. Raises :class:`~tasks.cloud.gcp.client.GcpApiError`."""
+    client: FilestoreClient = clients[""]
+    op_name = str((turn.obj.get("status") or {}).get("opIdentifier") or "")
+    return Read(client.get_instance(instance_name(turn.obj, turn.scope)),
+                client.get_operation(op_name) if op_name else None)
 
 
-def apply(client: FilestoreClient, plan: Plan, retry: float) -> Outcome:
-    """Make the plan's call; its Outcome with the new operation in ``status.opIdentifier``."""
-    if plan.call is None:
-        return plan.step
-    try:
-        operation = getattr(client, plan.call.method)(*plan.call.args)
-    except GcpApiError as exc:
-        return _refused(plan.run, exc, retry)
-    plan.run.set(opIdentifier=str(operation))
-    return plan.run.step(requeue_after=plan.step.requeue_after, remove_finalizer=plan.step.remove_finalizer)
+def _wait(turn: Turn) -> float:
+    return turn.settings.gcp_retry_wait
 
 
-def _turn(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any], retry: float,
-          plan: Callable[[Read], Plan]) -> Outcome:
-    try:
-        return apply(client, plan(read(client, obj, scope)), retry)
-    except GcpApiError as exc:
-        return _refused(StepBuilder(obj), exc, retry)
-
-
-def reconcile(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any],
-              iprange: Mapping[str, Any], t: Callable[[float], float], retry: float) -> Outcome:
-    """One provisioning turn of the KCP NfsInstance ``obj``."""
-    return _turn(client, obj, scope, retry, lambda found: plan_create(obj, scope, iprange, found, t, retry))
-
-
-def delete(client: FilestoreClient, obj: Mapping[str, Any], scope: Mapping[str, Any],
-           t: Callable[[float], float], retry: float) -> Outcome:
-    """One deletion turn."""
-    return _turn(client, obj, scope, retry, lambda found: plan_delete(obj, scope, found, t, retry))
+#: The kind's ``gcp`` provider (Filestore).
+SIDE = ProviderSide(
+    clients=lambda turn: {"": filestore(turn.settings)}, read=read,
+    create=lambda found, turn: plan_create(turn.obj, turn.scope, getattr(turn.seen, "iprange", None) or {}, found,
+                                           turn.t, _wait(turn)),
+    delete=lambda found, turn: plan_delete(turn.obj, turn.scope, found, turn.t, _wait(turn)),
+    read_failed=lambda failure, turn: read_failed(turn.obj, failure, turn.t, _wait(turn)))

@@ -2,8 +2,10 @@
 VPC in the IpRange's PSA range (pure).
 
 :func:`plan_create` / :func:`plan_delete` decide over :class:`Read` (the instance, the operation of
-``status.opIdentifier``) and answer a :class:`Plan`: at most one :class:`Call` (a method of
-:class:`tasks.cloud.gcp.client.FilestoreClient`, whose answer is the new operation's name) and the Outcome.
+``status.opIdentifier``) and answer the :class:`~kube.toolkit.Outcome`: at most one call (a method of
+:class:`tasks.cloud.gcp.nfsinstance_client.FilestoreClient`, whose answer, the new operation's name, goes
+to ``status.opIdentifier``), what its refusal means and the status. Every wait is ``retry`` seconds (the
+GCP retry wait, scaled by ``t``).
 
 * an operation in ``status.opIdentifier`` that is not done: come back (``GCP_RETRY_WAIT_DURATION``);
   one that failed: Error ``GCPError`` with its message (the identifier cleared);
@@ -21,6 +23,10 @@ VPC in the IpRange's PSA range (pure).
   ``Filestore instance provisioned in GCP.``, state ``Ready``.
 
 Deletion: ``DeleteInstance`` (state ``Deleting``), wait until the instance is gone, then the finalizer.
+
+A refused call or read: 429 and 5xx come back after the retry wait without a new condition; any other is an
+Error ``GCPError`` with the API's message, with backoff (:func:`tasks.cloud.calls.with_calls`,
+:func:`read_failed`).
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
+from tasks.cloud.calls import KwCall, with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Plan", "Read", "instance_body", "instance_name", "plan_create", "plan_delete"]
+__all__ = ["Read", "instance_body", "instance_name", "plan_create", "plan_delete", "read_failed"]
 
 Timing = Callable[[float], float]
 READY_MESSAGE = "Filestore instance provisioned in GCP."
@@ -49,21 +57,12 @@ class Read:
     operation: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class Call:
-    """One write: ``FilestoreClient.<method>(*args)``, answering an operation name; refused: ``GCPError``."""
-
-    method: str
-    args: tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """At most one call, then ``step`` with ``opIdentifier`` = the call's answer."""
-
-    run: StepBuilder
-    step: Outcome
-    call: Call | None = None
+def _call(run: StepBuilder, t: Timing, retry: float, step: Outcome, method: str, **kwargs: Any) -> Outcome:
+    """``step`` after ``FilestoreClient.<method>(**kwargs)``, whose answer (an operation's name) goes to
+    ``opIdentifier``; refused: transient -> back after ``retry`` s, else the Error ``GCPError`` with the
+    API's message, with backoff."""
+    call = KwCall(method, kwargs, "", REASON_GCP_ERROR, with_cause=True, retry=None)
+    return with_calls(run, t, step, [call], operation=True, transient=retry)
 
 
 def _gcp(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -96,7 +95,7 @@ def _operation(run: StepBuilder, found: Read, t: Timing, retry: float) -> Outcom
         return None
     op = found.operation
     if op is not None and not op.get("done"):
-        return run.step(requeue_after=retry)
+        return run.step(requeue_after=t(retry))
     run.set(opIdentifier=None)
     error = (op or {}).get("error")
     if error:
@@ -105,57 +104,66 @@ def _operation(run: StepBuilder, found: Read, t: Timing, retry: float) -> Outcom
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mapping[str, Any], found: Read,
-                t: Timing, retry: float, now: str | None = None) -> Plan:
+                t: Timing, retry: float, now: str | None = None) -> Outcome:
     """One provisioning turn (see the module doc). ``retry``: seconds between looks at a running operation."""
     run = StepBuilder(obj, now)
     stop = _operation(run, found, t, retry)
     if stop is not None:
-        return Plan(run, stop)
+        return stop
     gcp = _gcp(obj)
     name = instance_name(obj, scope)
     instance = found.instance
     if instance is None:
         run.set(id=name, state="Creating")
         parent, _, ident = name.rpartition("/instances/")
-        return Plan(run, run.step(requeue_after=retry),
-                    Call("create_instance", (parent, ident, instance_body(obj, scope, iprange))))
+        return _call(run, t, retry, run.step(requeue_after=t(retry)), "create_instance", parent=parent,
+                     instance_id=ident, instance=instance_body(obj, scope, iprange))
     state = str(instance.get("state") or "")
     if run.status.get("id") != name:
         run.set(id=name)
     if state == "ERROR":
-        return Plan(run, run.fail(REASON_GCP_ERROR, str(instance.get("statusMessage") or "Filestore instance error"),
-                                  requeue_after=retry))
+        return run.fail(REASON_GCP_ERROR, str(instance.get("statusMessage") or "Filestore instance error"),
+                        requeue_after=t(retry))
     if state in _CREATING:
         run.set(state="Creating")
-        return Plan(run, run.step(requeue_after=retry))
+        return run.step(requeue_after=t(retry))
     if state != "READY":
-        return Plan(run, run.step(requeue_after=retry))
+        return run.step(requeue_after=t(retry))
     share = (instance.get("fileShares") or [{}])[0]
     have, want = int(share.get("capacityGb") or 0), int(gcp.get("capacityGb") or 0)
     if want and have != want:
         run.set(state="Updating")
-        return Plan(run, run.step(requeue_after=retry),
-                    Call("update_capacity", (name, str(share.get("name") or gcp.get("fileShareName")), want)))
+        return _call(run, t, retry, run.step(requeue_after=t(retry)), "update_capacity", name=name,
+                     file_share=str(share.get("name") or gcp.get("fileShareName")), capacity_gb=want)
     hosts = [str(ip) for net in instance.get("networks") or [] for ip in net.get("ipAddresses") or []]
     protocol = str(instance.get("protocol") or "NFS_V3")
     run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE, names.STATE_READY,
                   hosts=hosts, host=hosts[0] if hosts else "", path=str(share.get("name") or ""), capacityGb=have,
                   capacity=f"{have}Gi",
                   stateData={**dict(run.status.get("stateData") or {}), "gcpNfsProtocol": protocol})
-    return Plan(run, run.step())
+    return run.step()
 
 
 def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing, retry: float,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One deletion turn: delete the instance, wait until it is gone, release the finalizer."""
     run = StepBuilder(obj, now).without(names.COND_READY)
     stop = _operation(run, found, t, retry)
     if stop is not None and found.instance is not None:
-        return Plan(run, stop)
+        return stop
     instance = found.instance
     if instance is None:
-        return Plan(run, run.step(remove_finalizer=names.FINALIZER))
+        return run.step(remove_finalizer=names.FINALIZER)
     run.set(state=names.STATE_DELETING)
     if instance.get("state") == "DELETING":
-        return Plan(run, run.step(requeue_after=retry))
-    return Plan(run, run.step(requeue_after=retry), Call("delete_instance", (instance_name(obj, scope),)))
+        return run.step(requeue_after=t(retry))
+    return _call(run, t, retry, run.step(requeue_after=t(retry)), "delete_instance", name=instance_name(obj, scope))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, retry: float, now: str | None = None) -> Outcome:
+    """A refused read (or client): transient -> back after ``retry`` s, the status untouched; else the
+    Error ``GCPError`` with the API's message, with backoff."""
+    run = StepBuilder(obj, now)
+    if failure.retryable:
+        return run.step(requeue_after=t(retry))
+    return run.fail(REASON_GCP_ERROR, failure.message, backoff=True)

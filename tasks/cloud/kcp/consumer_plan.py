@@ -1,6 +1,6 @@
-"""The plan of the KCP objects that live in a KCP IpRange (NfsInstance, RedisInstance), their
-provider-independent part (``pkg/kcp/nfsinstance``, ``pkg/kcp/redisinstance``): one turn's decision over
-what was read (pure).
+"""The plan of the KCP objects that live in a KCP IpRange (the IpRange consumers of
+:mod:`tasks.cloud.registry`), their provider-independent part (cloud-manager's ``pkg/kcp/<kind>``
+reconcilers): one turn's decision over what was read (pure).
 
 :func:`plan` takes the object, its Scope, whether the Scope's provider is known and the KCP IpRange
 ``spec.ipRange.name`` names, and answers an :class:`~kube.toolkit.Outcome`, in the original's order:
@@ -10,7 +10,7 @@ what was read (pure).
 2. not deleting: the IpRange missing -> Error ``InvalidIpRangeReference`` ``Referred IpRange
    <ns>/<name> does not exist``, forget; an unknown provider -> Error ``Unknown`` ``Unknown provider
    <name>``; the IpRange not Ready yet -> come back after ``wait_ready`` seconds; then the kind's
-   ``prepare`` status fields (NFS: ``copyStatusHostsToHost``) and the finalizer;
+   ``prepare`` status fields (a kind's own, e.g. a status field copied from another) and the finalizer;
 3. deleting with an unknown provider: nothing can have been made, the finalizer goes;
 4. the provider's turn (the outcome's ``handoff``: ``reconcile``, or ``delete`` while deleting, also when
    the IpRange is gone: the original stops that with ``InvalidIpRangeReference`` for ever).

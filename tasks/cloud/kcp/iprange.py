@@ -14,7 +14,7 @@ the provider's flow (:mod:`tasks.cloud.providers`):
    ``Kyma network not found`` (requeue 300 s), another missing one ``Network not found``; a missing
    ``<scope>--cm`` network is created (type ``cloud-resources``); wait until it is Ready (10 s), an
    Error network gives ``Network in error state`` (300 s);
-4. deleting: refused while an NfsInstance, RedisInstance or RedisCluster uses it (Warning
+4. deleting: refused while a consumer (``names.KCP_IPRANGE_CONSUMERS``) uses it (Warning
    ``DeleteWhileUsed`` ``Can not be deleted while used by <Kind>: [ns/name ...]``, requeue 10 s);
    then the provider's delete (skipped when the network is already gone), the ``--cm`` network, the
    finalizer;

@@ -11,7 +11,8 @@ the per-SKR gate. A connect:
    connect ends;
 4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
 5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
-   (CloudResources, IpRange, the provider's NFS volumes; skipped on ``trial`` plans, whose APIs are disabled);
+   (CloudResources, IpRange, the declared kinds of the provider; skipped on ``trial`` plans, whose APIs are
+   disabled);
 6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
    the SKR back at the tail, with backoff when the connect failed.
 
@@ -36,7 +37,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, kind, nfsvolume, skrstatus, vpcpeering
+from tasks.cloud.skr import cloudresources, installer, iprange, kind, skrstatus, vpcpeering
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -149,10 +150,6 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
             peering = names.SKR_VPC_PEERINGS.get(provider)
             if peering is not None:
                 report.handles.append(_run(ctx, peering, vpcpeering.reconcile, peering.kind))
-            if provider == "aws":
-                report.handles.append(_run(ctx, names.AWS_NFS_VOLUME, nfsvolume.reconcile_aws, "AwsNfsVolume"))
-            if provider == "gcp":
-                report.handles.append(_run(ctx, names.GCP_NFS_VOLUME, nfsvolume.reconcile_gcp, "GcpNfsVolume"))
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
     skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
     return report

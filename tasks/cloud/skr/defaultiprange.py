@@ -1,8 +1,8 @@
 """The IpRange of an SKR consumer, read and (the default one) created: the I/O around
 :mod:`tasks.cloud.skr.defaultiprange_plan` (cloud-manager's ``pkg/skr/common/defaultiprange``).
 
-A consumer's reconciler (NFS volumes, Redis) calls :func:`resolve` in its read and, in its pure plan,
-:func:`~.defaultiprange_plan.blocked`::
+A consumer's reconciler (an IpRange consumer of :mod:`tasks.cloud.registry`) calls :func:`resolve` in its
+read and, in its pure plan, :func:`~.defaultiprange_plan.blocked`::
 
     use = defaultiprange.resolve(ctx, obj)          # read (creates the default IpRange when missing)
     waiting = defaultiprange_plan.blocked(use, run, t)  # in the pure plan: the consumer's Error / wait

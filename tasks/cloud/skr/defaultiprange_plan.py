@@ -1,4 +1,4 @@
-"""Which SKR IpRange a consumer (NFS volume, Redis) uses, as cloud-manager's ``pkg/skr/common/defaultiprange`` (pure).
+"""Which SKR IpRange a consumer uses, as cloud-manager's ``pkg/skr/common/defaultiprange`` (pure).
 
 A consumer names an IpRange in ``spec.ipRange.name``, or names none and uses the SKR's default IpRange
 ``default`` (cluster-scoped; the original's ``kyma-system/default`` reading of it). :func:`decide` takes

@@ -2,8 +2,9 @@
 
 As cloud-manager's ``pkg/skr/awsnfsvolume`` and ``pkg/skr/gcpnfsvolume``. :func:`plan` takes a
 :class:`Seen` (the volume, its KCP ``NfsInstance``, the IpRange it uses, its PersistentVolume and
-PersistentVolumeClaim) and answers an :class:`SkrPlan`: the KCP writes, the PV/PVC writes and the
-:class:`~kube.toolkit.Outcome` of the volume. In the original's order:
+PersistentVolumeClaim) and answers the volume's :class:`~kube.toolkit.Outcome`, whose writes are the id
+label, the KCP writes (``cluster="kcp"``) and the PV/PVC writes, in that order (:func:`_outcome`). In the
+original's order:
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
    ``InvalidId``; a KCP NfsInstance of that name without this volume's owner labels is ``NotOwned``;
@@ -51,14 +52,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import kube.resources as resources
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["AWS", "GCP", "Seen", "SkrPlan", "claim_name", "location", "mirror", "plan", "pv_name", "released",
+__all__ = ["AWS", "GCP", "KINDS", "Seen", "claim_name", "location", "mirror", "plan", "pv_name", "released",
            "stale_pvs"]
 
 AWS = "aws"
@@ -73,6 +76,8 @@ REASON_DELETING_PVC = "DeletingPersistentVolumeClaim"
 COND_DELETING = "Deleting"
 STATE_UPDATING = "Updating"
 Timing = Callable[[float], float]
+#: The SKR resource of each provider's volume.
+KINDS = {AWS: names.AWS_NFS_VOLUME, GCP: names.GCP_NFS_VOLUME}
 
 
 @dataclass(frozen=True)
@@ -112,29 +117,53 @@ class Seen:
     zone_pick: int = 0
 
 
-@dataclass(frozen=True)
-class SkrPlan:
-    """One turn's writes, in the applier's order: ``label_id``, the step's finalizer, the KCP object
+def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, kcp_create: dict[str, Any] | None = None,
+             kcp_patch: dict[str, Any] | None = None, kcp_delete: str | None = None,
+             pv_create: dict[str, Any] | None = None, pv_patch: dict[str, Any] | None = None,
+             pv_release: bool = False, pv_delete: bool = False, pvc_create: dict[str, Any] | None = None,
+             pvc_patch: dict[str, Any] | None = None, pvc_release: bool = False, pvc_delete: bool = False,
+             stale_pv_release: str | None = None, stale_pv_delete: str | None = None) -> Outcome:
+    """``step`` with the turn's writes, in this order: ``label_id`` (the id label), the KCP object
     (``kcp_create`` / ``kcp_patch`` a merge patch of its spec / ``kcp_delete`` its name), the PV and PVC
-    (``*_create``, ``*_patch`` merge patches, ``*_release`` drop Cloud Manager's finalizer, ``*_delete``;
-    ``stale_pv_release`` / ``stale_pv_delete`` the same for the stale PV of that name, one of
-    :attr:`Seen.labelled_pvs`), then the rest of ``step``."""
-
-    step: Outcome
-    label_id: str | None = None
-    kcp_create: dict[str, Any] | None = None
-    kcp_patch: dict[str, Any] | None = None
-    kcp_delete: str | None = None
-    pv_create: dict[str, Any] | None = None
-    pv_patch: dict[str, Any] | None = None
-    pv_release: bool = False
-    pv_delete: bool = False
-    pvc_create: dict[str, Any] | None = None
-    pvc_patch: dict[str, Any] | None = None
-    pvc_release: bool = False
-    pvc_delete: bool = False
-    stale_pv_release: str | None = None
-    stale_pv_delete: str | None = None
+    (``*_create``, ``*_patch`` merge patches of the ones read, ``*_release`` drop Cloud Manager's finalizer
+    from the one read, ``*_delete``), then ``stale_pv_release`` / ``stale_pv_delete`` the same for the stale
+    PV of that name (one of :attr:`Seen.labelled_pvs`). The step's finalizer is added before them all."""
+    meta = _meta(seen.obj)
+    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    pv, pvc = seen.pv, seen.pvc
+    writes: list[Action] = []
+    if label_id is not None:
+        writes.append(Action.named("label", KINDS[seen.kind], name, namespace, body={names.LABEL_SKR_ID: label_id}))
+    if kcp_create is not None:
+        writes.append(Action.on("create", names.NFS_INSTANCE, kcp_create, cluster="kcp"))
+    if kcp_patch is not None and seen.kcp is not None:
+        writes.append(Action.named("patch", names.NFS_INSTANCE, str(_meta(seen.kcp)["name"]), seen.kcp_namespace,
+                                   body=kcp_patch, cluster="kcp"))
+    if kcp_delete is not None:
+        writes.append(Action.named("delete", names.NFS_INSTANCE, kcp_delete, seen.kcp_namespace, cluster="kcp"))
+    if pv_create is not None:
+        writes.append(Action.on("create", resources.PERSISTENT_VOLUME, pv_create))
+    if pv_patch is not None and pv is not None:
+        writes.append(Action.named("patch", resources.PERSISTENT_VOLUME, str(_meta(pv)["name"]), body=pv_patch))
+    if pvc_create is not None:
+        writes.append(Action.on("create", resources.PERSISTENT_VOLUME_CLAIM, pvc_create))
+    if pvc_patch is not None and pvc is not None:
+        writes.append(Action.named("patch", resources.PERSISTENT_VOLUME_CLAIM, str(_meta(pvc)["name"]), namespace,
+                                   body=pvc_patch))
+    if pvc_release and pvc is not None:
+        writes.append(Action.finalizer(False, resources.PERSISTENT_VOLUME_CLAIM, pvc, names.FINALIZER))
+    if pvc_delete and pvc is not None:
+        writes.append(Action.named("delete", resources.PERSISTENT_VOLUME_CLAIM, str(_meta(pvc)["name"]), namespace))
+    if pv_release and pv is not None:
+        writes.append(Action.finalizer(False, resources.PERSISTENT_VOLUME, pv, names.FINALIZER))
+    if pv_delete and pv is not None:
+        writes.append(Action.named("delete", resources.PERSISTENT_VOLUME, str(_meta(pv)["name"])))
+    stale = {str(_meta(found).get("name")): found for found in seen.labelled_pvs}
+    if stale_pv_release is not None and stale_pv_release in stale:
+        writes.append(Action.finalizer(False, resources.PERSISTENT_VOLUME, stale[stale_pv_release], names.FINALIZER))
+    if stale_pv_delete is not None and stale_pv_delete in stale:
+        writes.append(Action.named("delete", resources.PERSISTENT_VOLUME, stale_pv_delete))
+    return step.also(*writes)
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -354,7 +383,7 @@ def _let_go(seen: Seen) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, local in (("pv_release", seen.pv), ("pvc_release", seen.pvc)):
         if local is not None and _owned(local, seen.obj) and _terminating(local) \
-                and names.FINALIZER in (_meta(local).get("finalizers") or []):
+                and has_finalizer(local, names.FINALIZER):
             out[key] = True
     return out
 
@@ -371,7 +400,7 @@ def _rename(seen: Seen, run: StepBuilder, wanted: str, t: Timing) -> tuple[Outco
     old = stale[0]
     old_name = str(_meta(old)["name"])
     if _terminating(old):
-        held = names.FINALIZER in (_meta(old).get("finalizers") or [])
+        held = has_finalizer(old, names.FINALIZER)
         return None, {"stale_pv_release": old_name} if held else {}
     phase = str((old.get("status") or {}).get("phase") or "")
     if phase not in REPLACEABLE_PHASES:
@@ -412,30 +441,30 @@ def _drift(current: Mapping[str, Any], desired: Mapping[str, Any],
     return patch or None
 
 
-def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
+def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
     """One turn of the NFS volume (see the module doc). ``new_id``: the UUID a new id / KCP object gets;
     ``t``: scales seconds; ``now``: RFC 3339 for conditions."""
     obj, kind = seen.obj, seen.kind
     run = StepBuilder(obj, now)
     meta = _meta(obj)
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    finalized = has_finalizer(obj, names.FINALIZER)
     ident = str(run.status.get("id") or "")
     label_id: str | None = None
-    if run.deleting and not has_finalizer:
-        return SkrPlan(Outcome())
+    if run.deleting and not finalized:
+        return Outcome()
     kcp = seen.kcp
     if kind == AWS or ident:  # 0, 1
         ident, label_id, refused = claim_id(run, new_id, f"{kind.capitalize()}NfsVolume",
                                             foreign(kcp, seen.kyma, name, namespace))
         if refused is not None:
-            return SkrPlan(refused)
+            return refused
     elif kcp is not None:  # GCP: found by its owner labels
         ident = str(_meta(kcp).get("name") or "")
         run.set(id=ident)
 
-    def stop(step: Outcome, **writes: Any) -> SkrPlan:
-        return SkrPlan(step, label_id=label_id, **writes)
+    def stop(step: Outcome, **writes: Any) -> Outcome:
+        return _outcome(step, seen, label_id=label_id, **writes)
 
     if run.deleting:  # 10
         return _delete(seen, run, label_id, t)
@@ -458,7 +487,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     waiting = blocked(use, run, t)
     if waiting is not None:
         return stop(waiting)
-    add = None if has_finalizer else names.FINALIZER  # 5
+    add = None if finalized else names.FINALIZER  # 5
     if kcp is None:  # 6
         kcp_name = ident or new_id
         where = ""
@@ -510,18 +539,18 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> SkrPlan:
     return stop(run.step(add_finalizer=add, requeue_after=again), **writes)
 
 
-def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> SkrPlan:
+def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Outcome:
     obj = seen.obj
     pvc = seen.pvc if seen.pvc is not None and _owned(seen.pvc, obj) else None
     pv = seen.pv if seen.pv is not None and _owned(seen.pv, obj) else None
     if pvc is not None:
         if _meta(pvc).get("deletionTimestamp"):
-            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id,
-                           pvc_release=names.FINALIZER in (_meta(pvc).get("finalizers") or []))
+            return _outcome(run.step(requeue_after=t(0.2)), seen, label_id=label_id,
+                            pvc_release=has_finalizer(pvc, names.FINALIZER))
         run.set(conditions=cond.set_condition(run.conditions, cond.condition(
             COND_DELETING, True, REASON_DELETING_PVC, f"Deleting PersistentVolumeClaim {_meta(pvc).get('name')}",
             run.now)))
-        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, pvc_delete=True)
+        return _outcome(run.step(requeue_after=t(0.2)), seen, label_id=label_id, pvc_delete=True)
     stale = False
     if pv is None:  # GCP: a PV left under an old name goes too (the original deletes the PV found by labels)
         left = stale_pvs(seen, pv_name(obj))
@@ -529,18 +558,18 @@ def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Sk
     if pv is not None:
         pv_name_ = str(_meta(pv).get("name"))
         if _meta(pv).get("deletionTimestamp"):
-            held = names.FINALIZER in (_meta(pv).get("finalizers") or [])
+            held = has_finalizer(pv, names.FINALIZER)
             release: dict[str, Any] = ({"stale_pv_release": pv_name_ if held else None} if stale
                                        else {"pv_release": held})
-            return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, **release)
+            return _outcome(run.step(requeue_after=t(0.2)), seen, label_id=label_id, **release)
         run.set(state=names.STATE_DELETING, conditions=cond.set_condition(run.conditions, cond.condition(
             COND_DELETING, True, REASON_DELETING_PV, f"Deleting PersistentVolume {pv_name_}", run.now)))
         delete: dict[str, Any] = {"stale_pv_delete": pv_name_} if stale else {"pv_delete": True}
-        return SkrPlan(run.step(requeue_after=t(0.2)), label_id=label_id, **delete)
+        return _outcome(run.step(requeue_after=t(0.2)), seen, label_id=label_id, **delete)
     kcp = seen.kcp
     if kcp is not None:
         run.set(state=names.STATE_DELETING)
         deleting = bool(_meta(kcp).get("deletionTimestamp"))
-        return SkrPlan(run.step(requeue_after=t(1)), label_id=label_id,
-                       kcp_delete=None if deleting else str(_meta(kcp).get("name")))
-    return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
+        return _outcome(run.step(requeue_after=t(1)), seen, label_id=label_id,
+                        kcp_delete=None if deleting else str(_meta(kcp).get("name")))
+    return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)

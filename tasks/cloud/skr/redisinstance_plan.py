@@ -10,7 +10,7 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    remote name/namespace labels is an Error ``NotOwned``; an auth Secret of the wanted name not
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
    the original adopts and later deletes any Secret of that name);
-1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the NFS volumes:
+1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
    :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
    created when missing (no CIDR, the default labels; by the read); wait until it is Ready;

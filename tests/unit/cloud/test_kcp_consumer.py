@@ -1,6 +1,7 @@
-"""The KCP IpRange-consumer shell (tasks/cloud/kcp/consumer.py; the original's pkg/kcp/nfsinstance and
-pkg/kcp/redisinstance ``loadIpRange``): a missing IpRange is the object's Error ``InvalidIpRangeReference``,
-an IpRange not Ready yet is waited for, and neither reaches the provider nor adds the finalizer.
+"""The KCP IpRange consumers' read and plan as their controller runs them (tasks/cloud/kcp/consumer.py and
+kind.py; the original's pkg/kcp/nfsinstance and pkg/kcp/redisinstance ``loadIpRange``): a missing IpRange
+is the object's Error ``InvalidIpRangeReference``, an IpRange not Ready yet is waited for, and neither
+reaches the provider nor adds the finalizer.
 
 The shell's I/O is a handful of Kube calls; a recording stand-in for them keeps this a unit test."""
 
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 
 from kube import Resource
-from tasks.cloud import names, providers, registry, settings
-from tasks.cloud.kcp import consumer, kind, nfsinstance
+from tasks.cloud import names, registry, settings
+from tasks.cloud.kcp import kind
 from tasks.cloud.kcp.consumer import REASON_INVALID_IPRANGE_REFERENCE
 from workers.controller import Key, ResultKind
 
@@ -54,35 +55,26 @@ def consumer_obj(res: Resource, iprange: str = "gone") -> dict[str, Any]:
 
 @pytest.fixture
 def no_provider_calls(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any provider method reached fails the test."""
+    """Any provider turn reached fails the test."""
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("the provider must not be reached")
-    for p in ("aws", "gcp", "azure"):
-        found = providers.get(p)
-        assert found is not None
-        for method in ("reconcile_nfsinstance", "delete_nfsinstance"):
-            monkeypatch.setattr(found, method, refuse)
     monkeypatch.setattr(kind, "provider_turn", refuse)  # the declared kinds' provider turn
 
 
-def run(monkeypatch: pytest.MonkeyPatch, kube: RecordingKube, res: Resource, of: Any) -> Any:
-    """The KCP reconcile of the consumer: a declared kind's (a :class:`registry.Kind`) or the shell's."""
+def run(monkeypatch: pytest.MonkeyPatch, kube: RecordingKube, res: Resource, of: registry.Kind) -> Any:
+    """The KCP reconcile of the declared consumer kind ``of``."""
     obj = kube.get(res, "0b8e5f4e", NS)
-    monkeypatch.setattr(consumer, "load", lambda key, r: (settings.current(), kube, obj))
     monkeypatch.setattr(kind, "load", lambda key, r: (settings.current(), kube, obj))
-    if isinstance(of, registry.Kind):
-        return kind.reconcile(Key("local", NS, "0b8e5f4e"), kind=of)
-    return consumer.reconcile(Key("local", NS, "0b8e5f4e"), of)
+    return kind.reconcile(Key("local", NS, "0b8e5f4e"), kind=of)
 
 
 @pytest.mark.usefixtures("no_provider_calls")
-@pytest.mark.parametrize(("res", "of"), [(names.NFS_INSTANCE, nfsinstance.KIND),
+@pytest.mark.parametrize(("res", "of"), [(names.NFS_INSTANCE, "nfsinstance"),
                                          (names.REDIS_INSTANCE, "redisinstance")])
 def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.MonkeyPatch, res: Resource,
-                                                        of: Any) -> None:
-    of = registry.get(of) if isinstance(of, str) else of
+                                                        of: str) -> None:
     kube = RecordingKube((names.SCOPE, scope()), (res, consumer_obj(res)))
-    result = run(monkeypatch, kube, res, of)
+    result = run(monkeypatch, kube, res, registry.get(of))
     message = f"Referred IpRange {NS}/gone does not exist"
     status = kube.get(res, "0b8e5f4e", NS)["status"]  # type: ignore[index]
     assert status["state"] == "Error"
@@ -91,7 +83,7 @@ def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.Monk
     assert kube.events == [("Warning", REASON_INVALID_IPRANGE_REFERENCE, message)]
     assert result.outcome == ResultKind.SUCCESS  # forget: a new IpRange comes with its own watch event
     assert "finalizers" not in kube.get(res, "0b8e5f4e", NS)["metadata"]  # type: ignore[index]
-    run(monkeypatch, kube, res, of)  # the same again: no second write, no second Event
+    run(monkeypatch, kube, res, registry.get(of))  # the same again: no second write, no second Event
     assert len(kube.status_patches) == 1 and len(kube.events) == 1
 
 
@@ -100,6 +92,6 @@ def test_an_iprange_not_ready_is_waited_for_without_a_condition(monkeypatch: pyt
     iprange = {"metadata": {"name": "ipr", "namespace": NS}, "status": {"conditions": []}}
     kube = RecordingKube((names.SCOPE, scope()), (names.KCP_IPRANGE, iprange),
                          (names.NFS_INSTANCE, consumer_obj(names.NFS_INSTANCE, "ipr")))
-    result = run(monkeypatch, kube, names.NFS_INSTANCE, nfsinstance.KIND)
+    result = run(monkeypatch, kube, names.NFS_INSTANCE, registry.get("nfsinstance"))
     assert result.outcome == ResultKind.REQUEUE_AFTER and result.requeue_after
     assert kube.status_patches == [] and kube.events == []

@@ -12,7 +12,7 @@ import pytest
 from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
 from tasks.cloud.kcp.consumer_plan import Seen, plan
-from tasks.cloud.kcp.nfsinstance import copy_host
+from tasks.cloud.kcp.nfsinstance_plan import copy_host
 from tasks.cloud.step import gone
 
 NOW = "2026-01-01T00:00:00Z"

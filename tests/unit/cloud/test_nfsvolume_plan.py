@@ -9,10 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kube.toolkit import Outcome
 from tasks.cloud import names
+from tasks.cloud.skr import nfsvolume_plan
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse
-from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, SkrPlan, claim, location, persistent_volume, plan
+from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, Seen, claim, location, persistent_volume
 from tasks.cloud.validate import quota_exceeded
+from tests.unit.cloud.outcomes import SkrWrites
 
 NOW = "2026-01-01T00:00:00Z"
 ID = "0b8e5f4e-3a51-4b7e-9a5b-2f1b6c1d9e70"
@@ -63,11 +66,45 @@ def seen(obj: dict[str, Any], kind: str = AWS, **kw: Any) -> Seen:
     return Seen(kind=kind, obj=obj, **{**base, **kw})
 
 
-def run(s: Seen) -> SkrPlan:
-    return plan(s, NEW, t, NOW)
+class Planned(SkrWrites):
+    """The plan's writes as the tests name them: the KCP NfsInstance's ``kcp_*``, the PV / PVC read
+    (``pv_*`` / ``pvc_*``: ``_release`` and ``_delete`` whether it goes) and a stale PV (``stale_pv_*``: its
+    name)."""
+
+    def __init__(self, outcome: Outcome, seen: Seen) -> None:
+        super().__init__(outcome, names.NFS_INSTANCE)
+        self.kcp_create, self.kcp_patch, self.kcp_delete = self.create, self.patch, self.delete
+        pv = str(((seen.pv or {}).get("metadata") or {}).get("name") or "")
+        pvc = str(((seen.pvc or {}).get("metadata") or {}).get("name") or "")
+        self.pv_create = self.one(self.created, "PersistentVolume")
+        self.pvc_create = self.one(self.created, "PersistentVolumeClaim")
+        self.pv_patch = self.one([body for name, body in self.patched.get("PersistentVolume", []) if name == pv], "")
+        self.pvc_patch = self.one([body for name, body in self.patched.get("PersistentVolumeClaim", [])
+                                   if name == pvc], "")
+        pvs = self.released.get("PersistentVolume", [])
+        self.pv_release = bool(pv) and pv in pvs
+        self.pvc_release = bool(pvc) and pvc in self.released.get("PersistentVolumeClaim", [])
+        self.stale_pv_release = self.one([n for n in pvs if n != pv], "")
+        deleted = self.deleted.get("PersistentVolume", [])
+        self.pv_delete = bool(pv) and pv in deleted
+        self.pvc_delete = bool(pvc) and pvc in self.deleted.get("PersistentVolumeClaim", [])
+        self.stale_pv_delete = self.one([n for n in deleted if n != pv], "")
+
+    def one(self, found: Any, kind: str) -> Any:
+        """The one item of ``found`` (a list, or ``found[kind]``; ``None``: none)."""
+        return super().one({kind: found} if isinstance(found, list) else found, kind)
+
+    @property
+    def nothing_written(self) -> bool:
+        """The plan makes no write (only its status, Event, finalizer and requeue)."""
+        return self.step.writes == ()
 
 
-def reasons(p: SkrPlan) -> list[tuple[str, str, str]]:
+def run(s: Seen) -> Planned:
+    return Planned(nfsvolume_plan.plan(s, NEW, t, NOW), s)
+
+
+def reasons(p: Planned) -> list[tuple[str, str, str]]:
     return [(c["type"], c["reason"], c["message"]) for c in (p.step.status or {}).get("conditions") or []]
 
 
@@ -464,15 +501,31 @@ def test_deleting_waits_for_a_pvc_or_pv_held_by_someone_elses_finalizer() -> Non
     foreign_only = ours("pvc", name="data", deletionTimestamp=NOW, finalizers=[protection])
     for _ in range(2):  # every later turn the same: wait, touch nothing
         p = run(seen(obj, kcp=kcp(), pv=ours("pv"), pvc=foreign_only))
-        assert p == SkrPlan(p.step) and p.step.requeue_after and p.step.remove_finalizer is None
+        assert p.nothing_written and p.step.requeue_after and p.step.remove_finalizer is None
     pv_held = ours("pv", deletionTimestamp=NOW, finalizers=["kubernetes.io/pv-protection"])
     p = run(seen(obj, kcp=kcp(), pv=pv_held))
-    assert p == SkrPlan(p.step) and p.step.requeue_after and p.step.remove_finalizer is None
+    assert p.nothing_written and p.step.requeue_after and p.step.remove_finalizer is None
 
 
 def test_deleting_without_finalizer_does_nothing() -> None:
     p = run(seen(vol(finalizer=False, deleting=True)))
-    assert p == SkrPlan(p.step) and p.step.status is None and p.step.remove_finalizer is None
+    assert p.nothing_written and p.step.status is None and p.step.remove_finalizer is None
+
+
+def test_the_writes_come_in_the_order_the_flow_needs() -> None:
+    """The id label before the KCP mirror; a Released PV's claimRef cleared before its claim is created again;
+    a deleted claim only loses Cloud Manager's finalizer (the PV waits for it)."""
+    p = run(seen(vol(finalizer=False)))
+    assert [(w.verb, w.kind, w.cluster) for w in p.step.writes] == [  # type: ignore[union-attr]
+        ("label", "AwsNfsVolume", ""), ("create", "NfsInstance", "kcp")]
+    obj, pv = ready_pair(AWS, "Released", OLD_CLAIM)
+    p = run(seen(obj, kcp=kcp(conditions=[cond("Ready", "Ready")]), pv=pv))
+    assert [(w.verb, w.kind) for w in p.step.writes] == [  # type: ignore[union-attr]
+        ("patch", "PersistentVolume"), ("create", "PersistentVolumeClaim")]
+    gone = vol(status={"id": ID, "state": "Ready"}, deleting=True)
+    p = run(seen(gone, kcp=kcp(), pv=ours("pv"), pvc=ours("pvc", name="data", deletionTimestamp=NOW)))
+    assert [(w.verb, w.kind) for w in p.step.writes] == [  # type: ignore[union-attr]
+        ("remove_finalizer", "PersistentVolumeClaim")]
 
 
 @pytest.mark.parametrize("bad", ["..", "a/b", "UPPER", "x" * 254, "%2e"])
