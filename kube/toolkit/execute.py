@@ -105,14 +105,13 @@ def execute(outcome: Outcome, kube: Kube | None = None, res: Resource | None = N
         for write in outcome.writes:
             try:
                 answer, current = _make(write, kube, res, current, clusters or {}, clients or {}, resources or {})
-            except Conflict as exc:
-                if outcome.refused is None or not (isinstance(write, Action) and write.verb == "create"):
-                    raise  # a stale resourceVersion: the reconcile runs again on fresh state
-                failure, err = exc.failure, exc  # AlreadyExists: the plan may say what it means
             except Refusal as exc:
+                if isinstance(exc, Conflict) and (outcome.refused is None or not (
+                        isinstance(write, Action) and write.verb == "create")):
+                    raise  # a stale resourceVersion: the reconcile runs again on fresh state
                 if raise_missing and isinstance(exc, ResourceMissing):
                     raise
-                failure, err = exc.failure, exc
+                failure, err = exc.failure, exc  # a create's AlreadyExists: the plan may say what it means
             else:
                 answers.append(answer)
                 if written is not None:
