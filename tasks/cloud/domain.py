@@ -8,7 +8,7 @@ DOMAIN = Domain(
     watches=("tasks.cloud.watches",),
     queues=("cloud-skr", "cloud-kcp"),
     examples=("examples/cloud",),
-    local="tasks.cloud.local:CloudResourcesLocal",
+    local="localrun.cloud:CloudResourcesLocal",
     commands=(
         Command("iprange", "tasks.cloud.cli:render",
                 "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
