@@ -55,8 +55,9 @@ def test_every_domain_is_independent_installed_and_layered() -> None:
     assert all(value == f"tasks.{name}.domain:DOMAIN" for name, value in installed.items())
     assert sorted(contract("Local harnesses are independent")["modules"]) == harness_modules()
     layers = contract("Layers")["layers"]
-    assert layers.index("localrun") < layers.index("reconcilery") < layers.index("tasks") < layers.index("watchers | webhooks") \
-        < layers.index("workers") < layers.index("informers") < layers.index("kube") < layers.index("fencing")
+    assert layers.index("localrun") < layers.index("reconcilery") < layers.index("tasks") \
+        < layers.index("watchers | webhooks") < layers.index("workers") < layers.index("informers") \
+        < layers.index("kube") < layers.index("fencing")
 
 
 def test_every_pure_module_pattern_names_modules() -> None:
