@@ -346,10 +346,10 @@ def kcp_phase(server: DevAPIServer, redis_url: str, kymas: dict[str, str], per_p
     ``cloud-kcp`` workers against moto and the GCP and Azure stand-ins (see the module doc)."""
     from moto.server import ThreadedMotoServer
 
+    from localrun.cloud import seed_aws_shoot, seed_azure_shoot
     from standins.azure import AzureStandIn
     from standins.gcp import GcpStandIn
     from tasks.cloud.controller import IPRANGE, LOCAL_CLUSTER
-    from tasks.cloud.local import seed_aws_shoot, seed_azure_shoot
     from workers.app import workqueue
     from workers.controller import Key
 

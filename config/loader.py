@@ -224,8 +224,8 @@ _caches_lock = threading.Lock()
 
 class Cached(Generic[_S]):
     """A process-wide, lazily loaded settings value: calling it reads the environment on first use
-    (thread-safe) and then returns the same object until :meth:`override` or :func:`reset` (a process
-    that changes its own environment, such as ``reconcilery up``, resets after the change)."""
+    (thread-safe) and then returns the same object until :meth:`override` or :func:`reset` (tests, or a
+    process that changes its own environment; no Reconcilery process does)."""
 
     def __init__(self, cls: type[_S]) -> None:
         self.cls = cls

@@ -1,18 +1,34 @@
-"""The ``reconcilery`` command line: the processes of a deployment, queue tools, render and ``up``."""
+"""The ``reconcilery`` command line: the processes of a deployment, queue tools, render and ``up``.
+
+Celery and the Redis client (about a second to import) are imported by the commands that run or read
+the engine (``from workers.app import ...`` inside them), not at start: ``render``, the exec probes a
+kubelet runs every few seconds, and ``--help`` start without them.
+"""
 
 from __future__ import annotations
 
 import functools
 import importlib
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
+import config
 from kube.printers import OUTPUT, Listing, Output, echo
+from reconcilery.probes import check_beat_lock, check_heartbeat, ping_redis
+from reconcilery.probes import heartbeat_file as default_heartbeat_file
+from watchers import settings as watch_settings
+from watchers.leader import LeaderElectionConfig, default_namespace
+from watchers.runner import LeadershipLost, run
 from workers import domains
+from workers import settings as engine_settings
+from workers.controller import Key, import_installed, registry
 from workers.domains import Domain
+from workers.logs import configure_logging
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Kubernetes controllers as a distributed Celery task system.")
@@ -36,9 +52,7 @@ def fail(message: str, code: int = 2) -> None:
 def check_settings() -> None:
     """Import the domains this process runs and validate every setting they and the engine declare
     (:func:`config.validate`); on a bad value print one error naming the variable and exit 2."""
-    import config
-    from workers import domains
-    from workers.app import load_domains, settings_of
+    from workers.app import load_domains, settings_of  # Celery
 
     try:
         modules = settings_of().domain_modules or domains.controller_modules()
@@ -65,7 +79,7 @@ def _validating(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _celery() -> Any:
     check_settings()
-    from workers.app import app as celery_app
+    from workers.app import app as celery_app  # Celery
 
     return celery_app
 
@@ -94,7 +108,7 @@ def worker(
 @app.command()
 def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
     """Run the scheduler (RedBeat: one active instance, others stand by) for periodic resyncs."""
-    from workers.app import beat_schedule
+    from workers.app import beat_schedule  # Celery
 
     celery_app = _celery()
     celery_app.conf.beat_schedule = beat_schedule()
@@ -103,9 +117,7 @@ def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
 
 def load_registrations() -> list[Any]:
     """Every installed domain's watch registrations (``RECONCILERY_WATCH_MODULES``: only those modules')."""
-    from workers import domains
-    from workers.app import settings_of
-    from workers.controller import import_installed
+    from workers.app import settings_of  # Celery
 
     found: list[Any] = []
     configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
@@ -130,23 +142,15 @@ def watch(
     retry_period: float = typer.Option(2.0, "--retry-period", help="Seconds (controller-runtime: 2)."),
 ) -> None:
     """Run the watchers: list + watch the cluster and enqueue keys for the controllers."""
-    from workers.app import workqueue
-    from workers.logs import configure_logging
+    from workers.app import settings_of, workqueue  # Celery
+    from workers.epoch import RedisEpoch  # the Redis client
 
     configure_logging("INFO")
     _celery()
-    from watchers.leader import LeaderElectionConfig, default_namespace
-    from watchers.runner import LeadershipLost, run
-
     wanted = [c.strip() for c in controllers.split(",") if c.strip()] or None
     if leader_elect is None:
-        from watchers import settings as watch_settings
-
         leader_elect = watch_settings.current().leader_elect
     try:
-        from workers.app import settings_of
-        from workers.epoch import RedisEpoch
-
         wq = workqueue()
         # its first check is the baseline; later ones tell a restart or a loss
         epoch = RedisEpoch(wq.redis, settings_of().lease_seconds)
@@ -169,8 +173,7 @@ def enqueue(
     cluster: str = typer.Option("local", "--cluster", help="Cluster the object belongs to."),
 ) -> None:
     """Enqueue one key for a controller, as a watch event would."""
-    from workers.app import workqueue
-    from workers.controller import Key
+    from workers.app import workqueue  # Celery
 
     _celery()
     try:
@@ -187,10 +190,7 @@ def queue_status(output: Output = OUTPUT) -> None:
     """Per controller: waiting (of which resync), in progress, delayed, failing and parked keys (a row per
     controller; ``-o yaml|json``: a document per controller with those fields and ``parked_keys``); under
     the table, the parked keys by name (a fresh ``reconcilery enqueue`` of one un-parks it)."""
-    from dataclasses import asdict
-
-    from workers.app import workqueue
-    from workers.controller import registry
+    from workers.app import workqueue  # Celery
 
     _celery()
     wq = workqueue()
@@ -219,14 +219,9 @@ def probe_worker(
     ping: bool = typer.Option(False, "--ping", help="Also PING Redis (readiness)."),
 ) -> None:
     """Liveness/readiness of a worker: its heartbeat file is fresh (and Redis answers). One line out."""
-    from reconcilery.probes import check_heartbeat, ping_redis
-    from reconcilery.probes import heartbeat_file as default_file
-
-    result = check_heartbeat(heartbeat_file or default_file(), max_age)
+    result = check_heartbeat(heartbeat_file or default_heartbeat_file(), max_age)
     if result.ok and ping:
-        from workers.settings import load
-
-        result = ping_redis(load().redis_url)
+        result = ping_redis(engine_settings.load().redis_url)
     print(result.message)
     raise typer.Exit(0 if result.ok else 1)
 
@@ -234,10 +229,7 @@ def probe_worker(
 @probe_app.command("beat")
 def probe_beat() -> None:
     """Health of the scheduler: an active beat holds RedBeat's lock in Redis. One line out."""
-    from reconcilery.probes import check_beat_lock
-    from workers.settings import load
-
-    result = check_beat_lock(load().redis_url)
+    result = check_beat_lock(engine_settings.load().redis_url)
     print(result.message)
     raise typer.Exit(0 if result.ok else 1)
 
@@ -256,9 +248,7 @@ def up(
                                            help="Port of Flower (default 5555, or a free one if taken)."),
 ) -> None:
     """Start every component locally (dev API server, Redis, watchers, workers, beat, Flower, stand-ins)."""
-    from pathlib import Path
-
-    from reconcilery.up import UpOptions, run_up
+    from reconcilery.up import UpOptions, run_up  # Celery, the Redis client, the local servers
 
     check_settings()
 

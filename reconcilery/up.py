@@ -7,6 +7,13 @@ to); then the processes of a deployment: the watchers, one worker per queue that
 and Flower. Manifests given with ``--apply`` are applied once everything is ready; the summary shows
 each domain's rows. ``up`` names no domain.
 
+Settings reach the children through their spawn environment (the run's cluster, Redis and what each
+domain's local part adds, :attr:`workers.domains.LocalRun.env`); ``up`` never changes ``os.environ``.
+Its own process is handed the local cluster's client (registered as ``local`` in :mod:`kube.clusters`)
+and a workqueue on the run's Redis (provided to :func:`workers.workqueue.current`) explicitly. The
+domains' local parts live in the embedded distribution (:mod:`localrun`); without it ``up`` says how
+to get it, and against ``--kubeconfig`` runs without them.
+
 Lifecycle (:mod:`reconcilery.supervisor`): Ctrl-C, SIGTERM and SIGHUP stop every child and server
 the same way; children also die with ``up`` when it is SIGKILLed (parent-death signal). A taken
 default port (Flower's 5555) is replaced by a free one, and a domain's stand-in (NGINX Plus) is only
@@ -19,6 +26,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -27,11 +35,13 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-import config
+from kube import Kube, clusters
+from kube.kubeconfig import from_kubeconfig
 from kube.manifests import ManifestError, load_objects
 from reconcilery.localredis import LocalRedis
 from reconcilery.manifests import Discovery, apply
@@ -45,7 +55,12 @@ from reconcilery.supervisor import (
     stop_signals,
 )
 from workers import domains
+from workers import workqueue as workqueues
+from workers.app import WORKERS_READY, load_domains
+from workers.app import workqueue as app_workqueue
+from workers.controller import registry
 from workers.domains import Local, LocalRun, Row
+from workers.workqueue import WorkQueue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,8 +68,6 @@ console = Console()
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -82,6 +95,9 @@ DEFAULT_FLOWER_PORT = 5555
 #: Said when ``up`` needs the embedded default (distribution reconcilery-embedded) and it is missing.
 EMBEDDED_MISSING = ("{what} is not installed: pip install 'reconcilery[embedded]' for the embedded default, "
                     "or pass --kubeconfig to use a real cluster")
+#: Said (once) when ``--kubeconfig`` runs without the embedded distribution: no domain's local part.
+LOCALS_MISSING = ("[yellow]![/yellow] the domains' local parts ({names}: stand-ins, CRDs, summary rows) are not "
+                  "installed: pip install 'reconcilery\\[embedded]'")
 
 
 class LocalRuntime:
@@ -95,11 +111,15 @@ class LocalRuntime:
         self.supervisor = Supervisor(self.logs, cwd=ROOT)
         self._stops: list[Callable[[], None]] = []
         self.kubeconfig = ""
+        #: the children's environment on top of this process's (which ``up`` never changes)
         self.env: dict[str, str] = {}
         self.devapi: Any = None  # the dev API server (None with --kubeconfig)
+        self.local: Kube | None = None  # this process's client of the local cluster
+        self.wq: WorkQueue | None = None  # this process's workqueue on the run's Redis
         #: what each domain's local part sees of this run (documents, applied objects, env, endpoints)
         self.run = LocalRun(self.state_dir, "", None, self._kube, lambda line: console.print(line, soft_wrap=True),
-                            self._spawn, self._stops.append, _port_taken, env=self.env, endpoints=self.endpoints)
+                            self._spawn, self._stops.append, _port_taken, workqueue=self._workqueue, env=self.env,
+                            endpoints=self.endpoints)
         self.applied = self.run.applied
         self.documents = self.run.documents
         self.locals: list[Local] = []  # one per installed domain with a local part, in domain order
@@ -112,8 +132,6 @@ class LocalRuntime:
         self.documents[:] = load_objects(paths, recursive=True, required=("apiVersion", "kind"))
         self._start_kubernetes()
         self._start_redis()
-        os.environ.update(self.env)  # this process talks to the same cluster and Redis as its children
-        config.reset()  # settings read before are of the environment before
         self.run.kubeconfig, self.run.devapi = self.kubeconfig, self.devapi
         if self.devapi is not None:
             self._apply_namespaces()
@@ -126,13 +144,11 @@ class LocalRuntime:
     def _start_kubernetes(self) -> None:
         if self.o.kubeconfig:
             self.kubeconfig = str(Path(self.o.kubeconfig).resolve())
-            import yaml
-
             cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
             self.endpoints["kubernetes"] = cfg["clusters"][0]["cluster"]["server"]
         else:
             try:
-                from kubedev import DevAPIServer
+                from kubedev import DevAPIServer  # the embedded distribution: absent from the runtime image
             except ImportError:
                 raise RuntimeError(EMBEDDED_MISSING.format(what="the dev Kubernetes API server")) from None
 
@@ -144,6 +160,9 @@ class LocalRuntime:
             self.endpoints["kubernetes"] = server.url
             console.print(f"[green]✓[/green] dev Kubernetes API server at {server.url}")
         self.env["RECONCILERY_KUBECONFIG"] = self.kubeconfig
+        # this process's own code (the domains' local parts, in-process webhooks) reaches it as "local"
+        self.local = clusters.register(clusters.LOCAL, from_kubeconfig(self.kubeconfig))
+        self._stops.append(lambda: clusters.unregister(clusters.LOCAL))
 
     def _start_redis(self) -> None:
         if self.o.redis_url:
@@ -156,13 +175,22 @@ class LocalRuntime:
             console.print(f"[green]✓[/green] Redis at {url}")
         self.endpoints["redis"] = url
         self.env["RECONCILERY_REDIS_URL"] = url
+        self.wq = WorkQueue.from_url(url)
+        # this process's own code enqueues on it too (workers.workqueue.current())
+        workqueues.provide(self._workqueue)
+        self._stops.append(lambda: workqueues.provide(app_workqueue))
 
-    def _kube(self) -> Any:
-        from kube import client_for
-        from kube.clusters import reset
+    def _kube(self) -> Kube:
+        """The client of the local cluster (once :meth:`start` started or found it)."""
+        if self.local is None:
+            raise RuntimeError("the local cluster is not started yet")
+        return self.local
 
-        reset()  # RECONCILERY_KUBECONFIG was just set
-        return client_for("local")
+    def _workqueue(self) -> WorkQueue:
+        """The workqueue on the run's Redis (once :meth:`start` started or found it)."""
+        if self.wq is None:
+            raise RuntimeError("the run's Redis is not started yet")
+        return self.wq
 
     def example_paths(self) -> list[str]:
         """The example folders every installed domain declares that exist in this checkout."""
@@ -172,8 +200,19 @@ class LocalRuntime:
         return [str(p) for p in found if p.is_dir()]
 
     def load_locals(self) -> list[Local]:
-        """Build the local part of every installed domain that declares one (:mod:`workers.domains`)."""
-        self.locals[:] = [domains.resolve(d.local)(self.run) for d in domains.installed() if d.local]
+        """Build the local part of every installed domain that declares one (:mod:`workers.domains`); one
+        whose module is not installed (the embedded distribution is missing) is left out, said once."""
+        self.locals.clear()
+        missing: list[str] = []
+        for domain in (d for d in domains.installed() if d.local):
+            try:
+                self.locals.append(domains.resolve(domain.local)(self.run))
+            except ModuleNotFoundError as exc:
+                if exc.name is None or not domain.local.startswith(exc.name):
+                    raise  # a module missing inside an installed local part is a real error
+                missing.append(domain.name)
+        if missing:
+            console.print(LOCALS_MISSING.format(names=", ".join(missing)), soft_wrap=True)
         return self.locals
 
     def _apply_namespaces(self) -> None:
@@ -190,9 +229,6 @@ class LocalRuntime:
         self.supervisor.spawn(name, args, {**os.environ, **self.env, **(extra_env or {})})
 
     def _start_processes(self) -> None:
-        from workers.app import load_domains
-        from workers.controller import registry
-
         load_domains()
         cli = [sys.executable, "-m", "reconcilery.cli"]
         health = _free_port()
@@ -213,11 +249,7 @@ class LocalRuntime:
         console.print(f"[green]✓[/green] watchers, {len(queues)} worker pools ({', '.join(queues)}), beat, Flower")
 
     def _wait_ready(self, workers: int, health_port: int) -> None:
-        import redis
-
-        from workers.app import WORKERS_READY
-
-        r = redis.Redis.from_url(self.endpoints["redis"])
+        r = self._workqueue().redis
         r.delete(WORKERS_READY)  # stale pids of an earlier run on an external Redis
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -262,10 +294,7 @@ class LocalRuntime:
 
     def settled(self) -> bool:
         """No controller has work due within 2 s and every domain's applied objects are settled."""
-        from workers.app import workqueue
-        from workers.controller import registry
-
-        wq = workqueue()
+        wq = self._workqueue()
         busy = {name for local in self.locals for name in local.always_busy}
         for c in registry:
             if c.name in busy:

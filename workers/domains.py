@@ -14,7 +14,8 @@ the domains costs no domain import; each process then imports what it runs:
 - ``watches``: modules with a ``REGISTRATIONS`` list (:class:`watchers.engine.WatchRegistration`);
 - ``webhooks``: modules that register listeners with :mod:`webhooks` on import;
 - ``local``: ``"module:attr"`` of a :class:`Local` subclass, the domain's part of ``reconcilery up``
-  (CRDs, stand-ins, summary rows);
+  (CRDs, stand-ins, summary rows); it lives in the embedded distribution (``localrun.<domain>``), not
+  in the domain's package, so the runtime image never carries it;
 - ``examples``: folders of example manifests ``reconcilery up --examples`` applies;
 - ``commands``: the domain's CLI commands (:class:`Command`: ``reconcilery render <kind>``, a process).
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -75,7 +77,8 @@ class Domain:
         watches: modules whose ``REGISTRATIONS`` the watcher runs.
         webhooks: modules that register webhook listeners (:func:`webhooks.register`) when imported.
         queues: the Celery queues of its controllers (one pool each).
-        local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally).
+        local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally), a module of
+            the embedded distribution (``localrun.<name>``): ``up`` without it runs no local part.
         examples: folders of example manifests, relative to the checkout (``reconcilery up --examples``).
         commands: the domain's CLI commands.
         command_source: ``"module:attr"`` of a function answering more commands, built when the CLI
@@ -101,9 +104,9 @@ class Domain:
     @classmethod
     def conventional(cls, name: str, local_class: str, commands: tuple[Command, ...] = ()) -> Domain:
         """A domain laid out by the convention: ``tasks.<name>.controller`` and ``.watches``, one queue
-        ``<name>``, ``examples/<name>``, and ``tasks.<name>.local:<local_class>``."""
+        ``<name>``, ``examples/<name>``, and ``localrun.<name>:<local_class>`` (the embedded distribution)."""
         return cls(name=name, controllers=(f"tasks.{name}.controller",), watches=(f"tasks.{name}.watches",),
-                   queues=(name,), examples=(f"examples/{name}",), local=f"tasks.{name}.local:{local_class}",
+                   queues=(name,), examples=(f"examples/{name}",), local=f"localrun.{name}:{local_class}",
                    commands=commands)
 
 
@@ -190,20 +193,30 @@ def resolve(ref: str) -> Any:
 # ---- reconcilery up ----------------------------------------------------------------------------
 
 
+def _no_workqueue() -> Any:
+    raise RuntimeError("this run has no workqueue (LocalRun built without one)")
+
+
 @dataclass
 class LocalRun:
     """What ``reconcilery up`` hands each domain's :class:`Local`: the run's cluster, Redis, documents
     and the ways to add processes, servers and endpoints to it.
+
+    Settings reach the processes ``up`` starts through :attr:`env` (their spawn environment) only: no
+    part of ``up`` changes ``os.environ``; what runs in ``up``'s own process is handed its cluster
+    (:attr:`kube`), workqueue (:attr:`workqueue`) and endpoints explicitly.
 
     Attributes:
         state_dir: the run's folder (kubeconfig, logs, endpoints.json).
         kubeconfig: path of the local cluster's kubeconfig.
         devapi: the dev API server (``kubedev.DevAPIServer``); ``None`` with ``--kubeconfig``.
         kube: ``() -> kube.Kube`` of the local cluster.
+        workqueue: ``() -> workers.workqueue.WorkQueue`` on the run's Redis (valid once ``up`` started it).
         documents: the ``--apply`` documents still to apply to the local cluster (a domain may take
             the ones meant for other clusters out, as Cloud Resources does for SKRs and the Garden).
         applied: the objects applied to the local cluster so far (what the API server stored).
-        env: environment added to every process ``up`` starts (a domain's stand-ins' URLs).
+        env: environment added to every process ``up`` starts (a domain's stand-ins' URLs); never this
+            process's (:meth:`default_env`).
         endpoints: what ``endpoints.json`` lists.
         log: prints one line for people (rich console markup).
         spawn: ``(name, argv)`` starts a supervised child process with :attr:`env`.
@@ -219,10 +232,17 @@ class LocalRun:
     spawn: Callable[[str, list[str]], None]
     on_stop: Callable[[Callable[[], None]], None]
     port_taken: Callable[[str, int], str | None]
+    workqueue: Callable[[], Any] = _no_workqueue
     documents: list[dict[str, Any]] = field(default_factory=list)
     applied: list[dict[str, Any]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     endpoints: dict[str, Any] = field(default_factory=dict)
+
+    def default_env(self, name: str, value: str) -> str:
+        """Set ``name`` for the processes ``up`` starts (:attr:`env`): the value it has in ``up``'s own
+        environment, else ``value`` (a local run's default the user may override). Returns it."""
+        self.env[name] = os.environ.get(name, value)
+        return self.env[name]
 
     @property
     def dev(self) -> bool:

@@ -12,7 +12,7 @@ DOMAIN = Domain(
     webhooks=("tasks.apigateway.webhook",),
     queues=("apigateway",),
     examples=("examples/apigateway",),
-    local="tasks.apigateway.local:ApiGatewayLocal",
+    local="localrun.apigateway:ApiGatewayLocal",
     commands=(
         Command("apirules", "tasks.apigateway.cli:render",
                 "APIRules with cluster state -> the Istio objects and status the controller writes."),

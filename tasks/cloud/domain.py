@@ -8,7 +8,7 @@ DOMAIN = Domain(
     watches=("tasks.cloud.watches",),
     queues=("cloud-skr", "cloud-kcp"),
     examples=("examples/cloud",),
-    local="tasks.cloud.local:CloudResourcesLocal",
+    local="localrun.cloud:CloudResourcesLocal",
     command_source="tasks.cloud.cli:commands",
     commands=(
         Command("iprange", "tasks.cloud.cli:render",

@@ -59,9 +59,10 @@ def installed(built: tuple[Path, str]) -> Path:
     runtime = next(wheels.glob("reconcilery-*.whl"))
     tops = {n.split("/")[0] for n in zipfile.ZipFile(runtime).namelist()}
     assert {"kube", "workers", "watchers", "tasks", "reconcilery", "fencing", "informers"} <= tops
-    assert not {"kubedev", "standins", "reconcilery-embedded"} & tops, tops  # the image carries no stand-ins
+    # the image carries no stand-ins and no local harness
+    assert not {"kubedev", "standins", "localrun", "reconcilery-embedded"} & tops, tops
     embedded = next(wheels.glob("reconcilery_embedded-*.whl"))
-    assert {n.split("/")[0] for n in zipfile.ZipFile(embedded).namelist()} >= {"kubedev", "standins"}
+    assert {n.split("/")[0] for n in zipfile.ZipFile(embedded).namelist()} >= {"kubedev", "standins", "localrun"}
 
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)

@@ -1,6 +1,7 @@
 """The layer contracts (``[tool.importlinter]`` in pyproject.toml, run by ``lint-imports`` in scripts/test):
-the engine never imports a domain, domains never import each other or ``reconcilery``, pure modules
-import no I/O. Kept on the tree; broken by each kind of violation; and they cover every domain."""
+the engine never imports a domain, domains never import each other or ``reconcilery``, the runtime never
+imports the local harness (``localrun``) and its modules are independent, pure modules import no I/O.
+Kept on the tree; broken by each kind of violation; and they cover every domain."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def domain_packages() -> list[str]:
     return sorted(f"tasks.{p.name}" for p in (ROOT / "tasks").iterdir() if (p / "__init__.py").is_file())
 
 
+def harness_modules() -> list[str]:
+    return sorted(f"localrun.{p.stem}" for p in (ROOT / "localrun").glob("*.py") if p.stem != "__init__")
+
+
 def test_the_tree_keeps_every_contract() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -48,9 +53,11 @@ def test_every_domain_is_independent_installed_and_layered() -> None:
     installed = cfg["project"]["entry-points"]["reconcilery.domains"]
     assert sorted(f"tasks.{name}" for name in installed) == domain_packages()
     assert all(value == f"tasks.{name}.domain:DOMAIN" for name, value in installed.items())
+    assert sorted(contract("Local harnesses are independent")["modules"]) == harness_modules()
     layers = contract("Layers")["layers"]
-    assert layers.index("reconcilery") < layers.index("tasks") < layers.index("watchers | webhooks") \
-        < layers.index("workers") < layers.index("informers") < layers.index("kube") < layers.index("fencing")
+    assert layers.index("localrun") < layers.index("reconcilery") < layers.index("tasks") \
+        < layers.index("watchers | webhooks") < layers.index("workers") < layers.index("informers") \
+        < layers.index("kube") < layers.index("fencing")
 
 
 def test_every_pure_module_pattern_names_modules() -> None:
@@ -74,6 +81,8 @@ def test_each_kind_of_violation_breaks_its_contract(tmp_path: Path) -> None:
         "tasks/nginx/diff.py": "import requests  # a pure module does I/O",
         "tasks/cloud/names.py": "import reconcilery.up  # a domain imports the runtime",
         "tasks/cloud/aws/iprange.py": "import botocore.exceptions  # an AWS flow catches the SDK's errors",
+        "localrun/nginx.py": "import localrun.snatch  # a domain's local harness imports another's",
+        "reconcilery/supervisor.py": "import localrun.cloud  # the runtime imports the local harness",
     }
     for path, line in violations.items():
         with (tmp_path / path).open("a") as f:
@@ -81,12 +90,14 @@ def test_each_kind_of_violation_breaks_its_contract(tmp_path: Path) -> None:
     result = lint_imports(tmp_path)
     out = " ".join(result.stdout.split())  # long contract names wrap
     assert result.returncode == 1, out
-    assert "Contracts: 0 kept, 4 broken." in out, out
+    assert "Contracts: 0 kept, 5 broken." in out, out
     assert "workers.controller -> tasks.nginx.controller" in out
     assert "tasks.snatch.mutate -> tasks.nginx.translate" in out
     assert "tasks.nginx.diff is not allowed to import requests" in out
     assert "tasks.cloud.names -> reconcilery.up" in out
     assert "tasks.cloud.aws.iprange is not allowed to import botocore" in out
+    assert "localrun.nginx -> localrun.snatch" in out
+    assert "reconcilery.supervisor -> localrun.cloud" in out
 
 
 def test_every_plan_module_is_in_the_pure_contract() -> None:

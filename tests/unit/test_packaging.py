@@ -58,13 +58,15 @@ def test_versions_of_the_two_distributions_agree() -> None:
     version = PYPROJECT["project"]["version"]
     assert EMBEDDED["project"]["version"] == version
     assert f"reconcilery-embedded=={version}" in PYPROJECT["project"]["optional-dependencies"]["embedded"]
+    # the local harness (localrun) drives the domains' code: the embedded default needs this very runtime
+    assert f"reconcilery=={version}" in [r.split("#")[0].strip() for r in EMBEDDED["project"]["dependencies"]]
 
 
 def test_the_runtime_package_does_not_carry_the_embedded_default() -> None:
     include = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
-    assert not {"kubedev", "standins"} & {p.split(".")[0].rstrip("*") for p in include}
-    assert EMBEDDED["tool"]["setuptools"]["packages"]["find"]["include"] == ["kubedev*", "standins*"]
-    for name in ("kubedev", "standins"):  # the embedded distribution's packages are the repository's
+    assert not {"kubedev", "standins", "localrun"} & {p.split(".")[0].rstrip("*") for p in include}
+    assert EMBEDDED["tool"]["setuptools"]["packages"]["find"]["include"] == ["kubedev*", "localrun*", "standins*"]
+    for name in ("kubedev", "standins", "localrun"):  # the embedded distribution's packages are the repository's
         link = ROOT / "reconcilery-embedded" / name
         assert link.is_symlink() and link.resolve() == (ROOT / name).resolve()
 
@@ -134,7 +136,7 @@ def test_the_image_copies_exactly_the_runtime_packages() -> None:
     include = {p.split(".")[0] for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]}
     copied = {args.split()[0] for op, args in _instructions(DOCKERFILE) if op == "COPY" and "--from" not in args}
     assert include <= copied, f"Dockerfile does not COPY {sorted(include - copied)}"
-    assert not {"kubedev", "standins", "tests", "."} & copied
+    assert not {"kubedev", "standins", "localrun", "tests", "."} & copied
     allowed = {line[1:].rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
                if line.startswith("!")}
     assert copied <= allowed, f".dockerignore excludes {sorted(copied - allowed)}"

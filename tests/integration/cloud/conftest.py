@@ -28,9 +28,7 @@ import requests
 
 from kube import Kube, resources
 from kubedev import DevAPIServer
-from reconcilery.localredis import LocalRedis
-from tasks.cloud import install, names
-from tasks.cloud.local import (
+from localrun.cloud import (
     ListenerCerts,
     add_garden,
     add_skr,
@@ -39,6 +37,8 @@ from tasks.cloud.local import (
     seed_aws_shoot,
     seed_azure_shoot,
 )
+from reconcilery.localredis import LocalRedis
+from tasks.cloud import install, names
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.sweep import Rotation
 from tests.fixtures.devapi import real_cluster

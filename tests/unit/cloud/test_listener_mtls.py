@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tasks.cloud.local import ListenerCerts, listener_certs
+from localrun.cloud import ListenerCerts, listener_certs
 from tasks.cloud.notify import SIZE_LIMIT, Listener
 from tests.unit.cloud.test_notify import xfcc
 from webhooks.certificates import generate_ca

@@ -5,6 +5,7 @@ a domain whose package is missing is skipped."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
@@ -163,6 +164,34 @@ def test_up_runs_the_installed_domains_local_parts(fake_installed: Domain, tmp_p
     assert runtime.example_paths() == [str(ROOT / "examples" / d) for d in sorted(REAL)]
 
 
+def test_up_without_the_embedded_harness_runs_no_local_part_and_says_how_to_get_it(
+        fake_installed: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from reconcilery.up import LocalRuntime, UpOptions
+
+    for name in {"localrun", *(m for m in sys.modules if m.startswith("localrun."))}:
+        monkeypatch.setitem(sys.modules, name, None)  # as in the runtime image: no reconcilery[embedded]
+    runtime = LocalRuntime(UpOptions(state_dir=tmp_path))
+    assert [type(local).__name__ for local in runtime.load_locals()] == ["FakeLocal"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("the domains' local parts (apigateway, cloud, nginx, snatch: stand-ins, CRDs, summary rows) are not "
+            "installed: pip install 'reconcilery[embedded]'") in out, out
+
+
+def test_a_local_part_sets_the_childrens_environment_not_this_process(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    monkeypatch.setenv("RECONCILERY_TEST_SET_BY_USER", "mine")
+    monkeypatch.delenv("RECONCILERY_TEST_DEFAULTED", raising=False)
+    run = domains.LocalRun(tmp_path, "", None, lambda: None, print, lambda *_: None, lambda _: None,
+                           lambda *_: None)
+    assert run.default_env("RECONCILERY_TEST_SET_BY_USER", "local") == "mine"  # the user's value wins
+    assert run.default_env("RECONCILERY_TEST_DEFAULTED", "local") == "local"
+    assert run.env == {"RECONCILERY_TEST_SET_BY_USER": "mine", "RECONCILERY_TEST_DEFAULTED": "local"}
+    assert "RECONCILERY_TEST_DEFAULTED" not in os.environ
+    with pytest.raises(RuntimeError, match="no workqueue"):
+        run.workqueue()
+
+
 def test_a_resolve_ref_names_module_and_attribute() -> None:
     assert domains.resolve("tests.plugin.fakedomain:FakeLocal") is fakedomain.FakeLocal
     with pytest.raises(ValueError, match="module:attr"):
@@ -175,7 +204,8 @@ def test_finding_the_domains_imports_no_domain_code() -> None:
 
     code = ("import sys; from workers import domains; assert len(domains.installed()) >= 4; "
             "loaded = [m for m in sys.modules if m.startswith(('kube', 'kubernetes', 'celery', 'redis')) "
-            "or m.startswith('tasks.') and m.endswith(('.controller', '.watches', '.webhook', '.local', '.plan'))]; "
+            "or m.startswith('tasks.') and m.endswith(('.controller', '.watches', '.webhook', '.plan')) "
+            "or m.startswith('localrun')]; "
             "assert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

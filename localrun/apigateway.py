@@ -4,11 +4,15 @@ RateLimits, and a ``Migration`` row per applied APIRule that was migrating from 
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
-import config
+from kube import Resource, ResourceMissing, resources
+from tasks.apigateway import certificate, model
+from tasks.apigateway.certificate_controller import ensure_certificate
+from tasks.apigateway.install import install_crds
+from tasks.apigateway.webhook import ConversionWebhook
+from webhooks import ThreadedListener
 from workers.domains import Local, Row
 
 #: Applied kinds whose ``status.state`` the summary shows (and ``--once`` waits for).
@@ -24,16 +28,13 @@ class ApiGatewayLocal(Local):
     def start(self) -> None:
         if not self.run.dev:  # a real cluster brings its own CRDs (and Istio's) and webhook
             return
-        from tasks.apigateway.install import install_crds
-
         install_crds(self.run.kube(), istio=True, conversion=True)
         # the dev cluster allows v1beta1 APIRules (so Ory → Istio migrations run, 2 s a step: no proxies
-        # to wait for), and has no kubelet to start Oathkeeper's Pods
+        # to wait for), and has no kubelet to start Oathkeeper's Pods; only the controllers read them
         for name, value in (("RECONCILERY_APIRULE_V1BETA1_ACCESS", "allow"),
                             ("RECONCILERY_APIRULE_MIGRATION_SECONDS", "2"),
                             ("RECONCILERY_APIGATEWAY_OATHKEEPER_READY_SECONDS", "0")):
-            self.run.env[name] = os.environ.setdefault(name, value)
-        config.reset()  # this process's settings follow the environment it just set
+            self.run.default_env(name, value)
         self._start_conversion_webhook()
 
     def _start_conversion_webhook(self) -> None:
@@ -41,12 +42,6 @@ class ApiGatewayLocal(Local):
         certificate Secret and caBundle first (the original's init step; the ``apigateway-certificate``
         controller renews them later), then the listener, then the Service
         ``kyma-system/api-gateway-webhook-service`` with Endpoints on loopback."""
-        from kube import resources
-        from tasks.apigateway import certificate
-        from tasks.apigateway.certificate_controller import ensure_certificate
-        from tasks.apigateway.webhook import ConversionWebhook
-        from webhooks import ThreadedListener
-
         kube = self.run.kube()
         if kube.get(resources.NAMESPACE, "kyma-system") is None:
             kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
@@ -70,8 +65,6 @@ class ApiGatewayLocal(Local):
 
     def rows(self) -> list[Row]:
         """(kind, namespace/name, state, detail) of every applied APIRule, APIGateway and RateLimit."""
-        from kube import Resource
-
         rows: list[Row] = []
         applied = [obj for obj in self.run.applied if obj.get("kind") in STATUS_KINDS]
         if not applied:
@@ -100,9 +93,6 @@ class ApiGatewayLocal(Local):
     def _migration_row(self, apirule: dict[str, Any], ref: str) -> Row:
         """``Migration``: ``Migrated`` once the annotation and the Ory Rules are gone (else the step
         completed last), with the Ory Rules left, where the VirtualService routes and the policies."""
-        from kube import Resource, ResourceMissing
-        from tasks.apigateway import model
-
         kube = self.run.kube()
         namespace, _, name = ref.partition("/")
         selector = f"{OWNER_LABELS[0]}={name},{OWNER_LABELS[1]}={namespace}"

@@ -7,7 +7,9 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from tasks.snatch.mutate import POOL_LABEL
+from kube import resources
+from tasks.snatch.mutate import POOL_LABEL, ClusterContext, admission_review, decide, parse_review
+from tasks.snatch.webhook import dev_webhook_configuration, start_dev_webhook
 from workers.domains import Local, Row
 
 SNATCH_POOL = "cpu-worker-0"  # the Kyma worker pool of the local run (examples/snatch)
@@ -19,8 +21,6 @@ class SnatchLocal(Local):
     def start(self) -> None:
         """Run the Snatch webhook in this process; on the dev API server also register it (a
         MutatingWebhookConfiguration with the dev CA as caBundle) so Pods are mutated as in a cluster."""
-        from tasks.snatch.webhook import dev_webhook_configuration, start_dev_webhook
-
         run = self.run
         url, ca_path, stop = start_dev_webhook(run.state_dir, run.kubeconfig, SNATCH_POOL)
         run.on_stop(stop)
@@ -28,8 +28,6 @@ class SnatchLocal(Local):
         run.env["RECONCILERY_SNATCH_CERT_DIR"] = str(Path(ca_path).parent)
         run.log(f"[green]✓[/green] Snatch webhook at {url}")
         if run.dev:  # never register a loopback webhook on a real cluster
-            from kube import resources
-
             config = dev_webhook_configuration(url)
             for hook in config["webhooks"]:
                 hook["clientConfig"]["caBundle"] = base64.b64encode(Path(ca_path).read_bytes()).decode()
@@ -40,9 +38,6 @@ class SnatchLocal(Local):
     def rows(self) -> list[Row]:
         """One row per applied Pod: ``mutated`` when it carries Snatch's preferred pool term, else
         ``unchanged`` with the reason Snatch would give for the applied manifest now."""
-        from kube import resources
-        from tasks.snatch.mutate import ClusterContext, admission_review, decide, parse_review
-
         pods = [o for o in self.run.applied if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         if not pods:
             return []

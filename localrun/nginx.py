@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -15,14 +14,17 @@ from urllib.parse import urlsplit
 
 import requests
 
+from kube import resources
+from standins.nginxplus import NginxPlusStandIn
+from tasks.nginx import settings as edge_settings
+from tasks.nginx.settings import EdgeNames, SettingsError, nlk_document, parse_nlk_settings
+from tasks.nginx.translate import nlk_service_upstreams, service_ports
 from workers.domains import Apply, Local, Row
 
 
 def _nlk_hosts(document: Mapping[str, Any]) -> tuple[list[str], str]:
     """``(hosts, service-annotation-match)`` of an ``nlk-config`` ConfigMap (``[]`` when it does not parse:
     the workers report it)."""
-    from tasks.nginx.settings import SettingsError, nlk_document, parse_nlk_settings
-
     try:
         settings = parse_nlk_settings(nlk_document(document.get("data")))
     except SettingsError:
@@ -43,9 +45,6 @@ class NginxLocal(Local):
         applied, declaring the upstreams the applied Services name; a taken port is left to its own server.
         An ``nlk-config`` turns the ``nlk`` mode on for every process (``RECONCILERY_NGINX_MODES``) and its
         stand-ins require ``NGINXAAS_DATAPLANE_API_KEY`` (this environment's, else a random one)."""
-        from tasks.nginx.settings import EdgeNames
-        from tasks.nginx.translate import nlk_service_upstreams, service_ports
-
         run = self.run
         names = EdgeNames()
         configmaps = [d for d in run.documents if d.get("kind") == "ConfigMap"]
@@ -60,15 +59,9 @@ class NginxLocal(Local):
             nlk_hosts += hosts
         if nlk_docs:
             run.env["RECONCILERY_NGINX_MODES"] = "nkl,nlk" if nkl_hosts else "nlk"
-            self.api_key = os.environ.get("NGINXAAS_DATAPLANE_API_KEY") or secrets.token_urlsafe(18)
+            self.api_key = edge_settings.current().api_key or secrets.token_urlsafe(18)
             run.env["NGINXAAS_DATAPLANE_API_KEY"] = self.api_key
         if not nkl_hosts and not nlk_hosts:
-            return
-        try:
-            from standins.nginxplus import NginxPlusStandIn
-        except ImportError:
-            run.log(f"[yellow]![/yellow] NGINX Plus hosts {', '.join(nkl_hosts + nlk_hosts)} left to their own "
-                    "servers: the stand-ins are not installed (pip install 'reconcilery\\[embedded]')")
             return
         services = [d for d in run.documents if d.get("kind") == "Service"]
         nkl_refs = {p.upstream for d in services for p in service_ports(d, names)}
@@ -99,8 +92,6 @@ class NginxLocal(Local):
     def apply_after(self, apply: Apply) -> int:
         """Play the cloud's load balancer controller: write ``status.loadBalancer`` of every applied
         LoadBalancer Service whose manifest carries one (the API server drops status on create)."""
-        from kube import resources
-
         failed = 0
         for doc in self.run.documents:
             status = (doc.get("status") or {}).get("loadBalancer")

@@ -1,7 +1,9 @@
 """Cloud Resources on one machine: the Garden and the SKRs as clusters of the dev API server, AWS as
 moto's server, GCP and Azure as the project's stand-ins (:mod:`standins.gcp`, :mod:`standins.azure`).
 Used by ``reconcilery up`` (:class:`CloudResourcesLocal`, the domain's :class:`workers.domains.Local`),
-the tests and the benchmark.
+the tests and the benchmark. It moves as it is from ``tasks/cloud/local.py``; the rows per kind (IpRange,
+VPC peering, NFS volume, Redis) and the remote-network seeding are kind-specific until the kind registry
+makes them generic.
 
 What Kyma's control plane provides in a landscape is simulated here:
 
@@ -38,18 +40,31 @@ import base64
 import contextlib
 import json
 import logging
+import socket
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import boto3
 import yaml
+from kubernetes import client as k8s
 
-import config
 from kube import Kube, Resource, resources
+from standins import elasticache
+from standins.azure import AzureStandIn
+from standins.gcp import GcpStandIn
 from tasks.cloud import install, names
+from tasks.cloud.azure.client import AzureClient
+from tasks.cloud.azure.vpcpeering import seed_vnet
+from tasks.cloud.azure.vpcpeering_plan import VNet
+from tasks.cloud.controller import SWEEP, SWEEP_KEY
+from tasks.cloud.gcp.client import GcpClient
+from tasks.cloud.gcp.vpcpeering import seed_network
 from tasks.cloud.notify import ListenerTLS
+from tasks.cloud.scope import binding_secret_ref, decode_secret
 from tasks.cloud.skr import nfsvolume_plan
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
@@ -172,8 +187,6 @@ def add_skr(server: Any, kcp: Kube, kyma: str, provider: str = "aws", state_dir:
 
 
 def _client(server: Any, cluster: str | None) -> Kube:
-    from kubernetes import client as k8s
-
     cfg = k8s.Configuration()
     cfg.host = server.cluster_url(cluster)
     cfg.connection_pool_maxsize = 4
@@ -197,8 +210,6 @@ def seed_aws_shoot(endpoint: str, shoot: Mapping[str, Any], project_namespace: s
     """Create the shoot's VPC in moto (idempotent): CIDR and zones from its AWS InfrastructureConfig
     (default one /16 with three zones), Name tag ``shoot--<project>--<shoot>``, the zones' workers,
     public and internal subnets, and a NAT gateway in the first public subnet. Returns the VPC id."""
-    import boto3
-
     region, name, networks, cidr = _shoot_network(shoot, project_namespace, "vpc", "eu-central-1")
     ec2 = boto3.client("ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
                        aws_secret_access_key=secret_key)
@@ -229,8 +240,6 @@ def seed_aws_remote_vpc(endpoint: str, account: str, region: str, name: str, cid
     moto accepts any role) and ``region`` (idempotent by its Name tag ``name``): CIDR ``cidr``, a tag per
     key of ``tags``, and two route tables besides the main one, ``<name>-tagged`` (carrying ``tags``) and
     ``<name>-other``. Returns the VPC id."""
-    import boto3
-
     sts = boto3.client("sts", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
                        aws_secret_access_key=secret_key)
     creds = sts.assume_role(RoleArn=f"arn:aws:iam::{account}:role/customer-admin",
@@ -268,8 +277,6 @@ def seed_azure_shoot(base_url: str, shoot: Mapping[str, Any], project_namespace:
     InfrastructureConfig ``networks.vnet.cidr``, default the nodes range) in the Azure stand-in at
     ``base_url``, in the subscription of ``credentials`` (``subscriptionID``). Idempotent (ARM PUTs).
     Returns the VNet's resource id."""
-    from tasks.cloud.azure.client import AzureClient
-
     region, name, _, cidr = _shoot_network(shoot, project_namespace, "vnet", "westeurope")
     client = AzureClient(str(credentials.get("subscriptionID") or ""), base_url=base_url, retry_total=0)
     client.create_resource_group(name, region)
@@ -280,8 +287,6 @@ def seed_azure_shoot(base_url: str, shoot: Mapping[str, Any], project_namespace:
 def shoot_credentials(garden: Kube, shoot: Mapping[str, Any]) -> dict[str, str]:
     """The decoded credentials Secret of ``shoot``: through its CredentialsBinding, else its
     SecretBinding (as the Scope controller resolves them); ``{}`` when none is found."""
-    from tasks.cloud.scope import binding_secret_ref, decode_secret
-
     spec = shoot.get("spec") or {}
     namespace = str((shoot.get("metadata") or {}).get("namespace") or "")
     for res, name, kind in ((names.CREDENTIALS_BINDING, spec.get("credentialsBindingName"), "CredentialsBinding"),
@@ -357,11 +362,7 @@ class CloudLocal:
         """Start moto's server and the GCP and Azure stand-ins (plain HTTP; their operations end after
         ``op_delay`` s), serve the Garden, install the KCP CRDs; returns the workers' env, which aims the
         three providers' layers at them (no real credentials: anonymous GCP, a static Azure token)."""
-        from moto.server import ThreadedMotoServer
-
-        from standins import elasticache
-        from standins.azure import AzureStandIn
-        from standins.gcp import GcpStandIn
+        from moto.server import ThreadedMotoServer  # moto's Flask server (~1 s to import): for a Cloud run only
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
         elasticache.install()  # the ElastiCache actions moto lacks, in this process's moto
@@ -422,9 +423,6 @@ class CloudLocal:
             return ""
         credentials = shoot_credentials(self.garden, shoot)
         if provider == "gcp":
-            from tasks.cloud.gcp.client import GcpClient
-            from tasks.cloud.gcp.vpcpeering import seed_network
-
             project = seed_gcp_project(self.gcp.state, credentials)
             if project:  # the shoot's VPC network (Gardener's), which a GCP peering peers from
                 seed_network(GcpClient(endpoint=self.gcp.url), project,
@@ -474,17 +472,10 @@ class CloudLocal:
         spec = doc.setdefault("spec", {})
         tags = [str(t) for t in wanted.get("tags") or []]
         if doc["kind"] == "GcpVpcPeering":  # a network in a second GCP project
-            from tasks.cloud.gcp.client import GcpClient
-            from tasks.cloud.gcp.vpcpeering import seed_network
-
             seed_network(GcpClient(endpoint=self.gcp.url), str(spec.get("remoteProject") or ""),
                          str(spec.get("remoteVpc") or ""), tuple(tags))
             return
         if doc["kind"] == "AzureVpcPeering":  # a VNet in a second subscription
-            from tasks.cloud.azure.client import AzureClient
-            from tasks.cloud.azure.vpcpeering import seed_vnet
-            from tasks.cloud.azure.vpcpeering_plan import VNet
-
             vnet = VNet.from_id(str(spec.get("remoteVnet") or ""))
             if vnet is None:
                 raise ValueError(f"spec.remoteVnet {spec.get('remoteVnet')!r} is not a VNet resource id")
@@ -643,10 +634,6 @@ class CloudResourcesLocal(Local):
         """moto's server for AWS, the GCP and Azure stand-ins, the Garden and an SKR per Kyma CR as dev API
         server clusters, the runtime-watcher listener. Only when the applied documents hold Cloud
         Resources objects."""
-        import os
-        import socket
-        import sys
-
         run = self.run
         if run.devapi is None or not CloudLocal.wanted(run.documents):
             return
@@ -655,12 +642,11 @@ class CloudResourcesLocal(Local):
         env = self.cloud.start()
         # The stand-ins finish every operation at once, so the original's waits (10 s per pending operation)
         # only slow a local run down: 10x faster timings, as the tests run them, and a small local fleet
-        # revisited every 2 s, not 60. Either can be set in the environment.
-        for name, local in (("RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL", "2"), ("RECONCILERY_CLOUD_TIME_SCALE", "10")):
-            env.setdefault(name, os.environ.get(name, local))
+        # revisited every 2 s, not 60. Either can be set in the environment. Only the processes read them
+        # (this one reaches the providers through explicit endpoints).
         run.env.update(env)
-        os.environ.update(env)
-        config.reset()  # this process's settings follow the environment it just set
+        for name, local in (("RECONCILERY_CLOUD_CYCLIC_MIN_INTERVAL", "2"), ("RECONCILERY_CLOUD_TIME_SCALE", "10")):
+            run.default_env(name, local)
         run.documents[:] = self.cloud.split(run.documents)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -690,10 +676,7 @@ class CloudResourcesLocal(Local):
             return 0
         failed = int(self.cloud.apply_after(apply))
         self.run.endpoints.update(self.cloud.endpoints())
-        from tasks.cloud.controller import SWEEP, SWEEP_KEY
-        from workers.workqueue import current
-
-        current().add(SWEEP, SWEEP_KEY)  # beat (re)starts it too, after its first interval
+        self.run.workqueue().add(SWEEP, SWEEP_KEY)  # beat (re)starts it too, after its first interval
         return failed
 
     def rows(self) -> list[Row]:
