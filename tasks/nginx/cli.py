@@ -8,7 +8,7 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
-from tasks.nginx.settings import NLK_CONFIG_KEY, EdgeNames, SettingsError, nlk_document
+from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, nlk_document
 
 
 def _fail(message: str) -> None:
@@ -49,7 +49,7 @@ def render(
                 return
             names = replace(names, modes=tuple(dict.fromkeys((*names.modes, "nlk"))))
         docs, problems = render_upstreams(objects, names, nlk_config)
-    except SettingsError as exc:
+    except ConfigError as exc:
         _fail(str(exc))
         return
     for problem in problems:

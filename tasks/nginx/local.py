@@ -21,11 +21,11 @@ from workers.domains import Apply, Local, Row
 def _nlk_hosts(document: Mapping[str, Any]) -> tuple[list[str], str]:
     """``(hosts, service-annotation-match)`` of an ``nlk-config`` ConfigMap (``[]`` when it does not parse:
     the workers report it)."""
-    from tasks.nginx.settings import SettingsError, nlk_document, parse_nlk_settings
+    from tasks.nginx.settings import ConfigError, nlk_document, parse_nlk_settings
 
     try:
         settings = parse_nlk_settings(nlk_document(document.get("data")))
-    except SettingsError:
+    except ConfigError:
         return [], ""
     return list(settings.hosts), settings.annotation_match
 
