@@ -8,6 +8,7 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
+from tasks.nginx.render import render as render_upstreams
 from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, nlk_document
 
 
@@ -30,8 +31,6 @@ def render(
     edge controller would make them. The modes and names (namespaces, ConfigMaps, port prefix) come
     from the ``RECONCILERY_NGINX_*`` environment like the controller's; ``--config`` adds the ``nlk``
     mode (Services of every namespace annotated ``nginx.com/nginxaas``, EndpointSlices, Nodes)."""
-    from tasks.nginx.render import render as render_upstreams
-
     try:
         objects = load_objects(files)
     except ManifestError as exc:
