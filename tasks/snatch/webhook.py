@@ -4,9 +4,9 @@ As KIM Snatch (``cmd/main.go``): ``POST /mutate--v1-pod`` on the HTTPS port (944
 ``admission.k8s.io/v1`` AdmissionReviews; ``/healthz`` and ``/readyz`` on the health port (8081);
 ``/metrics`` over plain HTTP on the metrics port (8080). The serving key pair comes from the
 certificate directory and is reloaded in place when it changes; on every (re)load the caBundle sync is
-enqueued on the ``snatch`` queue (:func:`tasks.snatch.controller.ca_sync_enqueuer`). The listeners, TLS, hot reload,
-review handling and the signal-driven process are :mod:`webhooks`' (:mod:`webhooks.serving`); this
-module keeps Snatch's decision inputs (the cluster view), its metrics and its route.
+enqueued on the ``snatch`` queue (:func:`tasks.snatch.controller.ca_sync_enqueuer`). The listeners, TLS,
+hot reload, review handling and the signal-driven process are :mod:`webhooks`' (:mod:`webhooks.serving`);
+this module keeps Snatch's decision inputs (the cluster view), its metrics and its route.
 
 Differences from the original: a malformed AdmissionReview is answered with an HTTP 4xx (400; 413 past
 :data:`tasks.snatch.mutate.MAX_BODY_BYTES`) and an AdmissionReview with ``allowed: false`` and a failed
@@ -26,10 +26,10 @@ from typing import Any
 
 from aiohttp import web
 
+from tasks.snatch import controller as cabundle
 from tasks.snatch import metrics
 from tasks.snatch.certs import ensure_dev_certs
 from tasks.snatch.clusterview import ClusterView, KubeClusterView
-from tasks.snatch.controller import ca_sync_enqueuer, webhook_config_name
 from tasks.snatch.mutate import (
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
@@ -164,7 +164,7 @@ def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_
     (re)load enqueues that MutatingWebhookConfiguration's caBundle sync."""
     view = KubeClusterView(kube_factory(kubeconfig), pool, node_interval=node_check_interval,
                            namespace_interval=namespace_resync)
-    on_reload = ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
+    on_reload = cabundle.ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
     return SnatchWebhook(cert_dir, pool, view, host=host, port=port, health_port=health_port,
                          metrics_port=metrics_port, on_cert_reload=on_reload, cert_poll_interval=cert_poll_interval)
 
@@ -208,7 +208,8 @@ def dev_webhook_configuration(url: str, name: str | None = None) -> dict[str, An
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": name or webhook_config_name(), "labels": {"app.kubernetes.io/component": "kim-snatch"}},
+        "metadata": {"name": name or cabundle.webhook_config_name(),
+                     "labels": {"app.kubernetes.io/component": "kim-snatch"}},
         "webhooks": [{
             "name": "mpod-v1.kb.io",
             "admissionReviewVersions": ["v1"],
