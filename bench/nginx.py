@@ -123,8 +123,8 @@ class Bench:
             upstream = UpstreamRef.parse(key.name)
             report = sync_upstream(self.kube, key.namespace, upstream)
             self.requests.append(report.requests)
-            if report.failures:
-                raise RuntimeError(report.failures)
+            if report.error or report.stopped:
+                raise RuntimeError(report.error or str(report.stopped))
 
         list(self.pool.map(one, keys))
 

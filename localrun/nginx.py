@@ -17,7 +17,7 @@ import requests
 from kube import resources
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx import settings as edge_settings
-from tasks.nginx.settings import EdgeNames, SettingsError, nlk_document, parse_nlk_settings
+from tasks.nginx.settings import ConfigError, EdgeNames, nlk_document, parse_nlk_settings
 from tasks.nginx.translate import nlk_service_upstreams, service_ports
 from workers.domains import Apply, Local, Row
 
@@ -27,7 +27,7 @@ def _nlk_hosts(document: Mapping[str, Any]) -> tuple[list[str], str]:
     the workers report it)."""
     try:
         settings = parse_nlk_settings(nlk_document(document.get("data")))
-    except SettingsError:
+    except ConfigError:
         return [], ""
     return list(settings.hosts), settings.annotation_match
 

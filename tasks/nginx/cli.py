@@ -8,7 +8,8 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
-from tasks.nginx.settings import NLK_CONFIG_KEY, EdgeNames, SettingsError, nlk_document
+from tasks.nginx.render import render as render_upstreams
+from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, nlk_document
 
 
 def _fail(message: str) -> None:
@@ -30,8 +31,6 @@ def render(
     edge controller would make them. The modes and names (namespaces, ConfigMaps, port prefix) come
     from the ``RECONCILERY_NGINX_*`` environment like the controller's; ``--config`` adds the ``nlk``
     mode (Services of every namespace annotated ``nginx.com/nginxaas``, EndpointSlices, Nodes)."""
-    from tasks.nginx.render import render as render_upstreams
-
     try:
         objects = load_objects(files)
     except ManifestError as exc:
@@ -49,7 +48,7 @@ def render(
                 return
             names = replace(names, modes=tuple(dict.fromkeys((*names.modes, "nlk"))))
         docs, problems = render_upstreams(objects, names, nlk_config)
-    except SettingsError as exc:
+    except ConfigError as exc:
         _fail(str(exc))
         return
     for problem in problems:

@@ -14,8 +14,11 @@ level-triggered, as the seed's Synchronizer is not (it replayed events):
 3. record the (host, upstream) in the ownership ConfigMap before the first write
    (:mod:`tasks.nginx.ownership`), so the resync can empty it once no Service names it, even after
    a restart; drop the record once such an upstream is empty;
-4. ``GET`` the upstream's servers on the host, :func:`tasks.nginx.diff.diff`, then POST / DELETE /
-   PATCH; every action is attempted and any failure fails the reconcile (retried with backoff).
+4. ``GET`` the upstream's servers on the host, :func:`tasks.nginx.diff.diff`, then
+   :func:`tasks.nginx.plan.sync_outcome`'s POST / DELETE / PATCH calls, carried out by
+   :func:`kube.toolkit.execute` (no Kubernetes object: only the calls). Every change is attempted (up
+   to :data:`tasks.nginx.plan.CHAINED` failed ones) and any failure fails the reconcile (retried with
+   backoff); the errors of the NGINX Plus client are classified through :class:`kube.refusal.Failure`.
 
 Timing as the seed's Synchronizer: a fresh enqueue waits 250-750 ms (``sync_delay``), failures back
 off from 2 s doubling to 60 s, and retries never stop (the original dropped an event after 5).
@@ -33,28 +36,31 @@ import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import structlog
 
 from informers import informer as informers
 from kube import ApiError, Kube, Resource, client_for, resources
+from kube.refusal import Failure
+from kube.toolkit.execute import execute
 from kube.toolkit.metrics import counter, gauge
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
-from tasks.nginx.diff import Action, Plan, diff
-from tasks.nginx.plan import ClusterState, EdgeConfig, desired_upstreams, parse_config, plan_upstream
-from tasks.nginx.plus_client import PlusAPIError, PlusClient, PlusError, PlusUnauthorized, PlusUnreachable
-from tasks.nginx.settings import (
-    NLK_CONFIG_KEY,
-    EdgeNames,
-    Settings,
-    SettingsError,
-    nlk_document,
-    parse_settings,
-    tls_material,
+from tasks.nginx.diff import ServerChanges, diff
+from tasks.nginx.plan import (
+    ClusterState,
+    desired_upstreams,
+    parse_config,
+    plan_upstream,
+    stops,
+    sync_failure,
+    sync_outcome,
 )
-from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, Translation, UpstreamRef, translate
+from tasks.nginx.plus_client import PlusClient, PlusError
+from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, ModeConfig, nlk_document, tls_material
+from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.nginx")
@@ -101,19 +107,27 @@ def keys_for(hosts: Iterator[str] | tuple[str, ...] | list[str], upstreams: Any)
 
 @dataclass
 class SyncReport:
-    """What one sync did: the plan, the requests sent to the host, failures of single actions."""
+    """What one sync did.
+
+    Attributes:
+        desired: the servers the upstream should hold.
+        changes: the server changes the diff called for.
+        requests: HTTP requests sent to the host.
+        error: the changes that failed (``"<op> <server>: <error>"`` joined by ``"; "``) when every
+            change was attempted; ``""`` when none failed.
+        stopped: the failure that ended the sync before it was done (reading the servers, or a call
+            that :func:`tasks.nginx.plan.stops` it); ``None`` otherwise.
+        skipped: why nothing was done (the host is not configured); ``""`` otherwise.
+    """
 
     host: str
     upstream: UpstreamRef
     desired: list[str] = field(default_factory=list)
-    plan: Plan = field(default_factory=Plan)
+    changes: ServerChanges = field(default_factory=ServerChanges)
     requests: int = 0
-    failures: list[str] = field(default_factory=list)
+    error: str = ""
+    stopped: Failure | None = None
     skipped: str = ""
-
-
-class UpstreamMissing(PlusError):
-    """The host has no (zone) upstream of that name and protocol."""
 
 
 def _configmap(kube: Kube, names: EdgeNames) -> dict[str, Any] | None:
@@ -130,23 +144,13 @@ def _nodes(kube: Kube) -> list[dict[str, Any]]:
     return informers.list_objects(kube, resources.NODE)
 
 
-def read_settings(kube: Kube, names: EdgeNames) -> Settings:
-    """The ``nkl`` settings ConfigMap, parsed (defaults when it does not exist). Raises :class:`SettingsError`."""
-    return parse_settings((_configmap(kube, names) or {}).get("data"))
-
-
-def read_config(kube: Kube, names: EdgeNames) -> EdgeConfig:
-    """The running modes' settings (:func:`tasks.nginx.plan.parse_config`). Raises :class:`SettingsError`."""
-    return parse_config(read_state(kube, names), names)
-
-
 _file_cache: dict[str, tuple[float, int, Mapping[str, Any]]] = {}
 _file_lock = threading.Lock()
 
 
 def read_nlk_file(path: str) -> Mapping[str, Any]:
     """The original's ``config.yaml`` at ``path`` as a mapping, re-read when its modification time or
-    size changes (the original read it once at start). Raises :class:`SettingsError` when it cannot
+    size changes (the original read it once at start). Raises :class:`ConfigError` when it cannot
     be read or is not a YAML mapping."""
     try:
         stat = os.stat(path)
@@ -157,7 +161,7 @@ def read_nlk_file(path: str) -> Mapping[str, Any]:
         with open(path, encoding="utf-8") as handle:
             doc = nlk_document({NLK_CONFIG_KEY: handle.read()})
     except OSError as exc:
-        raise SettingsError([f"cannot read {path}: {exc.strerror}"], where="nlk config file") from None
+        raise ConfigError([f"cannot read {path}: {exc.strerror}"], where="nlk config file") from None
     with _file_lock:
         _file_cache[path] = (stat.st_mtime, stat.st_size, doc)
     return doc
@@ -174,7 +178,7 @@ def _nlk_config(kube: Kube, names: EdgeNames) -> Mapping[str, Any] | None:
 def read_state(kube: Kube, names: EdgeNames) -> ClusterState:
     """What the running modes read (:class:`~tasks.nginx.plan.ClusterState`): from the worker
     process's informers (:mod:`informers.informer`), or GETs and LISTs without them. Raises
-    :class:`SettingsError` when the ``nlk`` configuration file cannot be read."""
+    :class:`ConfigError` when the ``nlk`` configuration file cannot be read."""
     config = (_configmap(kube, names) or {}).get("data") if names.nkl else None
     services = _services(kube, names) if names.nkl else []
     if not names.nlk:
@@ -236,24 +240,16 @@ class StateReads:
 STATE_READS = StateReads()
 
 
-def read_translation(kube: Kube, names: EdgeNames, only: UpstreamRef | None = None) -> Translation:
-    """Translate the watched namespace's Services and all Nodes (``nkl`` mode; informers, see
-    :func:`read_state`), for every upstream or ``only``."""
-    return translate(_services(kube, names), _nodes(kube), names, only)
-
-
 #: The value of ``X-NLK-Version`` sent to the ``nlk`` mode's hosts (the original sends its own version).
 def nlk_version() -> str:
     """This package's version (``X-NLK-Version``); ``""`` when it is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("reconcilery")
     except PackageNotFoundError:
         return ""
 
 
-def plus_client_for(kube: Kube, host: str, settings: Settings, names: EdgeNames, nlk: bool = False) -> PlusClient:
+def plus_client_for(kube: Kube, host: str, settings: ModeConfig, names: EdgeNames, nlk: bool = False) -> PlusClient:
     """A client for ``host`` with the settings' TLS mode (reads the Secrets it needs). ``nlk``: the
     host is one of the ``nlk`` mode's, so requests carry ``X-NLK-Version`` and, when
     ``NGINXAAS_DATAPLANE_API_KEY`` is set, ``Authorization: ApiKey <base64 key>``."""
@@ -266,37 +262,6 @@ def plus_client_for(kube: Kube, host: str, settings: Settings, names: EdgeNames,
                       nlk_version=nlk_version())
 
 
-def apply_plan(client: PlusClient, upstream: UpstreamRef, plan: Plan) -> list[str]:
-    """Run every action of ``plan`` (adds, deletes, updates); returns the failures as text.
-
-    A DELETE of a server already gone (``404 UpstreamServerNotFound``) counts as done.
-    """
-    failures: list[str] = []
-    for action in plan.actions:
-        try:
-            _apply(client, upstream, action)
-        except PlusAPIError as exc:
-            if action.op == "delete" and exc.code == "UpstreamServerNotFound":
-                continue
-            if exc.code == "UpstreamNotFound":
-                raise UpstreamMissing(str(exc)) from None
-            failures.append(f"{action.op} {action.server}: {exc}")
-        except PlusUnreachable:
-            raise
-    return failures
-
-
-def _apply(client: PlusClient, upstream: UpstreamRef, action: Action) -> None:
-    if action.op == "add":
-        client.add_server(upstream.protocol, upstream.name, dict(action.body or {}))
-    elif action.op == "delete":
-        assert action.server_id is not None
-        client.delete_server(upstream.protocol, upstream.name, action.server_id)
-    else:
-        assert action.server_id is not None
-        client.update_server(upstream.protocol, upstream.name, action.server_id, dict(action.body or {}))
-
-
 def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames | None = None,
                   started: float | None = None) -> SyncReport:
     """Make ``upstream`` on ``host`` hold exactly the servers the running modes call for.
@@ -304,12 +269,12 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     ``started`` (``time.monotonic()``, default now): cluster state read at or after this instant is
     good enough (see :class:`StateReads`). The (host, upstream) is recorded as owned before the
     first request that may write (:mod:`tasks.nginx.ownership`) and forgotten once no Service names
-    it and it has been emptied.
+    it and it has been emptied. The changes are :func:`tasks.nginx.plan.sync_outcome`'s calls, made by
+    :func:`kube.toolkit.execute`.
 
-    Raises :class:`SettingsError` (invalid configuration or TLS Secrets), :class:`UpstreamMissing`,
-    :class:`PlusUnauthorized`, :class:`PlusUnreachable`, :class:`PlusError`, ``kube.ApiError``.
-    Failures of single actions are returned in ``SyncReport.failures`` after every action was
-    attempted.
+    A failure talking to the host is in the report: ``stopped`` (the sync ended there) or ``error``
+    (single changes failed, after every change was attempted). Raises :class:`ConfigError` (invalid
+    configuration or TLS Secrets) and ``kube.ApiError`` (the cluster reads and the ownership record).
     """
     report = SyncReport(host, upstream)
     names = names or edge_names()
@@ -332,16 +297,19 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     try:
         try:
             current = client.list_servers(upstream.protocol, upstream.name)
-        except PlusAPIError as exc:
-            if exc.code == "UpstreamNotFound":
-                raise UpstreamMissing(str(exc)) from None
-            raise
-        report.plan = diff(upstream.protocol, current, report.desired)
-        report.failures = apply_plan(client, upstream, report.plan)
+        except PlusError as exc:
+            report.stopped = exc.failure
+            return report
+        report.changes = diff(upstream.protocol, current, report.desired)
+        done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
     finally:
         report.requests = client.requests_made
         API_REQUESTS.labels(host).inc(client.requests_made)
-    if not plan.named and recorded and not report.failures:
+    if done.refused is not None and stops(done.refused[1]):
+        report.stopped = done.refused[1]
+        return report
+    report.error = done.outcome.error or ""
+    if not plan.named and recorded and not report.error:
         ownership.forget(kube, names, host, upstream)
     _accepted(host)
     return report
@@ -371,7 +339,7 @@ def _record_service_problems(kube: Kube, state: ClusterState, problems: list[Ser
                         "Warning")
 
 
-def _unauthorized(kube: Kube, names: EdgeNames, host: str, error: PlusUnauthorized) -> None:
+def _unauthorized(kube: Kube, names: EdgeNames, host: str, status: int) -> None:
     """Report a host that rejected the API key: once per host and process (a log line and a Warning
     Event on the ``nlk`` ConfigMap, or on the ownership ConfigMap when the configuration is a file).
     Retries continue with the controller's backoff (2 s doubling to 60 s) without repeating it."""
@@ -380,11 +348,11 @@ def _unauthorized(kube: Kube, names: EdgeNames, host: str, error: PlusUnauthoriz
             return
         _unauthorized_hosts.add(host)
     key_set = bool(edge_settings.current().api_key)
-    message = (f"NGINX Plus host {host} answered {error.http_status}: the API key "
+    message = (f"NGINX Plus host {host} answered {status}: the API key "
                + ("(NGINXAAS_DATAPLANE_API_KEY) was rejected" if key_set else
                   "is missing: set NGINXAAS_DATAPLANE_API_KEY")
                + "; retrying with backoff")
-    log.error("NGINX Plus host rejected the API key", host=host, status=error.http_status, api_key_set=key_set)
+    log.error("NGINX Plus host rejected the API key", host=host, status=status, api_key_set=key_set)
     involved = None
     try:
         if names.nlk and not names.nlk_config_file:
@@ -408,7 +376,7 @@ def _accepted(host: str) -> None:
 _LOG_LEVEL = {"level": 30}
 
 
-def _apply_log_level(settings: Settings) -> None:
+def _apply_log_level(settings: ModeConfig) -> None:
     """``log-level`` applies live to this domain's info/debug/warning lines (see :func:`_enabled`);
     errors are always logged."""
     _LOG_LEVEL["level"] = settings.python_log_level
@@ -436,45 +404,47 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     started = time.perf_counter()
     try:
         report = sync_upstream(kube, host, upstream, names, started=time.monotonic())
-    except SettingsError as exc:
+    except ConfigError as exc:
         SYNC_ERRORS.labels(host, "settings").inc()
         log.error("nginx edge settings invalid", error=str(exc))
         return Result.terminal(str(exc))
-    except UpstreamMissing as exc:
-        UPSTREAM_MISSING.labels(host, str(upstream)).set(1)
-        UPSTREAM_MISSING_TOTAL.labels(host, str(upstream)).inc()
-        SYNC_ERRORS.labels(host, "upstream_missing").inc()
-        log.error("upstream missing on NGINX Plus host: declare it with a zone in nginx.conf",
-                  host=host, upstream=str(upstream), error=str(exc))
-        return Result.error(f"upstream {upstream} missing on {host}")
-    except PlusUnauthorized as exc:
-        SYNC_ERRORS.labels(host, "unauthorized").inc()
-        _unauthorized(kube, names, host, exc)
-        return Result.error(f"{host}: API key rejected ({exc.http_status})")
-    except PlusUnreachable as exc:
-        SYNC_ERRORS.labels(host, "unreachable").inc()
-        if _enabled(30):
-            log.warning("NGINX Plus host unreachable", host=host, upstream=str(upstream), error=str(exc))
-        return Result.error(str(exc))
-    except PlusError as exc:
-        SYNC_ERRORS.labels(host, "api").inc()
-        log.error("NGINX Plus API failed", host=host, upstream=str(upstream), error=str(exc))
-        return Result.error(str(exc))
+    if report.stopped is not None:
+        return _stopped(kube, names, host, upstream, report.stopped)
     UPSTREAM_MISSING.labels(host, str(upstream)).set(0)
-    for op, count in report.plan.summary().items():
+    for op, count in report.changes.summary().items():
         if count:
             SERVER_CHANGES.labels(host, op).inc(count)
-    if report.failures:
+    if report.error:
         SYNC_ERRORS.labels(host, "api").inc()
-        log.error("some server changes failed", host=host, upstream=str(upstream), failures=report.failures)
-        return Result.error("; ".join(report.failures))
-    if report.plan and _enabled(20):
-        log.info("upstream synced", host=host, upstream=str(upstream), **report.plan.summary(),
+        log.error("some server changes failed", host=host, upstream=str(upstream), failures=report.error)
+        return Result.error(report.error)
+    if report.changes and _enabled(20):
+        log.info("upstream synced", host=host, upstream=str(upstream), **report.changes.summary(),
                  servers=len(report.desired), requests=report.requests,
                  seconds=round(time.perf_counter() - started, 4))
     elif report.skipped and _enabled(10):
         log.debug("upstream not synced", host=host, upstream=str(upstream), reason=report.skipped)
     return Result.done()
+
+
+def _stopped(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, failure: Failure) -> Result:
+    """The metrics, logs and result of a sync that stopped on ``failure``
+    (:func:`tasks.nginx.plan.sync_failure`); the key is retried with the controller's backoff."""
+    reason, message = sync_failure(host, upstream, failure)
+    SYNC_ERRORS.labels(host, reason).inc()
+    if reason == "upstream_missing":
+        UPSTREAM_MISSING.labels(host, str(upstream)).set(1)
+        UPSTREAM_MISSING_TOTAL.labels(host, str(upstream)).inc()
+        log.error("upstream missing on NGINX Plus host: declare it with a zone in nginx.conf",
+                  host=host, upstream=str(upstream), error=str(failure))
+    elif reason == "unauthorized":
+        _unauthorized(kube, names, host, failure.status)
+    elif reason == "unreachable":
+        if _enabled(30):
+            log.warning("NGINX Plus host unreachable", host=host, upstream=str(upstream), error=str(failure))
+    else:
+        log.error("NGINX Plus API failed", host=host, upstream=str(upstream), error=str(failure))
+    return Result.error(message)
 
 
 def desired_keys(kube: Kube, names: EdgeNames | None = None) -> list[Key]:
@@ -485,7 +455,7 @@ def desired_keys(kube: Kube, names: EdgeNames | None = None) -> list[Key]:
     try:
         state = read_state(kube, names)
         config = parse_config(state, names)
-    except SettingsError as exc:
+    except ConfigError as exc:
         log.error("nginx edge settings invalid; nothing to resync", error=str(exc))
         return []
     desired, _ = desired_upstreams(state, config, names)

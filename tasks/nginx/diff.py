@@ -1,4 +1,4 @@
-"""Diff (pure): one upstream's current servers vs the desired addresses -> API actions.
+"""Diff (pure): one upstream's current servers vs the desired addresses -> the server changes to make.
 
 Ownership: the controller owns every server of every upstream that a prefixed Service port names
 (the original did the same: servers configured statically in such an upstream are removed). The
@@ -28,9 +28,10 @@ _HTTP_ONLY_PARAMS: dict[str, Any] = {"route": "", "drain": False}
 
 
 @dataclass(frozen=True)
-class Action:
-    """One API call: ``op`` is ``add`` (POST ``body``), ``delete`` (DELETE ``server_id``) or ``update``
-    (PATCH ``server_id`` with ``body``); ``server`` is the address, for logs."""
+class ServerChange:
+    """One change of one server: ``op`` is ``add`` (POST ``body``), ``delete`` (DELETE ``server_id``) or
+    ``update`` (PATCH ``server_id`` with ``body``); ``server`` is the address, for logs.
+    :func:`tasks.nginx.plan.sync_outcome` makes each one a provider call."""
 
     op: str
     server: str
@@ -39,22 +40,24 @@ class Action:
 
 
 @dataclass
-class Plan:
-    """The actions of one sync, in execution order: adds, then deletes, then updates (so an upstream
-    keeps serving while its servers move)."""
+class ServerChanges:
+    """The changes of one sync, in the order they are made: adds, then deletes, then updates (so an
+    upstream keeps serving while its servers move)."""
 
-    adds: list[Action] = field(default_factory=list)
-    deletes: list[Action] = field(default_factory=list)
-    updates: list[Action] = field(default_factory=list)
+    adds: list[ServerChange] = field(default_factory=list)
+    deletes: list[ServerChange] = field(default_factory=list)
+    updates: list[ServerChange] = field(default_factory=list)
 
     @property
-    def actions(self) -> list[Action]:
+    def ordered(self) -> list[ServerChange]:
+        """Every change, in the order they are made."""
         return [*self.adds, *self.deletes, *self.updates]
 
     def __bool__(self) -> bool:
         return bool(self.adds or self.deletes or self.updates)
 
     def summary(self) -> dict[str, int]:
+        """How many changes of each ``op``: ``{"add": n, "delete": n, "update": n}``."""
         return {"add": len(self.adds), "delete": len(self.deletes), "update": len(self.updates)}
 
 
@@ -71,8 +74,8 @@ def _drift(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, A
     return {k: v for k, v in params.items() if current.get(k, False if k == "drain" else None) != v}
 
 
-def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str]) -> Plan:
-    """The :class:`Plan` that turns ``current`` (server objects from ``GET .../servers``, with ``id``)
+def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str]) -> ServerChanges:
+    """The :class:`ServerChanges` that turn ``current`` (server objects from ``GET .../servers``, with ``id``)
     into exactly one server per ``desired`` address, each with :func:`desired_params`.
 
     - an address wanted and absent -> ``add`` with the full body;
@@ -87,23 +90,23 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
     params = desired_params(protocol)
     wanted = set(desired)
     kept: dict[str, Mapping[str, Any]] = {}
-    plan = Plan()
+    changes = ServerChanges()
     for server in sorted(current, key=lambda s: int(s["id"])):
         address = str(server["server"])
         if address not in wanted or address in kept:
-            plan.deletes.append(Action("delete", address, server_id=int(server["id"])))
+            changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue
         drift = _drift(server, params)
         if "backup" in drift:
-            plan.deletes.append(Action("delete", address, server_id=int(server["id"])))
+            changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue
         kept[address] = server
         if drift:
             patch = {"server": address}
             patch.update({k: v for k, v in params.items() if k != "backup"})
-            plan.updates.append(Action("update", address, server_id=int(server["id"]), body=patch))
+            changes.updates.append(ServerChange("update", address, server_id=int(server["id"]), body=patch))
     for address in sorted(wanted - kept.keys()):
         # ``drain`` is a PATCH-time state; a new server is simply not draining.
         body = {"server": address, **{k: v for k, v in params.items() if k != "drain"}}
-        plan.adds.append(Action("add", address, body=body))
-    return plan
+        changes.adds.append(ServerChange("add", address, body=body))
+    return changes

@@ -8,6 +8,10 @@ own NGINX Plus hosts; an upstream on a host listed by both modes holds the union
 servers. The reconcile (:mod:`tasks.nginx.controller`) and ``reconcilery render nginx``
 (:mod:`tasks.nginx.render`) both plan through here, so a dry run and a sync cannot disagree.
 
+The writes (:func:`sync_outcome`): the :func:`~tasks.nginx.diff.diff` of an upstream's servers as one
+:class:`~kube.toolkit.outcome.Outcome` of NGINX Plus calls, and what a refused call means
+(:func:`stops`, :func:`sync_failure`); the reconcile carries it out with :func:`kube.toolkit.execute`.
+
 Ownership (:func:`record_key`, :func:`parse_owned`): every (host, upstream) the edge has written to
 is recorded in a ConfigMap in the cluster, one data key each, so an upstream no Service names any
 more is emptied by the resync even when the Service went away while nothing watched.
@@ -22,7 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.nginx.settings import EdgeNames, Settings, nlk_document, parse_nlk_settings, parse_settings
+from kube.refusal import Failure
+from kube.toolkit.actions import Call, Write
+from kube.toolkit.outcome import Outcome, Refused
+from tasks.nginx.diff import ServerChange, ServerChanges
+from tasks.nginx.settings import EdgeNames, ModeConfig, nlk_document, parse_nlk_settings, parse_settings
 from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, translate, translate_nlk
 
 
@@ -45,8 +53,8 @@ class ClusterState:
 class EdgeConfig:
     """The parsed settings of the running modes (``None`` for a mode that does not run)."""
 
-    nkl: Settings | None = None
-    nlk: Settings | None = None
+    nkl: ModeConfig | None = None
+    nlk: ModeConfig | None = None
 
     @property
     def hosts(self) -> list[str]:
@@ -58,7 +66,7 @@ class EdgeConfig:
                     out.append(host)
         return out
 
-    def settings_for(self, host: str) -> Settings | None:
+    def settings_for(self, host: str) -> ModeConfig | None:
         """The settings the client of ``host`` uses (TLS mode, log level): the ``nkl`` ConfigMap's
         when it lists the host, else the ``nlk`` configuration's; ``None`` when no mode lists it."""
         for settings in (self.nkl, self.nlk):
@@ -74,7 +82,7 @@ class EdgeConfig:
 
 def parse_config(state: ClusterState, names: EdgeNames) -> EdgeConfig:
     """The running modes' settings from ``state``. Raises
-    :class:`~tasks.nginx.settings.SettingsError` when a running mode's configuration is invalid."""
+    :class:`~tasks.nginx.settings.ConfigError` when a running mode's configuration is invalid."""
     nkl = parse_settings(state.config) if names.nkl else None
     nlk = None
     if names.nlk:
@@ -147,6 +155,86 @@ def desired_upstreams(state: ClusterState, config: EdgeConfig, names: EdgeNames
         out[host] = {ref: sorted(servers) for ref, servers in sorted(merged.items())}
     problems = [p for t in (nkl, nlk) if t is not None for p in t.problems]
     return out, problems
+
+
+# ---- the writes of one sync ------------------------------------------------------------------------
+
+#: NGINX Plus' error code for an upstream it does not declare (:class:`~tasks.nginx.plus_client.UpstreamMissing`).
+UPSTREAM_NOT_FOUND = "UpstreamNotFound"
+#: NGINX Plus' error code for a server id it does not hold.
+SERVER_NOT_FOUND = "UpstreamServerNotFound"
+#: Failed server changes one sync goes on after: each failure chains one more Outcome, and
+#: :func:`kube.toolkit.execute` follows at most ``MAX_CHAIN`` (8); the changes after the last one wait
+#: for the retry, which the failure brings anyway.
+CHAINED = 8
+
+
+def _call(upstream: UpstreamRef, change: ServerChange) -> Call:
+    """The NGINX Plus client call that makes ``change`` (:class:`~tasks.nginx.plus_client.PlusClient`)."""
+    if change.op == "add":
+        return Call("add_server", (upstream.protocol, upstream.name, dict(change.body or {})), kind="add")
+    if change.op == "delete":
+        return Call("delete_server", (upstream.protocol, upstream.name, change.server_id), kind="delete")
+    return Call("update_server", (upstream.protocol, upstream.name, change.server_id, dict(change.body or {})),
+                kind="update")
+
+
+def stops(failure: Failure) -> bool:
+    """Whether a refused call ends the sync: the upstream is missing, or no API answer came (the host is
+    unreachable, or did not answer in the API's terms). Other error answers fail only their change."""
+    return failure.status == 0 or failure.code == UPSTREAM_NOT_FOUND
+
+
+def sync_failure(host: str, upstream: UpstreamRef, failure: Failure) -> tuple[str, str]:
+    """``(reason, message)`` of a sync that stopped on ``failure`` (reading the servers or at a call that
+    :func:`stops`): ``reason`` is the ``reconcilery_nginx_sync_errors_total`` label (``upstream_missing``,
+    ``unauthorized``, ``unreachable``, ``api``), ``message`` the reconcile's error."""
+    if failure.code == UPSTREAM_NOT_FOUND:
+        return "upstream_missing", f"upstream {upstream} missing on {host}"
+    if failure.status in (401, 403):
+        return "unauthorized", f"{host}: API key rejected ({failure.status})"
+    if failure.kind == "retry" and failure.status == 0:
+        return "unreachable", str(failure)
+    return "api", str(failure)
+
+
+def sync_outcome(host: str, upstream: UpstreamRef, changes: ServerChanges) -> Outcome:
+    """The :class:`~kube.toolkit.outcome.Outcome` that makes ``changes`` to ``upstream`` on ``host``: one
+    call of the host's :class:`~tasks.nginx.plus_client.PlusClient` (the executor's client ``""``) per
+    change, in order (``add_server``, ``delete_server``, ``update_server``). No Kubernetes object: no
+    status, Event or finalizer.
+
+    A refused call (:attr:`~kube.toolkit.outcome.Outcome.refused`, by its :class:`~kube.refusal.Failure`):
+
+    - a delete of a server already gone (``404 UpstreamServerNotFound``) is done;
+    - one that :func:`stops` ends the sync with :func:`sync_failure`'s message;
+    - any other fails its change only: the next change is made all the same (up to :data:`CHAINED`
+      failures), and the Outcome's ``error`` lists every failed change, ``"<op> <server>: <error>"``
+      joined by ``"; "``.
+    """
+    ordered = tuple(changes.ordered)
+    writes = tuple(_call(upstream, change) for change in ordered)
+    return Outcome(writes=writes, refused=_refused(host, upstream, writes, ordered, ()))
+
+
+def _refused(host: str, upstream: UpstreamRef, writes: tuple[Write, ...], changes: tuple[ServerChange, ...],
+             failed: tuple[str, ...]) -> Refused:
+    """What a refused call of ``writes`` (made for ``changes``, after the ``failed`` ones) means: see
+    :func:`sync_outcome`. Going on after a failure is the Outcome of the writes left."""
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
+        at = next(i for i, w in enumerate(writes) if w is write)
+        change = changes[at]
+        if change.op == "delete" and failure.code == SERVER_NOT_FOUND:
+            return None  # already gone: done
+        if stops(failure):
+            return Outcome(error=sync_failure(host, upstream, failure)[1])
+        now = (*failed, f"{change.op} {change.server}: {failure}")
+        if len(now) >= CHAINED:
+            return Outcome(error="; ".join(now))
+        rest = writes[at + 1:]
+        return Outcome(error="; ".join(now), writes=rest,
+                       refused=_refused(host, upstream, rest, changes[at + 1:], now))
+    return refused
 
 
 # ---- ownership record ------------------------------------------------------------------------------

@@ -5,9 +5,12 @@ the versions; the highest one this client speaks is used and remembered per base
 server endpoints of HTTP and stream upstreams, with the paths nginx-plus-go-client uses
 (``servers`` to list, ``servers/`` to add, ``servers/{id}/`` to modify or remove).
 
-Errors: :class:`PlusAPIError` for an error answer (status and code read from the JSON error body, as
-nginx-plus-go-client v2.4 does), :class:`PlusUnreachable` for connection failures and timeouts,
-:class:`PlusUnsupportedVersion` when the host speaks none of our versions. TLS follows the settings'
+Errors are :class:`kube.refusal.Refusal` s, each classified by its ``failure`` (the one protocol
+:func:`kube.toolkit.execute` reads): :class:`PlusAPIError` for an error answer (status and code read
+from the JSON error body, as nginx-plus-go-client v2.4 does; ``retry`` for a 5xx, ``throttled`` for a 429
+with its ``Retry-After``, ``not_found`` for a 404 such as :class:`UpstreamMissing`, else ``refused``, e.g.
+:class:`PlusUnauthorized`), :class:`PlusUnreachable` (``retry``) for connection failures and timeouts,
+:class:`PlusUnsupportedVersion` (``refused``) when the host speaks none of our versions. TLS follows the settings'
 :class:`~tasks.nginx.settings.TLSMode`; the PEM material never leaves memory except for a client key
 pair, which ``ssl`` can only load from files: it is written to a private temp file and removed at once.
 """
@@ -29,6 +32,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
+from kube.refusal import Failure, Refusal
 from tasks.nginx.settings import TLSMaterial, TLSMode
 
 log = logging.getLogger("tasks.nginx.plus_client")
@@ -40,12 +44,17 @@ DEFAULT_TIMEOUT = (3.0, 10.0)
 PROTOCOLS = ("http", "stream")
 
 
-class PlusError(Exception):
-    """Any failure talking to an NGINX Plus host."""
+class PlusError(Refusal):
+    """Any failure talking to an NGINX Plus host (``refused`` unless a subclass says otherwise)."""
 
 
 class PlusUnreachable(PlusError):
-    """The host did not answer (connection refused, DNS, TLS handshake, timeout)."""
+    """The host did not answer (connection refused, DNS, TLS handshake, timeout): ``retry``."""
+
+    @property
+    def failure(self) -> Failure:
+        """``retry`` without an HTTP status (no answer came)."""
+        return Failure("retry", 0, message=str(self), text=str(self))
 
 
 class PlusUnsupportedVersion(PlusError):
@@ -57,11 +66,13 @@ class PlusAPIError(PlusError):
 
     Attributes: ``status`` and ``code`` from the JSON error body (``status`` falls back to the HTTP
     status when the body is not the API's error JSON), ``text``, ``request_id``, ``href``,
-    ``http_status``, ``method``, ``url``.
+    ``http_status``, ``method``, ``url``, ``retry_after`` (seconds of a ``Retry-After`` header, else ``None``).
     """
 
     def __init__(self, method: str, url: str, expected: int, response: requests.Response) -> None:
         self.method, self.url, self.http_status = method, url, response.status_code
+        wait = response.headers.get("Retry-After", "")
+        self.retry_after = float(wait) if wait.isdigit() else None
         self.status, self.code, self.text, self.request_id, self.href = response.status_code, "", "", "", ""
         try:
             body = response.json()
@@ -79,8 +90,29 @@ class PlusAPIError(PlusError):
             f"request_id={self.request_id}; href={self.href}")
 
 
+    @property
+    def failure(self) -> Failure:
+        """Classified by the HTTP status (:meth:`kube.refusal.Failure.of_http`), ``code`` the API's."""
+        return Failure.of_http(self.http_status, self.text, code=self.code, text=str(self), delay=self.retry_after)
+
+    @classmethod
+    def answered(cls, method: str, url: str, expected: int, response: requests.Response) -> PlusAPIError:
+        """The error of an unexpected answer: :class:`PlusUnauthorized` for 401/403,
+        :class:`UpstreamMissing` for ``UpstreamNotFound``, else a :class:`PlusAPIError`."""
+        if response.status_code in (401, 403):
+            return PlusUnauthorized(method, url, expected, response)
+        error = cls(method, url, expected, response)
+        return UpstreamMissing(method, url, expected, response) if error.code == UpstreamMissing.CODE else error
+
+
 class PlusUnauthorized(PlusAPIError):
-    """``401``/``403``: the host wants an API key (NGINXaaS) and got none or a wrong one."""
+    """``401``/``403``: the host wants an API key (NGINXaaS) and got none or a wrong one (``refused``)."""
+
+
+class UpstreamMissing(PlusAPIError):
+    """``404 UpstreamNotFound``: the host has no (zone) upstream of that name and protocol (``not_found``)."""
+
+    CODE = "UpstreamNotFound"
 
 
 def _client_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
@@ -216,9 +248,7 @@ class PlusClient:
         except (requests.ConnectionError, requests.Timeout) as exc:
             raise PlusUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
         if response.status_code != expected:
-            if response.status_code in (401, 403):
-                raise PlusUnauthorized(method, url, expected, response)
-            error = PlusAPIError(method, url, expected, response)
+            error = PlusAPIError.answered(method, url, expected, response)
             if error.code == "UnknownVersion":
                 with _versions_lock:
                     _versions.pop(self.base_url, None)

@@ -35,7 +35,7 @@ def render(objects: Iterable[Mapping[str, Any]], names: EdgeNames | None = None,
     Documents come per host (``nkl`` hosts first, each in configuration order), then per upstream
     (protocol, name), as :func:`tasks.nginx.plan.desired_upstreams` makes them. Objects without a
     namespace are taken as in ``default``, as ``kubectl apply`` without ``-n`` would. Raises
-    :class:`~tasks.nginx.settings.SettingsError` when a configuration is invalid.
+    :class:`~tasks.nginx.settings.ConfigError` when a configuration is invalid.
     """
     names = names or EdgeNames()
     services: list[Mapping[str, Any]] = []

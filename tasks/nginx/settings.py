@@ -1,10 +1,10 @@
 """Settings of the NGINX edge: where things live and which modes run (:class:`EdgeNames`), what the
-``nkl-config`` ConfigMap says (:class:`Settings`, "nkl" mode) and what the NGINXaaS Loadbalancer for
+``nkl-config`` ConfigMap says (:class:`ModeConfig`, "nkl" mode) and what the NGINXaaS Loadbalancer for
 Kubernetes configuration says (:func:`parse_nlk_settings`, "nlk" mode).
 
 The environment part (:class:`EdgeSettings`, ``RECONCILERY_NGINX_*``) is read through :mod:`config`.
 Pure: :func:`parse_settings` turns the ConfigMap's ``data`` into typed settings or raises
-:class:`SettingsError` listing every problem; :func:`tls_material` picks the PEM blocks out of the
+:class:`ConfigError` listing every problem; :func:`tls_material` picks the PEM blocks out of the
 Secrets it names. Keys as in nginx-loadbalancer-kubernetes v0.3 (``nginx-hosts``, ``tls-mode``,
 ``ca-certificate``, ``client-certificate``, ``log-level``) under the seed's "nkl" names; the "nlk" mode's
 keys as nginx/nginx-loadbalancer-kubernetes v1.2's ``config.yaml`` (``nginx-hosts``,
@@ -46,8 +46,10 @@ LOG_LEVELS: dict[str, int] = {
 }
 
 
-class SettingsError(ValueError):
-    """The ConfigMap (or a Secret it names) is invalid. ``problems`` lists each one, as ``key: why``."""
+class ConfigError(ValueError):
+    """A mode's configuration (the ``nkl-config`` ConfigMap, the ``nlk`` configuration, or a Secret one of
+    them names) is invalid. ``problems`` lists each one, as ``key: why``. (Not :class:`config.SettingsError`,
+    which is about the process's environment.)"""
 
     def __init__(self, problems: list[str], where: str = "nkl-config") -> None:
         super().__init__(f"invalid {where}: " + "; ".join(problems))
@@ -166,7 +168,7 @@ def _check_modes(value: str) -> str:
 
 class EdgeSettings(config.Settings):
     """The environment part of the NGINX edge's settings (``RECONCILERY_NGINX_*``); the rest comes
-    from the ``nkl-config`` ConfigMap (:class:`Settings`)."""
+    from each mode's configuration (:class:`ModeConfig`: the ``nkl-config`` ConfigMap, the ``nlk`` one)."""
 
     model_config = SettingsConfigDict(env_prefix="RECONCILERY_NGINX_")
 
@@ -213,8 +215,9 @@ current = config.cached(EdgeSettings)
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The ``nkl-config`` ConfigMap, parsed.
+class ModeConfig:
+    """One mode's configuration, parsed: the ``nkl-config`` ConfigMap (``nkl``) or the original's
+    ``config.yaml`` (``nlk``). (The environment part is :class:`EdgeSettings`.)
 
     Attributes:
         hosts: NGINX Plus API base URLs (e.g. ``http://10.1.1.4:9000/api``), trimmed, without empty
@@ -264,11 +267,11 @@ def parse_hosts(raw: str) -> tuple[list[str], list[str]]:
     return hosts, problems
 
 
-def parse_settings(data: Mapping[str, Any] | None) -> Settings:
-    """The ConfigMap's ``data`` (``None`` = no ConfigMap) as :class:`Settings`.
+def parse_settings(data: Mapping[str, Any] | None) -> ModeConfig:
+    """The ConfigMap's ``data`` (``None`` = no ConfigMap) as :class:`ModeConfig`.
 
     A missing ConfigMap or key gives the defaults (no hosts, ``no-tls``, ``warn``). Raises
-    :class:`SettingsError` listing every invalid value: a host that is not an http(s) URL, an unknown
+    :class:`ConfigError` listing every invalid value: a host that is not an http(s) URL, an unknown
     ``tls-mode`` or ``log-level``, or a TLS mode whose Secret name is missing. (The original logged an
     invalid value and kept the previous one, which made the effective settings depend on history.)
     """
@@ -294,8 +297,8 @@ def parse_settings(data: Mapping[str, Any] | None) -> Settings:
     if log_level not in LOG_LEVELS:
         problems.append(f"log-level: {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
     if problems:
-        raise SettingsError(problems)
-    return Settings(hosts=tuple(hosts), tls_mode=tls_mode, ca_certificate=ca, client_certificate=client,
+        raise ConfigError(problems)
+    return ModeConfig(hosts=tuple(hosts), tls_mode=tls_mode, ca_certificate=ca, client_certificate=client,
                     log_level=log_level)
 
 
@@ -309,7 +312,7 @@ _NLK_KEYS = ("nginx-hosts", "service-annotation-match", "tls-mode", "log-level")
 def nlk_document(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """The ``nlk`` configuration mapping from a ConfigMap's ``data``: its ``config.yaml`` (the
     original's file form, as its Helm chart mounts it) parsed when present, else ``data`` itself
-    (the keys written straight into the ConfigMap). Raises :class:`SettingsError` when
+    (the keys written straight into the ConfigMap). Raises :class:`ConfigError` when
     ``config.yaml`` is not a YAML mapping."""
     data = data or {}
     if NLK_CONFIG_KEY not in data:
@@ -317,16 +320,16 @@ def nlk_document(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
     try:
         doc = yaml.safe_load(str(data[NLK_CONFIG_KEY]) or "{}") or {}
     except yaml.YAMLError as exc:
-        raise SettingsError([f"{NLK_CONFIG_KEY}: not YAML: {str(exc).splitlines()[0]}"], where="nlk config") from None
+        raise ConfigError([f"{NLK_CONFIG_KEY}: not YAML: {str(exc).splitlines()[0]}"], where="nlk config") from None
     if not isinstance(doc, Mapping):
-        raise SettingsError([f"{NLK_CONFIG_KEY}: expected a mapping of keys, got {type(doc).__name__}"],
+        raise ConfigError([f"{NLK_CONFIG_KEY}: expected a mapping of keys, got {type(doc).__name__}"],
                             where="nlk config")
     return doc
 
 
-def parse_nlk_settings(doc: Mapping[str, Any] | None, where: str = "nlk config") -> Settings:
+def parse_nlk_settings(doc: Mapping[str, Any] | None, where: str = "nlk config") -> ModeConfig:
     """The ``nlk`` mode's configuration (the original's ``config.yaml`` keys, see :func:`nlk_document`)
-    as :class:`Settings`; ``None`` gives the defaults (no hosts).
+    as :class:`ModeConfig`; ``None`` gives the defaults (no hosts).
 
     - ``nginx-hosts``: a YAML list, or a string split on whitespace as the original (viper) does,
       and on commas too (the original made one bogus URL of ``a,b``); URLs validated as in
@@ -336,7 +339,7 @@ def parse_nlk_settings(doc: Mapping[str, Any] | None, where: str = "nlk config")
       against the system roots);
     - ``log-level``: as the ``nkl`` mode's; default ``warn``.
 
-    Raises :class:`SettingsError` listing every problem (the original logged an unknown
+    Raises :class:`ConfigError` listing every problem (the original logged an unknown
     ``tls-mode``/``log-level`` and carried on with a default), an unknown key included.
     """
     doc = doc or {}
@@ -363,8 +366,8 @@ def parse_nlk_settings(doc: Mapping[str, Any] | None, where: str = "nlk config")
     if unknown:
         problems.append(f"unknown keys {', '.join(unknown)} (expected {', '.join(_NLK_KEYS)})")
     if problems:
-        raise SettingsError(problems, where=where)
-    return Settings(hosts=tuple(hosts), tls_mode=tls_mode, log_level=log_level, annotation_match=match)
+        raise ConfigError(problems, where=where)
+    return ModeConfig(hosts=tuple(hosts), tls_mode=tls_mode, log_level=log_level, annotation_match=match)
 
 
 class Redacted:
@@ -420,11 +423,11 @@ def _secret_value(secret: Mapping[str, Any], key: str) -> bytes:
         return b""
 
 
-def tls_material(settings: Settings, secrets: Mapping[str, Mapping[str, Any] | None]) -> TLSMaterial:
+def tls_material(settings: ModeConfig, secrets: Mapping[str, Mapping[str, Any] | None]) -> TLSMaterial:
     """The PEM blocks for ``settings.tls_mode`` from ``secrets`` (Secret name -> Secret object, ``None``
     when it does not exist).
 
-    Raises :class:`SettingsError` naming the Secret and key that is missing or not PEM (the original
+    Raises :class:`ConfigError` naming the Secret and key that is missing or not PEM (the original
     silently fell back to skipping verification). Secret contents never appear in messages.
     """
     mode = settings.tls_mode
@@ -448,5 +451,5 @@ def tls_material(settings: Settings, secrets: Mapping[str, Mapping[str, Any] | N
         cert_pem = read(settings.client_certificate, "tls.crt", b"-----BEGIN CERTIFICATE-----")
         key_pem = read(settings.client_certificate, "tls.key", b"PRIVATE KEY-----")
     if problems:
-        raise SettingsError(problems, where=f"TLS material for tls-mode {mode.value}")
+        raise ConfigError(problems, where=f"TLS material for tls-mode {mode.value}")
     return TLSMaterial(mode=mode, ca_pem=ca_pem, client_cert_pem=cert_pem, client_key_pem=key_pem)

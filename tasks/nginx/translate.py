@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.nginx.settings import EdgeNames
+from tasks.nginx.settings import NLK_ANNOTATION, EdgeNames
 
 #: Labels marking control-plane nodes; their addresses never go into upstreams.
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -82,12 +82,6 @@ def node_addresses(node: Mapping[str, Any]) -> list[str]:
     """
     return [str(a["address"]) for a in (node.get("status") or {}).get("addresses") or []
             if isinstance(a, Mapping) and a.get("type") == "InternalIP" and a.get("address")]
-
-
-def node_address(node: Mapping[str, Any]) -> str | None:
-    """The node's first ``InternalIP`` address, or ``None``."""
-    addresses = node_addresses(node)
-    return addresses[0] if addresses else None
 
 
 def node_ips(nodes: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -224,7 +218,7 @@ def nlk_selected(service: Mapping[str, Any] | None, match: str) -> bool:
     ``match`` (the configured ``service-annotation-match``), exactly as the original compares."""
     if not service:
         return False
-    return (_meta(service).get("annotations") or {}).get("nginx.com/nginxaas") == match
+    return (_meta(service).get("annotations") or {}).get(NLK_ANNOTATION) == match
 
 
 def nlk_service_upstreams(service: Mapping[str, Any] | None, match: str) -> set[UpstreamRef]:

@@ -38,9 +38,9 @@ from kube import resources
 from tasks.nginx.controller import CONTROLLER_NAME, ENDPOINTSLICE, edge_names, keys_for, read_nlk_file
 from tasks.nginx.settings import (
     NLK_CONFIG_KEY,
+    ConfigError,
     EdgeNames,
-    Settings,
-    SettingsError,
+    ModeConfig,
     nlk_document,
     parse_hosts,
     parse_nlk_settings,
@@ -83,7 +83,7 @@ def hosts_from(stores: Stores, names: EdgeNames | None = None) -> list[str]:
     return []
 
 
-def nlk_settings(stores: Stores, names: EdgeNames | None = None) -> Settings | None:
+def nlk_settings(stores: Stores, names: EdgeNames | None = None) -> ModeConfig | None:
     """The ``nlk`` mode's settings (cached ConfigMap, or the configuration file); ``None`` when the
     mode does not run or its configuration is missing or invalid (the reconcile reports that)."""
     names = names or edge_names()
@@ -96,12 +96,12 @@ def nlk_settings(stores: Stores, names: EdgeNames | None = None) -> Settings | N
             return None
         configmap = stores.get(NLK_CONFIG, names.nlk_namespace, names.nlk_configmap)
         return None if configmap is None else parse_nlk_settings(nlk_document(configmap.get("data")))
-    except SettingsError as exc:
+    except ConfigError as exc:
         log.debug("nlk configuration invalid; its events map to no host", error=str(exc))
         return None
 
 
-def nlk_upstreams(stores: Stores, settings: Settings, node_port_only: bool = False) -> set[UpstreamRef]:
+def nlk_upstreams(stores: Stores, settings: ModeConfig, node_port_only: bool = False) -> set[UpstreamRef]:
     """Every upstream named by a cached selected Service (``node_port_only``: of NodePort Services)."""
     refs: set[UpstreamRef] = set()
     for service in stores.list(NLK_SERVICES):
@@ -207,10 +207,10 @@ def map_nlk_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = 
     if event.old is not None:
         try:
             old_match = parse_nlk_settings(nlk_document(event.old.get("data"))).annotation_match
-        except SettingsError:
+        except ConfigError:
             old_match = settings.annotation_match
         if old_match != settings.annotation_match:
-            refs |= nlk_upstreams(stores, Settings(annotation_match=old_match))
+            refs |= nlk_upstreams(stores, ModeConfig(annotation_match=old_match))
     return keys_for(settings.hosts, refs)
 
 
@@ -225,16 +225,16 @@ def map_nlk_file(previous: str | None, current: str | None, stores: Stores) -> l
         return []
     try:
         settings = parse_nlk_settings(nlk_document({NLK_CONFIG_KEY: current}))
-    except SettingsError:
+    except ConfigError:
         return []
     refs = nlk_upstreams(stores, settings)
     if previous is not None:
         try:
             old_match = parse_nlk_settings(nlk_document({NLK_CONFIG_KEY: previous})).annotation_match
-        except SettingsError:
+        except ConfigError:
             old_match = settings.annotation_match
         if old_match != settings.annotation_match:
-            refs |= nlk_upstreams(stores, Settings(annotation_match=old_match))
+            refs |= nlk_upstreams(stores, ModeConfig(annotation_match=old_match))
     return list(keys_for(settings.hosts, refs))
 
 

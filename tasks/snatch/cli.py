@@ -8,7 +8,10 @@ import typer
 
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
+from tasks.snatch.certs import ensure_dev_certs
 from tasks.snatch.mutate import DEFAULT_POOL
+from tasks.snatch.render import render as render_pods
+from webhooks.certificates import CertificateError
 
 
 def _fail(message: str) -> None:
@@ -26,8 +29,6 @@ def render(
     """Print the Pods as the Snatch webhook would admit them: a row per Pod (NAMESPACE NAME DECISION
     MESSAGE), or with ``-o yaml`` the Pods as a YAML stream, each after a comment with the decision
     (``-o json``: an array of the Pods). Namespaces and Nodes of the input are the cluster context."""
-    from tasks.snatch.render import render as render_pods
-
     try:
         objects = load_objects(files)
     except ManifestError as exc:
@@ -65,13 +66,11 @@ def webhook(
     log_level: str = typer.Option("INFO", "--log-level", "-l"),
 ) -> None:
     """Run the Snatch mutating admission webhook until SIGTERM/SIGINT."""
+    # deferred: every CLI command imports this module; only this one needs aiohttp and the webhook stack
     from tasks.snatch.webhook import serve
-    from webhooks.certificates import CertificateError
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if dev_state_dir:
-        from tasks.snatch.certs import ensure_dev_certs
-
         dev = ensure_dev_certs(dev_state_dir)
         cert_dir = str(dev.cert_dir)
         typer.echo(f"dev certificates in {cert_dir} (CA: {dev.ca_path})", err=True)

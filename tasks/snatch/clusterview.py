@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from informers.reflector import Reflector
 from informers.store import RawEvent, Stores
+from kube import resources
 from tasks.snatch import metrics
 from tasks.snatch.mutate import POOL_LABEL
 
@@ -142,8 +143,6 @@ class KubeClusterView:
     # ---- informer stores -------------------------------------------------------------------
 
     def _build(self) -> list[Reflector]:
-        from kube import resources
-
         kube = self._client()
         cluster = str(getattr(kube, "cluster", "local"))
         self.stores = Stores()  # fresh stores for every start
@@ -180,8 +179,6 @@ class KubeClusterView:
     # ---- pool node check -------------------------------------------------------------------
 
     def _list_pool_nodes(self) -> list[dict[str, Any]]:
-        from kube import resources
-
         result: list[dict[str, Any]] = self._client().list(resources.NODE,
                                                            label_selector=f"{POOL_LABEL}={self.pool}")
         return result
@@ -211,8 +208,6 @@ class KubeClusterView:
     # ---- namespaces ------------------------------------------------------------------------
 
     def _get_namespace(self, name: str) -> dict[str, Any] | None:
-        from kube import resources
-
         result: dict[str, Any] | None = self._client().get(resources.NAMESPACE, name)
         return result
 

@@ -6,6 +6,7 @@ configuration, set the caBundle of each webhook that differs, write only if some
 quickly on conflicts. Here it is a controller on the ``snatch`` queue: the webhook enqueues the key
 after each certificate (re)load, and the periodic resync (beat) repairs a configuration that was
 re-applied without its caBundle. Failures back off and retry instead of the original's exit 1.
+:func:`ca_sync_enqueuer` is the webhook's side: it enqueues the key.
 
 The key is ``Key(cluster, "", <configuration name>)``. The CA comes from, in this order:
 ``$RECONCILERY_SNATCH_CERT_DIR/ca.crt`` when that variable is set (local runs, where the worker sees
@@ -19,21 +20,25 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cryptography import x509
 
+from kube import Kube, client_for, resources
+from kube.toolkit import update_on_conflict
 from tasks.snatch import settings
 from tasks.snatch.settings import DEFAULT_CA_SECRET, WEBHOOK_CONFIG_NAME  # noqa: F401  (re-exported)
 from webhooks.certificates import with_ca_bundle as with_ca_bundle  # pure; the unit tests call it here
+from workers import workqueue
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = logging.getLogger("reconcilery.snatch.cabundle")
 
 CONTROLLER_NAME = "snatch-cabundle"
 QUEUE = "snatch"
-ENV_WEBHOOK_CONFIG = "RECONCILERY_SNATCH_WEBHOOK_CONFIG"
 ENV_CERT_DIR = "RECONCILERY_SNATCH_CERT_DIR"
 ENV_CA_SECRET = "RECONCILERY_SNATCH_CA_SECRET"
 #: Seconds between resyncs (the original polls its certificate files every 10 s; a caBundle
@@ -65,7 +70,7 @@ def validate_ca(pem: bytes) -> bytes:
     return pem
 
 
-def read_ca(kube: Any) -> bytes:
+def read_ca(kube: Kube) -> bytes:
     """The CA PEM from the certificate directory or the Secret (see the module doc).
 
     Raises :class:`CAError` when it is missing or invalid; API errors of the Secret read propagate.
@@ -78,8 +83,6 @@ def read_ca(kube: Any) -> bytes:
             return validate_ca(path.read_bytes())
         except OSError as exc:
             raise CAError(f"unable to read certificate {path}: {exc}") from None
-    from kube import resources
-
     ref = env.ca_secret
     namespace, _, name = ref.rpartition("/")
     secret = kube.get(resources.SECRET, name, namespace=namespace or "kyma-system")
@@ -94,16 +97,13 @@ def read_ca(kube: Any) -> bytes:
         raise CAError(f"Secret {ref} ca.crt is not base64: {exc}") from None
 
 
-def sync_ca_bundle(kube: Any, name: str, ca_pem: bytes) -> list[str]:
+def sync_ca_bundle(kube: Kube, name: str, ca_pem: bytes) -> list[str]:
     """Write ``ca_pem`` into configuration ``name`` (GET, pure update, PUT with resourceVersion,
     again on 409 up to :data:`kube.toolkit.update.CONFLICT_ATTEMPTS` times:
     :func:`kube.toolkit.update_on_conflict`). Returns the changed webhook names (``[]`` when up to
     date or when the configuration does not exist). Raises ``kube.Conflict`` after the last attempt
     and any other ``kube.ApiError``.
     """
-    from kube import resources
-    from kube.toolkit import update_on_conflict
-
     changed: list[str] = []
 
     def update(config: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -123,8 +123,6 @@ def sync_ca_bundle(kube: Any, name: str, ca_pem: bytes) -> list[str]:
 
 def reconcile(key: Key) -> Result:
     """Reconcile the caBundle of configuration ``key.name`` in cluster ``key.cluster``."""
-    from kube import client_for
-
     kube = client_for(key.cluster)
     try:
         ca_pem = read_ca(kube)
@@ -138,6 +136,28 @@ def reconcile(key: Key) -> Result:
 def list_keys() -> list[Key]:
     """The one key the resync enqueues: the configured webhook configuration of the local cluster."""
     return [webhook_config_key()]
+
+
+def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
+    """A callback that enqueues the caBundle sync of ``webhook_config_name`` on the ``snatch`` queue of
+    this process's workqueue (``$RECONCILERY_REDIS_URL``): the webhook calls it after each certificate
+    (re)load.
+
+    Best effort (a failure is logged): beat's periodic resync of the controller catches up.
+    The enqueue runs in a short-lived thread so the webhook's event loop is never blocked on Redis.
+    """
+    def enqueue() -> None:
+        try:
+            workqueue.current().add(CONTROLLER_NAME, webhook_config_key(webhook_config_name))
+            log.info("caBundle sync enqueued webhook_config=%s", webhook_config_name)
+        except Exception as exc:
+            log.warning("caBundle sync not enqueued (beat resync will catch up) webhook_config=%s error=%r",
+                        webhook_config_name, exc)
+
+    def callback() -> None:
+        threading.Thread(target=enqueue, name="snatch-ca-enqueue", daemon=True).start()
+
+    return callback
 
 
 _BACKOFF = Backoff(base=0.5, cap=60.0, jitter=0.1)

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonpatch
+
 from webhooks import review
 from webhooks.review import MalformedReview as MalformedReview  # raised by parse_review
 
@@ -271,8 +273,6 @@ def decision_response(decision: Decision) -> dict[str, Any]:
 
 def apply_patch(obj: Any, patch: list[dict[str, Any]]) -> Any:
     """``obj`` with the RFC 6902 ``patch`` applied (a deep copy; ``obj`` is not changed)."""
-    import jsonpatch  # local: only render and tests need it
-
     if not patch:
         return copy.deepcopy(obj)
     return jsonpatch.apply_patch(obj, patch, in_place=False)

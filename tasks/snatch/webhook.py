@@ -4,9 +4,9 @@ As KIM Snatch (``cmd/main.go``): ``POST /mutate--v1-pod`` on the HTTPS port (944
 ``admission.k8s.io/v1`` AdmissionReviews; ``/healthz`` and ``/readyz`` on the health port (8081);
 ``/metrics`` over plain HTTP on the metrics port (8080). The serving key pair comes from the
 certificate directory and is reloaded in place when it changes; on every (re)load the caBundle sync is
-enqueued on the ``snatch`` queue (:mod:`tasks.snatch.controller`). The listeners, TLS, hot reload,
-review handling and the signal-driven process are :mod:`webhooks`' (:mod:`webhooks.serving`); this
-module keeps Snatch's decision inputs (the cluster view), its metrics and its route.
+enqueued on the ``snatch`` queue (:func:`tasks.snatch.controller.ca_sync_enqueuer`). The listeners, TLS,
+hot reload, review handling and the signal-driven process are :mod:`webhooks`' (:mod:`webhooks.serving`);
+this module keeps Snatch's decision inputs (the cluster view), its metrics and its route.
 
 Differences from the original: a malformed AdmissionReview is answered with an HTTP 4xx (400; 413 past
 :data:`tasks.snatch.mutate.MAX_BODY_BYTES`) and an AdmissionReview with ``allowed: false`` and a failed
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,9 +26,13 @@ from typing import Any
 
 from aiohttp import web
 
+from tasks.snatch import controller as cabundle
 from tasks.snatch import metrics
+from tasks.snatch.certs import ensure_dev_certs
 from tasks.snatch.clusterview import ClusterView, KubeClusterView
 from tasks.snatch.mutate import (
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
     OMITTED_NAMESPACES,
     REVIEW,
     AdmissionRequest,
@@ -152,30 +155,6 @@ class SnatchWebhook(serving.WebhookServer):
 # ---- process wiring ----------------------------------------------------------------------------
 
 
-def ca_sync_enqueuer(webhook_config_name: str) -> Callable[[], None]:
-    """A callback that enqueues the caBundle sync of ``webhook_config_name`` on the ``snatch`` queue of
-    this process's workqueue (``$RECONCILERY_REDIS_URL``).
-
-    Best effort (a failure is logged): beat's periodic resync of the controller catches up.
-    The enqueue runs in a short-lived thread so the event loop is never blocked on Redis.
-    """
-    def enqueue() -> None:
-        try:
-            from tasks.snatch.controller import CONTROLLER_NAME, webhook_config_key
-            from workers.workqueue import current
-
-            current().add(CONTROLLER_NAME, webhook_config_key(webhook_config_name))
-            log.info("caBundle sync enqueued webhook_config=%s", webhook_config_name)
-        except Exception as exc:
-            log.warning("caBundle sync not enqueued (beat resync will catch up) webhook_config=%s error=%r",
-                        webhook_config_name, exc)
-
-    def callback() -> None:
-        threading.Thread(target=enqueue, name="snatch-ca-enqueue", daemon=True).start()
-
-    return callback
-
-
 def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_port: int,
                  kubeconfig: str | None, host: str, *, node_check_interval: float = 10.0,
                  namespace_resync: float = 30.0, webhook_config_name: str | None = None,
@@ -185,7 +164,7 @@ def build_server(cert_dir: str, pool: str, port: int, health_port: int, metrics_
     (re)load enqueues that MutatingWebhookConfiguration's caBundle sync."""
     view = KubeClusterView(kube_factory(kubeconfig), pool, node_interval=node_check_interval,
                            namespace_interval=namespace_resync)
-    on_reload = ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
+    on_reload = cabundle.ca_sync_enqueuer(webhook_config_name) if webhook_config_name else None
     return SnatchWebhook(cert_dir, pool, view, host=host, port=port, health_port=health_port,
                          metrics_port=metrics_port, on_cert_reload=on_reload, cert_poll_interval=cert_poll_interval)
 
@@ -215,8 +194,6 @@ def start_dev_webhook(state_dir: str | os.PathLike[str], kubeconfig: str | None,
     ``webhook_config_name`` each certificate (re)load enqueues its caBundle sync on this process's
     workqueue; the snatch worker then needs ``RECONCILERY_SNATCH_CERT_DIR=<dirname of ca_path>``.
     """
-    from tasks.snatch.certs import ensure_dev_certs
-
     dev = ensure_dev_certs(state_dir)
     server = build_server(str(dev.cert_dir), pool, port, health_port, metrics_port, kubeconfig, host,
                           webhook_config_name=webhook_config_name)
@@ -228,13 +205,11 @@ def dev_webhook_configuration(url: str, name: str | None = None) -> dict[str, An
     """The MutatingWebhookConfiguration of deploy/snatch with ``clientConfig.url`` = ``url`` instead of the
     in-cluster Service (for a dev API server: ``reconcilery up`` may create it so the caBundle sync has
     a target). ``caBundle`` is left to the ``snatch-cabundle`` controller."""
-    from tasks.snatch.controller import webhook_config_name
-    from tasks.snatch.mutate import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": name or webhook_config_name(), "labels": {"app.kubernetes.io/component": "kim-snatch"}},
+        "metadata": {"name": name or cabundle.webhook_config_name(),
+                     "labels": {"app.kubernetes.io/component": "kim-snatch"}},
         "webhooks": [{
             "name": "mpod-v1.kb.io",
             "admissionReviewVersions": ["v1"],

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kube.toolkit import execute
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import apply_plan
 from tasks.nginx.diff import diff
+from tasks.nginx.plan import sync_outcome
 from tasks.nginx.plus_client import PlusClient
 from tasks.nginx.translate import UpstreamRef
 from tests.unit.nginx.test_diff import ADDRESSES, CURRENT
@@ -39,8 +40,9 @@ def test_one_sync_converges_on_the_standin(standin: NginxPlusStandIn, protocol: 
         servers.append({"server": address, **params})
     standin.state.declare(protocol, "u", servers=servers)
     client = PlusClient(standin.url, api_version=9)
-    plan = diff(protocol, client.list_servers(protocol, "u"), desired)
-    assert apply_plan(client, UpstreamRef(protocol, "u"), plan) == []
+    changes = diff(protocol, client.list_servers(protocol, "u"), desired)
+    done = execute(sync_outcome(standin.url, UpstreamRef(protocol, "u"), changes), clients={"": client})
+    assert done.outcome.error is None and done.refused is None
     after = client.list_servers(protocol, "u")
     assert sorted(s["server"] for s in after) == sorted(set(desired))
     assert not diff(protocol, after, desired)

@@ -90,7 +90,7 @@ def test_create_scale_change_and_delete(kube: Kube, hosts: list[NginxPlusStandIn
     for h in hosts:
         h.reset_requests()
     report = sync_upstream(kube, hosts[0].url, WEB)
-    assert (report.requests, bool(report.plan)) == (1, False)
+    assert (report.requests, bool(report.changes)) == (1, False)
 
     # scale nodes: one joins, one leaves
     node(kube, "w2", "10.0.1.13")

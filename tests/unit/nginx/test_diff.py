@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tasks.nginx.diff import Plan, desired_params, diff
+from tasks.nginx.diff import ServerChanges, desired_params, diff
 
 DEFAULTS_HTTP = {"weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s", "slow_start": "0s",
                  "route": "", "backup": False, "down": False}
@@ -19,13 +19,13 @@ def srv(id_: int, address: str, **params: Any) -> dict[str, Any]:
 
 def test_empty_to_desired_adds_in_address_order() -> None:
     plan = diff("http", [], ["10.0.0.2:80", "10.0.0.1:80"])
-    assert [(a.op, a.server) for a in plan.actions] == [("add", "10.0.0.1:80"), ("add", "10.0.0.2:80")]
+    assert [(a.op, a.server) for a in plan.ordered] == [("add", "10.0.0.1:80"), ("add", "10.0.0.2:80")]
     assert plan.adds[0].body == {"server": "10.0.0.1:80", **DEFAULTS_HTTP}
 
 
 def test_extra_servers_are_deleted_by_id() -> None:
     plan = diff("http", [srv(0, "a:1"), srv(1, "c:1")], ["a:1", "b:1"])
-    assert [(a.op, a.server, a.server_id) for a in plan.actions] == [("add", "b:1", None), ("delete", "c:1", 1)]
+    assert [(a.op, a.server, a.server_id) for a in plan.ordered] == [("add", "b:1", None), ("delete", "c:1", 1)]
 
 
 def test_converged_upstream_needs_nothing() -> None:
@@ -35,7 +35,7 @@ def test_converged_upstream_needs_nothing() -> None:
 
 def test_drifted_parameters_are_patched_with_a_full_body() -> None:
     plan = diff("http", [srv(3, "a:1", weight=5, down=True, drain=True)], ["a:1"])
-    assert [(a.op, a.server_id) for a in plan.actions] == [("update", 3)]
+    assert [(a.op, a.server_id) for a in plan.ordered] == [("update", 3)]
     body = plan.updates[0].body
     assert body is not None and body["weight"] == 1 and body["down"] is False and body["drain"] is False
     assert body["server"] == "a:1" and "backup" not in body
@@ -43,12 +43,12 @@ def test_drifted_parameters_are_patched_with_a_full_body() -> None:
 
 def test_backup_cannot_be_patched_so_the_server_is_replaced() -> None:
     plan = diff("http", [srv(0, "a:1", backup=True)], ["a:1"])
-    assert [(a.op, a.server) for a in plan.actions] == [("add", "a:1"), ("delete", "a:1")]
+    assert [(a.op, a.server) for a in plan.ordered] == [("add", "a:1"), ("delete", "a:1")]
 
 
 def test_duplicates_keep_the_lowest_id() -> None:
     plan = diff("http", [srv(7, "a:1"), srv(2, "a:1"), srv(5, "a:1")], ["a:1"])
-    assert [(a.op, a.server_id) for a in plan.actions] == [("delete", 5), ("delete", 7)]
+    assert [(a.op, a.server_id) for a in plan.ordered] == [("delete", 5), ("delete", 7)]
 
 
 def test_empty_desired_empties_the_upstream() -> None:
@@ -65,11 +65,11 @@ CURRENT = st.lists(st.tuples(ADDRESSES, st.fixed_dictionaries({}, optional={
 })), max_size=12)
 
 
-def apply_to_model(protocol: str, model: dict[int, dict[str, Any]], plan: Plan) -> dict[int, dict[str, Any]]:
+def apply_to_model(protocol: str, model: dict[int, dict[str, Any]], plan: ServerChanges) -> dict[int, dict[str, Any]]:
     """What an NGINX Plus upstream does with the plan's requests (ids never reused)."""
     model = {k: dict(v) for k, v in model.items()}
     next_id = max(model, default=-1) + 1
-    for action in plan.actions:
+    for action in plan.ordered:
         if action.op == "add":
             assert action.body is not None
             model[next_id] = {"id": next_id, **(desired_params(protocol) if protocol == "http" else {}),

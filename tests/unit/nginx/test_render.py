@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tasks.nginx.cli import render as render_command
 from tasks.nginx.render import render
-from tasks.nginx.settings import EdgeNames, SettingsError
+from tasks.nginx.settings import ConfigError, EdgeNames
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "nginx" / "00-edge.yaml"
@@ -49,7 +49,7 @@ def test_kind_list_and_missing_configmap() -> None:
 
 def test_invalid_settings_raise() -> None:
     cm = {"kind": "ConfigMap", "metadata": {"name": "nkl-config", "namespace": "nkl"}, "data": {"tls-mode": "x"}}
-    with pytest.raises(SettingsError):
+    with pytest.raises(ConfigError):
         render([cm])
 
 

@@ -7,10 +7,10 @@ import base64
 import pytest
 
 from tasks.nginx.settings import (
+    ConfigError,
     EdgeNames,
+    ModeConfig,
     Redacted,
-    Settings,
-    SettingsError,
     TLSMode,
     parse_hosts,
     parse_settings,
@@ -37,13 +37,13 @@ def test_hosts_are_split_on_commas_and_trimmed(raw: str, hosts: list[str]) -> No
 
 @pytest.mark.parametrize("raw", ["10.1.1.4:9000/api", "ftp://h/api", "http://", "http://h:99999/api"])
 def test_a_host_that_is_not_an_http_url_is_an_error(raw: str) -> None:
-    with pytest.raises(SettingsError, match="nginx-hosts"):
+    with pytest.raises(ConfigError, match="nginx-hosts"):
         parse_settings({"nginx-hosts": raw})
 
 
 def test_missing_configmap_and_keys_give_the_defaults() -> None:
-    assert parse_settings(None) == Settings()
-    assert parse_settings({}) == Settings(hosts=(), tls_mode=TLSMode.NO_TLS, log_level="warn")
+    assert parse_settings(None) == ModeConfig()
+    assert parse_settings({}) == ModeConfig(hosts=(), tls_mode=TLSMode.NO_TLS, log_level="warn")
 
 
 @pytest.mark.parametrize(("data", "mode"), [
@@ -66,13 +66,13 @@ def test_tls_modes(data: dict[str, str], mode: TLSMode) -> None:
     ({"log-level": "loud"}, "log-level: 'loud' is not one of"),
 ])
 def test_invalid_values_are_clear_errors(data: dict[str, str], message: str) -> None:
-    with pytest.raises(SettingsError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_settings(data)
     assert message in str(caught.value)
 
 
 def test_every_problem_is_listed_at_once() -> None:
-    with pytest.raises(SettingsError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_settings({"nginx-hosts": "nope", "tls-mode": "x", "log-level": "y"})
     assert len(caught.value.problems) == 3
 
@@ -121,7 +121,7 @@ def test_tls_material_reads_the_named_secrets() -> None:
 
 
 def test_tls_material_for_no_tls_needs_no_secret() -> None:
-    assert tls_material(Settings(), {}).ca_pem is None
+    assert tls_material(ModeConfig(), {}).ca_pem is None
 
 
 @pytest.mark.parametrize(("secrets", "message"), [
@@ -131,7 +131,7 @@ def test_tls_material_for_no_tls_needs_no_secret() -> None:
 ])
 def test_tls_material_problems_are_errors_not_a_silent_skip_verify(secrets: dict, message: str) -> None:
     settings = parse_settings({"tls-mode": "ss-tls", "ca-certificate": "ca"})
-    with pytest.raises(SettingsError, match=message):
+    with pytest.raises(ConfigError, match=message):
         tls_material(settings, secrets)
 
 

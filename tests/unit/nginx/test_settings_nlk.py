@@ -6,9 +6,9 @@ import pytest
 
 import config
 from tasks.nginx.settings import (
+    ConfigError,
     EdgeNames,
     EdgeSettings,
-    SettingsError,
     TLSMode,
     nlk_document,
     parse_nlk_settings,
@@ -42,7 +42,7 @@ def test_tls_modes(raw: str, mode: TLSMode) -> None:
 
 
 def test_every_problem_is_listed_at_once() -> None:
-    with pytest.raises(SettingsError) as caught:
+    with pytest.raises(ConfigError) as caught:
         parse_nlk_settings({"nginx-hosts": ["ftp://x"], "tls-mode": "ss-tls", "log-level": "loud", "hosts": "x"},
                            where="ConfigMap nlk/nlk-config")
     text = str(caught.value)
@@ -55,9 +55,9 @@ def test_configmap_forms_config_yaml_or_plain_keys() -> None:
     plain = {"nginx-hosts": H0, "service-annotation-match": "edge", "log-level": "info"}
     assert parse_nlk_settings(nlk_document(file_form)) == parse_nlk_settings(nlk_document(plain))
     assert parse_nlk_settings(nlk_document(plain)).annotation_match == "edge"
-    with pytest.raises(SettingsError, match="expected a mapping"):
+    with pytest.raises(ConfigError, match="expected a mapping"):
         nlk_document({"config.yaml": "- a\n- b\n"})
-    with pytest.raises(SettingsError, match="not YAML"):
+    with pytest.raises(ConfigError, match="not YAML"):
         nlk_document({"config.yaml": "a: [b\n"})
 
 
