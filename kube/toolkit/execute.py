@@ -8,7 +8,8 @@ every provider client calls :func:`fencing.check` before a write):
    reconciled object's client or the named one of ``clusters``, provider
    :class:`~kube.toolkit.actions.Call` s through the named one of ``clients``;
 3. a refused write (any client's :class:`~kube.refusal.Refusal`, classified as one
-   :class:`~kube.refusal.Failure`) stops the writes and its Outcome is ``Outcome.refused``'s answer;
+   :class:`~kube.refusal.Failure`) stops the writes and its Outcome is ``Outcome.refused``'s answer
+   (``None``: the refusal does not stop them; its :class:`~kube.refusal.Failure` is that write's answer);
    without one: a Kubernetes error propagates (``Conflict``: the reconcile runs again on fresh state;
    a create's ``AlreadyExists`` reaches ``Outcome.refused`` when there is one), a delete of something
    already gone is done, a provider call's transient failure comes back after
@@ -42,7 +43,7 @@ __all__ = ["Executed", "WriteRefused", "execute"]
 
 log = structlog.get_logger("reconcilery.kube.toolkit")
 
-#: How deep ``then`` may chain (a plan bug that would loop otherwise).
+#: How many ``then`` / ``refused`` outcomes one execution follows (beyond it: a plan bug that would loop).
 MAX_CHAIN = 8
 #: Seconds before a transient provider failure is tried again when its client gave no delay.
 DEFAULT_RETRY = 10.0
@@ -122,10 +123,11 @@ def execute(outcome: Outcome, kube: Kube | None = None, res: Resource | None = N
                 continue
             log.info("write refused", write=write.describe(), kind=failure.kind, status=failure.status,
                      code=failure.code, error=failure.message)
+            refused = (write, failure)
             handled = outcome.refused(write, failure, tuple(answers)) if outcome.refused is not None else None
             if handled is None and outcome.refused is not None:
-                continue  # the plan says this refusal does not matter
-            refused = (write, failure)
+                answers.append(failure)  # the plan says this refusal does not stop the writes: its answer
+                continue
             if handled is None:
                 if isinstance(write, Action):
                     raise err

@@ -40,7 +40,7 @@ class Event:
 #: ``(answers of the writes made, in order) -> the Outcome they lead to``.
 Then = Callable[[Sequence[Any]], "Outcome"]
 #: ``(the refused write, its failure, answers of the writes before it) -> the Outcome it leads to``, or
-#: ``None``: the refusal does not matter, the next write follows.
+#: ``None``: the refusal does not stop the writes (the next one follows; the failure is its answer).
 Refused = Callable[[Write, Failure, Sequence[Any]], "Outcome | None"]
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from kube.refusal import Failure
 from kube.toolkit.actions import Call, Write
-from kube.toolkit.outcome import Outcome, Refused
+from kube.toolkit.outcome import Outcome
 from tasks.nginx.diff import ServerChange, ServerChanges
 from tasks.nginx.settings import EdgeNames, ModeConfig, nlk_document, parse_nlk_settings, parse_settings
 from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, translate, translate_nlk
@@ -163,12 +163,6 @@ def desired_upstreams(state: ClusterState, config: EdgeConfig, names: EdgeNames
 UPSTREAM_NOT_FOUND = "UpstreamNotFound"
 #: NGINX Plus' error code for a server id it does not hold.
 SERVER_NOT_FOUND = "UpstreamServerNotFound"
-#: Failed server changes one sync goes on after: each failure chains one more Outcome, and
-#: :func:`kube.toolkit.execute` follows at most ``MAX_CHAIN`` (8); the changes after the last one wait
-#: for the retry, which the failure brings anyway.
-CHAINED = 8
-
-
 def _call(upstream: UpstreamRef, change: ServerChange) -> Call:
     """The NGINX Plus client call that makes ``change`` (:class:`~tasks.nginx.plus_client.PlusClient`)."""
     if change.op == "add":
@@ -208,33 +202,21 @@ def sync_outcome(host: str, upstream: UpstreamRef, changes: ServerChanges) -> Ou
 
     - a delete of a server already gone (``404 UpstreamServerNotFound``) is done;
     - one that :func:`stops` ends the sync with :func:`sync_failure`'s message;
-    - any other fails its change only: the next change is made all the same (up to :data:`CHAINED`
-      failures), and the Outcome's ``error`` lists every failed change, ``"<op> <server>: <error>"``
-      joined by ``"; "``.
+    - any other fails its change only: the next change is made all the same (the refusal is that call's
+      answer), and the Outcome's ``error`` lists every failed change, ``"<op> <server>: <error>"`` joined
+      by ``"; "``.
     """
     ordered = tuple(changes.ordered)
-    writes = tuple(_call(upstream, change) for change in ordered)
-    return Outcome(writes=writes, refused=_refused(host, upstream, writes, ordered, ()))
 
-
-def _refused(host: str, upstream: UpstreamRef, writes: tuple[Write, ...], changes: tuple[ServerChange, ...],
-             failed: tuple[str, ...]) -> Refused:
-    """What a refused call of ``writes`` (made for ``changes``, after the ``failed`` ones) means: see
-    :func:`sync_outcome`. Going on after a failure is the Outcome of the writes left."""
     def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
-        at = next(i for i, w in enumerate(writes) if w is write)
-        change = changes[at]
-        if change.op == "delete" and failure.code == SERVER_NOT_FOUND:
-            return None  # already gone: done
-        if stops(failure):
-            return Outcome(error=sync_failure(host, upstream, failure)[1])
-        now = (*failed, f"{change.op} {change.server}: {failure}")
-        if len(now) >= CHAINED:
-            return Outcome(error="; ".join(now))
-        rest = writes[at + 1:]
-        return Outcome(error="; ".join(now), writes=rest,
-                       refused=_refused(host, upstream, rest, changes[at + 1:], now))
-    return refused
+        return Outcome(error=sync_failure(host, upstream, failure)[1]) if stops(failure) else None
+
+    def then(answers: Sequence[Any]) -> Outcome:
+        failed = [f"{change.op} {change.server}: {answer}" for change, answer in zip(ordered, answers, strict=True)
+                  if isinstance(answer, Failure) and not (change.op == "delete" and answer.code == SERVER_NOT_FOUND)]
+        return Outcome(error="; ".join(failed) or None)
+
+    return Outcome(writes=tuple(_call(upstream, change) for change in ordered), refused=refused, then=then)
 
 
 # ---- ownership record ------------------------------------------------------------------------------
