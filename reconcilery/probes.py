@@ -27,9 +27,9 @@ class ProbeResult:
 def heartbeat_file(environ: dict[str, str] | None = None) -> str:
     """``RECONCILERY_HEARTBEAT_FILE`` or :data:`DEFAULT_HEARTBEAT_FILE` (from ``environ`` or this
     process's settings, :mod:`workers.settings`)."""
-    from workers.settings import Settings, current
+    from workers.settings import EngineSettings, current
 
-    return (current() if environ is None else Settings.load(environ)).heartbeat_file or DEFAULT_HEARTBEAT_FILE
+    return (current() if environ is None else EngineSettings.load(environ)).heartbeat_file or DEFAULT_HEARTBEAT_FILE
 
 
 def check_heartbeat(path: str | os.PathLike[str], max_age: float, now: float | None = None) -> ProbeResult:

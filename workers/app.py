@@ -24,7 +24,7 @@ from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
 from workers.logs import configure_logging
 from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
-from workers.settings import Settings, current
+from workers.settings import EngineSettings, current
 from workers.workqueue import WorkQueue
 
 RECONCILE_TASK = "reconcilery.reconcile"
@@ -55,19 +55,19 @@ class ReconcileryCelery(Celery):
     """The Celery app whose configuration comes from :mod:`workers.settings`, read on first use of
     ``conf`` (not at import: see :mod:`config`)."""
 
-    _settings: Settings | None = None
+    _settings: EngineSettings | None = None
 
     @property
-    def reconcilery_settings(self) -> Settings:
+    def reconcilery_settings(self) -> EngineSettings:
         """The settings :func:`configure` applied, else this process's (:func:`workers.settings.current`)."""
         return self._settings if self._settings is not None else current()
 
     @reconcilery_settings.setter
-    def reconcilery_settings(self, settings: Settings) -> None:
+    def reconcilery_settings(self, settings: EngineSettings) -> None:
         self._settings = settings
 
 
-def celery_conf(settings: Settings) -> dict[str, Any]:
+def celery_conf(settings: EngineSettings) -> dict[str, Any]:
     """The Celery configuration of ``settings``: the queues are the installed domains' (:func:`workers.domains.queues`,
     the first one the default), or Celery's own default queue when no domain is installed."""
     queues = domains.queues() or (NO_DOMAIN_QUEUE,)
@@ -103,7 +103,7 @@ def celery_conf(settings: Settings) -> dict[str, Any]:
     )
 
 
-def configure(app: Celery, settings: Settings) -> None:
+def configure(app: Celery, settings: EngineSettings) -> None:
     """Apply ``settings`` to ``app`` (also used by tests that point the app at their own Redis)."""
     app.conf.update(celery_conf(settings))
     app.reconcilery_settings = settings
@@ -114,7 +114,7 @@ app.add_defaults(lambda: celery_conf(current()))  # read when ``conf`` is first 
 app.steps["consumer"].add(ReconcileStep)
 
 
-def settings_of(celery_app: Celery = app) -> Settings:
+def settings_of(celery_app: Celery = app) -> EngineSettings:
     return celery_app.reconcilery_settings
 
 

@@ -18,7 +18,7 @@ from celery import bootsteps
 from workers import epoch as redis_epoch
 from workers.controller import registry
 from workers.dispatch import Dispatcher, Heartbeat
-from workers.settings import Settings
+from workers.settings import EngineSettings
 from workers.workqueue import WorkQueue
 
 log = structlog.get_logger("reconcilery.worker")
@@ -77,7 +77,7 @@ class ReconcileStep(bootsteps.StartStopStep):
     def start(self, parent: Any) -> None:
         if self.dispatcher is not None:  # a broker reconnect restarts consumer steps: keep running
             return
-        settings: Settings = parent.app.reconcilery_settings
+        settings: EngineSettings = parent.app.reconcilery_settings
         queues = sorted(parent.app.amqp.queues.consume_from)
         concurrency = int(getattr(parent.controller, "concurrency", None) or 1)
         wq: WorkQueue = parent.app.reconcilery_workqueue()

@@ -36,7 +36,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from workers.settings import Settings, current
+from workers.settings import EngineSettings, current
 
 DEFAULT_MASTER_NAME = "mymaster"
 #: Retries of one command on a connection error: with the backoff below about 12 s in total, longer
@@ -81,7 +81,7 @@ class RedisTarget:
 def parse_redis_url(url: str, environ: Mapping[str, str] | None = None) -> RedisTarget:
     """Parse ``url`` (see the module doc). Raises ``ValueError`` for a Sentinel list with a URL of
     another scheme, a Sentinel without host or a database that is not a number."""
-    env = current() if environ is None else Settings.load(environ)
+    env = current() if environ is None else EngineSettings.load(environ)
     env_password = env.redis_password or None
     env_username = env.redis_username or None
     sentinel_password = env.redis_sentinel_password or None

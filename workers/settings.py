@@ -16,7 +16,7 @@ from config import Flag, Port, Seconds, SettingsError, cached
 from config import Settings as _Base
 
 
-class Settings(_Base):
+class EngineSettings(_Base):
     """Reconcilery's process settings (``RECONCILERY_*``)."""
 
     model_config = SettingsConfigDict(env_prefix="RECONCILERY_")
@@ -70,7 +70,7 @@ class Settings(_Base):
         "Redis ACL user when the URL carries none (each component may have its own, deploy/)."))
 
     @model_validator(mode="after")
-    def _consistent(self) -> Settings:
+    def _consistent(self) -> EngineSettings:
         if self.task_time_limit >= self.visibility_timeout:
             raise ValueError("RECONCILERY_TASK_TIME_LIMIT must be below RECONCILERY_VISIBILITY_TIMEOUT")
         return self
@@ -81,13 +81,13 @@ class Settings(_Base):
         return tuple(m.strip() for m in self.domains.split(",") if m.strip())
 
 
-def load(environ: Mapping[str, str] | None = None) -> Settings:
+def load(environ: Mapping[str, str] | None = None) -> EngineSettings:
     """Settings from ``environ`` (default ``os.environ``). Raises :class:`config.SettingsError` (a
     ``ValueError``) naming a bad variable."""
-    return Settings.load(environ)
+    return EngineSettings.load(environ)
 
 
 #: This process's settings, read on first use (``current.override(None)`` or ``config.reset()`` forgets them).
-current = cached(Settings)
+current = cached(EngineSettings)
 
-__all__ = ["Settings", "SettingsError", "current", "load"]
+__all__ = ["EngineSettings", "SettingsError", "current", "load"]

@@ -618,7 +618,7 @@ def test_every_component_has_network_policies(overlay: str) -> None:
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_beat_has_probes_that_cannot_restart_a_healthy_standby(overlay: str) -> None:
-    from workers.settings import Settings
+    from workers.settings import EngineSettings
 
     dep = by_kind(render(f"overlays/{overlay}"), "Deployment")["reconcilery-beat"]
     (beat,) = _containers(dep)
@@ -627,8 +627,8 @@ def test_beat_has_probes_that_cannot_restart_a_healthy_standby(overlay: str) -> 
         assert beat[probe]["exec"]["command"] == ["reconcilery", "probe", "beat"]
     live = beat["livenessProbe"]
     # the lock of a dead active beat lapses and a standby takes it long before liveness gives up
-    assert live["periodSeconds"] * live["failureThreshold"] >= 4 * Settings().redbeat_lock_timeout
-    assert live["initialDelaySeconds"] >= Settings().redbeat_lock_timeout
+    assert live["periodSeconds"] * live["failureThreshold"] >= 4 * EngineSettings().redbeat_lock_timeout
+    assert live["initialDelaySeconds"] >= EngineSettings().redbeat_lock_timeout
 
 
 def test_sentinels_require_a_password_every_process_has() -> None:

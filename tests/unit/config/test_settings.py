@@ -292,10 +292,10 @@ def test_current_is_read_once_and_reset_reads_again(monkeypatch: pytest.MonkeyPa
 
 
 def test_constructing_settings_in_code_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workers.settings import Settings
+    from workers.settings import EngineSettings
 
     monkeypatch.setenv("RECONCILERY_LEASE_SECONDS", "-1")
-    assert Settings().lease_seconds == 10.0 and Settings(lease_seconds=3).lease_seconds == 3.0
+    assert EngineSettings().lease_seconds == 10.0 and EngineSettings(lease_seconds=3).lease_seconds == 3.0
 
 
 def test_validate_joins_the_problems_of_every_declared_class(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -80,14 +80,14 @@ def test_no_password_in_what_celery_and_flower_show(url: str) -> None:
     from celery import Celery
 
     from workers.app import configure
-    from workers.settings import Settings
+    from workers.settings import EngineSettings
 
     env = {**PW, "RECONCILERY_REDIS_SENTINEL_PASSWORD": "s3ntinel-pw"}
     app = Celery("censored")
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        configure(app, Settings(redis_url=url))
+        configure(app, EngineSettings(redis_url=url))
     from types import SimpleNamespace
 
     from celery.worker import control
