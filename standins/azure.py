@@ -64,6 +64,7 @@ from typing import Any
 from aiohttp import web
 
 from standins import azure_redis
+from standins.arm import ArmError, AsyncOp
 from standins.server import StandInServer
 
 log = logging.getLogger("standins.azure")
@@ -95,21 +96,6 @@ def _etag() -> str:
     return f'W/"{uuid.uuid4()}"'
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat()
-
-
-class ArmError(Exception):
-    """An ARM error answer."""
-
-    def __init__(self, status: int, code: str, message: str, retry_after: str | None = None) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.retry_after = retry_after
-
-
 @dataclass
 class Fault:
     """An injected error for the next ``times`` requests whose ``METHOD path`` matches ``pattern``."""
@@ -120,19 +106,6 @@ class Fault:
     message: str
     times: int
     retry_after: str | None
-
-
-@dataclass
-class AsyncOp:
-    """A long-running ARM operation on one resource (``kind`` ``put``/``delete``)."""
-
-    op_id: str
-    kind: str
-    key: str
-    done_at: float
-    error: tuple[str, str] | None = None
-    status: str = "InProgress"
-    started: str = field(default_factory=_now)
 
 
 @dataclass

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from standins.azure import AzureState
+from standins.arm import ArmError, ArmState
 
 __all__ = ["handle"]
 
@@ -36,8 +35,6 @@ _SKUS = {"basic": ("C", range(0, 7)), "standard": ("C", range(0, 7)), "premium":
 
 
 def _error(status: int, code: str, message: str) -> Exception:
-    from standins.azure import ArmError
-
     return ArmError(status, code, message)
 
 
@@ -45,7 +42,7 @@ def _not_found(rid: str, rg: str) -> Exception:
     return _error(404, "ResourceNotFound", f"The Resource '{rid}' under resource group '{rg}' was not found.")
 
 
-def handle(state: AzureState, method: str, sub: str, rg: str, rg_key: str, rest: list[str], body: Any, base: str,
+def handle(state: ArmState, method: str, sub: str, rg: str, rg_key: str, rest: list[str], body: Any, base: str,
            api_version: str) -> tuple[int, Any, dict[str, str]] | None:
     """The answer of a Redis or private endpoint request (``rest``: the path after the resource group),
     ``None`` for anything else. Raises the stand-in's ``ArmError``."""
@@ -196,7 +193,7 @@ def _patch_redis(found: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _build_endpoint(state: AzureState, rid: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+def _build_endpoint(state: ArmState, rid: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
     props = dict(body.get("properties") or {})
     subnet_id = str((props.get("subnet") or {}).get("id") or "")
     if subnet_id.lower() not in state.resources:
@@ -220,7 +217,7 @@ def _build_endpoint(state: AzureState, rid: str, name: str, body: dict[str, Any]
                            "customDnsConfigs": []}}
 
 
-def _build_zone_group(state: AzureState, rid: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+def _build_zone_group(state: ArmState, rid: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
     configs = []
     for config in (body.get("properties") or {}).get("privateDnsZoneConfigs") or []:
         zone = str(((config.get("properties") or {}).get("privateDnsZoneId")) or "")
