@@ -1,7 +1,6 @@
 """The GCP GcpSubnet flow's I/O (``pkg/kcp/provider/gcp/subnet``): the client of a turn
-(:class:`~tasks.cloud.gcp.gcpsubnet_client.SubnetClient`) and the reads of :func:`read` (the subnetwork,
-the service connection policy, the creation operation, in the original's order, each refusal kept for
-the plan); the decisions are the pure plans of :mod:`tasks.cloud.gcp.gcpsubnet_plan`, declared as the
+(:class:`~tasks.cloud.gcp.gcpsubnet_client.SubnetClient`) and the reads of :func:`read` (the creation
+operation, the subnetwork, the service connection policy, each refusal kept for the plan); the decisions are the pure plans of :mod:`tasks.cloud.gcp.gcpsubnet_plan`, declared as the
 kind's ``gcp`` provider (:data:`SIDE`).
 """
 
@@ -21,22 +20,24 @@ __all__ = ["SIDE", "read"]
 
 
 def read(clients: Mapping[str, Any], turn: Turn) -> Read:
-    """The subnetwork, the policy and (when ``status.subnetCreationOperationName`` names one) the creation
-    operation; the first refused read stops the reads and is recorded in :attr:`Read.failed`."""
+    """The creation operation (when ``status.subnetCreationOperationName`` names one), the subnetwork and
+    the policy; the first refused read stops the reads and is recorded in :attr:`Read.failed`. The
+    operation is read first (the original reads it last): a subnetwork read before an operation that then
+    reads ``DONE`` would be inserted a second time."""
     client: SubnetClient = clients[""]
     at = where(turn.scope)
-    subnet, err = attempt(GcpApiError, client.get_subnetwork, at.project, at.region, subnet_name(turn.name))
-    if err is not None:
-        return Read(failed=("subnet", err.failure))
-    policy, err = attempt(GcpApiError, client.get_connection_policy, at.policy)
-    if err is not None:
-        return Read(subnet, failed=("policy", err.failure))
     operation = None
     name = str((turn.obj.get("status") or {}).get("subnetCreationOperationName") or "")
     if name:
         operation, err = attempt(GcpApiError, client.get_region_operation, at.project, at.region, name)
         if err is not None:
-            return Read(subnet, policy, failed=("operation", err.failure))
+            return Read(failed=("operation", err.failure))
+    subnet, err = attempt(GcpApiError, client.get_subnetwork, at.project, at.region, subnet_name(turn.name))
+    if err is not None:
+        return Read(operation=operation, failed=("subnet", err.failure))
+    policy, err = attempt(GcpApiError, client.get_connection_policy, at.policy)
+    if err is not None:
+        return Read(subnet, operation=operation, failed=("policy", err.failure))
     return Read(subnet, policy, operation)
 
 
