@@ -1,7 +1,8 @@
 """The GCP GcpSubnet flow's I/O (``pkg/kcp/provider/gcp/subnet``): the client of a turn
 (:class:`~tasks.cloud.gcp.gcpsubnet_client.SubnetClient`) and the reads of :func:`read` (the creation
-operation, the subnetwork, the service connection policy, each refusal kept for the plan); the decisions are the pure plans of :mod:`tasks.cloud.gcp.gcpsubnet_plan`, declared as the
-kind's ``gcp`` provider (:data:`SIDE`).
+operation, the subnetwork, the service connection policy, each refusal kept for the plan); the decisions
+are the pure plans of :mod:`tasks.cloud.gcp.gcpsubnet_plan`, declared as the kind's ``gcp`` provider
+(:data:`SIDE`).
 """
 
 from __future__ import annotations

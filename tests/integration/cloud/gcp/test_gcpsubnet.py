@@ -28,6 +28,7 @@ SCOPE = {"metadata": {"name": "k1", "namespace": "kcp-system"},
          "spec": {"provider": "gcp", "region": REGION, "shootName": "c-91b7d03",
                   "scope": {"gcp": {"project": PROJECT, "vpcNetwork": VPC}}}}
 POLICY = f"projects/{PROJECT}/locations/{REGION}/serviceConnectionPolicies/cm-{VPC}-{REGION}-rc"
+SUBNETS = f"projects/{PROJECT}/regions/{REGION}/subnetworks"
 #: Timings scaled 1/500 (the 10 s waits after a delete are 20 ms, past the stand-in's 10 ms operations),
 #: the GCP retry wait 1 s -> 2 ms.
 SETTINGS = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "500", "GCP_RETRY_WAIT_DURATION": "1s"})
@@ -88,18 +89,17 @@ def test_create_two_then_delete_in_order(gcp: GcpStandIn, client: SubnetClient) 
     assert (policy["serviceClass"], policy["network"], policy["description"]) == (
         "gcp-memorystore-redis", f"projects/{PROJECT}/global/networks/{VPC}",
         "Managed by cloud-manager. Used for Redis Cluster.")
-    assert policy["pscConfig"]["subnetworks"] == [f"projects/{PROJECT}/regions/{REGION}/subnetworks/cm-s1"]
+    assert policy["pscConfig"]["subnetworks"] == [f"{SUBNETS}/cm-s1"]
 
     second = subnet("s2", "10.251.4.0/22")
     until(second, client)
     assert second["status"]["state"] == "Ready"
     assert gcp.connectivity.get(POLICY)["pscConfig"]["subnetworks"] == [
-        f"projects/{PROJECT}/regions/{REGION}/subnetworks/cm-s1", f"projects/{PROJECT}/regions/{REGION}/subnetworks/cm-s2"]
+        f"{SUBNETS}/cm-s1", f"{SUBNETS}/cm-s2"]
 
     first["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert until(first, client, deleting=True).remove_finalizer == names.FINALIZER
-    assert gcp.connectivity.get(POLICY)["pscConfig"]["subnetworks"] == [
-        f"projects/{PROJECT}/regions/{REGION}/subnetworks/cm-s2"]
+    assert gcp.connectivity.get(POLICY)["pscConfig"]["subnetworks"] == [f"{SUBNETS}/cm-s2"]
     assert list(gcp.state.subnetworks(PROJECT)) == [f"regions/{REGION}/subnetworks/cm-s2"]
     second["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert until(second, client, deleting=True).remove_finalizer == names.FINALIZER
