@@ -5,7 +5,7 @@ Network Connectivity service connection policies through ``google-api-python-cli
 
 Why not ``google-cloud-network-connectivity``: its ``CrossNetworkAutomationService`` client (2.18) has
 gRPC transports only, so it could not reach the stand-in on the one HTTP endpoint every other GCP client
-uses (``GCP_ENDPOINT_URL``); the discovery client sends the documented REST requests, as this layer's
+uses (``RECONCILERY_GCP_ENDPOINT_URL``); the discovery client sends the documented REST requests, as this layer's
 Service Networking and Resource Manager calls do.
 
 As :mod:`tasks.cloud.gcp.client`: plain data out (the APIs' camelCase JSON), every failure a
