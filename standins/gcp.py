@@ -1,5 +1,6 @@
-"""GCP stand-in: Compute global addresses and operations, Service Networking connections and operations,
-and Cloud Resource Manager ``projects.get``, on aiohttp, speaking the REST wire protocol the unmodified
+"""GCP stand-in: Compute global addresses, networks, regional subnetworks and their operations, Service
+Networking connections and operations, Network Connectivity service connection policies and Cloud
+Resource Manager ``projects.get``, on aiohttp, speaking the REST wire protocol the unmodified
 ``google-cloud-compute`` (transport ``rest``) and ``google-api-python-client`` clients use.
 
 Served paths (one port for all three APIs; their paths do not collide):
@@ -31,6 +32,18 @@ Served paths (one port for all three APIs; their paths do not collide):
   one, else ``INACTIVE`` (also when the peer network does not exist), as documented; a second add/remove
   while one of either network is running answers ``400`` ``There is a peering operation in progress on
   the local or peer network. Try again later.``, a duplicate name or peer network ``400 invalid``.
+- Compute v1 regional subnetworks: ``POST|GET /compute/v1/projects/{p}/regions/{r}/subnetworks`` (insert /
+  list), ``GET|DELETE .../subnetworks/{name}``, ``GET|DELETE /compute/v1/projects/{p}/regions/{r}/operations/{op}``
+  and ``POST .../operations/{op}/wait``. An insert answers a region ``compute#operation`` and the
+  subnetwork (``ipCidrRange``, ``gatewayAddress``, ``purpose``, ``privateIpGoogleAccess``, ``network`` and
+  ``region`` as full URLs) exists once it is ``DONE``; its network must exist (404) and its range must not
+  overlap another subnetwork's or a reserved (``VPC_PEERING``) address range of the network (400
+  ``invalid``); a name taken in the region is 409. A delete is refused (400
+  ``resourceInUseByAnotherResource``) while a service connection policy names the subnetwork; a network
+  with subnetworks cannot be deleted.
+- Network Connectivity v1 service connection policies (:mod:`standins.networkconnectivity`,
+  ``GcpStandIn.connectivity``): ``/v1/projects/{p}/locations/{l}/serviceConnectionPolicies[/{id}]`` and
+  their operations.
 - Cloud Resource Manager v1: ``GET /v1/projects/{projectId}`` (``projectNumber`` of a known project).
 - Cloud Resource Manager v3 tags: ``POST /v3/tagKeys`` (parent ``projects/{id or number}``; namespaced
   name ``{projectId}/{shortName}``), ``POST /v3/tagValues``, ``POST /v3/tagBindings`` (parent a network's
@@ -87,6 +100,8 @@ from aiohttp import web
 
 from standins import memorystore
 from standins.memorystore import MemorystoreState
+from standins.networkconnectivity import ConnectivityState
+from standins.networkconnectivity import Error as ConnectivityError
 from standins.server import StandInServer
 
 log = logging.getLogger("standins.gcp")
@@ -179,6 +194,8 @@ class Operation:
     error: tuple[str, str] | None = None  # (code, message) when it is to fail
     finished: bool = False
     peer: str = ""  # addPeering/removePeering: the peer network's "project/name"
+    region: str = ""  # a regional Compute operation's region ("": a global one)
+    resource: Any = None  # an insert's resource while it runs (a subnetwork's range is taken meanwhile)
 
 
 @dataclass
@@ -193,6 +210,10 @@ class GcpState:
     _compute_ops: dict[tuple[str, str], Operation] = field(default_factory=dict)
     _sn_ops: dict[str, Operation] = field(default_factory=dict)
     _networks: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _subnetworks: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    #: Who else refuses a subnetwork's deletion: ``(full name) -> the user's name or None`` (service
+    #: connection policies, :mod:`standins.networkconnectivity`).
+    subnetwork_users: list[Callable[[str], str | None]] = field(default_factory=list)
     _tag_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
     _tag_values: dict[str, dict[str, Any]] = field(default_factory=dict)
     _tag_bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -286,19 +307,23 @@ class GcpState:
                     op.body["response"] = result or {"@type": "type.googleapis.com/google.protobuf.Empty"}
 
     def _compute_op(self, project: str, kind: str, target: str, target_link: str, apply: Any,
-                    target_id: str = "") -> dict[str, Any]:
+                    target_id: str = "", region: str = "") -> dict[str, Any]:
+        """Start a Compute operation (global, or of ``region``: ``regions/{r}/operations``)."""
         op_id = str(next(self._ids))
         name = f"operation-{int(time.time() * 1000)}-{uuid.uuid4().hex[:13]}-{uuid.uuid4().hex[:8]}"
+        scope = f"regions/{region}" if region else "global"
         body: dict[str, Any] = {
             "kind": "compute#operation", "id": op_id, "name": name, "operationType": kind,
             "targetLink": target_link, "status": "RUNNING", "user": "cloud-manager@example.iam.gserviceaccount.com",
             "progress": 0, "insertTime": _now(), "startTime": _now(),
-            "selfLink": f"{COMPUTE_BASE}/projects/{project}/global/operations/{name}",
+            "selfLink": f"{COMPUTE_BASE}/projects/{project}/{scope}/operations/{name}",
         }
+        if region:
+            body["region"] = f"{COMPUTE_BASE}/projects/{project}/regions/{region}"
         if target_id:
             body["targetId"] = target_id
         op = Operation("compute", kind, target, body, time.monotonic() + self.op_delay, apply,
-                       self._take_failure("compute", kind, target))
+                       self._take_failure("compute", kind, target), region=region)
         self._compute_ops[(project, name)] = op
         self._advance()
         return copy.deepcopy(op.body)
@@ -431,8 +456,14 @@ class GcpState:
             out["nextPageToken"] = str(start + page_size)
         return out
 
-    def get_compute_op(self, project: str, name: str) -> dict[str, Any]:
-        return copy.deepcopy(_global(self._compute_ops, project, "operations", name).body)
+    def get_compute_op(self, project: str, name: str, region: str = "") -> dict[str, Any]:
+        """A global operation, or one of ``region``; 404 for one of elsewhere."""
+        op = self._compute_ops.get((project, name))
+        if op is None or op.region != region:
+            where = f"regions/{region}" if region else "global"
+            raise ApiError(404, f"The resource 'projects/{project}/{where}/operations/{name}' was not found",
+                           "notFound")
+        return copy.deepcopy(op.body)
 
     # -- service networking --------------------------------------------------------------------------
 
@@ -601,6 +632,9 @@ class GcpState:
             peerings.append(out)
         if peerings:
             view["peerings"] = peerings
+        subnetworks = sorted(sub["selfLink"] for sub in self._subnetworks.values() if sub["network"] == own_url)
+        if subnetworks:
+            view["subnetworks"] = subnetworks
         return view
 
     def _get_network(self, project: str, name: str) -> dict[str, Any]:
@@ -632,6 +666,11 @@ class GcpState:
         if found["_peerings"]:
             raise ApiError(400, f"The network resource 'projects/{project}/global/networks/{name}' is already being "
                                 f"used by peering '{found['_peerings'][0]['name']}'", "resourceInUseByAnotherResource")
+
+        subnetwork = next((sub for sub in self._subnetworks.values() if sub["network"] == found["selfLink"]), None)
+        if subnetwork is not None:
+            raise ApiError(400, f"The network resource 'projects/{project}/global/networks/{name}' is already being "
+                                f"used by '{_path_of(subnetwork['selfLink'])}'", "resourceInUseByAnotherResource")
 
         def apply() -> None:
             self._networks.pop((project, name), None)
@@ -710,6 +749,126 @@ class GcpState:
         op = self._compute_op(project, "removePeering", me, network["selfLink"], apply, network["id"])
         self._compute_ops[(project, op["name"])].peer = peer
         return op
+
+    # -- compute regional subnetworks ----------------------------------------------------------------
+
+    def subnetworks(self, project: str, region: str | None = None) -> dict[str, dict[str, Any]]:
+        """``regions/{r}/subnetworks/{name}`` -> subnetwork (a copy, as GET returns it) of ``project``."""
+        with self.lock:
+            self._advance()
+            return {f"regions/{r}/subnetworks/{n}": copy.deepcopy(sub)
+                    for (p, r, n), sub in sorted(self._subnetworks.items())
+                    if p == project and region in (None, r)}
+
+    def has_network(self, project: str, name: str) -> bool:
+        """Whether the network ``projects/{project}/global/networks/{name}`` exists."""
+        return (project, name) in self._networks
+
+    def has_subnetwork(self, project: str, region: str, name: str) -> bool:
+        """Whether the subnetwork ``projects/{project}/regions/{region}/subnetworks/{name}`` exists."""
+        return (project, region, name) in self._subnetworks
+
+    def _get_subnetwork(self, project: str, region: str, name: str) -> dict[str, Any]:
+        found = self._subnetworks.get((project, region, name))
+        if found is None:
+            raise ApiError(404, f"The resource 'projects/{project}/regions/{region}/subnetworks/{name}' was not "
+                                "found", "notFound")
+        return found
+
+    def _ranges_in(self, network_url: str) -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]]:
+        """The ranges in use on a network: its subnetworks' (also pending inserts) and its reserved
+        (``VPC_PEERING``) global addresses, each with what holds it, in Compute's words."""
+        used = [(ipaddress.ip_network(sub["ipCidrRange"]), f"existing subnetwork '{sub['name']}' in region "
+                                                            f"'{sub['region'].rsplit('/', 1)[-1]}'")
+                for sub in [*self._subnetworks.values(), *self._pending_subnetworks()]
+                if sub["network"] == network_url]
+        used += [(ipaddress.ip_network(f"{a['address']}/{a['prefixLength']}"), f"reserved range '{a['name']}'")
+                 for a in self._addresses.values() if a.get("network") == network_url and "prefixLength" in a]
+        return used
+
+    def _pending_subnetworks(self) -> list[dict[str, Any]]:
+        return [op.resource for op in self._compute_ops.values()
+                if op.kind == "insert" and not op.finished and op.resource is not None]
+
+    def insert_subnetwork(self, project: str, region: str, body: Any) -> dict[str, Any]:
+        """``subnetworks.insert``: the subnetwork exists once its region operation is ``DONE``. Checked as
+        Compute does: the name, an existing network (404), a valid CIDR not overlapping another range of
+        the network (400 ``invalid``), a unique name in the region (409)."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload received.", "parseError")
+        name = body.get("name")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
+                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        self.project_number(project)
+        target = f"regions/{region}/subnetworks/{name}"
+        if (project, region, name) in self._subnetworks or self._pending(project, "insert", target):
+            raise ApiError(409, f"The resource 'projects/{project}/{target}' already exists", "alreadyExists")
+        match = _NETWORK_RE.match(str(body.get("network") or ""))
+        if not match:
+            raise ApiError(400, f"Invalid value for field 'resource.network': '{body.get('network')}'.", "invalid")
+        network_url = _network_url(str(body["network"]), project)
+        _global(self._networks, match.group(1), "networks", match.group(2))
+        try:
+            cidr = ipaddress.ip_network(str(body.get("ipCidrRange") or ""), strict=True)
+        except ValueError:
+            raise ApiError(400, f"Invalid value for field 'resource.ipCidrRange': '{body.get('ipCidrRange')}'. "
+                                "Invalid IPv4 CIDR range.", "invalid") from None
+        if cidr.version != 4 or not 8 <= cidr.prefixlen <= 29:
+            raise ApiError(400, f"Invalid value for field 'resource.ipCidrRange': '{cidr}'. The prefix length "
+                                "must be between 8 and 29.", "invalid")
+        for used, holder in self._ranges_in(network_url):
+            if cidr.overlaps(used):
+                raise ApiError(400, f"Invalid IPCidrRange: {cidr} conflicts with {holder}.", "invalid")
+        purpose = str(body.get("purpose") or "PRIVATE")
+        resource: dict[str, Any] = {
+            "kind": "compute#subnetwork", "id": str(next(self._ids)), "creationTimestamp": _now(), "name": name,
+            "network": network_url, "ipCidrRange": str(cidr), "gatewayAddress": str(cidr.network_address + 1),
+            "region": f"{COMPUTE_BASE}/projects/{project}/regions/{region}",
+            "selfLink": f"{COMPUTE_BASE}/projects/{project}/{target}",
+            "privateIpGoogleAccess": bool(body.get("privateIpGoogleAccess", False)), "purpose": purpose,
+            "stackType": "IPV4_ONLY", "privateIpv6GoogleAccess": "DISABLE_GOOGLE_ACCESS",
+            "fingerprint": "Z1234gLxMMQ=",
+        }
+        if body.get("description"):
+            resource["description"] = str(body["description"])
+
+        def apply() -> None:
+            self._subnetworks[(project, region, name)] = resource
+
+        op = self._compute_op(project, "insert", target, resource["selfLink"], apply, resource["id"], region)
+        self._compute_ops[(project, op["name"])].resource = resource
+        return op
+
+    def get_subnetwork(self, project: str, region: str, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self._get_subnetwork(project, region, name))
+
+    def list_subnetworks(self, project: str, region: str) -> dict[str, Any]:
+        items = list(self.subnetworks(project, region).values())
+        where = f"projects/{project}/regions/{region}/subnetworks"
+        out: dict[str, Any] = {"kind": "compute#subnetworkList", "id": where, "selfLink": f"{COMPUTE_BASE}/{where}"}
+        if items:
+            out["items"] = items
+        return out
+
+    def delete_subnetwork(self, project: str, region: str, name: str) -> dict[str, Any]:
+        """``subnetworks.delete``: gone once its operation is ``DONE``; refused (400) while a service
+        connection policy names it or a delete of it runs."""
+        found = self._get_subnetwork(project, region, name)
+        target = f"regions/{region}/subnetworks/{name}"
+        full = f"projects/{project}/{target}"
+        for user in self.subnetwork_users:
+            holder = user(full)
+            if holder:
+                raise ApiError(400, f"The subnetwork resource '{full}' is already being used by '{holder}'",
+                               "resourceInUseByAnotherResource")
+        if self._pending(project, "delete", target):
+            raise ApiError(400, f"The resource '{full}' is not ready", "resourceNotReady")
+
+        def apply() -> None:
+            self._subnetworks.pop((project, region, name), None)
+
+        return self._compute_op(project, "delete", target, found["selfLink"], apply, found["id"], region)
 
     # -- Resource Manager v3 tags --------------------------------------------------------------------
 
@@ -855,6 +1014,11 @@ def _network_url(network: str, project: str) -> str:
     return f"{COMPUTE_BASE}/projects/{match.group(1)}/global/networks/{match.group(2)}"
 
 
+def _path_of(self_link: str) -> str:
+    """A Compute selfLink as a resource path (``projects/...``)."""
+    return self_link.removeprefix(f"{COMPUTE_BASE}/")
+
+
 _FILTER_RE = re.compile(r'\(?\s*([A-Za-z_.]+)\s*(=|!=|\beq\b|\bne\b)\s*("(?:[^"\\]|\\.)*"|[^\s()]+)\s*\)?')
 
 
@@ -906,6 +1070,9 @@ class GcpStandIn(StandInServer):
         self.state = state or GcpState(op_delay=op_delay)
         #: Filestore, on the same lock and operation delay.
         self.filestore = FilestoreState(self.state)
+        #: Network Connectivity's service connection policies, naming this state's networks and subnetworks.
+        self.connectivity = ConnectivityState(self.state, self.state._take_failure)
+        self.state.subnetwork_users.append(self.connectivity.using)
         for project in projects:
             self.state.project_number(project)
 
@@ -942,6 +1109,32 @@ class GcpStandIn(StandInServer):
             return web.json_response(body_out, status=err.status, headers=headers)
         return web.json_response(payload, status=status)
 
+    def _regional(self, method: str, path: str, project: str, region: str, collection: str, rest: list[str],
+                  body: Any) -> tuple[int, Any, float]:
+        """``/compute/v1/projects/{p}/regions/{r}/(subnetworks|operations)[/{name}[/wait]]``."""
+        s = self.state
+        if collection == "subnetworks":
+            if not rest and method == "POST":
+                return 200, s.insert_subnetwork(project, region, body), 0.0
+            if not rest and method == "GET":
+                return 200, s.list_subnetworks(project, region), 0.0
+            if len(rest) == 1 and method == "GET":
+                return 200, s.get_subnetwork(project, region, rest[0]), 0.0
+            if len(rest) == 1 and method == "DELETE":
+                return 200, s.delete_subnetwork(project, region, rest[0]), 0.0
+        elif collection == "operations" and rest:
+            if len(rest) == 1 and method == "GET":
+                return 200, s.get_compute_op(project, rest[0], region), 0.0
+            if len(rest) == 1 and method == "DELETE":
+                s.get_compute_op(project, rest[0], region)
+                s._compute_ops.pop((project, rest[0]), None)
+                return 204, None, 0.0
+            if len(rest) == 2 and rest[1] == "wait" and method == "POST":
+                s.get_compute_op(project, rest[0], region)
+                op = s._compute_ops[(project, rest[0])]
+                return 200, s.get_compute_op(project, rest[0], region), (0.0 if op.finished else op.done_at)
+        raise ApiError(404, f"The requested URL {path} was not found on this server.", "notFound")
+
     def _inject(self, method: str, path: str) -> None:
         for fault in self.state.faults:
             if fault.pattern.match(f"{method} {path}"):
@@ -954,6 +1147,11 @@ class GcpStandIn(StandInServer):
         s = self.state
         parts = [p for p in path.split("/") if p]
         s.memorystore.op_delay = s.op_delay
+        if self.connectivity.owns(parts):  # networkconnectivity.googleapis.com: its own paths and operations
+            try:
+                return (*self.connectivity.route(method, parts, query, body), 0.0)
+            except ConnectivityError as err:
+                raise ApiError(err.status, err.message, err.reason) from None
         if self.filestore.owns(method, parts, body):  # same paths as Memorystore's, another API host
             return self.filestore.route(method, parts[1:], query, body)
         try:
@@ -962,6 +1160,8 @@ class GcpStandIn(StandInServer):
             raise ApiError(err.status, err.message, err.reason) from None
         if redis is not None:
             return redis[0], redis[1], 0.0
+        if len(parts) >= 7 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "regions":
+            return self._regional(method, path, parts[3], parts[5], parts[6], parts[7:], body)
         if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
             project, collection, rest = parts[3], parts[5], parts[6:]
             # insert, list, get and delete of each global collection

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tasks.cloud.gcp.client import GcpClient
+from tasks.cloud.gcp.gcpsubnet_client import SubnetClient
 from tasks.cloud.gcp.nfsinstance_client import FilestoreClient
 from tasks.cloud.gcp.redisinstance_client import MemorystoreClient
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["compute", "filestore", "memorystore"]
+__all__ = ["compute", "filestore", "memorystore", "subnets"]
 
 C = TypeVar("C")
 _lock = threading.Lock()
@@ -46,3 +47,8 @@ def memorystore(settings: CloudSettings) -> MemorystoreClient:
 def filestore(settings: CloudSettings) -> FilestoreClient:
     """Filestore (NfsInstance)."""
     return _cached("filestore", FilestoreClient, settings)
+
+
+def subnets(settings: CloudSettings) -> SubnetClient:
+    """Compute regional subnetworks and Network Connectivity service connection policies (GcpSubnet)."""
+    return _cached("gcp-subnets", SubnetClient, settings)

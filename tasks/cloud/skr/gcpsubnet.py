@@ -1,0 +1,38 @@
+"""The SKR GcpSubnet reads: what :func:`~.gcpsubnet_plan.plan` decides over, once per connect per object
+(``pkg/skr/gcpsubnet``'s ``loadKcpGcpSubnet`` and ``preventDeleteOnGcpRedisClusterUsage``).
+
+The KCP GcpSubnet named by the object's id (never for an id that is not a UUID) and, while it is being
+deleted, the SKR's GcpRedisClusters (none while that kind is not served). The plan's writes (id label,
+finalizer, KCP mirror, status) are carried out by the connect's executor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube import Resource
+from kube.errors import ResourceMissing
+from kube.toolkit import deleting
+from tasks.cloud import names
+from tasks.cloud.ownership import invalid_id
+from tasks.cloud.skr.context import SkrContext
+from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER, Seen, identity, using
+
+__all__ = ["read"]
+
+
+def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
+    """What the plan needs. Raises ``kube.ApiError``."""
+    ident = identity(obj)
+    kcp_obj = None
+    if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
+        kcp_obj = ctx.kcp.get(names.GCP_SUBNET, ident, ctx.kcp_namespace)
+    used: list[str] = []
+    if deleting(obj):
+        try:
+            clusters = ctx.objects(SKR_GCP_REDIS_CLUSTER)
+        except ResourceMissing:
+            clusters = []
+        name = str(obj["metadata"]["name"])
+        used = [f"{c['metadata'].get('namespace', '')}/{c['metadata']['name']}" for c in clusters if using(c) == name]
+    return Seen(obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace, kcp=kcp_obj, used_by=used)
