@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import signal
-import ssl
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,19 +88,14 @@ def listener(
 ) -> None:
     """Run the runtime-watcher listener: SKR events connect their SKR sooner (rate-limited per SKR)."""
     from tasks.cloud import settings
-    from tasks.cloud.notify import Listener, ListenerTLS, notify_connect
+    from tasks.cloud.skr.listener import Listener, ListenerTLS, notify_connect
+    from webhooks.certificates import CertificateError
+    from webhooks.serving import run
     from workers.controller import import_installed
     from workers.logs import configure_logging
 
     configure_logging("INFO")
     import_installed(("tasks.cloud.controller",))  # the sweep and connect controllers
-    stop = threading.Event()
-
-    def _stop(*_: Any) -> None:
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _stop)
     s = settings.current()
     tls: ListenerTLS | None = None
     if s.listener_cert_file or s.listener_key_file or s.listener_client_ca_file:
@@ -113,18 +105,17 @@ def listener(
             typer.echo(f"error: mTLS of the skr-listener needs {', '.join(missing)}", err=True)
             raise typer.Exit(2)
         tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
-    try:
-        server = Listener(notify_connect, host, port, tls=tls, max_connections=s.listener_max_connections,
-                          timeout=s.listener_request_timeout).start()
-    except (ssl.SSLError, OSError) as exc:
-        typer.echo(f"error: skr-listener cannot start: {exc}", err=True)
-        raise typer.Exit(2) from None
     if tls is None:
         typer.echo("warning: no RECONCILERY_CLOUD_LISTENER_CERT_FILE: probes only, every event is answered 401",
                    err=True)
+    server = Listener(notify_connect, host, port, tls=tls, max_connections=s.listener_max_connections,
+                      timeout=s.listener_request_timeout)
     typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event")
-    stop.wait()
-    server.stop()
+    try:
+        run(server, stopping="skr-listener stopping")
+    except (CertificateError, OSError) as exc:
+        typer.echo(f"error: skr-listener cannot start: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def render_nfs(

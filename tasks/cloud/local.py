@@ -49,8 +49,8 @@ import yaml
 import config
 from kube import Kube, Resource, resources
 from tasks.cloud import install, names
-from tasks.cloud.notify import ListenerTLS
 from tasks.cloud.skr import nfsvolume_plan
+from tasks.cloud.skr.listener import ListenerTLS
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
 

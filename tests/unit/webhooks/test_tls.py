@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import Callable
@@ -48,24 +47,19 @@ class Served:
         self.reloader = reloader
         self.name = "test"
         self.port = 0
-        self._stop = asyncio.Event()
         self._runner: Any = None
-        self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         from aiohttp import web
 
         self.reloader.load()
         self._runner, self.port = await server.listen(web.Application(), "127.0.0.1", 0, self.reloader.context)
-        self._task = asyncio.create_task(self.reloader.run(self._stop))
+        self.reloader.start()
 
     async def stop(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            await self._task
+        await self.reloader.stop()
         if self._runner is not None:
             await self._runner.cleanup()
-        self.reloader.close()
 
 
 def test_reload_from_files_serves_the_new_pair(ca: KeyPair, tmp_path: Path) -> None:
