@@ -139,11 +139,13 @@ class BoundedServer:
         bounds: :class:`Bounds`.
         on_refused: called with the reason of each connection refused before its protocol ran: ``busy``
             (closed at once), ``tls`` (handshake failed), ``timeout`` (nothing arrived in time) (metrics).
+        name: what the listener is (a :class:`webhooks.Listener`'s name).
     """
 
     def __init__(self, serve: ProtocolFactory, busy: ProtocolFactory, host: str, port: int, *,
                  ssl_context: ssl.SSLContext | None = None, bounds: Bounds | None = None,
-                 on_refused: Callable[[str], None] | None = None) -> None:
+                 on_refused: Callable[[str], None] | None = None, name: str = "bounded") -> None:
+        self.name = name
         self.serve, self.busy = serve, busy
         self.host, self.port = host, port
         self.ssl_context = ssl_context

@@ -189,7 +189,8 @@ class Listener:
         bounds = Bounds(max_connections, timeout, OVERFLOW_CONNECTIONS, OVERFLOW_SECONDS, plain=True)
         self.server = BoundedServer(streams(self._serve), streams(self._busy), host, port,
                                     ssl_context=self.certificates.context if self.certificates else None,
-                                    bounds=bounds, on_refused=lambda reason: REFUSED.labels(reason).inc())
+                                    bounds=bounds, on_refused=lambda reason: REFUSED.labels(reason).inc(),
+                                    name=self.name)
 
     @property
     def url(self) -> str:
