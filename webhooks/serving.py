@@ -198,9 +198,10 @@ class RunningWebhook(ThreadedListener):
 
 
 def run(main: Listener, others: Callable[[], list[Listener]] = list, *, logger: logging.Logger | None = None,
-        stopping: str = "stopping") -> None:
+        stopping: str = "stopping", started: Callable[[], None] | None = None) -> None:
     """Run ``main`` and the listeners ``others()`` builds until SIGTERM or SIGINT (blocking; must run in
-    the main thread), then stop them in reverse order and log ``stopping`` to ``logger``.
+    the main thread), then stop them in reverse order and log ``stopping`` to ``logger``. ``started`` is
+    called once all listen.
 
     Raises what ``main.start()`` raises (its key pair cannot be loaded, its port cannot be bound); one of
     ``others`` that cannot bind its port is logged and skipped (:func:`webhooks.listeners.start_all`).
@@ -210,14 +211,16 @@ def run(main: Listener, others: Callable[[], list[Listener]] = list, *, logger: 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, done.set)
-        started = others()
+        running = others()
         try:
             await main.start()
-            started = await start_all(started)
+            running = await start_all(running)
+            if started is not None:
+                started()
             await done.wait()
             (logger or log).info(stopping)
         finally:
-            for listener in reversed(started):
+            for listener in reversed(running):
                 await listener.stop()
             await main.stop()
 

@@ -110,9 +110,9 @@ def listener(
                    err=True)
     server = Listener(notify_connect, host, port, tls=tls, max_connections=s.listener_max_connections,
                       timeout=s.listener_request_timeout)
-    typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event")
     try:
-        run(server, stopping="skr-listener stopping")
+        run(server, stopping="skr-listener stopping",
+            started=lambda: typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event"))
     except (CertificateError, OSError) as exc:
         typer.echo(f"error: skr-listener cannot start: {exc}", err=True)
         raise typer.Exit(2) from None
