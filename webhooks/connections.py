@@ -5,17 +5,17 @@ that many untrusted clients call (the SKR listener: the runtime watchers of ever
 :class:`BoundedServer` instead, which bounds them by :class:`Bounds`:
 
 - at most ``max_connections`` connections are served at once; ``overflow`` more are served by the
-  busy protocol (an answer such as 503) within ``overflow_seconds``; the rest are closed at once;
+  busy handler (an answer such as 503) within ``overflow_seconds``; the rest are closed at once;
 - each connection gets ``timeout`` seconds from accept in all: the TLS handshake, the request and its
-  body (the protocol reads them by :attr:`Connection.deadline`); ``answer_seconds`` past it the
+  body (the handler reads them by :attr:`Connection.deadline`); ``answer_seconds`` past it the
   connection is aborted, whatever it is doing;
 - with a TLS context and ``plain``, a connection that does not open with a TLS handshake record is
-  served plain HTTP on the same port (kubelet's probes carry no client certificate): the protocol
+  served plain HTTP on the same port (kubelet's probes carry no client certificate): the handler
   tells them apart by :attr:`Connection.tls` and :func:`peer_certificate`.
 
 The TLS context is typically :attr:`webhooks.tls.CertificateReloader.context` (client certificates
-verified with :func:`webhooks.tls.server_context`'s ``client_ca``). :func:`streams` serves a connection
-with an ``async`` handler over asyncio streams (:mod:`webhooks.exchange` reads one HTTP request from them).
+verified with :func:`webhooks.tls.server_context`'s ``client_ca``). A connection is served by an ``async``
+handler over asyncio streams (:mod:`webhooks.exchange` reads one HTTP request from them).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Bounds:
     Attributes:
         max_connections: connections served at once.
         timeout: seconds a connection gets from accept: TLS handshake, request and body.
-        overflow: connections past ``max_connections`` still answered by the busy protocol.
+        overflow: connections past ``max_connections`` still answered by the busy handler.
         overflow_seconds: seconds such a connection gets in all.
         answer_seconds: seconds past the deadline for writing the answer; then the connection is aborted.
         plain: with a TLS context, serve a connection that does not start a TLS handshake as plain HTTP.
@@ -69,94 +69,49 @@ class Connection:
     deadline: float
 
 
-#: Builds the protocol that serves one connection (called once it is known whether it speaks TLS).
-ProtocolFactory = Callable[[Connection], asyncio.BaseProtocol]
-#: An ``async`` handler of one connection over streams (:func:`streams`).
+#: An ``async`` handler of one connection over streams; the connection is closed when it returns.
 StreamHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, Connection], Awaitable[None]]
 
 
-def streams(handle: StreamHandler, limit: int = 64 * 1024) -> ProtocolFactory:
-    """A protocol factory that serves each connection with ``handle(reader, writer, connection)`` and
-    closes it when ``handle`` returns. ``limit``: the reader's buffer and line limit in bytes."""
-    def factory(connection: Connection) -> asyncio.BaseProtocol:
-        async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                await handle(reader, writer, connection)
-            except Exception:  # a connection never takes the listener down
-                log.exception("connection handler failed peer=%s", connection.peer)
-            finally:
-                writer.close()
-
-        return asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=limit), connected)
-
-    return factory
-
-
-def peer_certificate(transport: asyncio.BaseTransport | asyncio.StreamWriter) -> x509.Certificate | None:
+def peer_certificate(writer: asyncio.StreamWriter) -> x509.Certificate | None:
     """The client certificate the peer presented and the context verified (``None``: plain, or none)."""
-    obj = transport.get_extra_info("ssl_object")
+    obj = writer.get_extra_info("ssl_object")
     der = obj.getpeercert(binary_form=True) if obj is not None else None
     return x509.load_der_x509_certificate(der) if der else None
 
 
-class _Tracked(asyncio.Protocol):
-    """Hands every event to ``inner`` and calls ``lost`` once the connection is gone."""
-
-    def __init__(self, inner: Any, lost: Callable[[], None]) -> None:
-        self.inner, self.lost = inner, lost
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.inner.connection_made(transport)
-
-    def data_received(self, data: bytes) -> None:
-        self.inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return bool(self.inner.eof_received())
-
-    def pause_writing(self) -> None:
-        self.inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self.inner.resume_writing()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        try:
-            self.inner.connection_lost(exc)
-        finally:
-            self.lost()
-
-
 class BoundedServer:
-    """Serves connections on ``host:port`` with ``serve`` (``busy`` for overflow connections), bounded.
+    """Serves connections on ``host:port`` with ``handle`` (``busy`` for overflow connections), bounded.
 
     Args:
-        serve: the protocol of a served connection.
-        busy: the protocol of an overflow connection (e.g. one that answers 503).
+        handle: the handler of a served connection.
+        busy: the handler of an overflow connection (e.g. one that answers 503).
         host, port: listen address; ``port=0`` picks a free one (see :attr:`port` once started).
         ssl_context: TLS for every connection (with ``bounds.plain``: for those that start a handshake);
             ``None``: plain only.
         bounds: :class:`Bounds`.
-        on_refused: called with the reason of each connection refused before its protocol ran: ``busy``
+        on_refused: called with the reason of each connection refused before its handler ran: ``busy``
             (closed at once), ``tls`` (handshake failed), ``timeout`` (nothing arrived in time) (metrics).
         name: what the listener is (a :class:`webhooks.Listener`'s name).
+        limit: the stream reader's buffer and line limit in bytes.
     """
 
-    def __init__(self, serve: ProtocolFactory, busy: ProtocolFactory, host: str, port: int, *,
+    def __init__(self, handle: StreamHandler, busy: StreamHandler, host: str, port: int, *,
                  ssl_context: ssl.SSLContext | None = None, bounds: Bounds | None = None,
-                 on_refused: Callable[[str], None] | None = None, name: str = "bounded") -> None:
+                 on_refused: Callable[[str], None] | None = None, name: str = "bounded",
+                 limit: int = 64 * 1024) -> None:
         self.name = name
-        self.serve, self.busy = serve, busy
+        self.handle, self.busy = handle, busy
         self.host, self.port = host, port
         self.ssl_context = ssl_context
         self.bounds = bounds or Bounds()
         self.on_refused = on_refused
+        self.limit = limit
         self.served = 0  # connections holding a slot
         self.overflowing = 0  # overflow connections
         self._sock: socket.socket | None = None
         self._accepting: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._transports: set[asyncio.Transport] = set()
+        self._open: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         """Bind and accept. Raises ``OSError`` when the port cannot be bound."""
@@ -166,7 +121,7 @@ class BoundedServer:
         self._accepting = asyncio.create_task(self._accept(sock))
 
     async def stop(self) -> None:
-        """Stop accepting and close every connection (idempotent)."""
+        """Stop accepting and abort every open connection (idempotent)."""
         if self._accepting is not None:
             self._accepting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -175,11 +130,8 @@ class BoundedServer:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-        for task in list(self._tasks):
-            task.cancel()
-        for transport in list(self._transports):
-            transport.abort()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for writer in list(self._open):
+            writer.transport.abort()
 
     def _refused(self, reason: str) -> None:
         if self.on_refused is not None:
@@ -187,79 +139,85 @@ class BoundedServer:
 
     async def _accept(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                client, address = await loop.sock_accept(sock)
-            except OSError as exc:  # out of file descriptors: let connections end first
-                log.warning("accept failed error=%s", exc)
-                await asyncio.sleep(0.1)
-                continue
-            if self.served < self.bounds.max_connections:
-                self.served += 1
-                busy = False
-            elif self.overflowing < self.bounds.overflow:
-                self.overflowing += 1
-                busy = True
-            else:
-                self._refused("busy")
-                client.close()
-                continue
-            task = asyncio.create_task(self._connection(client, str(address[0]), busy))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                try:
+                    client, address = await loop.sock_accept(sock)
+                except OSError as exc:  # out of file descriptors: let connections end first
+                    log.warning("accept failed error=%s", exc)
+                    await asyncio.sleep(0.1)
+                    continue
+                busy = self.served >= self.bounds.max_connections
+                if busy and self.overflowing >= self.bounds.overflow:
+                    self._refused("busy")
+                    client.close()
+                    continue
+                if busy:
+                    self.overflowing += 1
+                else:
+                    self.served += 1
+                task = asyncio.create_task(self._connect(client, str(address[0]), busy))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        finally:  # connections still in their handshake end with the listener
+            for task in tasks:
+                task.cancel()
 
-    async def _connection(self, sock: socket.socket, peer: str, busy: bool) -> None:
-        """Serve one connection; holds its slot until the connection is gone. Never raises."""
+    def _release(self, busy: bool) -> None:
+        if busy:
+            self.overflowing -= 1
+        else:
+            self.served -= 1
+
+    async def _connect(self, sock: socket.socket, peer: str, busy: bool) -> None:
+        """Sniff and handshake one connection, then hand it to its handler, which holds the slot."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self.bounds.overflow_seconds if busy else self.bounds.timeout)
-        released = False
-        transport: asyncio.Transport | None = None
-        abort: asyncio.TimerHandle | None = None
-
-        def release() -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            if busy:
-                self.overflowing -= 1
-            else:
-                self.served -= 1
-            if abort is not None:
-                abort.cancel()
-            if transport is not None:
-                self._transports.discard(transport)
-
         try:
             tls = self.ssl_context is not None
             if tls and self.bounds.plain:
                 first = await _peek(sock, deadline)
                 if not first:
-                    sock.close()
-                    release()
-                    return
+                    raise ConnectionResetError("closed before a request")
                 tls = first[0] == HANDSHAKE_RECORD
             connection = Connection(peer, tls, busy, deadline)
-            protocol = _Tracked((self.busy if busy else self.serve)(connection), release)
+
+            def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
+                return self._serve(reader, writer, connection)
+
+            protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=self.limit), connected)
             options: dict[str, Any] = {}
             if tls:
                 options = {"ssl": self.ssl_context, "ssl_handshake_timeout": max(0.01, deadline - loop.time())}
-            transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock, **options)
-            if not released:
-                self._transports.add(transport)
-                abort = loop.call_at(deadline + self.bounds.answer_seconds, transport.abort)
+            await loop.connect_accepted_socket(lambda: protocol, sock, **options)
+            return  # the handler releases the slot
         except asyncio.CancelledError:
-            sock.close()
-            release()
+            pass
         except TimeoutError:
             self._refused("timeout")
-            sock.close()
-            release()
+        except ConnectionResetError:
+            pass
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError; so is a handshake past the deadline
             self._refused("tls")
             log.info("TLS handshake refused peer=%s error=%s", peer, exc)
-            sock.close()
-            release()
+        sock.close()
+        self._release(busy)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection) -> None:
+        # past the deadline and the answer's grace the connection is aborted, whatever the handler does
+        abort = asyncio.get_running_loop().call_at(conn.deadline + self.bounds.answer_seconds,
+                                                   writer.transport.abort)
+        self._open.add(writer)
+        try:
+            await (self.busy if conn.busy else self.handle)(reader, writer, conn)
+        except Exception:  # a connection never takes the listener down
+            log.exception("connection handler failed peer=%s", conn.peer)
+        finally:
+            abort.cancel()
+            self._open.discard(writer)
+            writer.close()
+            self._release(conn.busy)
 
     def url(self, path: str = "") -> str:
         """``scheme://host:port<path>`` (``https`` with a TLS context; a wildcard host becomes loopback)."""

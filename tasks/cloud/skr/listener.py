@@ -40,7 +40,7 @@ from cryptography.x509.oid import NameOID
 
 from kube.toolkit.metrics import counter
 from tasks.cloud import settings, sweep
-from webhooks.connections import BoundedServer, Bounds, Connection, peer_certificate, streams
+from webhooks.connections import BoundedServer, Bounds, Connection, peer_certificate
 from webhooks.exchange import Answer, Refused, content_length, read_body, read_head, respond
 from webhooks.tls import CertificateReloader
 from workers.workqueue import current as workqueue
@@ -187,7 +187,7 @@ class Listener:
         self.tls = tls
         self.certificates = tls.reloader() if tls is not None else None
         bounds = Bounds(max_connections, timeout, OVERFLOW_CONNECTIONS, OVERFLOW_SECONDS, plain=True)
-        self.server = BoundedServer(streams(self._serve), streams(self._busy), host, port,
+        self.server = BoundedServer(self._serve, self._busy, host, port,
                                     ssl_context=self.certificates.context if self.certificates else None,
                                     bounds=bounds, on_refused=lambda reason: REFUSED.labels(reason).inc(),
                                     name=self.name)

@@ -9,7 +9,7 @@ import contextlib
 import socket
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import pytest
 from tests.unit.webhooks.conftest import serving
 from webhooks import ThreadedListener
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert
-from webhooks.connections import BoundedServer, Bounds, Connection, StreamHandler, peer_certificate, streams
+from webhooks.connections import BoundedServer, Bounds, Connection, StreamHandler, peer_certificate
 from webhooks.exchange import Answer, Refused, read_head, respond
 from webhooks.tls import CertificateReloader
 
@@ -54,7 +54,7 @@ class Served:
     def __init__(self, reloader: CertificateReloader | None, bounds: Bounds, handler: StreamHandler = _whoami) -> None:
         self.reloader = reloader
         self.refused: list[str] = []
-        self.server = BoundedServer(streams(handler), streams(_busy), "127.0.0.1", 0,
+        self.server = BoundedServer(handler, _busy, "127.0.0.1", 0,
                                     ssl_context=reloader.context if reloader else None, bounds=bounds,
                                     on_refused=self.refused.append)
 
@@ -120,6 +120,13 @@ def _ask(port: int, ctx: ssl.SSLContext | None = None, request: bytes = b"GET / 
     return answer
 
 
+def _wait(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
 def _refused(port: int, ctx: ssl.SSLContext) -> bool:
     """Whether the server ends the TLS connection without an answer (the handshake failed)."""
     try:
@@ -135,7 +142,7 @@ def test_tls_and_plain_http_on_one_port_with_verified_client_certificates(
     assert _ask(port, pki.client("")).endswith(b"tls=True -\n")  # no certificate: served, no identity
     assert _ask(port, pki.client("kyma-1")).endswith(b"tls=True CN=kyma-1\n")
     assert _refused(port, pki.client("forged", ca=generate_ca("client-ca")))  # same name, another key
-    assert mtls[1].refused == ["tls"]
+    _wait(lambda: mtls[1].refused == ["tls"])  # recorded once the server's side of the handshake ended
     answer = _ask(port, request=b"nonsense\r\n\r\n")
     assert answer.startswith(b"HTTP/1.0 400 Bad Request\r\n") and b"Connection: close" in answer
 
@@ -166,10 +173,7 @@ def test_connections_past_the_slots_are_answered_busy_then_closed() -> None:
         assert served.refused == ["busy"]
         overflow.close()
         holder.close()  # the handlers see the end: both slots are free again
-        deadline = time.monotonic() + 5
-        while served.server.served or served.server.overflowing:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        _wait(lambda: not served.server.served and not served.server.overflowing)
     finally:
         running.stop()
 
@@ -185,6 +189,6 @@ def test_a_connection_is_cut_at_its_deadline(pki: Pki) -> None:
         silent = socket.create_connection(("127.0.0.1", port), timeout=5)  # sends nothing at all
         assert silent.recv(1) == b""
         silent.close()
-        assert served.refused == ["timeout"]
+        _wait(lambda: served.refused == ["timeout"])
     finally:
         running.stop()
