@@ -107,3 +107,8 @@ def test_reload_from_a_polled_source(ca: KeyPair) -> None:
         assert handshake(served.port, client(ca))[1] == second.certificate.serial_number
     finally:
         listener.stop()
+
+
+def test_a_key_pair_never_shows_its_key(ca: KeyPair) -> None:
+    pair = serving(ca)
+    assert pair.key_pem.decode() not in repr(pair) and "PRIVATE KEY" not in repr(pair)
