@@ -1,12 +1,15 @@
-"""The webhook layer: what every webhook of the house shares, and the registry of extra listeners.
+"""The house's one TLS listener stack: what every webhook and listener shares, and the registry of extra listeners.
 
-Modules: :mod:`webhooks.tls` (the TLS 1.3 server context and the hot reloader of its key pair),
+Modules: :mod:`webhooks.tls` (TLS 1.3 server contexts, client-certificate verification, and the one
+certificate reloader: of the webhooks, the SKR listener and the NGINX edge's client certificates),
 :mod:`webhooks.certificates` (the key-pair type, generation, kubelet-style certificate dirs),
 :mod:`webhooks.review` (the AdmissionReview / ConversionReview skeleton, pure), :mod:`webhooks.server`
-(that skeleton over aiohttp, listeners), :mod:`webhooks.serving` (a webhook process's shell: the HTTPS
-review listener over a certificate directory, health and metrics listeners, ``serve`` with signals),
-:mod:`webhooks.clients` (the kube client factory). The domains keep only their decisions, metrics and
-routes.
+(that skeleton over aiohttp, listeners), :mod:`webhooks.connections` (a listener that bounds its
+connections: slots, deadlines, TLS and plain HTTP on one port), :mod:`webhooks.exchange` (one small HTTP
+request per connection over streams), :mod:`webhooks.serving` (a webhook process's shell: the HTTPS
+review listener over a certificate directory, health and metrics listeners, ``serve`` and ``run`` with
+signals), :mod:`webhooks.clients` (the kube client factory). The domains keep only their decisions,
+metrics and routes.
 
 Listeners that the ``reconcilery webhook`` process runs besides the Snatch admission webhook:
 

@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ class KeyPair:
     """PEM bytes of a certificate (chain: the first certificate is the leaf) and its private key."""
 
     cert_pem: bytes
-    key_pem: bytes
+    key_pem: bytes = field(repr=False)  # a repr in a log line or traceback never shows the key
 
     @property
     def certificate(self) -> x509.Certificate:

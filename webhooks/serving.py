@@ -5,13 +5,14 @@ which bounds body size, time and concurrency), what its decisions read (``inputs
 review listener, stopped after it) and its certificate hooks (metrics, the caBundle sync); the shell
 does the rest, as controller-runtime's webhook server and manager do for KIM Snatch (``cmd/main.go``):
 
-- the review routes over HTTPS with the key pair of a certificate directory, hot reloaded in place
+- the review routes over HTTPS with the key pair of a certificate directory, hot reloaded
   (:class:`webhooks.tls.CertificateReloader`, TLS 1.3 minimum);
 - ``/healthz`` and ``/readyz`` (and their ``/ping`` paths) over plain HTTP on the health port;
   ``/readyz`` fails until a pair is loaded and the review listener is up;
 - ``/metrics`` (prometheus-client's default registry) over plain HTTP on the metrics port;
 - :func:`serve`: the server plus every extra listener the installed domains register
-  (:mod:`webhooks.listeners`) until SIGTERM or SIGINT.
+  (:mod:`webhooks.listeners`) until SIGTERM or SIGINT; :func:`run` does that for any listener (the SKR
+  listener's process).
 
 Log lines go to the domain's logger (``logger``), so they keep the domain's name. Lower layer: imports
 no domain.
@@ -32,7 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from webhooks import server as review_server
 from webhooks.certificates import CertificateError, KeyPair
-from webhooks.listeners import ThreadedListener, load, start_all
+from webhooks.listeners import Listener, ThreadedListener, load, start_all
 from webhooks.review import ReviewKind
 from webhooks.tls import CertificateReloader
 
@@ -172,7 +173,6 @@ class WebhookServer:
         await self.reloader.stop()
         if self.inputs is not None:
             await self.inputs.stop()
-        self.reloader.close()
 
     @property
     def url(self) -> str:
@@ -197,28 +197,42 @@ class RunningWebhook(ThreadedListener):
         return self.server.url
 
 
-def serve(server: WebhookServer, *, host: str, kubeconfig: str | None) -> None:
-    """Run ``server`` and the extra listeners of the installed domains (:func:`webhooks.load` with
-    ``host`` and ``kubeconfig``) until SIGTERM or SIGINT (blocking; must run in the main thread).
+def run(main: Listener, others: Callable[[], list[Listener]] = list, *, logger: logging.Logger | None = None,
+        stopping: str = "stopping", started: Callable[[], None] | None = None) -> None:
+    """Run ``main`` and the listeners ``others()`` builds until SIGTERM or SIGINT (blocking; must run in
+    the main thread), then stop them in reverse order and log ``stopping`` to ``logger``. ``started`` is
+    called once all listen.
 
-    Raises :class:`webhooks.certificates.CertificateError` when ``server``'s key pair cannot be loaded at
-    start, ``OSError`` when one of its ports cannot be bound (an extra listener's is logged and skipped).
+    Raises what ``main.start()`` raises (its key pair cannot be loaded, its port cannot be bound); one of
+    ``others`` that cannot bind its port is logged and skipped (:func:`webhooks.listeners.start_all`).
     """
-    async def main() -> None:
+    async def main_loop() -> None:
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, done.set)
-        # listeners of other domains served by this process (their own certificates)
-        others = load(host=host, kubeconfig=kubeconfig)
+        running = others()
         try:
-            await server.start()
-            others = await start_all(others)
+            await main.start()
+            running = await start_all(running)
+            if started is not None:
+                started()
             await done.wait()
-            server.log.info("webhook stopping")
+            (logger or log).info(stopping)
         finally:
-            for listener in reversed(others):
+            for listener in reversed(running):
                 await listener.stop()
-            await server.stop()
+            await main.stop()
 
-    asyncio.run(main())
+    asyncio.run(main_loop())
+
+
+def serve(server: WebhookServer, *, host: str, kubeconfig: str | None) -> None:
+    """Run ``server`` and the extra listeners of the installed domains (:func:`webhooks.load` with
+    ``host`` and ``kubeconfig``) until SIGTERM or SIGINT (:func:`run`).
+
+    Raises :class:`webhooks.certificates.CertificateError` when ``server``'s key pair cannot be loaded at
+    start, ``OSError`` when one of its ports cannot be bound (an extra listener's is logged and skipped).
+    """
+    # listeners of other domains served by this process (their own certificates)
+    run(server, lambda: load(host=host, kubeconfig=kubeconfig), logger=server.log, stopping="webhook stopping")

@@ -13,8 +13,8 @@ parse too large) with a ConversionReview whose ``result`` is ``Failure`` (contro
 The serving certificate is the one the Certificate controller keeps in the Secret
 ``kyma-system/api-gateway-webhook-certificate`` (:mod:`tasks.apigateway.certificate`): like the
 original, which serves the Secret's pair from memory, the listener reads the Secret through the
-Kubernetes API and polls it (``poll_interval``), loading a new pair into the live ``SSLContext`` in
-place (:class:`webhooks.tls.CertificateReloader`; TLS 1.3 minimum, as every webhook of the house);
+Kubernetes API and polls it (``poll_interval``), serving a new pair to every new handshake
+(:class:`webhooks.tls.CertificateReloader`; TLS 1.3 minimum, as every webhook of the house);
 until a pair is loaded TLS handshakes fail and ``ready`` is false. The review handling is
 :mod:`webhooks.review`'s skeleton: this module keeps the decision (:func:`convert_objects`) and routes.
 
@@ -168,7 +168,6 @@ class ConversionWebhook:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        self.certificate.close()
 
 
 def build(kubeconfig: str | None = None, host: str | None = None, port: int | None = None,

@@ -3,9 +3,6 @@ render: :func:`commands`), and ``reconcilery skr-listener``."""
 
 from __future__ import annotations
 
-import signal
-import ssl
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,19 +89,14 @@ def listener(
     port: int = typer.Option(8083, "--port", help="The original's SKR_RUNTIME_NOTIFICATION_LISTENER_ADDR port."),
 ) -> None:
     """Run the runtime-watcher listener: SKR events connect their SKR sooner (rate-limited per SKR)."""
-    from tasks.cloud.notify import Listener, ListenerTLS, notify_connect
+    from tasks.cloud.skr.listener import Listener, ListenerTLS, notify_connect
+    from webhooks.certificates import CertificateError
+    from webhooks.serving import run
     from workers.controller import import_installed
     from workers.logs import configure_logging
 
     configure_logging("INFO")
     import_installed(("tasks.cloud.controller",))  # the sweep and connect controllers
-    stop = threading.Event()
-
-    def _stop(*_: Any) -> None:
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _stop)
     s = settings.current()
     tls: ListenerTLS | None = None
     if s.listener_cert_file or s.listener_key_file or s.listener_client_ca_file:
@@ -114,18 +106,17 @@ def listener(
             typer.echo(f"error: mTLS of the skr-listener needs {', '.join(missing)}", err=True)
             raise typer.Exit(2)
         tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
-    try:
-        server = Listener(notify_connect, host, port, tls=tls, max_connections=s.listener_max_connections,
-                          timeout=s.listener_request_timeout).start()
-    except (ssl.SSLError, OSError) as exc:
-        typer.echo(f"error: skr-listener cannot start: {exc}", err=True)
-        raise typer.Exit(2) from None
     if tls is None:
         typer.echo("warning: no RECONCILERY_CLOUD_LISTENER_CERT_FILE: probes only, every event is answered 401",
                    err=True)
-    typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event")
-    stop.wait()
-    server.stop()
+    server = Listener(notify_connect, host, port, tls=tls, max_connections=s.listener_max_connections,
+                      timeout=s.listener_request_timeout)
+    try:
+        run(server, stopping="skr-listener stopping",
+            started=lambda: typer.echo(f"skr-listener on {server.url}/v2/cloud-manager/event"))
+    except (CertificateError, OSError) as exc:
+        typer.echo(f"error: skr-listener cannot start: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _load(files: list[Path], scope: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -11,19 +11,19 @@ from the JSON error body, as nginx-plus-go-client v2.4 does; ``retry`` for a 5xx
 with its ``Retry-After``, ``not_found`` for a 404 such as :class:`UpstreamMissing`, else ``refused``, e.g.
 :class:`PlusUnauthorized`), :class:`PlusUnreachable` (``retry``) for connection failures and timeouts,
 :class:`PlusUnsupportedVersion` (``refused``) when the host speaks none of our versions. TLS follows the settings'
-:class:`~tasks.nginx.settings.TLSMode`; the PEM material never leaves memory except for a client key
-pair, which ``ssl`` can only load from files: it is written to a private temp file and removed at once.
+:class:`~tasks.nginx.settings.TLSMode`, with one live client context per mode and Secrets, kept by the
+house's one certificate reloader (:func:`certificates`). The PEM material never leaves memory except for
+a client key pair, which ``ssl`` can only load from files: it is written to a private temp file and
+removed at once (:func:`webhooks.tls.load_pair`).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
-import os
 import ssl
-import tempfile
 import threading
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -34,6 +34,8 @@ from requests.adapters import HTTPAdapter
 
 from kube.refusal import Failure, Refusal
 from tasks.nginx.settings import TLSMaterial, TLSMode
+from webhooks.certificates import CertificateError, KeyPair
+from webhooks.tls import CertificateReloader, Material
 
 log = logging.getLogger("tasks.nginx.plus_client")
 
@@ -115,61 +117,75 @@ class UpstreamMissing(PlusAPIError):
     CODE = "UpstreamNotFound"
 
 
-def _client_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
-    fd, path = tempfile.mkstemp(prefix="nkl-client-", suffix=".pem")  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(cert_pem.rstrip(b"\n") + b"\n" + key_pem)
-        context.load_cert_chain(path)
-    finally:
-        os.unlink(path)
-
-
-def ssl_context(tls: TLSMaterial) -> ssl.SSLContext:
-    """The client ``SSLContext`` for a TLS mode (see :class:`~tasks.nginx.settings.TLSMode`).
-
-    Raises :class:`PlusError` when the PEM material does not load (message without the material).
-    """
-    try:
-        if tls.mode in (TLSMode.SS_TLS, TLSMode.SS_MTLS):
-            assert tls.ca_pem is not None
-            context = ssl.create_default_context(cadata=tls.ca_pem.reveal().decode("ascii", "replace"))
-        else:
-            context = ssl.create_default_context()
-            if tls.mode is not TLSMode.NO_TLS:
-                context.load_verify_locations(certifi.where())
-        if tls.mode is TLSMode.NO_TLS:
+def _builder(mode: TLSMode) -> Callable[[bytes], ssl.SSLContext]:
+    """Builds the empty client context of ``mode`` for a CA bundle (see :class:`~tasks.nginx.settings.TLSMode`)."""
+    def build(ca_pem: bytes) -> ssl.SSLContext:
+        if mode in (TLSMode.SS_TLS, TLSMode.SS_MTLS):
+            return ssl.create_default_context(cadata=ca_pem.decode("ascii", "replace"))
+        context = ssl.create_default_context()
+        if mode is TLSMode.NO_TLS:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-        if tls.mode.needs_client_cert:
-            assert tls.client_cert_pem is not None and tls.client_key_pem is not None
-            _client_chain(context, tls.client_cert_pem.reveal(), tls.client_key_pem.reveal())
-    except (ssl.SSLError, ValueError) as exc:
-        raise PlusError(f"tls-mode {tls.mode.value}: cannot load the certificates: {type(exc).__name__}: "
-                        f"{getattr(exc, 'reason', None) or 'invalid PEM'}") from None
-    return context
+        else:
+            context.load_verify_locations(certifi.where())
+        return context
+
+    return build
+
+
+def _material(tls: TLSMaterial) -> Material:
+    pair = None
+    if tls.mode.needs_client_cert:
+        assert tls.client_cert_pem is not None and tls.client_key_pem is not None
+        pair = KeyPair(tls.client_cert_pem.reveal(), tls.client_key_pem.reveal())
+    trust = b""
+    if tls.mode in (TLSMode.SS_TLS, TLSMode.SS_MTLS):
+        assert tls.ca_pem is not None
+        trust = tls.ca_pem.reveal()
+    return Material(pair, trust)
+
+
+_reloaders: dict[tuple[TLSMode, str], CertificateReloader] = {}
+_reloaders_lock = threading.Lock()
+
+
+def certificates(tls: TLSMaterial) -> CertificateReloader:
+    """The live client context of ``tls``'s mode and Secrets (one per process), loaded with ``tls``'s PEM
+    material: the one certificate reloader of the house (:class:`webhooks.tls.CertificateReloader`), fed
+    by the Secrets every sync reads, so new connections use changed certificates at once.
+
+    Raises :class:`PlusError` when the material does not load (message without the material); the
+    context keeps the material it had.
+    """
+    with _reloaders_lock:
+        reloader = _reloaders.get((tls.mode, tls.source))
+        if reloader is None:
+            reloader = CertificateReloader(None, f"nginx tls-mode {tls.mode.value} secrets {tls.source or '-'}",
+                                           build=_builder(tls.mode))
+            _reloaders[(tls.mode, tls.source)] = reloader
+    try:
+        reloader.swap(_material(tls))
+    except CertificateError as exc:
+        cause = exc.__cause__
+        raise PlusError(f"tls-mode {tls.mode.value}: cannot load the certificates: {type(cause).__name__}: "
+                        f"{getattr(cause, 'reason', None) or 'invalid PEM'}") from None
+    return reloader
 
 
 class _ContextAdapter(HTTPAdapter):
-    """Uses one ``SSLContext`` for every HTTPS connection (and nothing else: no certifi bundle added)."""
+    """Connects with the reloader's current ``SSLContext`` (and nothing else: no certifi bundle added); a
+    new context gets a pool of its own, so open connections keep theirs."""
 
-    def __init__(self, context: ssl.SSLContext) -> None:
-        self._context = context
+    def __init__(self, reloader: CertificateReloader) -> None:
+        self._reloader = reloader
         super().__init__(pool_connections=4, pool_maxsize=4)
 
     def build_connection_pool_key_attributes(self, request: Any, verify: Any, cert: Any = None) -> Any:
         host_params, _ = super().build_connection_pool_key_attributes(request, verify, cert)
-        return host_params, {"ssl_context": self._context}
+        return host_params, {"ssl_context": self._reloader.current}
 
     def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
         return None  # verification is the context's business
-
-
-def _fingerprint(tls: TLSMaterial) -> str:
-    digest = hashlib.sha256(tls.mode.value.encode())
-    for part in (tls.ca_pem, tls.client_cert_pem, tls.client_key_pem):
-        digest.update(b"\0" + (part.reveal() if part else b""))
-    return digest.hexdigest()
 
 
 _local = threading.local()
@@ -178,21 +194,19 @@ _versions_lock = threading.Lock()
 
 
 def _session(tls: TLSMaterial) -> requests.Session:
-    """A keep-alive session per thread and TLS material (sessions are not shared between threads)."""
-    sessions: dict[str, requests.Session] = _local.__dict__.setdefault("sessions", {})
-    key = _fingerprint(tls)
+    """A keep-alive session per thread, TLS mode and Secrets (sessions are not shared between threads),
+    connecting with :func:`certificates` loaded with ``tls``. Raises :class:`PlusError` (see there)."""
+    reloader = certificates(tls)
+    sessions: dict[tuple[TLSMode, str], requests.Session] = _local.__dict__.setdefault("sessions", {})
+    key = (tls.mode, tls.source)
     session = sessions.get(key)
     if session is None:
         if tls.mode is TLSMode.NO_TLS:
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         session = requests.Session()
         session.trust_env = False  # no proxies from the environment between us and NGINX Plus
-        session.mount("https://", _ContextAdapter(ssl_context(tls)))
+        session.mount("https://", _ContextAdapter(reloader))
         session.headers.update({"Accept": "application/json"})
-        if len(sessions) > 16:
-            for old in sessions.values():
-                old.close()
-            sessions.clear()
         sessions[key] = session
     return session
 

@@ -401,12 +401,15 @@ class TLSMaterial:
     """What the client needs for a TLS mode: PEM bytes, each wrapped in :class:`Redacted`.
 
     ``ca_pem`` is only set for ``ss-*`` modes, ``client_cert_pem``/``client_key_pem`` for ``*-mtls``.
+    ``source`` names the Secrets they were read from: the client keeps one live context per mode and
+    source, and loads changed material into it.
     """
 
     mode: TLSMode = TLSMode.NO_TLS
     ca_pem: Redacted | None = None
     client_cert_pem: Redacted | None = None
     client_key_pem: Redacted | None = field(default=None)
+    source: str = ""
 
 
 def _secret_value(secret: Mapping[str, Any], key: str) -> bytes:
@@ -452,4 +455,6 @@ def tls_material(settings: ModeConfig, secrets: Mapping[str, Mapping[str, Any] |
         key_pem = read(settings.client_certificate, "tls.key", b"PRIVATE KEY-----")
     if problems:
         raise ConfigError(problems, where=f"TLS material for tls-mode {mode.value}")
-    return TLSMaterial(mode=mode, ca_pem=ca_pem, client_cert_pem=cert_pem, client_key_pem=key_pem)
+    source = ",".join(name for name, used in ((settings.ca_certificate, mode.needs_ca),
+                                              (settings.client_certificate, mode.needs_client_cert)) if used)
+    return TLSMaterial(mode=mode, ca_pem=ca_pem, client_cert_pem=cert_pem, client_key_pem=key_pem, source=source)

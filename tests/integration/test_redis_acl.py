@@ -65,7 +65,7 @@ def test_the_listener_does_its_work_and_nothing_else(acl_redis: tuple[str, redis
     Rotation(admin, CloudSettings()).activate("kyma-1")
     env = {**os.environ, "RECONCILERY_REDIS_URL": _as(url, "listener", LISTENER_PW), "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-c", "import tasks.cloud.controller\n"
-                          "from tasks.cloud.notify import notify_connect\nprint(notify_connect('kyma-1'))"],
+                          "from tasks.cloud.skr.listener import notify_connect\nprint(notify_connect('kyma-1'))"],
                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "accepted", run.stdout + run.stderr
     assert admin.zcard("rq:ctl:cloud-skr-connect:waiting") == 1  # the connect was enqueued

@@ -301,11 +301,12 @@ def test_the_listener_answers_its_probe_paths() -> None:
     """The probe paths of deploy/ are served by the listener (no Redis needed for them)."""
     import urllib.request
 
-    from tasks.cloud.notify import Listener
+    from tasks.cloud.skr.listener import Listener
     from tests.fixtures.processes import free_port
+    from webhooks import ThreadedListener
 
     port = free_port()
-    listener = Listener(lambda kyma: "accepted", "127.0.0.1", port).start()
+    listener = ThreadedListener(Listener(lambda kyma: "accepted", "127.0.0.1", port)).start()
     try:
         for path in ("/healthz", "/readyz"):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
@@ -354,7 +355,7 @@ def test_the_production_listener_serves_mtls_with_cert_managers_certificate() ->
 def test_the_production_event_path_from_the_kcp_gateway_to_the_listener() -> None:
     """KLM's Watcher routes /v2/cloud-manager/event to the listener's Service; the gateway re-originates
     mutual TLS to it with a client certificate of the CA the listener verifies against."""
-    from tasks.cloud.notify import COMPONENT
+    from tasks.cloud.skr.listener import COMPONENT
 
     objs = render("overlays/production")
     path = _listener_path(objs)
@@ -409,8 +410,9 @@ def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else
     import ssl
 
     from tasks.cloud import settings
-    from tasks.cloud.notify import Listener, ListenerTLS
+    from tasks.cloud.skr.listener import Listener, ListenerTLS
     from tests.unit.cloud.test_notify import xfcc
+    from webhooks import ThreadedListener
     from webhooks.certificates import generate_ca, issue_client_cert, issue_serving_cert
 
     objs = render("overlays/production")
@@ -432,8 +434,9 @@ def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else
     s = settings.CloudSettings.load()
     tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
     kymas: list[str] = []
-    listener = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0, tls=tls).start()
-    port = int(listener.url.rsplit(":", 1)[1])
+    served = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0, tls=tls)
+    listener = ThreadedListener(served).start()
+    port = int(served.url.rsplit(":", 1)[1])
     event = f"/v2/{path['watcher']['spec']['manager']}/event"
     body = b'{"watched": {"name": "w", "namespace": "n"}, "watchedGvk": {"group": "g", "version": "v", "kind": "K"}}'
 

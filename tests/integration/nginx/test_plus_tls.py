@@ -35,11 +35,12 @@ def server_context(pki: dict[str, Pair], tmp_path: Path, require_client: bool) -
     return context
 
 
-def material(mode: TLSMode, pki: dict[str, Pair], ca: str = "ca", client: bool = False) -> TLSMaterial:
+def material(mode: TLSMode, pki: dict[str, Pair], ca: str = "ca", client: bool = False,
+             client_pair: str = "client", source: str = "") -> TLSMaterial:
     return TLSMaterial(
         mode=mode, ca_pem=Redacted(pki[ca].cert_pem) if mode.needs_ca else None,
-        client_cert_pem=Redacted(pki["client"].cert_pem) if client else None,
-        client_key_pem=Redacted(pki["client"].key_pem) if client else None)
+        client_cert_pem=Redacted(pki[client_pair].cert_pem) if client else None,
+        client_key_pem=Redacted(pki[client_pair].key_pem) if client else None, source=source)
 
 
 @pytest.fixture
@@ -77,6 +78,21 @@ def test_ss_mtls_presents_the_client_certificate(https_plus: Callable[[bool], Ng
     client = PlusClient(plus.url, material(TLSMode.SS_MTLS, pki, client=True))
     client.add_server("http", "web", {"server": "10.0.0.1:80"})
     assert plus.addresses("http", "web") == ["10.0.0.1:80"]
+
+
+def test_a_changed_client_certificate_is_used_by_the_next_request(
+        https_plus: Callable[[bool], NginxPlusStandIn], pki: dict[str, Pair]) -> None:
+    """The Secrets are read at every sync: changed material (same Secrets) reaches new connections at once,
+    kept-alive ones of the old certificate are not reused."""
+    plus = https_plus(True)
+    _, other_key, other_cert = make_ca("another client CA")
+    pki = {**pki, "stranger": issue(other_key, other_cert, "nkl", server=False)}
+    good = material(TLSMode.SS_MTLS, pki, client=True, source="ca,client")
+    assert PlusClient(plus.url, good).list_servers("http", "web") == []
+    with pytest.raises(PlusUnreachable):  # a client certificate the host does not trust, on a fresh connection
+        PlusClient(plus.url, material(TLSMode.SS_MTLS, pki, client=True, client_pair="stranger",
+                                      source="ca,client")).list_servers("http", "web")
+    assert PlusClient(plus.url, good).list_servers("http", "web") == []
 
 
 def test_mtls_host_refuses_a_client_without_certificate(https_plus: Callable[[bool], NginxPlusStandIn],

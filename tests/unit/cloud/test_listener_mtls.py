@@ -16,8 +16,9 @@ import pytest
 import requests
 
 from localrun.cloud import ListenerCerts, listener_certs
-from tasks.cloud.notify import SIZE_LIMIT, Listener
+from tasks.cloud.skr.listener import SIZE_LIMIT, Listener
 from tests.unit.cloud.test_notify import xfcc
+from webhooks import ThreadedListener
 from webhooks.certificates import generate_ca
 
 BODY = json.dumps({"owner": {"name": "k", "namespace": "kcp-system"}, "watched": {"name": "w", "namespace": "n"},
@@ -31,9 +32,13 @@ class Served:
     def __init__(self, certs: ListenerCerts, **options: object) -> None:
         self.certs = certs
         self.kymas: list[str] = []
-        self.listener = Listener(self._on_kyma, "127.0.0.1", 0, tls=certs.tls, **options).start()  # type: ignore[arg-type]
+        self.listener = Listener(self._on_kyma, "127.0.0.1", 0, tls=certs.tls, **options)  # type: ignore[arg-type]
+        self.running = ThreadedListener(self.listener).start()
         self.url = self.listener.url
         self.port = int(self.url.rsplit(":", 1)[1])
+
+    def stop(self) -> None:
+        self.running.stop()
 
     def _on_kyma(self, kyma: str) -> str:
         self.kymas.append(kyma)
@@ -70,7 +75,7 @@ def _status(sock: socket.socket, request: bytes) -> int | None:
 def served(tmp_path: Path) -> Iterator[Served]:
     served = Served(listener_certs(tmp_path), timeout=1.5, max_connections=4)
     yield served
-    served.listener.stop()
+    served.stop()
 
 
 def test_a_verified_client_certificate_connects_its_skr(served: Served) -> None:
@@ -114,7 +119,7 @@ def test_behind_a_trusted_proxy_the_header_names_the_skr_only_for_a_verified_pro
                         headers={"X-Forwarded-Client-Cert": xfcc("victim")})
         assert served.kymas == ["kyma-2"]
     finally:
-        served.listener.stop()
+        served.stop()
 
 
 @pytest.mark.parametrize(("headers", "status"), [
@@ -168,7 +173,7 @@ def test_many_slow_clients_are_bounded_and_the_listener_stays_up(tmp_path: Path)
     try:
         _many_slow_clients(served)
     finally:
-        served.listener.stop()
+        served.stop()
 
 
 def _many_slow_clients(served: Served) -> None:
@@ -183,7 +188,8 @@ def _many_slow_clients(served: Served) -> None:
     for s in idle:
         s.close()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and threading.active_count() > baseline:
+    server = served.listener.server  # the slots are free again once the listener saw the clients go
+    while time.monotonic() < deadline and (threading.active_count() > baseline or server.served or server.overflowing):
         time.sleep(0.1)
     assert served.alive()
     assert served.post(cert=served.certs.client("kyma-1")) == 200 and served.kymas == ["kyma-1"]
@@ -196,7 +202,8 @@ def test_without_certificates_it_serves_probes_and_refuses_every_event() -> None
         kymas.append(kyma)
         return "accepted"
 
-    listener = Listener(on_kyma, "127.0.0.1", 0).start()
+    listener = Listener(on_kyma, "127.0.0.1", 0)
+    running = ThreadedListener(listener).start()
     try:
         assert listener.url.startswith("http://")
         assert requests.get(listener.url + "/healthz", timeout=5).status_code == 200
@@ -204,4 +211,4 @@ def test_without_certificates_it_serves_probes_and_refuses_every_event() -> None
                              headers={"X-Forwarded-Client-Cert": xfcc("kyma-1")}).status_code == 401
         assert kymas == []
     finally:
-        listener.stop()
+        running.stop()

@@ -12,7 +12,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tasks.cloud.notify import SIZE_LIMIT, Identity, content_length, parse_event
+from tasks.cloud.skr.listener import SIZE_LIMIT, Identity, parse_event
+from webhooks.exchange import content_length
 
 BODY = json.dumps({"owner": {"name": "k", "namespace": "kcp-system"}, "watched": {"name": "w", "namespace": "n"},
                    "watchedGvk": {"group": "g", "version": "v", "kind": "K"}}).encode()
@@ -80,5 +81,5 @@ def test_the_header_alone_never_names_an_skr(identity: Identity) -> None:
     ("POST", {"content-length": str(SIZE_LIMIT + 1)}, 413),
 ])
 def test_content_length(method: str, headers: dict, expected: int) -> None:
-    got = content_length(method, headers)
+    got = content_length(method, headers, SIZE_LIMIT)
     assert (got if isinstance(got, int) else got.status) == expected

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 import time
 from collections.abc import Callable
@@ -48,24 +47,19 @@ class Served:
         self.reloader = reloader
         self.name = "test"
         self.port = 0
-        self._stop = asyncio.Event()
         self._runner: Any = None
-        self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         from aiohttp import web
 
         self.reloader.load()
         self._runner, self.port = await server.listen(web.Application(), "127.0.0.1", 0, self.reloader.context)
-        self._task = asyncio.create_task(self.reloader.run(self._stop))
+        self.reloader.start()
 
     async def stop(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            await self._task
+        await self.reloader.stop()
         if self._runner is not None:
             await self._runner.cleanup()
-        self.reloader.close()
 
 
 def test_reload_from_files_serves_the_new_pair(ca: KeyPair, tmp_path: Path) -> None:
@@ -113,3 +107,8 @@ def test_reload_from_a_polled_source(ca: KeyPair) -> None:
         assert handshake(served.port, client(ca))[1] == second.certificate.serial_number
     finally:
         listener.stop()
+
+
+def test_a_key_pair_never_shows_its_key(ca: KeyPair) -> None:
+    pair = serving(ca)
+    assert pair.key_pem.decode() not in repr(pair) and "PRIVATE KEY" not in repr(pair)
