@@ -7,7 +7,6 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ``cloud-scope``           Scope from the Garden, the kyma Network, exposed data (:mod:`.kcp.scope`)
 ``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
 ``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
-``cloud-vpcpeering``      KCP VpcPeerings into the providers' peerings (:mod:`tasks.cloud.kcp.vpcpeering`)
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
 ``cloud-nfsinstance``     KCP NfsInstances into EFS / Filestore (:mod:`tasks.cloud.kcp.nfsinstance`)
 ========================  ===================================================================
@@ -30,7 +29,7 @@ from functools import partial
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, registry, settings, sweep
-from tasks.cloud.kcp import iprange, kind, kyma, network, nfsinstance, nuke, scope, vpcpeering
+from tasks.cloud.kcp import iprange, kind, kyma, network, nfsinstance, nuke, scope
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
 from workers.controller import registry as controllers
@@ -42,7 +41,6 @@ KYMA = "cloud-kyma"
 SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
-VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
 NFS_INSTANCE = "cloud-nfsinstance"
 SWEEP = sweep.SWEEP
@@ -81,9 +79,6 @@ def iprange_keys() -> Iterable[Key]:
     return _keys_of(names.KCP_IPRANGE)
 
 
-def vpcpeering_keys() -> Iterable[Key]:
-    """Every KCP VpcPeering (re-checks those that stopped on a user error, e.g. an untagged remote VPC)."""
-    return _keys_of(names.VPC_PEERING)
 def nfsinstance_keys() -> Iterable[Key]:
     """Every KCP NfsInstance (the capacity refresh; those that stopped on a user error)."""
     return _keys_of(names.NFS_INSTANCE)
@@ -108,8 +103,6 @@ controllers.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_
 controllers.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
 controllers.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                                 list_keys=iprange_keys, timeout=120.0))
-controllers.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF,
-                                resync_interval=600.0, list_keys=vpcpeering_keys, timeout=120.0))
 controllers.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
 controllers.register(Controller(NFS_INSTANCE, KCP_QUEUE, nfsinstance.reconcile, backoff=_KCP_BACKOFF,
                                 resync_interval=600.0, list_keys=nfsinstance_keys, timeout=120.0))
@@ -128,4 +121,4 @@ controllers.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, b
 
 __all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NFS_INSTANCE", "NUKE", "SCOPE",
            "SKR_QUEUE",
-           "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]
+           "SWEEP", "SWEEP_KEY", "settings"]

@@ -13,8 +13,6 @@ DOMAIN = Domain(
     commands=(
         Command("iprange", "tasks.cloud.cli:render",
                 "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
-        Command("vpcpeering", "tasks.cloud.cli:render_vpcpeering",
-                "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps."),
         Command("nfsvolume", "tasks.cloud.cli:render_nfs",
                 "NFS volumes with a Scope -> the KCP NfsInstance, EFS / Filestore objects, the PV and PVC."),
         Command("skr-listener", "tasks.cloud.cli:listener",

@@ -36,7 +36,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, kind, nfsvolume, skrstatus, vpcpeering
+from tasks.cloud.skr import cloudresources, installer, iprange, kind, nfsvolume, skrstatus
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -146,9 +146,6 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
             report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
             for declared, res in registry.skr_kinds(provider):
                 report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind))
-            peering = names.SKR_VPC_PEERINGS.get(provider)
-            if peering is not None:
-                report.handles.append(_run(ctx, peering, vpcpeering.reconcile, peering.kind))
             if provider == "aws":
                 report.handles.append(_run(ctx, names.AWS_NFS_VOLUME, nfsvolume.reconcile_aws, "AwsNfsVolume"))
             if provider == "gcp":
