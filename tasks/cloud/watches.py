@@ -11,10 +11,10 @@ watcher needs a namespaced Role only.
   wait for it);
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
-- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`: RedisInstances, VpcPeerings, ...)
-  -> ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer), the Networks it names and its
-  scope's Nuke (a nuked kind), which wait for it; a Network whose status changed -> the objects of the
-  kinds naming Networks that name it (they wait for it);
+- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`: RedisInstances, ...) ->
+  ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer), the Networks it names and its
+  scope's Nuke (a nuked kind), which wait for it; a Network whose status changed -> the objects that
+  name it (the declaration's ``networks``: they wait for it);
 - Nukes -> ``cloud-nuke``;
 - NfsInstances -> ``cloud-nfsinstance``; a deleted one also -> its IpRange (its deletion waits for it).
 """
