@@ -64,7 +64,6 @@ from tasks.cloud.controller import SWEEP, SWEEP_KEY
 from tasks.cloud.gcp.client import GcpClient
 from tasks.cloud.gcp.vpcpeering import seed_network
 from tasks.cloud.scope import binding_secret_ref, decode_secret
-from tasks.cloud.skr.listener import ListenerTLS
 from tasks.cloud.skr import nfsvolume_plan
 from tasks.cloud.skr.listener import ListenerTLS
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert

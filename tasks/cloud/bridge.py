@@ -14,13 +14,6 @@ Azure's IpRange step provisions the Cloud Manager network itself, so its managed
 (``<kyma>--cm``) is Ready as soon as it exists; once its VNet is there the step asks for the KCP
 VpcPeering ``<kyma>`` between it and the shoot VNet (``iprange_peering``, created and deleted by the KCP
 IpRange controller, peered by this provider's VpcPeering flow).
-
-VPC peering: ``tasks/cloud/gcp/vpcpeering.py`` (the same GCP client: one service account for both
-sides) and ``tasks/cloud/azure/vpcpeering.py`` (each the shell of a pure ``vpcpeering_plan.py``), with
-three ARM clients per peering (local, local with the remote tenant as auxiliary, remote: the remote
-VNet's subscription and tenant) from
-``AZURE_PEERING_CLIENT_ID`` / ``AZURE_PEERING_CLIENT_SECRET`` (else the default credentials). The
-remote network must carry the shoot name's tag or ``peering_network_tag`` (``PEERING_NETWORK_TAG``).
 """
 
 from __future__ import annotations
@@ -39,7 +32,6 @@ from tasks.cloud.providers import (
     Provider,
     ProviderError,
     ScopeInputs,
-    VpcPeeringContext,
 )
 from tasks.cloud.step import StepBuilder, gone
 
@@ -47,11 +39,6 @@ __all__ = ["AzureProvider", "GcpProvider"]
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, ...], Any] = {}
-
-
-def _network_tag(s: settings.CloudSettings) -> str:
-    """The configured peering network tag (``PEERING_NETWORK_TAG``; empty: only the shoot name's)."""
-    return s.peering_network_tag
 
 
 def _cached(key: tuple[str, ...], build: Any) -> Any:
@@ -125,16 +112,6 @@ class GcpProvider(_LayerProvider):
         return iprange.reconcile(ctx.obj, dict(ctx.scope), self._client(),
                                  retry_wait=ctx.settings.t(ctx.settings.gcp_retry_wait))
 
-    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Outcome:
-        return self._layer("vpcpeering").reconcile(
-            self._client(), ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
-            network_tag=_network_tag(ctx.settings), deleting=deleting)
-
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return self._peering(ctx, deleting=False)
-
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return self._peering(ctx, deleting=True)
 
 
 class AzureProvider(_LayerProvider):
@@ -164,49 +141,6 @@ class AzureProvider(_LayerProvider):
     def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         # The kyma <-> Cloud Manager VNet peering of an Azure IpRange (the original's kymaPeeringCreate).
         return dict(self._layer("vpcpeering_plan").kyma_peering(scope))
-
-    def _peering_client(self, subscription: str, tenant: str, auxiliary: tuple[str, ...]) -> Any:
-        """An ARM client with the peering credentials (``AZURE_PEERING_CLIENT_*``, else the default ones)."""
-        from tasks.cloud.azure.client import AzureClient
-
-        env = settings.current()
-        base_url = env.azure_endpoint_url or None
-        client_id = env.azure_peering_client_id or env.azure_client_id
-        secret = env.azure_peering_client_secret or env.azure_client_secret
-        return _cached(("azure-peering", subscription, tenant, ",".join(auxiliary), base_url or "", client_id),
-                       lambda: AzureClient(subscription, base_url=base_url, tenant_id=tenant, client_id=client_id,
-                                           client_secret=secret, auxiliary_tenants=auxiliary))
-
-    def _peering(self, ctx: VpcPeeringContext, deleting: bool) -> Outcome:
-        vpcpeering = self._layer("vpcpeering")
-        azure = ((ctx.scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
-        local_tenant = str(azure.get("tenantId") or settings.current().azure_tenant_id or "")
-        remote = self._layer("vpcpeering_plan").VNet.of(ctx.remote)
-        clients: dict[str, Any] = {}
-        client_error = ""
-        try:
-            clients["local"] = self._peering_client(str(azure.get("subscriptionId") or ""), local_tenant, ())
-            if remote is not None:
-                remote_tenant = remote.tenant or local_tenant
-                clients["peering"] = self._peering_client(str(azure.get("subscriptionId") or ""), local_tenant,
-                                                          (remote.tenant,) if remote.tenant else ())
-                clients["remote"] = self._peering_client(remote.subscription, remote_tenant,
-                                                         (local_tenant,) if remote_tenant != local_tenant else ())
-        except ValueError as exc:
-            if "local" not in clients:
-                return StepBuilder(ctx.obj).fail("CloudProviderError", f"Failed creating Azure client for tenant "
-                                                 f"{local_tenant} subscription {azure.get('subscriptionId')}: {exc}",
-                                                 requeue_after=ctx.settings.t(300))
-            client_error = str(exc)
-        return vpcpeering.reconcile(
-            clients, ctx.obj, ctx.scope, ctx.local, ctx.remote, ctx.settings.t,
-            network_tag=_network_tag(ctx.settings), client_error=client_error, deleting=deleting)
-
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return self._peering(ctx, deleting=False)
-
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return self._peering(ctx, deleting=True)
 
     def reconcile_network(self, ctx: NetworkContext) -> Outcome:
         # The IpRange step creates and deletes the Cloud Manager VNet itself; status.network names it, as

@@ -12,7 +12,7 @@ import typer
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names, registry, settings
-from tasks.cloud.render import render_ipranges, render_peerings, shape_errors
+from tasks.cloud.render import render_ipranges, shape_errors
 from workers.domains import Command
 
 _SCOPE: Any = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it).")
@@ -40,24 +40,6 @@ def render(
     rendered = render_ipranges(the_scope, ipranges)
     _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output,
           cidrs=[r.cidr or "-" for r in rendered])
-
-
-def render_vpcpeering(
-    files: list[Path] = _files("SKR AwsVpcPeering / GcpVpcPeering / AzureVpcPeering manifests"),
-    scope: Path = _SCOPE,
-    output: Output = OUTPUT,
-) -> None:
-    """SKR VPC peerings with a Scope -> the KCP remote Network and VpcPeering the SKR loop would create and
-    the provider's steps (AWS: the connection, its acceptance, the routes per strategy): a row per peering
-    (NAME KIND STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each with the KCP objects.
-
-    Exits 1 when a peering would end in Error, 2 on unreadable input."""
-    the_scope, objects = _load(files, scope)
-    kinds = {res.kind for res in names.SKR_VPC_PEERINGS.values()}
-    peerings = [d for d in objects if d.get("kind") in kinds]
-    _exit_on_problems(_not_objects(peerings))
-    rendered = render_peerings(the_scope, peerings)
-    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output)
 
 
 def commands() -> list[Command]:

@@ -7,7 +7,6 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ``cloud-scope``           Scope from the Garden, the kyma Network, exposed data (:mod:`.kcp.scope`)
 ``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
 ``cloud-iprange``         KCP IpRanges into cloud subnets (:mod:`tasks.cloud.kcp.iprange`)
-``cloud-vpcpeering``      KCP VpcPeerings into the providers' peerings (:mod:`tasks.cloud.kcp.vpcpeering`)
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
 ========================  ===================================================================
 
@@ -29,7 +28,7 @@ from functools import partial
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, registry, settings, sweep
-from tasks.cloud.kcp import iprange, kind, kyma, network, nuke, scope, vpcpeering
+from tasks.cloud.kcp import iprange, kind, kyma, network, nuke, scope
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
 from workers.controller import registry as controllers
@@ -41,7 +40,6 @@ KYMA = "cloud-kyma"
 SCOPE = "cloud-scope"
 NETWORK = "cloud-network"
 IPRANGE = "cloud-iprange"
-VPCPEERING = "cloud-vpcpeering"
 NUKE = "cloud-nuke"
 SWEEP = sweep.SWEEP
 CONNECT = sweep.CONNECT
@@ -79,9 +77,6 @@ def iprange_keys() -> Iterable[Key]:
     return _keys_of(names.KCP_IPRANGE)
 
 
-def vpcpeering_keys() -> Iterable[Key]:
-    """Every KCP VpcPeering (re-checks those that stopped on a user error, e.g. an untagged remote VPC)."""
-    return _keys_of(names.VPC_PEERING)
 
 
 _KCP_BACKOFF = Backoff(base=1.0, cap=300.0, jitter=0.1)
@@ -103,8 +98,6 @@ controllers.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_
 controllers.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
 controllers.register(Controller(IPRANGE, KCP_QUEUE, iprange.reconcile, backoff=_KCP_BACKOFF, resync_interval=600.0,
                                 list_keys=iprange_keys, timeout=120.0))
-controllers.register(Controller(VPCPEERING, KCP_QUEUE, vpcpeering.reconcile, backoff=_KCP_BACKOFF,
-                                resync_interval=600.0, list_keys=vpcpeering_keys, timeout=120.0))
 controllers.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
 
 for _declared in registry.kinds():  # every declared kind's controller (``cloud-<kind>``)
@@ -121,4 +114,4 @@ controllers.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, b
 
 __all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE",
            "SKR_QUEUE",
-           "SWEEP", "SWEEP_KEY", "VPCPEERING", "settings"]
+           "SWEEP", "SWEEP_KEY", "settings"]

@@ -13,8 +13,6 @@ DOMAIN = Domain(
     commands=(
         Command("iprange", "tasks.cloud.cli:render",
                 "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
-        Command("vpcpeering", "tasks.cloud.cli:render_vpcpeering",
-                "SKR VPC peerings with a Scope -> the KCP Network and VpcPeering, the provider's steps."),
         Command("skr-listener", "tasks.cloud.cli:listener",
                 "Run the runtime-watcher listener: SKR events connect their SKR sooner.", group="", process=True),
     ),

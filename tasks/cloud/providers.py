@@ -29,13 +29,6 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              deletes it (labelled with the Scope's kyma name).
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
-``reconcile_vpcpeering(ctx)`` one turn of provisioning the KCP VpcPeering ``ctx.obj`` between the local
-                             network (``ctx.local``) and the customer's (``ctx.remote``, an ``external``
-                             Network): read, plan (pure), make the planned calls, answer the Outcome (peered:
-                             state ``Ready`` and the Ready condition). As cloud-manager's
-                             ``pkg/kcp/provider/<type>/vpcpeering``.
-``delete_vpcpeering(ctx)``   one turn of removing it (the remote side only when
-                             ``details.deleteRemotePeering``); ``remove_finalizer`` once gone.
 ===========================  ===========================================================================
 
 A provider never writes to Kubernetes: the KCP controller carries out its Outcome
@@ -65,7 +58,7 @@ from tasks.cloud.step import StepBuilder, gone
 from workers.controller import import_installed
 
 __all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
-           "ScopeContext", "ScopeInputs", "VpcPeeringContext", "get", "register", "registered"]
+           "ScopeContext", "ScopeInputs", "get", "register", "registered"]
 
 
 class ProviderError(Exception):
@@ -163,24 +156,6 @@ class NetworkContext(ObjectContext):
 
 
 @dataclass
-class VpcPeeringContext(ObjectContext):
-    """One KCP VpcPeering reconcile (``obj.spec.details``: ``localNetwork``/``remoteNetwork`` references,
-    ``peeringName``, ``localPeeringName``, ``importCustomRoutes``, ``deleteRemotePeering``,
-    ``useRemoteGateway``, ``remoteRouteTableUpdateStrategy``).
-
-    Attributes:
-        local: the local KCP Network (``<kyma>--kyma``, or the Cloud Manager one), ``None`` when gone.
-        remote: the remote KCP Network (type ``external``; ``spec.network.reference.<type>`` names the
-            customer's VPC/VNet), ``None`` when gone.
-    """
-
-    local: Mapping[str, Any] | None = None
-    remote: Mapping[str, Any] | None = None
-
-    @property
-    def details(self) -> Mapping[str, Any]:
-        """``spec.details`` (empty when missing)."""
-        return (self.obj.get("spec") or {}).get("details") or {}
 
 
 class Provider:
@@ -221,12 +196,6 @@ class Provider:
         return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
 
     def delete_network(self, ctx: NetworkContext) -> Outcome:
-        return gone()
-
-    def reconcile_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"VpcPeering is not supported on provider {self.name}")
-
-    def delete_vpcpeering(self, ctx: VpcPeeringContext) -> Outcome:
         return gone()
 
 

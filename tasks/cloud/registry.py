@@ -153,6 +153,8 @@ class KcpSide:
             of this kind wakes, in the same namespace (a deleted consumer wakes its IpRange).
         controller: the controller's name (default ``cloud-<kind name>``); ``""``: no controller (a kind
             the original knows whose controller comes later: it is still nuked and protects IpRanges).
+        networks: names of the KCP Networks an object uses: a Network is not deleted while one names it,
+            and its status changes wake the object (``None``: it names none).
     """
 
     resource: Resource
@@ -162,6 +164,7 @@ class KcpSide:
     timeout: float = 120.0
     wakes: Callable[[str, Mapping[str, Any]], Iterable[tuple[str, str]]] | None = None
     controller: str | None = None
+    networks: Callable[[Mapping[str, Any]], list[str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ watcher needs a namespaced Role only.
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
 - every declared kind with a KCP controller (:mod:`tasks.cloud.registry`: RedisInstances, ...) ->
-  ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer) and its scope's Nuke (a nuked kind);
-- VpcPeerings -> ``cloud-vpcpeering``; a deleted one also -> its two Networks and its scope's Nuke
-  (they wait for it); a Network whose status changed -> the VpcPeerings naming it (they wait for it);
+  ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer), the Networks it names and its
+  scope's Nuke (a nuked kind), which wait for it; a Network whose status changed -> the objects that
+  name it (the declaration's ``networks``: they wait for it);
 - Nukes -> ``cloud-nuke``.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, registry, settings
-from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE, VPCPEERING
+from tasks.cloud.controller import IPRANGE, KYMA, NETWORK, NUKE, SCOPE
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -35,7 +35,6 @@ SCOPES = "cloud-scopes"
 IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
-VPCPEERINGS = "cloud-vpcpeerings"
 
 
 def _key(event: WatchEvent, name: str | None = None) -> Key:
@@ -77,38 +76,32 @@ def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
             meta = ipr.get("metadata") or {}
             if _scope_of(ipr) == scope and meta.get("namespace") == namespace:
                 out.append((IPRANGE, Key(event.cluster, str(namespace), str(meta.get("name")))))
-        name = (event.object.get("metadata") or {}).get("name")
-        try:
-            peerings = stores.list(VPCPEERINGS)
-        except KeyError:  # VpcPeerings not watched in this process (``watch --controllers``)
-            peerings = []
-        for peering in peerings:
-            meta = peering.get("metadata") or {}
-            found = ((peering.get("spec") or {}).get("details") or {})
-            if meta.get("namespace") == namespace and name in (
-                    (found.get("localNetwork") or {}).get("name"), (found.get("remoteNetwork") or {}).get("name")):
-                out.append((VPCPEERING, Key(event.cluster, str(namespace), str(meta.get("name")))))
+        name = str((event.object.get("metadata") or {}).get("name") or "")
+        for declared in registry.kinds():
+            if declared.kcp is None or declared.kcp.networks is None or not declared.controller:
+                continue
+            try:
+                users = stores.list(store_of(declared))
+            except KeyError:  # the kind is not watched in this process (``watch --controllers``)
+                users = []
+            for obj in users:
+                meta = obj.get("metadata") or {}
+                if meta.get("namespace") == namespace and name in declared.kcp.networks(obj):
+                    out.append((declared.controller, Key(event.cluster, str(namespace), str(meta.get("name")))))
     return out
 
 
-def map_vpcpeering(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    out = [(VPCPEERING, _key(event))]
-    if event.type == "DELETED":
-        found = ((event.object.get("spec") or {}).get("details") or {})
-        for side in ("localNetwork", "remoteNetwork"):
-            network = str((found.get(side) or {}).get("name") or "")
-            if network:
-                out.append((NETWORK, _key(event, network)))
-        out.append((NUKE, _key(event, _scope_of(event.object))))
-    return out
+def store_of(declared: registry.Kind) -> str:
+    """The watch registration (and informer store) of a declared kind's KCP objects: ``cloud-<kind>s``."""
+    return f"cloud-{declared.name}s"
 
 
 def kind_mapper(declared: registry.Kind) -> Callable[[WatchEvent, Stores], Iterable[tuple[str, Key]]]:
     """The watch map of a declared kind: its own controller's key; a deleted one also wakes its IpRange
-    (a consumer: the IpRange's deletion waits for it), its scope's Nuke (a nuked kind) and what the
-    declaration's ``wakes`` names."""
+    (a consumer: the IpRange's deletion waits for it), the Networks it names (``networks``: their deletion
+    waits for it), its scope's Nuke (a nuked kind) and what the declaration's ``wakes`` names."""
     assert declared.kcp is not None
-    own, wakes = declared.controller, declared.kcp.wakes
+    own, wakes, networks = declared.controller, declared.kcp.wakes, declared.kcp.networks
 
     def mapper(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
         out = [(own, _key(event))] if own else []
@@ -116,6 +109,8 @@ def kind_mapper(declared: registry.Kind) -> Callable[[WatchEvent, Stores], Itera
             spec = event.object.get("spec") or {}
             if declared.iprange_consumer is not None and ((spec.get("ipRange") or {}).get("name")):
                 out.append((IPRANGE, _key(event, str(spec["ipRange"]["name"]))))
+            if networks is not None:
+                out += [(NETWORK, _key(event, network)) for network in networks(event.object)]
             if declared.nuke is not None:
                 out.append((NUKE, _key(event, _scope_of(event.object))))
         if wakes is not None:
@@ -137,12 +132,14 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, ns, None, map_gardener_cluster, (SCOPE,)),
         WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
         WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, VPCPEERING)),
-        WatchRegistration(VPCPEERINGS, names.VPC_PEERING, ns, None, map_vpcpeering, (VPCPEERING, NETWORK, NUKE)),
+        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, *(
+            k.controller for k in registry.kinds() if k.kcp is not None and k.kcp.networks is not None
+            and k.controller))),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),
-        *(WatchRegistration(f"cloud-{k.name}s", k.kcp.resource, ns, None, kind_mapper(k),
+        *(WatchRegistration(store_of(k), k.kcp.resource, ns, None, kind_mapper(k),
                             tuple(dict.fromkeys(c for c in (k.controller, IPRANGE if k.iprange_consumer is not None
-                                                            else "", NUKE if k.nuke is not None else "") if c)))
+                                                            else "", NETWORK if k.kcp.networks is not None else "",
+                                                            NUKE if k.nuke is not None else "") if c)))
           for k in registry.kinds() if k.kcp is not None and k.controller),
     ]
 

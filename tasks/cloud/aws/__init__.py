@@ -1,6 +1,5 @@
 """The AWS provider of Cloud Resources: Scope (account from STS), the shoot VPC's NAT gateway IPs, IpRange
-(a VPC CIDR block plus one subnet per zone), VpcPeering (a peering connection to the customer's VPC
-with routes on both sides). Registered on import as provider
+(a VPC CIDR block plus one subnet per zone). Registered on import as provider
 ``aws``."""
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks.cloud import providers
-from tasks.cloud.aws import client, iprange, vpcpeering
+from tasks.cloud.aws import client, iprange
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
 from tasks.cloud.providers import Provider, ProviderError, ScopeInputs
 from tasks.cloud.settings import current as current_settings
@@ -49,7 +48,6 @@ class AwsProvider(Provider):
 
     # each kind's steps (reconcile, delete): its module of the layer, taking the provider's context
     reconcile_iprange, delete_iprange = staticmethod(iprange.reconcile), staticmethod(iprange.delete)
-    reconcile_vpcpeering, delete_vpcpeering = staticmethod(vpcpeering.reconcile), staticmethod(vpcpeering.delete)
 
 
 PROVIDER = providers.register(AwsProvider())

@@ -1,6 +1,15 @@
-"""The KCP VpcPeering on Azure: the I/O shell around :mod:`tasks.cloud.azure.vpcpeering_plan` (read →
-pure plan → the planned calls → Outcome; the flow, its messages and the fixes are documented there), and
-the seeding of a customer's network for local runs and tests.
+"""The KCP VpcPeering on Azure: the I/O around :mod:`tasks.cloud.azure.vpcpeering_plan` (the flow, its
+messages and the fixes are documented there), declared as the kind's ``azure`` provider (:data:`SIDE`):
+the three ARM clients of a turn (:func:`clients`), the reads of :func:`read`; and the seeding of a
+customer's network for local runs and tests.
+
+Clients, as the original's, with the peering credentials (``AZURE_PEERING_CLIENT_ID`` /
+``AZURE_PEERING_CLIENT_SECRET``, else the default ones: :func:`tasks.cloud.azure.clients.peering`):
+``local`` (the Scope's subscription and tenant), ``peering`` (the same, with the remote tenant as
+auxiliary tenant: creating a peering needs access to both VNets) and ``remote`` (the remote VNet's
+subscription and tenant, the local tenant as auxiliary when they differ). A local client that cannot be
+built is the plan's :func:`~tasks.cloud.azure.vpcpeering_plan.client_failed`; remote ones that cannot be
+built are left out, and :func:`read` reports it (``Read.client_error``) for the plans to decide.
 """
 
 from __future__ import annotations
@@ -10,93 +19,110 @@ from typing import Any
 
 import structlog
 
-from kube.toolkit.outcome import Outcome
+from kube.refusal import Failure, Refusal
 from tasks.cloud.azure.client import AzureApiError
+from tasks.cloud.azure.clients import peering, scope_azure
 from tasks.cloud.azure.vpcpeering_plan import (
+    CLIENT_FAILED,
     ERROR_MESSAGES,
-    REASON_ERROR,
     UNTAGGED_NETWORK_TYPES,
-    Plan,
     Read,
-    Timing,
     VNet,
     VpcPeeringClient,
     _rg_vnet,
     local_peering_name,
+    network_type,
     plan_create,
     plan_delete,
+    read_failed,
 )
-from tasks.cloud.calls import attempt, marked_deleting
-from tasks.cloud.step import StepBuilder
+from tasks.cloud.registry import ProviderSide, Turn
 
 log = structlog.get_logger("tasks.cloud.azure")
 
-__all__ = ["ERROR_MESSAGES", "apply", "read", "reconcile", "seed_vnet"]
+__all__ = ["ERROR_MESSAGES", "SIDE", "ClientFailed", "clients", "read", "seed_vnet"]
+
+#: ``Read.client_error`` when the remote clients could not be built (the reason is logged).
+REMOTE_CLIENTS_FAILED = "the remote clients could not be built"
 
 
-def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, AzureApiError | None]:
-    return attempt(AzureApiError, fn, *args)
+class ClientFailed(Refusal):
+    """The local ARM client could not be built (unusable credentials): the user's words."""
+
+    @property
+    def failure(self) -> Failure:
+        """A definite refusal of code :data:`~tasks.cloud.azure.vpcpeering_plan.CLIENT_FAILED`."""
+        return Failure("refused", code=CLIENT_FAILED, message=str(self), text=str(self))
 
 
-def read(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], local: VNet | None, remote: VNet | None,
-         remote_type: str = "", client_error: str = "") -> Read:
-    """Everything one turn may need; ``clients``: ``local`` (and ``peering``, ``remote`` unless
-    ``client_error`` says why they could not be built). Failures are kept in the :class:`Read`."""
+def _vnets(turn: Turn) -> tuple[VNet | None, VNet | None]:
+    """The VNets the local and remote KCP Networks name (``None``: gone, or names none)."""
+    return VNet.of(getattr(turn.seen, "local", None)), VNet.of(getattr(turn.seen, "remote", None))
+
+
+def clients(turn: Turn) -> dict[str, Any]:
+    """``local`` and, with a remote VNet, ``peering`` and ``remote`` (left out when they cannot be built).
+    Raises :class:`ClientFailed` when the local one cannot be built."""
+    azure = scope_azure(turn.scope)
+    local_tenant = str(azure.get("tenantId") or turn.settings.azure_tenant_id or "")
+    subscription = str(azure.get("subscriptionId") or "")
+    try:
+        found: dict[str, Any] = {"local": peering(turn.settings, subscription, local_tenant)}
+    except ValueError as exc:
+        raise ClientFailed(f"Failed creating Azure client for tenant {local_tenant} subscription "
+                           f"{azure.get('subscriptionId')}: {exc}") from exc
+    remote = _vnets(turn)[1]
+    if remote is None:
+        return found
+    remote_tenant = remote.tenant or local_tenant
+    try:
+        both = peering(turn.settings, subscription, local_tenant, (remote.tenant,) if remote.tenant else ())
+        theirs = peering(turn.settings, remote.subscription, remote_tenant,
+                         (local_tenant,) if remote_tenant != local_tenant else ())
+    except ValueError as exc:
+        log.warning("azure peering: the remote clients could not be built", vpcpeering=turn.name, error=str(exc))
+        return found
+    return {**found, "peering": both, "remote": theirs}
+
+
+def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
+    """``(fn(*args), None)``, or ``(None, its failure)`` when ARM refused it (fencing errors pass through)."""
+    try:
+        return fn(*args), None
+    except AzureApiError as err:
+        return None, err.failure
+
+
+def read(found: Mapping[str, Any], turn: Turn) -> Read:
+    """Everything one turn may need; refusals are kept in the :class:`Read` (``client_error``: the remote
+    clients are missing)."""
+    obj = turn.obj
+    local, remote = _vnets(turn)
+    remote_type = network_type(getattr(turn.seen, "remote", None))
+    client_error = REMOTE_CLIENTS_FAILED if remote is not None and "remote" not in found else ""
     status = obj.get("status") or {}
     details = (obj.get("spec") or {}).get("details") or {}
     deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
     local_peering = local_error = remote_peering = remote_error = remote_vnet = remote_vnet_error = None
     if local is not None:
+        client: VpcPeeringClient = found["local"]
         rg, vnet = _rg_vnet(str(status.get("id") or ""), local)
-        local_peering, local_error = _try(clients["local"].get_peering, rg, vnet, local_peering_name(obj))
+        local_peering, local_error = _try(client.get_peering, rg, vnet, local_peering_name(obj))
         if local_error is not None and not local_error.not_found:
-            log.warning("azure local peering not loaded", vpcpeering=(obj.get("metadata") or {}).get("name"),
-                        error=str(local_error))
+            log.warning("azure local peering not loaded", vpcpeering=turn.name, error=str(local_error))
     peering_name = str(details.get("peeringName") or "")
     if remote is not None and not client_error and peering_name:
+        theirs: VpcPeeringClient = found["remote"]
         rg, vnet = _rg_vnet(str(status.get("remoteId") or ""), remote)
-        remote_peering, remote_error = _try(clients["remote"].get_peering, rg, vnet, peering_name)
+        remote_peering, remote_error = _try(theirs.get_peering, rg, vnet, peering_name)
         if deleting and remote_error is not None:
             remote_error = None  # ignored while deleting, as the original
         if not deleting and remote_peering is None and remote_error is None \
                 and remote_type not in UNTAGGED_NETWORK_TYPES:
-            remote_vnet, remote_vnet_error = _try(clients["remote"].get_vnet, remote.resource_group, remote.name)
+            remote_vnet, remote_vnet_error = _try(theirs.get_vnet, remote.resource_group, remote.name)
     return Read(local_peering=local_peering, local_error=local_error, remote_peering=remote_peering,
                 remote_error=remote_error, remote_vnet=remote_vnet, remote_vnet_error=remote_vnet_error,
                 client_error=client_error)
-
-
-def apply(clients: Mapping[str, VpcPeeringClient], plan: Plan) -> Outcome:
-    """Make the plan's calls in order; the Outcome they lead to."""
-    for call in plan.calls:
-        try:
-            getattr(clients[call.client], call.method)(*call.args, **call.kwargs)
-        except AzureApiError as err:
-            log.warning("azure peering call refused", vpcpeering=plan.run.name, call=call.kind, status=err.status,
-                        code=err.code, error=str(err))
-            step = plan.failed(call, err)
-            if step is not None:
-                return step
-    return plan.done()
-
-
-def reconcile(clients: Mapping[str, VpcPeeringClient], obj: Mapping[str, Any], scope: Mapping[str, Any],
-              local_network: Mapping[str, Any] | None, remote_network: Mapping[str, Any] | None, t: Timing,
-              network_tag: str = "", client_error: str = "", deleting: bool | None = None) -> Outcome:
-    """One turn of the KCP VpcPeering ``obj`` on Azure (read → :func:`plan_create` / :func:`plan_delete`
-    → the calls). ``local_network`` / ``remote_network``: the KCP Networks of ``details``; ``deleting``:
-    remove it (default: whether ``obj`` has a ``deletionTimestamp``)."""
-    local, remote = VNet.of(local_network), VNet.of(remote_network)
-    obj = marked_deleting(obj, deleting)
-    remote_type = str(((remote_network or {}).get("status") or {}).get("networkType")
-                      or ((remote_network or {}).get("spec") or {}).get("type") or "")
-    found = read(clients, obj, local, remote, remote_type, client_error)
-    if (obj.get("metadata") or {}).get("deletionTimestamp"):
-        return apply(clients, plan_delete(obj, local, remote, found, t))
-    if local is None or remote is None:
-        missing = "local" if local is None else "remote"
-        return StepBuilder(obj).fail(REASON_ERROR, f"The {missing} network names no Azure VNet")
-    return apply(clients, plan_create(obj, scope, local, remote, remote_type, found, t, network_tag))
 
 
 def seed_vnet(client: Any, resource_group: str, name: str, location: str, cidr: str,
@@ -107,3 +133,13 @@ def seed_vnet(client: Any, resource_group: str, name: str, location: str, cidr: 
     client.create_resource_group(resource_group, location)
     vnet = client.create_vnet(resource_group, name, location, cidr, tags=dict(tags or {})) or {}
     return str(vnet.get("id") or "")
+
+
+#: The kind's ``azure`` provider.
+SIDE = ProviderSide(
+    clients=clients, read=read,
+    create=lambda found, turn: plan_create(turn.obj, turn.scope, *_vnets(turn),
+                                           network_type(getattr(turn.seen, "remote", None)), found, turn.t,
+                                           turn.settings.peering_network_tag),
+    delete=lambda found, turn: plan_delete(turn.obj, *_vnets(turn), found, turn.t),
+    read_failed=lambda failure, turn: read_failed(turn.obj, failure, turn.t))

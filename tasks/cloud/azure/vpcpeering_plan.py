@@ -12,12 +12,17 @@ the local one when none is given — with the local tenant as auxiliary when the
 principal that exists in both tenants.
 
 One turn is read → pure plan → calls → Outcome (docs/cloud.md, "A new kind: the recipe"): the shell
-:mod:`tasks.cloud.azure.vpcpeering` loads both peerings and, before the remote peering exists, the
-remote VNet (:class:`Read`, failures kept as data); :func:`plan_create` / :func:`plan_delete` here
-decide (pure: no I/O) and answer a :class:`Plan`: the calls and the :class:`~kube.toolkit.Outcome` they
-lead to, which the shell makes and carries.
+:mod:`tasks.cloud.azure.vpcpeering` builds the three clients and loads both peerings and, before the
+remote peering exists, the remote VNet (:class:`Read`, refusals kept as :class:`~kube.refusal.Failure` s);
+:func:`plan_create` / :func:`plan_delete` here decide (pure: no I/O) and answer an
+:class:`~kube.toolkit.Outcome`: the calls (:class:`~kube.toolkit.Call` on client ``local``, ``peering``
+or ``remote``; their ``kind``: ``local_create``, ``remote_create``, ``remote_delete``, ``local_delete``),
+what they lead to and what a refused one means, which the executor carries out.
 
-Flow, as the original's: state ``Initiated`` at first; the remote VNet must carry a tag whose key is the
+Flow, as the original's: the local client not buildable -> Error ``CloudProviderError`` ``Failed
+creating Azure client for tenant <t> subscription <s>: <why>`` (5 min, :func:`client_failed`); a local or
+remote network that names no VNet -> Error ``The <side> network names no Azure VNet``; state
+``Initiated`` at first; the remote VNet must carry a tag whose key is the
 configured network tag or the shoot name, unless the remote network is Kyma's or Cloud Manager's
 (``Warning``, ``FailedLoadingRemoteVpcNetwork`` ``Loaded remote VPC network has no matching tags``, 60 s);
 the remote peering name is required (``Peering name not specified``); create the local peering, then the
@@ -40,28 +45,31 @@ VNet ids are compared case-insensitively (ARM ids are); the Ready state is ``Rea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kube.refusal import Failure
+from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
 
 __all__ = [
     "ERROR_MESSAGES",
-    "Call",
-    "Plan",
+    "UNAUTHENTICATED",
     "Read",
     "VNet",
     "VpcPeeringClient",
+    "client_failed",
     "error_message",
     "kyma_peering",
     "local_peering_name",
+    "network_type",
     "plan_create",
     "plan_delete",
+    "read_failed",
     "vnet_tagged",
 ]
 
@@ -102,28 +110,32 @@ ERROR_MESSAGES = {
 }
 MISSING_SERVICE_PRINCIPAL = "The client application is missing service principal in the remote tenant"
 _OVERLAPPING = re.compile(r'Overlapping address prefixes:[^"]*')
+#: The code of a credential that could not get a token (``tasks.cloud.azure.client.UNAUTHENTICATED``: this
+#: module imports no client).
+UNAUTHENTICATED = "ClientAuthenticationError"
 
 
-class AzureApiError(ApiFailure, Protocol):
-    """What the plan reads of a failed call (:class:`tasks.cloud.azure.client.AzureApiError`; this module
-    imports no client)."""
-
-    code: str
-
-    @property
-    def response(self) -> bool: ...
-    @property
-    def unauthorized(self) -> bool: ...
-    @property
-    def unauthenticated(self) -> bool: ...
+#: The code of the refusal a local client that cannot be built is reported as (:func:`client_failed`).
+CLIENT_FAILED = "AzureClientFailed"
 
 
-def error_message(err: AzureApiError, default: str) -> tuple[str, bool]:
+def unauthorized(failure: Failure) -> bool:
+    """ARM code ``AuthorizationFailed`` (the original's ``IsUnauthorized``)."""
+    return failure.code == "AuthorizationFailed"
+
+
+def unauthenticated(failure: Failure) -> bool:
+    """No token could be had (the original's ``IsUnauthenticated``), e.g. the service principal does not
+    exist in the remote tenant."""
+    return failure.status == 0 and failure.code == UNAUTHENTICATED
+
+
+def error_message(err: Failure, default: str) -> tuple[str, bool]:
     """``(message, is_warning)`` for an Azure failure, as the original's ``GetErrorMessage``: a known
     code's message (``VnetAddressSpacesOverlap`` with ARM's "Overlapping address prefixes: ..." appended),
     else ARM's own message; a credential failure is the missing service principal; all these are
     warnings. A failure without an answer (transport) is ``default``, an error."""
-    if err.response:
+    if err.status > 0:  # ARM answered
         known = ERROR_MESSAGES.get(err.code)
         if known is not None:
             if err.code == "VnetAddressSpacesOverlap":
@@ -132,7 +144,7 @@ def error_message(err: AzureApiError, default: str) -> tuple[str, bool]:
             return known, True
         if err.message:
             return err.message, True
-    if err.unauthenticated:
+    if unauthenticated(err):
         return MISSING_SERVICE_PRINCIPAL, True
     return default, False
 
@@ -229,83 +241,91 @@ class Read:
     peering exists, for the tag check; ``client_error``: the remote clients could not be built)."""
 
     local_peering: Mapping[str, Any] | None = None
-    local_error: AzureApiError | None = None
+    local_error: Failure | None = None
     remote_peering: Mapping[str, Any] | None = None
-    remote_error: AzureApiError | None = None
+    remote_error: Failure | None = None
     remote_vnet: Mapping[str, Any] | None = None
-    remote_vnet_error: AzureApiError | None = None
+    remote_vnet_error: Failure | None = None
     client_error: str = ""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One ARM write: ``<client>.<method>(*args, **kwargs)`` on client ``local``/``peering``/``remote``;
-    ``kind`` says how a refusal is answered."""
-
-    client: str
-    kind: str
-    method: str
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Plan:
-    """A plan's answer: ``calls`` in order, then the Outcome of :meth:`done`; a refused call ends the turn
-    with :meth:`failed` (or, when that answers None, the next call follows)."""
-
-    run: StepBuilder
-    t: Timing
-    calls: tuple[Call, ...] = ()
-    then: Outcome | None = None
-
-    def done(self) -> Outcome:
-        """The Outcome once every call was made."""
-        return self.then if self.then is not None else self.run.step()
-
-    def failed(self, call: Call, err: AzureApiError) -> Outcome | None:
-        """The Outcome of a refused call; None: go on (a refused remote delete, as the original)."""
-        run, t = self.run, self.t
-        if call.kind == "remote_delete":  # the shell logs it
-            return None
-        if err.too_many_requests:
-            return Outcome(requeue_after=t(60))
-        if call.kind == "local_delete":
-            return run.step(requeue_after=t(300))
-        default = "Error creating VPC peering" if call.kind == "local_create" else "Error creating remote VPC peering"
-        message, warning = error_message(err, default)
-        run.without(names.COND_READY)
-        return run.fail(REASON_FAILED_CREATING, message, state=STATE_WARNING if warning else STATE_ERROR,
-                        exclusive=False)
+def _refusal(run: StepBuilder, t: Timing, call: Call, err: Failure) -> Outcome | None:
+    """What a refused ``call`` means; None: go on (a refused remote delete, as the original)."""
+    if call.kind == "remote_delete":  # the executor logs it
+        return None
+    if err.too_many_requests:
+        return Outcome(requeue_after=t(60))
+    if call.kind == "local_delete":
+        return run.step(requeue_after=t(300))
+    default = "Error creating VPC peering" if call.kind == "local_create" else "Error creating remote VPC peering"
+    message, warning = error_message(err, default)
+    run.without(names.COND_READY)
+    return run.fail(REASON_FAILED_CREATING, message, state=STATE_WARNING if warning else STATE_ERROR,
+                    exclusive=False)
 
 
-def _load_failed(run: StepBuilder, t: Timing, err: AzureApiError, default: str, reason: str) -> Outcome:
+def _calls(run: StepBuilder, t: Timing, calls: Sequence[Call], then: Outcome) -> Outcome:
+    """``calls`` in order, then ``then``; a refused one: :func:`_refusal`."""
+    if not calls:
+        return then
+
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
+        assert isinstance(write, Call)
+        return _refusal(run, t, write, failure)
+
+    return Outcome(writes=tuple(calls), then=lambda answers: then, refused=refused)
+
+
+def client_failed(obj: Mapping[str, Any], why: str, t: Timing, now: str | None = None) -> Outcome:
+    """The local client could not be built (``why``: ``Failed creating Azure client for tenant <t>
+    subscription <s>: <reason>``): Error ``CloudProviderError``, back after 5 min."""
+    return StepBuilder(obj, now).fail(REASON_CLOUD_PROVIDER_ERROR, why, requeue_after=t(300))
+
+
+def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, now: str | None = None) -> Outcome:
+    """A refused client or read: the local client not buildable (code :data:`CLIENT_FAILED`) is
+    :func:`client_failed`; a transient refusal comes back after its delay (10 s), the status untouched;
+    any other fails the turn with backoff."""
+    if failure.code == CLIENT_FAILED:
+        return client_failed(obj, failure.message, t, now)
+    if failure.retryable:
+        return Outcome(requeue_after=t(failure.delay if failure.delay is not None else 10.0))
+    return Outcome(error=str(failure))
+
+
+def network_type(kcp_network: Mapping[str, Any] | None) -> str:
+    """A KCP Network's type (``status.networkType``, else ``spec.type``; ``""`` without a network)."""
+    network = kcp_network or {}
+    return str((network.get("status") or {}).get("networkType") or (network.get("spec") or {}).get("type") or "")
+
+
+def _load_failed(run: StepBuilder, t: Timing, err: Failure, default: str, reason: str) -> Outcome:
     """A failed load of the remote peering (or VNet): 429 → 60 s; else the mapped message."""
     if err.too_many_requests:
         return Outcome(requeue_after=t(60))
     message, warning = error_message(err, default)
     requeue: float | None = None
-    if err.unauthorized:
+    if unauthorized(err):
         reason, requeue = REASON_UNAUTHORIZED, t(300)
-    elif err.unauthenticated:
+    elif unauthenticated(err):
         requeue = t(300)
     run.without(names.COND_READY)
     return run.fail(reason, message, requeue_after=requeue, state=STATE_WARNING if warning else STATE_ERROR,
                     exclusive=False)
 
 
-def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, remote: VNet, remote_type: str,
-                found: Read, t: Timing, network_tag: str = "", now: str | None = None) -> Plan:
+def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet | None, remote: VNet | None,
+                remote_type: str, found: Read, t: Timing, network_tag: str = "", now: str | None = None) -> Outcome:
     """One provisioning turn over what the shell read (pure). See the module doc for the flow."""
     run = StepBuilder(obj, now)
+    if local is None or remote is None:
+        missing = "local" if local is None else "remote"
+        return run.fail(REASON_ERROR, f"The {missing} network names no Azure VNet")
     details = run.spec.get("details") or {}
     peering_name = str(details.get("peeringName") or "")
     use_remote_gateway = bool(details.get("useRemoteGateway"))
     shoot = str((scope.get("spec") or {}).get("shootName") or "")
     azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
-
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, then=step)
 
     if not run.status.get("state"):
         run.set(state=STATE_INITIATED)
@@ -314,82 +334,78 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet, r
     if found.local_error is not None and not found.local_error.not_found:
         err = found.local_error
         if err.too_many_requests:
-            return stop(run.step(requeue_after=t(10)))
-        return stop(run.step(requeue_after=t(300)))
+            return run.step(requeue_after=t(10))
+        return run.step(requeue_after=t(300))
     # the remote clients
     if found.client_error:
         tenant = remote.tenant or str(azure.get("tenantId") or "")
-        return stop(run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {tenant} "
-                             f"subscription {remote.subscription}", requeue_after=t(300)))
+        return run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {tenant} "
+                        f"subscription {remote.subscription}", requeue_after=t(300))
     # the remote peering
     remote_peering = found.remote_peering
     if found.remote_error is not None and not found.remote_error.not_found:
-        return stop(_load_failed(run, t, found.remote_error, "Error loading remote VPC peering",
-                                 REASON_FAILED_LOADING_PEERING))
+        return _load_failed(run, t, found.remote_error, "Error loading remote VPC peering",
+                            REASON_FAILED_LOADING_PEERING)
     if remote_peering is not None:
         points_to = str(((remote_peering.get("properties") or {}).get("remoteVirtualNetwork") or {}).get("id") or "")
         if points_to.lower() != local.id.lower():
             run.without(names.COND_READY)
-            return stop(run.fail(REASON_FAILED_LOADING_PEERING, f"Peering with the same name {peering_name} already "
-                                 f"exists in network {remote.id}", state=STATE_WARNING, exclusive=False))
+            return run.fail(REASON_FAILED_LOADING_PEERING, f"Peering with the same name {peering_name} already "
+                            f"exists in network {remote.id}", state=STATE_WARNING, exclusive=False)
     if not peering_name:
-        return stop(run.fail(REASON_ERROR, "Peering name not specified"))
+        return run.fail(REASON_ERROR, "Peering name not specified")
     # the remote VNet's tag (until the remote peering exists)
     if remote_peering is None and remote_type not in UNTAGGED_NETWORK_TYPES:
         if found.remote_vnet_error is not None:
             err = found.remote_vnet_error
             if err.too_many_requests:
-                return stop(Outcome(requeue_after=t(60)))
+                return Outcome(requeue_after=t(60))
             message, warning = error_message(err, "Error loading remote network")
             requeue: float | None = t(60)
             if err.not_found:  # the user must change the object: no requeue
                 message, requeue = "Remote VPC network not found", None
-            reason = REASON_UNAUTHORIZED if err.unauthorized else REASON_FAILED_LOADING_NETWORK
-            return stop(run.fail(reason, message, requeue_after=requeue,
-                                 state=STATE_WARNING if warning else STATE_ERROR, exclusive=False))
+            reason = REASON_UNAUTHORIZED if unauthorized(err) else REASON_FAILED_LOADING_NETWORK
+            return run.fail(reason, message, requeue_after=requeue,
+                            state=STATE_WARNING if warning else STATE_ERROR, exclusive=False)
         if not vnet_tagged(found.remote_vnet or {}, shoot, network_tag):
-            return stop(run.fail(REASON_FAILED_LOADING_NETWORK, "Loaded remote VPC network has no matching tags",
-                                 requeue_after=t(60), state=STATE_WARNING, exclusive=False))
+            return run.fail(REASON_FAILED_LOADING_NETWORK, "Loaded remote VPC network has no matching tags",
+                            requeue_after=t(60), state=STATE_WARNING, exclusive=False)
     calls: list[Call] = []
     state = str(((local_peering or {}).get("properties") or {}).get("peeringState") or "")
     # fix: a local peering Disconnected (the customer removed their side) is PUT again before their side is
     # made anew, which Azure requires (the original only did so with the vpcPeeringSync flag)
     if local_peering is None or state == DISCONNECTED:
-        calls.append(Call("peering", "local_create", "create_peering",
-                          (local.resource_group, local.name, local_peering_name(obj), remote.id),
+        calls.append(Call("create_peering", (local.resource_group, local.name, local_peering_name(obj), remote.id),
                           {"allow_vnet_access": True, "use_remote_gateways": use_remote_gateway,
-                           "allow_gateway_transit": False}))
+                           "allow_gateway_transit": False}, client="peering", kind="local_create"))
     if remote_peering is None:
-        calls.append(Call("remote", "remote_create", "create_peering",
-                          (remote.resource_group, remote.name, peering_name, local.id),
+        calls.append(Call("create_peering", (remote.resource_group, remote.name, peering_name, local.id),
                           {"allow_vnet_access": True, "use_remote_gateways": False,
-                           "allow_gateway_transit": use_remote_gateway}))
+                           "allow_gateway_transit": use_remote_gateway}, client="remote", kind="remote_create"))
     if calls or state != CONNECTED or local_peering is None or remote_peering is None:
-        return Plan(run, t, calls=tuple(calls), then=run.step(requeue_after=t(1)))
+        return _calls(run, t, calls, run.step(requeue_after=t(1)))
     run.set(id=str(local_peering.get("id") or ""), remoteId=str(remote_peering.get("id") or ""))
-    return stop(run.ready())
+    return run.ready()
 
 
 def plan_delete(obj: Mapping[str, Any], local: VNet | None, remote: VNet | None, found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One deletion turn (pure): the remote peering when ``details.deleteRemotePeering``, then the local
     one; the finalizer goes in the same turn (ARM deletes them on its own time, as in the original)."""
     run = StepBuilder(obj, now)
     details = run.spec.get("details") or {}
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, then=step)
-
     if found.local_error is not None and not found.local_error.not_found:
-        return stop(run.step(requeue_after=t(10) if found.local_error.too_many_requests else t(300)))
+        return run.step(requeue_after=t(10) if found.local_error.too_many_requests else t(300))
     if found.client_error and remote is not None:
-        return stop(run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {remote.tenant} "
-                             f"subscription {remote.subscription}", requeue_after=t(300)))
+        return run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {remote.tenant} "
+                        f"subscription {remote.subscription}", requeue_after=t(300))
     calls: list[Call] = []
     if details.get("deleteRemotePeering") and found.remote_peering is not None and remote is not None:
         rg, vnet = _rg_vnet(str(found.remote_peering.get("id") or ""), remote)
-        calls.append(Call("remote", "remote_delete", "delete_peering", (rg, vnet, str(details.get("peeringName")))))
+        calls.append(Call("delete_peering", (rg, vnet, str(details.get("peeringName"))), client="remote",
+                          kind="remote_delete"))
     if found.local_peering is not None and local is not None:
         rg, vnet = _rg_vnet(str(found.local_peering.get("id") or ""), local)
-        calls.append(Call("local", "local_delete", "delete_peering", (rg, vnet, local_peering_name(obj))))
-    return Plan(run, t, calls=tuple(calls), then=run.step(remove_finalizer=names.FINALIZER))
+        calls.append(Call("delete_peering", (rg, vnet, local_peering_name(obj)), client="local", kind="local_delete"))
+    return _calls(run, t, calls, run.step(remove_finalizer=names.FINALIZER))

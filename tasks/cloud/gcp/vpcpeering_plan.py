@@ -7,24 +7,26 @@ routes iff asked, never exports them). Both exchange subnet routes. The service 
 Manager needs ``compute.networks.addPeering``/``removePeering``/``get`` on both sides and
 ``resourcemanager`` tag read access on the remote one.
 
-One turn is read → pure plan → one call → Outcome (docs/cloud.md, "A new kind: the recipe"): the shell
-:mod:`tasks.cloud.gcp.vpcpeering` reads through :class:`~tasks.cloud.gcp.client.GcpClient` the pending
-operations (``status.remotePeeringOperation`` / ``localPeeringOperation``), both peerings and, before
-the remote peering exists, the remote network's tag keys (:class:`Read`, failures kept as data);
-:func:`plan_create` / :func:`plan_delete` here decide (pure: no I/O) and answer a :class:`Plan`: at most
-one :class:`Call` and the :class:`~kube.toolkit.Outcome` it leads to, which the shell makes and carries.
+One turn is read → pure plan → at most one call → Outcome (docs/cloud.md, "A new kind: the recipe"): the
+shell :mod:`tasks.cloud.gcp.vpcpeering` reads through :class:`~tasks.cloud.gcp.client.GcpClient` the
+pending operations (``status.remotePeeringOperation`` / ``localPeeringOperation``), both peerings and,
+before the remote peering exists, the remote network's tag keys (:class:`Read`, refusals kept as
+:class:`~kube.refusal.Failure` s); :func:`plan_create` / :func:`plan_delete` here decide (pure: no I/O)
+and answer an :class:`~kube.toolkit.Outcome`: at most one :class:`~kube.toolkit.Call` (its ``kind``:
+``remote_add``, ``local_add``, ``local_remove``, ``remote_remove``), what its answer leads to
+(``then``) and what its refusal means (``refused``), which the executor carries out.
 
-Flow, as the original's: a running remote operation → 10 s; a running local one → 60 s; the remote
-network must carry a tag whose key contains the shoot name or the configured network tag, else state
-``Disconnected`` and ``FailedCreatingVpcPeeringConnection`` ``Error creating VpcPeering, remote VPC does
-not have a tag with the key: <shoot>`` (5 min); create the remote peering (its operation in
-``status.remotePeeringOperation``, 30 s), wait until it exists, create the local one
-(``status.localPeeringOperation``, 30 s), wait until both are ``ACTIVE`` (10 s); ``status.id`` /
-``remoteId`` are the two peerings' names; Ready: state ``Ready``, the single condition Ready/``Ready``
-``VpcPeering :<peeringName> is provisioned`` (sic). Deleting: remove the Ready condition, remove the
-local peering and wait until it is gone (10 s), then the remote one when ``details.deleteRemotePeering``
-(a 429 → 60 s, an operation in progress → 10 s, anything else is logged and ignored, as the original),
-then the finalizer may go.
+Flow, as the original's: a local or remote network that names no GCP network -> Error ``The <side> network
+names no GCP project and network`` (state ``Disconnected``); a running remote operation → 10 s; a running
+local one → 60 s; the remote network must carry a tag whose key contains the shoot name or the configured
+network tag, else state ``Disconnected`` and ``FailedCreatingVpcPeeringConnection`` ``Error creating
+VpcPeering, remote VPC does not have a tag with the key: <shoot>`` (5 min); create the remote peering (its
+operation in ``status.remotePeeringOperation``, 30 s), wait until it exists, create the local one
+(``status.localPeeringOperation``, 30 s), wait until both are ``ACTIVE`` (10 s); ``status.id`` / ``remoteId``
+are the two peerings' names; Ready: state ``Ready``, the single condition Ready/``Ready`` ``VpcPeering
+:<peeringName> is provisioned`` (sic). Deleting: remove the Ready condition, remove the local peering and wait
+until it is gone (10 s), then the remote one when ``details.deleteRemotePeering`` (a 429 → 60 s, an operation
+in progress → 10 s, anything else is logged and ignored, as the original), then the finalizer may go.
 
 Deliberate differences (fixes, each noted where it is made): the tag check runs only until the remote
 peering exists (the original re-checks every turn, so removing the tag later broke a working peering;
@@ -39,18 +41,19 @@ original's ``Connected``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kube.refusal import Failure
+from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.calls import ApiFailure
 from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Network", "Plan", "Read", "VpcPeeringClient", "local_peering_name", "plan_create", "plan_delete",
-           "tagged"]
+__all__ = ["Network", "Read", "VpcPeeringClient", "local_peering_name", "not_authorized", "operation_in_progress",
+           "plan_create", "plan_delete", "tagged"]
 
 #: Seconds to wait: ``t(10)`` is 10 s scaled by the domain's ``time_scale``.
 Timing = Callable[[float], float]
@@ -67,14 +70,19 @@ ACTIVE = "ACTIVE"
 INACTIVE = "INACTIVE"
 
 
-class GcpApiError(ApiFailure, Protocol):
-    """What the plan reads of a failed call (:class:`tasks.cloud.gcp.client.GcpApiError`; this module
-    imports no client)."""
+#: The status field that keeps the operation a call of this kind answers.
+RECORDS = {"remote_add": "remotePeeringOperation", "local_add": "localPeeringOperation"}
 
-    @property
-    def not_authorized(self) -> bool: ...
-    @property
-    def operation_in_progress(self) -> bool: ...
+
+def not_authorized(failure: Failure) -> bool:
+    """403 (the original's ``IsNotAuthorized``)."""
+    return failure.status == 403
+
+
+def operation_in_progress(failure: Failure) -> bool:
+    """400 "There is a peering operation in progress on the local or peer network" (the original's
+    ``IsOperationInProgressError``)."""
+    return failure.status == 400 and "operation in progress" in failure.message
 
 
 class VpcPeeringClient(Protocol):
@@ -122,80 +130,61 @@ def tagged(tag_keys: list[str], shoot: str, network_tag: str) -> bool:
 class Read:
     """What one turn read. ``*_op``: the compute operation of ``status.*PeeringOperation`` (read only
     while that side has no id yet); ``*_peering``: the peering (None: none of that name); ``*_error``: the
-    read of that item failed; ``tag_keys``: the remote network's tag keys (None: not read)."""
+    read of that item was refused; ``tag_keys``: the remote network's tag keys (None: not read)."""
 
     remote_op: Mapping[str, Any] | None = None
-    remote_op_error: GcpApiError | None = None
+    remote_op_error: Failure | None = None
     remote_peering: Mapping[str, Any] | None = None
-    remote_error: GcpApiError | None = None
+    remote_error: Failure | None = None
     local_op: Mapping[str, Any] | None = None
-    local_op_error: GcpApiError | None = None
+    local_op_error: Failure | None = None
     local_peering: Mapping[str, Any] | None = None
-    local_error: GcpApiError | None = None
+    local_error: Failure | None = None
     tag_keys: list[str] | None = None
-    tags_error: GcpApiError | None = None
+    tags_error: Failure | None = None
 
 
-@dataclass(frozen=True)
-class Call:
-    """One GCP write of a plan: ``client.<method>(*args, **kwargs)``; ``kind`` says how a refusal is
-    answered (``remote_add``, ``local_add``, ``local_remove``, ``remote_remove``) and ``record`` which
-    status field keeps the returned operation name (empty: none)."""
+def _refusal(run: StepBuilder, t: Timing, remote: Network, kind: str, err: Failure) -> Outcome:
+    """What a refused call of ``kind`` means."""
+    if kind in ("remote_add", "local_add") and operation_in_progress(err):
+        return run.step(requeue_after=t(10))  # another peering operation of either network runs (fix)
+    if kind == "remote_add":
+        message = (f"Error creating Remote VpcPeering for network {remote} due to insufficient permissions"
+                   if not_authorized(err) else "Error creating Remote VpcPeering")
+        return run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED)
+    if kind == "local_add":
+        return run.fail(REASON_FAILED_CREATING, "Error creating local network VpcPeering",
+                        requeue_after=t(60), state=STATE_DISCONNECTED)
+    if kind == "local_remove":
+        if operation_in_progress(err):  # the last remove still runs (fix: no Error for it)
+            return run.step(requeue_after=t(10))
+        return run.fail(REASON_ERROR, "Error deleting local network VpcPeering", requeue_after=t(60), state=None)
+    if kind == "remote_remove":
+        if err.too_many_requests:
+            return run.step(requeue_after=t(60))
+        if operation_in_progress(err):
+            return run.step(requeue_after=t(10))
+        # the original logs it (the executor does) and lets the object go: the remote side is the customer's
+        return run.step(remove_finalizer=names.FINALIZER)
+    return run.fail(REASON_ERROR, err.message, backoff=True, state=None)
 
-    kind: str
-    method: str
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    record: str = ""
 
+def _call(run: StepBuilder, t: Timing, remote: Network, call: Call, requeue_after: float | None = None) -> Outcome:
+    """The Outcome of one ``call``: once made, its operation recorded (:data:`RECORDS`) and back after
+    ``requeue_after`` (a remote removal: the finalizer goes); refused: :func:`_refusal`."""
 
-@dataclass
-class Plan:
-    """A plan's answer: at most one ``call``, then the Outcome of :meth:`done`; a refused call ends the turn
-    with :meth:`failed`. ``final``: the Outcome when there is nothing to call."""
-
-    run: StepBuilder
-    t: Timing
-    remote: Network
-    call: Call | None = None
-    requeue_after: float | None = None
-    final: Outcome | None = None
-
-    def done(self, answer: Any = None) -> Outcome:
-        """The Outcome once the call was made (``answer``: its result, the operation name)."""
-        if self.final is not None:
-            return self.final
-        if self.call is not None and self.call.kind == "remote_remove":
-            return self.run.step(remove_finalizer=names.FINALIZER)
-        if self.call is not None and self.call.record and answer:
-            self.run.set(**{self.call.record: str(answer)})
-        return self.run.step(requeue_after=self.requeue_after)
-
-    def failed(self, err: GcpApiError) -> Outcome:
-        """The Outcome of a refused call."""
-        run, t = self.run, self.t
-        kind = self.call.kind if self.call is not None else ""
-        if kind in ("remote_add", "local_add") and err.operation_in_progress:
-            return run.step(requeue_after=t(10))  # another peering operation of either network runs (fix)
-        if kind == "remote_add":
-            message = (f"Error creating Remote VpcPeering for network {self.remote} due to insufficient permissions"
-                       if err.not_authorized else "Error creating Remote VpcPeering")
-            return run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED)
-        if kind == "local_add":
-            return run.fail(REASON_FAILED_CREATING, "Error creating local network VpcPeering",
-                            requeue_after=t(60), state=STATE_DISCONNECTED)
-        if kind == "local_remove":
-            if err.operation_in_progress:  # the last remove still runs (fix: no Error for it)
-                return run.step(requeue_after=t(10))
-            return run.fail(REASON_ERROR, "Error deleting local network VpcPeering", requeue_after=t(60), state=None)
-        if kind == "remote_remove":
-            if err.too_many_requests:
-                return run.step(requeue_after=t(60))
-            if err.operation_in_progress:
-                return run.step(requeue_after=t(10))
-            # the original logs it (the shell does) and lets the object go: the remote side is the customer's
+    def then(answers: Sequence[Any]) -> Outcome:
+        if call.kind == "remote_remove":
             return run.step(remove_finalizer=names.FINALIZER)
-        return run.fail(REASON_ERROR, err.message, backoff=True, state=None)
+        answer = answers[0] if answers else None
+        if call.kind in RECORDS and answer:
+            run.set(**{RECORDS[call.kind]: str(answer)})
+        return run.step(requeue_after=requeue_after)
+
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome:
+        return _refusal(run, t, remote, call.kind, failure)
+
+    return Outcome(writes=(call,), then=then, refused=refused)
 
 
 def _op_failed(op: Mapping[str, Any] | None) -> str | None:
@@ -222,70 +211,71 @@ def _operation(run: StepBuilder, op: Mapping[str, Any] | None, status_field: str
     return failure
 
 
-def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network, remote: Network, found: Read,
-                t: Timing, network_tag: str = "", now: str | None = None) -> Plan:
+def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network | None, remote: Network | None,
+                found: Read, t: Timing, network_tag: str = "", now: str | None = None) -> Outcome:
     """One provisioning turn over what the shell read (pure). See the module doc for the flow."""
     run = StepBuilder(obj, now)
+    if local is None or remote is None:
+        missing = "local" if local is None else "remote"
+        return run.fail(REASON_ERROR, f"The {missing} network names no GCP project and network",
+                        state=STATE_DISCONNECTED)
     details = (run.spec.get("details") or {})
     peering_name = str(details.get("peeringName") or "")
     import_routes = bool(details.get("importCustomRoutes"))
     shoot = str((scope.get("spec") or {}).get("shootName") or "")
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, remote, final=step)
-
     # 1. the remote operation
     remote_op_name = str(run.status.get("remotePeeringOperation") or "")
     if found.remote_op_error is not None:
-        if found.remote_op_error.not_authorized:
-            return stop(run.fail(REASON_UNAUTHORIZED, "Error fetching GCP remote peering operation due to insufficient "
-                                 "permissions, please check the documentation for more details",
-                                 requeue_after=t(300)))
-        return stop(run.fail(REASON_ERROR, f"Error loading Remote Vpc Peering Operation: {remote_op_name}",
-                             requeue_after=t(60), state=None, exclusive=False))
+        if not_authorized(found.remote_op_error):
+            return run.fail(REASON_UNAUTHORIZED, "Error fetching GCP remote peering operation due to insufficient "
+                            "permissions, please check the documentation for more details",
+                            requeue_after=t(300))
+        return run.fail(REASON_ERROR, f"Error loading Remote Vpc Peering Operation: {remote_op_name}",
+                        requeue_after=t(60), state=None, exclusive=False)
     remote_failure = _operation(run, found.remote_op, "remotePeeringOperation", t(10))
     if isinstance(remote_failure, Outcome):
-        return stop(remote_failure)
+        return remote_failure
     if remote_failure is not None:  # tried again after 5 min
         if "QUOTA_EXCEEDED" in remote_failure:
-            return stop(run.fail(REASON_QUOTA_EXCEEDED, "Error creating remote Vpc Peering due to quota limits, please "
-                                 "check if your vpc quota limits are not exceeded.", requeue_after=t(300),
-                                 state=STATE_DISCONNECTED))
-        return stop(run.fail(REASON_ERROR, "The cloud provider had an error while creating Vpc Peering ",
-                             requeue_after=t(300), state=STATE_DISCONNECTED))
+            return run.fail(REASON_QUOTA_EXCEEDED, "Error creating remote Vpc Peering due to quota limits, please "
+                            "check if your vpc quota limits are not exceeded.", requeue_after=t(300),
+                            state=STATE_DISCONNECTED)
+        return run.fail(REASON_ERROR, "The cloud provider had an error while creating Vpc Peering ",
+                        requeue_after=t(300), state=STATE_DISCONNECTED)
 
     # 2. the remote peering (its network)
     if found.remote_error is not None:
         err = found.remote_error
         if err.not_found:
             message = f"Remote VPC Network {remote} not found."
-        elif err.not_authorized:
+        elif not_authorized(err):
             message = f"Unable to fetch remote VPC network {remote} due to insufficient permissions."
         else:
             message = "Error loading Remote Vpc Peering"
-        return stop(run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED))
+        return run.fail(REASON_FAILED_CREATING, message, requeue_after=t(60), state=STATE_DISCONNECTED)
 
     # 3. the local operation
     local_op_name = str(run.status.get("localPeeringOperation") or "")
     if found.local_op_error is not None:
-        return stop(run.fail(REASON_ERROR, f"Error loading Local Vpc Peering LocalOperation: {local_op_name}",
-                             requeue_after=t(60), state=None, exclusive=False))
+        return run.fail(REASON_ERROR, f"Error loading Local Vpc Peering LocalOperation: {local_op_name}",
+                        requeue_after=t(60), state=None, exclusive=False)
     local_failure = _operation(run, found.local_op, "localPeeringOperation", t(60))
     if isinstance(local_failure, Outcome):
-        return stop(local_failure)
+        return local_failure
     if local_failure is not None:
         if "QUOTA_EXCEEDED" in local_failure:
             run.exclusive(COND_QUOTA_EXCEEDED, True, REASON_QUOTA_EXCEEDED, "Error creating Local Vpc Peering due to "
                           "quota limits, please check if your vpc quota limits are not exceeded.",
                           STATE_DISCONNECTED)
-            return stop(run.step(requeue_after=t(300)))
-        return stop(run.fail(REASON_ERROR, "The cloud provider had an error while creating Local Vpc Peering",
-                             requeue_after=t(300), state=STATE_DISCONNECTED))
+            return run.step(requeue_after=t(300))
+        return run.fail(REASON_ERROR, "The cloud provider had an error while creating Local Vpc Peering",
+                        requeue_after=t(300), state=STATE_DISCONNECTED)
 
     # 4. the local peering
     if found.local_error is not None:
-        return stop(run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
-                             state=STATE_DISCONNECTED))
+        return run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
+                        state=STATE_DISCONNECTED)
 
     # 5. the ids
     if found.local_peering is not None and not run.status.get("id"):
@@ -297,52 +287,46 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: Network
     if found.remote_peering is None:
         if found.tags_error is not None:
             message = (f"Error fetching GCP remote network tags for network {remote}, due to insufficient "
-                       "permissions" if found.tags_error.not_authorized else "Error fetching GCP remote network tags")
-            return stop(run.fail(REASON_FAILED_CREATING, message, requeue_after=t(300), state=None))
+                       "permissions" if not_authorized(found.tags_error) else "Error fetching GCP remote network tags")
+            return run.fail(REASON_FAILED_CREATING, message, requeue_after=t(300), state=None)
         if not tagged(list(found.tag_keys or []), shoot, network_tag):
-            return stop(run.fail(REASON_FAILED_CREATING, "Error creating VpcPeering, remote VPC does not have a tag "
-                                 f"with the key: {shoot}", requeue_after=t(300), state=STATE_DISCONNECTED))
+            return run.fail(REASON_FAILED_CREATING, "Error creating VpcPeering, remote VPC does not have a tag "
+                            f"with the key: {shoot}", requeue_after=t(300), state=STATE_DISCONNECTED)
         # 7. the remote peering: remote -> kyma, exporting custom routes iff kyma imports them
-        return Plan(run, t, remote, call=Call(
-            "remote_add", "add_peering", (remote.project, remote.name, peering_name, local.project, local.name),
-            {"import_custom_routes": False, "export_custom_routes": import_routes}, "remotePeeringOperation"),
-            requeue_after=t(30))
+        return _call(run, t, remote, Call(
+            "add_peering", (remote.project, remote.name, peering_name, local.project, local.name),
+            {"import_custom_routes": False, "export_custom_routes": import_routes}, kind="remote_add"), t(30))
     if found.remote_peering.get("state") not in (ACTIVE, INACTIVE):
-        return stop(run.step(requeue_after=t(10)))
+        return run.step(requeue_after=t(10))
 
     # 8. the local peering: kyma -> remote, importing custom routes if asked
     if found.local_peering is None:
-        return Plan(run, t, remote, call=Call(
-            "local_add", "add_peering",
-            (local.project, local.name, local_peering_name(run.name), remote.project, remote.name),
-            {"import_custom_routes": import_routes, "export_custom_routes": False}, "localPeeringOperation"),
-            requeue_after=t(30))
+        return _call(run, t, remote, Call(
+            "add_peering", (local.project, local.name, local_peering_name(run.name), remote.project, remote.name),
+            {"import_custom_routes": import_routes, "export_custom_routes": False}, kind="local_add"), t(30))
 
     # 9. both ACTIVE
     if found.local_peering.get("state") != ACTIVE or found.remote_peering.get("state") != ACTIVE:
-        return stop(run.step(requeue_after=t(10)))
-    return stop(run.ready(f"VpcPeering :{peering_name} is provisioned"))
+        return run.step(requeue_after=t(10))
+    return run.ready(f"VpcPeering :{peering_name} is provisioned")
 
 
 def plan_delete(obj: Mapping[str, Any], local: Network | None, remote: Network | None, found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One deletion turn (pure): the local peering (waiting until it is gone), then the remote one when
     ``details.deleteRemotePeering``; then the finalizer may go."""
     run = StepBuilder(obj, now).without(COND_READY)
     details = (run.spec.get("details") or {})
     placeholder = remote or Network("", "")
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, placeholder, final=step)
-
     if found.local_error is not None and not found.local_error.not_found:
-        return stop(run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
-                             state=STATE_DISCONNECTED))
+        return run.fail(REASON_FAILED_CREATING, "Error loading Local Vpc Peering", requeue_after=t(60),
+                        state=STATE_DISCONNECTED)
     if found.local_peering is not None and local is not None:
-        return Plan(run, t, placeholder, call=Call("local_remove", "remove_peering",
-                                                   (local.project, local.name, local_peering_name(run.name))),
-                    requeue_after=t(10))
+        remove = Call("remove_peering", (local.project, local.name, local_peering_name(run.name)), kind="local_remove")
+        return _call(run, t, placeholder, remove, t(10))
     if details.get("deleteRemotePeering") and found.remote_peering is not None and remote is not None:
-        return Plan(run, t, placeholder, call=Call("remote_remove", "remove_peering",
-                                                   (remote.project, remote.name, str(details.get("peeringName")))))
-    return stop(run.step(remove_finalizer=names.FINALIZER))
+        remove = Call("remove_peering", (remote.project, remote.name, str(details.get("peeringName"))),
+                      kind="remote_remove")
+        return _call(run, t, placeholder, remove)
+    return run.step(remove_finalizer=names.FINALIZER)

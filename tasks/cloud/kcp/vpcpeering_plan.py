@@ -1,8 +1,8 @@
 """The KCP VpcPeering plan, its provider-independent part (``pkg/kcp/vpcpeering``): one turn's decision
 over what was read (pure).
 
-:func:`plan` takes the VpcPeering, its Scope and the two Networks ``spec.details`` names and answers a
-:class:`PeeringPlan`, in the original's order:
+:func:`plan` takes the VpcPeering, its Scope and the two Networks ``spec.details`` names and answers an
+:class:`~kube.toolkit.Outcome`, in the original's order:
 
 1. the Scope: missing -> Error ``ScopeNoFound`` (sic) ``Scope <name> does not exist``, requeue 60 s
    (while deleting: nothing can be reached, the finalizer goes); an unknown provider -> Error
@@ -13,8 +13,8 @@ over what was read (pure).
    found`` (state Error, requeue 10 s); in Error -> ``WaitingDependency`` ``Local network not ready``
    (requeue 60 s); not Ready yet -> requeue 1 s; 4. the remote network (``details.remoteNetwork``, its
    namespace defaulting to the peering's) the same with ``Remote network ...``;
-5. the provider's turn (``provider``: ``reconcile``, or ``delete`` while deleting, with whatever networks
-   are left: deletion never waits for a network).
+5. the provider's turn (the outcome's ``handoff``: ``reconcile``, or ``delete`` while deleting, with
+   whatever networks are left: deletion never waits for a network).
 
 The finalizer is added before the provider's first turn.
 """
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
-from tasks.cloud.step import StepBuilder
+from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["PeeringPlan", "Seen", "network_refs", "plan"]
+__all__ = ["Seen", "network_names", "network_refs", "plan"]
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,6 @@ class Seen:
     remote: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class PeeringPlan:
-    """The Outcome to carry out (``provider`` empty), or the provider's turn (``reconcile`` / ``delete``),
-    for which ``step`` only adds the finalizer."""
-
-    step: Outcome
-    provider: str = ""
-
-
 def network_refs(obj: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, str]]:
     """``((namespace, name) of the local network, (namespace, name) of the remote one)``; an empty
     namespace is the peering's."""
@@ -63,6 +54,11 @@ def network_refs(obj: Mapping[str, Any]) -> tuple[tuple[str, str], tuple[str, st
     remote = found.get("remoteNetwork") or {}
     return ((namespace, str(local.get("name") or "")),
             (str(remote.get("namespace") or namespace), str(remote.get("name") or "")))
+
+
+def network_names(obj: Mapping[str, Any]) -> list[str]:
+    """The names of the local and remote KCP Networks ``spec.details`` names (those given)."""
+    return [name for _, name in network_refs(obj) if name]
 
 
 def _dependency(run: StepBuilder, side: str, network: Mapping[str, Any] | None,
@@ -79,28 +75,27 @@ def _dependency(run: StepBuilder, side: str, network: Mapping[str, Any] | None,
     return run.step(requeue_after=t(1))
 
 
-def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> PeeringPlan:
+def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Outcome:
     """One turn's provider-independent part (see the module doc)."""
     obj = seen.obj
     run = StepBuilder(obj, now)
-    has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
     if seen.scope is None:
         if run.deleting:
-            return PeeringPlan(Outcome(remove_finalizer=names.FINALIZER))
+            return gone()
         scope_name = str((run.spec.get("scope") or {}).get("name") or "")
-        return PeeringPlan(run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist",
-                                    requeue_after=t(60)))
+        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist", requeue_after=t(60))
     if not seen.provider_known:
         if run.deleting:
-            return PeeringPlan(Outcome(remove_finalizer=names.FINALIZER))
+            return gone()
         provider = (seen.scope.get("spec") or {}).get("provider")
-        return PeeringPlan(run.fail(names.REASON_UNKNOWN, f"Unknown provider {provider}"))
+        return run.fail(names.REASON_UNKNOWN, f"Unknown provider {provider}")
     if run.deleting:
-        return PeeringPlan(Outcome(), provider="delete")
+        return Outcome(handoff="delete")
     if not run.spec.get("details"):
-        return PeeringPlan(run.fail("InvalidSpec", "VpcPeering spec.details is required"))
+        return run.fail("InvalidSpec", "VpcPeering spec.details is required")
     for side, network in (("Local", seen.local), ("Remote", seen.remote)):
         stop = _dependency(run, side, network, t)
         if stop is not None:
-            return PeeringPlan(stop)
-    return PeeringPlan(Outcome(add_finalizer=None if has_finalizer else names.FINALIZER), provider="reconcile")
+            return stop
+    return Outcome(add_finalizer=None if has_finalizer(obj, names.FINALIZER) else names.FINALIZER,
+                   handoff="reconcile")

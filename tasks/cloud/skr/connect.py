@@ -37,7 +37,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, kind, skrstatus, vpcpeering
+from tasks.cloud.skr import cloudresources, installer, iprange, kind, skrstatus
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -147,9 +147,6 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
             report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
             for declared, res in registry.skr_kinds(provider):
                 report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind))
-            peering = names.SKR_VPC_PEERINGS.get(provider)
-            if peering is not None:
-                report.handles.append(_run(ctx, peering, vpcpeering.reconcile, peering.kind))
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
     skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
     return report

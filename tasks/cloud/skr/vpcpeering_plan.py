@@ -5,7 +5,8 @@ An SKR ``AwsVpcPeering`` / ``GcpVpcPeering`` / ``AzureVpcPeering`` (cluster-scop
 objects in ``kcp-system``, both named by the SKR object's ``status.id``: a remote ``Network`` (type
 ``external``, its ``spec.network.reference.<provider>`` from the SKR spec, :func:`remote_reference`) and a
 ``VpcPeering`` whose ``spec.details`` names the local network ``<kyma>--kyma`` and that remote one
-(:func:`details`). :func:`plan` answers an :class:`SkrPlan` in the original's order:
+(:func:`details`). :func:`plan` answers the turn's :class:`~kube.toolkit.Outcome`, its writes in the
+original's order (the id label, the finalizer, the KCP objects on cluster ``kcp``):
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
    ``InvalidId``; a KCP VpcPeering or Network of that name that does not carry this SKR's kyma and
@@ -38,13 +39,14 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.resource import Resource
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity, owner_labels
 from tasks.cloud.state import derive_state
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["KINDS", "Seen", "SkrPlan", "details", "identity", "kcp_network", "kcp_peering", "parse_vnet_id",
+__all__ = ["KINDS", "Seen", "details", "identity", "kcp_network", "kcp_peering", "parse_vnet_id",
            "plan", "project", "remote_reference"]
 
 SUBMITTED_MESSAGE = "Resource is submitted for provisioning"
@@ -81,16 +83,22 @@ class Seen:
     quota: int | None = None
 
 
-@dataclass(frozen=True)
-class SkrPlan:
-    """One turn's writes, in the order the applier makes them: ``label_id``, the ``step``'s finalizer,
-    ``create`` (KCP objects: the Network, then the VpcPeering), ``delete`` (``(kind, name)`` of KCP
-    objects), then the rest of ``step`` (status, Event, finalizer removal, requeue)."""
-
-    step: Outcome
-    label_id: str | None = None
-    create: tuple[tuple[Resource, dict[str, Any]], ...] = ()
-    delete: tuple[tuple[Resource, str], ...] = ()
+def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, add_finalizer: bool = False,
+             create: tuple[tuple[Resource, dict[str, Any]], ...] = (),
+             delete: tuple[tuple[Resource, str], ...] = ()) -> Outcome:
+    """``step`` with the turn's writes in the original's order: the id label, the finalizer (after the
+    label, as the original's ``updateId`` comes before ``addFinalizer``), the KCP objects created (the
+    Network, then the VpcPeering) or deleted (``(kind, name)``), all on cluster ``kcp``."""
+    res = KINDS[seen.provider]
+    name = str((seen.obj.get("metadata") or {}).get("name") or "")
+    writes: list[Action] = []
+    if label_id is not None:
+        writes.append(Action.named("label", res, name, body={names.LABEL_SKR_ID: label_id}))
+    if add_finalizer:
+        writes.append(Action.finalizer(True, res, seen.obj, names.FINALIZER))
+    writes += [Action.on("create", kind, body, cluster="kcp") for kind, body in create]
+    writes += [Action.named("delete", kind, kcp_name, seen.kcp_namespace, cluster="kcp") for kind, kcp_name in delete]
+    return step.also(*writes)
 
 
 def parse_vnet_id(vnet: str) -> tuple[str, str, str] | None:
@@ -180,55 +188,55 @@ def project(kcp: Mapping[str, Any], skr_conditions: Sequence[Mapping[str, Any]] 
     return conditions, derive_state(conditions, names.STATE_PROCESSING)
 
 
-def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outcome:
     """One turn of an SKR peering (see the module doc). ``new_id``: the UUID to assign when the object
     has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
     obj, kind = seen.obj, KINDS[seen.provider].kind
     run = StepBuilder(obj, now)
-    meta = obj.get("metadata") or {}
-    name = str(meta.get("name") or "")
-    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    finalized = has_finalizer(obj, names.FINALIZER)
 
-    if not run.status.get("id") and run.deleting and not has_finalizer:
-        return SkrPlan(Outcome())
+    if not run.status.get("id") and run.deleting and not finalized:
+        return Outcome()
     not_owned = foreign(seen.peering, seen.kyma, name) or foreign(seen.network, seen.kyma, name)
     ident, label_id, refused = claim_id(run, new_id, kind, not_owned)  # 0, 1
     if refused is not None:
-        return SkrPlan(refused)
+        return refused
 
     if run.deleting:  # 2
-        if not has_finalizer:
-            return SkrPlan(run.step(), label_id=label_id)
+        if not finalized:
+            return _outcome(run.step(), seen, label_id=label_id)
         run.set(state=names.STATE_DELETING)
         for res, found in ((names.VPC_PEERING, seen.peering), (names.NETWORK, seen.network)):
             if found is not None:
                 gone = bool((found.get("metadata") or {}).get("deletionTimestamp"))
-                return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id,
-                               delete=() if gone else ((res, ident),))
-        return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
+                return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id,
+                                delete=() if gone else ((res, ident),))
+        return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)
 
-    add = None if has_finalizer else names.FINALIZER
+    add = not finalized
     if seen.peering is None or seen.network is None:
         over = run.over_quota(seen.everyone, seen.quota)  # 3
         if over is not None:
-            return SkrPlan(over, label_id=label_id)
+            return _outcome(over, seen, label_id=label_id)
         create: list[tuple[Resource, dict[str, Any]]] = []
         if seen.network is None:
             try:
                 create.append((names.NETWORK, kcp_network(seen.provider, obj, ident, seen.kyma, seen.kcp_namespace)))
             except ValueError as exc:  # 4
-                return SkrPlan(run.fail(names.REASON_INVALID_REMOTE_VNET, str(exc)), label_id=label_id)
+                return _outcome(run.fail(names.REASON_INVALID_REMOTE_VNET, str(exc)), seen, label_id=label_id)
         if seen.peering is None:
             create.append((names.VPC_PEERING, kcp_peering(seen.provider, obj, ident, seen.kyma, seen.kcp_namespace)))
         run.exclusive(names.COND_SUBMITTED, True, names.REASON_SUBMISSION_SUCCEEDED, SUBMITTED_MESSAGE,
                       names.STATE_CREATING)  # 5
-        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(1)), label_id=label_id, create=tuple(create))
+        return _outcome(run.step(requeue_after=t(1)), seen, label_id=label_id, add_finalizer=add,
+                        create=tuple(create))
     projected = project(seen.peering, run.conditions)  # 6
     if projected is None:  # the KCP loop is at it: look again at the next connect (never hold the window)
-        return SkrPlan(run.step(add_finalizer=add, requeue_after=t(10)), label_id=label_id)
+        return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id, add_finalizer=add)
     conditions, state = projected
     run.set(conditions=conditions, state=state)
     if cond.is_true(conditions, names.COND_READY):
-        return SkrPlan(run.step(add_finalizer=add), label_id=label_id)
+        return _outcome(run.step(), seen, label_id=label_id, add_finalizer=add)
     # an error the user may fix in the cloud (tags, routes, permissions): look again at the next connect
-    return SkrPlan(run.step(add_finalizer=add, requeue_after=t(60)), label_id=label_id)
+    return _outcome(run.step(requeue_after=t(60)), seen, label_id=label_id, add_finalizer=add)

@@ -64,20 +64,22 @@ def drive(reconcile: Any, obj: dict[str, Any], *args: Any, max_steps: int = 400,
 @contextlib.contextmanager
 def provider_turns(name: str, env: dict[str, str], scope: dict[str, Any], local: Any,
                    remote: Any) -> Iterator[Callable[..., Any]]:
-    """The bridge provider ``name``'s VpcPeering turn, ``turn(obj, delete=False)`` -> its Outcome, under
-    the cloud settings loaded from ``env`` (the settings are restored on leaving)."""
-    from tasks.cloud import providers, settings
-    from tasks.cloud.providers import VpcPeeringContext
+    """The provider ``name``'s VpcPeering turn as the KCP controller runs it (its own clients, read, plan and
+    the executor's calls), ``turn(obj, delete=False)`` -> its Outcome, under the cloud settings loaded from
+    ``env`` (the settings are restored on leaving)."""
+    from tasks.cloud import settings
+    from tasks.cloud.calls import marked_deleting
+    from tasks.cloud.kcp.vpcpeering_plan import Seen
+    from tasks.cloud.registry import Turn
 
     settings.override(settings.load(env))
     try:
-        provider = providers.get(name)
-        assert provider is not None
-
         def turn(obj: dict[str, Any], delete: bool = False) -> Any:
-            ctx = VpcPeeringContext(kube=None, obj=obj, scope=scope, settings=settings.current(),  # type: ignore[arg-type]
-                                    local=local, remote=remote)
-            return provider.delete_vpcpeering(ctx) if delete else provider.reconcile_vpcpeering(ctx)
+            marked = dict(marked_deleting(obj, delete))  # as the controller hands a deleted object on
+            assert str((scope.get("spec") or {}).get("provider") or "") == name
+            return provider_outcome("vpcpeering", Turn(
+                kube=None, obj=marked, scope=scope, settings=settings.current(),  # type: ignore[arg-type]
+                seen=Seen(marked, scope, True, local, remote)), delete)
 
         yield turn
     finally:

@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
+from kube.refusal import Failure
+from kube.toolkit import Call, Outcome
 from tasks.cloud import names
 from tasks.cloud.aws.vpcpeering_plan import (
-    Failure,
-    Plan,
     Read,
     peering_tags,
     plan_create,
     plan_delete,
+    read_failed,
     remote_client_failed,
     should_update,
 )
@@ -30,6 +31,31 @@ REMOTE = {"spec": {"network": {"reference": {"aws": {"awsAccountId": "4444555566
 
 def t(seconds: float) -> float:
     return seconds
+
+
+def fail(code: str = "", message: str = "", retryable: bool = False, not_found: bool = False) -> Failure:
+    """A refused AWS request as the client layer classifies it (:attr:`AwsError.failure`)."""
+    return Failure("retry" if retryable else "not_found" if not_found else "refused", 400, code, message, message,
+                   10.0 if retryable else None)
+
+
+def calls(outcome: Outcome) -> tuple[Call, ...]:
+    """The plan's EC2 calls, in order."""
+    assert all(isinstance(w, Call) for w in outcome.writes)
+    return outcome.writes  # type: ignore[return-value]
+
+
+def done(outcome: Outcome, answers: list[Any] | None = None) -> Outcome:
+    """The Outcome once every call was made with ``answers`` (as the executor asks ``then``)."""
+    return outcome.then(tuple(answers or ())) if outcome.then is not None else outcome
+
+
+def failed(outcome: Outcome, call: Call, failure: Failure) -> Outcome:
+    """The Outcome of a refused ``call`` (as the executor asks ``refused``)."""
+    assert outcome.refused is not None
+    found = outcome.refused(call, failure, ())
+    assert found is not None
+    return found
 
 
 def obj(status: dict[str, Any] | None = None, strategy: str = "AUTO", delete_remote: bool = False) -> dict[str, Any]:
@@ -64,7 +90,7 @@ def peered(code: str = "active", local: list[dict[str, Any]] | None = None,
                 None, remote if remote is not None else REMOTE_TABLES, connection(code))
 
 
-def create(read: Read, status: dict[str, Any] | None = None, strategy: str = "AUTO", tag: str = "") -> Plan:
+def create(read: Read, status: dict[str, Any] | None = None, strategy: str = "AUTO", tag: str = "") -> Outcome:
     return plan_create(obj(status, strategy), SCOPE, REMOTE, read, t, tag, NOW)
 
 
@@ -88,13 +114,13 @@ def test_should_update_per_strategy_on_tagged_and_untagged_tables(strategy: str,
     ("UNMATCHED", ["rtb-untagged"])])
 def test_routes_local_to_every_remote_block_and_remote_per_strategy(strategy: str, remote_tables: list[str]) -> None:
     plan = create(peered(), STATUS, strategy)
-    local = [c.args for c in plan.calls if not c.remote]
+    local = [c.args for c in calls(plan) if c.client != "remote"]
     assert local == [("rtb-l1", "172.16.0.0/16", PCX), ("rtb-l1", "172.17.0.0/16", PCX),
                      ("rtb-l2", "172.16.0.0/16", PCX), ("rtb-l2", "172.17.0.0/16", PCX)]
-    remote = [c.args for c in plan.calls if c.remote]
+    remote = [c.args for c in calls(plan) if c.client == "remote"]
     assert remote == [(rt, "10.250.0.0/16", PCX) for rt in remote_tables]
-    assert all(c.method == "create_route" for c in plan.calls)
-    step = plan.done([None] * len(plan.calls))
+    assert all(c.method == "create_route" for c in calls(plan))
+    step = done(plan, [None] * len(calls(plan)))
     assert step.status is not None and step.status["state"] == "active"
     assert conds(step) == [("Ready", "True", "Ready", "Additional VpcPeerings(s) are provisioned")]
     assert step.requeue_after is None
@@ -106,18 +132,18 @@ def test_existing_routes_are_kept_and_a_ready_peering_writes_nothing() -> None:
     routed = peered(local=[table("rtb-l1", routes=(("172.16.0.0/16", PCX), ("172.17.0.0/16", PCX)))],
                     remote=[table("rtb-tagged", tagged=True, routes=(("10.250.0.0/16", PCX),)), table("rtb-untagged")])
     plan = create(routed, ready, "MATCHED")
-    assert plan.calls == () and plan.done().status is None
+    assert calls(plan) == () and done(plan).status is None
 
 
 def test_the_first_turn_sets_initiating_and_creates_the_tagged_connection() -> None:
     plan = plan_create(obj({}), SCOPE, REMOTE, Read(VPC, [], None, REMOTE_VPC), t, "", NOW)
-    [call] = plan.calls
-    assert call.method == "create_peering" and not call.remote
+    [call] = calls(plan)
+    assert call.method == "create_peering" and call.client == ""
     assert call.args == ("vpc-l", "vpc-r", "eu-west-1", "444455556666", {
         "Name": "id-1", names.TAG_NAME: "kcp-system/id-1", names.TAG_REMOTE_NAME: "/to-customer",
         names.TAG_SCOPE: "k", names.TAG_SHOOT: SHOOT})
     assert peering_tags(obj(), SCOPE) == call.args[4]
-    step = plan.done([{"VpcPeeringConnectionId": PCX}])
+    step = done(plan, [{"VpcPeeringConnectionId": PCX}])
     assert step.status == {"state": "initiating-request", "vpcId": "vpc-l", "id": PCX} and step.requeue_after == 1
 
 
@@ -125,36 +151,36 @@ def test_the_first_turn_sets_initiating_and_creates_the_tagged_connection() -> N
 def test_the_remote_vpc_needs_the_shoot_or_the_network_tag(tag: str) -> None:
     untagged = {**REMOTE_VPC, "Tags": [{"Key": tag or "other", "Value": ""}]}
     plan = plan_create(obj(), SCOPE, REMOTE, Read(VPC, [], None, untagged), t, "", NOW)
-    assert plan.calls == ()
-    step = plan.done()
+    assert calls(plan) == ()
+    step = done(plan)
     assert conds(step) == [("Error", "True", "FailedLoadingRemoteVpcNetwork",
                             "Loaded remote Vpc network has no matching tags")]
     assert step.status is not None and "state" not in step.status and step.requeue_after == 60
     assert step.event is not None and step.event.type == "Warning"
     if tag:  # PEERING_NETWORK_TAG instead of the shoot name
-        assert plan_create(obj(), SCOPE, REMOTE, Read(VPC, [], None, untagged), t, tag, NOW).calls != ()
+        assert plan_create(obj(), SCOPE, REMOTE, Read(VPC, [], None, untagged), t, tag, NOW).writes != ()
 
 
 def test_local_vpc_missing_and_remote_vpc_refused() -> None:
-    missing = create(Read(None)).done()
+    missing = done(create(Read(None)))
     assert conds(missing) == [("Error", "True", "VpcNotFound", "AWS VPC shoot--kyma--c-1234567 not found")]
-    not_found = create(Read(VPC, remote_error=Failure("InvalidVpcID.NotFound", "x", not_found=True))).done()
+    not_found = done(create(Read(VPC, remote_error=fail("InvalidVpcID.NotFound", "x", not_found=True))))
     assert conds(not_found) == [("Error", "True", "VpcNotFound", "Remote VPC ID vpc-r not found")]
     assert not_found.status["state"] == "Error" and not_found.requeue_after is None
-    denied = create(Read(VPC, remote_error=Failure("UnauthorizedOperation", "no"))).done()
+    denied = done(create(Read(VPC, remote_error=fail("UnauthorizedOperation", "no"))))
     assert conds(denied) == [("Error", "True", "VpcNotFound", "Not authorized to perform this operation.")]
     assert denied.status["state"] == "Warning" and denied.requeue_after == 60
-    assert create(Read(VPC, remote_error=Failure("Throttling", retryable=True))).done().requeue_after == 10
+    assert done(create(Read(VPC, remote_error=fail("Throttling", retryable=True)))).requeue_after == 10
 
 
 def test_a_refused_creation_is_a_warning_with_aws_words() -> None:
     plan = plan_create(obj(), SCOPE, REMOTE, Read(VPC, [], None, REMOTE_VPC), t, "", NOW)
-    step = plan.failed(plan.calls[0], Failure("InvalidParameterValue", "The peer VPC is in another partition"))
+    step = failed(plan, calls(plan)[0], fail("InvalidParameterValue", "The peer VPC is in another partition"))
     assert conds(step) == [("Error", "True", "FailedCreatingVpcPeeringConnection",
                             "Failed creating VpcPeerings. The peer VPC is in another partition")]
     assert step.status["state"] == "Warning" and step.requeue_after == 60
     fresh = plan_create(obj(), SCOPE, REMOTE, Read(VPC, [], None, REMOTE_VPC), t, "", NOW)
-    assert fresh.failed(fresh.calls[0], Failure("Throttling", retryable=True)).status == {"vpcId": "vpc-l"}
+    assert failed(fresh, calls(fresh)[0], fail("Throttling", retryable=True)).status == {"vpcId": "vpc-l"}
 
 
 @pytest.mark.parametrize("code", ["initiating-request", "pending-acceptance"])
@@ -162,12 +188,12 @@ def test_waits_for_pending_acceptance_then_accepts_from_the_remote_side(code: st
     read = Read(VPC, [], connection(code), REMOTE_VPC, None, [], None)
     plan = create(read, {"state": "initiating-request", "id": PCX})
     if code == "initiating-request":
-        assert plan.calls == () and plan.done().requeue_after == 1
+        assert calls(plan) == () and done(plan).requeue_after == 1
         return
-    [call] = plan.calls
-    assert (call.method, call.args, call.remote) == ("accept_peering", (PCX,), True)
-    assert plan.done([connection("active")]).status == {"remoteId": PCX, "vpcId": "vpc-l"}
-    refused = plan.failed(call, Failure("OperationNotPermitted", "not the accepter"))
+    [call] = calls(plan)
+    assert (call.method, call.args, call.client) == ("accept_peering", (PCX,), "remote")
+    assert done(plan, [connection("active")]).status == {"remoteId": PCX, "vpcId": "vpc-l"}
+    refused = failed(plan, call, fail("OperationNotPermitted", "not the accepter"))
     assert conds(refused) == [("Error", "True", "FailedAcceptingVpcPeeringConnection",
                                "Failed accepting VpcPeerings not the accepter")]
     assert refused.status["state"] == "Error" and refused.requeue_after == 60
@@ -176,29 +202,29 @@ def test_waits_for_pending_acceptance_then_accepts_from_the_remote_side(code: st
 @pytest.mark.parametrize("code", ["failed", "expired", "rejected", "deleted", "deleting"])
 def test_a_terminated_connection_stops_with_its_code(code: str) -> None:
     read = Read(VPC, [], connection(code, f"it is {code}"), REMOTE_VPC, None, [], None)
-    step = create(read, {"state": "pending-acceptance", "id": PCX}).done()
+    step = done(create(read, {"state": "pending-acceptance", "id": PCX}))
     assert step.status["state"] == code
     assert conds(step) == [("Error", "True", "FailedAcceptingVpcPeeringConnection", f"it is {code}")]
     assert step.requeue_after is None and step.error is None
 
 
 def test_accepted_but_not_active_yet_waits() -> None:
-    assert create(peered("provisioning"), STATUS).done().requeue_after == 1
+    assert done(create(peered("provisioning"), STATUS)).requeue_after == 1
 
 
 def test_refused_routes() -> None:
     plan = create(peered(), STATUS, "AUTO")
-    local, remote = plan.calls[0], plan.calls[-1]
-    step = plan.failed(local, Failure("InvalidRoute.Malformed", "x"))
+    local, remote = calls(plan)[0], calls(plan)[-1]
+    step = failed(plan, local, fail("InvalidRoute.Malformed", "x"))
     assert conds(step) == [("Error", "True", "FailedCreatingRoutes", "Failed creating route for local route table")]
     assert step.status["state"] == "Error" and step.requeue_after is None
-    step = plan.failed(remote, Failure("UnauthorizedOperation", "denied"))
+    step = failed(plan, remote, fail("UnauthorizedOperation", "denied"))
     assert conds(step) == [("Error", "True", "FailedCreatingRoutes",
                             "Failed updating routes for remote route table rtb-untagged. "
                             "Not authorized to perform this operation.")]
     assert step.status["state"] == "Warning" and step.requeue_after == 60
-    assert plan.failed(remote, Failure("RouteNotSupported", "")).requeue_after is None
-    assert plan.failed(remote, Failure("Throttling", retryable=True)).requeue_after == 10
+    assert failed(plan, remote, fail("RouteNotSupported", "")).requeue_after is None
+    assert failed(plan, remote, fail("Throttling", retryable=True)).requeue_after == 10
 
 
 def test_remote_client_failure() -> None:
@@ -221,17 +247,36 @@ def test_deletion_removes_routes_connection_and_the_remote_side_only_when_asked(
                 routed, connection("active"))
     ready = {**STATUS, "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "m"}]}
     plan = plan_delete(obj(ready, strategy, delete_remote), SCOPE, read, t, NOW)
-    local = [(c.method, c.args) for c in plan.calls if not c.remote]
+    local = [(c.method, c.args) for c in calls(plan) if c.client != "remote"]
     assert local == [("delete_route", ("rtb-l1", "172.16.0.0/16")), ("delete_peering", (PCX,))]
-    assert [c.args for c in plan.calls if c.remote] == remote_deletes
-    step = plan.done()
+    assert [c.args for c in calls(plan) if c.client == "remote"] == remote_deletes
+    step = done(plan)
     assert step.remove_finalizer == names.FINALIZER and conds(step) == []
-    assert plan.failed(plan.calls[0], Failure("Boom", "x")).requeue_after == 60
-    assert plan.failed(plan.calls[0], Failure("Throttling", retryable=True)).requeue_after == 10
+    assert failed(plan, calls(plan)[0], fail("Boom", "x")).requeue_after == 60
+    assert failed(plan, calls(plan)[0], fail("Throttling", retryable=True)).requeue_after == 10
 
 
 def test_deletion_of_a_peering_never_created_or_already_deleted() -> None:
-    assert plan_delete(obj({}), SCOPE, Read(VPC), t, NOW).calls == ()
+    assert plan_delete(obj({}), SCOPE, Read(VPC), t, NOW).writes == ()
     gone = Read(VPC, [], connection("deleted"), REMOTE_VPC, None, [], connection("deleted"))
     plan = plan_delete(obj(STATUS, delete_remote=True), SCOPE, gone, t, NOW)
-    assert plan.calls == () and plan.done().remove_finalizer == names.FINALIZER
+    assert calls(plan) == () and done(plan).remove_finalizer == names.FINALIZER
+
+
+def test_the_customers_account_unreachable_or_its_reads_refused() -> None:
+    unreachable = plan_create(obj(), SCOPE, REMOTE, Read(VPC, remote_unreachable=True), t, "", NOW)
+    assert conds(unreachable) == [("Error", "True", "Error", "Failed creating AWS client for account 444455556666")]
+    assert unreachable.writes == () and unreachable.requeue_after == 60
+    refused = Read(VPC, remote_read_error=fail("UnauthorizedOperation", "Not authorized to perform this operation."))
+    step = plan_create(obj(), SCOPE, REMOTE, refused, t, "", NOW)
+    assert step.status is None and step.error == "AWS request refused: Not authorized to perform this operation."
+    assert read_failed(fail("Throttling", retryable=True), t) == Outcome(requeue_after=10)
+    # deleting: the customer's side is skipped, the local one goes, then the finalizer
+    local = Read(VPC, [], connection("active"), remote_unreachable=True)
+    plan = plan_delete(obj(STATUS, delete_remote=True), SCOPE, local, t, NOW)
+    assert [(c.method, c.client) for c in calls(plan)] == [("delete_peering", "")]
+    assert done(plan).remove_finalizer == names.FINALIZER
+    skipped = plan_delete(obj(STATUS, delete_remote=True), SCOPE, Read(VPC, remote_read_error=fail("X", "x")), t, NOW)
+    assert calls(skipped) == () and done(skipped).remove_finalizer == names.FINALIZER
+    again = plan_delete(obj(STATUS), SCOPE, Read(VPC, remote_read_error=fail("Throttling", retryable=True)), t, NOW)
+    assert again.writes == () and again.requeue_after == 10 and again.remove_finalizer is None

@@ -9,7 +9,7 @@ import pytest
 
 from tasks.cloud import names
 from tasks.cloud.kcp import network_plan, vpcpeering_plan
-from tasks.cloud.kcp.vpcpeering_plan import Seen, network_refs, plan
+from tasks.cloud.kcp.vpcpeering_plan import Seen, network_names, network_refs, plan
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -43,12 +43,13 @@ def conds(step: Any) -> list[tuple[str, str, str]]:
 
 def test_network_refs_default_to_the_peerings_namespace() -> None:
     assert network_refs(peering()) == (("kcp-system", "k--kyma"), ("other", "p"))
+    assert network_names(peering()) == ["k--kyma", "p"] and network_names(peering(details=False)) == []
 
 
 def test_both_networks_ready_hand_over_to_the_provider_with_the_finalizer() -> None:
     decided = plan(Seen(peering(finalizer=False), SCOPE, True, net("Ready"), net("Ready")), t, NOW)
-    assert decided.provider == "reconcile" and decided.step.add_finalizer == names.FINALIZER
-    assert plan(Seen(peering(), SCOPE, True, net("Ready"), net("Ready")), t, NOW).step.add_finalizer is None
+    assert decided.handoff == "reconcile" and decided.add_finalizer == names.FINALIZER
+    assert plan(Seen(peering(), SCOPE, True, net("Ready"), net("Ready")), t, NOW).add_finalizer is None
 
 
 @pytest.mark.parametrize(("local", "remote", "expected", "requeue"), [
@@ -59,29 +60,30 @@ def test_both_networks_ready_hand_over_to_the_provider_with_the_finalizer() -> N
 ])
 def test_networks_missing_or_in_error(local: Any, remote: Any, expected: tuple[str, str, str], requeue: int) -> None:
     decided = plan(Seen(peering(), SCOPE, True, local, remote), t, NOW)
-    assert decided.provider == "" and conds(decided.step) == [expected]
-    assert decided.step.status["state"] == "Error" and decided.step.requeue_after == requeue
-    assert decided.step.event is not None and decided.step.event.reason == expected[1]
+    assert decided.handoff is None and conds(decided) == [expected]
+    assert decided.status is not None
+    assert decided.status["state"] == "Error" and decided.requeue_after == requeue
+    assert decided.event is not None and decided.event.reason == expected[1]
 
 
 def test_a_network_not_ready_yet_is_waited_for_quietly() -> None:
     decided = plan(Seen(peering(), SCOPE, True, net("Ready"), net()), t, NOW)
-    assert decided.provider == "" and decided.step.status is None and decided.step.requeue_after == 1
+    assert decided.handoff is None and decided.status is None and decided.requeue_after == 1
 
 
 def test_scope_missing_unknown_provider_and_legacy_spec() -> None:
     missing = plan(Seen(peering(), None), t, NOW)
-    assert conds(missing.step) == [("Error", "ScopeNoFound", "Scope k does not exist")]
-    assert missing.step.requeue_after == 60
-    assert plan(Seen(peering(deleting=True), None), t, NOW).step.remove_finalizer == names.FINALIZER
+    assert conds(missing) == [("Error", "ScopeNoFound", "Scope k does not exist")]
+    assert missing.requeue_after == 60
+    assert plan(Seen(peering(deleting=True), None), t, NOW).remove_finalizer == names.FINALIZER
     unknown = plan(Seen(peering(), {"spec": {"provider": "openstack"}}, False), t, NOW)
-    assert conds(unknown.step) == [("Error", "Unknown", "Unknown provider openstack")]
+    assert conds(unknown) == [("Error", "Unknown", "Unknown provider openstack")]
     legacy = plan(Seen(peering(details=False), SCOPE, True, net("Ready"), net("Ready")), t, NOW)
-    assert conds(legacy.step)[0][1] == "InvalidSpec"
+    assert conds(legacy)[0][1] == "InvalidSpec"
 
 
 def test_deletion_goes_to_the_provider_whatever_networks_are_left() -> None:
-    assert plan(Seen(peering(deleting=True), SCOPE, True, None, None), t, NOW).provider == "delete"
+    assert plan(Seen(peering(deleting=True), SCOPE, True, None, None), t, NOW).handoff == "delete"
 
 
 def network(kind: str = "external", deleting: bool = False, reference: dict[str, Any] | None = None,

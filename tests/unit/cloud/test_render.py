@@ -13,8 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tasks.cloud import registry
 from tasks.cloud.cli import render as render_command
+from tasks.cloud.cli import render_command as kind_render_command
 from tasks.cloud.render import render_ipranges, shape_errors
+from tasks.cloud.vpcpeering_render import render_peerings
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "render"
 
@@ -168,10 +171,14 @@ def test_cli_names_the_malformed_field(tmp_path: Path) -> None:
     assert "IpRange a: spec.cidr: must be of type string, got integer" in result.output
 
 
-def test_render_vpcpeering_examples_and_cli() -> None:
-    from tasks.cloud.cli import render_vpcpeering
-    from tasks.cloud.render import render_peerings
+def render_vpcpeering() -> Any:
+    """``reconcilery render vpcpeering``: the command the registry's declaration gives."""
+    spec = registry.get("vpcpeering").render
+    assert spec is not None
+    return kind_render_command(spec)
 
+
+def test_render_vpcpeering_examples_and_cli() -> None:
     scope = load("cloud-scope.yaml")[0]
     ok, wrong = render_peerings(scope, load("cloud-vpcpeerings.yaml"))
     assert (ok.state, wrong.state) == ("Ready", "Error")
@@ -184,7 +191,7 @@ def test_render_vpcpeering_examples_and_cli() -> None:
     assert any("route tables tagged c-4f8e2a1" in line and "10.250.0.0/16" in line for line in ok.plan)
     assert any(line.startswith("VPC peering connection <id> from VPC shoot--kyma--c-4f8e2a1") for line in ok.plan)
     app = typer.Typer()
-    app.command()(render_vpcpeering)
+    app.command()(render_vpcpeering())
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f",
                                       str(EXAMPLES / "cloud-vpcpeerings.yaml"), "-o", "json"])
     assert result.exit_code == 1
@@ -192,8 +199,6 @@ def test_render_vpcpeering_examples_and_cli() -> None:
 
 
 def test_render_vpcpeering_gcp_azure_and_an_invalid_vnet() -> None:
-    from tasks.cloud.render import render_peerings
-
     gcp = render_peerings(load("cloud-scope-gcp.yaml")[0], [
         {"kind": "GcpVpcPeering", "metadata": {"name": "g"}, "spec": {
             "remotePeeringName": "to-kyma", "remoteProject": "customer-1", "remoteVpc": "net",
@@ -210,8 +215,6 @@ def test_render_vpcpeering_gcp_azure_and_an_invalid_vnet() -> None:
 
 
 def test_render_vpcpeering_an_unknown_route_table_strategy_is_the_crds_error() -> None:
-    from tasks.cloud.render import render_peerings
-
     (bad,) = render_peerings(load("cloud-scope.yaml")[0], [
         {"kind": "AwsVpcPeering", "metadata": {"name": "w"}, "spec": {
             "remoteAccountId": "444455556666", "remoteRegion": "eu-central-1", "remoteVpcId": "vpc-1",
@@ -222,12 +225,10 @@ def test_render_vpcpeering_an_unknown_route_table_strategy_is_the_crds_error() -
 
 
 def test_render_vpcpeering_refuses_a_spec_that_is_no_object(tmp_path: Path) -> None:
-    from tasks.cloud.cli import render_vpcpeering
-
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: cloud-resources.kyma-project.io/v1beta1\nkind: AwsVpcPeering\n"
                    "metadata: {name: x}\nspec: [1, 2]\n")
     app = typer.Typer()
-    app.command()(render_vpcpeering)
+    app.command()(render_vpcpeering())
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f", str(bad)])
     assert result.exit_code == 2 and "AwsVpcPeering x: spec must be an object" in result.output

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kube.toolkit import Outcome
 from tasks.cloud import names
-from tasks.cloud.skr.vpcpeering_plan import Seen, SkrPlan, parse_vnet_id, plan, project
+from tasks.cloud.skr.vpcpeering_plan import Seen, parse_vnet_id, plan, project
+from tests.unit.cloud.outcomes import SkrWrites
 
 NOW = "2026-01-01T00:00:00Z"
 ID = "0b8e5f4e-3a51-4b7e-9a5b-2f1b6c1d9e70"
@@ -46,15 +48,27 @@ def kcp(status: dict[str, Any] | None = None, kyma: str = "k", remote: str = "p"
     return {"metadata": meta, "status": status or {}}
 
 
+class Turn:
+    """The plan's Outcome (``step``) read as these tests name its writes: the id label, the finalizers
+    added, the KCP objects created and deleted (``(resource, body or name)``)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        writes = SkrWrites(outcome)
+        self.step, self.label_id = outcome, writes.label_id
+        self.create, self.delete = tuple(writes.creates), tuple(writes.deletes)
+        self.finalizers = [dict(w.body or {}).get("finalizer") for w in outcome.writes
+                           if getattr(w, "verb", "") == "add_finalizer"]
+
+
 def run(obj: dict[str, Any], provider: str = "aws", peering: dict[str, Any] | None = None,
         network: dict[str, Any] | None = None, others: tuple[dict[str, Any], ...] = (),
-        quota: int | None = None) -> SkrPlan:
+        quota: int | None = None) -> Turn:
     seen = Seen(provider=provider, obj=obj, kyma="k", kcp_namespace="kcp-system", peering=peering, network=network,
                 everyone=[obj, *others], quota=quota)
-    return plan(seen, ID, t, NOW)
+    return Turn(plan(seen, ID, t, NOW))
 
 
-def conds(result: SkrPlan) -> list[tuple[str, str, str, str]]:
+def conds(result: Turn) -> list[tuple[str, str, str, str]]:
     return [(c["type"], c["status"], c["reason"], c["message"])
             for c in (result.step.status or {}).get("conditions") or []]
 
@@ -75,8 +89,11 @@ READY = {"type": "Ready", "status": "True", "reason": "Ready", "message": "Addit
 def test_a_new_peering_gets_id_finalizer_network_and_peering_in_one_turn(
         provider: str, reference: dict[str, Any], details: dict[str, Any]) -> None:
     result = run(skr(provider), provider)
-    assert result.label_id == ID and result.step.add_finalizer == names.FINALIZER
+    assert result.label_id == ID and result.finalizers == [names.FINALIZER]
     assert [res.kind for res, _ in result.create] == ["Network", "VpcPeering"]
+    # the original's order: updateId, addFinalizer, the KCP objects (in the KCP)
+    assert [(w.verb, w.cluster) for w in result.step.writes] == [  # type: ignore[union-attr]
+        ("label", ""), ("add_finalizer", ""), ("create", "kcp"), ("create", "kcp")]
     (_, network), (_, peering) = result.create
     owners = {names.LABEL_KYMA_NAME: "k", names.LABEL_REMOTE_NAME: "p", names.LABEL_REMOTE_NAMESPACE: ""}
     for obj in (network, peering):

@@ -1,15 +1,19 @@
 """The Cloud watch mappings of VPC peering: a Network's status change wakes the VpcPeerings naming it, a
-deleted VpcPeering wakes its two Networks and the scope's Nuke (pure functions over the stores)."""
+deleted VpcPeering wakes its two Networks and the scope's Nuke (pure functions over the stores; the
+peering's mapping is the registry's, from its declaration's ``networks`` and ``nuke``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tasks.cloud.watches import VPCPEERINGS, map_network, map_vpcpeering
+from tasks.cloud import registry
+from tasks.cloud.watches import kind_mapper, map_network, registrations, store_of
 from watchers.engine import WatchEvent
 from workers.controller import Key
 
 NS = "kcp-system"
+VPCPEERINGS = store_of(registry.get("vpcpeering"))
+map_vpcpeering = kind_mapper(registry.get("vpcpeering"))
 
 
 def peering(name: str, local: str, remote: str) -> dict[str, Any]:
@@ -44,3 +48,10 @@ def test_a_deleted_peering_wakes_its_networks_and_the_nuke() -> None:
         ("cloud-vpcpeering", Key("local", NS, "p"))]
     assert [(c, k.name) for c, k in map_vpcpeering(WatchEvent("DELETED", obj, obj, "local"), Stores())] == [  # type: ignore[arg-type]
         ("cloud-vpcpeering", "p"), ("cloud-network", "k--kyma"), ("cloud-network", "p"), ("cloud-nuke", "k")]
+
+
+def test_the_peering_watch_feeds_its_controller_its_networks_and_the_nuke() -> None:
+    by_name = {r.name: r for r in registrations()}
+    assert VPCPEERINGS == "cloud-vpcpeerings"
+    assert by_name[VPCPEERINGS].controllers == ("cloud-vpcpeering", "cloud-network", "cloud-nuke")
+    assert "cloud-vpcpeering" in by_name["cloud-networks"].controllers

@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 
+from kube.toolkit import deleting
 from standins.azure import AzureStandIn
 from tasks.cloud.azure import vpcpeering
 from tasks.cloud.azure.client import AzureClient
-from tests.integration.cloud.steps import drive, provider_turns
+from tasks.cloud.kcp.vpcpeering_plan import Seen
+from tasks.cloud.registry import Turn
+from tasks.cloud.settings import CloudSettings
+from tests.integration.cloud.steps import drive, provider_outcome, provider_turns
 
 from .conftest import REGION, SHOOT, SUBSCRIPTION, TENANT, VPC, azure_scope
 
@@ -60,7 +64,12 @@ def peering(name: str = "5e1d-peer", gateway: bool = True, delete_remote: bool =
 
 
 def _reconcile(obj: dict[str, Any], clients: dict[str, AzureClient]) -> Any:
-    return vpcpeering.reconcile(clients, obj, azure_scope(), LOCAL, REMOTE, t)
+    """The Azure provider's turn (its read, plan and the executor's calls) with ``clients``, as the KCP
+    VpcPeering controller hands the object on (a deleted one to the deletion)."""
+    scope = azure_scope()
+    turn = Turn(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=1000),  # type: ignore[arg-type]
+                seen=Seen(obj, scope, True, LOCAL, REMOTE))
+    return provider_outcome("vpcpeering", turn, deleting(obj), clients)
 
 
 def _seed_remote(clients: dict[str, AzureClient], tags: dict[str, str]) -> None:
@@ -157,8 +166,8 @@ def test_429_requeues_without_a_status_change_and_a_known_code_is_a_warning(
 
 
 def test_through_the_azure_provider(azure_http: AzureStandIn, clients: dict[str, AzureClient]) -> None:
-    """The bridge's AzureProvider.reconcile_vpcpeering / delete_vpcpeering: its three clients (local, local
-    with the remote tenant, remote subscription) aimed at the stand-in."""
+    """The kind's azure provider side with its own three clients (local, local with the remote tenant,
+    remote subscription: ``azure.clients.peering``) aimed at the stand-in."""
     _seed_remote(clients, {SHOOT: ""})
     env = {"RECONCILERY_AZURE_ENDPOINT_URL": azure_http.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000"}
     with provider_turns("azure", env, azure_scope(), LOCAL, REMOTE) as turn:

@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 
+from kube.toolkit import deleting
 from standins.gcp import GcpStandIn
 from tasks.cloud.gcp import vpcpeering
 from tasks.cloud.gcp.client import GcpClient
-from tests.integration.cloud.steps import drive, provider_turns
+from tasks.cloud.kcp.vpcpeering_plan import Seen
+from tasks.cloud.registry import Turn
+from tasks.cloud.settings import CloudSettings
+from tests.integration.cloud.steps import drive, provider_outcome, provider_turns
 
 from .conftest import PROJECT, VPC, gcp_scope
 
@@ -57,7 +61,12 @@ def peering(name: str = "3f0c2b1a-peer", import_routes: bool = True, delete_remo
 
 
 def _reconcile(obj: dict[str, Any], client: GcpClient) -> Any:
-    return vpcpeering.reconcile(client, obj, gcp_scope(), LOCAL, REMOTE, t)
+    """The GCP provider's turn (its read, plan and the executor's call) with ``client``, as the KCP
+    VpcPeering controller hands the object on (a deleted one to the deletion)."""
+    scope = gcp_scope()
+    turn = Turn(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=1000),  # type: ignore[arg-type]
+                seen=Seen(obj, scope, True, LOCAL, REMOTE))
+    return provider_outcome("vpcpeering", turn, deleting(obj), {"": client})
 
 
 def _conditions(obj: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -146,7 +155,7 @@ def test_remote_network_missing_or_not_readable(gcp: GcpStandIn, client: GcpClie
 
 
 def test_through_the_gcp_provider(gcp: GcpStandIn, client: GcpClient) -> None:
-    """The bridge's GcpProvider.reconcile_vpcpeering / delete_vpcpeering, its client aimed at the stand-in."""
+    """The kind's gcp provider side with its own Compute client (``gcp.clients.compute``) aimed at the stand-in."""
     vpcpeering.seed_network(client, REMOTE_PROJECT, REMOTE_VPC, tag_keys=(SHOOT,))
     env = {"RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000"}
     with provider_turns("gcp", env, gcp_scope(), LOCAL, REMOTE) as turn:

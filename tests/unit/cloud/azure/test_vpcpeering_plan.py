@@ -7,18 +7,21 @@ from typing import Any
 
 import pytest
 
+from kube.refusal import Failure
+from kube.toolkit import Call, Outcome
+from tasks.cloud.azure import client, vpcpeering_plan
 from tasks.cloud.azure.client import UNAUTHENTICATED, AzureApiError
 from tasks.cloud.azure.vpcpeering_plan import (
     ERROR_MESSAGES,
     MISSING_SERVICE_PRINCIPAL,
-    Call,
-    Plan,
     Read,
     VNet,
+    client_failed,
     error_message,
     kyma_peering,
     plan_create,
     plan_delete,
+    read_failed,
 )
 
 NOW = "2026-11-26T01:00:00Z"
@@ -37,6 +40,28 @@ def t(seconds: float) -> float:
     return seconds
 
 
+def arm(status: int, code: str, message: str) -> Failure:
+    """A refused ARM request as the client layer classifies it (:attr:`AzureApiError.failure`)."""
+    return AzureApiError(status, code, message).failure
+
+
+def calls(outcome: Outcome) -> tuple[Call, ...]:
+    """The plan's ARM calls, in order."""
+    assert all(isinstance(w, Call) for w in outcome.writes)
+    return outcome.writes  # type: ignore[return-value]
+
+
+def done(outcome: Outcome) -> Outcome:
+    """The Outcome once every call was made (as the executor asks ``then``)."""
+    return outcome.then(()) if outcome.then is not None else outcome
+
+
+def failed(outcome: Outcome, call: Call, failure: Failure) -> Outcome | None:
+    """The Outcome of a refused ``call`` (``None``: the next call follows), as the executor asks ``refused``."""
+    assert outcome.refused is not None
+    return outcome.refused(call, failure, ())
+
+
 def obj(status: dict[str, Any] | None = None, gateway: bool = False, delete_remote: bool = False,
         peering_name: str = "to-kyma", local_name: str = "") -> dict[str, Any]:
     details = {"peeringName": peering_name, "useRemoteGateway": gateway, "deleteRemotePeering": delete_remote}
@@ -47,7 +72,7 @@ def obj(status: dict[str, Any] | None = None, gateway: bool = False, delete_remo
 
 
 def create(found: Read, status: dict[str, Any] | None = None, remote_type: str = "external", network_tag: str = "",
-           **kw: Any) -> Plan:
+           **kw: Any) -> Outcome:
     return plan_create(obj(status, **kw), SCOPE, LOCAL, REMOTE, remote_type, found, t, network_tag, now=NOW)
 
 
@@ -57,17 +82,17 @@ def conds(step: Any) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("code", sorted(set(ERROR_MESSAGES) - {"VnetAddressSpacesOverlap"}))
 def test_known_codes_are_the_originals_messages_and_warnings(code: str) -> None:
-    assert error_message(AzureApiError(400, code, "ARM's words"), "default") == (ERROR_MESSAGES[code], True)
+    assert error_message(arm(400, code, "ARM's words"), "default") == (ERROR_MESSAGES[code], True)
 
 
 def test_overlap_keeps_the_overlapping_prefixes_and_other_answers_keep_arms_message() -> None:
-    err = AzureApiError(400, "VnetAddressSpacesOverlap", "Cannot create or update peering x. ... overlap. "
+    err = arm(400, "VnetAddressSpacesOverlap", "Cannot create or update peering x. ... overlap. "
                         "Overlapping address prefixes: 10.0.0.0/16, 10.1.0.0/16")
     assert error_message(err, "d") == (ERROR_MESSAGES["VnetAddressSpacesOverlap"]
                                        + "Overlapping address prefixes: 10.0.0.0/16, 10.1.0.0/16", True)
-    assert error_message(AzureApiError(400, "SomethingNew", "ARM's words"), "d") == ("ARM's words", True)
-    assert error_message(AzureApiError(0, UNAUTHENTICATED, "no token"), "d") == (MISSING_SERVICE_PRINCIPAL, True)
-    assert error_message(AzureApiError(0, "ServiceRequestError", "connection refused"), "d") == ("d", False)
+    assert error_message(arm(400, "SomethingNew", "ARM's words"), "d") == ("ARM's words", True)
+    assert error_message(arm(0, UNAUTHENTICATED, "no token"), "d") == (MISSING_SERVICE_PRINCIPAL, True)
+    assert error_message(arm(0, "ServiceRequestError", "connection refused"), "d") == ("d", False)
 
 
 def test_vnet_of_and_its_id() -> None:
@@ -82,25 +107,27 @@ def test_vnet_of_and_its_id() -> None:
 
 def test_first_turn_is_initiated_and_creates_both_peerings_local_first() -> None:
     plan = create(Read(remote_vnet=TAGGED), status={}, gateway=True)
-    assert plan.calls == (
-        Call("peering", "local_create", "create_peering", (LOCAL.resource_group, LOCAL.name, "p-1", REMOTE.id),
-             {"allow_vnet_access": True, "use_remote_gateways": True, "allow_gateway_transit": False}),
-        Call("remote", "remote_create", "create_peering", ("rg-r", "vnet-r", "to-kyma", LOCAL.id),
-             {"allow_vnet_access": True, "use_remote_gateways": False, "allow_gateway_transit": True}))
-    step = plan.done()
+    assert calls(plan) == (
+        Call("create_peering", (LOCAL.resource_group, LOCAL.name, "p-1", REMOTE.id),
+             {"allow_vnet_access": True, "use_remote_gateways": True, "allow_gateway_transit": False},
+             client="peering", kind="local_create"),
+        Call("create_peering", ("rg-r", "vnet-r", "to-kyma", LOCAL.id),
+             {"allow_vnet_access": True, "use_remote_gateways": False, "allow_gateway_transit": True},
+             client="remote", kind="remote_create"))
+    step = done(plan)
     assert step.status == {"state": "Initiated"} and step.requeue_after == 1
 
 
 def test_local_peering_name_is_the_detail_else_the_kcp_name() -> None:
     plan = create(Read(remote_vnet=TAGGED), local_name="cm--c-1")
-    assert plan.calls[0].args[2] == "cm--c-1"
+    assert calls(plan)[0].args[2] == "cm--c-1"
 
 
 def test_waits_for_connected_then_ready_with_the_ids() -> None:
     initiated = {**LOCAL_PEERING, "properties": {**LOCAL_PEERING["properties"], "peeringState": "Initiated"}}
-    step = create(Read(local_peering=initiated, remote_peering=REMOTE_PEERING)).done()
+    step = done(create(Read(local_peering=initiated, remote_peering=REMOTE_PEERING)))
     assert step.requeue_after == 1 and step.status is None
-    step = create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING)).done()
+    step = done(create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING)))
     assert step.status is not None and step.status["state"] == "Ready" and step.requeue_after is None
     assert (step.status["id"], step.status["remoteId"]) == (LOCAL_PEERING["id"], REMOTE_PEERING["id"])
     assert conds(step) == [("Ready", "Ready", "Ready")]
@@ -108,14 +135,14 @@ def test_waits_for_connected_then_ready_with_the_ids() -> None:
 
 def test_only_the_missing_side_is_created() -> None:
     plan = create(Read(local_peering=LOCAL_PEERING, remote_vnet=TAGGED))
-    assert [c.kind for c in plan.calls] == ["remote_create"]
+    assert [c.kind for c in calls(plan)] == ["remote_create"]
 
 
 def test_a_disconnected_local_peering_is_put_again_before_the_customers_side() -> None:
     disconnected = {**LOCAL_PEERING, "properties": {**LOCAL_PEERING["properties"], "peeringState": "Disconnected"}}
     plan = create(Read(local_peering=disconnected, remote_vnet=TAGGED), status={"state": "Ready"})
-    assert [c.kind for c in plan.calls] == ["local_create", "remote_create"]
-    assert plan.done().requeue_after == 1 and plan.done().status is None
+    assert [c.kind for c in calls(plan)] == ["local_create", "remote_create"]
+    assert done(plan).requeue_after == 1 and done(plan).status is None
 
 
 @pytest.mark.parametrize(("tags", "network_tag", "remote_type", "ok"), [
@@ -128,84 +155,84 @@ def test_a_disconnected_local_peering_is_put_again_before_the_customers_side() -
 def test_remote_vnet_tag(tags: dict[str, str], network_tag: str, remote_type: str, ok: bool) -> None:
     plan = create(Read(remote_vnet={"tags": tags}), network_tag=network_tag, remote_type=remote_type)
     if ok:
-        assert len(plan.calls) == 2
+        assert len(calls(plan)) == 2
         return
-    step = plan.done()
-    assert not plan.calls and step.status is not None and step.status["state"] == "Warning"
+    step = done(plan)
+    assert not calls(plan) and step.status is not None and step.status["state"] == "Warning"
     assert conds(step) == [("Error", "FailedLoadingRemoteVpcNetwork", "Loaded remote VPC network has no matching tags")]
     assert step.requeue_after == 60
 
 
 @pytest.mark.parametrize(("err", "state", "reason", "message", "requeue"), [
-    (AzureApiError(404, "ResourceNotFound", "x"), "Warning", "FailedLoadingRemoteVpcNetwork",
+    (arm(404, "ResourceNotFound", "x"), "Warning", "FailedLoadingRemoteVpcNetwork",
      "Remote VPC network not found", None),
-    (AzureApiError(403, "AuthorizationFailed", "x"), "Warning", "Unauthorized", ERROR_MESSAGES["AuthorizationFailed"],
+    (arm(403, "AuthorizationFailed", "x"), "Warning", "Unauthorized", ERROR_MESSAGES["AuthorizationFailed"],
      60),
-    (AzureApiError(0, "ServiceRequestError", "refused"), "Error", "FailedLoadingRemoteVpcNetwork",
+    (arm(0, "ServiceRequestError", "refused"), "Error", "FailedLoadingRemoteVpcNetwork",
      "Error loading remote network", 60),
 ])
-def test_remote_vnet_not_loadable(err: AzureApiError, state: str, reason: str, message: str,
+def test_remote_vnet_not_loadable(err: Failure, state: str, reason: str, message: str,
                                   requeue: float | None) -> None:
-    step = create(Read(remote_vnet_error=err)).done()
+    step = done(create(Read(remote_vnet_error=err)))
     assert step.status is not None and step.status["state"] == state and step.requeue_after == requeue
     assert conds(step) == [("Error", reason, message)]
 
 
 def test_429_anywhere_requeues_without_a_status_change() -> None:
-    throttled = AzureApiError(429, "TooManyRequests", "slow down")
-    assert create(Read(remote_vnet_error=throttled)).done() == type(create(Read()).done())(requeue_after=60)
-    step = create(Read(remote_error=throttled)).done()
+    throttled = arm(429, "TooManyRequests", "slow down")
+    assert done(create(Read(remote_vnet_error=throttled))) == type(done(create(Read())))(requeue_after=60)
+    step = done(create(Read(remote_error=throttled)))
     assert step.status is None and step.requeue_after == 60
-    step = create(Read(local_error=throttled)).done()
+    step = done(create(Read(local_error=throttled)))
     assert step.status is None and step.requeue_after == 10
     plan = create(Read(remote_vnet=TAGGED))
-    refused = plan.failed(plan.calls[0], throttled)
+    refused = failed(plan, calls(plan)[0], throttled)
     assert refused is not None and refused.status is None and refused.event is None and refused.requeue_after == 60
 
 
 def test_refused_create_with_a_known_code_is_a_warning_and_stops() -> None:
     ready = {"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready", "lastTransitionTime": NOW}
     plan = create(Read(remote_vnet=TAGGED), status={"state": "Ready", "conditions": [ready]})
-    err = AzureApiError(400, "AnotherPeeringAlreadyReferencesRemoteVnet", "x")
-    step = plan.failed(plan.calls[0], err)
+    err = arm(400, "AnotherPeeringAlreadyReferencesRemoteVnet", "x")
+    step = failed(plan, calls(plan)[0], err)
     assert step is not None and step.status is not None and step.status["state"] == "Warning"
     assert conds(step) == [("Error", "FailedCreatingVpcPeeringConnection",
                             ERROR_MESSAGES["AnotherPeeringAlreadyReferencesRemoteVnet"])]
     assert step.requeue_after is None and step.error is None and step.event is not None
-    transport = plan.failed(plan.calls[1], AzureApiError(0, "ServiceRequestError", "refused"))
+    transport = failed(plan, calls(plan)[1], arm(0, "ServiceRequestError", "refused"))
     assert transport is not None and transport.status is not None and transport.status["state"] == "Error"
     assert conds(transport)[-1][2] == "Error creating remote VPC peering"
 
 
 def test_remote_peering_of_the_same_name_to_another_vnet_is_a_warning() -> None:
     elsewhere = {"id": "x", "properties": {"remoteVirtualNetwork": {"id": "/subscriptions/o/other"}}}
-    step = create(Read(remote_peering=elsewhere)).done()
+    step = done(create(Read(remote_peering=elsewhere)))
     assert step.status is not None and step.status["state"] == "Warning" and step.requeue_after is None
     assert conds(step) == [("Error", "FailedLoadingRemoteVpcPeeringConnection",
                             f"Peering with the same name to-kyma already exists in network {REMOTE.id}")]
 
 
 @pytest.mark.parametrize(("err", "state", "reason", "requeue"), [
-    (AzureApiError(403, "AuthorizationFailed", "x"), "Warning", "Unauthorized", 300),
-    (AzureApiError(0, UNAUTHENTICATED, "x"), "Warning", "FailedLoadingRemoteVpcPeeringConnection", 300),
-    (AzureApiError(500, "InternalServerError", "x"), "Warning", "FailedLoadingRemoteVpcPeeringConnection", None),
+    (arm(403, "AuthorizationFailed", "x"), "Warning", "Unauthorized", 300),
+    (arm(0, UNAUTHENTICATED, "x"), "Warning", "FailedLoadingRemoteVpcPeeringConnection", 300),
+    (arm(500, "InternalServerError", "x"), "Warning", "FailedLoadingRemoteVpcPeeringConnection", None),
 ])
-def test_remote_peering_not_loadable(err: AzureApiError, state: str, reason: str, requeue: float | None) -> None:
-    step = create(Read(remote_error=err)).done()
+def test_remote_peering_not_loadable(err: Failure, state: str, reason: str, requeue: float | None) -> None:
+    step = done(create(Read(remote_error=err)))
     assert step.status is not None and step.status["state"] == state and step.requeue_after == requeue
     assert conds(step)[0][1] == reason
 
 
 def test_missing_peering_name_and_client_errors() -> None:
-    step = create(Read(remote_vnet=TAGGED), peering_name="").done()
+    step = done(create(Read(remote_vnet=TAGGED), peering_name=""))
     assert conds(step) == [("Error", "Error", "Peering name not specified")] and step.requeue_after is None
-    step = create(Read(client_error="no credential")).done()
+    step = done(create(Read(client_error="no credential")))
     assert conds(step) == [("Error", "CloudProviderError", "Failed creating Azure client for tenant tenant-r "
                             "subscription sub-r")]
     assert step.requeue_after == 300
 
 
-def delete(found: Read, delete_remote: bool = True) -> Plan:
+def delete(found: Read, delete_remote: bool = True) -> Outcome:
     o = obj(delete_remote=delete_remote)
     o["metadata"]["deletionTimestamp"] = NOW
     return plan_delete(o, LOCAL, REMOTE, found, t, now=NOW)
@@ -213,16 +240,28 @@ def delete(found: Read, delete_remote: bool = True) -> Plan:
 
 def test_delete_removes_the_remote_side_first_only_when_asked() -> None:
     plan = delete(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING))
-    assert plan.calls == (Call("remote", "remote_delete", "delete_peering", ("rg-r", "vnet-r", "to-kyma")),
-                          Call("local", "local_delete", "delete_peering",
-                               (LOCAL.resource_group, LOCAL.name, "p-1")))
-    assert plan.done().remove_finalizer == FIN
-    assert plan.failed(plan.calls[0], AzureApiError(403, "AuthorizationFailed", "x")) is None  # ignored
-    refused = plan.failed(plan.calls[1], AzureApiError(500, "X", "x"))
+    assert calls(plan) == (Call("delete_peering", ("rg-r", "vnet-r", "to-kyma"), client="remote", kind="remote_delete"),
+                           Call("delete_peering", (LOCAL.resource_group, LOCAL.name, "p-1"), client="local",
+                                kind="local_delete"))
+    assert done(plan).remove_finalizer == FIN
+    assert failed(plan, calls(plan)[0], arm(403, "AuthorizationFailed", "x")) is None  # ignored
+    refused = failed(plan, calls(plan)[1], arm(500, "X", "x"))
     assert refused is not None and refused.requeue_after == 300 and not refused.remove_finalizer
-    assert [c.kind for c in delete(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING),
-                                   delete_remote=False).calls] == ["local_delete"]
-    assert delete(Read()).done().remove_finalizer == FIN
+    assert [c.kind for c in calls(delete(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING),
+                                         delete_remote=False))] == ["local_delete"]
+    assert done(delete(Read())).remove_finalizer == FIN
+
+
+def test_a_local_client_that_cannot_be_built_and_networks_that_name_no_vnet() -> None:
+    assert vpcpeering_plan.UNAUTHENTICATED == client.UNAUTHENTICATED  # the plan imports no client
+    why = "Failed creating Azure client for tenant tenant-l subscription sub-l: no secret"
+    step = client_failed(obj(), why, t, NOW)
+    assert conds(step) == [("Error", "CloudProviderError", why)] and step.requeue_after == 300
+    refused = Failure("refused", code=vpcpeering_plan.CLIENT_FAILED, message=why, text=why)
+    assert read_failed(obj(), refused, t, NOW) == step
+    assert read_failed(obj(), arm(503, "ServerBusy", "x"), t, NOW) == Outcome(requeue_after=10)
+    missing = plan_create(obj(), SCOPE, LOCAL, None, "external", Read(), t, now=NOW)
+    assert conds(missing) == [("Error", "Error", "The remote network names no Azure VNet")] and missing.writes == ()
 
 
 def test_the_kyma_peering_of_an_azure_iprange_is_the_originals() -> None:
@@ -235,4 +274,4 @@ def test_the_kyma_peering_of_an_azure_iprange_is_the_originals() -> None:
     assert peering["spec"]["remoteRef"] == {"namespace": "none", "name": "none"}
     # the Cloud Manager network needs no tag: both peerings are planned at once
     plan = plan_create(peering, SCOPE, LOCAL, REMOTE, "cloud-resources", Read(), t, now=NOW)
-    assert [(c.kind, c.args[2]) for c in plan.calls] == [("local_create", "cm--c-1"), ("remote_create", "kyma--c-1")]
+    assert [(c.kind, c.args[2]) for c in calls(plan)] == [("local_create", "cm--c-1"), ("remote_create", "kyma--c-1")]
