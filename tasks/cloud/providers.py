@@ -155,9 +155,6 @@ class NetworkContext(ObjectContext):
     """One KCP Network reconcile (managed networks)."""
 
 
-@dataclass
-
-
 class Provider:
     """Base class of a cloud provider (see the module doc for the contract of each method)."""
 
