@@ -4,7 +4,7 @@ from kube import clusters, diff, events, resources
 from kube.client import Kube
 from kube.clusters import client_for
 from kube.errors import ApiError, Conflict, Gone, NotFound, ReadLimitExceeded, ResourceMissing
-from kube.resource import InvalidName, Resource, object_ref
+from kube.resources import InvalidName, Resource, object_ref
 
 __all__ = [
     "ApiError",

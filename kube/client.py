@@ -23,8 +23,7 @@ from kubernetes.client.exceptions import ApiException
 import fencing
 from kube import audit, events
 from kube.errors import ApiError, Conflict, NotFound, ReadLimitExceeded, ResourceMissing, error_for
-from kube.resource import Resource, object_ref
-from kube.resources import EVENT
+from kube.resources import EVENT, Resource, object_ref
 
 log = logging.getLogger(__name__)
 

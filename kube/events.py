@@ -15,7 +15,7 @@ import socket
 from typing import Any
 
 from kube.clock import now_rfc3339
-from kube.resource import object_ref
+from kube.resources import object_ref
 
 SOURCE_COMPONENT = "reconcilery"
 #: core/v1 accepts longer messages, events.k8s.io/v1 does not; kubectl shows them in one line.

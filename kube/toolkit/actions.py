@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from kube.resource import Resource
+from kube.resources import Resource
 
 __all__ = ["Action", "Call", "Verb", "Write"]
 
@@ -25,7 +25,7 @@ Verb = Literal["create", "update", "patch", "delete", "label", "add_finalizer", 
 class Action:
     """One Kubernetes write: ``verb`` on ``object`` of ``kind``.
 
-    ``kind`` names the kind (logs, metrics); ``resource`` is its :class:`~kube.resource.Resource`, or
+    ``kind`` names the kind (logs, metrics); ``resource`` is its :class:`~kube.resources.Resource`, or
     ``None``: the executor maps ``kind`` through its ``resources``. ``cluster`` names the client it goes
     to (``""``: the reconciled object's cluster; else a key of the executor's ``clusters``, e.g. ``"kcp"``).
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kube.client import Kube
 from kube.errors import ApiError, Conflict, ResourceMissing
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit.actions import Action, Verb
 
 __all__ = ["Action", "ApplyError", "Verb", "apply_actions"]

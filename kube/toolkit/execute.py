@@ -33,7 +33,7 @@ import structlog
 from kube.client import Kube
 from kube.errors import Conflict, ResourceMissing
 from kube.refusal import Failure, Refusal
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit.actions import Action, Call, Write
 from kube.toolkit.finalizers import add_finalizer, remove_finalizer
 from kube.toolkit.outcome import Outcome

@@ -8,7 +8,7 @@ from typing import Any
 
 from kube.client import Kube
 from kube.errors import NotFound, ResourceMissing
-from kube.resource import Resource
+from kube.resources import Resource
 
 __all__ = ["add_finalizer", "remove_finalizer", "set_finalizers"]
 

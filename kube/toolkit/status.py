@@ -12,7 +12,7 @@ from typing import Any
 
 from kube.client import Kube
 from kube.clock import now_rfc3339
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit import conditions as cond
 from kube.toolkit.outcome import Event, status_patch
 

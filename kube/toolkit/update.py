@@ -12,7 +12,7 @@ from typing import Any
 
 from kube.client import Kube
 from kube.errors import Conflict
-from kube.resource import Resource
+from kube.resources import Resource
 
 __all__ = ["CONFLICT_ATTEMPTS", "update_on_conflict"]
 

@@ -7,7 +7,7 @@ including the original's misspellings (``ScopeNoFound``).
 
 from __future__ import annotations
 
-from kube.resource import Resource  # the pure type (the package imports the client)
+from kube.resources import Resource  # the pure type (the package imports the client)
 
 # ---- API groups and kinds --------------------------------------------------------------------
 

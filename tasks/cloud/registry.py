@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kube.client import Kube
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit.outcome import Outcome
 from tasks.cloud.settings import CloudSettings
 

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from kube import resources
-from kube.resource import Resource
+from kube.resources import Resource
 from tasks.apigateway import model
 
 NAMESPACE = "kyma-system"

@@ -12,7 +12,7 @@ from tasks.cloud.aws import nfsinstance as aws
 from tasks.cloud.gcp import nfsinstance as gcp
 from tasks.cloud.kcp import consumer, consumer_plan
 from tasks.cloud.kcp.nfsinstance_plan import copy_host
-from tasks.cloud.render_nfs import render_volumes
+from tasks.cloud.nfsinstance_render import render_volumes
 from tasks.cloud.skr import nfsvolume as skr
 from tasks.cloud.skr.nfsvolume_plan import KINDS, plan
 

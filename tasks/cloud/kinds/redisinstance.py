@@ -12,7 +12,7 @@ from tasks.cloud.aws import redisinstance as aws
 from tasks.cloud.azure import redisinstance as azure
 from tasks.cloud.gcp import redisinstance as gcp
 from tasks.cloud.kcp import consumer, consumer_plan
-from tasks.cloud.render_redis import render_redis
+from tasks.cloud.redisinstance_render import render_redis
 from tasks.cloud.skr import redisinstance as skr
 from tasks.cloud.skr.redisinstance_plan import KINDS, plan
 

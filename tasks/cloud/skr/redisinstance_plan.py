@@ -2,7 +2,7 @@
 decision over what was read (pure).
 
 As cloud-manager's ``pkg/skr/{aws,gcp,azure}redisinstance`` (the three share one flow; the provider
-only changes the tier mapping of :mod:`tasks.cloud.skr.redis_tiers` and which KCP fields follow the
+only changes the tier mapping of :mod:`tasks.cloud.skr.redisinstance_tiers` and which KCP fields follow the
 SKR spec). In the original's order, all in one turn where the original re-reads between steps:
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id that is not a UUID is an Error
@@ -44,7 +44,7 @@ from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
-from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
+from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["KINDS", "MUTABLE", "Seen", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",

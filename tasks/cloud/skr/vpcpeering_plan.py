@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names

@@ -17,7 +17,7 @@ from kubernetes import client as k8s
 from kube import ApiError, ReadLimitExceeded
 from kube.client import ReadLimits
 from kube.clusters import RemoteKube
-from kube.resource import Resource
+from kube.resources import Resource
 
 pytestmark = pytest.mark.integration
 

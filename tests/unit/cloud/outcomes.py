@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kube.refusal import Failure, FailureKind
-from kube.resource import Resource
+from kube.resources import Resource
 from kube.toolkit import Action, Outcome, Write
 from tasks.cloud import names
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.cloud.skr.redis_tiers import (
+from tasks.cloud.skr.redisinstance_tiers import (
     AWS_CACHE_NODE_TYPES,
     AZURE_SKUS,
     GCP_TIERS,

@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from reconcilery.cli import app
-from tasks.cloud.render_nfs import render_volumes
+from tasks.cloud.nfsinstance_render import render_volumes
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "render"
 

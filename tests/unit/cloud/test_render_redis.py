@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from reconcilery.cli import app
-from tasks.cloud.render_redis import render_redis
+from tasks.cloud.redisinstance_render import render_redis
 
 ROOT = Path(__file__).resolve().parents[3]
 SCOPES = {p: yaml.safe_load((ROOT / "examples" / "render" / f).read_text()) for p, f in (

@@ -32,7 +32,7 @@ def test_path(res: Resource, namespace: str | None, name: str | None, sub: str |
     ("a/b", "r"),
 ])
 def test_names_that_are_no_path_segment_are_refused(namespace: str, name: str) -> None:
-    from kube.resource import InvalidName
+    from kube.resources import InvalidName
 
     with pytest.raises(InvalidName, match="not a valid Kubernetes object"):
         APIRULE.path(namespace, name)

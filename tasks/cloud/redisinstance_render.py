@@ -1,7 +1,7 @@
 """``reconcilery render redisinstance``: what SKR Redis instances would create, offline (pure).
 
 For each ``AwsRedisInstance`` / ``GcpRedisInstance`` / ``AzureRedisInstance`` with a KCP Scope: the tier
-mapping of :mod:`tasks.cloud.skr.redis_tiers` (an unknown tier, or a kind of another provider than the
+mapping of :mod:`tasks.cloud.skr.redisinstance_tiers` (an unknown tier, or a kind of another provider than the
 Scope's, is an Error with the SKR's words), the KCP ``RedisInstance`` the SKR loop would create
 (:func:`tasks.cloud.skr.redisinstance_plan.mirror`, named ``<id>`` until the object has a ``status.id``),
 and the provider's pieces, one line each, as :mod:`tasks.cloud.aws.redisinstance_plan`,
@@ -20,8 +20,8 @@ from tasks.cloud.aws.redisinstance_plan import family, resource_names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
 from tasks.cloud.skr.defaultiprange_plan import wanted
-from tasks.cloud.skr.redis_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.skr.redisinstance_plan import KINDS, mirror, secret_name
+from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 
 __all__ = ["RenderedRedis", "redis_plan", "render_redis"]
 
