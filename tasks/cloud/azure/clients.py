@@ -3,7 +3,8 @@ are reused by every turn).
 
 ``network(settings, scope)``: the Scope's subscription with ``AZURE_TENANT_ID`` (else the Scope's
 tenant), ``AZURE_CLIENT_ID`` / ``AZURE_CLIENT_SECRET``, at ``RECONCILERY_AZURE_ENDPOINT_URL`` (the
-stand-in); ``redis(settings, scope)``: Azure Cache for Redis on the same credentials; ``peering(...)``:
+stand-in); ``on_network(cls, settings, scope)``: a kind's client (Azure Cache for Redis, ...) on the same
+credentials, so a new kind's client needs no edit here; ``peering(...)``:
 the peering credentials (``AZURE_PEERING_CLIENT_*``, else the default ones) of any subscription and
 tenant, with auxiliary tenants. Building one imports its Azure SDK (inside the client's constructor).
 """
@@ -15,10 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from tasks.cloud.azure.client import AzureClient
-from tasks.cloud.azure.redisinstance_client import AzureRedisClient
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["network", "peering", "redis", "scope_azure"]
+__all__ = ["network", "on_network", "peering", "scope_azure"]
 
 C = TypeVar("C")
 _lock = threading.Lock()
@@ -49,12 +49,14 @@ def network(settings: CloudSettings, scope: Mapping[str, Any]) -> AzureClient:
         client_secret=settings.azure_client_secret))
 
 
-def redis(settings: CloudSettings, scope: Mapping[str, Any]) -> AzureRedisClient:
-    """Azure Cache for Redis of the Scope's subscription (on :func:`network`'s credentials)."""
+def on_network(build: Callable[..., C], settings: CloudSettings, scope: Mapping[str, Any]) -> C:
+    """The process's client of class ``build`` for the Scope's subscription, built once as
+    ``build(network, base_url=...)`` on :func:`network`'s client and credentials (Azure Cache for Redis:
+    ``AzureRedisClient``). Raises ``ValueError`` for unusable credentials."""
     net = network(settings, scope)
     base_url = settings.azure_endpoint_url or None
-    return _cached(("azure-redis", net.subscription_id, base_url or ""),
-                   lambda: AzureRedisClient(net, base_url=base_url))
+    name = f"{build.__module__}.{getattr(build, '__qualname__', build)}"
+    return _cached((name, net.subscription_id, base_url or ""), lambda: build(net, base_url=base_url))
 
 
 def peering(settings: CloudSettings, subscription: str, tenant: str, auxiliary: tuple[str, ...] = ()) -> AzureClient:

@@ -32,7 +32,7 @@ def read(clients: Mapping[str, Any], turn: Turn) -> Read:
 
 #: The kind's ``azure`` provider.
 SIDE = ProviderSide(
-    clients=lambda turn: {"": azure_clients.redis(turn.settings, turn.scope)}, read=read,
+    clients=lambda turn: {"": azure_clients.on_network(AzureRedisClient, turn.settings, turn.scope)}, read=read,
     create=lambda found, turn: plan_create(turn.obj, turn.scope, found, turn.t),
     delete=lambda found, turn: plan_delete(turn.obj, turn.scope, found, turn.t),
     read_failed=lambda failure, turn: read_failed(turn.obj, failure, turn.t))

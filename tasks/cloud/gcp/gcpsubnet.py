@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks.cloud.calls import attempt
+from tasks.cloud.gcp import clients
 from tasks.cloud.gcp.client import GcpApiError
-from tasks.cloud.gcp.clients import subnets
 from tasks.cloud.gcp.gcpsubnet_client import SubnetClient
 from tasks.cloud.gcp.gcpsubnet_plan import Read, plan_create, plan_delete, read_failed, subnet_name, where
 from tasks.cloud.registry import ProviderSide, Turn
@@ -48,7 +48,7 @@ def _wait(turn: Turn) -> float:
 
 #: The kind's ``gcp`` provider.
 SIDE = ProviderSide(
-    clients=lambda turn: {"": subnets(turn.settings)}, read=read,
+    clients=lambda turn: {"": clients.of(SubnetClient, turn.settings)}, read=read,
     create=lambda found, turn: plan_create(turn.obj, turn.scope, found, turn.t, retry_wait=_wait(turn)),
     delete=lambda found, turn: plan_delete(turn.obj, turn.scope, found, turn.t, retry_wait=_wait(turn)),
     read_failed=lambda failure, turn: read_failed(turn.obj, failure, turn.t, _wait(turn)))

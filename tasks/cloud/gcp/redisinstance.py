@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.cloud.gcp.clients import memorystore
+from tasks.cloud.gcp import clients
 from tasks.cloud.gcp.redisinstance_client import MemorystoreClient
 from tasks.cloud.gcp.redisinstance_plan import Read, instance_name, plan_create, plan_delete, read_failed
 from tasks.cloud.registry import ProviderSide, Turn
@@ -34,7 +34,7 @@ def _wait(turn: Turn) -> float:
 
 #: The kind's ``gcp`` provider.
 SIDE = ProviderSide(
-    clients=lambda turn: {"": memorystore(turn.settings)}, read=read,
+    clients=lambda turn: {"": clients.of(MemorystoreClient, turn.settings)}, read=read,
     create=lambda found, turn: plan_create(turn.obj, turn.scope, getattr(turn.seen, "iprange", None) or {}, found,
                                            turn.t, retry_wait=_wait(turn)),
     delete=lambda found, turn: plan_delete(turn.obj, turn.scope, found, turn.t, retry_wait=_wait(turn)),
