@@ -1,9 +1,9 @@
 """Cloud Resources on one machine: the Garden and the SKRs as clusters of the dev API server, AWS as
 moto's server, GCP and Azure as the project's stand-ins (:mod:`standins.gcp`, :mod:`standins.azure`).
 Used by ``reconcilery up`` (:class:`CloudResourcesLocal`, the domain's :class:`workers.domains.Local`),
-the tests and the benchmark. It moves as it is from ``tasks/cloud/local.py``; the rows per kind (IpRange,
-VPC peering, NFS volume, Redis) and the remote-network seeding are kind-specific until the kind registry
-makes them generic.
+the tests and the benchmark. The summary has a row per SKR object of a declared kind (the registry's
+``SkrSide.summary`` gives its detail) and per SKR IpRange; only the seeding of a peering's remote network is
+kind-specific (it plays the customer, in the customer's account).
 
 What Kyma's control plane provides in a landscape is simulated here:
 
@@ -56,7 +56,7 @@ from kube import Kube, Resource, resources
 from standins import elasticache
 from standins.azure import AzureStandIn
 from standins.gcp import GcpStandIn
-from tasks.cloud import install, names
+from tasks.cloud import install, names, registry
 from tasks.cloud.azure.client import AzureClient
 from tasks.cloud.azure.vpcpeering import seed_vnet
 from tasks.cloud.azure.vpcpeering_plan import VNet
@@ -64,7 +64,6 @@ from tasks.cloud.controller import SWEEP, SWEEP_KEY
 from tasks.cloud.gcp.client import GcpClient
 from tasks.cloud.gcp.vpcpeering import seed_network
 from tasks.cloud.scope import binding_secret_ref, decode_secret
-from tasks.cloud.skr import nfsvolume_plan
 from tasks.cloud.skr.listener import ListenerTLS
 from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue_serving_cert
 from workers.domains import Apply, Local, LocalRun, Row
@@ -73,8 +72,8 @@ __all__ = ["CLUSTER_ANNOTATION", "SEED_REMOTE_VPC_ANNOTATION", "CloudLocal", "Cl
            "add_skr", "cluster_of", "kubeconfig_secret", "seed_aws_remote_vpc", "seed_aws_shoot", "seed_azure_shoot",
            "seed_gcp_project", "shoot_credentials"]
 
-#: The SKR NFS volume kinds ``up`` lists (with their PVC and PV) and waits for.
-VOLUMES = {names.AWS_NFS_VOLUME.kind: names.AWS_NFS_VOLUME, names.GCP_NFS_VOLUME.kind: names.GCP_NFS_VOLUME}
+#: The SKR peering kinds whose remote network ``apply_after`` seeds (:meth:`CloudLocal.seed_remote`).
+PEERINGS = frozenset(res.kind for res in names.SKR_VPC_PEERINGS.values())
 #: Annotation naming the cluster a manifest belongs to (``garden`` or a kyma name; default: the KCP).
 CLUSTER_ANNOTATION = "reconcilery.kyma-project.io/cluster"
 #: Annotation of an SKR peering whose remote network ``up`` seeds (JSON ``{"cidr", "tags", "location"}``).
@@ -304,11 +303,6 @@ def _provider(shoot: Mapping[str, Any]) -> str:
     return str(((shoot.get("spec") or {}).get("provider") or {}).get("type") or "")
 
 
-#: The SKR Redis kinds ``up`` reports on.
-REDIS_KINDS = {"AwsRedisInstance": names.SKR_AWS_REDIS_INSTANCE, "GcpRedisInstance": names.SKR_GCP_REDIS_INSTANCE,
-               "AzureRedisInstance": names.SKR_AZURE_REDIS_INSTANCE}
-
-
 def _row(kind: str, name: str, status: Mapping[str, Any], detail: str) -> tuple[str, str, str, str]:
     """(kind, object, state, detail) of an SKR object: its state (``Pending`` before any) and ``detail``,
     or its first condition's message while it is not Ready."""
@@ -332,9 +326,7 @@ class CloudLocal:
     ALWAYS_BUSY = ("cloud-skr-sweep", "cloud-skr-connect")
 
     KINDS = {"Kyma", "GardenerCluster", "Shoot", "CredentialsBinding", "SecretBinding", "IpRange", "Scope",
-             "AwsVpcPeering", "GcpVpcPeering", "AzureVpcPeering", *REDIS_KINDS}
-    #: The SKR peering kinds the summary lists.
-    PEERINGS = {res.kind: res for res in names.SKR_VPC_PEERINGS.values()}
+             *(res.kind for kind in registry.kinds() if kind.skr for res in kind.skr.resources.values())}
 
     def __init__(self, server: Any, kcp: Kube, state_dir: Path, log: Callable[[str], None] = print) -> None:
         self.server = server
@@ -346,13 +338,11 @@ class CloudLocal:
         self.gcp: Any = None  # standins.gcp.GcpStandIn
         self.azure: Any = None  # standins.azure.AzureStandIn
         self.garden: Kube | None = None
-        self.skr_volumes: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name): NFS volumes
         self.skrs: dict[str, Kube] = {}
         self.others: list[dict[str, Any]] = []
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
         self.skr_ipranges: list[tuple[str, str]] = []
-        self.skr_redis: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name)
-        self.skr_peerings: list[tuple[str, str, str]] = []  # (kyma, kind, name)
+        self.skr_objects: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name): declared kinds
 
     @classmethod
     def wanted(cls, documents: Iterable[Mapping[str, Any]]) -> bool:
@@ -445,12 +435,10 @@ class CloudLocal:
                 failed += 1
             elif doc.get("kind") == "IpRange":
                 self.skr_ipranges.append((cluster_of(doc), str(stored["metadata"]["name"])))
-            elif doc.get("kind") in REDIS_KINDS:
+            elif registry.by_skr_kind(str(doc.get("kind"))) is not None:
                 meta = stored["metadata"]
-                self.skr_redis.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace")),
-                                       str(meta["name"])))
-            elif doc.get("kind") in self.PEERINGS:
-                self.skr_peerings.append((cluster_of(doc), str(doc["kind"]), str(stored["metadata"]["name"])))
+                self.skr_objects.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace") or ""),
+                                         str(meta["name"])))
         return failed
 
     def seed_remote(self, doc: dict[str, Any]) -> None:
@@ -466,7 +454,7 @@ class CloudLocal:
 
         Raises ValueError for an AzureVpcPeering whose ``remoteVnet`` is not a VNet resource id."""
         seed = ((doc.get("metadata") or {}).get("annotations") or {}).get(SEED_REMOTE_VPC_ANNOTATION)
-        if doc.get("kind") not in self.PEERINGS or not seed:
+        if doc.get("kind") not in PEERINGS or not seed:
             return
         wanted = json.loads(seed)
         spec = doc.setdefault("spec", {})
@@ -500,9 +488,6 @@ class CloudLocal:
         except Exception as exc:
             self.log(f"✗ {ref}: {exc}")
             return None
-        if doc.get("kind") in VOLUMES:
-            meta = stored.get("metadata") or {}
-            self.skr_volumes.append((target, str(doc["kind"]), str(meta.get("namespace") or ""), str(meta["name"])))
         return stored
 
     def endpoints(self) -> dict[str, Any]:
@@ -517,9 +502,10 @@ class CloudLocal:
         return path
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR IpRange applied: the KCP CIDR and what it is in the
-        provider (AWS: the subnets per zone; GCP: the global address; Azure: the ``--cm`` VNet)."""
-        rows = self.volume_rows()
+        """(kind, object, state, detail) of each SKR IpRange applied (the KCP CIDR and what it is in the
+        provider: AWS the subnets per zone, GCP the global address, Azure the ``--cm`` VNet), then of each
+        SKR object of a declared kind, in the connect's order (the detail its ``SkrSide.summary`` gives)."""
+        rows: list[tuple[str, str, str, str]] = []
         for kyma, name in self.skr_ipranges:
             skr = self.skrs[kyma]
             obj = skr.get(names.SKR_IPRANGE, name) or {}
@@ -533,69 +519,26 @@ class CloudLocal:
                 if not subnets:  # GCP: the global address; Azure: the Cloud Manager network
                     detail += f"; {kst.get('id') or ((kcp_obj.get('spec') or {}).get('network') or {}).get('name')}"
             rows.append(_row(f"SKR IpRange ({kyma[:8]})", name, status, detail))
-        return rows + self.peering_rows() + self.redis_rows()
+        declared = {res.kind: (kind, res) for kind in registry.kinds() if kind.skr
+                    for res in kind.skr.resources.values()}
+        def order(o: tuple[str, str, str, str]) -> tuple[int, tuple[str, str, str, str]]:
+            side = declared[o[1]][0].skr
+            return (side.order if side else 0, o)
 
-    def redis_rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR Redis instance applied: the KCP primary endpoint and
-        the keys of its auth Secret in the SKR, or the error message."""
-        rows: list[tuple[str, str, str, str]] = []
-        for kyma, kind, namespace, name in self.skr_redis:
+        for kyma, kind_name, namespace, name in sorted(self.skr_objects, key=order):
+            kind, res = declared[kind_name]
             skr = self.skrs[kyma]
-            obj = skr.get(REDIS_KINDS[kind], name, namespace) or {}
-            status = obj.get("status") or {}
-            detail = ""
-            if status.get("id"):
-                kcp_obj = self.kcp.get(names.REDIS_INSTANCE, status["id"], names.KCP_NAMESPACE) or {}
-                secret_name = ((obj.get("spec") or {}).get("authSecret") or {}).get("name") or name
-                secret = skr.get(resources.SECRET, secret_name, namespace) or {}
-                detail = f"secret {secret_name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint " \
-                         f"{(kcp_obj.get('status') or {}).get('primaryEndpoint') or '?'}"
-            rows.append(_row(f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", status, detail))
-        return rows
-
-    def peering_rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR VPC peering applied: the KCP VpcPeering's state and
-        ids (AWS: the connection; GCP/Azure: the peering names), or the error message."""
-        rows: list[tuple[str, str, str, str]] = []
-        for kyma, kind, name in self.skr_peerings:
-            obj = self.skrs[kyma].get(self.PEERINGS[kind], name) or {}
-            status = obj.get("status") or {}
-            detail = ""
-            if status.get("id"):
-                kcp_obj = self.kcp.get(names.VPC_PEERING, status["id"], names.KCP_NAMESPACE) or {}
-                kst, details = kcp_obj.get("status") or {}, (kcp_obj.get("spec") or {}).get("details") or {}
-                parts = [f"kcp {kst.get('state') or '?'}", f"id {kst['id']}" if kst.get("id") else "",
-                         f"peering {details['peeringName']}" if details.get("peeringName") else "",
-                         f"local {names.kyma_network(kyma)}"]
-                detail = "; ".join(p for p in parts if p)
-            rows.append(_row(f"SKR {kind} ({kyma[:8]})", name, status, detail))
-        return rows
-
-    def volume_rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR NFS volume applied: the PVC, its PV and the PV's NFS
-        server and path (once Ready), or the error message."""
-        rows: list[tuple[str, str, str, str]] = []
-        for kyma, kind, namespace, name in self.skr_volumes:
-            skr = self.skrs[kyma]
-            obj = skr.get(VOLUMES[kind], name, namespace) or {}
-            status = obj.get("status") or {}
-            detail = ""
-            claim = skr.get(resources.PERSISTENT_VOLUME_CLAIM, nfsvolume_plan.claim_name(obj), namespace) \
-                if obj else None
-            volume_name = str(((claim or {}).get("spec") or {}).get("volumeName") or "")
-            pv = skr.get(resources.PERSISTENT_VOLUME, volume_name) if volume_name else None
-            if claim is not None and pv is not None:
-                nfs = (pv.get("spec") or {}).get("nfs") or {}
-                detail = (f"{nfs.get('server')}:{nfs.get('path')}; pvc {claim['metadata']['name']} "
-                          f"bound to pv {volume_name}")
-            row = _row(f"SKR {kind} ({kyma[:8]})", f"{namespace}/{name}", status, detail)
-            if row[2] == names.STATE_READY and not row[3]:
-                row = (*row[:2], "Binding", row[3])  # Ready in the KCP, the PV and PVC not yet written
+            obj = skr.get(res, name, namespace or None) or {}
+            summary = kind.skr.summary(skr, self.kcp, obj) if obj and kind.skr and kind.skr.summary else None
+            row = _row(f"SKR {kind_name} ({kyma[:8]})", f"{namespace}/{name}" if namespace else name,
+                       obj.get("status") or {}, summary.detail if summary else "")
+            if summary is not None and summary.state and row[2] == names.STATE_READY:
+                row = (*row[:2], summary.state, row[3])
             rows.append(row)
         return rows
 
     def settled(self) -> bool:
-        """Every row of the summary (SKR IpRanges, VPC peerings, NFS volumes, Redis instances) has settled:
+        """Every row of the summary (SKR IpRanges and the objects of every declared kind) has settled:
         Ready, Error or Warning (a peering's remote-load warning is its resting state)."""
         return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
 

@@ -35,8 +35,9 @@ from kube.resources import Resource
 from kube.toolkit.outcome import Outcome
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["ANY_PROVIDER", "KcpSide", "Kind", "KindRender", "ProviderSide", "SkrSide", "Timing", "Turn", "by_kcp_kind",
-           "get", "iprange_consumers", "kinds", "nuked", "quota_default", "register", "skr_kinds"]
+__all__ = ["ANY_PROVIDER", "KcpSide", "Kind", "KindRender", "ProviderSide", "SkrSide", "Summary", "Timing", "Turn",
+           "by_kcp_kind", "by_skr_kind", "get", "iprange_consumers", "kinds", "nuked", "quota_default", "register",
+           "skr_kinds"]
 
 #: Seconds scaled by the domain's time scale (``CloudSettings.t``).
 Timing = Callable[[float], float]
@@ -83,6 +84,20 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Summary:
+    """What ``reconcilery up``'s summary row of one SKR object shows beside its state.
+
+    Attributes:
+        detail: where it is in the KCP and the provider (endpoint, ids, CIDR, ...); ``""`` for nothing yet.
+        state: shown instead of the SKR object's state (``None``: its own), e.g. ``Binding`` for an NFS
+            volume Ready in the KCP whose PersistentVolume is not written yet.
+    """
+
+    detail: str
+    state: str | None = None
+
+
+@dataclass(frozen=True)
 class SkrSide:
     """How the SKR loop reconciles the kind's objects, once per connect per object.
 
@@ -98,6 +113,8 @@ class SkrSide:
         clients: ``(ctx) -> {name: client}`` for a plan that calls its provider directly (kinds without
             a KCP mirror); ``None``: the plan only writes to Kubernetes.
         skip_trial: not reconciled on ``trial`` plans (their APIs are disabled).
+        summary: ``(skr, kcp, obj) -> Summary``: the detail of ``reconcilery up``'s row for ``obj`` as
+            stored in the SKR (reads through the SKR and KCP clients; ``None``: state and message only).
     """
 
     resources: Mapping[str, Resource]
@@ -107,6 +124,7 @@ class SkrSide:
     quota: int | None = None
     clients: Callable[[Any], Mapping[str, Any]] | None = None
     skip_trial: bool = True
+    summary: Callable[[Kube, Kube, Mapping[str, Any]], Summary] | None = None
 
     def resource(self, provider: str) -> Resource | None:
         """The SKR resource of ``provider`` (``None``: the kind has none there)."""
@@ -269,6 +287,13 @@ def skr_kinds(provider: str) -> list[tuple[Kind, Resource]]:
     """The kinds an SKR of ``provider`` holds, with their SKR resource, in the connect's order."""
     found = [(k, res) for k in kinds() if k.skr is not None and (res := k.skr.resource(provider)) is not None]
     return sorted(found, key=lambda pair: (pair[0].skr.order if pair[0].skr else 0, pair[0].name))
+
+
+def by_skr_kind(kind: str) -> tuple[Kind, Resource] | None:
+    """The kind whose SKR resource (of any provider) has kind ``kind`` (``AwsRedisInstance``), with that
+    resource; ``None`` for none."""
+    return next(((k, res) for k in kinds() if k.skr is not None for res in k.skr.resources.values()
+                 if res.kind == kind), None)
 
 
 def by_kcp_kind(kind: str) -> Kind | None:

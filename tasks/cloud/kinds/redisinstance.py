@@ -18,7 +18,7 @@ from tasks.cloud.skr.redisinstance_plan import KINDS, plan
 
 KIND = registry.register(registry.Kind(
     name="redisinstance",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=30),
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=30, summary=skr.summary),
     kcp=registry.KcpSide(names.REDIS_INSTANCE, read=consumer.read,
                          plan=partial(consumer_plan.plan, wait_ready=10)),  # the provider needs the subnets
     providers={"aws": aws.SIDE, "gcp": gcp.SIDE, "azure": azure.SIDE},

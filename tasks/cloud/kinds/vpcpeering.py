@@ -23,7 +23,7 @@ from tasks.cloud.vpcpeering_render import render_peerings
 
 KIND = registry.register(registry.Kind(
     name="vpcpeering",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=35),  # Redis 30, NFS 40
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=35, summary=skr.summary),  # Redis 30, NFS 40
     kcp=registry.KcpSide(names.VPC_PEERING, read=kcp.read, plan=kcp_plan, networks=network_names),
     providers={"aws": aws.SIDE, "gcp": gcp.SIDE, "azure": azure.SIDE},
     nuke=10,  # first: the original's Nuke deletes the peerings before everything else

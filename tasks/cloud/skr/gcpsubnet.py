@@ -8,17 +8,20 @@ finalizer, KCP mirror, status) are carried out by the connect's executor.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource
+from kube import Kube, Resource
 from kube.errors import ResourceMissing
 from kube.toolkit import deleting
 from tasks.cloud import names
 from tasks.cloud.ownership import invalid_id
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER, Seen, identity, using
+from tasks.cloud.skr.kind import mirror
 
-__all__ = ["read"]
+__all__ = ["read", "summary"]
 
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
@@ -36,3 +39,12 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
         name = str(obj["metadata"]["name"])
         used = [f"{c['metadata'].get('namespace', '')}/{c['metadata']['name']}" for c in clusters if using(c) == name]
     return Seen(obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace, kcp=kcp_obj, used_by=used)
+
+
+def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: the CIDR and the subnetwork's name (the KCP GcpSubnet's ``status.id``)."""
+    found = mirror(kcp, names.GCP_SUBNET, obj)
+    if found is None:
+        return Summary("")
+    kst = found.get("status") or {}
+    return Summary(f"cidr {kst.get('cidr') or '?'}; subnetwork {kst.get('id') or '?'}")

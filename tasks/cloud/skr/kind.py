@@ -8,17 +8,20 @@ As cloud-manager's ``pkg/skr/<kind>`` reconcilers, each run by the connect's sho
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource
+from kube import Kube, Resource
 from kube.clock import now_rfc3339
 from kube.toolkit import execute
+from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
+from tasks.cloud.ownership import invalid_id
 from tasks.cloud.registry import Kind
 from tasks.cloud.skr.context import SkrContext
 from workers.controller import Result
 
-__all__ = ["reconcile"]
+__all__ = ["mirror", "reconcile"]
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Resource) -> Result:
@@ -35,3 +38,11 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
     ctx.track(f"{namespace}/{name}" if namespace else name, done.obj or obj)
     return done.result
+
+
+def mirror(kcp: Kube, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The KCP mirror (of resource ``res``, in the KCP namespace) that the SKR object ``obj``'s ``status.id``
+    names; ``None`` when it has no id, one that is no canonical UUID (never read), or the mirror is gone.
+    For presentation (``up``'s summary): a reconcile's read also checks the mirror's owner labels."""
+    ident = str((obj.get("status") or {}).get("id") or "")
+    return kcp.get(res, ident, names.KCP_NAMESPACE) if ident and invalid_id(ident) is None else None

@@ -12,17 +12,19 @@ Deliberate difference: a quota-exceeded volume is checked again at the next conn
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource, resources
+from kube import Kube, Resource, resources
 from kube.diff import label_selector
 from tasks.cloud import names
 from tasks.cloud.ownership import invalid_id, owner_labels
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr import defaultiprange
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, KINDS, Seen, claim_name, pv_name, valid_name
 
-__all__ = ["read"]
+__all__ = ["read", "summary"]
 
 _LABEL_VALUE_MAX = 63
 
@@ -71,3 +73,17 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 everyone=ctx.objects(KINDS[kind]) if kind == AWS else [],
                 quota=ctx.settings.quota(ctx.kyma, names.AWS_NFS_VOLUME_QUOTA_KEY) if kind == AWS else None,
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))
+
+
+def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: the PVC, its PV and the PV's NFS server and path; ``Binding`` for a volume
+    Ready in the KCP whose PV and PVC are not written yet."""
+    namespace = str(obj["metadata"].get("namespace") or "")
+    claim = skr.get(resources.PERSISTENT_VOLUME_CLAIM, claim_name(obj), namespace)
+    volume_name = str(((claim or {}).get("spec") or {}).get("volumeName") or "")
+    pv = skr.get(resources.PERSISTENT_VOLUME, volume_name) if volume_name else None
+    if claim is None or pv is None:
+        ready = (obj.get("status") or {}).get("state") == names.STATE_READY
+        return Summary("", "Binding" if ready else None)
+    nfs = (pv.get("spec") or {}).get("nfs") or {}
+    return Summary(f"{nfs.get('server')}:{nfs.get('path')}; pvc {claim['metadata']['name']} bound to pv {volume_name}")

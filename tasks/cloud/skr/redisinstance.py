@@ -10,16 +10,19 @@ Secret, status) are carried out by the connect's executor. As cloud-manager's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource, resources
+from kube import Kube, Resource, resources
 from tasks.cloud import names
 from tasks.cloud.ownership import invalid_id
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr import defaultiprange
 from tasks.cloud.skr.context import SkrContext
+from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.redisinstance_plan import Seen, identity, secret_name
 
-__all__ = ["read"]
+__all__ = ["read", "summary"]
 
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
@@ -33,3 +36,14 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     return Seen(obj=obj, provider=ctx.provider, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 iprange=defaultiprange.resolve(ctx, obj), kcp=kcp_obj, secret=secret,
                 overrides=ctx.settings.redis_instance_tier_machine_types)
+
+
+def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: the auth Secret's keys in the SKR and the KCP primary endpoint."""
+    found = mirror(kcp, names.REDIS_INSTANCE, obj)
+    if found is None:
+        return Summary("")
+    name = secret_name(obj)
+    secret = skr.get(resources.SECRET, name, str(obj["metadata"].get("namespace") or "")) or {}
+    return Summary(f"secret {name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint "
+                   f"{(found.get('status') or {}).get('primaryEndpoint') or '?'}")

@@ -10,15 +10,18 @@ the kind of the SKR's provider is reconciled (its CRD is the only one installed)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource
+from kube import Kube, Resource
 from tasks.cloud import names
 from tasks.cloud.ownership import invalid_id
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
+from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.vpcpeering_plan import Seen, identity
 
-__all__ = ["read"]
+__all__ = ["read", "summary"]
 
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
@@ -31,3 +34,17 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     return Seen(provider=ctx.provider, obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 peering=peering, network=network, everyone=ctx.objects(res),
                 quota=ctx.settings.quota(ctx.kyma, names.quota_key(res)))
+
+
+def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: the KCP VpcPeering's state and ids (AWS: the connection; GCP/Azure: the
+    peering's name) and the local network."""
+    found = mirror(kcp, names.VPC_PEERING, obj)
+    if found is None:
+        return Summary("")
+    kst, details = found.get("status") or {}, (found.get("spec") or {}).get("details") or {}
+    kyma = str(((found.get("metadata") or {}).get("labels") or {}).get(names.LABEL_KYMA_NAME) or "")
+    parts = [f"kcp {kst.get('state') or '?'}", f"id {kst['id']}" if kst.get("id") else "",
+             f"peering {details['peeringName']}" if details.get("peeringName") else "",
+             f"local {names.kyma_network(kyma)}" if kyma else ""]
+    return Summary("; ".join(p for p in parts if p))

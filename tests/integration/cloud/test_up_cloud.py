@@ -156,6 +156,9 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     assert "to-customer-network" in gcp_peering and "Ready" in gcp_peering, out
     [azure_peering] = [line for line in out.splitlines() if "SKR AzureVpcPeering" in line]
     assert "to-customer-vnet" in azure_peering and "Ready" in azure_peering, out
+    # examples/cloud/25-skr-gcp-subnet.yaml: Ready, its subnetwork cm-<id> in the shoot's VPC
+    [subnet] = [line for line in out.splitlines() if "SKR GcpSubnet" in line]
+    assert "redis-subnet" in subnet and "Ready" in subnet and "cidr 10.251.0.0/22; subnetwork cm-" in subnet, out
 
     # in the providers, while up ran: 3 + 2 zone subnets in moto, the GCP global address, the Azure subnet
     assert _complete(seen), seen
