@@ -30,7 +30,7 @@ and retried with the same backoff.
 
 from __future__ import annotations
 
-import os
+import functools
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -144,27 +144,24 @@ def _nodes(kube: Kube) -> list[dict[str, Any]]:
     return informers.list_objects(kube, resources.NODE)
 
 
-_file_cache: dict[str, tuple[float, int, Mapping[str, Any]]] = {}
-_file_lock = threading.Lock()
+@functools.lru_cache(maxsize=4)
+def _parse_nlk(text: str) -> Mapping[str, Any]:
+    return nlk_document({NLK_CONFIG_KEY: text})
 
 
 def read_nlk_file(path: str) -> Mapping[str, Any]:
-    """The original's ``config.yaml`` at ``path`` as a mapping, re-read when its modification time or
-    size changes (the original read it once at start). Raises :class:`ConfigError` when it cannot
-    be read or is not a YAML mapping."""
+    """The original's ``config.yaml`` at ``path`` as a mapping, read on every call (the original read it
+    once at start), parsed once per content. The content decides, not the modification time, as the
+    watcher's poll (:class:`tasks.nginx.watches.NlkFilePoll`): a kubelet swaps a mounted ConfigMap's symlink,
+    and an edit within the mtime granularity still counts. Raises :class:`ConfigError` when it cannot be
+    read or is not a YAML mapping."""
     try:
-        stat = os.stat(path)
-        with _file_lock:
-            cached = _file_cache.get(path)
-        if cached and cached[0] == stat.st_mtime and cached[1] == stat.st_size:
-            return cached[2]
         with open(path, encoding="utf-8") as handle:
-            doc = nlk_document({NLK_CONFIG_KEY: handle.read()})
-    except OSError as exc:
-        raise ConfigError([f"cannot read {path}: {exc.strerror}"], where="nlk config file") from None
-    with _file_lock:
-        _file_cache[path] = (stat.st_mtime, stat.st_size, doc)
-    return doc
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+        raise ConfigError([f"cannot read {path}: {reason}"], where="nlk config file") from None
+    return _parse_nlk(text)
 
 
 def _nlk_config(kube: Kube, names: EdgeNames) -> Mapping[str, Any] | None:
