@@ -1,6 +1,6 @@
 """The reconcile toolkit: what every controller of every domain does around its pure plan.
 
-A reconcile is read → pure plan → apply → status (DESIGN.md). The domains write the plan; this
+A reconcile is read → pure plan → apply → status (docs/engine.md). The domains write the plan; this
 package writes everything around it once:
 
 ==================  =====================================================================

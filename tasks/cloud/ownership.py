@@ -1,6 +1,6 @@
 """Ownership before action: whether a KCP object may be touched on behalf of an SKR object (pure).
 
-Everything read from an SKR is untrusted (DESIGN.md, "Tenants"): its owner can write any
+Everything read from an SKR is untrusted (docs/cloud.md, "Rule: ownership before action"): its owner can write any
 ``status.id`` or id label. A KCP object found by such an id is read, updated or deleted for an SKR
 object only when the id is a UUID (what the reconciler itself assigns) and the KCP object carries
 this SKR's kyma label and the SKR object's remote name/namespace labels. Anything else is an Error
