@@ -23,7 +23,7 @@ from typing import Any
 import urllib3
 from kubernetes.client import ApiClient
 
-from kube import audit, resources
+from kube import audit, resources, settings
 from kube.client import Kube, ReadLimits
 from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
@@ -85,8 +85,6 @@ def remote_read_limits() -> ReadLimits:
     """The read limits of remote (untrusted) clusters, from the kube settings
     (``RECONCILERY_REMOTE_LIST_PAGE_SIZE``, ``_MAX_OBJECTS``, ``_MAX_BYTES``). The one place these
     settings are read."""
-    from kube import settings
-
     s = settings.current()
     return ReadLimits(page_size=s.remote_list_page_size, max_objects=s.remote_list_max_objects,
                       max_bytes=s.remote_list_max_bytes)

@@ -13,6 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workers.redis_client import redis_client
+from workers.settings import EngineSettings, current
+
 DEFAULT_HEARTBEAT_FILE = "/tmp/reconcilery-worker.heartbeat"
 
 
@@ -27,8 +30,6 @@ class ProbeResult:
 def heartbeat_file(environ: dict[str, str] | None = None) -> str:
     """``RECONCILERY_HEARTBEAT_FILE`` or :data:`DEFAULT_HEARTBEAT_FILE` (from ``environ`` or this
     process's settings, :mod:`workers.settings`)."""
-    from workers.settings import EngineSettings, current
-
     return (current() if environ is None else EngineSettings.load(environ)).heartbeat_file or DEFAULT_HEARTBEAT_FILE
 
 
@@ -46,8 +47,6 @@ def check_heartbeat(path: str | os.PathLike[str], max_age: float, now: float | N
 
 def ping_redis(url: str, timeout: float = 2.0) -> ProbeResult:
     """PING the Redis of ``url`` (plain or Sentinel) within ``timeout`` seconds."""
-    from workers.redis_client import redis_client
-
     try:
         client = redis_client(url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=None)
         client.ping()
@@ -62,8 +61,6 @@ REDBEAT_LOCK_KEY = "redbeat::lock"
 
 def check_beat_lock(url: str, timeout: float = 2.0) -> ProbeResult:
     """Whether an active beat holds RedBeat's lock in the Redis of ``url``."""
-    from workers.redis_client import redis_client
-
     try:
         held = redis_client(url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=None).exists(
             REDBEAT_LOCK_KEY)

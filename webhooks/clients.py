@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kube import Kube, client_for
+from kube.kubeconfig import from_kubeconfig
+
 
 def kube_factory(kubeconfig: str | None, timeout: float = 5.0) -> Callable[[], Any]:
     """A factory of :class:`kube.Kube` clients for a webhook's reads (lazy: nothing connects until called).
@@ -14,9 +17,6 @@ def kube_factory(kubeconfig: str | None, timeout: float = 5.0) -> Callable[[], A
     ``~/.kube/config``, else the embedded dev API server).
     """
     def build() -> Any:
-        from kube import Kube, client_for
-        from kube.kubeconfig import from_kubeconfig
-
         if kubeconfig:
             return Kube(from_kubeconfig(kubeconfig), cluster="local", timeout=timeout)
         return client_for("local")

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import redis
 
+from workers.workqueue import WorkQueue
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -44,8 +46,6 @@ class RedisEpoch:
     """
 
     def __init__(self, client: redis.Redis, quiet_seconds: float = 10.0) -> None:
-        from workers.workqueue import WorkQueue
-
         self.client = client
         self.quiet_seconds = quiet_seconds
         self._wq = WorkQueue(client)

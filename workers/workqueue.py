@@ -149,8 +149,6 @@ class WorkQueue:
     @classmethod
     def from_url(cls, url: str, controllers: Registry = registry) -> WorkQueue:
         """A workqueue on the Redis at ``url`` (see :func:`workers.redis_client.redis_client`)."""
-        from workers.redis_client import redis_client
-
         return cls(redis_client(url), controllers)
 
     # -- producers ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 from kube.manifests import json_type
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
+from tasks.cloud.azure.scope import cm_name
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
 from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded
 
@@ -128,8 +129,6 @@ def provider_plan(scope: Mapping[str, Any], kcp_name: str, cidr: str,
         return [f"global address cm-{kcp_name}: {cidr} (INTERNAL, VPC_PEERING) on {network}",
                 f"PSA connection {GCP_PSA_PEERING} of {vpc}: reserved ranges include cm-{kcp_name}"]
     if provider == "azure":
-        from tasks.cloud.azure.scope import cm_name
-
         cm, shoot = cm_name(vpc), str(spec.get("shootName") or "?")
         region, scope_name = str(spec.get("region") or "?"), str((scope.get("metadata") or {}).get("name") or "?")
         return [f"resource group and VNet {cm}: {cidr} in {region}",

@@ -43,6 +43,8 @@ from tasks.cloud import settings as cloud_settings
 from tasks.cloud.rotation import cyclic_threshold
 from tasks.cloud.settings import CloudSettings
 from workers.controller import LOCAL_CLUSTER, Key, Result
+from workers.settings import load
+from workers.workqueue import current as workqueue
 
 __all__ = ["CONNECT", "SWEEP", "Finish", "Rotation", "connect_keys", "reconcile", "rotation"]
 
@@ -150,8 +152,6 @@ _rotations: dict[tuple[str, int], Rotation] = {}
 def rotation(settings: CloudSettings, url: str | None = None) -> Rotation:
     """This process's :class:`Rotation` on the workqueue's Redis (``RECONCILERY_REDIS_URL``)."""
     if url is None:
-        from workers.settings import load
-
         url = load().redis_url
     ident = (url, id(settings))
     with _lock:
@@ -172,7 +172,5 @@ def reconcile(key: Key) -> Result:
     s = cloud_settings.current()
     due = rotation(s).dispatch()
     if due:
-        from workers.workqueue import current as workqueue  # the process's workqueue
-
         workqueue().add_many(CONNECT, connect_keys(due, s.kcp_namespace), resync=True)
     return Result.requeue(s.sweep_tick)

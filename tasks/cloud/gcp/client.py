@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -352,8 +353,6 @@ class GcpClient:
 
     def _rm_done(self, request: Any, wait: float = 60.0) -> dict[str, Any]:
         """Run a Resource Manager v3 write and wait for its long-running operation; its ``response``."""
-        import time
-
         op = dict(self._execute(request, write=True))
         operations = self._service("cloudresourcemanager", "v3").operations()
         deadline = time.monotonic() + wait
