@@ -10,7 +10,7 @@ with the same words when an error changed the status, state ``Error`` / ``Ready`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -107,6 +107,17 @@ class StepBuilder:
             self.changes["state"] = state
         self.changes.update(fields)
         return self
+
+    def scope_missing(self, t: Callable[[float], float], *, state: str | None = ERROR,
+                      exclusive: bool = True) -> Outcome:
+        """The turn of a KCP object whose Scope is gone, as every cloud-manager KCP reconciler starts:
+        deleting, nothing is left to clean (:func:`gone`); else the Error ``ScopeNoFound`` ``Scope
+        <spec.scope.name> does not exist``, back in 60 s (``t`` scales seconds)."""
+        if self.deleting:
+            return gone()
+        name = str((self.spec.get("scope") or {}).get("name") or "")
+        return self.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {name} does not exist", requeue_after=t(60),
+                         state=state, exclusive=exclusive)
 
     def fail(self, reason: str, message: str, *, requeue_after: float | None = None, backoff: bool = False,
              state: str | None = ERROR, type_: str = names.COND_ERROR, exclusive: bool = True) -> Outcome:

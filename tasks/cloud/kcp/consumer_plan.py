@@ -56,10 +56,7 @@ def plan(seen: Seen, t: Callable[[float], float], wait_ready: float,
     obj = seen.obj
     run = StepBuilder(obj, now)
     if seen.scope is None:
-        if run.deleting:
-            return gone()
-        scope_name = str((run.spec.get("scope") or {}).get("name") or "")
-        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name} does not exist", requeue_after=t(60))
+        return run.scope_missing(t)
     if run.deleting:
         return Outcome(handoff="delete") if seen.provider_known else gone()
     if seen.iprange is None:

@@ -29,7 +29,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
-from tasks.cloud.step import StepBuilder, go_list, gone
+from tasks.cloud.step import StepBuilder, go_list
 
 __all__ = ["NETWORK_MISSING", "Seen", "plan"]
 
@@ -53,11 +53,7 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Out
     obj = seen.obj
     run = StepBuilder(obj, now)
     if seen.scope is None:
-        if run.deleting:
-            return gone()
-        scope = str((run.spec.get("scope") or {}).get("name") or "")
-        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope} does not exist", requeue_after=t(60),
-                        state=None, exclusive=False)
+        return run.scope_missing(t, state=None, exclusive=False)
     if run.deleting:
         if not has_finalizer(obj, names.FINALIZER):
             return Outcome()
