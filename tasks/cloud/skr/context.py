@@ -9,6 +9,7 @@ from typing import Any
 
 from kube import Kube, Resource
 from tasks.cloud import names
+from tasks.cloud.ownership import invalid_id
 from tasks.cloud.settings import CloudSettings
 from workers.controller import Result, ResultKind
 
@@ -52,6 +53,14 @@ class SkrContext:
                     return obj
             return None
         return self.skr.get(res, name, namespace)
+
+    def mirror(self, res: Resource, ident: str) -> dict[str, Any] | None:
+        """The KCP object of ``res`` named ``ident`` (an SKR object's id) in the KCP namespace; read only when
+        ``ident`` is a canonical UUID (ownership before action: never a request path from an unchecked
+        id), ``None`` otherwise or when missing. Raises ``kube.ApiError``."""
+        if not ident or invalid_id(ident) is not None:
+            return None
+        return self.kcp.get(res, ident, self.kcp_namespace)
 
     def remember(self, res: Resource, objects: list[dict[str, Any]]) -> None:
         """Use ``objects`` as the snapshot of ``res``."""

@@ -15,7 +15,6 @@ from kube import Kube, Resource
 from kube.errors import ResourceMissing
 from kube.toolkit import deleting
 from tasks.cloud import names
-from tasks.cloud.ownership import invalid_id
 from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER, Seen, identity, using
@@ -26,10 +25,7 @@ __all__ = ["read", "summary"]
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     """What the plan needs. Raises ``kube.ApiError``."""
-    ident = identity(obj)
-    kcp_obj = None
-    if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
-        kcp_obj = ctx.kcp.get(names.GCP_SUBNET, ident, ctx.kcp_namespace)
+    kcp_obj = ctx.mirror(names.GCP_SUBNET, identity(obj))
     used: list[str] = []
     if deleting(obj):
         try:

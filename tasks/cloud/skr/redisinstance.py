@@ -15,7 +15,6 @@ from typing import Any
 
 from kube import Kube, Resource, resources
 from tasks.cloud import names
-from tasks.cloud.ownership import invalid_id
 from tasks.cloud.registry import Summary
 from tasks.cloud.skr import defaultiprange
 from tasks.cloud.skr.context import SkrContext
@@ -27,10 +26,7 @@ __all__ = ["read", "summary"]
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     """What the plan needs (the KCP object only for a UUID id). Raises ``kube.ApiError``."""
-    ident = identity(obj)
-    kcp_obj = None
-    if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
-        kcp_obj = ctx.kcp.get(names.REDIS_INSTANCE, ident, ctx.kcp_namespace)
+    kcp_obj = ctx.mirror(names.REDIS_INSTANCE, identity(obj))
     namespace = str(obj["metadata"].get("namespace") or "")
     secret = ctx.skr.get(resources.SECRET, secret_name(obj), namespace)
     return Seen(obj=obj, provider=ctx.provider, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,

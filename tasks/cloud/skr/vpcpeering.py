@@ -15,7 +15,6 @@ from typing import Any
 
 from kube import Kube, Resource
 from tasks.cloud import names
-from tasks.cloud.ownership import invalid_id
 from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.kind import mirror
@@ -27,10 +26,7 @@ __all__ = ["read", "summary"]
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     """What the plan needs (the KCP objects only for a UUID id). Raises ``kube.ApiError``."""
     ident = identity(obj)
-    peering = network = None
-    if ident and invalid_id(ident) is None:  # ownership before action: never a path from an unchecked id
-        peering = ctx.kcp.get(names.VPC_PEERING, ident, ctx.kcp_namespace)
-        network = ctx.kcp.get(names.NETWORK, ident, ctx.kcp_namespace)
+    peering, network = ctx.mirror(names.VPC_PEERING, ident), ctx.mirror(names.NETWORK, ident)
     return Seen(provider=ctx.provider, obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 peering=peering, network=network, everyone=ctx.objects(res),
                 quota=ctx.settings.quota(ctx.kyma, names.quota_key(res)))
