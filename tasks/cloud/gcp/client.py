@@ -206,6 +206,16 @@ class GcpClient:
             self._credentials, http=httplib2.Http(timeout=fencing.timeout(API_TIMEOUT, write=write)))
         return request.execute(http=http)
 
+    def _read(self, request: Any) -> dict[str, Any] | None:
+        """A discovery read as plain data, or ``None`` on 404; other failures raise :class:`GcpApiError`."""
+        try:
+            return dict(self._execute(request, write=False))
+        except Exception as exc:
+            err = _translate(exc)
+            if err.not_found:
+                return None
+            raise err from exc
+
     @staticmethod
     def _plain(message: Any) -> dict[str, Any]:
         return dict(type(message).to_dict(message, preserving_proto_field_name=False,
@@ -434,13 +444,7 @@ class GcpClient:
     @_guarded
     def get_service_networking_operation(self, name: str) -> dict[str, Any] | None:
         """The operation (``done``, ``error{code,message}``) or None when it does not exist (404)."""
-        try:
-            return dict(self._execute(self._service("servicenetworking").operations().get(name=name), write=False))
-        except Exception as exc:
-            err = _translate(exc)
-            if err.not_found:
-                return None
-            raise err from exc
+        return self._read(self._service("servicenetworking").operations().get(name=name))
 
     @_guarded
     def project_number(self, project: str) -> int:

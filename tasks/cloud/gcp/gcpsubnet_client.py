@@ -90,13 +90,7 @@ class SubnetClient(GcpClient):
     def get_connection_policy(self, name: str) -> dict[str, Any] | None:
         """The policy ``projects/<p>/locations/<region>/serviceConnectionPolicies/<id>`` (``network``,
         ``serviceClass``, ``pscConfig.subnetworks``, ...) or ``None`` when missing."""
-        try:
-            return dict(self._execute(self._policies().get(name=name), write=False))
-        except Exception as exc:
-            err = _translate(exc)
-            if err.not_found:
-                return None
-            raise err from exc
+        return self._read(self._policies().get(name=name))
 
     @_guarded
     def create_connection_policy(self, parent: str, policy_id: str, network: str, service_class: str,
