@@ -7,7 +7,6 @@ subnetwork); a refused insert, a failed creation operation, a refused and a thro
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -59,14 +58,8 @@ def until(o: dict[str, Any], client: SubnetClient, deleting: bool = False, error
 
 
 @pytest.fixture
-def gcp() -> Iterator[GcpStandIn]:
-    """A GCP stand-in whose operations finish 10 ms after they start, with the shoot's network."""
-    standin = GcpStandIn(op_delay=0.01, projects=(PROJECT,)).start()
-    standin.state.put_network(PROJECT, VPC)
-    try:
-        yield standin
-    finally:
-        standin.stop()
+def gcp(gcp_vpc: GcpStandIn) -> GcpStandIn:
+    return gcp_vpc
 
 
 @pytest.fixture

@@ -10,11 +10,9 @@ the discovery schemas (no field the API does not define).
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
-import googleapiclient
 import pytest
 from google.api_core import exceptions as gexc
 from google.auth.credentials import AnonymousCredentials
@@ -24,36 +22,12 @@ from googleapiclient.errors import HttpError
 
 from standins.gcp import GcpStandIn
 
-from .conftest import NETWORK, NETWORK_URL, PROJECT, VPC, compute_kwargs, discovery_client
+from .conftest import NETWORK, NETWORK_URL, PROJECT, VPC, compute_kwargs, conforms, discovery_client
 
 pytestmark = pytest.mark.integration
 
 PSA = "services/servicenetworking.googleapis.com"
 CONNECTION = f"{PSA}/connections/servicenetworking-googleapis-com"
-
-
-def _schema(api: str, name: str, version: str = "v1") -> dict[str, Any]:
-    path = os.path.join(os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents",
-                        f"{api}.{version}.json")
-    with open(path) as f:
-        return dict(json.load(f)["schemas"][name])
-
-
-def _conforms(api: str, schema: str, body: dict[str, Any], version: str = "v1") -> None:
-    """Every field of ``body`` is one the discovery schema defines (recursively for $ref fields)."""
-    spec = _schema(api, schema, version)
-    props = spec.get("properties", {})
-    for key, value in body.items():
-        if key == "@type":
-            continue
-        assert key in props, f"{schema}.{key} is not in the {api} discovery schema"
-        ref = props[key].get("$ref")
-        if ref and isinstance(value, dict):
-            _conforms(api, ref, value, version)
-        items = props[key].get("items", {})
-        if items.get("$ref") and isinstance(value, list):
-            for item in value:
-                _conforms(api, items["$ref"], item, version)
 
 
 def _address(name: str, cidr: str = "10.250.4.0/22", network: str = NETWORK) -> compute_v1.Address:
@@ -229,14 +203,14 @@ def test_connection_lifecycle(gcp: GcpStandIn) -> None:
 
     op = conns.create(parent=PSA, body={"network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute()
     assert op["name"].startswith("operations/") and op["done"] is False
-    _conforms("servicenetworking", "Operation", op)
+    conforms("servicenetworking", "Operation", op)
     assert conns.list(parent=PSA, network=NETWORK).execute() == {}
     done = _wait_sn(sn, op)
     assert done["done"] is True and "error" not in done and "response" in done
-    _conforms("servicenetworking", "Operation", done)
+    conforms("servicenetworking", "Operation", done)
 
     listed = conns.list(parent=PSA, network=NETWORK).execute()
-    _conforms("servicenetworking", "ListConnectionsResponse", listed)
+    conforms("servicenetworking", "ListConnectionsResponse", listed)
     [conn] = listed["connections"]
     number = gcp.state.project_number(PROJECT)
     assert conn == {"network": f"projects/{number}/global/networks/{VPC}", "reservedPeeringRanges": ["cm-a"],
@@ -253,7 +227,7 @@ def test_connection_lifecycle(gcp: GcpStandIn) -> None:
     assert err.value.resp.status == 400
     crm = discovery_client(gcp, "cloudresourcemanager")
     project = crm.projects().get(projectId=PROJECT).execute()
-    _conforms("cloudresourcemanager", "Project", project)
+    conforms("cloudresourcemanager", "Project", project)
     assert project["projectNumber"] == str(number)
     op = conns.deleteConnection(name=CONNECTION, body={
         "consumerNetwork": f"projects/{project['projectNumber']}/global/networks/{VPC}"}).execute()
@@ -273,7 +247,7 @@ def test_connection_errors(gcp: GcpStandIn) -> None:
     failed = _wait_sn(sn, conns.create(parent=PSA, body={"network": NETWORK,
                                                          "reservedPeeringRanges": ["cm-unknown"]}).execute())
     assert failed["done"] is True and failed["error"]["code"] == 9 and "cm-unknown" in failed["error"]["message"]
-    _conforms("servicenetworking", "Operation", failed)
+    conforms("servicenetworking", "Operation", failed)
 
     assert "error" not in _wait_sn(sn, conns.create(
         parent=PSA, body={"network": NETWORK, "reservedPeeringRanges": ["cm-a"]}).execute())
@@ -360,7 +334,7 @@ def test_peerings_are_inactive_until_both_sides_exist_and_inactive_again_when_on
     assert networks.get(project=PROJECT, network=VPC).peerings[0].state == "ACTIVE"
     assert networks.get(project=REMOTE_PROJECT, network="customer-vpc").peerings[0].state == "ACTIVE"
     raw = _raw(gcp, f"/compute/v1/projects/{PROJECT}/global/networks/{VPC}")
-    _conforms("compute", "Network", raw)
+    conforms("compute", "Network", raw)
     assert raw["peerings"][0]["importCustomRoutes"] is True and raw["peerings"][0]["exchangeSubnetRoutes"] is True
 
     with pytest.raises(gexc.BadRequest):  # the same name twice
@@ -391,16 +365,16 @@ def test_tags_are_created_bound_to_a_network_and_listed_as_effective(gcp: GcpSta
                          cache_discovery=False, client_options={"api_endpoint": gcp.url})
     key = _wait_sn(rm, rm.tagKeys().create(body={"parent": f"projects/{PROJECT}", "shortName": "c-91b7d03"})
                    .execute())["response"]
-    _conforms("cloudresourcemanager", "TagKey", key, "v3")
+    conforms("cloudresourcemanager", "TagKey", key, "v3")
     assert key["namespacedName"] == f"{PROJECT}/c-91b7d03" and key["name"].startswith("tagKeys/")
     assert rm.tagKeys().getNamespaced(name=f"{PROJECT}/c-91b7d03").execute()["name"] == key["name"]
     value = _wait_sn(rm, rm.tagValues().create(body={"parent": key["name"], "shortName": "true"}).execute())["response"]
     parent = f"//compute.googleapis.com/projects/{PROJECT}/global/networks/{net.id}"
     binding = _wait_sn(rm, rm.tagBindings().create(body={"parent": parent, "tagValue": value["name"]}).execute())
-    _conforms("cloudresourcemanager", "TagBinding", binding["response"], "v3")
+    conforms("cloudresourcemanager", "TagBinding", binding["response"], "v3")
     listed = rm.effectiveTags().list(parent=parent).execute()
     assert [t["namespacedTagKey"] for t in listed["effectiveTags"]] == [f"{PROJECT}/c-91b7d03"]
-    _conforms("cloudresourcemanager", "ListEffectiveTagsResponse", listed, "v3")
+    conforms("cloudresourcemanager", "ListEffectiveTagsResponse", listed, "v3")
     with pytest.raises(HttpError) as err:
         rm.effectiveTags().list(parent=f"//compute.googleapis.com/projects/{PROJECT}/global/networks/0").execute()
     assert err.value.resp.status == 403

@@ -7,11 +7,8 @@ document it ships; answers are checked against the discovery schemas (no field t
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from typing import Any
 
-import googleapiclient
 import pytest
 from google.api_core import exceptions as gexc
 from google.api_core.future import polling
@@ -20,7 +17,7 @@ from googleapiclient.errors import HttpError
 
 from standins.gcp import GcpStandIn
 
-from .conftest import NETWORK, NETWORK_URL, PROJECT, VPC, compute_kwargs, discovery_client
+from .conftest import NETWORK, NETWORK_URL, PROJECT, VPC, compute_kwargs, conforms, discovery_client
 
 pytestmark = pytest.mark.integration
 
@@ -31,33 +28,9 @@ SUBNET = f"projects/{PROJECT}/regions/{REGION}/subnetworks"
 FAST = polling.DEFAULT_POLLING.with_delay(initial=0.02, maximum=0.1)
 
 
-def _schema(api: str, name: str) -> dict[str, Any]:
-    path = os.path.join(os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents", f"{api}.v1.json")
-    with open(path) as f:
-        return dict(json.load(f)["schemas"][name])
-
-
-def _conforms(api: str, schema: str, body: dict[str, Any]) -> None:
-    """Every field of ``body`` is one the discovery schema defines (recursively for $ref fields)."""
-    props = _schema(api, schema).get("properties", {})
-    for key, value in body.items():
-        if key == "@type":
-            continue
-        assert key in props, f"{schema}.{key} is not in the {api} discovery schema"
-        ref = props[key].get("$ref")
-        if ref and isinstance(value, dict):
-            _conforms(api, ref, value)
-
-
 @pytest.fixture
-def gcp() -> Iterator[GcpStandIn]:
-    """A GCP stand-in (operations done after 20 ms) with the shoot's network."""
-    standin = GcpStandIn(op_delay=0.02, projects=(PROJECT,)).start()
-    standin.state.put_network(PROJECT, VPC)
-    try:
-        yield standin
-    finally:
-        standin.stop()
+def gcp(gcp_vpc: GcpStandIn) -> GcpStandIn:
+    return gcp_vpc
 
 
 @pytest.fixture
@@ -92,8 +65,8 @@ def test_subnetwork_insert_get_list_delete(gcp: GcpStandIn, subnetworks: compute
     assert (got.ip_cidr_range, got.gateway_address, got.purpose, got.private_ip_google_access) == (
         "10.251.0.0/22", "10.251.0.1", "PRIVATE", True)
     assert got.network == NETWORK_URL and got.region.endswith(f"/projects/{PROJECT}/regions/{REGION}")
-    _conforms("compute", "Subnetwork", gcp.state.subnetworks(PROJECT)[f"regions/{REGION}/subnetworks/cm-a"])
-    _conforms("compute", "Operation", gcp.state.get_compute_op(PROJECT, raw.name, REGION))
+    conforms("compute", "Subnetwork", gcp.state.subnetworks(PROJECT)[f"regions/{REGION}/subnetworks/cm-a"])
+    conforms("compute", "Operation", gcp.state.get_compute_op(PROJECT, raw.name, REGION))
     assert [s.name for s in subnetworks.list(project=PROJECT, region=REGION)] == ["cm-a"]
     assert gcp.state.networks(PROJECT)[VPC]["subnetworks"] == [got.self_link]
     with pytest.raises(gexc.NotFound):  # a regional operation is not a global one
@@ -135,14 +108,14 @@ def test_connection_policy_lifecycle(gcp: GcpStandIn, subnetworks: compute_v1.Su
             "pscConfig": {"subnetworks": [f"{SUBNET}/cm-a"]}}
     op = policies.create(parent=PARENT, serviceConnectionPolicyId="cm-p", requestId="r-1", body=body).execute()
     assert op["done"] and op["metadata"]["verb"] == "create" and op["name"].startswith(f"{PARENT}/operations/")
-    _conforms("networkconnectivity", "GoogleLongrunningOperation", op)
-    _conforms("networkconnectivity", "OperationMetadata", op["metadata"])
+    conforms("networkconnectivity", "GoogleLongrunningOperation", op)
+    conforms("networkconnectivity", "OperationMetadata", op["metadata"])
     assert policies.create(parent=PARENT, serviceConnectionPolicyId="cm-p", requestId="r-1",
                            body=body).execute()["name"] == op["name"]  # the same request id: the same operation
     operations = discovery_client(gcp, "networkconnectivity").projects().locations().operations()
     assert operations.get(name=op["name"]).execute()["response"]["name"] == f"{PARENT}/serviceConnectionPolicies/cm-p"
     got = policies.get(name=f"{PARENT}/serviceConnectionPolicies/cm-p").execute()
-    _conforms("networkconnectivity", "ServiceConnectionPolicy", got)
+    conforms("networkconnectivity", "ServiceConnectionPolicy", got)
     assert (got["network"], got["infrastructure"], got["pscConfig"]["subnetworks"]) == (
         NETWORK, "PSC", [f"{SUBNET}/cm-a"])
     with pytest.raises(gexc.BadRequest) as in_use:  # a subnetwork a policy names cannot go
