@@ -110,6 +110,18 @@ COMPUTE_BASE = "https://www.googleapis.com/compute/v1"
 PSA_SERVICE = "servicenetworking.googleapis.com"
 PSA_PEERING = "servicenetworking-googleapis-com"
 _NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _resource_name(body: Any) -> str:
+    """The ``name`` of a Compute insert's ``body``, as Compute checks it: 400 ``parseError`` for a body that
+    is not an object, 400 ``invalid`` for a name that is no RFC 1035 label."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "Invalid JSON payload received.", "parseError")
+    name = body.get("name")
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
+                            "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+    return name
 _NETWORK_RE = re.compile(r"^(?:https://www\.googleapis\.com/compute/v1/)?projects/([^/]+)/global/networks/([^/]+)$")
 _RPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
@@ -352,12 +364,7 @@ class GcpState:
         """The name of a global ``collection`` resource ``body`` to insert, as Compute checks it: 400 for a
         body that is not an object or a bad name, 404 for an unknown project, 409 when it exists or its insert
         is pending."""
-        if not isinstance(body, dict):
-            raise ApiError(400, "Invalid JSON payload received.", "parseError")
-        name = body.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
-                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        name = _resource_name(body)
         self.project_number(project)
         if (project, name) in existing or self._pending(project, "insert", pending_prefix + name):
             raise ApiError(409, f"The resource 'projects/{project}/global/{collection}/{name}' already exists",
@@ -794,12 +801,7 @@ class GcpState:
         """``subnetworks.insert``: the subnetwork exists once its region operation is ``DONE``. Checked as
         Compute does: the name, an existing network (404), a valid CIDR not overlapping another range of
         the network (400 ``invalid``), a unique name in the region (409)."""
-        if not isinstance(body, dict):
-            raise ApiError(400, "Invalid JSON payload received.", "parseError")
-        name = body.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ApiError(400, f"Invalid value for field 'resource.name': '{name}'. Must be a match of regex "
-                                "'(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'", "invalid")
+        name = _resource_name(body)
         self.project_number(project)
         target = f"regions/{region}/subnetworks/{name}"
         if (project, region, name) in self._subnetworks or self._pending(project, "insert", target):

@@ -56,42 +56,38 @@ LOAD_MESSAGES = {"subnet": "Failed to load Subnet", "policy": "Failed to load Se
 
 @dataclass(frozen=True)
 class Where:
-    """Where a GcpSubnet lives: the Scope's project, region and VPC network."""
+    """Where a GcpSubnet lives: the Scope's project, region and VPC network, and the names built from them
+    (cloud-manager's ``GetSubnetFullName``, ``GetServiceConnectionPolicyShortName`` / ``FullName``).
+
+    Attributes:
+        network: ``projects/<project>/global/networks/<vpc>``.
+        parent: ``projects/<project>/locations/<region>`` (the policy's parent).
+        policy_id: ``cm-<vpc>-<region>-rc``.
+        policy: ``<parent>/serviceConnectionPolicies/<policy_id>``.
+    """
 
     project: str
     region: str
     vpc: str
-
-    @property
-    def network(self) -> str:
-        """``projects/<project>/global/networks/<vpc>``."""
-        return f"projects/{self.project}/global/networks/{self.vpc}"
-
-    @property
-    def parent(self) -> str:
-        """``projects/<project>/locations/<region>`` (the policy's parent)."""
-        return f"projects/{self.project}/locations/{self.region}"
+    network: str
+    parent: str
+    policy_id: str
+    policy: str
 
     def subnetwork(self, short: str) -> str:
-        """``projects/<p>/regions/<r>/subnetworks/<short>`` (the original's ``GetSubnetFullName``)."""
+        """``projects/<p>/regions/<r>/subnetworks/<short>``."""
         return f"projects/{self.project}/regions/{self.region}/subnetworks/{short}"
-
-    @property
-    def policy_id(self) -> str:
-        """``cm-<vpc>-<region>-rc`` (``GetServiceConnectionPolicyShortName``)."""
-        return f"cm-{self.vpc}-{self.region}-rc"
-
-    @property
-    def policy(self) -> str:
-        """The policy's full name (``GetServiceConnectionPolicyFullName``)."""
-        return f"{self.parent}/serviceConnectionPolicies/{self.policy_id}"
 
 
 def where(scope: Mapping[str, Any]) -> Where:
     """The :class:`Where` of a Scope."""
     spec = scope.get("spec") or {}
     gcp = (spec.get("scope") or {}).get("gcp") or {}
-    return Where(str(gcp.get("project") or ""), str(spec.get("region") or ""), str(gcp.get("vpcNetwork") or ""))
+    project, vpc = str(gcp.get("project") or ""), str(gcp.get("vpcNetwork") or "")
+    region = str(spec.get("region") or "")
+    parent, policy_id = f"projects/{project}/locations/{region}", f"cm-{vpc}-{region}-rc"
+    return Where(project, region, vpc, f"projects/{project}/global/networks/{vpc}", parent, policy_id,
+                 f"{parent}/serviceConnectionPolicies/{policy_id}")
 
 
 def subnet_name(kcp_name: str) -> str:

@@ -22,25 +22,25 @@ NETWORK = f"projects/{PROJECT}/global/networks/{VPC}"
 NETWORK_URL = f"https://www.googleapis.com/compute/v1/{NETWORK}"
 
 
-@pytest.fixture
-def gcp() -> Iterator[GcpStandIn]:
-    """A GCP stand-in whose operations finish 50 ms after they start; the test project is known."""
-    standin = GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start()
+def _served(standin: GcpStandIn) -> Iterator[GcpStandIn]:
     try:
         yield standin
     finally:
         standin.stop()
+
+
+@pytest.fixture
+def gcp() -> Iterator[GcpStandIn]:
+    """A GCP stand-in whose operations finish 50 ms after they start; the test project is known."""
+    yield from _served(GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start())
 
 
 @pytest.fixture
 def gcp_vpc() -> Iterator[GcpStandIn]:
-    """A GCP stand-in whose operations finish 20 ms after they start, with the shoot's VPC network."""
-    standin = GcpStandIn(op_delay=0.02, projects=(PROJECT,)).start()
+    """A GCP stand-in whose operations finish 10 ms after they start, with the shoot's VPC network."""
+    standin = GcpStandIn(op_delay=0.01, projects=(PROJECT,)).start()
     standin.state.put_network(PROJECT, VPC)
-    try:
-        yield standin
-    finally:
-        standin.stop()
+    yield from _served(standin)
 
 
 def conforms(api: str, schema: str, body: dict[str, Any], version: str = "v1") -> None:
