@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["apply_step", "drive", "provider_outcome"]
+__all__ = ["apply_step", "drive", "provider_outcome", "provider_step"]
 
 
 def provider_outcome(kind: str, turn: Any, deleting: bool = False, clients: Any = None) -> Any:
@@ -22,6 +22,18 @@ def provider_outcome(kind: str, turn: Any, deleting: bool = False, clients: Any 
 
     outcome, used = provider_turn(registry.get(kind), turn, deleting, clients)
     return execute(outcome, clients=used, scale=turn.t).outcome
+
+
+def provider_step(kind: str, obj: dict[str, Any], scope: dict[str, Any], settings: Any, seen: Any, client: Any,
+                  deleting: bool = False) -> Any:
+    """One provider turn of ``kind`` on ``obj`` (:func:`provider_outcome` with ``client`` as the default
+    client, no Kubernetes), its status patch written into ``obj`` (:func:`apply_step`): the Outcome."""
+    from tasks.cloud.registry import Turn
+
+    at = Turn(kube=None, obj=obj, scope=scope, settings=settings, seen=seen)  # type: ignore[arg-type]
+    step = provider_outcome(kind, at, deleting, clients={"": client})
+    apply_step(obj, step)
+    return step
 
 
 def apply_step(obj: dict[str, Any], step: Any) -> None:

@@ -19,9 +19,8 @@ from tasks.cloud.azure.client import AzureClient, _bearer_over_http
 from tasks.cloud.azure.redisinstance_client import AzureRedisClient
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE
 from tasks.cloud.kcp.consumer_plan import Seen
-from tasks.cloud.registry import Turn
 from tests.integration.cloud.azure.conftest import REGION, SUBSCRIPTION
-from tests.integration.cloud.steps import apply_step, provider_outcome
+from tests.integration.cloud.steps import provider_step
 
 VPC = "shoot--kyma--c-8e3f1b7"
 CM = f"{VPC}--cm"
@@ -56,10 +55,7 @@ SETTINGS = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000"})
 
 
 def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
-    at = Turn(kube=None, obj=o, scope=SCOPE, settings=SETTINGS, seen=Seen(o, SCOPE, True, None))  # type: ignore[arg-type]
-    step = provider_outcome("redisinstance", at, deleting, clients={"": client})
-    apply_step(o, step)
-    return step
+    return provider_step("redisinstance", o, SCOPE, SETTINGS, Seen(o, SCOPE, True, None), client, deleting)
 
 
 def until(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:

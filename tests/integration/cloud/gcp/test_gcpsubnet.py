@@ -16,9 +16,8 @@ from standins.gcp import GcpStandIn
 from tasks.cloud import names, settings
 from tasks.cloud.gcp.gcpsubnet_client import SubnetClient
 from tasks.cloud.kcp.gcpsubnet_plan import Seen
-from tasks.cloud.registry import Turn
 from tests.integration.cloud.gcp.conftest import NETWORK, PROJECT, VPC
-from tests.integration.cloud.steps import apply_step, provider_outcome
+from tests.integration.cloud.steps import provider_step
 
 pytestmark = pytest.mark.integration
 
@@ -41,10 +40,7 @@ def subnet(name: str = "s1", cidr: str = "10.251.0.0/22") -> dict[str, Any]:
 
 
 def turn(o: dict[str, Any], client: SubnetClient, deleting: bool = False) -> Outcome:
-    at = Turn(kube=None, obj=o, scope=SCOPE, settings=SETTINGS, seen=Seen(o, SCOPE))  # type: ignore[arg-type]
-    step = provider_outcome("gcpsubnet", at, deleting, clients={"": client})
-    apply_step(o, step)
-    return step
+    return provider_step("gcpsubnet", o, SCOPE, SETTINGS, Seen(o, SCOPE), client, deleting)
 
 
 def until(o: dict[str, Any], client: SubnetClient, deleting: bool = False, errors: bool = False) -> Outcome:

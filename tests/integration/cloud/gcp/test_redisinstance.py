@@ -20,9 +20,8 @@ from standins.gcp import GcpStandIn
 from tasks.cloud import names, settings
 from tasks.cloud.gcp.redisinstance_client import MemorystoreClient
 from tasks.cloud.kcp.consumer_plan import Seen
-from tasks.cloud.registry import Turn
 from tests.integration.cloud.gcp.conftest import PROJECT, VPC
-from tests.integration.cloud.steps import apply_step, provider_outcome
+from tests.integration.cloud.steps import provider_step
 
 REGION = "europe-west1"
 SCOPE = {"spec": {"provider": "gcp", "region": REGION, "shootName": "shoot1",
@@ -48,10 +47,7 @@ SETTINGS = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000", "GCP_RETRY_WAI
 
 
 def turn(o: dict[str, Any], client: MemorystoreClient, deleting: bool = False) -> Outcome:
-    at = Turn(kube=None, obj=o, scope=SCOPE, settings=SETTINGS, seen=Seen(o, SCOPE, True, IPRANGE))  # type: ignore[arg-type]
-    step = provider_outcome("redisinstance", at, deleting, clients={"": client})
-    apply_step(o, step)
-    return step
+    return provider_step("redisinstance", o, SCOPE, SETTINGS, Seen(o, SCOPE, True, IPRANGE), client, deleting)
 
 
 def until_ready(o: dict[str, Any], client: MemorystoreClient, errors: bool = False) -> None:
