@@ -94,3 +94,8 @@ def _map(event: WatchEvent, _stores: Stores) -> Iterator[tuple[str, Key]]:
 
 REGISTRATIONS = [WatchRegistration("chaos-configmaps", resources.CONFIGMAP, NAMESPACE, None, _map,
                                    controllers=(CONTROLLER,))]
+
+
+def registrations() -> list[WatchRegistration]:
+    """The watches of this module (:data:`REGISTRATIONS`), as every domain's watch module answers them."""
+    return REGISTRATIONS

@@ -122,7 +122,7 @@ def load_registrations() -> list[Any]:
     found: list[Any] = []
     configured = tuple(m.strip() for m in settings_of().watch_modules.split(",") if m.strip())
     for module in import_installed(configured or domains.watch_modules()):
-        found.extend(module.REGISTRATIONS)
+        found.extend(module.registrations())
     return found
 
 

@@ -51,7 +51,7 @@ def run(controllers: Sequence[str] | None, registrations: Sequence[WatchRegistra
 
     Args:
         controllers: run the registrations feeding these controllers (``None``: all).
-        registrations: every known registration (the domains' ``REGISTRATIONS`` lists).
+        registrations: every known registration (the domains' ``registrations()``).
         enqueue: ``(controller, key)``, e.g. ``WorkQueue.from_url(url).add``.
         health_port: port of ``/readyz``, ``/livez``, ``/metrics`` (``None``: no server).
         cluster, kube: the cluster watched (default the local one).

@@ -11,7 +11,7 @@ Loading the entry point imports only the domain's declaration (module names as s
 the domains costs no domain import; each process then imports what it runs:
 
 - ``controllers``: modules that register controllers in :data:`workers.controller.registry` on import;
-- ``watches``: modules with a ``REGISTRATIONS`` list (:class:`watchers.engine.WatchRegistration`);
+- ``watches``: modules whose ``registrations()`` answers their watches (:class:`watchers.engine.WatchRegistration`);
 - ``webhooks``: modules that register listeners with :mod:`webhooks` on import;
 - ``local``: ``"module:attr"`` of a :class:`Local` subclass, the domain's part of ``reconcilery up``
   (CRDs, stand-ins, summary rows); it lives in the embedded distribution (``localrun.<domain>``), not
@@ -74,7 +74,7 @@ class Domain:
     Attributes:
         name: the domain's name (``apigateway``); unique among installed domains.
         controllers: modules that register the domain's controllers when imported.
-        watches: modules whose ``REGISTRATIONS`` the watcher runs.
+        watches: modules whose ``registrations()`` the watcher runs.
         webhooks: modules that register webhook listeners (:func:`webhooks.register`) when imported.
         queues: the Celery queues of its controllers (one pool each).
         local: ``"module:attr"`` of the domain's :class:`Local` (``""``: nothing to do locally), a module of

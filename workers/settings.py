@@ -57,7 +57,7 @@ class EngineSettings(_Base):
         "Comma-separated modules that register controllers (empty: every installed domain's, found through the "
         "entry point group ``reconcilery.domains``, see :mod:`workers.domains`)."))
     watch_modules: str = Field("", description=(
-        "Comma-separated modules whose ``REGISTRATIONS`` ``reconcilery watch`` runs (empty: every domain's)."))
+        "Comma-separated modules whose ``registrations()`` ``reconcilery watch`` runs (empty: every domain's)."))
     redbeat_lock_timeout: Seconds = Field(30.0, description=(
         "Seconds RedBeat's lock lives; a standby beat takes over after it when the active one dies."))
     redis_check_interval: Seconds = Field(2.0, description=(

@@ -50,3 +50,8 @@ REGISTRATIONS: list[WatchRegistration] = [
     WatchRegistration(name=CRD, resource=resources.CRD, namespace=None, label_selector=None, map_event=map_crd,
                       controllers=(CONTROLLER_NAME,), field_selector=f"metadata.name={certificate.APIRULE_CRD}"),
 ]
+
+
+def registrations() -> list[WatchRegistration]:
+    """The watches of this module (:data:`REGISTRATIONS`), as every domain's watch module answers them."""
+    return REGISTRATIONS

@@ -362,3 +362,8 @@ REGISTRATIONS: list[WatchRegistration] = [
                       label_selector=NETWORK_POLICY_OWNER_LABEL, map_event=map_network_policy,
                       controllers=(APIGATEWAY_CONTROLLER,)),
 ]
+
+
+def registrations() -> list[WatchRegistration]:
+    """The watches of this module (:data:`REGISTRATIONS`), as every domain's watch module answers them."""
+    return REGISTRATIONS

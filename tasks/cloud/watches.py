@@ -21,7 +21,6 @@ watcher needs a namespaced Role only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from informers.store import Stores
 from tasks.cloud import names, registry, settings
@@ -142,10 +141,3 @@ def registrations() -> list[WatchRegistration]:
                                                             NUKE if k.nuke is not None else "") if c)))
           for k in registry.kinds() if k.kcp is not None and k.controller),
     ]
-
-
-def __getattr__(name: str) -> Any:
-    """``REGISTRATIONS`` is built on use, not at import: its namespace is a setting."""
-    if name == "REGISTRATIONS":
-        return registrations()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

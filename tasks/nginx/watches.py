@@ -307,10 +307,3 @@ def registrations() -> list[WatchRegistration]:
                 map_event=map_nlk_config, controllers=(CONTROLLER_NAME,),
                 field_selector=f"metadata.name={names.nlk_configmap}"))
     return out
-
-
-def __getattr__(name: str) -> Any:
-    """``REGISTRATIONS`` is built on use, not at import: its namespaces are settings."""
-    if name == "REGISTRATIONS":
-        return registrations()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

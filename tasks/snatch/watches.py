@@ -42,10 +42,3 @@ def registrations() -> list[WatchRegistration]:
                           label_selector=None, map_event=map_webhook_config, controllers=(CONTROLLER_NAME,),
                           field_selector=f"metadata.name={webhook_config_name()}"),
     ]
-
-
-def __getattr__(name: str) -> Any:
-    """``REGISTRATIONS`` is built on use, not at import: its field selector names a setting."""
-    if name == "REGISTRATIONS":
-        return registrations()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

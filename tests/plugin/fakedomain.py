@@ -97,3 +97,8 @@ class FakeLocal(Local):
 
     def hints(self) -> list[str]:
         return ["fake hint"]
+
+
+def registrations() -> list[WatchRegistration]:
+    """The fake domain's watches."""
+    return REGISTRATIONS

@@ -73,3 +73,8 @@ REGISTRATIONS: list[WatchRegistration] = [
                         label_selector=m.OWNER_NAME_LABEL, map_event=map_generated, controllers=(CONTROLLER_NAME,))
       for res in (reads.GATEWAY, reads.ENVOY_FILTER)),
 ]
+
+
+def registrations() -> list[WatchRegistration]:
+    """The watches of this module (:data:`REGISTRATIONS`), as every domain's watch module answers them."""
+    return REGISTRATIONS

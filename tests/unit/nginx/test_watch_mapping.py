@@ -6,7 +6,7 @@ from typing import Any
 
 from informers.store import Stores
 from tasks.nginx.controller import CONTROLLER_NAME
-from tasks.nginx.watches import CONFIG, NODES, REGISTRATIONS, SERVICES, map_config, map_node, map_service
+from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_config, map_node, map_service, registrations
 from tests.unit.nginx.test_translate import node, service
 from watchers.engine import WatchEvent
 
@@ -39,7 +39,7 @@ DB = service("db", [("nkl-db", 30003)], {"nginxinc.io/nkl-db": "stream"})
 
 
 def test_registrations_watch_services_nodes_and_the_configmap() -> None:
-    by_name = {r.name: r for r in REGISTRATIONS}
+    by_name = {r.name: r for r in registrations()}
     assert by_name[SERVICES].namespace == "nginx-ingress"
     assert by_name[NODES].namespace is None
     assert by_name[CONFIG].namespace == "nkl" and by_name[CONFIG].field_selector == "metadata.name=nkl-config"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tasks.snatch.controller import CONTROLLER_NAME, WEBHOOK_CONFIG_NAME
-from tasks.snatch.watches import REGISTRATIONS, map_webhook_config
+from tasks.snatch.watches import map_webhook_config, registrations
 from watchers.engine import WatchEvent
 from workers.controller import Key
 
@@ -32,6 +32,6 @@ def test_map(type_: str, new: dict, old: dict | None, enqueued: bool) -> None:
 
 
 def test_registration() -> None:
-    (reg,) = REGISTRATIONS
+    (reg,) = registrations()
     assert reg.controllers == (CONTROLLER_NAME,)
     assert reg.field_selector == f"metadata.name={WEBHOOK_CONFIG_NAME}"
