@@ -1,4 +1,5 @@
-"""Pure helpers every domain uses to apply desired objects: owner labels, server fields, diffing.
+"""Pure helpers every domain uses to apply desired objects: label values and selectors, owner references,
+diffing.
 
 The reconcile shape is api-gateway's: ``getDesiredState`` (pure) → ``getActualState`` (one read) →
 ``getObjectChanges`` (pure) → apply. These helpers are the "pure diff" part, over plain dicts.
@@ -11,15 +12,6 @@ import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
-
-#: Label prefix of Reconcilery's owner labels.
-OWNER_LABEL_PREFIX = "reconcilery.kyma-project.io"
-
-#: metadata fields the API server sets; never part of a desired state.
-SERVER_METADATA_FIELDS = (
-    "uid", "resourceVersion", "managedFields", "creationTimestamp", "generation", "selfLink",
-    "deletionTimestamp", "deletionGracePeriodSeconds",
-)
 
 _LABEL_VALUE_OK = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
@@ -35,25 +27,6 @@ def label_value(value: str) -> str:
     digest = hashlib.sha256(value.encode()).hexdigest()[:10]
     head = re.sub(r"[^-A-Za-z0-9_.]", "-", value)[:52].strip("-_.")
     return f"{head}-{digest}" if head else digest
-
-
-def owned_by_labels(owner: Mapping[str, Any], prefix: str = OWNER_LABEL_PREFIX) -> dict[str, str]:
-    """Labels that mark an object as generated from ``owner`` (an object dict).
-
-    ``{prefix/owner-kind, prefix/owner-name, prefix/owner-namespace}`` (namespace label left out
-    for cluster-scoped owners); values pass :func:`label_value`. Works across namespaces and
-    clusters, where ownerReferences cannot. Raises ``ValueError`` when ``owner`` has no name.
-    """
-    meta = owner.get("metadata") or {}
-    if not meta.get("name"):
-        raise ValueError("owner needs metadata.name")
-    labels = {
-        f"{prefix}/owner-kind": label_value(str(owner.get("kind") or "")),
-        f"{prefix}/owner-name": label_value(str(meta["name"])),
-    }
-    if meta.get("namespace"):
-        labels[f"{prefix}/owner-namespace"] = label_value(str(meta["namespace"]))
-    return labels
 
 
 def label_selector(labels: Mapping[str, str]) -> str:
@@ -74,19 +47,6 @@ def owner_reference(owner: Mapping[str, Any], controller: bool = True,
     if missing:
         raise ValueError(f"owner reference needs {', '.join(missing)}")
     return {**fields, "controller": controller, "blockOwnerDeletion": block_owner_deletion}
-
-
-def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``obj`` without what the server owns: ``status`` and the metadata fields in
-    :data:`SERVER_METADATA_FIELDS` (uid, resourceVersion, managedFields, creationTimestamp,
-    generation, ...). Use it to compare or to re-create an object."""
-    stripped = copy.deepcopy(dict(obj))
-    stripped.pop("status", None)
-    meta = stripped.get("metadata")
-    if isinstance(meta, dict):
-        for field in SERVER_METADATA_FIELDS:
-            meta.pop(field, None)
-    return stripped
 
 
 def _empty(value: Any) -> bool:

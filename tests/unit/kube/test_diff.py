@@ -7,27 +7,16 @@ from kube.diff import (
     label_selector,
     label_value,
     needs_update,
-    owned_by_labels,
     owner_reference,
     prepare_replace,
-    strip_server_fields,
 )
 
 RULE: dict[str, Any] = {"apiVersion": "gateway.kyma-project.io/v2", "kind": "APIRule",
         "metadata": {"name": "r", "namespace": "ns", "uid": "u"}}
 
 
-def test_owned_by_labels() -> None:
-    assert owned_by_labels(RULE) == {
-        "reconcilery.kyma-project.io/owner-kind": "APIRule",
-        "reconcilery.kyma-project.io/owner-name": "r",
-        "reconcilery.kyma-project.io/owner-namespace": "ns",
-    }
-    node_labels = owned_by_labels({"kind": "Node", "metadata": {"name": "n"}}, prefix="x.io")
-    assert node_labels == {"x.io/owner-kind": "Node", "x.io/owner-name": "n"}
+def test_label_selector_is_sorted() -> None:
     assert label_selector({"b": "2", "a": "1"}) == "a=1,b=2"
-    with pytest.raises(ValueError):
-        owned_by_labels({"kind": "X", "metadata": {}})
 
 
 @pytest.mark.parametrize("value", ["", "a", "a.b-c_d", "x" * 63])
@@ -48,19 +37,6 @@ def test_owner_reference() -> None:
                                      "uid": "u", "controller": True, "blockOwnerDeletion": True}
     with pytest.raises(ValueError, match="uid"):
         owner_reference({**RULE, "metadata": {"name": "r"}})
-
-
-def test_strip_server_fields() -> None:
-    actual: dict[str, Any] = {
-        "kind": "Service",
-        "metadata": {"name": "s", "uid": "u", "resourceVersion": "3", "generation": 2,
-                     "creationTimestamp": "t", "managedFields": [], "labels": {"a": "b"}},
-        "spec": {"x": 1},
-        "status": {"y": 2},
-    }
-    assert strip_server_fields(actual) == {"kind": "Service", "metadata": {"name": "s", "labels": {"a": "b"}},
-                                           "spec": {"x": 1}}
-    assert actual["metadata"]["uid"] == "u"
 
 
 @pytest.mark.parametrize(
