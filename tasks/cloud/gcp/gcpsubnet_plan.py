@@ -144,11 +144,9 @@ def _subnetworks(policy: Mapping[str, Any]) -> list[str]:
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing, now: str | None = None,
                 retry_wait: float = 5.0) -> Outcome:
     """One provisioning turn (see the module doc)."""
-    run = StepBuilder(obj, now)
-    failed = _load_failed(run, found, t, retry_wait)
-    if failed is not None:
+    run, at = StepBuilder(obj, now), where(scope)
+    if (failed := _load_failed(run, found, t, retry_wait)) is not None:
         return failed
-    at = where(scope)
     operation = found.operation
     if operation is not None and str(operation.get("status") or "PENDING") != "DONE":
         return run.step(requeue_after=t(5))
@@ -192,11 +190,9 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
 def plan_delete(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing, now: str | None = None,
                 retry_wait: float = 5.0) -> Outcome:
     """One deletion turn (see the module doc)."""
-    run = StepBuilder(obj, now)
-    failed = _load_failed(run, found, t, retry_wait)
-    if failed is not None:
+    run, at = StepBuilder(obj, now), where(scope)
+    if (failed := _load_failed(run, found, t, retry_wait)) is not None:
         return failed
-    at = where(scope)
     current = at.subnetwork(str(run.status.get("id") or ""))
     policy, subnet = found.policy, found.subnet
     if policy is not None:
