@@ -279,3 +279,46 @@ def test_an_iprange_naming_another_skrs_id_ends_in_error_and_touches_nothing(clo
     time.sleep(1)
     assert victim_skr.get(names.SKR_IPRANGE, victim_name)["status"]["state"] == "Ready"
     assert cloud.kcp_get(names.KCP_IPRANGE, victim_id) is not None
+
+
+def test_a_kind_without_a_kcp_mirror_calls_its_provider_from_the_skr_plan(cloud: CloudEnv) -> None:
+    """The registry's second shape (the original's NFS backups, restores and schedules): no KCP side, the
+    SKR plan's Outcome carries the provider call, made with a client built from the connect's Scope (here
+    the shoot's account in moto); its answer reaches the plan's ``then``, whose write lands in the SKR."""
+    from kube.toolkit.actions import Action, Call
+    from kube.toolkit.outcome import Outcome
+    from tasks.cloud import registry
+    from tasks.cloud.aws import client as aws
+    from tasks.cloud.skr import kind as skr_kind
+    from workers.controller import ResultKind
+
+    _, skr, ctx = _inactive_skr(cloud)
+    assert ctx.provider == "aws"
+    ctx.settings = ctx.settings.model_copy(update={"aws_endpoint_url": cloud.aws})  # moto, as the workers'
+    aws_scope = (ctx.scope.get("spec") or {}).get("scope", {}).get("aws") or {}
+    built: list[str] = []
+
+    def clients(c: Any) -> dict[str, Any]:
+        account = str(aws_scope.get("accountId") or "")
+        built.append(account)
+        return {"": aws.ec2_for(c.settings, account, str(c.scope["spec"]["region"]))}
+
+    def plan(obj: Any, new_id: str, t: Any, now: str) -> Outcome:
+        if (obj["metadata"].get("labels") or {}).get("probe/vpc"):
+            return Outcome()
+        def label(answers: Any) -> Outcome:
+            vpc = str((answers[0] or {}).get("VpcId") or "none")
+            return Outcome(writes=(Action.named("label", resources.CONFIGMAP, obj["metadata"]["name"],
+                                                obj["metadata"]["namespace"], body={"probe/vpc": vpc}),))
+
+        return Outcome(writes=(Call("vpc_by_name", (str(aws_scope.get("vpcNetwork") or ""),)),), then=label)
+
+    probe = registry.Kind(name="probe", skr=registry.SkrSide(
+        resources={registry.ANY_PROVIDER: resources.CONFIGMAP}, read=lambda c, res, obj: obj, plan=plan,
+        clients=clients))
+    assert probe.controller == ""  # no KCP controller for it
+    skr.create(resources.CONFIGMAP, {"metadata": {"name": "backup", "namespace": "default"}})
+    assert skr_kind.reconcile(ctx, "default", "backup", kind=probe, res=resources.CONFIGMAP).outcome \
+        is ResultKind.SUCCESS
+    labelled = (skr.get(resources.CONFIGMAP, "backup", "default") or {})["metadata"]["labels"]["probe/vpc"]
+    assert labelled.startswith("vpc-") and built == [str(aws_scope.get("accountId"))]
