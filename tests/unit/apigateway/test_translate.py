@@ -22,14 +22,9 @@ LABELS = {
     "app.kubernetes.io/component": "api-gateway",
     "app.kubernetes.io/part-of": "api-gateway",
 }
-REMOVED = [
-    "Access-Control-Allow-Origin",
-    "Access-Control-Expose-Headers",
-    "Access-Control-Allow-Headers",
-    "Access-Control-Allow-Credentials",
-    "Access-Control-Allow-Methods",
-    "Access-Control-Max-Age",
-]
+#: The response headers every route removes (notes: the gateway's CORS policy alone applies).
+REMOVED = ["Access-Control-Allow-Origin", "Access-Control-Expose-Headers", "Access-Control-Allow-Headers",
+           "Access-Control-Allow-Credentials", "Access-Control-Allow-Methods", "Access-Control-Max-Age"]
 
 
 def desired(obj: dict[str, Any], *extra: dict[str, Any]) -> list[dict[str, Any]]:
