@@ -76,9 +76,3 @@ def test_each_read_goes_where_its_kind_is_registered(kube: Kube, devapi_clean: D
         with pytest.raises(ResourceMissing):
             read.list(GADGET, ns)
 
-
-def test_a_kind_is_registered_once() -> None:
-    with pytest.raises(ValueError, match="registered twice"):
-        Reads((Cached(resources.POD), Cached(resources.POD, per_namespace=True)))
-    assert Reads((Cached(resources.POD),)).rule(resources.SECRET) is None
-    assert API.rule(resources.POD) is None
