@@ -8,28 +8,18 @@ not served raises :class:`kube.ResourceMissing` either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from informers import informer as informers
 from informers.reader import API, Cached, Reads
 from kube import Kube, Resource, ResourceMissing, resources
 from kubedev import DevAPIServer
+from tests.fixtures.devapi import counted
 
 pytestmark = pytest.mark.integration
 
 #: A kind no CRD serves.
 GADGET = Resource("tests.reconcilery.io", "v1", "gadgets", "Gadget", True)
-
-
-def counted(devapi: DevAPIServer, action: Callable[[], object]) -> dict[str, int]:
-    """Requests by verb that ``action`` made (watch streams left out)."""
-    before = devapi.request_counts()
-    action()
-    after = devapi.request_counts()
-    return {verb: n - before.get(verb, 0) for verb, n in after.items()
-            if verb != "WATCH" and n - before.get(verb, 0)}
 
 
 def configmap(name: str, namespace: str, value: str) -> dict[str, object]:
