@@ -51,7 +51,8 @@ from kube import Kube, resources
 from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import ENDPOINTSLICE, reconcile, sync_upstream
+from tasks.nginx.controller import reconcile, sync_upstream
+from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
 from tests.fixtures.processes import stop_process

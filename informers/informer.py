@@ -4,7 +4,8 @@ cached client.
 A worker process keeps one :class:`Informer` (a :class:`~informers.reflector.Reflector` and its
 :class:`~informers.store.Store`) per ``(cluster client, kind, namespace)``, started on the first read
 that needs it and shared by every reconcile (thread) of the process. Reads go through
-:func:`get` and :func:`list_objects`:
+:func:`get` and :func:`list_objects` (a reconcile calls them through its domain's reader,
+:mod:`informers.reader`, for the kinds the domain registered as cached):
 
 - the first read of a kind waits until the informer's initial list is in (bounded by the running
   reconcile's deadline, see :mod:`fencing`, and by :func:`sync_timeout`); a store that is not synced

@@ -131,26 +131,27 @@ def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> Cluste
     rule = model.APIRule.of(apirule)
     wanted = state.reads_for(rule)
     served: set[str] = set()
+    reader = reads.READS.reader(kube)
 
     def owned(res: Resource, selectors: tuple[str, ...] | None) -> tuple[dict[str, Any], ...]:
-        found = reads.owned(kube, res, selectors)
+        found = reads.owned(reader, res, selectors)
         if found is None:
             return ()
         served.add(res.full_name)
         return tuple(found)
 
-    services = reads.services(kube, wanted.services)
+    services = reads.services(reader, wanted.services)
     pods: list[dict[str, Any]] = []
     for (namespace, _), service in services.items():
         selector = (service.get("spec") or {}).get("selector") or {}
         if selector and isinstance(selector, dict):
-            pods.extend(reads.pods(kube, namespace, {str(k): str(v) for k, v in selector.items()}))
+            pods.extend(reads.pods(reader, namespace, {str(k): str(v) for k, v in selector.items()}))
     selectors = wanted.owner_selectors
     return ClusterState(
-        gateways=reads.gateways(kube, wanted.gateways),
-        external_gateways=reads.external_gateways(kube, wanted.external_gateways),
+        gateways=reads.gateways(reader, wanted.gateways),
+        external_gateways=reads.external_gateways(reader, wanted.external_gateways),
         services=services,
-        config_maps=reads.config_maps(kube, wanted.config_maps),
+        config_maps=reads.config_maps(reader, wanted.config_maps),
         pods=tuple(pods),
         virtual_services=_virtual_services(kube, rule, wanted, owned, served),
         authorization_policies=owned(OWNED[model.AUTHORIZATION_POLICY.kind], selectors),
@@ -197,9 +198,10 @@ def recheck_owned(kube: Kube, apirule: Mapping[str, Any] | model.APIRule, snapsh
               model.AUTHORIZATION_POLICY.kind: "authorization_policies",
               model.REQUEST_AUTHENTICATION.kind: "request_authentications", model.ORY_RULE.kind: "ory_rules"}
     changes: dict[str, tuple[dict[str, Any], ...]] = {}
+    reader = reads.READS.reader(kube)
     with informers.direct_reads():
         for kind in sorted(set(kinds) & set(fields)):
-            fresh = reads.owned(kube, OWNED[kind], wanted.owner_selectors)
+            fresh = reads.owned(reader, OWNED[kind], wanted.owner_selectors)
             if fresh is None:  # not served (any more): the plan's own error path decides
                 continue
             current: tuple[dict[str, Any], ...] = getattr(snapshot, fields[kind])
@@ -337,7 +339,7 @@ def reconcile(key: Key) -> Result:
     kube = client_for(key.cluster)
     started = time.perf_counter()
     try:
-        apirule = reads.apirule(kube, key.namespace, key.name)
+        apirule = reads.apirule(reads.READS.reader(kube), key.namespace, key.name)
     except ResourceMissing:
         apirule = None
     except ApiError as exc:
@@ -374,7 +376,7 @@ def _failed(key: Key, label: str, exc: ApiError) -> Result:
 
 def list_keys() -> list[Key]:
     """Every APIRule of the local cluster (the resync); none when the APIRule CRD is not installed."""
-    items = reads.apirules(client_for(LOCAL_CLUSTER))
+    items = reads.apirules(reads.READS.reader(client_for(LOCAL_CLUSTER)))
     return [Key(LOCAL_CLUSTER, str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))) for o in items]
 
 

@@ -4,11 +4,12 @@ Key: ``Key(cluster="local", namespace=<host base URL>, name="<protocol>:<upstrea
 :func:`key_for`), so each host is synced independently and in parallel. A reconcile is
 level-triggered, as the seed's Synchronizer is not (it replayed events):
 
-1. read the running modes' inputs from the worker process's informers (:mod:`informers.informer`;
-   the API server until they are synced): ``nkl`` the settings ConfigMap and the watched namespace's
-   Services, ``nlk`` its configuration (ConfigMap or file), every namespace's Services and
-   EndpointSlices; both the Nodes. A host no mode lists is left alone. The ``sync_delay`` below also
-   covers the informers' lag behind the watcher that enqueued the key (milliseconds);
+1. read the running modes' inputs through the domain's reader (:mod:`tasks.nginx.reads`: the
+   worker process's informers, the API server until they are synced): ``nkl`` the settings
+   ConfigMap and the watched namespace's Services, ``nlk`` its configuration (ConfigMap or file),
+   every namespace's Services and EndpointSlices; both the Nodes. A host no mode lists is left
+   alone. The ``sync_delay`` below also covers the informers' lag behind the watcher that enqueued
+   the key (milliseconds);
 2. :func:`tasks.nginx.plan.plan_upstream` -> the desired addresses of this upstream (``[]`` when no
    Service names it any more: the upstream is emptied);
 3. record the (host, upstream) in the ownership ConfigMap before the first write
@@ -41,8 +42,8 @@ from typing import Any
 
 import structlog
 
-from informers import informer as informers
-from kube import ApiError, Kube, Resource, client_for, resources
+from informers.reader import Reader
+from kube import ApiError, Kube, client_for, resources
 from kube.refusal import Failure
 from kube.toolkit.execute import execute
 from kube.toolkit.metrics import counter, gauge
@@ -59,6 +60,7 @@ from tasks.nginx.plan import (
     sync_outcome,
 )
 from tasks.nginx.plus_client import PlusClient, PlusError
+from tasks.nginx.reads import ENDPOINTSLICE, READS
 from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, ModeConfig, nlk_document, tls_material
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
@@ -89,9 +91,6 @@ SERVER_CHANGES = counter(
     ["host", "action"])
 API_REQUESTS = counter(
     "reconcilery_nginx_api_requests_total", "Requests sent to NGINX Plus hosts.", ["host"])
-
-#: EndpointSlices (``discovery.k8s.io/v1``), read by the ``nlk`` mode for ClusterIP Services.
-ENDPOINTSLICE = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
 
 
 def key_for(host: str, upstream: UpstreamRef) -> Key:
@@ -130,18 +129,16 @@ class SyncReport:
     skipped: str = ""
 
 
-def _configmap(kube: Kube, names: EdgeNames) -> dict[str, Any] | None:
-    return informers.get(kube, resources.CONFIGMAP, names.configmap, names.namespace,
-                         watch_namespace=names.namespace)
+def _configmap(reader: Reader, names: EdgeNames) -> dict[str, Any] | None:
+    return reader.get(resources.CONFIGMAP, names.configmap, names.namespace)
 
 
-def _services(kube: Kube, names: EdgeNames) -> list[dict[str, Any]]:
-    return informers.list_objects(kube, resources.SERVICE, names.watched_namespace,
-                                  watch_namespace=names.watched_namespace)
+def _services(reader: Reader, names: EdgeNames) -> list[dict[str, Any]]:
+    return reader.list(resources.SERVICE, names.watched_namespace)
 
 
-def _nodes(kube: Kube) -> list[dict[str, Any]]:
-    return informers.list_objects(kube, resources.NODE)
+def _nodes(reader: Reader) -> list[dict[str, Any]]:
+    return reader.list(resources.NODE)
 
 
 @functools.lru_cache(maxsize=4)
@@ -164,25 +161,24 @@ def read_nlk_file(path: str) -> Mapping[str, Any]:
     return _parse_nlk(text)
 
 
-def _nlk_config(kube: Kube, names: EdgeNames) -> Mapping[str, Any] | None:
+def _nlk_config(reader: Reader, names: EdgeNames) -> Mapping[str, Any] | None:
     if names.nlk_config_file:
         return read_nlk_file(names.nlk_config_file)
-    configmap = informers.get(kube, resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace,
-                              watch_namespace=names.nlk_namespace)
+    configmap = reader.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
     return None if configmap is None else (configmap.get("data") or {})
 
 
-def read_state(kube: Kube, names: EdgeNames) -> ClusterState:
-    """What the running modes read (:class:`~tasks.nginx.plan.ClusterState`): from the worker
-    process's informers (:mod:`informers.informer`), or GETs and LISTs without them. Raises
-    :class:`ConfigError` when the ``nlk`` configuration file cannot be read."""
-    config = (_configmap(kube, names) or {}).get("data") if names.nkl else None
-    services = _services(kube, names) if names.nkl else []
+def read_state(reader: Reader, names: EdgeNames) -> ClusterState:
+    """What the running modes read (:class:`~tasks.nginx.plan.ClusterState`) through the domain's
+    reader (:data:`tasks.nginx.reads.READS`: the worker process's informers, or GETs and LISTs
+    without them). Raises :class:`ConfigError` when the ``nlk`` configuration file cannot be read."""
+    config = (_configmap(reader, names) or {}).get("data") if names.nkl else None
+    services = _services(reader, names) if names.nkl else []
     if not names.nlk:
-        return ClusterState(config, services, _nodes(kube))
-    return ClusterState(config, services, _nodes(kube), _nlk_config(kube, names),
-                        informers.list_objects(kube, resources.SERVICE),
-                        informers.list_objects(kube, ENDPOINTSLICE, label_selector=SERVICE_NAME_LABEL))
+        return ClusterState(config, services, _nodes(reader))
+    return ClusterState(config, services, _nodes(reader), _nlk_config(reader, names),
+                        reader.list(resources.SERVICE),
+                        reader.list(ENDPOINTSLICE, label_selector=SERVICE_NAME_LABEL))
 
 
 class StateReads:
@@ -217,7 +213,7 @@ class StateReads:
         if inflight is not None:
             return future.result()
         try:
-            state = read_state(kube, names)
+            state = read_state(READS.reader(kube), names)
         except BaseException as exc:
             future.set_exception(exc)
             with self._lock:
@@ -252,7 +248,8 @@ def plus_client_for(kube: Kube, host: str, settings: ModeConfig, names: EdgeName
     ``NGINXAAS_DATAPLANE_API_KEY`` is set, ``Authorization: ApiKey <base64 key>``."""
     needed = {n for n in (settings.ca_certificate if settings.tls_mode.needs_ca else "",
                           settings.client_certificate if settings.tls_mode.needs_client_cert else "") if n}
-    secrets = {name: kube.get(resources.SECRET, name, names.namespace) for name in needed}
+    reader = READS.reader(kube)
+    secrets = {name: reader.get(resources.SECRET, name, names.namespace) for name in needed}
     if not nlk:
         return PlusClient(host, tls_material(settings, secrets))
     return PlusClient(host, tls_material(settings, secrets), api_key=edge_settings.current().api_key,
@@ -351,10 +348,11 @@ def _unauthorized(kube: Kube, names: EdgeNames, host: str, status: int) -> None:
                + "; retrying with backoff")
     log.error("NGINX Plus host rejected the API key", host=host, status=status, api_key_set=key_set)
     involved = None
+    reader = READS.reader(kube)
     try:
         if names.nlk and not names.nlk_config_file:
-            involved = kube.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
-        involved = involved or kube.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
+            involved = reader.get(resources.CONFIGMAP, names.nlk_configmap, names.nlk_namespace)
+        involved = involved or reader.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
     except ApiError as exc:  # the log line above is the report; the Event is a courtesy
         log.warning("no object to record the API key Event on", error=str(exc))
     if involved is not None:
@@ -450,7 +448,7 @@ def desired_keys(kube: Kube, names: EdgeNames | None = None) -> list[Key]:
     settings are invalid (logged)."""
     names = names or edge_names()
     try:
-        state = read_state(kube, names)
+        state = read_state(READS.reader(kube), names)
         config = parse_config(state, names)
     except ConfigError as exc:
         log.error("nginx edge settings invalid; nothing to resync", error=str(exc))

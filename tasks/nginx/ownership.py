@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from informers import informer as informers
 from kube import Conflict, Kube, NotFound, resources
 from tasks.nginx.plan import parse_owned, record_key, record_value
+from tasks.nginx.reads import READS
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
 
@@ -26,8 +26,7 @@ LABELS = {"app.kubernetes.io/managed-by": "reconcilery", "reconcilery.io/record"
 
 
 def _data(kube: Kube, names: EdgeNames) -> dict[str, Any]:
-    configmap = informers.get(kube, resources.CONFIGMAP, names.owned_configmap, names.owned_namespace,
-                              watch_namespace=names.owned_namespace)
+    configmap = READS.reader(kube).get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
     return dict((configmap or {}).get("data") or {})
 
 

@@ -35,7 +35,8 @@ import structlog
 
 from informers.store import Stores
 from kube import resources
-from tasks.nginx.controller import CONTROLLER_NAME, ENDPOINTSLICE, edge_names, keys_for, read_nlk_file
+from tasks.nginx.controller import CONTROLLER_NAME, edge_names, keys_for, read_nlk_file
+from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.settings import (
     NLK_CONFIG_KEY,
     ConfigError,

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from informers.reader import Reads
+from tasks.apigateway import reads as apigateway_reads
+from tasks.nginx import reads as nginx_reads
 from tests.fixtures.admission import admission_create, admission_denials, admission_request, apigateway_creates
 from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
 from workers import domains
@@ -131,6 +134,38 @@ def test_the_watcher_may_list_and_watch_every_registration() -> None:
             call = {"verb": verb, "group": reg.resource.group, "resource": reg.resource.plural,
                     "namespaced": reg.namespace is not None, "namespace": reg.namespace or "", "name": name}
             assert rbac.allows("reconcilery-watcher", call, exact_namespace=True), (reg.name, verb)
+
+
+#: Where the base deployment's workers run the informers of their domain's per-namespace cached kinds
+#: that register no objects (the nginx edge's nkl mode: its settings namespace and watched namespace;
+#: the nlk mode's cluster-wide Services and EndpointSlices are the nginx-nlk component's, test_deploy_nlk.py).
+_INFORMER_NAMESPACES = {"reconcilery-nginx": {"configmaps": ("nkl",), "services": ("nginx-ingress",)}}
+
+
+@pytest.mark.parametrize(("account", "reads"), [("reconcilery-apigateway", apigateway_reads.READS),
+                                                ("reconcilery-nginx", nginx_reads.READS)])
+def test_workers_may_list_and_watch_every_kind_their_domain_reads_from_informers(account: str, reads: Reads) -> None:
+    """An informer lists and watches: every kind a domain registers as cached (``READS``,
+    :mod:`informers.reader`) is granted to its workers where the informer runs: the namespaces of its
+    registered objects, the namespaces the domain reads it in, or cluster-wide."""
+    namespaces = _INFORMER_NAMESPACES.get(account, {})
+    rbac = Rbac(render("base"))
+    skipped = {"endpointslices"} if account == "reconcilery-nginx" else set()  # nlk only
+    for rule in reads.cached:
+        res = rule.resource
+        if res.plural in skipped:
+            continue
+        if rule.objects is not None:
+            where: tuple[str | None, ...] = tuple(sorted({ns for ns, _ in rule.objects}))
+        elif rule.per_namespace and res.plural in namespaces:
+            where = namespaces[res.plural]
+        else:
+            where = (None,)  # one cluster-wide informer (or one per namespace of any namespace)
+        for namespace in where:
+            for verb in ("list", "watch"):
+                call = {"verb": verb, "group": res.group, "resource": res.plural, "namespaced": namespace is not None,
+                        "namespace": namespace or "", "name": ""}
+                assert rbac.allows(account, call, exact_namespace=True), (res.plural, namespace, verb)
 
 
 @pytest.mark.parametrize("modes", ["nkl", "nlk", "nkl,nlk"])

@@ -87,17 +87,18 @@ def read_state(kube: Kube, apigateways: list[dict[str, Any]]) -> OperatorState:
     """The snapshot of one reconcile (see the module doc)."""
     refs = [*res.network_policy_refs(), *res.kyma_gateway_refs(), *res.oathkeeper_refs(),
             *(("ConfigMap", ns, name) for ns, name in res.LEGACY_UI_CONFIG_MAPS)]
+    reader = reads.READS.reader(kube)
     return OperatorState(
         apigateways=tuple(apigateways),
-        crds=reads.crds(kube, [*REQUIRED_CRDS, *GARDENER_CRDS]),
-        shoot_info=reads.config_map(kube, res.SHOOT_INFO),
-        ingress_service=reads.service(kube, res.INGRESS_SERVICE),
-        managed=reads.managed(kube, refs, res.RESOURCES),
-        apirules=tuple(reads.apirules(kube)),
-        virtual_services=tuple(reads.virtual_services(kube)),
-        ory_rules=tuple(reads.ory_rules(kube)),
-        ratelimits=tuple(reads.ratelimits(kube)),
-        nodes=tuple(reads.nodes(kube)),
+        crds=reads.crds(reader, [*REQUIRED_CRDS, *GARDENER_CRDS]),
+        shoot_info=reads.config_map(reader, res.SHOOT_INFO),
+        ingress_service=reads.service(reader, res.INGRESS_SERVICE),
+        managed=reads.managed(reader, refs, res.RESOURCES),
+        apirules=tuple(reads.apirules(reader)),
+        virtual_services=tuple(reads.virtual_services(reader)),
+        ory_rules=tuple(reads.ory_rules(reader)),
+        ratelimits=tuple(reads.ratelimits(reader)),
+        nodes=tuple(reads.nodes(reader)),
     )
 
 
@@ -163,10 +164,11 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str
 def reconcile(key: Key) -> Result:
     """The ``apigateway`` controller's reconcile of ``key`` (cluster, "", name of an APIGateway)."""
     kube = client_for(key.cluster)
-    obj = reads.apigateway(kube, key.name)
+    reader = reads.READS.reader(kube)
+    obj = reads.apigateway(reader, key.name)
     if obj is None:
         return Result.done()
-    p, result = reconcile_object(kube, obj, reads.apigateways(kube) or [obj])
+    p, result = reconcile_object(kube, obj, reads.apigateways(reader) or [obj])
     log.info("apigateway reconciled", cluster=key.cluster, key=key.ref,
              state=p.status.state if p.status else "Deleted", writes=len(p.ops))
     return result
@@ -174,7 +176,7 @@ def reconcile(key: Key) -> Result:
 
 def list_keys() -> list[Key]:
     """Every APIGateway CR of the local cluster (the resync)."""
-    items = reads.apigateways(client_for(LOCAL_CLUSTER)) or []
+    items = reads.apigateways(reads.READS.reader(client_for(LOCAL_CLUSTER))) or []
     return [Key(LOCAL_CLUSTER, "", str(as_dict(o.get("metadata")).get("name"))) for o in items]
 
 

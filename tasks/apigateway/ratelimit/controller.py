@@ -67,18 +67,19 @@ class ControllerSettings:
 def read_state(kube: Kube, namespace: str, name: str) -> RateLimitState:
     """The snapshot of one reconcile: 1 GET (CRD) + 1 LIST (APIGateways) + 2 LISTs (Pods, RateLimits of
     the namespace) + 1 GET (EnvoyFilter)."""
+    reader = reads.READS.reader(kube)
     return RateLimitState(
-        crds=reads.crds(kube, [ENVOY_FILTER_CRD]),
-        apigateways=tuple(reads.apigateways(kube) or ()),
-        pods=tuple(reads.pods(kube, namespace)),
-        ratelimits=tuple(reads.ratelimits(kube, namespace)),
-        envoy_filter=reads.envoy_filter(kube, namespace, name),
+        crds=reads.crds(reader, [ENVOY_FILTER_CRD]),
+        apigateways=tuple(reads.apigateways(reader) or ()),
+        pods=tuple(reads.pods(reader, namespace)),
+        ratelimits=tuple(reads.ratelimits(reader, namespace)),
+        envoy_filter=reads.envoy_filter(reader, namespace, name),
     )
 
 
 def _collect_garbage(kube: Kube, key: Key) -> None:
     """Delete the EnvoyFilter of a RateLimit that is gone, if it is still there and owned by it."""
-    found = reads.envoy_filter(kube, key.namespace, key.name)
+    found = reads.envoy_filter(reads.READS.reader(kube), key.namespace, key.name)
     if found is None:
         return
     owners = as_list(as_dict(found.get("metadata")).get("ownerReferences"))
@@ -129,7 +130,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettin
 def reconcile(key: Key) -> Result:
     """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
     kube = client_for(key.cluster)
-    obj = reads.ratelimit(kube, key.namespace, key.name)
+    obj = reads.ratelimit(reads.READS.reader(kube), key.namespace, key.name)
     if obj is None:
         _collect_garbage(kube, key)
         return Result.done()
@@ -142,8 +143,9 @@ def reconcile(key: Key) -> Result:
 
 def list_keys() -> list[Key]:
     """Every RateLimit of the local cluster (the resync)."""
+    items = reads.ratelimits(reads.READS.reader(client_for(LOCAL_CLUSTER)))
     return [Key(LOCAL_CLUSTER, str(as_dict(o.get("metadata")).get("namespace") or ""),
-                str(as_dict(o.get("metadata")).get("name"))) for o in reads.ratelimits(client_for(LOCAL_CLUSTER))]
+                str(as_dict(o.get("metadata")).get("name"))) for o in items]
 
 
 @registry.register

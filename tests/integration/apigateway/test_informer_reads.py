@@ -9,7 +9,6 @@ expired (410) relists and catches up.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from informers import metrics
 from informers.store import Store
 from kubedev import DevAPIServer
 from tasks.apigateway import controller
+from tests.fixtures.devapi import counted
 from tests.fixtures.processes import wait_for
 from tests.integration.apigateway.conftest import AGW
 from workers.controller import Key
@@ -36,15 +36,6 @@ def apirule(name: str) -> dict[str, Any]:
             "spec": {"hosts": [f"{name}.local.kyma.dev"], "gateway": "kyma-system/kyma-gateway",
                      "service": {"name": "httpbin", "port": 8000},
                      "rules": [{"path": "/*", "methods": ["GET"], "noAuth": True}]}}
-
-
-def counted(devapi: DevAPIServer, action: Callable[[], object]) -> dict[str, int]:
-    """Requests by verb that ``action`` made (watch streams left out)."""
-    before = devapi.request_counts()
-    action()
-    after = devapi.request_counts()
-    return {verb: n - before.get(verb, 0) for verb, n in after.items()
-            if verb != "WATCH" and n - before.get(verb, 0)}
 
 
 def reconcile(name: str) -> Any:

@@ -12,8 +12,8 @@ from kubernetes.client import ApiClient
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import ENDPOINTSLICE
 from tasks.nginx.plan import parse_owned
+from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.translate import UpstreamRef
 from tests.fixtures.platform import Platform
 from tests.fixtures.processes import wait_for

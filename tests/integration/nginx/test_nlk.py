@@ -17,8 +17,9 @@ import config
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx import controller, watches
-from tasks.nginx.controller import ENDPOINTSLICE, desired_keys, key_for, reconcile
+from tasks.nginx.controller import desired_keys, key_for, reconcile
 from tasks.nginx.plan import parse_owned
+from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
 from watchers.engine import WatchManager
