@@ -61,7 +61,7 @@ def _conversion_webhook(crd: dict[str, Any] | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Ensured:
     """What :func:`ensure_certificate` did: ``skipped`` (no conversion webhook), ``renewed`` (with the
     ``reason`` the old pair failed), ``written``: the objects whose caBundle was updated."""
 
@@ -71,14 +71,14 @@ class Outcome:
     written: tuple[str, ...] = ()
 
 
-def ensure_certificate(kube: Any, bits: int | None = None) -> Outcome:
+def ensure_certificate(kube: Any, bits: int | None = None) -> Ensured:
     """One reconcile's work (also ``reconcilery up``'s start-up step); ``bits``: RSA key size of a new
     pair (default :func:`key_size`). Raises :class:`CertificateError` (a CRD without conversion client
     config) and ``kube.ApiError``."""
     crd = kube.get(resources.CRD, certificate.APIRULE_CRD)
     if not _conversion_webhook(crd):
         log.info("APIRule CRD has no conversion webhook; no certificate needed crd=%s", certificate.APIRULE_CRD)
-        return Outcome(skipped=True)
+        return Ensured(skipped=True)
     namespace, name = certificate.SECRET
     secret = kube.get(resources.SECRET, name, namespace=namespace)
     cert_pem, key_pem = certificate.decode_secret_data(secret)
@@ -96,7 +96,7 @@ def ensure_certificate(kube: Any, bits: int | None = None) -> Outcome:
                  certificate.not_after(pair.cert_pem).isoformat())
     assert cert_pem is not None
     written = _sync_ca_bundles(kube, cert_pem)
-    return Outcome(renewed=renewed, reason=reason, written=written)
+    return Ensured(renewed=renewed, reason=reason, written=written)
 
 
 def _write_secret(kube: Any, secret: dict[str, Any] | None, pair: certificate.KeyPair) -> None:

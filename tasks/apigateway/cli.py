@@ -26,10 +26,9 @@ from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.apigateway import model
 from tasks.apigateway.operator import resources as res
-from tasks.apigateway.operator.plan import OperatorState
-from tasks.apigateway.operator.plan import Settings as OperatorSettings
+from tasks.apigateway.operator.plan import OperatorPolicy, OperatorState
 from tasks.apigateway.operator.plan import plan as operator_plan
-from tasks.apigateway.plan import Plan, Settings, plan
+from tasks.apigateway.plan import Plan, RulePolicy, plan
 from tasks.apigateway.ratelimit.plan import RateLimitState
 from tasks.apigateway.ratelimit.plan import plan as ratelimit_plan
 from tasks.apigateway.state import ClusterState
@@ -106,13 +105,13 @@ def _actions(docs: list[dict[str, Any]]) -> str:
     return "; ".join(f"{verb} {_kinds(of)}" for verb, of in verbs.items()) or "-"
 
 
-def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: Settings | None = None) -> Listing:
+def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: RulePolicy | None = None) -> Listing:
     """What ``render apirules`` prints for already-read ``docs`` (APIRules rendered, the rest is state):
     one row per APIRule (NAMESPACE NAME STATUS OBJECTS MESSAGE; with ``diff``: ACTIONS for OBJECTS).
 
     Default settings are the controller's, with v1beta1 access allowed (a dry run shows what the
     v1beta1 processors would write)."""
-    settings = settings or Settings(v1beta1_access=True)
+    settings = settings or RulePolicy(v1beta1_access=True)
     state = ClusterState.from_manifests(d for d in docs if not is_apirule(d))
     out: list[dict[str, Any]] = []
     rows: list[tuple[str, ...]] = []
@@ -164,7 +163,7 @@ def render(
     docs = _load(files)
     if not any(is_apirule(d) for d in docs):
         typer.echo("note: no APIRule (gateway.kyma-project.io) in the input, nothing to render", err=True)
-    echo(render_documents(docs, diff=diff, settings=Settings(v1beta1_access=v1beta1_access)), output)
+    echo(render_documents(docs, diff=diff, settings=RulePolicy(v1beta1_access=v1beta1_access)), output)
 
 
 # --- RateLimit ------------------------------------------------------------------------------------
@@ -265,7 +264,7 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
         ratelimits=tuple(d for d in docs if _kind_is(d, model.RATELIMIT)),
         nodes=tuple(d for d in docs if d.get("kind") == "Node") or None,  # none given: sized as production
     )
-    settings = OperatorSettings(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
+    settings = OperatorPolicy(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
     out: list[dict[str, Any]] = []
     rows: list[tuple[str, ...]] = []
     for gateway in gateways:

@@ -49,9 +49,10 @@ from tasks.apigateway import model, reads, state
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
-from tasks.apigateway.plan import PIPELINE_DELETION, Plan, Settings, plan
+from tasks.apigateway.plan import PIPELINE_DELETION, Plan, RulePolicy, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from tasks.apigateway.state import ClusterState
+from tasks.apigateway.v1beta1.model import looks_v1beta1
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway")
@@ -78,7 +79,7 @@ class ControllerSettings:
         resync_interval: seconds between two resyncs of every APIRule (beat).
     """
 
-    plan: Settings
+    plan: RulePolicy
     error_retry_cap: float
     resync_interval: float
 
@@ -86,7 +87,7 @@ class ControllerSettings:
     def of(cls, domain: ApiGatewaySettings) -> ControllerSettings:
         """The ``apirule`` part of the domain's settings."""
         return cls(
-            plan=Settings(reconciliation_interval=domain.apirule_reconciliation,
+            plan=RulePolicy(reconciliation_interval=domain.apirule_reconciliation,
                           error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access,
                           migration_interval=domain.apirule_migration),
             error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
@@ -210,8 +211,6 @@ def recheck_owned(kube: Kube, apirule: Mapping[str, Any] | model.APIRule, snapsh
 
 def _v1beta1_host(rule: model.APIRule) -> str | None:
     """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
-    from tasks.apigateway.v1beta1.model import looks_v1beta1
-
     if rule.original_version == "v1beta1" or looks_v1beta1(rule.raw):
         return rule.v1beta1.host
     return None

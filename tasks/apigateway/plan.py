@@ -42,7 +42,8 @@ from tasks.apigateway.diff import (
 from tasks.apigateway.model import APIRule
 from tasks.apigateway.requestauthentication import desired_request_authentications
 from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
-from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1, plan_v1beta1
+from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1
+from tasks.apigateway.v1beta1.plan import plan_v1beta1
 from tasks.apigateway.validate import Failure, validate, workload_lookup
 from tasks.apigateway.virtualservice import HostError, desired_virtual_service, resolve_hosts
 
@@ -54,7 +55,7 @@ PIPELINE_DELETION = "deletion"
 
 
 @dataclass(frozen=True)
-class Settings:
+class RulePolicy:
     """Controller settings the plan needs.
 
     Attributes:
@@ -200,19 +201,19 @@ def migration_step(annotation: str | None) -> str:
     return model.MIGRATION_APPLY_ISTIO_AUTHORIZATION
 
 
-def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: Settings) -> bool:
+def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: RulePolicy) -> bool:
     """The v2 APIRule migrates from Ory to Istio: v1beta1 APIRules are allowed and it still owns Ory Rules
     (api-gateway's ``apiRuleNeedsMigration``; a cluster without the Rule CRD has none)."""
     return settings.v1beta1_access and bool(owned_ory_rules)
 
 
-def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None,
+def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: RulePolicy | None = None,
          now: datetime | None = None) -> Plan:
     """The reconcile of ``apirule`` (a manifest of any served version, or the rule parsed from one:
     the worker parses once per reconcile) against ``state``. ``now`` (aware) spaces the migration's
     steps; ``None`` (render) does not. Pure; never raises for bad input: every problem the user can fix
     is an ``Error`` or ``Warning`` status."""
-    settings = settings or Settings()
+    settings = settings or RulePolicy()
     rule = APIRule.of(apirule)
     owned = _owned(rule, state)
 
@@ -313,7 +314,7 @@ def _since_last_step(rule: APIRule, now: datetime | None) -> float | None:
 
 def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts: list[str],
                     selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
-                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: Settings,
+                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: RulePolicy,
                     now: datetime | None) -> Plan:
     """One step of the zero-downtime migration (api-gateway's ``NewMigrationProcessors``), processors in
     the original's order:

@@ -12,8 +12,8 @@ from typing import Any
 
 from tasks.apigateway import model, paths
 from tasks.apigateway.config import MeshConfig, parse_mesh
-from tasks.apigateway.fields import Failure
-from tasks.apigateway.model import APIRule, JwtAuthentication, JwtAuthorization, JwtConfig, Rule
+from tasks.apigateway.model import APIRule, Rule
+from tasks.apigateway.parsing import Failure, JwtAuthentication, JwtAuthorization, JwtConfig
 from tasks.apigateway.state import ClusterState
 
 EMPTY_SPEC_MESSAGE = (

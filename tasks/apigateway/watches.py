@@ -46,6 +46,7 @@ from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
 from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.resources import NETWORK_POLICY, NETWORK_POLICY_OWNER_LABEL, NETWORK_POLICY_RESOURCE
+from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION
 from tasks.apigateway.state import reads_for
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
@@ -68,7 +69,7 @@ OWNED_PREFIX = "apigateway-owned-"
 
 #: A dependency of an APIRule: ``("Service" | "Gateway", namespace, name)``.
 Dependency = tuple[str, str, str]
-WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, model.V1BETA1_SPEC_ANNOTATION)
+WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, V1BETA1_SPEC_ANNOTATION)
 
 
 def _meta(obj: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kube import resources
 from tasks.apigateway import certificate
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.conversion import ConversionError, convert
@@ -113,8 +114,6 @@ def _secret_reader(kube_factory: Callable[[], Any]) -> Callable[[], dict[str, An
     holder: list[Any] = []
 
     def read() -> dict[str, Any] | None:
-        from kube import resources
-
         if not holder:
             holder.append(kube_factory())
         namespace, name = certificate.SECRET

@@ -36,7 +36,7 @@ from tasks.apigateway.externalgateway.plan import (
     refs,
     refused,
 )
-from tasks.apigateway.guard import guarded
+from tasks.apigateway.guard import api_errors_as_results
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway.externalgateway")
@@ -106,7 +106,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], now: str | None = None) ->
     return p, p.step.as_result()
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``externalgateway`` controller's reconcile of ``key`` (cluster, namespace, name)."""
     kube = client_for(key.cluster)

@@ -34,19 +34,19 @@ from kube import Kube, client_for
 from kube import toolkit as tk
 from tasks.apigateway import reads
 from tasks.apigateway import settings as domain_settings
-from tasks.apigateway.fields import as_dict
-from tasks.apigateway.guard import guarded
+from tasks.apigateway.guard import api_errors_as_results
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator import secrets
 from tasks.apigateway.operator.plan import (
     GARDENER_CRDS,
     REQUIRED_CRDS,
     OperatorPlan,
+    OperatorPolicy,
     OperatorState,
     OperatorStatus,
     plan,
 )
-from tasks.apigateway.operator.plan import Settings as PlanSettings
+from tasks.apigateway.parsing import as_dict
 from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -60,7 +60,7 @@ QUEUE = "apigateway"
 class ControllerSettings:
     """The planner's settings plus the backoff and resync of the ``apigateway`` controller (seconds)."""
 
-    plan: PlanSettings
+    plan: OperatorPolicy
     error_retry: float
     error_retry_cap: float
     resync_interval: float
@@ -71,7 +71,7 @@ class ControllerSettings:
         :class:`config.SettingsError` (a ``ValueError``) naming a bad value."""
         env = domain_settings.current() if environ is None else ApiGatewaySettings.load(environ)
         return cls(
-            plan=PlanSettings(
+            plan=OperatorPolicy(
                 reconciliation_interval=env.apigateway_reconciliation,
                 v1beta1_access=env.v1beta1_access,
                 oathkeeper_ready_seconds=env.oathkeeper_ready,
@@ -159,7 +159,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str
     return p, Result.done()
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``apigateway`` controller's reconcile of ``key`` (cluster, "", name of an APIGateway)."""
     kube = client_for(key.cluster)

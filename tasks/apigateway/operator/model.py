@@ -7,8 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.fields import Failure
-from tasks.apigateway.model import Metadata, open_manifest
+from tasks.apigateway.parsing import Failure, Metadata, open_manifest
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,10 @@ from typing import Any
 import kube.toolkit.conditions as conditions
 from kube.diff import needs_update, prepare_replace
 from kube.toolkit.actions import Action
-from tasks.apigateway import model
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict, as_list
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.model import APIGateway, oldest_apigateway
+from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION, as_dict, as_list
 
 FINALIZER = "gateways.operator.kyma-project.io/api-gateway-reconciliation"
 KYMA_GATEWAY_FINALIZER = "gateways.operator.kyma-project.io/kyma-gateway"
@@ -69,7 +68,7 @@ CONDITIONS = {
 
 
 @dataclass(frozen=True)
-class Settings:
+class OperatorPolicy:
     """Timing and switches of the ``apigateway`` controller.
 
     Attributes:
@@ -221,7 +220,7 @@ def apirule_uses_kyma_gateway(apirule: Mapping[str, Any]) -> bool:
     """The APIRule's ``spec.gateway`` (or that of its stored v1beta1 spec) is ``kyma-system/kyma-gateway``."""
     if as_dict(apirule.get("spec")).get("gateway") == res.KYMA_GATEWAY_REF:
         return True
-    text = as_dict(as_dict(apirule.get("metadata")).get("annotations")).get(model.V1BETA1_SPEC_ANNOTATION)
+    text = as_dict(as_dict(apirule.get("metadata")).get("annotations")).get(V1BETA1_SPEC_ANNOTATION)
     try:
         spec = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -342,7 +341,7 @@ def _ingress_targets(service: dict[str, Any] | None) -> tuple[list[str], str, st
     return targets, stack, ""
 
 
-def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _Ops) -> float | None:
+def _oathkeeper(gw: APIGateway, state: OperatorState, settings: OperatorPolicy, ops: _Ops) -> float | None:
     """Oathkeeper's objects; returns seconds to requeue while its Deployment is not available yet."""
     keys = res.oathkeeper_refs()
     if not settings.v1beta1_access or gw.deleting:
@@ -367,9 +366,9 @@ def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _
     return 2.0
 
 
-def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None = None) -> OperatorPlan:
+def plan(obj: Mapping[str, Any], state: OperatorState, settings: OperatorPolicy | None = None) -> OperatorPlan:
     """The reconcile of APIGateway ``obj`` against ``state``. Pure; never raises."""
-    settings = settings or Settings()
+    settings = settings or OperatorPolicy()
     gw = APIGateway.parse(obj)
     if gw.failures:
         text = "; ".join(str(f) for f in gw.failures)

@@ -30,8 +30,8 @@ from kube import toolkit as tk
 from tasks.apigateway import model, reads
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict, as_list
-from tasks.apigateway.guard import guarded
+from tasks.apigateway.guard import api_errors_as_results
+from tasks.apigateway.parsing import as_dict, as_list
 from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitPlan, RateLimitState, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
@@ -125,7 +125,7 @@ def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettin
     return p, Result.requeue(settings.reconciliation_interval)
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
     kube = client_for(key.cluster)

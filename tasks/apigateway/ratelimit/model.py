@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.fields import Failure, Reader
-from tasks.apigateway.model import open_manifest
+from tasks.apigateway.parsing import Failure, Reader, open_manifest
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from typing import Any
 from kube.diff import needs_update, owner_reference, prepare_replace
 from tasks.apigateway import model
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict
 from tasks.apigateway.operator.model import oldest_apigateway
+from tasks.apigateway.parsing import as_dict
 from tasks.apigateway.ratelimit.model import Bucket, RateLimit
 
 ENVOY_FILTER_CRD = model.ENVOY_FILTER.crd_name

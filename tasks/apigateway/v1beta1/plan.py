@@ -25,7 +25,7 @@ from tasks.apigateway.diff import (
     diff_request_authentications,
     diff_virtual_service,
 )
-from tasks.apigateway.fields import Failure
+from tasks.apigateway.parsing import Failure
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import translate
 from tasks.apigateway.v1beta1.model import V1beta1APIRule

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import Failure
+from tasks.apigateway.parsing import Failure
 
 OK = "OK"
 ERROR = "ERROR"

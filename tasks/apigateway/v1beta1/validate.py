@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from tasks.apigateway import model
 from tasks.apigateway.config import JWT_HANDLER_ISTIO
-from tasks.apigateway.fields import Failure, as_dict, as_list
-from tasks.apigateway.model import JwtAuthentication, JwtAuthorization
+from tasks.apigateway.parsing import Failure, JwtAuthentication, JwtAuthorization, as_dict, as_list
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule

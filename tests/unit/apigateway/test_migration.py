@@ -21,13 +21,13 @@ from hypothesis import strategies as st_
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
-from tasks.apigateway.plan import Plan, Settings, migration_step, plan
+from tasks.apigateway.plan import Plan, RulePolicy, migration_step, plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import ISSUER, apirule, cluster, jwt, rule
 
 OWNER = {model.OWNER_NAME_LABEL: "orders", model.OWNER_NAMESPACE_LABEL: "shop"}
-ALLOW = Settings(v1beta1_access=True, reconciliation_interval=1800, migration_interval=60)
+ALLOW = RulePolicy(v1beta1_access=True, reconciliation_interval=1800, migration_interval=60)
 OATHKEEPER_HOST = "ory-oathkeeper-proxy.kyma-system.svc.cluster.local"
 SERVICE_HOST = "orders.shop.svc.cluster.local"
 STEP = model.MIGRATION_STEP_ANNOTATION
@@ -245,7 +245,7 @@ def test_a_missing_crd_keeps_the_migration_requeue() -> None:
 
 def test_without_v1beta1_access_the_ory_rules_go_at_once() -> None:
     result = plan(migrating(rule("/headers", ["GET"])), ClusterState.from_manifests(v1beta1_cluster()),
-                  Settings(v1beta1_access=False))
+                  RulePolicy(v1beta1_access=False))
     assert result.migration_step is None and result.annotations == {}
     assert "delete Rule shop/orders-abcde" in kinds(result)
     assert any(a.kind == "VirtualService" and a.verb == "update" for a in result.actions)

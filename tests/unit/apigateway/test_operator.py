@@ -17,9 +17,9 @@ from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.plan import (
     FINALIZER,
     KYMA_GATEWAY_FINALIZER,
+    OperatorPolicy,
     OperatorState,
     OperatorStatus,
-    Settings,
     evaluation_cluster,
     plan,
     quantity,
@@ -54,7 +54,7 @@ def verbs(p: Any) -> list[str]:
     return [op.describe() for op in p.ops]
 
 
-NO_WAIT = Settings(oathkeeper_ready_seconds=0)
+NO_WAIT = OperatorPolicy(oathkeeper_ready_seconds=0)
 
 
 def test_oldest_wins_ties_go_to_the_later_one() -> None:
@@ -188,7 +188,7 @@ def test_disabling_the_kyma_gateway_is_blocked_then_deletes() -> None:
 def test_deletion_removes_everything_and_both_finalizers() -> None:
     cr = apigateway(deleting=True)
     managed = {("Gateway", "kyma-system", "kyma-gateway"): {}, ("Deployment", "kyma-system", "ory-oathkeeper"): {}}
-    result = plan(cr, state(cr, managed=managed), Settings(v1beta1_access=True))
+    result = plan(cr, state(cr, managed=managed), OperatorPolicy(v1beta1_access=True))
     assert verbs(result) == ["delete Gateway kyma-system/kyma-gateway",
                              "delete Deployment kyma-system/ory-oathkeeper"]
     assert result.remove_finalizers == (FINALIZER, KYMA_GATEWAY_FINALIZER) and result.status is None
@@ -197,7 +197,7 @@ def test_deletion_removes_everything_and_both_finalizers() -> None:
 def test_oathkeeper_objects_and_pod_anti_affinity() -> None:
     cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
     nodes = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
-    result = plan(cr, state(cr, nodes=nodes), Settings(v1beta1_access=True, oathkeeper_ready_seconds=0))
+    result = plan(cr, state(cr, nodes=nodes), OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0))
     assert [op.describe() for op in result.ops] == [  # the original's order (oathkeeper.Reconcile)
         "create CustomResourceDefinition rules.oathkeeper.ory.sh",
         "create PeerAuthentication kyma-system/ory-oathkeeper-maester-metrics",
@@ -218,13 +218,13 @@ def test_oathkeeper_objects_and_pod_anti_affinity() -> None:
         (100, "kubernetes.io/hostname"), (100, "topology.kubernetes.io/zone")]
     assert all(t["podAffinityTerm"]["labelSelector"] == {"matchLabels": {"app.kubernetes.io/name": "oathkeeper"}}
                for t in terms)
-    small = plan(cr, state(cr, nodes=nodes[:1]), Settings(v1beta1_access=True, oathkeeper_ready_seconds=0))
+    small = plan(cr, state(cr, nodes=nodes[:1]), OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0))
     assert next(d for d in small.desired if d["kind"] == "Deployment")["spec"]["replicas"] == 1
 
 
 def test_oathkeeper_readiness_waits_then_fails() -> None:
     cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
-    allowed = Settings(v1beta1_access=True, oathkeeper_ready_seconds=120)
+    allowed = OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=120)
     first = plan(cr, state(cr), allowed)
     assert first.status is not None and first.status.state == "Processing" and first.requeue_after == 2.0
     key = ("Deployment", "kyma-system", "ory-oathkeeper")
@@ -274,7 +274,7 @@ def test_any_json_value_in_the_spec(field: str, value: Any) -> None:
 
 PRODUCTION = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
 EVALUATION = ({"status": {"capacity": {"cpu": "2", "memory": "8Gi"}}},)
-OATHKEEPER_ON = Settings(v1beta1_access=True, oathkeeper_ready_seconds=0)
+OATHKEEPER_ON = OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0)
 
 
 def test_the_hpa_scales_oathkeeper_between_3_and_10_replicas_at_80_percent_cpu() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import diff_authorization_policies, diff_request_authentications, diff_virtual_service
-from tasks.apigateway.plan import Settings, plan
+from tasks.apigateway.plan import RulePolicy, plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import apirule, cluster, config_map, jwt, rule, state
@@ -75,7 +75,7 @@ def test_status_shapes() -> None:
 
 
 def test_ready_plan_creates_everything_and_requeues() -> None:
-    result = plan(apirule(rule("/a", jwt=jwt())), state(), Settings(reconciliation_interval=99))
+    result = plan(apirule(rule("/a", jwt=jwt())), state(), RulePolicy(reconciliation_interval=99))
     assert result.status == st.ready()
     assert result.requeue_after == 99 and not result.failed and not result.add_finalizer
     assert verbs(result.actions) == [

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.apigateway.fields import parse_duration_ns
+from tasks.apigateway.parsing import parse_duration_ns
 from tasks.apigateway.ratelimit.model import RateLimit
 from tasks.apigateway.ratelimit.plan import RateLimitState, config_patches, go_map, plan
 
