@@ -29,7 +29,8 @@ from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.plan import OperatorPolicy, OperatorState
 from tasks.apigateway.operator.plan import plan as operator_plan
 from tasks.apigateway.plan import Plan, RulePolicy, plan
-from tasks.apigateway.ratelimit.plan import RateLimitState
+from tasks.apigateway.ratelimit.model import RateLimit
+from tasks.apigateway.ratelimit.plan import RateLimitState, desired_envoy_filter
 from tasks.apigateway.ratelimit.plan import plan as ratelimit_plan
 from tasks.apigateway.state import ClusterState
 
@@ -192,6 +193,13 @@ def _with_status(obj: dict[str, Any], status: dict[str, Any] | None, finalizers:
     return out
 
 
+def _patched(obj: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
+    """``obj``'s status with the merge ``patch`` of an Outcome applied (``None`` values remove keys)."""
+    status = dict(obj.get("status") or {}) if isinstance(obj.get("status"), dict) else {}
+    status.update(patch or {})
+    return {k: v for k, v in status.items() if v is not None}
+
+
 def render_ratelimits(docs: list[dict[str, Any]]) -> Listing:
     """What ``render ratelimit`` prints: per RateLimit its EnvoyFilter (when valid), then the RateLimit
     with the status the controller writes; a row per RateLimit (NAMESPACE NAME STATUS ENVOYFILTER
@@ -215,13 +223,13 @@ def render_ratelimits(docs: list[dict[str, Any]]) -> Listing:
             envoy_filter=next((d for d in docs if d.get("kind") == "EnvoyFilter" and ns(d) == namespace
                                and (d.get("metadata") or {}).get("name") == name), None),
         )
-        result = ratelimit_plan(rl, state)
-        if result.desired is not None:
-            out.append(result.desired)
-        status = result.status.to_dict()
+        status = _patched(rl, ratelimit_plan(rl, state).status)
+        desired = desired_envoy_filter(RateLimit.parse(rl)) if status.get("state") == "Ready" else None
+        if desired is not None:
+            out.append(desired)
         out.append(_with_status(rl, status))
         rows.append((namespace, name, str(status.get("state") or "-"),
-                     _meta(result.desired)[1] if result.desired is not None else "-", _message(status)))
+                     _meta(desired)[1] if desired is not None else "-", _message(status)))
     return Listing(out, ("NAMESPACE", "NAME", "STATUS", "ENVOYFILTER", "MESSAGE"), rows)
 
 
