@@ -25,7 +25,6 @@ Environment: ``RECONCILERY_APIGATEWAY_CERT_KEY_BITS`` (4096) is the RSA key size
 
 from __future__ import annotations
 
-import base64
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -131,13 +130,6 @@ def _sync_ca_bundles(kube: Any, bundle: bytes) -> tuple[str, ...]:
                               if config is not None else None, attempts=1) is not None:
             written.append(f"{res.kind} {name}")
     return tuple(written)
-
-
-def ca_bundle_of(crd: dict[str, Any] | None) -> bytes | None:
-    """The decoded conversion caBundle of a CRD (``None`` when unset)."""
-    raw = ((((crd or {}).get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get(
-        "clientConfig", {}).get("caBundle")
-    return base64.b64decode(raw) if isinstance(raw, str) and raw else None
 
 
 def reconcile(key: Key) -> Result:

@@ -76,7 +76,6 @@ INGRESS_GATEWAY_PRINCIPAL = "cluster.local/ns/istio-system/sa/istio-ingressgatew
 #: Ory Oathkeeper's principal (its Pods run as the maester's ServiceAccount): admitted during a migration.
 OATHKEEPER_PRINCIPAL = "cluster.local/ns/kyma-system/sa/oathkeeper-maester-account"
 ISTIO_PROXY_CONTAINER = "istio-proxy"
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 
 #: CRDs the v2 pipeline needs (api-gateway's dependency check).
 REQUIRED_CRDS = (

@@ -42,6 +42,7 @@ import structlog
 
 from informers.store import Stores, object_key
 from kube import resources
+from kube.toolkit.outcome import deleting
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
 from tasks.apigateway.operator.model import oldest_apigateway
@@ -157,8 +158,7 @@ def generation_changed(event: WatchEvent) -> bool:
     if event.type != "MODIFIED" or event.old is None:
         return True
     new, old = _meta(event.object), _meta(event.old)
-    return new.get("generation") != old.get("generation") or \
-        bool(new.get("deletionTimestamp")) != bool(old.get("deletionTimestamp"))
+    return new.get("generation") != old.get("generation") or deleting(event.object) != deleting(event.old)
 
 
 def drifted(event: WatchEvent, fields: tuple[str, ...] = ("spec",)) -> bool:
@@ -277,7 +277,7 @@ def _deleting_apigateways(event: WatchEvent, stores: Stores) -> list[tuple[str, 
         items = stores.list(APIGATEWAYS)
     except KeyError:
         return []
-    return [_apigateway_key(event, str(_meta(o).get("name"))) for o in items if _meta(o).get("deletionTimestamp")]
+    return [_apigateway_key(event, str(_meta(o).get("name"))) for o in items if deleting(o)]
 
 
 def _all_ratelimits(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:

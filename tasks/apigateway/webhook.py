@@ -52,7 +52,6 @@ CONVERT_PATH = "/convert"
 DEFAULT_PORT = 9444
 #: The reviews ``/convert`` answers: ``apiextensions.k8s.io/v1`` and ``v1beta1`` ConversionReviews.
 REVIEW = reviews.CONVERSION
-REVIEW_API_VERSIONS = REVIEW.api_versions
 MAX_BODY_BYTES = REVIEW.max_body_bytes
 #: Reviews with more objects than this are converted in a worker thread (the loop keeps serving).
 THREAD_OBJECTS = 64
