@@ -259,7 +259,7 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     now = datetime.now(UTC)
     p = plan(rule, snapshot, settings.plan, now)
     creating = {a.kind for a in p.actions if a.verb == "create"}
-    if creating and model.FINALIZER in rule.finalizers and cached:
+    if creating and tk.has_finalizer(rule.raw, model.FINALIZER) and cached:
         p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan, now)
     try:
         done = tk.execute(p.outcome, kube, APIRULE, apirule, resources=KINDS, written=_written,

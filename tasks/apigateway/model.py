@@ -184,7 +184,6 @@ class APIRule:
     namespace: str
     api_version: str
     annotations: dict[str, str]
-    finalizers: tuple[str, ...]
     deleting: bool
     spec_empty: bool
     hosts: tuple[str, ...]
@@ -207,7 +206,6 @@ class APIRule:
             namespace=meta.namespace,
             api_version=as_str(raw.get("apiVersion")),
             annotations=meta.annotations,
-            finalizers=meta.finalizers,
             deleting=meta.deleting,
             spec_empty=not any(v not in (None, [], {}, "") for v in spec.values()),
             hosts=r.strings(spec.get("hosts"), ".spec.hosts"),

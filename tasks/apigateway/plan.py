@@ -39,7 +39,7 @@ from typing import Any
 
 import kube.refusal as refusal
 from kube.clock import now_rfc3339
-from kube.toolkit.outcome import Event, Outcome, status_changed, status_patch
+from kube.toolkit.outcome import Event, Outcome, has_finalizer, status_changed, status_patch
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.authorizationpolicy import desired_authorization_policies
@@ -302,7 +302,7 @@ def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datet
     owned = _owned(rule, state)
 
     if rule.deleting:
-        if model.FINALIZER not in rule.finalizers:
+        if not has_finalizer(rule.raw, model.FINALIZER):
             return Plan(PIPELINE_DELETION)
         actions = (
             delete_all(model.AUTHORIZATION_POLICY.kind, owned.authorization_policies)
@@ -315,11 +315,12 @@ def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datet
     if select_pipeline(rule) == PIPELINE_V1BETA1:
         v1 = plan_v1beta1(rule.v1beta1, state, settings.v1beta1_access)
         return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
-                    add_finalizer=v1.add_finalizer, failures=v1.failures,
+                    add_finalizer=v1.components is not None and not has_finalizer(rule.raw, model.FINALIZER),
+                    failures=v1.failures,
                     requeue_after=None if v1.status.state == st.ERROR else settings.reconciliation_interval,
                     v1beta1=v1.components)
 
-    add_finalizer = model.FINALIZER not in rule.finalizers
+    add_finalizer = not has_finalizer(rule.raw, model.FINALIZER)
     annotation = rule.annotations.get(model.MIGRATION_STEP_ANNOTATION)
     migrating = needs_migration(owned.ory_rules, settings)
     # while the annotation is present the APIRule is reconciled every migration_interval (also when a

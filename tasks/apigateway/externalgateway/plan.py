@@ -67,7 +67,7 @@ from kube.diff import needs_update, owner_reference, prepare_replace
 from kube.refusal import Failure
 from kube.toolkit.actions import Action, Write
 from kube.toolkit.conditions import Condition, condition, set_condition
-from kube.toolkit.outcome import Event, Outcome, status_patch
+from kube.toolkit.outcome import Event, Outcome, has_finalizer, status_patch
 from tasks.apigateway import model as agw
 from tasks.apigateway.externalgateway import model as m
 
@@ -536,7 +536,7 @@ def _finish(eg: m.ExternalGateway, state: str, description: str, conditions: lis
     else:
         outcome = Outcome(status=patch, event=event,
                           requeue_after=PENDING_SECONDS if state == m.PROCESSING else RECONCILIATION_SECONDS)
-    if m.FINALIZER not in eg.finalizers:
+    if not has_finalizer(eg.raw, m.FINALIZER):
         outcome = replace(outcome, add_finalizer=m.FINALIZER)
     planned = tuple(body["conditions"])
     if writes:
@@ -710,7 +710,7 @@ def _refused(eg: m.ExternalGateway, stage: str, write: Write, failure: Failure, 
 def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> ExternalGatewayPlan:
     """``handleDeletion``: delete what exists and is labelled as this ExternalGateway's (the Gardener
     objects only with Gardener's CRDs), then remove the finalizer. Nothing without the finalizer."""
-    if m.FINALIZER not in eg.finalizers:
+    if not has_finalizer(eg.raw, m.FINALIZER):
         return ExternalGatewayPlan(outcome=Outcome())
     actions: list[Action] = []
     for ref in refs(eg):

@@ -131,7 +131,6 @@ class V1beta1APIRule:
     name: str
     namespace: str
     annotations: dict[str, str]
-    finalizers: tuple[str, ...]
     deleting: bool
     host: str | None
     service: ServiceRef | None
@@ -168,7 +167,7 @@ class V1beta1APIRule:
                 timeout=r.integer(item.get("timeout"), at + ".timeout"),
             ))
         return cls(
-            name=meta.name, namespace=meta.namespace, annotations=meta.annotations, finalizers=meta.finalizers,
+            name=meta.name, namespace=meta.namespace, annotations=meta.annotations,
             deleting=meta.deleting,
             host=r.string(spec.get("host"), ".spec.host"),
             service=ServiceRef.parse(spec.get("service"), ".spec.service", r),
