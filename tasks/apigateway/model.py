@@ -16,10 +16,10 @@ from typing import Any
 
 from tasks.apigateway.parsing import (
     CorsPolicy,
-    Failure,
     JwtConfig,
     Reader,
     ServiceRef,
+    ValidationFailure,
     as_dict,
     as_str,
     open_manifest,
@@ -194,7 +194,7 @@ class APIRule:
     rules: tuple[Rule, ...]
     timeout: int | None
     raw: dict[str, Any]
-    type_failures: tuple[Failure, ...] = ()
+    type_failures: tuple[ValidationFailure, ...] = ()
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> APIRule:

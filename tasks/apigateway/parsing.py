@@ -2,7 +2,7 @@
 
 Every parser of the domain (APIRule v2/v2alpha1 and v1beta1, RateLimit, APIGateway) reads through a
 :class:`Reader`, so parsing never raises on a value of the wrong type: the reader returns a harmless
-default (``None``, ``[]``, ``{}``) and records a :class:`Failure` naming the attribute, and the planner
+default (``None``, ``[]``, ``{}``) and records a :class:`ValidationFailure` naming the attribute, and the planner
 turns the failures into an ``Error`` status. ``null`` counts as absent (the API server prunes ``null``
 from fields that are not nullable). Cluster objects and metadata are read leniently (:func:`as_dict`,
 :class:`Metadata`). The spec values both APIRule versions share (service, JWT, CORS) live here, so the
@@ -54,7 +54,7 @@ def parse_duration_ns(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class Failure:
+class ValidationFailure:
     """One validation failure: ``attribute_path`` (``.spec.rules[0].path``) and the ``message``."""
 
     attribute_path: str
@@ -84,10 +84,10 @@ class Reader:
     """Collects the failures of one parse. Each ``read`` method takes the raw value and its attribute
     path and returns the value when its type is right, otherwise a default (and records why)."""
 
-    failures: list[Failure] = field(default_factory=list)
+    failures: list[ValidationFailure] = field(default_factory=list)
 
     def fail(self, path: str, message: str) -> None:
-        self.failures.append(Failure(path, message))
+        self.failures.append(ValidationFailure(path, message))
 
     def _typed(self, value: Any, path: str, expected: str, ok: bool) -> bool:
         if value is None:

@@ -58,7 +58,7 @@ from tasks.apigateway.requestauthentication import desired_request_authenticatio
 from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
 from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1
 from tasks.apigateway.v1beta1.plan import plan_v1beta1
-from tasks.apigateway.validate import Failure, validate, workload_lookup
+from tasks.apigateway.validate import ValidationFailure, validate, workload_lookup
 from tasks.apigateway.virtualservice import HostError, desired_virtual_service, resolve_hosts
 
 _GATEWAY_REF = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?/([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)$")
@@ -121,7 +121,7 @@ class Plan:
     status: st.Status | None = None
     add_finalizer: bool = False
     remove_finalizer: bool = False
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[ValidationFailure, ...] = ()
     requeue_after: float | None = None
     v1beta1: V1beta1Status | None = None
     migration_step: str | None = None

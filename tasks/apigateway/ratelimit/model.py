@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.parsing import Failure, Reader, open_manifest
+from tasks.apigateway.parsing import Reader, ValidationFailure, open_manifest
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class RateLimit:
     enable_response_headers: bool
     enforce: bool
     deleting: bool
-    failures: tuple[Failure, ...]
+    failures: tuple[ValidationFailure, ...]
     raw: dict[str, Any]
 
     @classmethod

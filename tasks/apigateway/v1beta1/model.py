@@ -17,11 +17,11 @@ from typing import Any
 from tasks.apigateway.parsing import (
     V1BETA1_SPEC_ANNOTATION,
     CorsPolicy,
-    Failure,
     JwtConfig,
     Metadata,
     Reader,
     ServiceRef,
+    ValidationFailure,
 )
 
 ALLOW = "allow"
@@ -139,7 +139,7 @@ class V1beta1APIRule:
     rules: tuple[V1beta1Rule, ...]
     timeout: int | None
     from_annotation: bool
-    type_failures: tuple[Failure, ...] = ()
+    type_failures: tuple[ValidationFailure, ...] = ()
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> V1beta1APIRule:

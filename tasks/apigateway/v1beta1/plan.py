@@ -25,7 +25,7 @@ from tasks.apigateway.diff import (
     diff_request_authentications,
     diff_virtual_service,
 )
-from tasks.apigateway.parsing import Failure
+from tasks.apigateway.parsing import ValidationFailure
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import translate
 from tasks.apigateway.v1beta1.model import V1beta1APIRule
@@ -53,7 +53,7 @@ class V1beta1Result:
     components: V1beta1Status | None
     desired: tuple[dict[str, Any], ...] = ()
     actions: tuple[Action, ...] = ()
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[ValidationFailure, ...] = ()
 
 
 def default_domain(gateway: Mapping[str, Any] | None) -> tuple[str, str | None]:

@@ -56,9 +56,9 @@ def verbs(actions: Any) -> list[str]:
     ],
 )
 def test_validation_status_three_lines_then_more(count: int, description: str) -> None:
-    from tasks.apigateway.validate import Failure
+    from tasks.apigateway.validate import ValidationFailure
 
-    status = st.validation_failed([Failure(f"p{i}", f"m{i}") for i in range(count)])
+    status = st.validation_failed([ValidationFailure(f"p{i}", f"m{i}") for i in range(count)])
     assert status == st.Status("Error", description)
 
 

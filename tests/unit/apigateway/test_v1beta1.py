@@ -303,11 +303,11 @@ def test_validation_messages(handler: str, case: str, obj: dict[str, Any], expec
 
 
 def test_validation_descriptions() -> None:
-    from tasks.apigateway.parsing import Failure
+    from tasks.apigateway.parsing import ValidationFailure
 
-    one = [Failure(".spec.host", "Host was nil")]
+    one = [ValidationFailure(".spec.host", "Host was nil")]
     assert validation_description(one) == 'Validation error: Attribute ".spec.host": Host was nil'
-    five = [Failure(f".p{i}", "m") for i in range(5)]
+    five = [ValidationFailure(f".p{i}", "m") for i in range(5)]
     assert validation_description(five) == ('Multiple validation errors: \nAttribute ".p0": m\nAttribute ".p1": m'
                                              '\nAttribute ".p2": m\n2 more error(s)...')
 
