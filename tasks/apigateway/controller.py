@@ -302,8 +302,10 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     except ApiError as exc:
         return _failed(key, "ApiError", exc)
-    if done.refused is not None and done.refused[1].conflict and done.outcome.status is None:
-        RECONCILES.labels("Conflict").inc()  # a create found its object made meanwhile: again on fresh state
+    if done.refused is not None and done.outcome.error == str(done.refused[1]) and p.pipeline != PIPELINE_DELETION:
+        # a refusal that is no status of the APIRule (a create found its object made meanwhile, the
+        # migration annotation refused): counted and logged as a failed API call, retried with backoff
+        RECONCILES.labels("Conflict" if done.refused[1].conflict else "ApiError").inc()
         log.warning("apirule reconcile failed", cluster=key.cluster, key=key.ref, status=done.refused[1].status,
                     reason=done.refused[1].code, error=done.refused[1].message)
         return done.result
