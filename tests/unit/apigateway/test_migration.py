@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
+from kube.refusal import Failure
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
@@ -177,8 +178,18 @@ NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 def test_each_step_records_when_it_completed() -> None:
-    result = plan(migrating(rule("/headers")), ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    obj = migrating(rule("/headers"))
+    obj["metadata"]["resourceVersion"] = "41"
+    result = plan(obj, ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
     assert result.annotations == {STEP: "apply-istio-authorization", AT: "2026-03-01T12:00:00Z"}
+    # the Outcome writes the step after every action, under the APIRule's resourceVersion, before the status
+    *actions, annotate = result.outcome.writes
+    assert [a.describe() for a in actions] == [a.describe() for a in result.actions]
+    assert annotate.describe() == "patch APIRule shop/orders" and annotate.body == {
+        "metadata": {"annotations": {STEP: "apply-istio-authorization", AT: "2026-03-01T12:00:00Z"},
+                     "resourceVersion": "41"}}
+    assert result.outcome.refused is not None  # a refused annotation fails the reconcile, no status
+    assert result.outcome.refused(annotate, Failure.of_http(422, "no"), ()).status is None
 
 
 @pytest.mark.parametrize(("completed", "seconds_ago", "runs", "requeue"), [
