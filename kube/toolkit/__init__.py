@@ -15,7 +15,6 @@ package writes everything around it once:
                      :class:`kube.refusal.Failure`)
 :mod:`.finalizers`   add / remove a finalizer with a resourceVersion precondition
 :mod:`.status`       write ``.status`` only when it changed
-:mod:`.apply`        :func:`apply_actions` (api-gateway's ``applyChanges``)
 :mod:`.update`       :func:`update_on_conflict`: GET → pure update → PUT, again on 409 (client-go's
                      ``RetryOnConflict``), for a field kept in an object the controller does not own
 :mod:`.metrics`      Prometheus collectors registered once per process, through public API only
@@ -28,7 +27,6 @@ from kube.clock import now_rfc3339
 from kube.refusal import Failure, Refusal
 from kube.toolkit import conditions
 from kube.toolkit.actions import Action, Call, Write
-from kube.toolkit.apply import ApplyError, apply_actions
 from kube.toolkit.conditions import Condition, condition, set_condition, set_exclusive
 from kube.toolkit.execute import Executed, execute
 from kube.toolkit.finalizers import add_finalizer, remove_finalizer, set_finalizers
@@ -39,7 +37,6 @@ from kube.toolkit.update import update_on_conflict
 
 __all__ = [
     "Action",
-    "ApplyError",
     "Call",
     "Condition",
     "Event",
@@ -50,7 +47,6 @@ __all__ = [
     "StatusWriter",
     "Write",
     "add_finalizer",
-    "apply_actions",
     "condition",
     "conditions",
     "counter",

@@ -32,7 +32,9 @@ class Action:
     - ``create``: ``object`` is the desired manifest (``metadata.name`` or ``generateName``).
     - ``update``: the desired manifest carrying the read ``resourceVersion``: a replace (PUT) that fails
       on a stale one.
-    - ``patch``: ``body`` is a JSON merge patch of the object ``object`` names.
+    - ``patch``: ``body`` is a JSON merge patch of the object ``object`` names; a patch of the reconciled
+      object whose body names a ``metadata.resourceVersion`` is made under the object's as last written
+      by the same execution (a precondition that this execution's own writes do not break).
     - ``label``: ``body`` are labels merged into ``metadata.labels`` (a merge patch).
     - ``delete``: only ``metadata.namespace``/``name`` of ``object`` matter; a missing one is done.
     - ``add_finalizer`` / ``remove_finalizer``: ``object`` is the object as read (the write carries its

@@ -77,7 +77,9 @@ def remove(conditions: Sequence[Condition] | None, type_: str) -> list[Condition
 
 
 def same(a: Sequence[Condition] | None, b: Sequence[Condition] | None) -> bool:
-    """Whether two condition lists say the same (ignoring transition times and order)."""
+    """Whether two condition lists say the same (ignoring transition times and order; a condition's
+    ``observedGeneration``, when it has one, is part of what it says)."""
     def key(conds: Sequence[Condition] | None) -> list[tuple[Any, ...]]:
-        return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message")) for c in conds or ())
+        return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message"),
+                       c.get("observedGeneration")) for c in conds or ())
     return key(a) == key(b)

@@ -178,7 +178,12 @@ def _make(write: Write, kube: Kube | None, res: Resource | None, current: dict[s
     elif write.verb == "update":
         answer = target.replace(kind, write.object)
     elif write.verb == "patch":
-        answer = target.patch(kind, write.name, dict(write.body or {}), write.namespace or None)
+        body = dict(write.body or {})
+        meta = body.get("metadata")
+        if own and current is not None and isinstance(meta, Mapping) and "resourceVersion" in meta:
+            # a precondition on the reconciled object: as this execution last wrote it (a finalizer added)
+            body["metadata"] = {**meta, "resourceVersion": (current.get("metadata") or {}).get("resourceVersion")}
+        answer = target.patch(kind, write.name, body, write.namespace or None)
     elif write.verb == "label":
         answer = target.patch(kind, write.name, {"metadata": {"labels": dict(write.body or {})}},
                               write.namespace or None)
@@ -186,7 +191,7 @@ def _make(write: Write, kube: Kube | None, res: Resource | None, current: dict[s
         target.delete(kind, write.name, write.namespace or None)  # a missing object is done
         answer = None
     else:
-        body = write.body or {}
+        body = dict(write.body or {})
         finalizer = str(body.get("finalizer") or "")
         base = current if own and current is not None else write.object
         answer = add_finalizer(target, kind, base, finalizer) if write.verb == "add_finalizer" \

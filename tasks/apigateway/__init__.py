@@ -11,13 +11,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tasks.apigateway.plan import Plan, Settings
+    from tasks.apigateway.plan import Plan, RulePolicy
     from tasks.apigateway.state import ClusterState
 
-_EXPORTS = {"Plan": "tasks.apigateway.plan", "Settings": "tasks.apigateway.plan",
+_EXPORTS = {"Plan": "tasks.apigateway.plan", "RulePolicy": "tasks.apigateway.plan",
             "ClusterState": "tasks.apigateway.state"}
 
-__all__ = ["ClusterState", "Plan", "Settings"]
+__all__ = ["ClusterState", "Plan", "RulePolicy"]
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,8 @@ import json
 from typing import Any
 
 from tasks.apigateway import model, paths
-from tasks.apigateway.model import APIRule, JwtConfig, Rule
+from tasks.apigateway.model import APIRule, Rule
+from tasks.apigateway.parsing import JwtConfig
 from tasks.apigateway.virtualservice import metadata
 
 SCOPE_CLAIM_KEYS = ("request.auth.claims[scp]", "request.auth.claims[scope]", "request.auth.claims[scopes]")

@@ -25,7 +25,6 @@ Environment: ``RECONCILERY_APIGATEWAY_CERT_KEY_BITS`` (4096) is the RSA key size
 
 from __future__ import annotations
 
-import base64
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -61,7 +60,7 @@ def _conversion_webhook(crd: dict[str, Any] | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Ensured:
     """What :func:`ensure_certificate` did: ``skipped`` (no conversion webhook), ``renewed`` (with the
     ``reason`` the old pair failed), ``written``: the objects whose caBundle was updated."""
 
@@ -71,14 +70,14 @@ class Outcome:
     written: tuple[str, ...] = ()
 
 
-def ensure_certificate(kube: Any, bits: int | None = None) -> Outcome:
+def ensure_certificate(kube: Any, bits: int | None = None) -> Ensured:
     """One reconcile's work (also ``reconcilery up``'s start-up step); ``bits``: RSA key size of a new
     pair (default :func:`key_size`). Raises :class:`CertificateError` (a CRD without conversion client
     config) and ``kube.ApiError``."""
     crd = kube.get(resources.CRD, certificate.APIRULE_CRD)
     if not _conversion_webhook(crd):
         log.info("APIRule CRD has no conversion webhook; no certificate needed crd=%s", certificate.APIRULE_CRD)
-        return Outcome(skipped=True)
+        return Ensured(skipped=True)
     namespace, name = certificate.SECRET
     secret = kube.get(resources.SECRET, name, namespace=namespace)
     cert_pem, key_pem = certificate.decode_secret_data(secret)
@@ -96,7 +95,7 @@ def ensure_certificate(kube: Any, bits: int | None = None) -> Outcome:
                  certificate.not_after(pair.cert_pem).isoformat())
     assert cert_pem is not None
     written = _sync_ca_bundles(kube, cert_pem)
-    return Outcome(renewed=renewed, reason=reason, written=written)
+    return Ensured(renewed=renewed, reason=reason, written=written)
 
 
 def _write_secret(kube: Any, secret: dict[str, Any] | None, pair: certificate.KeyPair) -> None:
@@ -131,13 +130,6 @@ def _sync_ca_bundles(kube: Any, bundle: bytes) -> tuple[str, ...]:
                               if config is not None else None, attempts=1) is not None:
             written.append(f"{res.kind} {name}")
     return tuple(written)
-
-
-def ca_bundle_of(crd: dict[str, Any] | None) -> bytes | None:
-    """The decoded conversion caBundle of a CRD (``None`` when unset)."""
-    raw = ((((crd or {}).get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get(
-        "clientConfig", {}).get("caBundle")
-    return base64.b64decode(raw) if isinstance(raw, str) and raw else None
 
 
 def reconcile(key: Key) -> Result:

@@ -26,11 +26,11 @@ from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.apigateway import model
 from tasks.apigateway.operator import resources as res
-from tasks.apigateway.operator.plan import OperatorState
-from tasks.apigateway.operator.plan import Settings as OperatorSettings
+from tasks.apigateway.operator.plan import OperatorPolicy, OperatorState
 from tasks.apigateway.operator.plan import plan as operator_plan
-from tasks.apigateway.plan import Plan, Settings, plan
-from tasks.apigateway.ratelimit.plan import RateLimitState
+from tasks.apigateway.plan import Plan, RulePolicy, plan
+from tasks.apigateway.ratelimit.model import RateLimit
+from tasks.apigateway.ratelimit.plan import RateLimitState, desired_envoy_filter
 from tasks.apigateway.ratelimit.plan import plan as ratelimit_plan
 from tasks.apigateway.state import ClusterState
 
@@ -106,13 +106,13 @@ def _actions(docs: list[dict[str, Any]]) -> str:
     return "; ".join(f"{verb} {_kinds(of)}" for verb, of in verbs.items()) or "-"
 
 
-def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: Settings | None = None) -> Listing:
+def render_documents(docs: list[dict[str, Any]], diff: bool = False, settings: RulePolicy | None = None) -> Listing:
     """What ``render apirules`` prints for already-read ``docs`` (APIRules rendered, the rest is state):
     one row per APIRule (NAMESPACE NAME STATUS OBJECTS MESSAGE; with ``diff``: ACTIONS for OBJECTS).
 
     Default settings are the controller's, with v1beta1 access allowed (a dry run shows what the
     v1beta1 processors would write)."""
-    settings = settings or Settings(v1beta1_access=True)
+    settings = settings or RulePolicy(v1beta1_access=True)
     state = ClusterState.from_manifests(d for d in docs if not is_apirule(d))
     out: list[dict[str, Any]] = []
     rows: list[tuple[str, ...]] = []
@@ -164,7 +164,7 @@ def render(
     docs = _load(files)
     if not any(is_apirule(d) for d in docs):
         typer.echo("note: no APIRule (gateway.kyma-project.io) in the input, nothing to render", err=True)
-    echo(render_documents(docs, diff=diff, settings=Settings(v1beta1_access=v1beta1_access)), output)
+    echo(render_documents(docs, diff=diff, settings=RulePolicy(v1beta1_access=v1beta1_access)), output)
 
 
 # --- RateLimit ------------------------------------------------------------------------------------
@@ -193,6 +193,13 @@ def _with_status(obj: dict[str, Any], status: dict[str, Any] | None, finalizers:
     return out
 
 
+def _patched(obj: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
+    """``obj``'s status with the merge ``patch`` of an Outcome applied (``None`` values remove keys)."""
+    status = dict(obj.get("status") or {}) if isinstance(obj.get("status"), dict) else {}
+    status.update(patch or {})
+    return {k: v for k, v in status.items() if v is not None}
+
+
 def render_ratelimits(docs: list[dict[str, Any]]) -> Listing:
     """What ``render ratelimit`` prints: per RateLimit its EnvoyFilter (when valid), then the RateLimit
     with the status the controller writes; a row per RateLimit (NAMESPACE NAME STATUS ENVOYFILTER
@@ -216,13 +223,13 @@ def render_ratelimits(docs: list[dict[str, Any]]) -> Listing:
             envoy_filter=next((d for d in docs if d.get("kind") == "EnvoyFilter" and ns(d) == namespace
                                and (d.get("metadata") or {}).get("name") == name), None),
         )
-        result = ratelimit_plan(rl, state)
-        if result.desired is not None:
-            out.append(result.desired)
-        status = result.status.to_dict()
+        status = _patched(rl, ratelimit_plan(rl, state).status)
+        desired = desired_envoy_filter(RateLimit.parse(rl)) if status.get("state") == "Ready" else None
+        if desired is not None:
+            out.append(desired)
         out.append(_with_status(rl, status))
         rows.append((namespace, name, str(status.get("state") or "-"),
-                     _meta(result.desired)[1] if result.desired is not None else "-", _message(status)))
+                     _meta(desired)[1] if desired is not None else "-", _message(status)))
     return Listing(out, ("NAMESPACE", "NAME", "STATUS", "ENVOYFILTER", "MESSAGE"), rows)
 
 
@@ -265,7 +272,7 @@ def render_apigateways(docs: list[dict[str, Any]], v1beta1_access: bool = True) 
         ratelimits=tuple(d for d in docs if _kind_is(d, model.RATELIMIT)),
         nodes=tuple(d for d in docs if d.get("kind") == "Node") or None,  # none given: sized as production
     )
-    settings = OperatorSettings(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
+    settings = OperatorPolicy(v1beta1_access=v1beta1_access, oathkeeper_ready_seconds=0)
     out: list[dict[str, Any]] = []
     rows: list[tuple[str, ...]] = []
     for gateway in gateways:

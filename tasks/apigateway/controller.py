@@ -11,11 +11,13 @@ api-gateway's APIRule controller order (``internal/controller/gateway``):
    :mod:`tasks.apigateway.cache`). A kind that is not served (CRD missing) reads as empty, so an APIRule never blocks
    forever because a CRD is gone; which of the required kinds are served fills ``ClusterState.crds``;
 3. :func:`plan`;
-4. deletion: apply the deletes, then release the finalizer ``gateway.kyma-project.io/subresources``;
-5. otherwise add the finalizer (merge patch with a resourceVersion precondition), apply the actions
-   one by one (create / replace / delete; the first failure stops, as ``applyChanges``), write the
-   status via the status subresource unless it is unchanged (``lastProcessedTime`` alone is no
-   change), and emit an Event on the APIRule when state or description changed.
+4. :func:`kube.toolkit.execute` carries out the plan's Outcome (``Plan.outcome``): on deletion the
+   deletes, then the release of the finalizer ``gateway.kyma-project.io/subresources`` and the
+   ``Deleted`` Event; otherwise the finalizer (merge patch with a resourceVersion precondition), the
+   actions one by one (create / replace / delete; the first failure stops, as ``applyChanges``), the
+   migration annotations, the status via the status subresource unless it is unchanged
+   (``lastProcessedTime`` alone is no change), and an Event on the APIRule when state or description
+   changed.
 
 Results: ``Ready`` / ``Warning`` → requeue after the reconciliation interval (seed: 30 min);
 ``Error`` → :meth:`Result.error`, retried with backoff starting at the error retry interval (seed:
@@ -47,11 +49,10 @@ from kube import toolkit as tk
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
 from tasks.apigateway import settings as domain_settings
-from tasks.apigateway import status as st
-from tasks.apigateway.diff import Action
-from tasks.apigateway.plan import PIPELINE_DELETION, Plan, Settings, plan
+from tasks.apigateway.plan import APIRULE_KIND, PIPELINE_DELETION, Plan, RulePolicy, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from tasks.apigateway.state import ClusterState
+from tasks.apigateway.v1beta1.model import looks_v1beta1
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway")
@@ -78,7 +79,7 @@ class ControllerSettings:
         resync_interval: seconds between two resyncs of every APIRule (beat).
     """
 
-    plan: Settings
+    plan: RulePolicy
     error_retry_cap: float
     resync_interval: float
 
@@ -86,7 +87,7 @@ class ControllerSettings:
     def of(cls, domain: ApiGatewaySettings) -> ControllerSettings:
         """The ``apirule`` part of the domain's settings."""
         return cls(
-            plan=Settings(reconciliation_interval=domain.apirule_reconciliation,
+            plan=RulePolicy(reconciliation_interval=domain.apirule_reconciliation,
                           error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access,
                           migration_interval=domain.apirule_migration),
             error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
@@ -212,14 +213,12 @@ def recheck_owned(kube: Kube, apirule: Mapping[str, Any] | model.APIRule, snapsh
 
 def _v1beta1_host(rule: model.APIRule) -> str | None:
     """The v1beta1 ``host`` (first label is what the cache indexes; a short host keeps it)."""
-    from tasks.apigateway.v1beta1.model import looks_v1beta1
-
     if rule.original_version == "v1beta1" or looks_v1beta1(rule.raw):
         return rule.v1beta1.host
     return None
 
 
-# ---- writes (the toolkit's; the decisions stay in plan and status) ------------------------
+# ---- reconcile -----------------------------------------------------------------------------
 
 
 def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,64 +226,21 @@ def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _written(action: Action) -> None:
-    WRITES.labels(action.kind, action.verb).inc()
+#: ``Action.kind`` → resource of everything the controller writes (the APIRule itself: finalizer, annotations).
+KINDS: Mapping[str, Resource] = {**OWNED, APIRULE_KIND: APIRULE}
 
 
-def apply_actions(kube: Kube, actions: tuple[Action, ...], *, raise_missing: bool = False) -> dict[str, list[str]]:
-    """Apply ``actions`` in order with :func:`kube.toolkit.apply_actions` (api-gateway's
-    ``applyChanges``). Returns the error message of the first refused write by kind (empty: all
-    applied). Raises :class:`Conflict`, and :class:`ResourceMissing` with ``raise_missing``."""
-    refused = tk.apply_actions(kube, actions, OWNED, raise_missing=raise_missing, written=_written)
-    if refused is None:
-        return {}
-    API_ERRORS.labels(refused.reason).inc()
-    return {refused.action.kind: [str(refused)]}
-
-
-def annotate(kube: Kube, apirule: dict[str, Any], annotations: Mapping[str, str | None]) -> dict[str, Any]:
-    """Merge-patch ``annotations`` (``None`` removes one) onto the APIRule under the read
-    ``resourceVersion`` (the migration step, as api-gateway's ``ApplyMigrationAnnotation`` + ``Update``);
-    nothing when they are already so. Returns the object as written. Raises :class:`Conflict` (the
-    APIRule changed since it was read: the step runs again) and :class:`ApiError`."""
-    current = _meta(apirule).get("annotations") or {}
-    if all(current.get(k) == v for k, v in annotations.items()):
-        return apirule
-    meta = _meta(apirule)
-    patch = {"metadata": {"annotations": dict(annotations), "resourceVersion": meta.get("resourceVersion")}}
-    written = kube.patch(APIRULE, str(meta.get("name")), patch, meta.get("namespace"))
-    log.info("apirule migration step", key=f"{meta.get('namespace')}/{meta.get('name')}",
-             annotations=dict(annotations))
-    return written
-
-
-def write_status(kube: Kube, apirule: Mapping[str, Any], status: st.Status) -> bool:
-    """Patch the status subresource unless it already says ``status`` for this generation; emit an
-    Event when state or description changed. Returns whether a write happened."""
-    meta = _meta(apirule)
-    current = apirule.get("status") if isinstance(apirule.get("status"), dict) else None
-    generation = meta.get("generation") if isinstance(meta.get("generation"), int) else None
-    if not st.needs_write(status, current, generation):
-        return False
-    event = None if status.same_as(current) else tk.Event(*st.event_for(status), status.description)
-    tk.write_status(kube, APIRULE, apirule, st.status_body(status, generation, tk.now_rfc3339()), event)
-    return True
-
-
-# ---- reconcile -----------------------------------------------------------------------------
-
-
-def _finish(p: Plan) -> Result:
-    if p.failed and p.status is not None:
-        return Result.error(p.status.description)
-    if p.requeue_after is not None:
-        return Result.requeue(p.requeue_after)
-    return Result.done()
+def _written(write: tk.Write, _answer: Any) -> None:
+    if isinstance(write, tk.Action) and write.kind in OWNED:
+        WRITES.labels(write.kind, write.verb).inc()
+    elif isinstance(write, tk.Action) and write.verb == "patch":
+        log.info("apirule migration step", key=f"{write.namespace}/{write.name}",
+                 annotations=dict((write.body or {}).get("metadata", {}).get("annotations") or {}))
 
 
 def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSettings | None = None) -> tuple[
-        Plan, Result]:
-    """Reconcile one APIRule object (as read) and return the plan it carried out and the result.
+        Plan, tk.Executed]:
+    """Reconcile one APIRule object (as read): the plan, and what carrying out its Outcome did.
 
     Raises :class:`Conflict` and :class:`ApiError` from reads and writes (the caller retries).
 
@@ -294,7 +250,8 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     may have created one a moment ago, before this process's informer saw the event (a second
     ``generateName`` create otherwise). A write that finds its kind no longer served although the
     informer still served it (a CRD deleted a moment ago) makes the whole reconcile run again on
-    reads from the API server, so the APIRule gets the missing-CRD Warning of api-gateway.
+    reads from the API server (the APIRule read again too), so the APIRule gets the missing-CRD
+    Warning of api-gateway.
     """
     settings = settings or ControllerSettings.from_env()
     meta = _meta(apirule)
@@ -304,34 +261,24 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     now = datetime.now(UTC)
     p = plan(rule, snapshot, settings.plan, now)
     creating = {a.kind for a in p.actions if a.verb == "create"}
-    if creating and model.FINALIZER in rule.finalizers and cached:
+    if creating and tk.has_finalizer(rule.raw, model.FINALIZER) and cached:
         p = plan(rule, recheck_owned(kube, rule, snapshot, creating), settings.plan, now)
-    if p.pipeline == PIPELINE_DELETION:
-        errors = apply_actions(kube, p.actions)
-        if errors:
-            message = "; ".join(m for ms in errors.values() for m in ms)
-            return p, Result.error(f"deleting owned objects: {message}")
-        if p.remove_finalizer and tk.remove_finalizer(kube, APIRULE, apirule, model.FINALIZER) is not None:
-            kube.emit_event(apirule, "Deleted", "Owned objects deleted, finalizer released")
-        return p, Result.done()
-    if p.add_finalizer:
-        apirule = tk.add_finalizer(kube, APIRULE, apirule, model.FINALIZER)
-    if p.actions and not p.failed:
-        try:
-            errors = apply_actions(kube, p.actions, raise_missing=cached)
-        except ResourceMissing:
-            # the CRD went away before this process's informer saw it: decide from the API server,
-            # so that the APIRule gets the "CRD ... is not present" Warning rather than an Error
-            log.info("kind not served any more, reading again", key=f"{meta.get('namespace')}/{meta.get('name')}")
-            with informers.direct_reads():
-                return reconcile_object(kube, apirule, settings)
-        if errors:
-            p = p.with_apply_errors(errors)
-    if p.annotations and not p.failed:
-        apirule = annotate(kube, apirule, p.annotations)
-    if p.status is not None:
-        write_status(kube, apirule, p.status)
-    return p, _finish(p)
+    try:
+        done = tk.execute(p.outcome, kube, APIRULE, apirule, resources=KINDS, written=_written,
+                          raise_missing=cached and p.pipeline != PIPELINE_DELETION)
+    except ResourceMissing:
+        # the CRD went away before this process's informer saw it: decide from the API server,
+        # so that the APIRule gets the "CRD ... is not present" Warning rather than an Error
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        log.info("kind not served any more, reading again", key=key)
+        with informers.direct_reads():
+            fresh = reads.apirule(kube, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if fresh is None:
+                return p, tk.Executed(None, tk.Outcome(), Result.done())
+            return reconcile_object(kube, fresh, settings)
+    if done.refused is not None:
+        API_ERRORS.labels(done.refused[1].code or str(done.refused[1].status)).inc()
+    return p, done
 
 
 def reconcile(key: Key) -> Result:
@@ -348,7 +295,7 @@ def reconcile(key: Key) -> Result:
         RECONCILES.labels("Gone").inc()
         return Result.done()
     try:
-        p, result = reconcile_object(kube, apirule)
+        p, done = reconcile_object(kube, apirule)
     except Conflict as exc:
         return _failed(key, "Conflict", exc)
     except NotFound as exc:  # deleted while we worked: the next event (or none) decides
@@ -357,13 +304,22 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     except ApiError as exc:
         return _failed(key, "ApiError", exc)
-    label = "Deleted" if p.pipeline == PIPELINE_DELETION else (p.status.state if p.status else "None")
+    if done.refused is not None and done.outcome.error == str(done.refused[1]) and p.pipeline != PIPELINE_DELETION:
+        # a refusal that is no status of the APIRule (a create found its object made meanwhile, the
+        # migration annotation refused): counted and logged as a failed API call, retried with backoff
+        RECONCILES.labels("Conflict" if done.refused[1].conflict else "ApiError").inc()
+        log.warning("apirule reconcile failed", cluster=key.cluster, key=key.ref, status=done.refused[1].status,
+                    reason=done.refused[1].code, error=done.refused[1].message)
+        return done.result
+    status = (done.obj or apirule).get("status")
+    label = "Deleted" if p.pipeline == PIPELINE_DELETION else (
+        str(status.get("state") or "None") if isinstance(status, dict) and p.status is not None else "None")
     RECONCILES.labels(label).inc()
     # resyncs of unchanged APIRules are the bulk: log them at debug
-    emit = log.info if p.actions or p.failed or p.pipeline == PIPELINE_DELETION else log.debug
+    emit = log.info if p.actions or done.outcome.error or p.pipeline == PIPELINE_DELETION else log.debug
     emit("apirule reconciled", cluster=key.cluster, key=key.ref, pipeline=p.pipeline, state=label,
          actions=len(p.actions), seconds=round(time.perf_counter() - started, 4))
-    return result
+    return done.result
 
 
 def _failed(key: Key, label: str, exc: ApiError) -> Result:

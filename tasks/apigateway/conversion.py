@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from tasks.apigateway import model
+from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION
 
 __all__ = [
     "HUB",
@@ -57,7 +58,7 @@ Obj = dict[str, Any]
 HUB = "v2alpha1"
 V2ALPHA1_RULES_ANNOTATION = "gateway.kyma-project.io/v2alpha1-rules"
 ORIGINAL = model.ORIGINAL_VERSION_ANNOTATION
-V1BETA1_SPEC = model.V1BETA1_SPEC_ANNOTATION
+V1BETA1_SPEC = V1BETA1_SPEC_ANNOTATION
 
 _V1_TO_STATE = {"OK": "Ready", "ERROR": "Error", "WARNING": "Warning", "SKIPPED": "Warning"}
 _STATE_TO_V1 = {"Ready": "OK", "Error": "ERROR", "Warning": "WARNING", "Deleting": "OK"}

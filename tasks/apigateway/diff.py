@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kube.toolkit.actions import Action
+from kube.toolkit.actions import Action, Write
 from tasks.apigateway import model
 from tasks.apigateway.requestauthentication import request_authentication_key
 
-#: the toolkit's Action (api-gateway's ``applyChanges`` input), re-exported for the planners
-__all__ = ["Action", "delete_all", "diff_access_rules", "diff_authorization_policies",
+#: the toolkit's Action and Write (api-gateway's ``applyChanges`` input), re-exported for the planners
+__all__ = ["Action", "Write", "delete_all", "diff_access_rules", "diff_authorization_policies",
            "diff_request_authentications", "diff_virtual_service"]
 
 

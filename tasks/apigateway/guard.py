@@ -17,7 +17,7 @@ from workers.controller import Key, Result
 Reconcile = Callable[[Key], Result]
 
 
-def guarded(name: str, log: Any) -> Callable[[Reconcile], Reconcile]:
+def api_errors_as_results(name: str, log: Any) -> Callable[[Reconcile], Reconcile]:
     """Decorate the reconcile of controller ``name`` with the shared error boundary.
 
     The decorated reconcile returns what the wrapped one returns; :meth:`Result.done` on

@@ -2,7 +2,7 @@
 
 The parser never raises: objects from a cluster were checked by the CRD schema (when it is enforced), but
 ``render`` reads any YAML and a dev API server may store anything, so a field of the wrong type is read as
-absent and recorded in ``APIRule.type_failures`` (see :mod:`tasks.apigateway.fields`). ``None`` and an
+absent and recorded in ``APIRule.type_failures`` (see :mod:`tasks.apigateway.parsing`). ``None`` and an
 empty list stay distinct where the original's validation distinguishes them (``authorizations: []``).
 Names, labels and constants are api-gateway's (``apis/gateway/v2alpha1``, ``internal/processing``).
 """
@@ -12,12 +12,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tasks.apigateway.fields import Failure, Reader
-
-if TYPE_CHECKING:
-    from tasks.apigateway.v1beta1.model import V1beta1APIRule
+from tasks.apigateway.parsing import (
+    CorsPolicy,
+    JwtConfig,
+    Reader,
+    ServiceRef,
+    ValidationFailure,
+    as_dict,
+    as_str,
+    open_manifest,
+    opt_int,
+    str_map,
+)
+from tasks.apigateway.v1beta1.model import V1beta1APIRule
 
 GROUP = "gateway.kyma-project.io"
 KIND = "APIRule"
@@ -28,7 +37,6 @@ VERSIONS = ("v1beta1", "v2alpha1", "v2")
 FINALIZER = "gateway.kyma-project.io/subresources"
 #: Which pipeline reconciles the APIRule: ``v1beta1``, ``v2alpha1`` or ``v2``.
 ORIGINAL_VERSION_ANNOTATION = "gateway.kyma-project.io/original-version"
-V1BETA1_SPEC_ANNOTATION = "gateway.kyma-project.io/v1beta1-spec"
 #: Zero-downtime migration from Ory Rules to Istio (api-gateway's ``processors/migration``): the step the
 #: last successful reconcile completed; removed once the Ory Rules are gone.
 MIGRATION_STEP_ANNOTATION = "gateway.kyma-project.io/migration-step"
@@ -68,7 +76,6 @@ INGRESS_GATEWAY_PRINCIPAL = "cluster.local/ns/istio-system/sa/istio-ingressgatew
 #: Ory Oathkeeper's principal (its Pods run as the maester's ServiceAccount): admitted during a migration.
 OATHKEEPER_PRINCIPAL = "cluster.local/ns/kyma-system/sa/oathkeeper-maester-account"
 ISTIO_PROXY_CONTAINER = "istio-proxy"
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 
 #: CRDs the v2 pipeline needs (api-gateway's dependency check).
 REQUIRED_CRDS = (
@@ -114,119 +121,6 @@ DNS_ENTRY = Kind("dns.gardener.cloud", "v1alpha1", "DNSEntry", "dnsentries")
 OWNED_KINDS: Mapping[str, Kind] = {
     k.kind: k for k in (VIRTUAL_SERVICE, AUTHORIZATION_POLICY, REQUEST_AUTHENTICATION, ORY_RULE)
 }
-
-
-# --- lenient readers (metadata and cluster objects; user specs go through fields.Reader) --------
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _str(value: Any) -> str:
-    return _opt_str(value) or ""
-
-
-def _opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _strs(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def _str_map(value: Any) -> dict[str, str]:
-    return {str(k): v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
-
-
-# --- values ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServiceRef:
-    """``spec.service`` / ``spec.rules[i].service``: ``name``, optional ``namespace``, ``port``."""
-
-    name: str | None
-    namespace: str | None
-    port: int | None
-
-    @classmethod
-    def parse(cls, raw: Any, path: str = ".spec.service", reader: Reader | None = None) -> ServiceRef | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
-        if obj is None:
-            return None
-        return cls(r.string(obj.get("name"), path + ".name"), r.string(obj.get("namespace"), path + ".namespace"),
-                   r.integer(obj.get("port"), path + ".port"))
-
-
-@dataclass(frozen=True)
-class FromHeader:
-    name: str
-    prefix: str | None
-
-
-@dataclass(frozen=True)
-class JwtAuthentication:
-    """One trusted issuer: ``issuer``, ``jwksUri``, token locations ``fromHeaders`` / ``fromParams``."""
-
-    issuer: str
-    jwks_uri: str
-    from_headers: tuple[FromHeader, ...]
-    from_params: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, raw: dict[str, Any], path: str, r: Reader) -> JwtAuthentication:
-        headers = tuple(
-            FromHeader(r.string(h.get("name"), f"{path}.fromHeaders[{i}].name") or "",
-                       r.string(h.get("prefix"), f"{path}.fromHeaders[{i}].prefix"))
-            for i, h in r.objects(raw.get("fromHeaders"), path + ".fromHeaders")
-        )
-        return cls(r.string(raw.get("issuer"), path + ".issuer") or "",
-                   r.string(raw.get("jwksUri"), path + ".jwksUri") or "", headers,
-                   r.strings(raw.get("fromParams"), path + ".fromParams"))
-
-
-@dataclass(frozen=True)
-class JwtAuthorization:
-    """``requiredScopes`` and ``audiences``; ``None`` = not given, ``()`` = given empty."""
-
-    required_scopes: tuple[str, ...] | None
-    audiences: tuple[str, ...] | None
-
-
-@dataclass(frozen=True)
-class JwtConfig:
-    """``jwt`` of a rule or ``extAuth.restrictions``; an authorization entry is ``None`` when null."""
-
-    authentications: tuple[JwtAuthentication, ...]
-    authorizations: tuple[JwtAuthorization | None, ...] | None
-
-    @classmethod
-    def parse(cls, raw: Any, path: str = ".jwt", reader: Reader | None = None) -> JwtConfig | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
-        if obj is None:
-            return None
-        authentications = tuple(JwtAuthentication.parse(a, f"{path}.authentications[{i}]", r)
-                                for i, a in r.objects(obj.get("authentications"), path + ".authentications"))
-        authorizations: tuple[JwtAuthorization | None, ...] | None = None
-        items = r.opt_array(obj.get("authorizations"), path + ".authorizations")
-        if items is not None:
-            parsed: list[JwtAuthorization | None] = []
-            for i, a in enumerate(items):
-                at = f"{path}.authorizations[{i}]"
-                if a is None:
-                    parsed.append(None)  # "authorization is empty", as the original
-                elif (item := r.opt_object(a, at)) is not None:
-                    parsed.append(JwtAuthorization(r.opt_strings(item.get("requiredScopes"), at + ".requiredScopes"),
-                                                   r.opt_strings(item.get("audiences"), at + ".audiences")))
-            authorizations = tuple(parsed)
-        return cls(authentications, authorizations)
 
 
 @dataclass(frozen=True)
@@ -279,78 +173,6 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class CorsPolicy:
-    """``spec.corsPolicy``; ``allow_origins`` keeps the one-key maps (``exact``/``prefix``/``regex``).
-
-    ``max_age`` is seconds (v2: an integer; v1beta1: a Go duration string, read by the v1beta1 model).
-    """
-
-    allow_origins: tuple[dict[str, str], ...]
-    allow_methods: tuple[str, ...]
-    allow_headers: tuple[str, ...]
-    expose_headers: tuple[str, ...]
-    allow_credentials: bool | None
-    max_age: int | None
-
-    @classmethod
-    def parse(cls, raw: Any, path: str = ".spec.corsPolicy", reader: Reader | None = None,
-              max_age: int | None = None, read_max_age: bool = True) -> CorsPolicy | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
-        if obj is None:
-            return None
-        return cls(
-            allow_origins=tuple(r.string_map(o, f"{path}.allowOrigins[{i}]")
-                                for i, o in r.objects(obj.get("allowOrigins"), path + ".allowOrigins")),
-            allow_methods=r.strings(obj.get("allowMethods"), path + ".allowMethods"),
-            allow_headers=r.strings(obj.get("allowHeaders"), path + ".allowHeaders"),
-            expose_headers=r.strings(obj.get("exposeHeaders"), path + ".exposeHeaders"),
-            allow_credentials=r.boolean(obj.get("allowCredentials"), path + ".allowCredentials"),
-            max_age=r.integer(obj.get("maxAge"), path + ".maxAge") if read_max_age else max_age,
-        )
-
-
-@dataclass(frozen=True)
-class Metadata:
-    """What every parser reads from ``metadata`` (the API server guarantees its types; a manifest given
-    to ``render`` may not, so this never raises either)."""
-
-    name: str
-    namespace: str
-    annotations: dict[str, str]
-    labels: dict[str, str]
-    finalizers: tuple[str, ...]
-    deleting: bool
-    generation: int | None
-    creation_timestamp: str
-    uid: str = ""
-
-    @classmethod
-    def parse(cls, obj: Mapping[str, Any], default_namespace: str = "default") -> Metadata:
-        meta = _map(obj.get("metadata"))
-        return cls(
-            name=_str(meta.get("name")),
-            namespace=_str(meta.get("namespace")) or default_namespace,
-            annotations=_str_map(meta.get("annotations")),
-            labels=_str_map(meta.get("labels")),
-            finalizers=_strs(meta.get("finalizers")),
-            deleting=bool(meta.get("deletionTimestamp")),
-            generation=_opt_int(meta.get("generation")),
-            creation_timestamp=_str(meta.get("creationTimestamp")),
-            uid=_str(meta.get("uid")),
-        )
-
-
-def open_manifest(obj: Mapping[str, Any], default_namespace: str = "default") -> tuple[
-        dict[str, Any], Metadata, Reader, dict[str, Any]]:
-    """What every custom resource parser starts with: ``(raw copy, metadata, a fresh Reader, spec)``
-    (a ``spec`` of the wrong type is a failure in the reader and reads as ``{}``). Never raises."""
-    raw = dict(obj)
-    r = Reader()
-    return raw, Metadata.parse(raw, default_namespace), r, r.object(raw.get("spec"), ".spec")
-
-
-@dataclass(frozen=True)
 class APIRule:
     """An APIRule read as v2 (v2alpha1 has the same shape). ``raw`` is the object as given.
 
@@ -362,7 +184,6 @@ class APIRule:
     namespace: str
     api_version: str
     annotations: dict[str, str]
-    finalizers: tuple[str, ...]
     deleting: bool
     spec_empty: bool
     hosts: tuple[str, ...]
@@ -373,7 +194,7 @@ class APIRule:
     rules: tuple[Rule, ...]
     timeout: int | None
     raw: dict[str, Any]
-    type_failures: tuple[Failure, ...] = ()
+    type_failures: tuple[ValidationFailure, ...] = ()
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> APIRule:
@@ -383,9 +204,8 @@ class APIRule:
         return cls(
             name=meta.name,
             namespace=meta.namespace,
-            api_version=_str(raw.get("apiVersion")),
+            api_version=as_str(raw.get("apiVersion")),
             annotations=meta.annotations,
-            finalizers=meta.finalizers,
             deleting=meta.deleting,
             spec_empty=not any(v not in (None, [], {}, "") for v in spec.values()),
             hosts=r.strings(spec.get("hosts"), ".spec.hosts"),
@@ -410,8 +230,6 @@ class APIRule:
     def v1beta1(self) -> V1beta1APIRule:
         """The v1beta1 view of the same object, parsed on first use and kept (the v1beta1 reads, the
         occupied-host check and the v1beta1 plan share it)."""
-        from tasks.apigateway.v1beta1.model import V1beta1APIRule
-
         return V1beta1APIRule.parse(self.raw)
 
     @property
@@ -457,7 +275,7 @@ def is_owned_by(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
 
     As api-gateway's ownership check for occupied hosts: a legacy label decides alone when present.
     """
-    labels = _str_map(_map(obj.get("metadata")).get("labels"))
+    labels = str_map(as_dict(obj.get("metadata")).get("labels"))
     if LEGACY_OWNER_LABEL in labels:
         return labels[LEGACY_OWNER_LABEL] == legacy_owner_value(name, namespace)
     return labels.get(OWNER_NAME_LABEL) == name and labels.get(OWNER_NAMESPACE_LABEL) == namespace
@@ -469,16 +287,16 @@ def owned_objects(objects: Iterable[Mapping[str, Any]], name: str, namespace: st
     found: dict[tuple[str, str], dict[str, Any]] = {}
     legacy = legacy_owner_value(name, namespace)
     for obj in objects:
-        meta = _map(obj.get("metadata"))
-        labels = _str_map(meta.get("labels"))
+        meta = as_dict(obj.get("metadata"))
+        labels = str_map(meta.get("labels"))
         by_new = labels.get(OWNER_NAME_LABEL) == name and labels.get(OWNER_NAMESPACE_LABEL) == namespace
         by_legacy = len(legacy) <= 63 and labels.get(LEGACY_OWNER_LABEL) == legacy
         if not (by_new or by_legacy):
             continue
-        key = (_str(meta.get("namespace")), _str(meta.get("name")))
+        key = (as_str(meta.get("namespace")), as_str(meta.get("name")))
         previous = found.get(key)
-        if previous is None or (_opt_int(meta.get("generation")) or 0) > (
-            _opt_int(_map(previous.get("metadata")).get("generation")) or 0
+        if previous is None or (opt_int(meta.get("generation")) or 0) > (
+            opt_int(as_dict(previous.get("metadata")).get("generation")) or 0
         ):
             found[key] = dict(obj)
     return [found[k] for k in sorted(found)]

@@ -1,4 +1,4 @@
-"""APIRule v2 paths: validity, the `{*}` / `{**}` operators, Istio match translation, and conflicts.
+"""APIRule v2 paths: the `{*}` / `{**}` operators, Istio match translation, and conflicts.
 
 A path is literal segments, ``{*}`` (exactly one segment) and ``{**}`` (any number of segments, at most
 once and last) or exactly ``/*`` (everything). Translation is api-gateway's VirtualService and
@@ -12,10 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: The CRD pattern of ``spec.rules[].path``.
-PATH_PATTERN = r"^((\/([A-Za-z0-9-._~!$&'()+,;=:@]|%[0-9a-fA-F]{2})*)|(\/\{\*{1,2}\}))+$|^\/\*$"
-_PATH_RE = re.compile(PATH_PATTERN)
-
 #: Regex replacing ``{**}``: any characters of a path, ``/`` included, possibly none.
 DOUBLE_ASTERISK_REGEX = "([A-Za-z0-9-._~!$&'()*+,;=:@/]|%[0-9a-fA-F]{2})*"
 #: Regex replacing ``{*}``: one or more characters of a single segment.
@@ -25,11 +21,6 @@ CATCH_ALL = "/*"
 _REGEX_OPERATORS = re.compile(r"[$()+*?\[\]{}|^\\]")
 DOUBLE_ASTERISK = "{**}"
 SINGLE_ASTERISK = "{*}"
-
-
-def is_valid_path(path: str) -> bool:
-    """Whether ``path`` matches the CRD's path pattern (what the API server admits)."""
-    return _PATH_RE.fullmatch(path) is not None
 
 
 def uri_match(path: str) -> dict[str, str]:

@@ -17,33 +17,48 @@ controller (``internal/controller/gateway``):
    zero-downtime migration (:func:`migration_step`), and the ``migration-step`` annotation to write after
    it succeeded (``Plan.annotations``); the next reconcile after ``migration_interval`` while the
    annotation is present.
+
+What the reconcile writes is ``Plan.outcome``, one :class:`~kube.toolkit.outcome.Outcome` that
+:func:`kube.toolkit.execute` carries out: the finalizer first; the actions in order (api-gateway's
+``applyChanges``: a refused one stops the writes and becomes the ``Error`` of :meth:`Plan.with_apply_errors`,
+a create's 409 fails the reconcile without a status); the ``migration-step`` annotations as a merge patch
+under the APIRule's resourceVersion; the status merge patch (by
+:func:`~kube.toolkit.outcome.status_patch`: ``state``, ``description``, ``observedGeneration``;
+``lastProcessedTime`` moves only with them) with an Event when state or description changed; the requeue
+or the error. A deletion's Outcome deletes the owned objects, releases the finalizer and then records the
+``Deleted`` Event.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+import kube.refusal as refusal
 from kube.clock import now_rfc3339
+from kube.toolkit.outcome import Event, Outcome, has_finalizer, status_changed, status_patch
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.authorizationpolicy import desired_authorization_policies
 from tasks.apigateway.config import parse_config
 from tasks.apigateway.diff import (
     Action,
+    Write,
     delete_all,
     diff_authorization_policies,
     diff_request_authentications,
     diff_virtual_service,
 )
 from tasks.apigateway.model import APIRule
+from tasks.apigateway.parsing import as_dict, opt_int
 from tasks.apigateway.requestauthentication import desired_request_authentications
 from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
-from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1, plan_v1beta1
-from tasks.apigateway.validate import Failure, validate, workload_lookup
+from tasks.apigateway.v1beta1 import V1beta1Status, looks_v1beta1
+from tasks.apigateway.v1beta1.plan import plan_v1beta1
+from tasks.apigateway.validate import ValidationFailure, validate, workload_lookup
 from tasks.apigateway.virtualservice import HostError, desired_virtual_service, resolve_hosts
 
 _GATEWAY_REF = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?/([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)$")
@@ -54,7 +69,7 @@ PIPELINE_DELETION = "deletion"
 
 
 @dataclass(frozen=True)
-class Settings:
+class RulePolicy:
     """Controller settings the plan needs.
 
     Attributes:
@@ -97,6 +112,7 @@ class Plan:
             ``vs-switch-to-service``, ``remove-ory-rule``), ``None`` outside a migration.
         annotations: annotations to merge-patch onto the APIRule once every action succeeded
             (``None`` removes one): the next ``migration-step``, or its removal.
+        outcome: what the reconcile writes, carried out by :func:`kube.toolkit.execute` (module doc).
     """
 
     pipeline: str
@@ -105,11 +121,12 @@ class Plan:
     status: st.Status | None = None
     add_finalizer: bool = False
     remove_finalizer: bool = False
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[ValidationFailure, ...] = ()
     requeue_after: float | None = None
     v1beta1: V1beta1Status | None = None
     migration_step: str | None = None
     annotations: Mapping[str, str | None] = field(default_factory=dict)
+    outcome: Outcome = field(default_factory=Outcome)
 
     @property
     def failed(self) -> bool:
@@ -200,24 +217,92 @@ def migration_step(annotation: str | None) -> str:
     return model.MIGRATION_APPLY_ISTIO_AUTHORIZATION
 
 
-def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: Settings) -> bool:
+def needs_migration(owned_ory_rules: list[dict[str, Any]], settings: RulePolicy) -> bool:
     """The v2 APIRule migrates from Ory to Istio: v1beta1 APIRules are allowed and it still owns Ory Rules
     (api-gateway's ``apiRuleNeedsMigration``; a cluster without the Rule CRD has none)."""
     return settings.v1beta1_access and bool(owned_ory_rules)
 
 
-def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Settings | None = None,
+#: The ``Action.kind`` of writes to the APIRule itself (its finalizer, its annotations).
+APIRULE_KIND = model.APIRULE.kind
+#: The Event a deletion records once the finalizer is released.
+DELETED = Event("Normal", "Deleted", "Owned objects deleted, finalizer released")
+
+
+def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: RulePolicy | None = None,
          now: datetime | None = None) -> Plan:
     """The reconcile of ``apirule`` (a manifest of any served version, or the rule parsed from one:
     the worker parses once per reconcile) against ``state``. ``now`` (aware) spaces the migration's
-    steps; ``None`` (render) does not. Pure; never raises for bad input: every problem the user can fix
-    is an ``Error`` or ``Warning`` status."""
-    settings = settings or Settings()
+    steps and is the status's ``lastProcessedTime``; ``None`` (render) does neither. Pure; never raises
+    for bad input: every problem the user can fix is an ``Error`` or ``Warning`` status."""
     rule = APIRule.of(apirule)
+    decided = _decide(rule, state, settings or RulePolicy(), now)
+    return replace(decided, outcome=_outcome(decided, rule, now))
+
+
+def _status_outcome(status: st.Status | None, rule: APIRule, requeue_after: float | None,
+                    now: datetime | None) -> Outcome:
+    """The APIRule's status becoming ``status``: the merge patch (none when it says so for this
+    generation already: ``lastProcessedTime`` alone is no change), an Event when state or description
+    changed, and the error (``Error``) or the requeue."""
+    if status is None:
+        return Outcome(requeue_after=requeue_after)
+    current = rule.raw.get("status") if isinstance(rule.raw.get("status"), dict) else None
+    said = {"state": status.state, "description": status.description}
+    generation = opt_int(as_dict(rule.raw.get("metadata")).get("generation"))
+    patch = status_patch(current, {**said, "observedGeneration": generation} if generation is not None else said)
+    if patch is not None and now is not None:
+        patch["lastProcessedTime"] = now_rfc3339(now)
+    event = Event(*st.event_for(status), status.description) if status_changed(current, said) else None
+    if status.state == st.ERROR:
+        return Outcome(status=patch, event=event, error=status.description)
+    return Outcome(status=patch, event=event, requeue_after=requeue_after)
+
+
+def _outcome(p: Plan, rule: APIRule, now: datetime | None) -> Outcome:
+    """What the reconcile decided in ``p`` writes (module doc)."""
+    if p.pipeline == PIPELINE_DELETION:
+        if not p.remove_finalizer:
+            return Outcome()
+        release = Action("remove_finalizer", APIRULE_KIND, rule.raw, body={"finalizer": model.FINALIZER})
+
+        def stuck(write: Write, failure: refusal.Failure, _answers: Sequence[Any]) -> Outcome:
+            if write is release:
+                return Outcome(error=str(failure))
+            return Outcome(error=f"deleting owned objects: {write.describe()}: {failure.message}")
+
+        def released(answers: Sequence[Any]) -> Outcome:  # the APIRule gone already: no Event
+            return Outcome(event=DELETED) if answers and answers[-1] is not None else Outcome()
+
+        return Outcome(writes=(*p.actions, release), refused=stuck, then=released)
+    outcome = _status_outcome(p.status, rule, p.requeue_after, now)
+    if p.add_finalizer:
+        outcome = replace(outcome, add_finalizer=model.FINALIZER)
+    if p.failed:
+        return outcome
+    writes: list[Write] = list(p.actions)
+    if p.annotations and not all(rule.annotations.get(k) == v for k, v in p.annotations.items()):
+        version = as_dict(rule.raw.get("metadata")).get("resourceVersion")
+        writes.append(Action("patch", APIRULE_KIND, rule.raw, body={
+            "metadata": {"annotations": dict(p.annotations), "resourceVersion": version}}))
+    if not writes:
+        return outcome
+
+    def refused(write: Write, failure: refusal.Failure, _answers: Sequence[Any]) -> Outcome:
+        if not isinstance(write, Action) or write.kind not in model.OWNED_KINDS or failure.conflict:
+            return Outcome(error=str(failure))  # the APIRule's own patch, or a stale create: again
+        failed = p.with_apply_errors({write.kind: [f"{write.describe()}: {failure.message}"]})
+        return _status_outcome(failed.status, rule, failed.requeue_after, now)
+
+    return replace(outcome, writes=tuple(writes), refused=refused)
+
+
+def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datetime | None) -> Plan:
+    """:func:`plan` without its Outcome."""
     owned = _owned(rule, state)
 
     if rule.deleting:
-        if model.FINALIZER not in rule.finalizers:
+        if not has_finalizer(rule.raw, model.FINALIZER):
             return Plan(PIPELINE_DELETION)
         actions = (
             delete_all(model.AUTHORIZATION_POLICY.kind, owned.authorization_policies)
@@ -230,11 +315,12 @@ def plan(apirule: Mapping[str, Any] | APIRule, state: ClusterState, settings: Se
     if select_pipeline(rule) == PIPELINE_V1BETA1:
         v1 = plan_v1beta1(rule.v1beta1, state, settings.v1beta1_access)
         return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
-                    add_finalizer=v1.add_finalizer, failures=v1.failures,
+                    add_finalizer=v1.components is not None and not has_finalizer(rule.raw, model.FINALIZER),
+                    failures=v1.failures,
                     requeue_after=None if v1.status.state == st.ERROR else settings.reconciliation_interval,
                     v1beta1=v1.components)
 
-    add_finalizer = model.FINALIZER not in rule.finalizers
+    add_finalizer = not has_finalizer(rule.raw, model.FINALIZER)
     annotation = rule.annotations.get(model.MIGRATION_STEP_ANNOTATION)
     migrating = needs_migration(owned.ory_rules, settings)
     # while the annotation is present the APIRule is reconciled every migration_interval (also when a
@@ -313,7 +399,7 @@ def _since_last_step(rule: APIRule, now: datetime | None) -> float | None:
 
 def _migration_plan(rule: APIRule, owned: _Owned, annotation: str | None, hosts: list[str],
                     selectors: list[dict[str, str] | None], virtual_service: dict[str, Any],
-                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: Settings,
+                    authentications: list[dict[str, Any]], add_finalizer: bool, settings: RulePolicy,
                     now: datetime | None) -> Plan:
     """One step of the zero-downtime migration (api-gateway's ``NewMigrationProcessors``), processors in
     the original's order:

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks.apigateway import model
-from tasks.apigateway.model import APIRule, JwtAuthentication
+from tasks.apigateway.model import APIRule
+from tasks.apigateway.parsing import JwtAuthentication
 from tasks.apigateway.virtualservice import metadata
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from tasks.apigateway import model
 from tasks.apigateway.externalgateway.model import Names
+from tasks.apigateway.v1beta1.model import looks_v1beta1
+from tasks.apigateway.v1beta1.model import referenced_services as v1beta1_services
 
 NamespacedName = tuple[str, str]
 
@@ -154,9 +156,6 @@ def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
     """The reads a reconcile of ``apirule`` (a manifest, or the parsed rule) needs, so the worker
     builds a complete :class:`ClusterState`
     (v1beta1 APIRules: the Services of their v1beta1 spec as well)."""
-    from tasks.apigateway.v1beta1.model import looks_v1beta1
-    from tasks.apigateway.v1beta1.model import referenced_services as v1beta1_services
-
     rule = model.APIRule.of(apirule)
     gateways = [model.DEFAULT_GATEWAY]
     external: list[NamespacedName] = []

@@ -25,17 +25,9 @@ class Status:
     state: str
     description: str
 
-    def to_dict(self, last_processed_time: str | None = None) -> dict[str, Any]:
-        """The ``status`` body; ``lastProcessedTime`` (RFC 3339) added when given."""
-        body: dict[str, Any] = {"state": self.state, "description": self.description}
-        if last_processed_time is not None:
-            body["lastProcessedTime"] = last_processed_time
-        return body
-
-    def same_as(self, current: Mapping[str, Any] | None) -> bool:
-        """Whether ``current`` (an APIRule's ``status``) already says this (time ignored)."""
-        current = current or {}
-        return current.get("state") == self.state and current.get("description") == self.description
+    def to_dict(self) -> dict[str, Any]:
+        """``state`` and ``description`` as the ``status`` body says them."""
+        return {"state": self.state, "description": self.description}
 
 
 def ready() -> Status:
@@ -84,20 +76,3 @@ def event_for(status: Status) -> tuple[str, str]:
         failed_validation = status.description.startswith("Validation errors")
         return "Warning", REASON_VALIDATION_FAILED if failed_validation else REASON_APPLY_FAILED
     return "Warning", REASON_WARNING
-
-
-def status_body(status: Status, generation: int | None, now: str) -> dict[str, Any]:
-    """The ``status`` the worker writes: state, description, ``lastProcessedTime`` ``now`` (RFC 3339)
-    and ``observedGeneration`` (the spec generation it describes; omitted when unknown)."""
-    body = status.to_dict(now)
-    if generation is not None:
-        body["observedGeneration"] = generation
-    return body
-
-
-def needs_write(status: Status, current: Mapping[str, Any] | None, generation: int | None) -> bool:
-    """Whether the status must be written: state or description differ from ``current`` (the
-    APIRule's ``status``), or it describes another generation. ``lastProcessedTime`` alone never
-    causes a write (a resync of an unchanged APIRule writes nothing)."""
-    current = current or {}
-    return not status.same_as(current) or (generation is not None and current.get("observedGeneration") != generation)

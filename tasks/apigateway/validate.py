@@ -12,8 +12,8 @@ from typing import Any
 
 from tasks.apigateway import model, paths
 from tasks.apigateway.config import MeshConfig, parse_mesh
-from tasks.apigateway.fields import Failure
-from tasks.apigateway.model import APIRule, JwtAuthentication, JwtAuthorization, JwtConfig, Rule
+from tasks.apigateway.model import APIRule, Rule
+from tasks.apigateway.parsing import JwtAuthentication, JwtAuthorization, JwtConfig, ValidationFailure
 from tasks.apigateway.state import ClusterState
 
 EMPTY_SPEC_MESSAGE = (
@@ -80,14 +80,14 @@ def validate(
     apirule: APIRule,
     state: ClusterState,
     gateway_ref: str | None = None,
-) -> list[Failure]:
+) -> list[ValidationFailure]:
     """Every v2 validation of ``apirule`` against ``state``, in the original's order.
 
     ``gateway_ref`` is ``namespace/name`` of the discovered Istio Gateway (``spec.gateway``, or the one
     generated for ``spec.externalGateway``); short hosts take their domain from it.
     """
     if apirule.spec_empty:
-        return [Failure(".spec", EMPTY_SPEC_MESSAGE)]
+        return [ValidationFailure(".spec", EMPTY_SPEC_MESSAGE)]
     failures = _rules(apirule, state)
     failures += _hosts(apirule, state, gateway_ref if gateway_ref is not None else apirule.gateway)
     failures += _gateway(apirule, state)
@@ -97,16 +97,16 @@ def validate(
 # --- rules -------------------------------------------------------------------------------------
 
 
-def _rules(apirule: APIRule, state: ClusterState) -> list[Failure]:
+def _rules(apirule: APIRule, state: ClusterState) -> list[ValidationFailure]:
     if not apirule.rules:
-        return [Failure(".spec.rules", "No rules defined")]
-    failures: list[Failure] = []
+        return [ValidationFailure(".spec.rules", "No rules defined")]
+    failures: list[ValidationFailure] = []
     mesh: MeshConfig | None = None
     for i, rule in enumerate(apirule.rules):
         prefix = f".spec.rules[{i}]"
         if apirule.service is None and rule.service is None:
             failures.append(
-                Failure(
+                ValidationFailure(
                     prefix + ".service", "The rule must define a service, because no service is defined on spec level"
                 )
             )
@@ -118,12 +118,12 @@ def _rules(apirule: APIRule, state: ClusterState) -> list[Failure]:
             failures += _ext_auth(prefix, rule, mesh)
         message = paths.operator_failure(rule.path)
         if message:
-            failures.append(Failure(prefix + ".path", message))
+            failures.append(ValidationFailure(prefix + ".path", message))
     conflict = paths.first_conflict([(r.path, r.methods) for r in apirule.rules])
     if conflict is not None:
         path, method = conflict
         failures.append(
-            Failure(
+            ValidationFailure(
                 ".spec.rules",
                 f"Path {path} with method {method} conflicts with at least one of the previous rule paths",
             )
@@ -132,7 +132,7 @@ def _rules(apirule: APIRule, state: ClusterState) -> list[Failure]:
     return failures
 
 
-def _jwt(prefix: str, rule: Rule) -> list[Failure]:
+def _jwt(prefix: str, rule: Rule) -> list[ValidationFailure]:
     config: JwtConfig | None
     if rule.jwt is not None:
         prefix, config = prefix + ".jwt", rule.jwt
@@ -143,40 +143,40 @@ def _jwt(prefix: str, rule: Rule) -> list[Failure]:
     return _authorizations(prefix, config.authorizations) + _authentications(prefix, config.authentications)
 
 
-def _authorizations(prefix: str, authorizations: tuple[JwtAuthorization | None, ...] | None) -> list[Failure]:
+def _authorizations(prefix: str, authorizations: tuple[JwtAuthorization | None, ...] | None) -> list[ValidationFailure]:
     path = prefix + ".authorizations"
     if authorizations is None:
         return []
     if not authorizations:
-        return [Failure(path, "authorizations defined, but no configuration exists")]
+        return [ValidationFailure(path, "authorizations defined, but no configuration exists")]
     return authorization_failures(path, authorizations)
 
 
-def authorization_failures(path: str, authorizations: tuple[JwtAuthorization | None, ...]) -> list[Failure]:
+def authorization_failures(path: str, authorizations: tuple[JwtAuthorization | None, ...]) -> list[ValidationFailure]:
     """The failures of each JWT authorization ``path[i]`` (empty, or empty scopes / audiences): the
     same rules in the v2 and v1beta1 pipelines."""
     failures = []
     for j, authorization in enumerate(authorizations):
         if authorization is None:
-            failures.append(Failure(f"{path}[{j}]", "authorization is empty"))
+            failures.append(ValidationFailure(f"{path}[{j}]", "authorization is empty"))
             continue
         for field, values, empty_item in (("requiredScopes", authorization.required_scopes, "scope value is empty"),
                                           ("audiences", authorization.audiences, "audience value is empty")):
             if values is not None and not values:
-                failures.append(Failure(f"{path}[{j}].{field}", "value is empty"))
+                failures.append(ValidationFailure(f"{path}[{j}].{field}", "value is empty"))
             elif values is not None and "" in values:
-                failures.append(Failure(f"{path}[{j}].{field}", empty_item))
+                failures.append(ValidationFailure(f"{path}[{j}].{field}", empty_item))
     return failures
 
 
-def _authentications(prefix: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
+def _authentications(prefix: str, authentications: tuple[JwtAuthentication, ...]) -> list[ValidationFailure]:
     path = prefix + ".authentications"
     if not authentications:
-        return [Failure(path, "A JWT config must have at least one authentication")]
+        return [ValidationFailure(path, "A JWT config must have at least one authentication")]
     return authentication_failures(path, authentications)
 
 
-def authentication_failures(path: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
+def authentication_failures(path: str, authentications: tuple[JwtAuthentication, ...]) -> list[ValidationFailure]:
     """The failures of each JWT authentication ``path[i]`` (issuer and jwksUri URIs, one token
     location of one kind): the same rules in the v2 and v1beta1 pipelines."""
     failures = []
@@ -187,27 +187,27 @@ def authentication_failures(path: str, authentications: tuple[JwtAuthentication,
             "value is empty" if auth.issuer == "" else (uri_error(auth.issuer) if ":" in auth.issuer else None)
         )
         if issuer_error:
-            failures.append(Failure(at + ".issuer", f"value is empty or not a valid uri err={issuer_error}"))
+            failures.append(ValidationFailure(at + ".issuer", f"value is empty or not a valid uri err={issuer_error}"))
         jwks_error = uri_error(auth.jwks_uri)
         if jwks_error:
-            failures.append(Failure(at + ".jwksUri", f"value is empty or not a valid uri err={jwks_error}"))
+            failures.append(ValidationFailure(at + ".jwksUri", f"value is empty or not a valid uri err={jwks_error}"))
         mixture = "mixture of multiple fromHeaders and fromParams is not supported"
         if auth.from_headers:
             if has_params:
-                failures.append(Failure(at + ".fromHeaders", mixture))
+                failures.append(ValidationFailure(at + ".fromHeaders", mixture))
             has_headers = True
         if auth.from_params:
             if has_headers:
-                failures.append(Failure(at + ".fromParams", mixture))
+                failures.append(ValidationFailure(at + ".fromParams", mixture))
             has_params = True
         if len(auth.from_headers) > 1:
-            failures.append(Failure(at + ".fromHeaders", "multiple fromHeaders are not supported"))
+            failures.append(ValidationFailure(at + ".fromHeaders", "multiple fromHeaders are not supported"))
         if len(auth.from_params) > 1:
-            failures.append(Failure(at + ".fromParams", "multiple fromParams are not supported"))
+            failures.append(ValidationFailure(at + ".fromParams", "multiple fromParams are not supported"))
     return failures
 
 
-def _jwt_equality(rules: tuple[Rule, ...]) -> list[Failure]:
+def _jwt_equality(rules: tuple[Rule, ...]) -> list[ValidationFailure]:
     seen: dict[str, JwtAuthentication] = {}
     failures = []
     for i, rule in enumerate(rules):
@@ -217,7 +217,7 @@ def _jwt_equality(rules: tuple[Rule, ...]) -> list[Failure]:
             key = auth.issuer + auth.jwks_uri
             if key in seen and seen[key] != auth:
                 failures.append(
-                    Failure(
+                    ValidationFailure(
                         f".spec.rules[{i}].jwt.authentications[{j}]",
                         "multiple jwt configurations that differ for the same issuer",
                     )
@@ -246,12 +246,12 @@ def workload_lookup(apirule: APIRule, rule: Rule, state: ClusterState) -> tuple[
     return namespace, {str(k): str(v) for k, v in selector.items()}, None
 
 
-def _sidecar(prefix: str, apirule: APIRule, rule: Rule, state: ClusterState) -> list[Failure]:
+def _sidecar(prefix: str, apirule: APIRule, rule: Rule, state: ClusterState) -> list[ValidationFailure]:
     namespace, selector, error = workload_lookup(apirule, rule, state)
     if error is not None:
-        return [Failure(prefix, f"Failed to execute sidecar injection validation, err: {error}")]
+        return [ValidationFailure(prefix, f"Failed to execute sidecar injection validation, err: {error}")]
     if selector is None:
-        return [Failure(prefix + ".injection", "Target service label selectors are not defined")]
+        return [ValidationFailure(prefix + ".injection", "Target service label selectors are not defined")]
     failures = []
     for pod in state.pods_selected(namespace, selector):
         spec = pod.get("spec") or {}
@@ -259,24 +259,25 @@ def _sidecar(prefix: str, apirule: APIRule, rule: Rule, state: ClusterState) -> 
         if not any(isinstance(c, dict) and c.get("name") == model.ISTIO_PROXY_CONTAINER for c in containers):
             meta = pod.get("metadata") or {}
             failures.append(
-                Failure(
+                ValidationFailure(
                     prefix, f"Pod {meta.get('namespace')}/{meta.get('name')} does not have an injected istio sidecar"
                 )
             )
     return failures
 
 
-def _ext_auth(prefix: str, rule: Rule, mesh: MeshConfig) -> list[Failure]:
+def _ext_auth(prefix: str, rule: Rule, mesh: MeshConfig) -> list[ValidationFailure]:
     assert rule.ext_auth is not None
     if mesh.error is not None:
-        return [Failure(prefix + mesh.error_attribute, mesh.error)]
+        return [ValidationFailure(prefix + mesh.error_attribute, mesh.error)]
     failures = []
     for name in rule.ext_auth.authorizers:
         at = f"{prefix}.extAuth.externalAuthorizers.{name}"
         if name not in mesh.providers:
-            failures.append(Failure(at, "Authorizer not found in Istio ConfigMap mesh data"))
+            failures.append(ValidationFailure(at, "Authorizer not found in Istio ConfigMap mesh data"))
         elif not mesh.providers[name]:
-            failures.append(Failure(at, "EnvoyExtAuthzHttp not found in Istio ConfigMap mesh data for authorizer"))
+            failures.append(ValidationFailure(
+                at, "EnvoyExtAuthzHttp not found in Istio ConfigMap mesh data for authorizer"))
     return failures
 
 
@@ -296,9 +297,9 @@ def _single_wildcard_host(gateway: Mapping[str, Any]) -> bool:
     return True
 
 
-def _hosts(apirule: APIRule, state: ClusterState, gateway_ref: str | None) -> list[Failure]:
+def _hosts(apirule: APIRule, state: ClusterState, gateway_ref: str | None) -> list[ValidationFailure]:
     if not apirule.hosts:
-        return [Failure(".spec.hosts", "No hosts defined")]
+        return [ValidationFailure(".spec.hosts", "No hosts defined")]
     failures = []
     gateway = _gateway_object(state, gateway_ref)
     for k, host in enumerate(apirule.hosts):
@@ -306,17 +307,17 @@ def _hosts(apirule: APIRule, state: ClusterState, gateway_ref: str | None) -> li
         domain = ""
         if is_short_host(host):
             if gateway is None:
-                failures.append(Failure(at, f'Unable to find Gateway "{gateway_ref or ""}"'))
+                failures.append(ValidationFailure(at, f'Unable to find Gateway "{gateway_ref or ""}"'))
             elif not _single_wildcard_host(gateway):
-                failures.append(Failure(at, SHORT_HOST_GATEWAY_MESSAGE))
+                failures.append(ValidationFailure(at, SHORT_HOST_GATEWAY_MESSAGE))
             domain = gateway_domain(gateway)
         elif not is_fqdn_host(host):
-            failures.append(Failure(at, "Host must be a valid FQDN or short host name"))
+            failures.append(ValidationFailure(at, "Host must be a valid FQDN or short host name"))
         full = host_with_domain(host, domain)
         for vs in state.virtual_services:
             vs_hosts = (vs.get("spec") or {}).get("hosts") or []
             if full in vs_hosts and not model.is_owned_by(vs, apirule.name, apirule.namespace):
-                failures.append(Failure(at, "Host is occupied by another Virtual Service"))
+                failures.append(ValidationFailure(at, "Host is occupied by another Virtual Service"))
     return failures
 
 
@@ -327,16 +328,16 @@ def _gateway_object(state: ClusterState, ref: str | None) -> dict[str, Any] | No
     return state.gateways.get((namespace, name))
 
 
-def _gateway(apirule: APIRule, state: ClusterState) -> list[Failure]:
+def _gateway(apirule: APIRule, state: ClusterState) -> list[ValidationFailure]:
     if not apirule.gateway and not apirule.external_gateway:
-        return [Failure(".spec", "Either gateway or externalGateway must be specified")]
+        return [ValidationFailure(".spec", "Either gateway or externalGateway must be specified")]
     if apirule.gateway and apirule.external_gateway:
-        return [Failure(".spec", "Only one of gateway or externalGateway can be specified")]
+        return [ValidationFailure(".spec", "Only one of gateway or externalGateway can be specified")]
     if apirule.gateway:
         if _gateway_object(state, apirule.gateway) is None:
-            return [Failure(".spec.gateway", "Gateway not found")]
+            return [ValidationFailure(".spec.gateway", "Gateway not found")]
         return []
     namespace, _, name = (apirule.external_gateway or "").partition("/")
     if (namespace, name) not in state.external_gateways:
-        return [Failure(".spec.externalGateway", "ExternalGateway not found")]
+        return [ValidationFailure(".spec.externalGateway", "ExternalGateway not found")]
     return []

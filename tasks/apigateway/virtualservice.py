@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from tasks.apigateway import model, paths
-from tasks.apigateway.fields import format_seconds
-from tasks.apigateway.model import APIRule, CorsPolicy, Rule
+from tasks.apigateway.model import APIRule, Rule
+from tasks.apigateway.parsing import CorsPolicy
 from tasks.apigateway.validate import gateway_domain, host_with_domain, is_short_host
 
 #: Response headers removed from every route so that only the gateway's CORS policy applies.
@@ -134,3 +134,10 @@ def desired_virtual_service(apirule: APIRule, hosts: list[str], gateway_ref: str
             "http": [_route(apirule, rule, hosts, cors) for rule in apirule.rules],
         },
     }
+
+
+def format_seconds(seconds: float) -> str:
+    """A protobuf JSON duration: ``60s``, ``0.050s`` (as Istio serialises ``maxAge`` and timeouts)."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{seconds:.9f}".rstrip("0") + "s"

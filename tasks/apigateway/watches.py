@@ -42,10 +42,12 @@ import structlog
 
 from informers.store import Stores, object_key
 from kube import resources
+from kube.toolkit.outcome import deleting
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
 from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.resources import NETWORK_POLICY, NETWORK_POLICY_OWNER_LABEL, NETWORK_POLICY_RESOURCE
+from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION
 from tasks.apigateway.state import reads_for
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
@@ -68,7 +70,7 @@ OWNED_PREFIX = "apigateway-owned-"
 
 #: A dependency of an APIRule: ``("Service" | "Gateway", namespace, name)``.
 Dependency = tuple[str, str, str]
-WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, model.V1BETA1_SPEC_ANNOTATION)
+WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, V1BETA1_SPEC_ANNOTATION)
 
 
 def _meta(obj: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -156,8 +158,7 @@ def generation_changed(event: WatchEvent) -> bool:
     if event.type != "MODIFIED" or event.old is None:
         return True
     new, old = _meta(event.object), _meta(event.old)
-    return new.get("generation") != old.get("generation") or \
-        bool(new.get("deletionTimestamp")) != bool(old.get("deletionTimestamp"))
+    return new.get("generation") != old.get("generation") or deleting(event.object) != deleting(event.old)
 
 
 def drifted(event: WatchEvent, fields: tuple[str, ...] = ("spec",)) -> bool:
@@ -276,7 +277,7 @@ def _deleting_apigateways(event: WatchEvent, stores: Stores) -> list[tuple[str, 
         items = stores.list(APIGATEWAYS)
     except KeyError:
         return []
-    return [_apigateway_key(event, str(_meta(o).get("name"))) for o in items if _meta(o).get("deletionTimestamp")]
+    return [_apigateway_key(event, str(_meta(o).get("name"))) for o in items if deleting(o)]
 
 
 def _all_ratelimits(event: WatchEvent, stores: Stores) -> list[tuple[str, Key]]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kube import resources
 from tasks.apigateway import certificate
 from tasks.apigateway import settings as domain_settings
 from tasks.apigateway.conversion import ConversionError, convert
@@ -51,7 +52,6 @@ CONVERT_PATH = "/convert"
 DEFAULT_PORT = 9444
 #: The reviews ``/convert`` answers: ``apiextensions.k8s.io/v1`` and ``v1beta1`` ConversionReviews.
 REVIEW = reviews.CONVERSION
-REVIEW_API_VERSIONS = REVIEW.api_versions
 MAX_BODY_BYTES = REVIEW.max_body_bytes
 #: Reviews with more objects than this are converted in a worker thread (the loop keeps serving).
 THREAD_OBJECTS = 64
@@ -113,8 +113,6 @@ def _secret_reader(kube_factory: Callable[[], Any]) -> Callable[[], dict[str, An
     holder: list[Any] = []
 
     def read() -> dict[str, Any] | None:
-        from kube import resources
-
         if not holder:
             holder.append(kube_factory())
         namespace, name = certificate.SECRET

@@ -59,7 +59,7 @@ def test_its_admission_policy_admits_the_ca_secrets_and_still_not_the_mesh_ca() 
 
     objs = render_with("externalgateway")
     # the CA Secret as the controller creates it: named <base>-tls-cacert, labelled as the ExternalGateway's
-    (created,) = [a.object for a in plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW).actions
+    (created,) = [a.object for a in plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW).outcome.writes
                   if a.kind == "Secret" and a.verb == "create"]
     ca_secret, labels = created["metadata"]["name"], created["metadata"]["labels"]
     assert admission_create(render("base"), "Secret", ISTIO_SYSTEM, ca_secret, labels=labels)  # base: not its name
@@ -111,14 +111,14 @@ def test_its_admission_policy_lets_the_controller_update_and_delete_only_secrets
     existing = existing_from(first)
     rotated = secret(data={"ca.crt": CA[::-1]})
     update = next(a for a in plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS, ca_secret=rotated,
-                                                 existing=existing), LATER).actions if a.kind == "Secret")
+                                                 existing=existing), LATER).outcome.writes if a.kind == "Secret")
     assert update.verb == "update" and update.actual is not None
     assert _secret_write(objs, "UPDATE", update.actual, update.object) == []
     # ... and, on deletion, the CA Secret and the TLS Secret Gardener labelled with the Certificate's secretLabels
     existing[("Secret", "istio-system", "partner-tls")] = {
         "metadata": {"name": "partner-tls", "namespace": "istio-system",
                      "labels": first.desired[1]["spec"]["secretLabels"]}}
-    deletes = [a for a in plan(deleting(egw()), cluster(crds=GARDENER, existing=existing), NOW).actions
+    deletes = [a for a in plan(deleting(egw()), cluster(crds=GARDENER, existing=existing), NOW).outcome.writes
                if a.kind == "Secret"]
     assert len(deletes) == 2
     for action in deletes:

@@ -62,8 +62,8 @@ def render_external_gateways(docs: list[dict[str, Any]]) -> Listing:
         result = plan(obj, state, _NOW)
         out.extend(copy.deepcopy(list(result.desired)))
         shown = copy.deepcopy(obj)
-        if result.step.add_finalizer:
-            _meta(shown)["finalizers"] = [*eg.finalizers, result.step.add_finalizer]
+        if result.outcome.add_finalizer:
+            _meta(shown)["finalizers"] = [*eg.finalizers, result.outcome.add_finalizer]
         status = {"state": result.state, "description": result.description,
                   "conditions": [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in result.conditions]}
         shown["status"] = status

@@ -9,9 +9,9 @@ The thin shell around :func:`tasks.apigateway.externalgateway.plan.plan` (api-ga
    unless it is being deleted, ``kube-system/shoot-info``, every ExternalGateway (domain uniqueness),
    the regions ConfigMap, the CA Secret and (Gardener) the ingress gateway Service: 11 requests with
    the ExternalGateway's own GET, 15 with Gardener; a steady-state reconcile writes nothing;
-3. plan; add the finalizer first, apply the writes in order with :func:`kube.toolkit.apply_actions`
-   (the first refused write stops and becomes the ``Error`` status of its step), then carry out the
-   step (status when changed, Event, finalizer removal after a deletion).
+3. plan; :func:`kube.toolkit.execute` carries its Outcome out: the finalizer first, the writes in order
+   (the first refused write stops and becomes the ``Error`` status of its step), the status when
+   changed, the Event, the finalizer's removal after a deletion.
 
 Results: ``Ready`` → requeue after 1 h; ``Processing`` (Gardener's DNSEntry/Certificate not ready yet)
 → after 5 s; ``Error`` → retried with backoff (1 s doubling to 1000 s, as the original's rate limiter).
@@ -34,9 +34,8 @@ from tasks.apigateway.externalgateway.plan import (
     gardener_refs,
     plan,
     refs,
-    refused,
 )
-from tasks.apigateway.guard import guarded
+from tasks.apigateway.guard import api_errors_as_results
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
 log = structlog.get_logger("tasks.apigateway.externalgateway")
@@ -91,32 +90,25 @@ def read_state(kube: Kube, obj: dict[str, Any]) -> ExternalGatewayState:
     )
 
 
-def reconcile_object(kube: Kube, obj: dict[str, Any], now: str | None = None) -> tuple[ExternalGatewayPlan, Result]:
-    """Reconcile one ExternalGateway (as read). Raises :class:`ApiError` (the caller retries)."""
-    now = now or tk.now_rfc3339()
-    p = plan(obj, read_state(kube, obj), now)
-    if p.step.add_finalizer:  # before anything is created, so a deletion always finds it
-        obj = tk.add_finalizer(kube, EXTERNAL_GATEWAY, obj, p.step.add_finalizer)
-    failure = tk.apply_actions(kube, p.actions, KINDS)
-    if failure is not None:
-        if p.step.remove_finalizer:  # a deletion: keep the finalizer, try again
-            return p, Result.error(str(failure))
-        p = refused(obj, p, p.actions.index(failure.action), failure.message, now)
-    tk.execute(p.step, kube, EXTERNAL_GATEWAY, obj)
-    return p, p.step.as_result()
+def reconcile_object(kube: Kube, obj: dict[str, Any], now: str | None = None) -> tuple[ExternalGatewayPlan,
+                                                                                      tk.Executed]:
+    """Reconcile one ExternalGateway (as read): the plan and what carrying it out did. Raises
+    :class:`ApiError` (the caller retries)."""
+    p = plan(obj, read_state(kube, obj), now or tk.now_rfc3339())
+    return p, tk.execute(p.outcome, kube, EXTERNAL_GATEWAY, obj, resources=KINDS)
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``externalgateway`` controller's reconcile of ``key`` (cluster, namespace, name)."""
     kube = client_for(key.cluster)
     obj = kube.get(EXTERNAL_GATEWAY, key.name, key.namespace)
     if obj is None:
         return Result.done()
-    p, result = reconcile_object(kube, obj)
+    p, done = reconcile_object(kube, obj)
     log.info("externalgateway reconciled", cluster=key.cluster, key=key.ref, state=p.state or "deleted",
-             writes=[a.describe() for a in p.actions])
-    return result
+             writes=[w.describe() for w in p.outcome.writes], error=done.outcome.error)
+    return done.result
 
 
 def list_keys() -> list[Key]:

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.toolkit.outcome import deleting
 from tasks.apigateway import model
+from tasks.apigateway.parsing import as_dict, as_str, strs
 
 KIND = model.EXTERNAL_GATEWAY
 FINALIZER = "externalgateways.gateway.kyma-project.io/finalizer"
@@ -104,14 +106,6 @@ SUFFIXES: dict[str, str] = {
 }
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 @dataclass(frozen=True)
 class ExternalGateway:
     """An ExternalGateway as read (lenient: wrong types read as empty; the CRD's schema rejects them).
@@ -145,23 +139,23 @@ class ExternalGateway:
 
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> ExternalGateway:
-        meta, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
-        namespace = _str(meta.get("namespace")) or "default"
+        meta, spec = as_dict(obj.get("metadata")), as_dict(obj.get("spec"))
+        namespace = as_str(meta.get("namespace")) or "default"
         internal = spec.get("internalDomain")
-        subdomain = _str(_map(internal).get("kymaSubdomain"))
+        subdomain = as_str(as_dict(internal).get("kymaSubdomain"))
         if not isinstance(internal, dict) or "kymaSubdomain" not in internal:
             subdomain = DEFAULT_KYMA_SUBDOMAIN  # the CRD's default, for manifests read without a server
-        ca = _map(spec.get("caSecretRef"))
+        ca = as_dict(spec.get("caSecretRef"))
         generation = meta.get("generation")
         return cls(
-            name=_str(meta.get("name")), namespace=namespace, uid=_str(meta.get("uid")),
+            name=as_str(meta.get("name")), namespace=namespace, uid=as_str(meta.get("uid")),
             generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else 0,
-            external_domain=_str(spec.get("externalDomain")), kyma_subdomain=subdomain,
-            region=_str(spec.get("region")), regions_config_map=_str(spec.get("regionsConfigMap")),
-            ca_secret=(_str(ca.get("namespace")) or namespace, _str(ca.get("name"))),
+            external_domain=as_str(spec.get("externalDomain")), kyma_subdomain=subdomain,
+            region=as_str(spec.get("region")), regions_config_map=as_str(spec.get("regionsConfigMap")),
+            ca_secret=(as_str(ca.get("namespace")) or namespace, as_str(ca.get("name"))),
             include_client_cert=spec.get("includeExtGatewayClientCert") is True,
-            deleting=bool(meta.get("deletionTimestamp")),
-            finalizers=tuple(f for f in meta.get("finalizers") or () if isinstance(f, str)),
+            deleting=deleting(obj),
+            finalizers=strs(meta.get("finalizers")),
             raw=obj,
         )
 
@@ -187,7 +181,7 @@ class ExternalGateway:
 
 def owner_of(obj: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """``(namespace, name)`` of the ExternalGateway an object's labels name, or ``None``."""
-    labels = _map(_map((obj or {}).get("metadata")).get("labels"))
+    labels = as_dict(as_dict((obj or {}).get("metadata")).get("labels"))
     name, namespace = labels.get(OWNER_NAME_LABEL), labels.get(OWNER_NAMESPACE_LABEL)
     if isinstance(name, str) and isinstance(namespace, str) and name and namespace:
         return namespace, name

@@ -35,6 +35,12 @@ reached keeps ``Unknown``/``Reconciling``). Ready â†’ requeue after 1 h; Error â
 Deletion (finalizer present): delete the Gateway, both EnvoyFilters, the CA Secret and, with Gardener's
 CRDs, the DNSEntry, the Certificate and the TLS Secret; then remove the finalizer.
 
+The plan's :class:`~kube.toolkit.outcome.Outcome` (``ExternalGatewayPlan.outcome``) holds it all: the
+finalizer to add first, the writes in order, the status merge patch (by
+:func:`~kube.toolkit.outcome.status_patch`: ``lastProcessedTime`` moves only with a change) with its Event,
+and what a refused write means (``Outcome.refused``: the ``Error`` of its step, steps after it not
+reached; a deletion keeps the finalizer and fails). :func:`kube.toolkit.execute` carries it out.
+
 Differences from the original, deliberately (see docs/apigateway.md):
 
 - objects in ``istio-system`` are named by the base name only, so ``a/gw`` and ``b/gw`` would share
@@ -52,15 +58,16 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
 from kube.diff import needs_update, owner_reference, prepare_replace
-from kube.toolkit.actions import Action
+from kube.refusal import Failure
+from kube.toolkit.actions import Action, Write
 from kube.toolkit.conditions import Condition, condition, set_condition
-from kube.toolkit.outcome import Event, Outcome
+from kube.toolkit.outcome import Event, Outcome, has_finalizer, status_patch
 from tasks.apigateway import model as agw
 from tasks.apigateway.externalgateway import model as m
 
@@ -159,13 +166,11 @@ class ExternalGatewayState:
 
 @dataclass(frozen=True)
 class ExternalGatewayPlan:
-    """What one reconcile does: write ``actions`` in order, then carry out ``step`` (finalizer, status,
-    Event, requeue or error). ``stages[i]`` names the step of ``actions[i]`` (for :func:`refused`);
-    ``desired`` is every object rendered (written or already as desired); ``conditions`` as planned."""
+    """What one reconcile does: ``outcome`` (the module doc), and for ``render`` and the logs what it
+    decided: ``desired`` is every object rendered (written or already as desired), ``state``,
+    ``description`` and ``conditions`` as planned."""
 
-    step: Outcome
-    actions: tuple[Action, ...] = ()
-    stages: tuple[str, ...] = ()
+    outcome: Outcome
     desired: tuple[dict[str, Any], ...] = ()
     state: str = ""
     description: str = ""
@@ -510,25 +515,15 @@ def status_body(eg: m.ExternalGateway, state: str, description: str, conditions:
 
 
 def _status_patch(eg: m.ExternalGateway, body: Mapping[str, Any], now: str) -> dict[str, Any] | None:
-    """The merge patch of ``.status`` (``None`` when it already says ``body``); ``lastProcessedTime``
-    moves only with a change."""
-    current = _current_status(eg)
-
-    def key(conds: Any) -> list[tuple[Any, ...]]:
-        return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message"),
-                       c.get("observedGeneration")) for c in conds or () if isinstance(c, dict))
-
-    patch = {k: v for k, v in body.items() if k != "conditions" and current.get(k) != v}
-    if key(current.get("conditions")) != key(body.get("conditions")):
-        patch["conditions"] = body["conditions"]
-    if not patch:
-        return None
-    patch["lastProcessedTime"] = now
-    return patch
+    """The merge patch of ``.status`` (``None`` when it already says ``body``, conditions compared
+    without their transition times); ``lastProcessedTime`` moves only with a change."""
+    patch = status_patch(_current_status(eg), body)
+    return None if patch is None else {**patch, "lastProcessedTime": now}
 
 
 def _finish(eg: m.ExternalGateway, state: str, description: str, conditions: list[Condition], reason: str,
-            now: str, **kwargs: Any) -> ExternalGatewayPlan:
+            now: str, writes: Sequence[Action] = (), stages: Sequence[str] = (),
+            desired: Sequence[dict[str, Any]] = ()) -> ExternalGatewayPlan:
     body = status_body(eg, state, description, conditions)
     patch = _status_patch(eg, body, now)
     event = None
@@ -537,15 +532,20 @@ def _finish(eg: m.ExternalGateway, state: str, description: str, conditions: lis
     elif patch is not None and state == m.READY and _current_status(eg).get("state") != m.READY:
         event = Event("Normal", "Ready", description)
     if state == m.ERROR:
-        step = Outcome(status=patch, event=event, error=description)
+        outcome = Outcome(status=patch, event=event, error=description)
     else:
-        step = Outcome(status=patch, event=event,
-                    requeue_after=PENDING_SECONDS if state == m.PROCESSING else RECONCILIATION_SECONDS)
-    if m.FINALIZER not in eg.finalizers:
-        step = Outcome(status=step.status, event=step.event, add_finalizer=m.FINALIZER,
-                    requeue_after=step.requeue_after, error=step.error)
-    return ExternalGatewayPlan(step=step, state=state, description=description, conditions=tuple(body["conditions"]),
-                               **kwargs)
+        outcome = Outcome(status=patch, event=event,
+                          requeue_after=PENDING_SECONDS if state == m.PROCESSING else RECONCILIATION_SECONDS)
+    if not has_finalizer(eg.raw, m.FINALIZER):
+        outcome = replace(outcome, add_finalizer=m.FINALIZER)
+    planned = tuple(body["conditions"])
+    if writes:
+        def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome:
+            return _refused(eg, stages[len(answers)], write, failure, planned, now)
+
+        outcome = replace(outcome, writes=tuple(writes), refused=refused)
+    return ExternalGatewayPlan(outcome=outcome, state=state, description=description, conditions=planned,
+                               desired=tuple(desired))
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -588,9 +588,9 @@ class _Writer:
             return
         self.stages.append(stage)
 
-    def plan(self, **kwargs: Any) -> dict[str, Any]:
-        return {"actions": tuple(self.actions), "stages": tuple(self.stages), "desired": tuple(self.desired),
-                **kwargs}
+    def plan(self) -> dict[str, Any]:
+        """``_finish``'s writes, their stages and the desired objects."""
+        return {"writes": tuple(self.actions), "stages": tuple(self.stages), "desired": tuple(self.desired)}
 
 
 def plan(obj: Mapping[str, Any], state: ExternalGatewayState, now: str) -> ExternalGatewayPlan:
@@ -682,19 +682,21 @@ def plan(obj: Mapping[str, Any], state: ExternalGatewayState, now: str) -> Exter
     return _finish(eg, m.READY, READY_DESCRIPTION, conditions, m.REASON_READY, now, **w.plan())
 
 
-def refused(obj: Mapping[str, Any], p: ExternalGatewayPlan, index: int, message: str, now: str) -> ExternalGatewayPlan:
-    """The plan after the API server refused ``p.actions[index]`` with ``message``: the ``Error``
-    status the original reports for a failed write at that step (steps after it not reached)."""
-    eg = m.ExternalGateway.of(obj)
-    stage = p.stages[index]
-    action = p.actions[index]
-    planned = {c.get("type"): c for c in p.conditions}
+def _refused(eg: m.ExternalGateway, stage: str, write: Write, failure: Failure, planned: Sequence[Condition],
+             now: str) -> Outcome:
+    """What the API server refusing ``write`` (of ``stage``) means: the ``Error`` status the original
+    reports for a failed write at that step (steps after it not reached). A 409 (stale, or created
+    meanwhile) fails the reconcile without a status: it runs again on fresh state."""
+    if failure.conflict:
+        return Outcome(error=str(failure))
+    message = failure.message
+    known = {c.get("type"): c for c in planned}
     conditions = _processing(eg, now)
     for type_ in (m.COND_DNS, m.COND_CERTIFICATE):
-        if type_ in planned:
-            conditions = set_condition(conditions, planned[type_])
-    if stage in (DNS, CERTIFICATE):
-        inner = f"failed to create or update {stage} {action.namespace}/{action.name}: {message}"
+        if type_ in known:
+            conditions = set_condition(conditions, known[type_])
+    if stage in (DNS, CERTIFICATE) and isinstance(write, Action):
+        inner = f"failed to create or update {stage} {write.namespace}/{write.name}: {message}"
         type_ = m.COND_DNS if stage == DNS else m.COND_CERTIFICATE
         conditions = set_condition(conditions, _cond(type_, "False", m.REASON_FAILED, inner, eg, now))
         description = f"failed to reconcile {stage}: {inner}"
@@ -702,15 +704,14 @@ def refused(obj: Mapping[str, Any], p: ExternalGatewayPlan, index: int, message:
         conditions = set_condition(conditions, _cond(m.COND_GATEWAY, "False", m.REASON_FAILED, message, eg, now))
         description = f"failed to reconcile {stage}: {message}"
     conditions = set_condition(conditions, _cond(m.COND_READY, "False", m.REASON_FAILED, description, eg, now))
-    return _finish(eg, m.ERROR, description, conditions, m.REASON_FAILED, now,
-                   actions=p.actions[:index], stages=p.stages[:index], desired=p.desired)
+    return _finish(eg, m.ERROR, description, conditions, m.REASON_FAILED, now).outcome
 
 
 def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> ExternalGatewayPlan:
     """``handleDeletion``: delete what exists and is labelled as this ExternalGateway's (the Gardener
     objects only with Gardener's CRDs), then remove the finalizer. Nothing without the finalizer."""
-    if m.FINALIZER not in eg.finalizers:
-        return ExternalGatewayPlan(step=Outcome())
+    if not has_finalizer(eg.raw, m.FINALIZER):
+        return ExternalGatewayPlan(outcome=Outcome())
     actions: list[Action] = []
     for ref in refs(eg):
         kind, ns, name = ref
@@ -720,5 +721,8 @@ def plan_deletion(eg: m.ExternalGateway, state: ExternalGatewayState) -> Externa
         if actual is None or m.owner_of(actual) != (eg.namespace, eg.name):
             continue  # never another's object, nor one we did not label
         actions.append(Action("delete", kind, {"metadata": {"name": name, "namespace": ns}}, dict(actual)))
-    return ExternalGatewayPlan(step=Outcome(remove_finalizer=m.FINALIZER), actions=tuple(actions),
-                               stages=tuple("delete" for _ in actions))
+    def refused(write: Write, failure: Failure, _answers: Sequence[Any]) -> Outcome:
+        return Outcome(error=f"{write.describe()}: {failure.message}")  # the finalizer stays: again
+
+    return ExternalGatewayPlan(outcome=Outcome(remove_finalizer=m.FINALIZER, writes=tuple(actions),
+                                               refused=refused if actions else None))

@@ -5,6 +5,7 @@ module (listed in :data:`tasks.apigateway.domain.DOMAIN`); this package exports 
 """
 
 from tasks.apigateway.operator.model import APIGateway, oldest_apigateway
-from tasks.apigateway.operator.plan import OperatorPlan, OperatorState, OperatorStatus, Settings, plan
+from tasks.apigateway.operator.plan import OperatorPlan, OperatorPolicy, OperatorState, OperatorStatus, plan
 
-__all__ = ["APIGateway", "OperatorPlan", "OperatorState", "OperatorStatus", "Settings", "oldest_apigateway", "plan"]
+__all__ = ["APIGateway", "OperatorPlan", "OperatorPolicy", "OperatorState", "OperatorStatus", "oldest_apigateway",
+           "plan"]

@@ -6,10 +6,10 @@ The thin shell around :func:`tasks.apigateway.operator.plan.plan`. One reconcile
 2. read the rest through :mod:`tasks.apigateway.reads`: the CRDs it depends on, ``kube-system/shoot-info``,
    the ingress gateway Service, the managed objects, and (for deletion checks) every APIRule,
    VirtualService, Ory Rule and RateLimit, and the Nodes (Oathkeeper's replicas);
-3. plan; add finalizers (merge patch with the read resourceVersion), apply the writes in order (Secrets
-   whose content is generated get it now: :mod:`.secrets`; the first refused write stops and becomes
-   ``Error``), remove finalizers, and write the status when it changed, with an Event. Objects blocking
-   a deletion are logged one by one.
+3. plan; Secrets whose content is generated get it now (:mod:`.secrets`); :func:`kube.toolkit.execute`
+   carries the plan's Outcome out: add finalizers (under the read resourceVersion), the writes in order
+   (the first refused write stops and becomes ``Error``), remove finalizers, the status when it changed,
+   with an Event. Objects blocking a deletion are logged one by one.
 
 Results: ``Ready`` → requeue after the reconciliation interval (seed: 10 h); ``Processing`` (waiting for
 Oathkeeper) → requeue after 2 s; ``Error`` / ``Warning`` → retried with backoff; a non-oldest CR's
@@ -34,19 +34,19 @@ from kube import Kube, client_for
 from kube import toolkit as tk
 from tasks.apigateway import reads
 from tasks.apigateway import settings as domain_settings
-from tasks.apigateway.fields import as_dict
-from tasks.apigateway.guard import guarded
+from tasks.apigateway.guard import api_errors_as_results
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator import secrets
 from tasks.apigateway.operator.plan import (
+    APIGATEWAY_KIND,
     GARDENER_CRDS,
     REQUIRED_CRDS,
     OperatorPlan,
+    OperatorPolicy,
     OperatorState,
-    OperatorStatus,
     plan,
 )
-from tasks.apigateway.operator.plan import Settings as PlanSettings
+from tasks.apigateway.parsing import as_dict
 from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -60,7 +60,7 @@ QUEUE = "apigateway"
 class ControllerSettings:
     """The planner's settings plus the backoff and resync of the ``apigateway`` controller (seconds)."""
 
-    plan: PlanSettings
+    plan: OperatorPolicy
     error_retry: float
     error_retry_cap: float
     resync_interval: float
@@ -71,7 +71,7 @@ class ControllerSettings:
         :class:`config.SettingsError` (a ``ValueError``) naming a bad value."""
         env = domain_settings.current() if environ is None else ApiGatewaySettings.load(environ)
         return cls(
-            plan=PlanSettings(
+            plan=OperatorPolicy(
                 reconciliation_interval=env.apigateway_reconciliation,
                 v1beta1_access=env.v1beta1_access,
                 oathkeeper_ready_seconds=env.oathkeeper_ready,
@@ -106,61 +106,32 @@ def _domain(state: OperatorState) -> str:
     return str(as_dict((state.shoot_info or {}).get("data")).get("domain") or "") or res.NON_GARDENER_DOMAIN
 
 
-def _generated(op: tk.Action, state: OperatorState) -> tk.Action:
-    """``op`` with the content of a Secret the controller generates (a create of ``data: None``)."""
-    if op.verb == "create" and op.object.get("data", 0) is None:
-        return replace(op, object=secrets.generate(op.object, _domain(state)))
-    return op
+def _generated(write: tk.Write, state: OperatorState) -> tk.Write:
+    """``write`` with the content of a Secret the controller generates (a create of ``data: None``)."""
+    if isinstance(write, tk.Action) and write.verb == "create" and write.object.get("data", 0) is None:
+        return replace(write, object=secrets.generate(write.object, _domain(state)))
+    return write
 
 
-def apply_ops(kube: Kube, p: OperatorPlan, state: OperatorState) -> str | None:
-    """Apply the plan's writes in order (:func:`kube.toolkit.apply_actions`); the first refused
-    write's message, or ``None``. Raises :class:`Conflict` (an object changed since it was read: retry)."""
-    refused = tk.apply_actions(kube, (_generated(op, state) for op in p.ops), res.RESOURCES)
-    return None if refused is None else f"{refused.action.describe()}: {refused.message}"
-
-
-def write_status(kube: Kube, obj: dict[str, Any], status: OperatorStatus) -> bool:
-    """Patch the status when it changed (condition times aside), with an Event. Returns whether it wrote."""
-    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
-    if status.same_as(current):
-        return False
-    type_ = "Normal" if status.state in ("Ready", "Processing") else "Warning"
-    tk.write_status(kube, reads.APIGATEWAY, obj, status.body(tk.now_rfc3339(), current),
-                    tk.Event(type_, status.reason, status.description))
-    return True
+#: ``Action.kind`` → resource of everything the controller writes (the CR itself: its finalizers).
+KINDS = {**res.RESOURCES, APIGATEWAY_KIND: reads.APIGATEWAY}
 
 
 def reconcile_object(kube: Kube, obj: dict[str, Any], apigateways: list[dict[str, Any]],
-                     settings: ControllerSettings | None = None) -> tuple[OperatorPlan, Result]:
-    """Reconcile one APIGateway (as read). Raises :class:`ApiError` (the caller retries)."""
+                     settings: ControllerSettings | None = None) -> tuple[OperatorPlan, tk.Executed]:
+    """Reconcile one APIGateway (as read): the plan and what carrying it out did. Raises
+    :class:`ApiError` (the caller retries)."""
     settings = settings or ControllerSettings.from_env()
     state = read_state(kube, apigateways)
     p = plan(obj, state, settings.plan)
     for blocking in p.blocking:
         log.warning("resource blocks the deletion", apigateway=as_dict(obj.get("metadata")).get("name"),
                     resource=blocking, reason=p.status.reason if p.status else "")
-    finalizers = [str(f) for f in as_dict(obj.get("metadata")).get("finalizers") or []]
-    if p.add_finalizers:
-        finalizers = [*finalizers, *(f for f in p.add_finalizers if f not in finalizers)]
-        obj = tk.set_finalizers(kube, reads.APIGATEWAY, obj, finalizers)
-    error = apply_ops(kube, p, state)
-    if error is not None:
-        failed = OperatorStatus("Error", "Error during reconciliation", "ReconcileFailed", f": {error}")
-        write_status(kube, obj, failed)
-        return replace(p, status=failed, failed=True), Result.error(error)
-    if p.remove_finalizers:
-        obj = tk.set_finalizers(kube, reads.APIGATEWAY, obj, [f for f in finalizers if f not in p.remove_finalizers])
-    if p.status is not None:  # None: deleting, the CR goes once its finalizers do
-        write_status(kube, obj, p.status)
-    if p.failed and p.status is not None:
-        return p, Result.error(p.status.description)
-    if p.requeue_after is not None:
-        return p, Result.requeue(p.requeue_after)
-    return p, Result.done()
+    outcome = replace(p.outcome, writes=tuple(_generated(w, state) for w in p.outcome.writes))
+    return p, tk.execute(outcome, kube, reads.APIGATEWAY, obj, resources=KINDS)
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``apigateway`` controller's reconcile of ``key`` (cluster, "", name of an APIGateway)."""
     kube = client_for(key.cluster)
@@ -168,10 +139,10 @@ def reconcile(key: Key) -> Result:
     obj = reads.apigateway(reader, key.name)
     if obj is None:
         return Result.done()
-    p, result = reconcile_object(kube, obj, reads.apigateways(reader) or [obj])
+    p, done = reconcile_object(kube, obj, reads.apigateways(reader) or [obj])
     log.info("apigateway reconciled", cluster=key.cluster, key=key.ref,
-             state=p.status.state if p.status else "Deleted", writes=len(p.ops))
-    return result
+             state=p.status.state if p.status else "Deleted", writes=len(p.ops), error=done.outcome.error)
+    return done.result
 
 
 def list_keys() -> list[Key]:

@@ -7,8 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.fields import Failure
-from tasks.apigateway.model import Metadata, open_manifest
+from tasks.apigateway.parsing import Metadata, ValidationFailure, open_manifest
 
 
 @dataclass(frozen=True)
@@ -23,7 +22,7 @@ class APIGateway:
     creation_timestamp: str
     enable_kyma_gateway: bool
     network_policies: bool
-    failures: tuple[Failure, ...]
+    failures: tuple[ValidationFailure, ...]
     raw: dict[str, Any]
 
     @classmethod

@@ -23,26 +23,39 @@
 
 Writes are minimal: an object is created when missing, updated only when it differs from the desired
 manifest in what the manifest sets, and deleted only when it exists.
+
+The plan's :class:`~kube.toolkit.outcome.Outcome` (``OperatorPlan.outcome``) lists, in order, the
+finalizers to add, the writes, the finalizers to remove; the status merge patch (by
+:func:`~kube.toolkit.outcome.status_patch`: the ``Ready`` condition's transition time kept while it
+says the same) with its Event (``Normal`` for Ready and Processing, else ``Warning``, reason the
+condition's); the requeue or the error; and what a refused write means (``Error`` "Error during
+reconciliation", condition ``ReconcileFailed`` with the refused write and the API server's words; the
+finalizers are not removed). :func:`kube.toolkit.execute` carries it out.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import kube.toolkit.conditions as conditions
+from kube.clock import now_rfc3339
 from kube.diff import needs_update, prepare_replace
-from kube.toolkit.actions import Action
+from kube.refusal import Failure
+from kube.toolkit.actions import Action, Write
+from kube.toolkit.outcome import Event, Outcome, status_patch
 from tasks.apigateway import model
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict, as_list
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.model import APIGateway, oldest_apigateway
+from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION, as_dict, as_list
 
+#: ``Action.kind`` of the finalizer changes on the APIGateway CR itself.
+APIGATEWAY_KIND = model.APIGATEWAY.kind
 FINALIZER = "gateways.operator.kyma-project.io/api-gateway-reconciliation"
 KYMA_GATEWAY_FINALIZER = "gateways.operator.kyma-project.io/kyma-gateway"
 READY_DESCRIPTION = "Successfully reconciled"
@@ -69,7 +82,7 @@ CONDITIONS = {
 
 
 @dataclass(frozen=True)
-class Settings:
+class OperatorPolicy:
     """Timing and switches of the ``apigateway`` controller.
 
     Attributes:
@@ -161,15 +174,6 @@ class OperatorStatus:
                "lastTransitionTime": now}  # ``now`` as given: ``render`` passes ""
         return conditions.set_exclusive([dict(previous)] if previous else None, new)[0]
 
-    def same_as(self, current: Mapping[str, Any] | None) -> bool:
-        """Whether the APIGateway's ``status`` already says this (condition times ignored)."""
-        current = current or {}
-        ready = [c for c in as_list(current.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"]
-        message = CONDITIONS[self.reason][0] + self.extra
-        return (current.get("state") == self.state and current.get("description", "") == self.description
-                and len(ready) == 1 and ready[0].get("reason") == self.reason
-                and ready[0].get("message") == message)
-
     def body(self, now: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``status`` to write (``now`` RFC 3339)."""
         previous = next((c for c in as_list((current or {}).get("conditions"))
@@ -182,19 +186,78 @@ class OperatorStatus:
 
 @dataclass(frozen=True)
 class OperatorPlan:
-    """What one reconcile does, in order: add ``add_finalizers``, apply ``ops`` one by one (the first
-    failure stops and becomes an ``Error``), remove ``remove_finalizers``, write ``status`` (``None``:
-    the CR is gone once its finalizers are). ``blocking``: every object blocking a deletion (to log).
-    ``failed``: report an error so the key backs off. ``requeue_after``: seconds, or ``None``."""
+    """What one reconcile does: ``outcome`` (the module doc), and for ``render`` and the logs what it
+    decided: ``status`` (``None``: the CR is gone once its finalizers are), ``blocking`` (every object
+    blocking a deletion, to log) and ``desired`` (every managed object rendered)."""
 
     status: OperatorStatus | None
-    ops: tuple[Op, ...] = ()
-    add_finalizers: tuple[str, ...] = ()
-    remove_finalizers: tuple[str, ...] = ()
+    outcome: Outcome
     blocking: tuple[str, ...] = ()
-    failed: bool = False
-    requeue_after: float | None = None
     desired: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        """The writes of managed objects, in order (the finalizer changes left out)."""
+        return tuple(w for w in self.outcome.writes if isinstance(w, Op))
+
+    @property
+    def add_finalizers(self) -> tuple[str, ...]:
+        """The finalizers added first."""
+        return _finalizers(self.outcome, "add_finalizer")
+
+    @property
+    def remove_finalizers(self) -> tuple[str, ...]:
+        """The finalizers removed after the writes."""
+        return _finalizers(self.outcome, "remove_finalizer")
+
+    @property
+    def failed(self) -> bool:
+        """The reconcile reports an error, so the key backs off."""
+        return self.outcome.error is not None
+
+
+def _finalizers(outcome: Outcome, verb: str) -> tuple[str, ...]:
+    return tuple(str((w.body or {}).get("finalizer")) for w in outcome.writes
+                 if isinstance(w, Action) and not isinstance(w, Op) and w.verb == verb)
+
+
+def _planned(obj: Mapping[str, Any], state: OperatorState, status: OperatorStatus | None, ops: Sequence[Op] = (),
+             add: Sequence[str] = (), remove: Sequence[str] = (), *, failed: bool = False,
+             requeue_after: float | None = None, blocking: tuple[str, ...] = (),
+             desired: Sequence[dict[str, Any]] = ()) -> OperatorPlan:
+    """The plan whose Outcome adds ``add``, writes ``ops``, removes ``remove`` and leaves ``status``."""
+    manifest = dict(obj)
+    writes: list[Write] = [Action("add_finalizer", APIGATEWAY_KIND, manifest, body={"finalizer": f}) for f in add]
+    writes += ops
+    writes += [Action("remove_finalizer", APIGATEWAY_KIND, manifest, body={"finalizer": f}) for f in remove]
+    patch, event = _status(obj, status, now_rfc3339(state.now))
+    description = status.description if status is not None else ""
+
+    def refused(write: Write, failure: Failure, _answers: Sequence[Any]) -> Outcome:
+        if not isinstance(write, Op) or failure.conflict:  # a finalizer's patch, or a stale write: again
+            return Outcome(error=str(failure))
+        error = f"{write.describe()}: {failure.message}"
+        stopped = OperatorStatus(st.ERROR, "Error during reconciliation", "ReconcileFailed", f": {error}")
+        stopped_patch, stopped_event = _status(obj, stopped, now_rfc3339(state.now))
+        return Outcome(status=stopped_patch, event=stopped_event, error=error)
+
+    outcome = Outcome(status=patch, event=event, writes=tuple(writes), refused=refused if writes else None,
+                      requeue_after=None if failed else requeue_after, error=description if failed else None)
+    return OperatorPlan(status, outcome, blocking, tuple(desired))
+
+
+def _status(obj: Mapping[str, Any], status: OperatorStatus | None, now: str) -> tuple[dict[str, Any] | None,
+                                                                                      Event | None]:
+    """The merge patch of the APIGateway's ``.status`` to ``status`` and its Event; ``(None, None)``
+    when it says so already."""
+    if status is None:
+        return None, None
+    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
+    patch = status_patch(current, status.body(now, current))
+    if patch is None:
+        return None, None
+    type_ = "Normal" if status.state in (st.READY, PROCESSING) else "Warning"
+    return patch, Event(type_, status.reason, status.description)
 
 
 class _Problem(Exception):
@@ -221,7 +284,7 @@ def apirule_uses_kyma_gateway(apirule: Mapping[str, Any]) -> bool:
     """The APIRule's ``spec.gateway`` (or that of its stored v1beta1 spec) is ``kyma-system/kyma-gateway``."""
     if as_dict(apirule.get("spec")).get("gateway") == res.KYMA_GATEWAY_REF:
         return True
-    text = as_dict(as_dict(apirule.get("metadata")).get("annotations")).get(model.V1BETA1_SPEC_ANNOTATION)
+    text = as_dict(as_dict(apirule.get("metadata")).get("annotations")).get(V1BETA1_SPEC_ANNOTATION)
     try:
         spec = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -342,7 +405,7 @@ def _ingress_targets(service: dict[str, Any] | None) -> tuple[list[str], str, st
     return targets, stack, ""
 
 
-def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _Ops) -> float | None:
+def _oathkeeper(gw: APIGateway, state: OperatorState, settings: OperatorPolicy, ops: _Ops) -> float | None:
     """Oathkeeper's objects; returns seconds to requeue while its Deployment is not available yet."""
     keys = res.oathkeeper_refs()
     if not settings.v1beta1_access or gw.deleting:
@@ -367,19 +430,20 @@ def _oathkeeper(gw: APIGateway, state: OperatorState, settings: Settings, ops: _
     return 2.0
 
 
-def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None = None) -> OperatorPlan:
+def plan(obj: Mapping[str, Any], state: OperatorState, settings: OperatorPolicy | None = None) -> OperatorPlan:
     """The reconcile of APIGateway ``obj`` against ``state``. Pure; never raises."""
-    settings = settings or Settings()
+    settings = settings or OperatorPolicy()
     gw = APIGateway.parse(obj)
     if gw.failures:
         text = "; ".join(str(f) for f in gw.failures)
-        return OperatorPlan(OperatorStatus(st.ERROR, f"Invalid APIGateway CR: {text}", "CustomResourceMisconfigured"),
-                            failed=True)
+        return _planned(obj, state, OperatorStatus(st.ERROR, f"Invalid APIGateway CR: {text}",
+                                                   "CustomResourceMisconfigured"), failed=True)
     if len(state.apigateways) > 1:
         oldest = APIGateway.parse(oldest_apigateway(state.apigateways) or {})
         if (oldest.uid, oldest.name) != (gw.uid, gw.name):
-            return OperatorPlan(OperatorStatus(st.WARNING, f"stopped APIGateway CR reconciliation: only APIGateway "
-                                                           f"CR {oldest.name} reconciles the module", "OlderCRExists"))
+            return _planned(obj, state, OperatorStatus(st.WARNING, f"stopped APIGateway CR reconciliation: only "
+                                                                   f"APIGateway CR {oldest.name} reconciles the module",
+                                                       "OlderCRExists"))
     add: list[str] = []
     remove: list[str] = []
     finalizers = set(gw.finalizers)
@@ -415,14 +479,13 @@ def plan(obj: Mapping[str, Any], state: OperatorState, settings: Settings | None
                 remove.append(KYMA_GATEWAY_FINALIZER)
         wait = _oathkeeper(gw, state, settings, ops)
     except _Problem as problem:
-        return OperatorPlan(problem.status, tuple(policies.ops), add_finalizers=tuple(add), blocking=problem.blocking,
-                            failed=True, desired=tuple(policies.desired))
+        return _planned(obj, state, problem.status, policies.ops, add, failed=True, blocking=problem.blocking,
+                        desired=policies.desired)
     if gw.deleting:
-        return OperatorPlan(None, tuple(ops.ops), tuple(add), tuple(remove), desired=tuple(ops.desired))
+        return _planned(obj, state, None, ops.ops, add, remove, desired=ops.desired)
     if wait is not None:
         status = OperatorStatus(PROCESSING, "Waiting for the Ory Oathkeeper Deployment to become available",
                                 "ReconcileProcessing")
-        return OperatorPlan(status, tuple(ops.ops), tuple(add), tuple(remove), requeue_after=wait,
-                            desired=tuple(ops.desired))
-    return OperatorPlan(OperatorStatus(st.READY, READY_DESCRIPTION, "ReconcileSucceeded"), tuple(ops.ops), tuple(add),
-                        tuple(remove), requeue_after=settings.reconciliation_interval, desired=tuple(ops.desired))
+        return _planned(obj, state, status, ops.ops, add, remove, requeue_after=wait, desired=ops.desired)
+    return _planned(obj, state, OperatorStatus(st.READY, READY_DESCRIPTION, "ReconcileSucceeded"), ops.ops, add,
+                    remove, requeue_after=settings.reconciliation_interval, desired=ops.desired)

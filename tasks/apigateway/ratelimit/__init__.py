@@ -5,6 +5,6 @@ module (listed in :data:`tasks.apigateway.domain.DOMAIN`); this package exports 
 """
 
 from tasks.apigateway.ratelimit.model import RateLimit
-from tasks.apigateway.ratelimit.plan import RateLimitPlan, RateLimitState, desired_envoy_filter, plan
+from tasks.apigateway.ratelimit.plan import RateLimitState, desired_envoy_filter, plan
 
-__all__ = ["RateLimit", "RateLimitPlan", "RateLimitState", "desired_envoy_filter", "plan"]
+__all__ = ["RateLimit", "RateLimitState", "desired_envoy_filter", "plan"]

@@ -2,10 +2,11 @@
 
 The thin shell around :func:`tasks.apigateway.ratelimit.plan.plan`: read (through
 :mod:`tasks.apigateway.reads`) the EnvoyFilter CRD, the APIGateway CRs, the Pods and RateLimits of the
-RateLimit's namespace and its EnvoyFilter; plan; create or update the EnvoyFilter (a refused write is
-``Error`` "failed to create EnvoyFilter: <error>", as the original); write the status when it changed,
-with an Event. ``Ready`` → requeue after the reconciliation interval (seed: 30 min); ``Warning`` and
-``Error`` → retried with backoff (the original returns an error for both).
+RateLimit's namespace and its EnvoyFilter; plan; :func:`kube.toolkit.execute` carries the Outcome out
+(create or update the EnvoyFilter: a refused write is ``Error`` "failed to create EnvoyFilter: <error>",
+as the original; the status when it changed, with an Event). ``Ready`` → requeue after the
+reconciliation interval (seed: 30 min); ``Warning`` and ``Error`` → retried with backoff (the original
+returns an error for both).
 
 The EnvoyFilter has the RateLimit as controller owner, so the cluster's garbage collector removes it
 with the RateLimit; a reconcile that finds the RateLimit gone deletes the EnvoyFilter itself when it
@@ -29,10 +30,9 @@ from kube import Kube, client_for
 from kube import toolkit as tk
 from tasks.apigateway import model, reads
 from tasks.apigateway import settings as domain_settings
-from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict, as_list
-from tasks.apigateway.guard import guarded
-from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitPlan, RateLimitState, plan
+from tasks.apigateway.guard import api_errors_as_results
+from tasks.apigateway.parsing import as_dict
+from tasks.apigateway.ratelimit.plan import ENVOY_FILTER_CRD, RateLimitState, collect_garbage, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -77,68 +77,39 @@ def read_state(kube: Kube, namespace: str, name: str) -> RateLimitState:
     )
 
 
-def _collect_garbage(kube: Kube, key: Key) -> None:
-    """Delete the EnvoyFilter of a RateLimit that is gone, if it is still there and owned by it."""
-    found = reads.envoy_filter(reads.READS.reader(kube), key.namespace, key.name)
-    if found is None:
-        return
-    owners = as_list(as_dict(found.get("metadata")).get("ownerReferences"))
-    if any(isinstance(o, dict) and o.get("kind") == model.RATELIMIT.kind and o.get("name") == key.name
-           for o in owners):
-        kube.delete(reads.ENVOY_FILTER, key.name, key.namespace)
-        log.info("envoyfilter of deleted ratelimit removed", cluster=key.cluster, key=key.ref)
+#: ``Action.kind`` → resource of what the controller writes.
+KINDS = {model.ENVOY_FILTER.kind: reads.ENVOY_FILTER}
 
 
-def write_status(kube: Kube, obj: dict[str, Any], status: st.Status) -> bool:
-    """Patch the status when state or description changed, with an Event. Returns whether it wrote."""
-    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
-    if status.same_as(current):
-        return False
-    type_, reason = ("Normal", "Reconciled") if status.state == st.READY else ("Warning", status.state)
-    tk.write_status(kube, reads.RATELIMIT, obj, status.to_dict(), tk.Event(type_, reason, status.description))
-    return True
-
-
-_ENVOY_FILTER = "EnvoyFilter"
-
-
-def apply(kube: Kube, p: RateLimitPlan) -> RateLimitPlan:
-    """Write the EnvoyFilter; a refused write becomes the ``Error`` status. Raises :class:`Conflict`."""
-    if p.verb is None or p.envoy_filter is None:
-        return p
-    action = tk.Action("create" if p.verb == "create" else "update", _ENVOY_FILTER, p.envoy_filter)
-    refused = tk.apply_actions(kube, [action], {_ENVOY_FILTER: reads.ENVOY_FILTER})
-    if refused is not None:
-        return RateLimitPlan(st.Status(st.ERROR, f"failed to create EnvoyFilter: {refused.message}"), failed=True)
-    return p
-
-
-def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettings | None = None) -> tuple[
-        RateLimitPlan, Result]:
-    """Reconcile one RateLimit object (as read). Raises :class:`ApiError` (the caller retries)."""
+def reconcile_object(kube: Kube, obj: dict[str, Any], settings: ControllerSettings | None = None) -> tk.Executed:
+    """Reconcile one RateLimit object (as read): its plan carried out. Raises :class:`ApiError` (the
+    caller retries)."""
     settings = settings or ControllerSettings.from_env()
     meta = as_dict(obj.get("metadata"))
     namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-    p = apply(kube, plan(obj, read_state(kube, namespace, name)))
-    write_status(kube, obj, p.status)
-    if p.failed:
-        return p, Result.error(p.status.description)
-    return p, Result.requeue(settings.reconciliation_interval)
+    outcome = plan(obj, read_state(kube, namespace, name), settings.reconciliation_interval)
+    return tk.execute(outcome, kube, reads.RATELIMIT, obj, resources=KINDS)
 
 
-@guarded(CONTROLLER_NAME, log)
+@api_errors_as_results(CONTROLLER_NAME, log)
 def reconcile(key: Key) -> Result:
     """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
     kube = client_for(key.cluster)
-    obj = reads.ratelimit(reads.READS.reader(kube), key.namespace, key.name)
+    reader = reads.READS.reader(kube)
+    obj = reads.ratelimit(reader, key.namespace, key.name)
     if obj is None:
-        _collect_garbage(kube, key)
+        gone = tk.execute(collect_garbage(key.name, reads.envoy_filter(reader, key.namespace, key.name)), kube,
+                          resources=KINDS)
+        if gone.answers:
+            log.info("envoyfilter of deleted ratelimit removed", cluster=key.cluster, key=key.ref)
         return Result.done()
-    if as_dict(obj.get("metadata")).get("deletionTimestamp"):
+    if tk.deleting(obj):
         return Result.done()  # no finalizer: the garbage collector removes the EnvoyFilter
-    p, result = reconcile_object(kube, obj)
-    log.info("ratelimit reconciled", cluster=key.cluster, key=key.ref, state=p.status.state, write=p.verb)
-    return result
+    done = reconcile_object(kube, obj)
+    log.info("ratelimit reconciled", cluster=key.cluster, key=key.ref,
+             state=as_dict((done.obj or obj).get("status")).get("state"),
+             writes=[w.describe() for w in done.outcome.writes], error=done.outcome.error)
+    return done.result
 
 
 def list_keys() -> list[Key]:

@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway.fields import Failure, Reader
-from tasks.apigateway.model import open_manifest
+from tasks.apigateway.parsing import Reader, ValidationFailure, open_manifest
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class RateLimit:
     enable_response_headers: bool
     enforce: bool
     deleting: bool
-    failures: tuple[Failure, ...]
+    failures: tuple[ValidationFailure, ...]
     raw: dict[str, Any]
 
     @classmethod

@@ -11,22 +11,34 @@ As api-gateway's RateLimit controller (``internal/controller/gateway/ratelimit``
 4. the EnvoyFilter named like the RateLimit, in its namespace, owned by it (controller reference), with
    the two config patches of the notes (§8); created, or updated when it differs;
 5. ``Ready`` "Finished reconciliation".
+
+The plan answers one :class:`~kube.toolkit.outcome.Outcome`: the EnvoyFilter's create or update, the
+status merge patch (``state``, ``description``; none when unchanged) with its Event (``Normal``
+``Reconciled`` for ``Ready``, else ``Warning`` named after the state), and the requeue (``Ready``) or the
+error (``Warning`` and ``Error``: retried with backoff, as the original returns an error for both). A
+refused write is ``Error`` "failed to create EnvoyFilter: <error>", as the original.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kube.diff import needs_update, owner_reference, prepare_replace
+from kube.refusal import Failure
+from kube.toolkit.actions import Action, Write
+from kube.toolkit.outcome import Event, Outcome, status_patch
 from tasks.apigateway import model
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import as_dict
 from tasks.apigateway.operator.model import oldest_apigateway
+from tasks.apigateway.parsing import as_dict, as_list
 from tasks.apigateway.ratelimit.model import Bucket, RateLimit
 
 ENVOY_FILTER_CRD = model.ENVOY_FILTER.crd_name
+#: Seconds to the next reconcile of a ``Ready`` RateLimit (seed: 30 min).
+RECONCILIATION_SECONDS = 1800.0
 READY_DESCRIPTION = "Finished reconciliation"
 MIN_FILL_INTERVAL_NS = 50_000_000
 LOCAL_RATE_LIMIT_FILTER = "envoy.filters.http.local_ratelimit"
@@ -55,20 +67,6 @@ class RateLimitState:
     pods: tuple[dict[str, Any], ...] = ()
     ratelimits: tuple[dict[str, Any], ...] = ()
     envoy_filter: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class RateLimitPlan:
-    """What one reconcile does: write ``envoy_filter`` with ``verb`` (``create`` / ``update`` / ``None``),
-    then ``status``. ``failed``: report an error so the key backs off (``Warning`` and ``Error``), as the
-    original returns an error for both. ``desired`` is the EnvoyFilter as rendered."""
-
-    status: st.Status
-    desired: dict[str, Any] | None = None
-    verb: str | None = None
-    envoy_filter: dict[str, Any] | None = None
-    failed: bool = False
-    details: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
@@ -201,32 +199,62 @@ def desired_envoy_filter(rl: RateLimit) -> dict[str, Any]:
     }
 
 
-def plan(obj: dict[str, Any], state: RateLimitState) -> RateLimitPlan:
-    """The reconcile of RateLimit ``obj`` against ``state``. Pure; never raises."""
+def answer(obj: Mapping[str, Any], status: st.Status, requeue_after: float = RECONCILIATION_SECONDS) -> Outcome:
+    """The Outcome that leaves RateLimit ``obj`` (as read) with ``status``: its merge patch and Event
+    when it changed; ``Ready`` comes back after ``requeue_after``, anything else is an error."""
+    current = obj.get("status") if isinstance(obj.get("status"), dict) else None
+    patch = status_patch(current, status.to_dict())
+    type_, reason = ("Normal", "Reconciled") if status.state == st.READY else ("Warning", status.state)
+    event = Event(type_, reason, status.description) if patch is not None else None
+    if status.state == st.READY:
+        return Outcome(status=patch, event=event, requeue_after=requeue_after)
+    return Outcome(status=patch, event=event, error=status.description)
+
+
+def plan(obj: dict[str, Any], state: RateLimitState, requeue_after: float = RECONCILIATION_SECONDS) -> Outcome:
+    """The reconcile of RateLimit ``obj`` against ``state`` (see the module doc). Pure; never raises."""
     rl = RateLimit.parse(obj)
     if state.crds is not None and ENVOY_FILTER_CRD not in state.crds:
-        return RateLimitPlan(st.Status(st.ERROR, f"dependency missing '{ENVOY_FILTER_CRD}': customresourcedefinitions"
-                                                 f'.apiextensions.k8s.io "{ENVOY_FILTER_CRD}" not found'), failed=True)
+        return answer(obj, st.Status(st.ERROR, f"dependency missing '{ENVOY_FILTER_CRD}': customresourcedefinitions"
+                                               f'.apiextensions.k8s.io "{ENVOY_FILTER_CRD}" not found'))
     oldest = oldest_apigateway(state.apigateways)
     if oldest is None:
-        return RateLimitPlan(st.Status(st.WARNING, "failed to reconcile RateLimit CR because of missing APIGateway "
-                                                   "CR in the cluster"), failed=True)
+        return answer(obj, st.Status(st.WARNING, "failed to reconcile RateLimit CR because of missing APIGateway "
+                                                 "CR in the cluster"))
     gateway_state = as_dict(oldest.get("status")).get("state")
     if gateway_state != st.READY:
-        return RateLimitPlan(st.Status(st.WARNING, f"failed to create RateLimit CR because APIGateway CR is in "
-                                                   f"{gateway_state or ''} state"), failed=True)
+        return answer(obj, st.Status(st.WARNING, f"failed to create RateLimit CR because APIGateway CR is in "
+                                                 f"{gateway_state or ''} state"))
     problem = validate(rl, state)
     if problem is not None:
-        return RateLimitPlan(st.Status(st.ERROR, f"failed to validate RateLimit: {problem}"), failed=True)
+        return answer(obj, st.Status(st.ERROR, f"failed to validate RateLimit: {problem}"))
     desired = desired_envoy_filter(rl)
     actual = state.envoy_filter
+    ready = answer(obj, st.Status(st.READY, READY_DESCRIPTION), requeue_after)
     if actual is None:
-        return RateLimitPlan(st.Status(st.READY, READY_DESCRIPTION), desired, "create", copy.deepcopy(desired))
-    owners_differ = "ownerReferences" in desired["metadata"] and _owner_refs(actual) != _owner_refs(desired)
-    if needs_update(desired, actual) or owners_differ:
-        return RateLimitPlan(st.Status(st.READY, READY_DESCRIPTION), desired, "update",
-                             prepare_replace(desired, actual))
-    return RateLimitPlan(st.Status(st.READY, READY_DESCRIPTION), desired)
+        write = Action("create", model.ENVOY_FILTER.kind, copy.deepcopy(desired))
+    elif needs_update(desired, actual) or (
+            "ownerReferences" in desired["metadata"] and _owner_refs(actual) != _owner_refs(desired)):
+        write = Action("update", model.ENVOY_FILTER.kind, prepare_replace(desired, actual), actual=dict(actual))
+    else:
+        return ready
+
+    def refused(_write: Write, failure: Failure, _answers: Sequence[Any]) -> Outcome:
+        if failure.conflict:  # stale, or created meanwhile: the reconcile fails and runs again on fresh state
+            return Outcome(error=str(failure))
+        return answer(obj, st.Status(st.ERROR, f"failed to create EnvoyFilter: {failure.message}"))
+
+    return replace(ready, writes=(write,), refused=refused)
+
+
+def collect_garbage(name: str, envoy_filter: Mapping[str, Any] | None) -> Outcome:
+    """The Outcome for RateLimit ``name`` that is gone: delete its EnvoyFilter (same name and namespace)
+    when it is still there and owned by it (clusters without a garbage collector)."""
+    owners = as_list(as_dict((envoy_filter or {}).get("metadata")).get("ownerReferences"))
+    if envoy_filter is None or not any(isinstance(o, dict) and o.get("kind") == model.RATELIMIT.kind
+                                       and o.get("name") == name for o in owners):
+        return Outcome()
+    return Outcome(writes=(Action("delete", model.ENVOY_FILTER.kind, dict(envoy_filter), actual=dict(envoy_filter)),))
 
 
 def _owner_refs(obj: dict[str, Any]) -> list[Any]:

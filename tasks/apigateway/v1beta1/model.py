@@ -4,7 +4,7 @@ Where the v1beta1 spec comes from: the ``gateway.kyma-project.io/v1beta1-spec`` 
 conversion webhook writes when a v1beta1 object is stored as v2alpha1; without it, the object's own
 ``spec`` (a v1beta1 manifest given to ``render``, or a v1beta1 object stored by an API server that does
 not convert, such as the dev API server with ``conversion: None``). Parsing never raises: wrong JSON
-types become ``type_failures`` (see :mod:`tasks.apigateway.fields`).
+types become ``type_failures`` (see :mod:`tasks.apigateway.parsing`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.apigateway import model
-from tasks.apigateway.fields import Failure, Reader
-from tasks.apigateway.model import CorsPolicy, JwtConfig, Metadata, ServiceRef
+from tasks.apigateway.parsing import (
+    V1BETA1_SPEC_ANNOTATION,
+    CorsPolicy,
+    JwtConfig,
+    Metadata,
+    Reader,
+    ServiceRef,
+    ValidationFailure,
+)
 
 ALLOW = "allow"
 NO_AUTH = "no_auth"
@@ -27,14 +33,11 @@ ANONYMOUS = "anonymous"
 COOKIE_SESSION = "cookie_session"
 OAUTH2_CLIENT_CREDENTIALS = "oauth2_client_credentials"
 OAUTH2_INTROSPECTION = "oauth2_introspection"
-#: Every access strategy (``accessStrategies[].handler``) the original knows.
-ACCESS_STRATEGIES = (ALLOW, NO_AUTH, NOOP, JWT, UNAUTHORIZED, ANONYMOUS, COOKIE_SESSION,
-                     OAUTH2_CLIENT_CREDENTIALS, OAUTH2_INTROSPECTION)
 SECURE_STRATEGIES = (OAUTH2_CLIENT_CREDENTIALS, OAUTH2_INTROSPECTION, JWT, COOKIE_SESSION)
 UNSECURE_STRATEGIES = (NOOP, NO_AUTH, ALLOW, UNAUTHORIZED, ANONYMOUS)
 HEADER_MUTATOR = "header"
 COOKIE_MUTATOR = "cookie"
-SPEC_ANNOTATION_PATH = f".metadata.annotations[{model.V1BETA1_SPEC_ANNOTATION}]"
+SPEC_ANNOTATION_PATH = f".metadata.annotations[{V1BETA1_SPEC_ANNOTATION}]"
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,6 @@ class V1beta1APIRule:
     name: str
     namespace: str
     annotations: dict[str, str]
-    finalizers: tuple[str, ...]
     deleting: bool
     host: str | None
     service: ServiceRef | None
@@ -137,7 +139,7 @@ class V1beta1APIRule:
     rules: tuple[V1beta1Rule, ...]
     timeout: int | None
     from_annotation: bool
-    type_failures: tuple[Failure, ...] = ()
+    type_failures: tuple[ValidationFailure, ...] = ()
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> V1beta1APIRule:
@@ -165,7 +167,7 @@ class V1beta1APIRule:
                 timeout=r.integer(item.get("timeout"), at + ".timeout"),
             ))
         return cls(
-            name=meta.name, namespace=meta.namespace, annotations=meta.annotations, finalizers=meta.finalizers,
+            name=meta.name, namespace=meta.namespace, annotations=meta.annotations,
             deleting=meta.deleting,
             host=r.string(spec.get("host"), ".spec.host"),
             service=ServiceRef.parse(spec.get("service"), ".spec.service", r),
@@ -194,7 +196,7 @@ def v1beta1_spec(obj: Mapping[str, Any], reader: Reader | None = None) -> tuple[
     object's ``spec``. An annotation that is not JSON is a failure on the annotation (spec ``None``)."""
     r = reader or Reader()
     annotations = Metadata.parse(obj).annotations
-    text = annotations.get(model.V1BETA1_SPEC_ANNOTATION)
+    text = annotations.get(V1BETA1_SPEC_ANNOTATION)
     if text is None:
         return obj.get("spec"), False
     try:

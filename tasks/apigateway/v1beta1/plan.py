@@ -25,7 +25,7 @@ from tasks.apigateway.diff import (
     diff_request_authentications,
     diff_virtual_service,
 )
-from tasks.apigateway.fields import Failure
+from tasks.apigateway.parsing import ValidationFailure
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import translate
 from tasks.apigateway.v1beta1.model import V1beta1APIRule
@@ -46,15 +46,14 @@ class V1beta1Result:
     """What the v1beta1 branch decided; :func:`tasks.apigateway.plan.plan` wraps it in a Plan.
 
     ``status`` is what gets written (v2 ``state``/``description``); ``components`` the v1beta1 status
-    (``None`` when the gate stopped the reconcile); ``reconciled`` whether the processors ran.
+    (``None`` when the gate stopped the reconcile: nothing is touched, not even the finalizer).
     """
 
     status: st.Status
     components: V1beta1Status | None
-    add_finalizer: bool = False
     desired: tuple[dict[str, Any], ...] = ()
     actions: tuple[Action, ...] = ()
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[ValidationFailure, ...] = ()
 
 
 def default_domain(gateway: Mapping[str, Any] | None) -> tuple[str, str | None]:
@@ -94,11 +93,10 @@ def plan_v1beta1(obj: Mapping[str, Any] | V1beta1APIRule, state: ClusterState, a
     if not access_allowed:
         return V1beta1Result(not_reconciled(), None)
     apirule = obj if isinstance(obj, V1beta1APIRule) else V1beta1APIRule.parse(obj)
-    add_finalizer = model.FINALIZER not in apirule.finalizers
     handler = parse_config(state.config_maps.get(model.CONFIG_MAP)).jwt_handler
 
     def done(components: V1beta1Status, **kwargs: Any) -> V1beta1Result:
-        return V1beta1Result(components.written(), components, add_finalizer, **kwargs)
+        return V1beta1Result(components.written(), components, **kwargs)
 
     base_handler = handler if handler in ("istio", "ory") else "ory"
     if state.crds is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tasks.apigateway import status as st
-from tasks.apigateway.fields import Failure
+from tasks.apigateway.parsing import ValidationFailure
 
 OK = "OK"
 ERROR = "ERROR"
@@ -81,7 +81,7 @@ class V1beta1Status:
                       self.request_authentication)
         return any(c is not None and c.code == ERROR for c in components)
 
-    def with_failures(self, failures: Sequence[Failure]) -> V1beta1Status:
+    def with_failures(self, failures: Sequence[ValidationFailure]) -> V1beta1Status:
         """APIRule component ``ERROR`` with the validation description (``GenerateStatusFromFailures``)."""
         if not failures:
             return self
@@ -117,7 +117,7 @@ class V1beta1Status:
         return st.Status(state, f"{DEPRECATED}\n\n{self.api_rule.desc}")
 
 
-def validation_description(failures: Sequence[Failure]) -> str:
+def validation_description(failures: Sequence[ValidationFailure]) -> str:
     """``Validation error: Attribute "p": m`` for one failure; ``Multiple validation errors: `` and one
     ``\\nAttribute "p": m`` line each (three at most, then ``\\nN more error(s)...``) for more."""
     if len(failures) == 1:

@@ -30,8 +30,7 @@ from typing import Any
 from tasks.apigateway import model
 from tasks.apigateway.authorizationpolicy import AUDIENCE_CLAIM_KEY, SCOPE_CLAIM_KEYS, policy_hash
 from tasks.apigateway.config import JWT_HANDLER_ISTIO
-from tasks.apigateway.fields import as_dict, as_list
-from tasks.apigateway.model import CorsPolicy, JwtConfig
+from tasks.apigateway.parsing import CorsPolicy, JwtConfig, as_dict, as_list
 from tasks.apigateway.requestauthentication import request_authentication_key
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule

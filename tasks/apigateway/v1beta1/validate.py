@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from tasks.apigateway import model
 from tasks.apigateway.config import JWT_HANDLER_ISTIO
-from tasks.apigateway.fields import Failure, as_dict, as_list
-from tasks.apigateway.model import JwtAuthentication, JwtAuthorization
+from tasks.apigateway.parsing import JwtAuthentication, JwtAuthorization, ValidationFailure, as_dict, as_list
 from tasks.apigateway.state import ClusterState
 from tasks.apigateway.v1beta1 import model as v1
 from tasks.apigateway.v1beta1.model import Handler, V1beta1APIRule, V1beta1Rule
@@ -53,28 +52,29 @@ def selector_of(apirule: V1beta1APIRule, rule: V1beta1Rule, state: ClusterState)
     return {str(k): str(v) for k, v in selector.items()}, ""
 
 
-def validate(apirule: V1beta1APIRule, state: ClusterState, handler: str, domain: str) -> list[Failure]:
+def validate(apirule: V1beta1APIRule, state: ClusterState, handler: str, domain: str) -> list[ValidationFailure]:
     """Every v1beta1 check of ``apirule`` for ``handler`` (``istio`` or ``ory``), in the original's order.
 
     ``domain`` is the default domain of ``kyma-system/kyma-gateway`` (``""`` when unknown)."""
     return _host(apirule, state, domain) + _rules(apirule, state, handler)
 
 
-def _host(apirule: V1beta1APIRule, state: ClusterState, domain: str) -> list[Failure]:
+def _host(apirule: V1beta1APIRule, state: ClusterState, domain: str) -> list[ValidationFailure]:
     at = ".spec.host"
     if apirule.host is None:
-        return [Failure(at, "Host was nil")]
+        return [ValidationFailure(at, "Host was nil")]
     failures = []
     host = apirule.host
     if "." not in host:
         if not domain:
-            failures.append(Failure(at, "Host does not contain a domain name and no default domain name is configured"))
+            failures.append(ValidationFailure(
+                at, "Host does not contain a domain name and no default domain name is configured"))
         host = f"{host}.{domain}"
     for vs in state.virtual_services:
         spec = vs.get("spec")
         hosts = spec.get("hosts") if isinstance(spec, dict) else None
         if isinstance(hosts, list) and host in hosts and not model.is_owned_by(vs, apirule.name, apirule.namespace):
-            failures.append(Failure(at, "This host is occupied by another Virtual Service"))
+            failures.append(ValidationFailure(at, "This host is occupied by another Virtual Service"))
     return failures
 
 
@@ -91,17 +91,18 @@ def _has_path_and_method_duplicates(rules: tuple[V1beta1Rule, ...]) -> bool:
     return False
 
 
-def _rules(apirule: V1beta1APIRule, state: ClusterState, handler: str) -> list[Failure]:
+def _rules(apirule: V1beta1APIRule, state: ClusterState, handler: str) -> list[ValidationFailure]:
     at = ".spec.rules"
     if not apirule.rules:
-        return [Failure(at, "No rules defined")]
+        return [ValidationFailure(at, "No rules defined")]
     failures = []
     if _has_path_and_method_duplicates(apirule.rules):
-        failures.append(Failure(at, "multiple rules defined for the same path and method"))
+        failures.append(ValidationFailure(at, "multiple rules defined for the same path and method"))
     for i, rule in enumerate(apirule.rules):
         prefix = f"{at}[{i}]"
         if apirule.service is None and rule.service is None:
-            failures.append(Failure(prefix + ".service", "No service defined with no main service on spec level"))
+            failures.append(ValidationFailure(prefix + ".service",
+                                              "No service defined with no main service on spec level"))
         if rule.service is not None or apirule.service is not None:
             failures += _access_strategies(prefix + ".accessStrategies", apirule, rule, state, handler)
         if handler == JWT_HANDLER_ISTIO:
@@ -112,56 +113,56 @@ def _rules(apirule: V1beta1APIRule, state: ClusterState, handler: str) -> list[F
 
 
 def _access_strategies(at: str, apirule: V1beta1APIRule, rule: V1beta1Rule, state: ClusterState,
-                       handler: str) -> list[Failure]:
+                       handler: str) -> list[ValidationFailure]:
     strategies = rule.access_strategies
     if not strategies:
-        return [Failure(at, "No accessStrategies defined")]
+        return [ValidationFailure(at, "No accessStrategies defined")]
     failures = []
     if len(strategies) > 1:
         for exclusive in EXCLUSIVE.get(handler, EXCLUSIVE["ory"]):
             index = next((k for k, s in enumerate(strategies) if s.name == exclusive), None)
             if index is not None:
-                failures.append(Failure(f"{at}[{index}].handler",
-                                        f"{exclusive} access strategy is not allowed in combination with other "
-                                        "access strategies"))
+                failures.append(ValidationFailure(f"{at}[{index}].handler",
+                                                  f"{exclusive} access strategy is not allowed in combination with "
+                                                  "other access strategies"))
     names = {s.name for s in strategies}
     if names & set(v1.SECURE_STRATEGIES) and names & set(v1.UNSECURE_STRATEGIES):
-        failures.append(Failure(at, "Secure access strategies cannot be used in combination with unsecure access "
-                                    "strategies"))
+        failures.append(ValidationFailure(at, "Secure access strategies cannot be used in combination with unsecure "
+                                              "access strategies"))
     for k, strategy in enumerate(strategies):
         failures += _strategy(f"{at}[{k}]", strategy, apirule, rule, state, handler)
     return failures
 
 
 def _strategy(at: str, strategy: Handler, apirule: V1beta1APIRule, rule: V1beta1Rule, state: ClusterState,
-              handler: str) -> list[Failure]:
+              handler: str) -> list[ValidationFailure]:
     if strategy.name in NO_CONFIG_STRATEGIES:
         if not strategy.config_empty:
-            return [Failure(at + ".config", f"strategy: {strategy.name} does not support configuration")]
+            return [ValidationFailure(at + ".config", f"strategy: {strategy.name} does not support configuration")]
         return []
     if strategy.name in (v1.OAUTH2_CLIENT_CREDENTIALS, v1.OAUTH2_INTROSPECTION):
         return []
     if strategy.name != v1.JWT:
-        return [Failure(at + ".handler", f"Unsupported accessStrategy: {strategy.name}")]
+        return [ValidationFailure(at + ".handler", f"Unsupported accessStrategy: {strategy.name}")]
     if handler != JWT_HANDLER_ISTIO:
         return _ory_jwt(at, strategy)
     return _injection(at + ".injection", apirule, rule, state) + _istio_jwt(at, strategy)
 
 
-def _injection(at: str, apirule: V1beta1APIRule, rule: V1beta1Rule, state: ClusterState) -> list[Failure]:
+def _injection(at: str, apirule: V1beta1APIRule, rule: V1beta1Rule, state: ClusterState) -> list[ValidationFailure]:
     selector, error = selector_of(apirule, rule, state)
     if error:  # reported by the processors ("services "x" not found"); the original checked every Pod
         return []
     if selector is None:
-        return [Failure(at, "Target service label selectors are not defined")]
+        return [ValidationFailure(at, "Target service label selectors are not defined")]
     failures = []
     for pod in state.pods_selected(apirule.service_namespace(rule) or "default", selector):
         spec = as_dict(pod.get("spec"))
         containers = [*as_list(spec.get("containers")), *as_list(spec.get("initContainers"))]
         if not any(isinstance(c, dict) and c.get("name") == model.ISTIO_PROXY_CONTAINER for c in containers):
             meta = pod.get("metadata") or {}
-            failures.append(Failure(at, f"Pod {meta.get('namespace')}/{meta.get('name')} does not have an injected "
-                                        "istio sidecar"))
+            failures.append(ValidationFailure(at, f"Pod {meta.get('namespace')}/{meta.get('name')} does not have an "
+                                                  "injected istio sidecar"))
     return failures
 
 
@@ -170,52 +171,53 @@ def _uri_error(value: str) -> str | None:
     return "value is empty" if value == "" else uri_error(value)
 
 
-def _istio_jwt(at: str, strategy: Handler) -> list[Failure]:
+def _istio_jwt(at: str, strategy: Handler) -> list[ValidationFailure]:
     if strategy.config_empty or strategy.jwt is None or strategy.ory_jwt is None:
-        return [Failure(at + ".config", "supplied config cannot be empty")]
+        return [ValidationFailure(at + ".config", "supplied config cannot be empty")]
     failures = []
     ory = strategy.ory_jwt
     for key, present in (("jwks_urls", ory.jwks_urls), ("required_scopes", ory.required_scope),
                          ("trusted_issuers", ory.trusted_issuers)):
         if present:
-            failures.append(Failure(f"{at}.config.{key}", f"Configuration for {key} is not supported with Istio "
-                                                          "handler"))
+            failures.append(ValidationFailure(f"{at}.config.{key}",
+                                              f"Configuration for {key} is not supported with Istio handler"))
     failures += _authorizations(at + ".config.authorizations", strategy.jwt.authorizations)
     failures += _authentications(at, strategy.jwt.authentications)
     return failures
 
 
-def _authorizations(at: str, authorizations: tuple[JwtAuthorization | None, ...] | None) -> list[Failure]:
+def _authorizations(at: str, authorizations: tuple[JwtAuthorization | None, ...] | None) -> list[ValidationFailure]:
     if authorizations is None:
         return []
     if not authorizations:
-        return [Failure(at, "value is empty")]
+        return [ValidationFailure(at, "value is empty")]
     return authorization_failures(at, authorizations)
 
 
-def _authentications(at: str, authentications: tuple[JwtAuthentication, ...]) -> list[Failure]:
+def _authentications(at: str, authentications: tuple[JwtAuthentication, ...]) -> list[ValidationFailure]:
     if not authentications:
-        return [Failure(at, "Authentications are required when using JWT access handler")]
+        return [ValidationFailure(at, "Authentications are required when using JWT access handler")]
     return authentication_failures(f"{at}.config.authentications", authentications)
 
 
-def _ory_jwt(at: str, strategy: Handler) -> list[Failure]:
+def _ory_jwt(at: str, strategy: Handler) -> list[ValidationFailure]:
     if strategy.config_empty or strategy.jwt is None or strategy.ory_jwt is None:
-        return [Failure(at + ".config", "supplied config cannot be empty")]
+        return [ValidationFailure(at + ".config", "supplied config cannot be empty")]
     failures = []
     if strategy.jwt.authentications:
-        failures.append(Failure(at + ".config.authentications",
-                                "Configuration for authentications is not supported with Ory handler"))
+        failures.append(ValidationFailure(at + ".config.authentications",
+                                          "Configuration for authentications is not supported with Ory handler"))
     for key, values in (("trusted_issuers", strategy.ory_jwt.trusted_issuers),
                         ("jwks_urls", strategy.ory_jwt.jwks_urls)):
         for i, value in enumerate(values):
             error = _uri_error(value)
             if error:
-                failures.append(Failure(f"{at}.config.{key}[{i}]", f"value is empty or not a valid uri err={error}"))
+                failures.append(ValidationFailure(f"{at}.config.{key}[{i}]",
+                                                  f"value is empty or not a valid uri err={error}"))
     return failures
 
 
-def _mutators(prefix: str, rule: V1beta1Rule) -> list[Failure]:
+def _mutators(prefix: str, rule: V1beta1Rule) -> list[ValidationFailure]:
     """The Istio handler's mutators (only on ``jwt`` rules; the others go to Oathkeeper)."""
     if not rule.jwt_secured:
         return []
@@ -224,25 +226,26 @@ def _mutators(prefix: str, rule: V1beta1Rule) -> list[Failure]:
     seen: set[str] = set()
     for j, mutator in enumerate(rule.mutators):
         if mutator.name in seen:
-            failures.append(Failure(f"{base}[{j}].handler.{mutator.name}", "mutator for same handler already exists"))
+            failures.append(ValidationFailure(f"{base}[{j}].handler.{mutator.name}",
+                                              "mutator for same handler already exists"))
         seen.add(mutator.name)
     for j, mutator in enumerate(rule.mutators):
         handler_path = f"{base}[{j}].handler"
         if mutator.name == "":
-            failures.append(Failure(handler_path, "mutator handler cannot be empty"))
+            failures.append(ValidationFailure(handler_path, "mutator handler cannot be empty"))
         elif mutator.name in (v1.HEADER_MUTATOR, v1.COOKIE_MUTATOR):
             kind = "headers" if mutator.name == v1.HEADER_MUTATOR else "cookies"
             config_path = handler_path + ".config"
             if not mutator.values:
-                failures.append(Failure(config_path, f"{kind} cannot be empty"))
+                failures.append(ValidationFailure(config_path, f"{kind} cannot be empty"))
             elif "" in mutator.values:
-                failures.append(Failure(f"{config_path}.{kind}.name", "cannot be empty"))
+                failures.append(ValidationFailure(f"{config_path}.{kind}.name", "cannot be empty"))
         else:
-            failures.append(Failure(handler_path, f"unsupported mutator: {mutator.name}"))
+            failures.append(ValidationFailure(handler_path, f"unsupported mutator: {mutator.name}"))
     return failures
 
 
-def _jwt_equality(rules: tuple[V1beta1Rule, ...]) -> list[Failure]:
+def _jwt_equality(rules: tuple[V1beta1Rule, ...]) -> list[ValidationFailure]:
     seen: dict[str, JwtAuthentication] = {}
     failures = []
     for i, rule in enumerate(rules):
@@ -252,15 +255,15 @@ def _jwt_equality(rules: tuple[V1beta1Rule, ...]) -> list[Failure]:
             for k, auth in enumerate(strategy.jwt.authentications):
                 key = auth.issuer + auth.jwks_uri
                 if key in seen and seen[key] != auth:
-                    failures.append(Failure(f".spec.rules[{i}].accessStrategies[{j}].config.authentications[{k}]",
-                                            "multiple jwt configurations that differ for the same issuer"))
+                    failures.append(ValidationFailure(f".spec.rules[{i}].accessStrategies[{j}].config.authentications[{k}]",
+                                                      "multiple jwt configurations that differ for the same issuer"))
                 else:
                     seen[key] = auth
     return failures
 
 
-def config_failures(jwt_handler: str) -> list[Failure]:
+def config_failures(jwt_handler: str) -> list[ValidationFailure]:
     """``ValidateConfig``: the ``jwtHandler`` must be ``ory`` or ``istio``."""
     if jwt_handler in ("ory", "istio"):
         return []
-    return [Failure("", f"Unsupported JWT Handler: {jwt_handler}")]
+    return [ValidationFailure("", f"Unsupported JWT Handler: {jwt_handler}")]

@@ -15,7 +15,7 @@ from kubernetes import client
 
 from kube import Kube, clusters, resources
 from tasks.apigateway import certificate
-from tasks.apigateway.certificate_controller import ca_bundle_of, ensure_certificate, reconcile, secret_key
+from tasks.apigateway.certificate_controller import ensure_certificate, reconcile, secret_key
 from tasks.apigateway.install import install_crds
 from tests.fixtures.devapi import real_cluster
 from tests.fixtures.processes import wait_for
@@ -42,6 +42,13 @@ def kube(kube_client: client.ApiClient, kubeconfig_path: Path, monkeypatch: pyte
 
 def secret_pair(kube: Kube) -> tuple[bytes | None, bytes | None]:
     return certificate.decode_secret_data(kube.get(resources.SECRET, NAME, namespace=NS))
+
+
+def ca_bundle_of(crd: dict[str, Any] | None) -> bytes | None:
+    """The decoded conversion caBundle of a CRD (``None`` when unset)."""
+    raw = ((((crd or {}).get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get(
+        "clientConfig", {}).get("caBundle")
+    return base64.b64decode(raw) if isinstance(raw, str) and raw else None
 
 
 def crd_bundle(kube: Kube) -> bytes | None:

@@ -10,6 +10,7 @@ import pytest
 
 from informers import informer as informers
 from kube import Conflict, resources
+from kube import toolkit as tk
 from tasks.apigateway import controller
 from tasks.apigateway.diff import Action
 from tests.fixtures.processes import wait_for
@@ -189,7 +190,8 @@ def test_stale_update_is_a_conflict_and_the_reconcile_retries(agw: AGW) -> None:
     stale = copy.deepcopy(vs)
     stale["spec"]["hosts"] = ["x.local.kyma.dev"]
     with pytest.raises(Conflict):
-        controller.apply_actions(agw.kube, (Action("update", "VirtualService", stale, actual=vs),))
+        tk.execute(tk.Outcome(writes=(Action("update", "VirtualService", stale, actual=vs),)), agw.kube,
+                   resources=controller.KINDS)
     # the reconcile itself reads fresh state and succeeds
     assert reconcile("httpbin-public").outcome is ResultKind.REQUEUE_AFTER
 

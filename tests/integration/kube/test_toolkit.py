@@ -1,4 +1,4 @@
-"""The reconcile toolkit's writers against the dev API server: finalizers, status, Steps, actions."""
+"""The reconcile toolkit's writers against the dev API server: finalizers, status, the executor."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from kube.toolkit import (
     Refusal,
     StatusWriter,
     add_finalizer,
-    apply_actions,
     execute,
     remove_finalizer,
     update_on_conflict,
@@ -85,25 +84,41 @@ def test_status_writer_writes_differences_and_warns_once(kube: Kube, widgets: Re
     assert events_of(kube, unique_ns, "w") == [("Warning", "Invalid", "bad cidr")]
 
 
-def test_apply_actions_in_order_stops_at_first_refusal(kube: Kube, unique_ns: str) -> None:
+def test_execute_applies_actions_in_order_and_the_first_refused_one_stops_them(kube: Kube, unique_ns: str) -> None:
     seen: list[str] = []
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": unique_ns}}
     kinds = {"ConfigMap": resources.CONFIGMAP}
-    ok = apply_actions(kube, [Action("create", "ConfigMap", cm)], kinds, written=lambda a: seen.append(a.verb))
-    assert ok is None and seen == ["create"]
+    made = execute(Outcome(writes=(Action("create", "ConfigMap", cm),)), kube, resources=kinds,
+                   written=lambda w, _answer: seen.append(w.describe()))
+    assert made.refused is None and seen == [f"create ConfigMap {unique_ns}/a"]
     actual = kube.get(resources.CONFIGMAP, "a", unique_ns)
     assert actual is not None
-    refused = apply_actions(kube, [
-        Action("update", "ConfigMap", {**actual, "data": {"k": "v"}}),
-        Action("create", "ConfigMap", {**cm, "metadata": {"name": "Not_Valid", "namespace": unique_ns}}),
-        Action("delete", "ConfigMap", cm),
-    ], kinds)
-    assert refused is not None and refused.action.verb == "create" and refused.status == 422
-    assert str(refused).startswith(f"create ConfigMap {unique_ns}/Not_Valid: ")
+    bad = Action("create", "ConfigMap", {**cm, "metadata": {"name": "Not_Valid", "namespace": unique_ns}})
+    stopped = execute(Outcome(writes=(
+        Action("update", "ConfigMap", {**actual, "data": {"k": "v"}}), bad, Action("delete", "ConfigMap", cm),
+    ), refused=lambda w, f, _answers: Outcome(error=f"{w.describe()}: {f.message}")), kube, resources=kinds)
+    assert stopped.refused is not None and stopped.refused[0] is bad and stopped.refused[1].status == 422
+    assert str(stopped.outcome.error).startswith(f"create ConfigMap {unique_ns}/Not_Valid: ")
     assert kube.get(resources.CONFIGMAP, "a", unique_ns) is not None  # the delete after it never ran
     with pytest.raises(Conflict):  # stale resourceVersion: not a refusal, the reconcile runs again
-        apply_actions(kube, [Action("update", "ConfigMap", actual)], kinds)
-    assert apply_actions(kube, [Action("delete", "ConfigMap", cm)] * 2, kinds) is None  # gone twice: done
+        execute(Outcome(writes=(Action("update", "ConfigMap", actual),)), kube, resources=kinds)
+    twice = execute(Outcome(writes=(Action("delete", "ConfigMap", cm),) * 2), kube, resources=kinds)
+    assert twice.refused is None and twice.answers == (None, None)  # gone twice: done
+
+
+def test_a_patch_of_the_reconciled_object_is_made_under_its_resource_version_after_its_finalizer(
+        kube: Kube, widgets: Resource, unique_ns: str) -> None:
+    obj = widget(kube, widgets, unique_ns)
+    meta = {"annotations": {"step": "1"}, "resourceVersion": obj["metadata"]["resourceVersion"]}
+    done = execute(Outcome(add_finalizer=FIN, writes=(Action.named("patch", widgets, "w", unique_ns,
+                                                                   body={"metadata": meta}),)), kube, widgets, obj)
+    assert done.obj is not None and done.obj["metadata"]["annotations"] == {"step": "1"}
+    assert done.obj["metadata"]["finalizers"] == [FIN]
+    kube.patch(widgets, "w", {"spec": {"size": 2}}, unique_ns)  # changed by someone else since it was read
+    stale = {"annotations": {"step": "2"}, "resourceVersion": done.obj["metadata"]["resourceVersion"]}
+    with pytest.raises(Conflict):
+        execute(Outcome(writes=(Action.named("patch", widgets, "w", unique_ns, body={"metadata": stale}),)),
+                kube, widgets, done.obj)
 
 
 def test_update_on_conflict_reads_again_after_a_409(kube: Kube, unique_ns: str) -> None:

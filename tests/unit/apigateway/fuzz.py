@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tasks.apigateway.fields import json_type
+from kube.manifests import json_type
 
 Path = tuple[str | int, ...]
 

@@ -18,6 +18,8 @@ from hypothesis import strategies as hs
 from typer.testing import CliRunner
 
 from informers.store import Stores
+from kube.refusal import Failure
+from kube.toolkit.outcome import Event
 from reconcilery.cli import app
 from tasks.apigateway import status as st
 from tasks.apigateway.externalgateway import model as m
@@ -29,7 +31,6 @@ from tasks.apigateway.externalgateway.plan import (
     ExternalGatewayState,
     plan,
     refs,
-    refused,
     reverse_subject,
     validation_lua,
 )
@@ -91,7 +92,7 @@ def cluster(**overrides: Any) -> ExternalGatewayState:
 
 
 def described(p: Any) -> list[str]:
-    return [a.describe() for a in p.actions]
+    return [a.describe() for a in p.outcome.writes]
 
 
 def conditions(p: Any) -> dict[str, tuple[str, str, str]]:
@@ -166,10 +167,10 @@ def test_without_gardener_ready_with_ca_secret_filters_and_gateway_in_order() ->
         "GatewayConfigured": ("True", "Ready", "Istio Gateway and EnvoyFilters configured successfully"),
     }
     assert all(c["observedGeneration"] == 2 for c in p.conditions)
-    assert p.step.status is not None and p.step.status["observedGeneration"] == 2
-    assert p.step.status["lastProcessedTime"] == NOW
-    assert p.step.requeue_after == RECONCILIATION_SECONDS and p.step.error is None
-    assert p.step.add_finalizer is None  # present already
+    assert p.outcome.status is not None and p.outcome.status["observedGeneration"] == 2
+    assert p.outcome.status["lastProcessedTime"] == NOW
+    assert p.outcome.requeue_after == RECONCILIATION_SECONDS and p.outcome.error is None
+    assert p.outcome.add_finalizer is None  # present already
 
     ca, xfcc, cv, gateway = p.desired
     labels = {"kyma-project.io/module": "api-gateway", "app.kubernetes.io/managed-by": "externalgateway-controller",
@@ -205,10 +206,10 @@ def test_without_gardener_ready_with_ca_secret_filters_and_gateway_in_order() ->
 def test_second_reconcile_writes_nothing() -> None:
     first = plan(egw(), cluster(), NOW)
     written = egw()
-    written["status"] = {**(first.step.status or {})}
+    written["status"] = {**(first.outcome.status or {})}
     second = plan(written, cluster(existing=existing_from(first)), LATER)
-    assert second.actions == () and second.step.status is None and second.step.event is None
-    assert second.step.requeue_after == RECONCILIATION_SECONDS
+    assert second.outcome.writes == () and second.outcome.status is None and second.outcome.event is None
+    assert second.outcome.requeue_after == RECONCILIATION_SECONDS
 
 
 def test_drift_is_updated_and_a_new_generation_moves_observed_generation() -> None:
@@ -217,23 +218,23 @@ def test_drift_is_updated_and_a_new_generation_moves_observed_generation() -> No
     ref = ("EnvoyFilter", "istio-system", "partner-xfcc")
     existing[ref]["spec"]["configPatches"][0]["patch"]["value"]["typed_config"]["forward_client_cert_details"] = "x"
     written = egw(generation=3, includeExtGatewayClientCert=True)
-    written["status"] = {**(first.step.status or {})}
+    written["status"] = {**(first.outcome.status or {})}
     p = plan(written, cluster(existing=existing), LATER)
     assert described(p) == ["update EnvoyFilter istio-system/partner-xfcc"]
-    body = p.actions[0].object
+    body = p.outcome.writes[0].object
     assert body["metadata"]["resourceVersion"] == "1"
     assert body["spec"]["configPatches"][0]["patch"]["value"]["typed_config"][
         "forward_client_cert_details"] == "APPEND_FORWARD"
-    assert p.step.status is not None and p.step.status["observedGeneration"] == 3
-    assert {c["observedGeneration"] for c in p.step.status["conditions"]} == {3}
+    assert p.outcome.status is not None and p.outcome.status["observedGeneration"] == 3
+    assert {c["observedGeneration"] for c in p.outcome.status["conditions"]} == {3}
     # the transition time of an unchanged condition is kept
-    assert {c["lastTransitionTime"] for c in p.step.status["conditions"]} == {NOW}
+    assert {c["lastTransitionTime"] for c in p.outcome.status["conditions"]} == {NOW}
 
 
 def test_finalizer_is_added_first() -> None:
     obj = egw()
     obj["metadata"]["finalizers"] = []
-    assert plan(obj, cluster(), NOW).step.add_finalizer == m.FINALIZER
+    assert plan(obj, cluster(), NOW).outcome.add_finalizer == m.FINALIZER
 
 
 @pytest.mark.parametrize(("data", "expected"), [
@@ -289,8 +290,8 @@ def test_gardener_dns_entry_and_certificate_then_processing_while_pending() -> N
     assert conditions(p)["DNSEntryReady"] == ("False", "DNSEntryPending", "DNSEntry is being provisioned")
     assert conditions(p)["CertificateReady"] == ("False", "CertificatePending", "Certificate is being issued")
     assert conditions(p)["Ready"] == ("Unknown", "Reconciling", "Waiting for sub-resources to become ready")
-    assert p.step.requeue_after == PENDING_SECONDS
-    assert p.step.status is not None and "observedGeneration" not in p.step.status
+    assert p.outcome.requeue_after == PENDING_SECONDS
+    assert p.outcome.status is not None and "observedGeneration" not in p.outcome.status
 
 
 def test_gardener_ready() -> None:
@@ -311,8 +312,8 @@ def test_gardener_terminal_states_join_both_errors_and_write_no_gateway() -> Non
     assert conditions(p)["CertificateReady"] == ("False", "CertificateError", "bad")
     assert conditions(p)["GatewayConfigured"] == ("Unknown", "Reconciling", "Reconciliation in progress")
     assert conditions(p)["Ready"][:2] == ("False", "ReconciliationFailed")
-    assert not any(a.kind in ("Gateway", "EnvoyFilter", "Secret") for a in p.actions)
-    assert p.step.error == p.description and p.step.event is not None and p.step.event.type == "Warning"
+    assert not any(a.kind in ("Gateway", "EnvoyFilter", "Secret") for a in p.outcome.writes)
+    assert p.outcome.error == p.description and p.outcome.event is not None and p.outcome.event.type == "Warning"
 
 
 @pytest.mark.parametrize(("service", "detail"), [
@@ -338,7 +339,7 @@ def test_internal_domain_too_long() -> None:
     domain = "s" * 63 + ".local.kyma.dev"
     assert p.description == (f'failed to build internal domain: internal domain "{domain}" is 78 chars; X.509 '
                              "CommonName limit is 64. Shorten spec.internalDomain.kymaSubdomain by 14 chars.")
-    assert conditions(p)["Ready"][1] == "InternalDomainTooLong" and p.actions == ()
+    assert conditions(p)["Ready"][1] == "InternalDomainTooLong" and p.outcome.writes == ()
 
 
 def test_default_subdomain_and_shoot_info_without_domain() -> None:
@@ -355,7 +356,7 @@ def test_duplicate_external_domain_fails_only_the_newer() -> None:
     newer = egw("second", created="2026-02-01T00:00:00Z")
     others = (older, newer)
     p = plan(newer, cluster(external_gateways=others), NOW)
-    assert p.state == "Error" and p.actions == ()
+    assert p.state == "Error" and p.outcome.writes == ()
     assert p.description == 'externalDomain "api.partner.example" is also used by ExternalGateway team-a/first'
     assert conditions(p)["Ready"] == ("False", "ExternalDomainConflict", p.description)
     assert plan(older, cluster(external_gateways=others), NOW).state == "Ready"
@@ -372,7 +373,7 @@ def test_ca_secret_errors(ca: dict[str, str] | None, reason: str, message: str) 
     assert p.description == f"failed to reconcile CA Secret: {message}"
     assert conditions(p)["GatewayConfigured"] == ("False", reason, message)
     assert conditions(p)["Ready"] == ("False", reason, p.description)
-    assert p.actions == () and p.step.error == p.description
+    assert p.outcome.writes == () and p.outcome.error == p.description
 
 
 @pytest.mark.parametrize(("config_map", "region", "reason", "message"), [
@@ -412,7 +413,7 @@ def test_an_object_of_another_external_gateway_is_never_overwritten() -> None:
     other = plan(egw(namespace="team-b"), cluster(), NOW)
     taken = {k: v for k, v in existing_from(other).items() if k[0] != "Gateway"}
     p = plan(egw(), cluster(existing=taken), NOW)
-    assert p.state == "Error" and p.actions == ()
+    assert p.state == "Error" and p.outcome.writes == ()
     assert p.description == ("failed to reconcile CA Secret: Secret istio-system/partner-tls-cacert belongs to "
                              "ExternalGateway team-b/partner")
     assert conditions(p)["GatewayConfigured"][1] == "ResourceNameConflict"
@@ -423,18 +424,26 @@ def test_an_object_of_another_external_gateway_is_never_overwritten() -> None:
                              "not managed by ExternalGateway shop/partner")
 
 
+def refused(p: Any, index: int, message: str, status: int = 403) -> Any:
+    """What the plan's Outcome answers when the API server refuses its ``index``-th write."""
+    assert p.outcome.refused is not None
+    return p.outcome.refused(p.outcome.writes[index], Failure.of_http(status, message), (None,) * index)
+
+
 def test_refused_write_is_the_error_of_its_step() -> None:
     p = plan(egw(), cluster(), NOW)
-    after = refused(egw(), p, 3, 'admission webhook denied "Gateway"', NOW)
-    assert after.description == 'failed to reconcile Gateway: admission webhook denied "Gateway"'
-    assert conditions(after)["GatewayConfigured"] == ("False", "ReconciliationFailed",
-                                                      'admission webhook denied "Gateway"')
-    assert after.step.error == after.description
+    after = refused(p, 3, 'admission webhook denied "Gateway"')
+    assert after.status["description"] == 'failed to reconcile Gateway: admission webhook denied "Gateway"'
+    assert {c["type"]: (c["status"], c["reason"], c["message"]) for c in after.status["conditions"]}[
+        "GatewayConfigured"] == ("False", "ReconciliationFailed", 'admission webhook denied "Gateway"')
+    assert after.error == after.status["description"] and after.writes == ()
+    assert after.event == Event("Warning", "ReconciliationFailed", after.status["description"])
     p = plan(egw(), cluster(crds=GARDENER, ingress_service=INGRESS), NOW)
-    after = refused(egw(), p, 0, "quota", NOW)
-    assert after.description == ("failed to reconcile DNSEntry: failed to create or update DNSEntry "
-                                 "istio-system/partner-dns: quota")
-    assert conditions(after)["GatewayConfigured"][0] == "Unknown"
+    after = refused(p, 0, "quota")
+    assert after.status["description"] == ("failed to reconcile DNSEntry: failed to create or update DNSEntry "
+                                           "istio-system/partner-dns: quota")
+    assert {c["type"]: c["status"] for c in after.status["conditions"]}["GatewayConfigured"] == "Unknown"
+    assert refused(p, 0, "exists", 409).status is None  # created meanwhile: fails, runs again on fresh state
 
 
 # --- deletion ----------------------------------------------------------------------------------------
@@ -456,24 +465,26 @@ def test_deletion_removes_what_it_owns_then_the_finalizer() -> None:
         "delete EnvoyFilter istio-system/partner-cv", "delete Secret istio-system/partner-tls-cacert",
         "delete DNSEntry istio-system/partner-dns", "delete Certificate istio-system/partner-cert",
         "delete Secret istio-system/partner-tls"]
-    assert p.step.remove_finalizer == m.FINALIZER and p.step.status is None
+    assert p.outcome.remove_finalizer == m.FINALIZER and p.outcome.status is None
+    stuck = refused(p, 1, "denied")  # a refused delete keeps the finalizer: the reconcile fails, runs again
+    assert stuck.error == "delete EnvoyFilter istio-system/partner-xfcc: denied" and stuck.remove_finalizer is None
     # without Gardener's CRDs the Gardener objects are left (as the original)
     p = plan(deleting(egw()), cluster(existing=existing), NOW)
-    assert not any(a.kind in ("DNSEntry", "Certificate") or a.name == "partner-tls" for a in p.actions)
+    assert not any(a.kind in ("DNSEntry", "Certificate") or a.name == "partner-tls" for a in p.outcome.writes)
 
 
 def test_deletion_leaves_another_external_gateways_and_unlabelled_objects_and_needs_the_finalizer() -> None:
     other = existing_from(plan(egw(namespace="team-b"), cluster(), NOW))
     p = plan(deleting(egw()), cluster(existing={k: v for k, v in other.items() if k[0] != "Gateway"}), NOW)
-    assert p.actions == () and p.step.remove_finalizer == m.FINALIZER
+    assert p.outcome.writes == () and p.outcome.remove_finalizer == m.FINALIZER
     unlabelled = {("Secret", "istio-system", "partner-tls-cacert"): secret(name="partner-tls-cacert",
                                                                           namespace="istio-system")}
     p = plan(deleting(egw()), cluster(existing=unlabelled), NOW)
-    assert p.actions == ()
+    assert p.outcome.writes == ()
     obj = deleting(egw())
     obj["metadata"]["finalizers"] = []
     p = plan(obj, cluster(existing=other), NOW)
-    assert p.actions == () and p.step.remove_finalizer is None
+    assert p.outcome.writes == () and p.outcome.remove_finalizer is None
 
 
 def test_refs_cover_every_generated_object() -> None:
@@ -616,7 +627,7 @@ def test_any_input_gives_a_status_and_never_a_gateway_without_its_filters(
     p = plan(obj, cluster(regions_config_map=regions(regions_data), ca_secret=secret(ca_data),
                           crds=GARDENER if gardener else None, ingress_service=INGRESS), NOW)
     assert p.state in ("Ready", "Processing", "Error") and p.description
-    assert (p.step.error == p.description) == (p.state == "Error")
+    assert (p.outcome.error == p.description) == (p.state == "Error")
     kinds = [o["kind"] for o in p.desired]
     if "Gateway" in kinds:
         assert kinds[-3:] == ["EnvoyFilter", "EnvoyFilter", "Gateway"] and p.state != "Error"

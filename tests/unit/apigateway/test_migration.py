@@ -18,16 +18,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
+from kube.refusal import Failure
 from tasks.apigateway import model
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import Action
-from tasks.apigateway.plan import Plan, Settings, migration_step, plan
+from tasks.apigateway.plan import Plan, RulePolicy, migration_step, plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import ISSUER, apirule, cluster, jwt, rule
 
 OWNER = {model.OWNER_NAME_LABEL: "orders", model.OWNER_NAMESPACE_LABEL: "shop"}
-ALLOW = Settings(v1beta1_access=True, reconciliation_interval=1800, migration_interval=60)
+ALLOW = RulePolicy(v1beta1_access=True, reconciliation_interval=1800, migration_interval=60)
 OATHKEEPER_HOST = "ory-oathkeeper-proxy.kyma-system.svc.cluster.local"
 SERVICE_HOST = "orders.shop.svc.cluster.local"
 STEP = model.MIGRATION_STEP_ANNOTATION
@@ -177,8 +178,18 @@ NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 def test_each_step_records_when_it_completed() -> None:
-    result = plan(migrating(rule("/headers")), ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
+    obj = migrating(rule("/headers"))
+    obj["metadata"]["resourceVersion"] = "41"
+    result = plan(obj, ClusterState.from_manifests(v1beta1_cluster()), ALLOW, NOW)
     assert result.annotations == {STEP: "apply-istio-authorization", AT: "2026-03-01T12:00:00Z"}
+    # the Outcome writes the step after every action, under the APIRule's resourceVersion, before the status
+    *actions, annotate = result.outcome.writes
+    assert [a.describe() for a in actions] == [a.describe() for a in result.actions]
+    assert annotate.describe() == "patch APIRule shop/orders" and annotate.body == {
+        "metadata": {"annotations": {STEP: "apply-istio-authorization", AT: "2026-03-01T12:00:00Z"},
+                     "resourceVersion": "41"}}
+    assert result.outcome.refused is not None  # a refused annotation fails the reconcile, no status
+    assert result.outcome.refused(annotate, Failure.of_http(422, "no"), ()).status is None
 
 
 @pytest.mark.parametrize(("completed", "seconds_ago", "runs", "requeue"), [
@@ -245,7 +256,7 @@ def test_a_missing_crd_keeps_the_migration_requeue() -> None:
 
 def test_without_v1beta1_access_the_ory_rules_go_at_once() -> None:
     result = plan(migrating(rule("/headers", ["GET"])), ClusterState.from_manifests(v1beta1_cluster()),
-                  Settings(v1beta1_access=False))
+                  RulePolicy(v1beta1_access=False))
     assert result.migration_step is None and result.annotations == {}
     assert "delete Rule shop/orders-abcde" in kinds(result)
     assert any(a.kind == "VirtualService" and a.verb == "update" for a in result.actions)

@@ -12,14 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kube.refusal import Failure
+from kube.toolkit.outcome import Event
 from tasks.apigateway.operator import resources as res
 from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.plan import (
     FINALIZER,
     KYMA_GATEWAY_FINALIZER,
+    OperatorPolicy,
     OperatorState,
     OperatorStatus,
-    Settings,
     evaluation_cluster,
     plan,
     quantity,
@@ -54,7 +56,7 @@ def verbs(p: Any) -> list[str]:
     return [op.describe() for op in p.ops]
 
 
-NO_WAIT = Settings(oathkeeper_ready_seconds=0)
+NO_WAIT = OperatorPolicy(oathkeeper_ready_seconds=0)
 
 
 def test_oldest_wins_ties_go_to_the_later_one() -> None:
@@ -64,7 +66,7 @@ def test_oldest_wins_ties_go_to_the_later_one() -> None:
     result = plan(a, state(a, b, c))
     assert result.status == OperatorStatus("Warning", "stopped APIGateway CR reconciliation: only APIGateway CR c "
                                                       "reconciles the module", "OlderCRExists")
-    assert result.ops == () and not result.failed and result.requeue_after is None
+    assert result.ops == () and not result.failed and result.outcome.requeue_after is None
     assert result.status.condition("t")["message"] == ("API Gateway CR is not the oldest one and does not represent "
                                                        "the module state")
 
@@ -88,7 +90,29 @@ def test_local_kyma_gateway_and_finalizers() -> None:
     assert healthz["spec"]["http"][0]["route"][0]["destination"] == {
         "port": {"number": 15021}, "host": "istio-ingressgateway.istio-system.svc.cluster.local"}
     assert result.status == OperatorStatus("Ready", "Successfully reconciled", "ReconcileSucceeded")
-    assert result.requeue_after == 36000.0
+    assert result.outcome.requeue_after == 36000.0
+
+
+def test_the_outcome_adds_finalizers_first_writes_the_status_once_and_a_refused_write_is_the_error() -> None:
+    cr = apigateway(finalizers=[])
+    outcome = plan(cr, state(cr), NO_WAIT).outcome
+    assert [w.describe() for w in outcome.writes][:2] == ["add_finalizer APIGateway /default"] * 2
+    assert outcome.status is not None and outcome.status["state"] == "Ready"
+    assert outcome.status["conditions"][0]["lastTransitionTime"] == "2025-01-01T12:00:00Z"
+    assert outcome.event == Event("Normal", "ReconcileSucceeded", "Successfully reconciled")
+    done = {**cr, "status": {**outcome.status, "conditions": [{**outcome.status["conditions"][0],
+                                                               "lastTransitionTime": "2024-12-01T00:00:00Z"}]}}
+    again = plan(done, state(done), NO_WAIT).outcome
+    assert again.status is None and again.event is None  # condition times aside, it says the same already
+    assert outcome.refused is not None
+    write = outcome.writes[2]
+    stopped = outcome.refused(write, Failure.of_http(422, "denied"), (None, None))
+    error = "create Secret istio-system/kyma-gateway-certs: denied"
+    assert stopped.error == error and stopped.writes == ()
+    assert stopped.status is not None and stopped.status["state"] == "Error"
+    assert stopped.status["conditions"][0]["message"] == f"Reconciliation failed: {error}"
+    assert stopped.event == Event("Warning", "ReconcileFailed", "Error during reconciliation")
+    assert outcome.refused(outcome.writes[0], Failure.of_http(500, "down"), ()).status is None
 
 
 def test_nothing_to_write_when_everything_is_in_place() -> None:
@@ -188,7 +212,7 @@ def test_disabling_the_kyma_gateway_is_blocked_then_deletes() -> None:
 def test_deletion_removes_everything_and_both_finalizers() -> None:
     cr = apigateway(deleting=True)
     managed = {("Gateway", "kyma-system", "kyma-gateway"): {}, ("Deployment", "kyma-system", "ory-oathkeeper"): {}}
-    result = plan(cr, state(cr, managed=managed), Settings(v1beta1_access=True))
+    result = plan(cr, state(cr, managed=managed), OperatorPolicy(v1beta1_access=True))
     assert verbs(result) == ["delete Gateway kyma-system/kyma-gateway",
                              "delete Deployment kyma-system/ory-oathkeeper"]
     assert result.remove_finalizers == (FINALIZER, KYMA_GATEWAY_FINALIZER) and result.status is None
@@ -197,7 +221,7 @@ def test_deletion_removes_everything_and_both_finalizers() -> None:
 def test_oathkeeper_objects_and_pod_anti_affinity() -> None:
     cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
     nodes = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
-    result = plan(cr, state(cr, nodes=nodes), Settings(v1beta1_access=True, oathkeeper_ready_seconds=0))
+    result = plan(cr, state(cr, nodes=nodes), OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0))
     assert [op.describe() for op in result.ops] == [  # the original's order (oathkeeper.Reconcile)
         "create CustomResourceDefinition rules.oathkeeper.ory.sh",
         "create PeerAuthentication kyma-system/ory-oathkeeper-maester-metrics",
@@ -218,15 +242,15 @@ def test_oathkeeper_objects_and_pod_anti_affinity() -> None:
         (100, "kubernetes.io/hostname"), (100, "topology.kubernetes.io/zone")]
     assert all(t["podAffinityTerm"]["labelSelector"] == {"matchLabels": {"app.kubernetes.io/name": "oathkeeper"}}
                for t in terms)
-    small = plan(cr, state(cr, nodes=nodes[:1]), Settings(v1beta1_access=True, oathkeeper_ready_seconds=0))
+    small = plan(cr, state(cr, nodes=nodes[:1]), OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0))
     assert next(d for d in small.desired if d["kind"] == "Deployment")["spec"]["replicas"] == 1
 
 
 def test_oathkeeper_readiness_waits_then_fails() -> None:
     cr = apigateway(enableKymaGateway=False, finalizers=[FINALIZER])
-    allowed = Settings(v1beta1_access=True, oathkeeper_ready_seconds=120)
+    allowed = OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=120)
     first = plan(cr, state(cr), allowed)
-    assert first.status is not None and first.status.state == "Processing" and first.requeue_after == 2.0
+    assert first.status is not None and first.status.state == "Processing" and first.outcome.requeue_after == 2.0
     key = ("Deployment", "kyma-system", "ory-oathkeeper")
     young = {key: {"metadata": {"creationTimestamp": "2025-01-01T11:59:00Z"}, "spec": {"replicas": 1}}}
     assert plan(cr, state(cr, managed=young), allowed).status.state == "Processing"  # type: ignore[union-attr]
@@ -274,7 +298,7 @@ def test_any_json_value_in_the_spec(field: str, value: Any) -> None:
 
 PRODUCTION = tuple({"status": {"capacity": {"cpu": "4", "memory": "16Gi"}}} for _ in range(3))
 EVALUATION = ({"status": {"capacity": {"cpu": "2", "memory": "8Gi"}}},)
-OATHKEEPER_ON = Settings(v1beta1_access=True, oathkeeper_ready_seconds=0)
+OATHKEEPER_ON = OperatorPolicy(v1beta1_access=True, oathkeeper_ready_seconds=0)
 
 
 def test_the_hpa_scales_oathkeeper_between_3_and_10_replicas_at_80_percent_cpu() -> None:

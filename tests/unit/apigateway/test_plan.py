@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import copy
+import datetime
 from typing import Any
 
 import pytest
 
+from kube.refusal import Failure
+from kube.toolkit.outcome import Event
 from tasks.apigateway import status as st
 from tasks.apigateway.diff import diff_authorization_policies, diff_request_authentications, diff_virtual_service
-from tasks.apigateway.plan import Settings, plan
+from tasks.apigateway.plan import RulePolicy, plan
 from tasks.apigateway.state import ClusterState
 
 from .builders import apirule, cluster, config_map, jwt, rule, state
@@ -53,29 +56,24 @@ def verbs(actions: Any) -> list[str]:
     ],
 )
 def test_validation_status_three_lines_then_more(count: int, description: str) -> None:
-    from tasks.apigateway.validate import Failure
+    from tasks.apigateway.validate import ValidationFailure
 
-    status = st.validation_failed([Failure(f"p{i}", f"m{i}") for i in range(count)])
+    status = st.validation_failed([ValidationFailure(f"p{i}", f"m{i}") for i in range(count)])
     assert status == st.Status("Error", description)
 
 
 def test_status_shapes() -> None:
-    assert st.ready().to_dict("2026-01-01T00:00:00Z") == {
-        "state": "Ready",
-        "description": "Reconciled successfully",
-        "lastProcessedTime": "2026-01-01T00:00:00Z",
-    }
+    assert st.ready().to_dict() == {"state": "Ready", "description": "Reconciled successfully"}
     assert st.apply_failed(
         {"VirtualService": ["a", "b"], "AuthorizationPolicy": [], "RequestAuthentication": ["c"]}
     ) == (st.Status("Error", "VirtualServiceErrors: a, b\nRequestAuthenticationErrors: c"))
-    assert st.ready().same_as({"state": "Ready", "description": "Reconciled successfully", "lastProcessedTime": "x"})
 
 
 # --- plan --------------------------------------------------------------------------------------
 
 
 def test_ready_plan_creates_everything_and_requeues() -> None:
-    result = plan(apirule(rule("/a", jwt=jwt())), state(), Settings(reconciliation_interval=99))
+    result = plan(apirule(rule("/a", jwt=jwt())), state(), RulePolicy(reconciliation_interval=99))
     assert result.status == st.ready()
     assert result.requeue_after == 99 and not result.failed and not result.add_finalizer
     assert verbs(result.actions) == [
@@ -83,6 +81,51 @@ def test_ready_plan_creates_everything_and_requeues() -> None:
         "create AuthorizationPolicy shop/orders-",
         "create RequestAuthentication shop/orders-",
     ]
+
+
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
+def test_the_outcome_writes_the_status_only_when_state_description_or_generation_change() -> None:
+    obj = apirule(rule("/a", jwt=jwt()))
+    first = plan(obj, state(), RulePolicy(reconciliation_interval=99), NOW).outcome
+    assert first.status == {"state": "Ready", "description": "Reconciled successfully", "observedGeneration": 1,
+                            "lastProcessedTime": "2026-01-01T00:00:00Z"}
+    assert first.event == Event("Normal", "Reconciled", "Reconciled successfully") and first.requeue_after == 99
+    assert [w.describe() for w in first.writes] == verbs(plan(obj, state()).actions)
+    written = {**obj, "status": {**(first.status or {}), "lastProcessedTime": "2020-01-01T00:00:00Z"}}
+    again = plan(written, state(), None, NOW).outcome
+    assert again.status is None and again.event is None  # lastProcessedTime alone is no change
+    bumped = {**written, "metadata": {**written["metadata"], "generation": 2}}
+    moved = plan(bumped, state(), None, NOW).outcome
+    assert moved.status == {"observedGeneration": 2, "lastProcessedTime": "2026-01-01T00:00:00Z"}
+    assert moved.event is None  # state and description as before: no Event
+    failing = plan({**written, "spec": {**written["spec"], "gateway": "nope"}}, state(), None, NOW).outcome
+    assert failing.status is not None and failing.status["state"] == "Error" and failing.writes == ()
+    assert failing.event is not None and failing.event.reason == "ValidationFailed"
+    assert failing.error == failing.status["description"] and failing.requeue_after is None
+
+
+def test_a_refused_write_is_the_apply_error_and_a_deletion_releases_the_finalizer_then_says_so() -> None:
+    outcome = plan(apirule(rule("/a", jwt=jwt())), state(), None, NOW).outcome
+    assert outcome.refused is not None
+    stopped = outcome.refused(outcome.writes[1], Failure.of_http(422, "denied"), (None,))
+    assert stopped.status is not None and stopped.status["state"] == "Error" and stopped.writes == ()
+    assert stopped.status["description"] == "AuthorizationPolicyErrors: create AuthorizationPolicy shop/orders-: denied"
+    assert stopped.event is not None and stopped.event.reason == "ApplyFailed"
+    assert outcome.refused(outcome.writes[0], Failure.of_http(409, "exists", code="AlreadyExists"), ()).status is None
+    gone = apirule(rule("/a", jwt=jwt()))
+    gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    vs = owned("VirtualService", "orders-abc")
+    deleting = plan(gone, ClusterState(virtual_services=(vs,)), None, NOW).outcome
+    assert [w.describe() for w in deleting.writes] == ["delete VirtualService shop/orders-abc",
+                                                       "remove_finalizer APIRule shop/orders"]
+    assert deleting.then is not None and deleting.refused is not None
+    assert deleting.then((None, {"metadata": {}})).event == Event(
+        "Normal", "Deleted", "Owned objects deleted, finalizer released")
+    assert deleting.then((None, None)).event is None  # gone already
+    assert deleting.refused(deleting.writes[0], Failure.of_http(403, "no"), ()).error == (
+        "deleting owned objects: delete VirtualService shop/orders-abc: no")
 
 
 def test_missing_finalizer_is_reported() -> None:

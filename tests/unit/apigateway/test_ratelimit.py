@@ -10,9 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.apigateway.fields import parse_duration_ns
+from kube.refusal import Failure
+from kube.toolkit.outcome import Event
+from tasks.apigateway.parsing import parse_duration_ns
 from tasks.apigateway.ratelimit.model import RateLimit
-from tasks.apigateway.ratelimit.plan import RateLimitState, config_patches, go_map, plan
+from tasks.apigateway.ratelimit.plan import RateLimitState, collect_garbage, config_patches, go_map, plan
 
 from .fuzz import attribute, get_at, json_values, paths_of, set_at, wrong_type
 
@@ -75,29 +77,32 @@ def buckets(*items: tuple[str | None, dict[str, str] | None, str]) -> dict[str, 
 ])
 def test_validation(obj: dict[str, Any], st_: RateLimitState, description: str) -> None:
     result = plan(obj, st_)
-    assert result.status.description == description
-    assert result.status.state in ("Error", "Warning") and result.failed and result.verb is None
+    assert result.status is not None and result.status["description"] == description
+    assert result.status["state"] in ("Error", "Warning") and result.error == description and not result.writes
+    assert result.event == Event("Warning", result.status["state"], description)
 
 
 def test_ingress_gateway_pods_need_no_sidecar_and_use_the_gateway_context() -> None:
     labels = {"app": "istio-ingressgateway", "istio": "ingressgateway"}
     result = plan(ratelimit(selector={"app": "istio-ingressgateway"}), state(pod("gw", labels, injected=False)))
-    assert result.status.state == "Ready" and result.desired is not None
-    assert {p["match"]["context"] for p in result.desired["spec"]["configPatches"]} == {"GATEWAY"}
+    assert result.status == {"state": "Ready", "description": "Finished reconciliation"} and result.writes
+    assert {p["match"]["context"] for p in result.writes[0].object["spec"]["configPatches"]} == {"GATEWAY"}
 
 
 def test_missing_envoy_filter_crd() -> None:
     result = plan(ratelimit(), RateLimitState(crds=frozenset(), apigateways=(READY_GATEWAY,)))
-    assert result.status.description.startswith("dependency missing 'envoyfilters.networking.istio.io': ")
+    assert result.status is not None
+    assert result.status["description"].startswith("dependency missing 'envoyfilters.networking.istio.io': ")
 
 
 def test_envoy_filter_content() -> None:
     obj = ratelimit(local=buckets(("/ip", None, "1h"), ("/headers", {"x-api-version": "v1", "a": "b"}, "30s")),
                     enableResponseHeaders=True, enforce=False)
     result = plan(obj, state())
-    assert result.status.state == "Ready" and result.status.description == "Finished reconciliation"
-    ef = result.desired
-    assert ef is not None and result.verb == "create"
+    assert result.status == {"state": "Ready", "description": "Finished reconciliation"}
+    assert result.event == Event("Normal", "Reconciled", "Finished reconciliation") and result.requeue_after == 1800
+    assert [w.verb for w in result.writes] == ["create"]
+    ef = result.writes[0].object
     assert ef["metadata"] == {"name": "httpbin", "namespace": "shop", "ownerReferences": [{
         "apiVersion": "gateway.kyma-project.io/v1alpha1", "kind": "RateLimit", "name": "httpbin", "uid": "uid-httpbin",
         "controller": True, "blockOwnerDeletion": True}]}
@@ -145,16 +150,34 @@ def test_default_bucket_only_has_no_actions_and_enforce_defaults_to_true() -> No
 
 def test_second_round_changes_nothing_and_edits_are_reverted() -> None:
     first = plan(ratelimit(), state())
-    assert first.envoy_filter is not None
-    existing = {**copy.deepcopy(first.envoy_filter), "metadata": {**first.envoy_filter["metadata"],
-                                                                  "resourceVersion": "7"}}
-    assert plan(ratelimit(), state(envoy_filter=existing)).verb is None
+    created = first.writes[0].object
+    existing = {**copy.deepcopy(created), "metadata": {**created["metadata"], "resourceVersion": "7"}}
+    assert plan(ratelimit(), state(envoy_filter=existing)).writes == ()
     edited = copy.deepcopy(existing)
     edited["spec"]["workloadSelector"] = {"labels": {"app": "other"}}
     again = plan(ratelimit(), state(envoy_filter=edited))
-    assert again.verb == "update" and again.envoy_filter is not None
-    assert again.envoy_filter["metadata"]["resourceVersion"] == "7"
-    assert again.envoy_filter["spec"]["workloadSelector"] == {"labels": {"app": "httpbin"}}
+    assert [w.verb for w in again.writes] == ["update"]
+    assert again.writes[0].object["metadata"]["resourceVersion"] == "7"
+    assert again.writes[0].object["spec"]["workloadSelector"] == {"labels": {"app": "httpbin"}}
+
+
+def test_an_unchanged_status_is_not_written_and_a_refused_write_is_the_error_status() -> None:
+    done = {**ratelimit(), "status": {"state": "Ready", "description": "Finished reconciliation"}}
+    quiet = plan(done, state())
+    assert quiet.status is None and quiet.event is None and quiet.requeue_after == 1800
+    assert quiet.refused is not None
+    refused = quiet.refused(quiet.writes[0], Failure.of_http(422, "bad spec"), ())
+    assert refused.status == {"state": "Error", "description": "failed to create EnvoyFilter: bad spec"}
+    assert refused.event == Event("Warning", "Error", "failed to create EnvoyFilter: bad spec")
+    assert refused.error == "failed to create EnvoyFilter: bad spec"
+    assert quiet.refused(quiet.writes[0], Failure.of_http(409, "exists", code="AlreadyExists"), ()).status is None
+
+
+def test_a_gone_ratelimit_deletes_only_its_own_envoy_filter() -> None:
+    own = {"metadata": {"name": "httpbin", "namespace": "shop",
+                        "ownerReferences": [{"kind": "RateLimit", "name": "httpbin"}]}}
+    assert [w.describe() for w in collect_garbage("httpbin", own).writes] == ["delete EnvoyFilter shop/httpbin"]
+    assert collect_garbage("other", own).writes == () and collect_garbage("httpbin", None).writes == ()
 
 
 def test_go_map_and_durations() -> None:
@@ -171,8 +194,9 @@ def rich() -> dict[str, Any]:
 @given(data=st.data(), value=json_values)
 def test_any_json_value_in_any_field(data: st.DataObject, value: Any) -> None:
     base = rich()
-    assert plan(base, state()).status.state == "Ready"
+    assert (plan(base, state()).status or {}).get("state") == "Ready"
     path = data.draw(st.sampled_from(paths_of(base)))
     result = plan(set_at(base, path, value), state())  # never raises
     if wrong_type(get_at(base, path), value):
-        assert result.status.state == "Error" and f"'{attribute(path)}'" in result.status.description, (path, value)
+        status = result.status or {}
+        assert status.get("state") == "Error" and f"'{attribute(path)}'" in status["description"], (path, value)

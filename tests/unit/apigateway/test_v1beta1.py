@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tasks.apigateway.plan import Plan, Settings, plan
+from tasks.apigateway.plan import Plan, RulePolicy, plan
 from tasks.apigateway.state import ClusterState, reads_for
 from tasks.apigateway.v1beta1 import V1beta1APIRule, looks_v1beta1
 from tasks.apigateway.v1beta1.plan import default_domain
@@ -20,7 +20,7 @@ from tasks.apigateway.v1beta1.status import DEPRECATED, Component, V1beta1Status
 from .builders import ISSUER, JWKS, cluster, config_map, gateway, service
 from .fuzz import attribute, get_at, json_values, paths_of, set_at, wrong_type
 
-ALLOWED = Settings(v1beta1_access=True)
+ALLOWED = RulePolicy(v1beta1_access=True)
 INGRESS = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"
 MAESTER = "cluster.local/ns/kyma-system/sa/oathkeeper-maester-account"
 PROXY = "ory-oathkeeper-proxy.kyma-system.svc.cluster.local"
@@ -303,11 +303,11 @@ def test_validation_messages(handler: str, case: str, obj: dict[str, Any], expec
 
 
 def test_validation_descriptions() -> None:
-    from tasks.apigateway.fields import Failure
+    from tasks.apigateway.parsing import ValidationFailure
 
-    one = [Failure(".spec.host", "Host was nil")]
+    one = [ValidationFailure(".spec.host", "Host was nil")]
     assert validation_description(one) == 'Validation error: Attribute ".spec.host": Host was nil'
-    five = [Failure(f".p{i}", "m") for i in range(5)]
+    five = [ValidationFailure(f".p{i}", "m") for i in range(5)]
     assert validation_description(five) == ('Multiple validation errors: \nAttribute ".p0": m\nAttribute ".p1": m'
                                              '\nAttribute ".p2": m\n2 more error(s)...')
 

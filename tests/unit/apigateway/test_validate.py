@@ -8,7 +8,7 @@ import pytest
 
 from tasks.apigateway.model import APIRule
 from tasks.apigateway.state import ClusterState
-from tasks.apigateway.validate import Failure, uri_error, validate
+from tasks.apigateway.validate import ValidationFailure, uri_error, validate
 
 from .builders import ISSUER, JWKS, apirule, cluster, config_map, gateway, jwt, rule, service
 
@@ -325,7 +325,7 @@ def test_validation(apirule_obj: dict[str, Any], extra: list[dict[str, Any]], ex
 
 
 def test_failure_renders_as_attribute_line() -> None:
-    assert str(Failure(".spec.rules", "No rules defined")) == "Attribute '.spec.rules': No rules defined"
+    assert str(ValidationFailure(".spec.rules", "No rules defined")) == "Attribute '.spec.rules': No rules defined"
 
 
 @pytest.mark.parametrize(

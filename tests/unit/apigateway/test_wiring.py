@@ -212,17 +212,6 @@ def test_event_per_state(status: st.Status, event: tuple[str, str]) -> None:
     assert st.event_for(status) == event
 
 
-def test_status_is_written_only_when_state_description_or_generation_change() -> None:
-    ready = st.ready()
-    body = st.status_body(ready, 3, "2024-01-01T00:00:00Z")
-    assert body == {"state": "Ready", "description": "Reconciled successfully",
-                    "lastProcessedTime": "2024-01-01T00:00:00Z", "observedGeneration": 3}
-    assert not st.needs_write(ready, {**body, "lastProcessedTime": "2020-01-01T00:00:00Z"}, 3)
-    assert st.needs_write(ready, body, 4)
-    assert st.needs_write(st.attribute_error("spec", "x"), body, 3)
-    assert st.needs_write(ready, None, None)
-
-
 # --- APIGateway and RateLimit watches -------------------------------------------------------------
 
 
