@@ -1,4 +1,5 @@
-"""Cloud providers: what a provider implements for Scope, Network and IpRange, and their registry.
+"""Cloud providers: what a provider implements for Scope, Network and IpRange (the table of them is
+:data:`tasks.cloud.clouds.PROVIDERS`).
 
 The KCP controllers (:mod:`tasks.cloud.kcp`) do the provider-independent part of each object (the
 original's "common part") and hand the rest to the provider named by ``Scope.spec.provider``:
@@ -32,20 +33,18 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
 ===========================  ===========================================================================
 
 A provider never writes to Kubernetes: the KCP controller carries out its Outcome
-(:func:`kube.toolkit.carry_out`: status only when it changed, the Event, the finalizer). Provider
+(:func:`kube.toolkit.execute`: status only when it changed, the Event, the finalizer). Provider
 calls sit in one client module per provider (``tasks/cloud/<type>/client.py``), which calls
 :func:`fencing.check` before each write to the cloud.
 
-A provider registers itself when its package is imported (``tasks/cloud/<type>/__init__.py`` calls
-``register(MyProvider())``); :func:`get` imports ``tasks.cloud.<type>`` on first use (then
-:mod:`tasks.cloud.bridge`, which adapts the GCP and Azure layers), so adding a provider needs no change
-here or in the controllers. :class:`Provider` is a base class with the
-defaults (unsupported operations answer a clear error).
+Each provider lives in its package (``tasks/cloud/<type>/provider.py``) and is one entry of the static
+table :data:`tasks.cloud.clouds.PROVIDERS`. :class:`Provider` is a base class with the defaults
+(unsupported operations answer a clear error); :class:`LayerProvider` adds the Scope and IpRange parts of
+a provider whose Scope is a ``scope`` module and whose IpRange is one step (GCP, Azure).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,10 +54,10 @@ from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
-from workers.controller import import_installed
 
-__all__ = ["IpRangeContext", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
-           "ScopeContext", "ScopeInputs", "get", "register", "registered"]
+__all__ = ["IpRangeContext", "LayerProvider", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
+           "ScopeContext", "ScopeInputs"]
+
 
 
 class ProviderError(Exception):
@@ -196,37 +195,40 @@ class Provider:
         return gone()
 
 
-_lock = threading.Lock()
-_providers: dict[str, Provider] = {}
+class LayerProvider(Provider):
+    """A provider over a layer whose Scope is built by a ``scope`` module (``scope_section``,
+    ``needs_rebuild``, ``kyma_network_reference``) and whose IpRange turn is one step (:meth:`iprange_step`),
+    as the GCP and Azure layers are (issue 10)."""
 
+    #: The layer's ``scope`` module.
+    scope_layer: Any = None
+    #: Reason of the Error condition when the step refuses the object (``ValueError``).
+    invalid_reason = "Error"
 
-def register(provider: Provider) -> Provider:
-    """Make ``provider`` the one of ``provider.name`` (replacing an earlier one); returns it."""
-    if not provider.name:
-        raise ValueError("a provider needs a name")
-    with _lock:
-        _providers[provider.name] = provider
-    return provider
+    def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
+        section = self.scope_layer.scope_section(inputs.shoot, inputs.credentials)
+        if section is None:
+            raise ProviderError(f"the {self.name} Scope can not be built from the shoot's credentials (see the log)")
+        return dict(section[self.name])
 
+    def scope_incomplete(self, scope: Mapping[str, Any]) -> bool:
+        return bool(self.scope_layer.needs_rebuild(scope))
 
-def registered() -> list[str]:
-    """Names of the providers registered so far."""
-    with _lock:
-        return sorted(_providers)
+    def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(self.scope_layer.kyma_network_reference(scope))
 
+    def iprange_step(self, ctx: IpRangeContext) -> Outcome:
+        """The layer's turn for the KCP IpRange of ``ctx``; raises ``ValueError`` for an unusable one."""
+        raise NotImplementedError
 
-def get(name: str) -> Provider | None:
-    """The provider of type ``name``, importing ``tasks.cloud.<name>`` on first use; ``None`` when
-    there is none (the caller reports an unknown provider)."""
-    with _lock:
-        found = _providers.get(name)
-    if found is not None or not name.isidentifier():
-        return found
-    for module in (f"tasks.cloud.{name}", "tasks.cloud.bridge"):  # one at a time: bridge is heavy
-        if not import_installed([module]):
-            continue
-        with _lock:
-            found = _providers.get(name)
-        if found is not None:
-            return found
-    return None
+    def _step(self, ctx: IpRangeContext) -> Outcome:
+        try:
+            return self.iprange_step(ctx)
+        except ValueError as exc:
+            return StepBuilder(ctx.obj).fail(self.invalid_reason, str(exc))
+
+    def reconcile_iprange(self, ctx: IpRangeContext) -> Outcome:
+        return self._step(ctx)
+
+    def delete_iprange(self, ctx: IpRangeContext) -> Outcome:
+        return self._step(ctx)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Kube
-from tasks.cloud import names, providers
+from tasks.cloud import clouds, names
 from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, iprange_name
 from tasks.cloud.kcp.iprange_plan import scope_name
 
@@ -25,7 +25,7 @@ def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
         return Seen(obj, None)
-    known = providers.get(str((scope.get("spec") or {}).get("provider") or "")) is not None
+    known = clouds.get(str((scope.get("spec") or {}).get("provider") or "")) is not None
     name = iprange_name(obj)
     iprange = kcp.get(names.KCP_IPRANGE, name, namespace) if name else None
     return Seen(obj, scope, known, iprange)

@@ -38,7 +38,7 @@ import structlog
 
 from kube import Kube
 from kube.toolkit import Action, execute
-from tasks.cloud import names, providers
+from tasks.cloud import clouds, names, providers
 from tasks.cloud.kcp.common import carry_out_step, load, used_by
 from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, Seen, finish, network_name, plan, scope_name
 from tasks.cloud.providers import IpRangeContext
@@ -57,7 +57,7 @@ def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, provider
     scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
         return Seen(obj, None), None
-    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
+    provider = clouds.get(str((scope.get("spec") or {}).get("provider") or ""))
     network = kcp.get(names.NETWORK, network_name(obj), namespace)
     wanted = provider.iprange_peering(scope) if provider is not None else None
     peering = kcp.get(names.VPC_PEERING, wanted["metadata"]["name"], namespace) if wanted else None

@@ -15,7 +15,7 @@ from typing import Any
 
 from kube import Kube
 from kube.toolkit import deleting
-from tasks.cloud import names, providers, settings
+from tasks.cloud import clouds, names, settings
 from tasks.cloud.kcp.common import carry_out_step, finalized, list_served, load
 from tasks.cloud.kcp.iprange_plan import network_name, scope_name
 from tasks.cloud.kcp.network_plan import Seen, plan
@@ -68,7 +68,7 @@ def _managed(kcp: Kube, obj: dict[str, Any], scope: Any, s: settings.CloudSettin
         step = StepBuilder(obj).fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope_name(obj)} does not exist",
                                      requeue_after=s.t(60))
         return carry_out_step(kcp, names.NETWORK, obj, step)
-    provider = providers.get(str((scope.get("spec") or {}).get("provider") or ""))
+    provider = clouds.get(str((scope.get("spec") or {}).get("provider") or ""))
     if provider is None:
         step = StepBuilder(obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
         return carry_out_step(kcp, names.NETWORK, obj, replace(step, remove_finalizer=names.FINALIZER)

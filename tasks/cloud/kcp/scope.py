@@ -30,7 +30,7 @@ from kube import client_for as kube_client_for
 from kube.clock import now_rfc3339
 from kube.kubeconfig import KubeconfigError, current_namespace
 from kube.toolkit import deleting, execute
-from tasks.cloud import names, providers, settings, sweep
+from tasks.cloud import clouds, names, providers, settings, sweep
 from tasks.cloud import scope as shoots
 from tasks.cloud.kcp import scope_plan
 from tasks.cloud.kcp.scope_plan import EXPOSED_DATA_EVERY, RESYNC, TRIAL
@@ -51,14 +51,14 @@ def reconcile(key: Key) -> Result:
     gc = kcp.get(names.GARDENER_CLUSTER, key.name, key.namespace)
     if gc is None or deleting(gc):
         return _gone(kcp, key, scope, s)
-    provider = providers.get(str((scope or {}).get("spec", {}).get("provider") or ""))
+    provider = clouds.get(str((scope or {}).get("spec", {}).get("provider") or ""))
     incomplete = scope is not None and provider is not None and provider.scope_incomplete(scope)
     if scope_plan.needs_build(scope, gc, incomplete):
         built = _build(kcp, key, gc, scope, s)
         if isinstance(built, Result):
             return built
         scope = built
-        provider = providers.get(str(scope["spec"]["provider"]))
+        provider = clouds.get(str(scope["spec"]["provider"]))
     assert scope is not None  # built when missing
     if provider is None:
         log.error("unknown provider", scope=key.name, provider=scope.get("spec", {}).get("provider"))
@@ -131,7 +131,7 @@ def _build(kcp: Kube, key: Key, gc: dict, scope: dict | None, s: settings.CloudS
         return Result.error(str(exc))
     finally:
         garden.close()
-    provider = providers.get(provider_type)
+    provider = clouds.get(provider_type)
     if provider is None:
         log.error("unknown provider", scope=key.name, provider=provider_type)
         return Result.done()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Kube
-from tasks.cloud import names, providers
+from tasks.cloud import clouds, names
 from tasks.cloud.kcp.iprange_plan import scope_name
 from tasks.cloud.kcp.vpcpeering_plan import Seen, network_refs
 
@@ -22,7 +22,7 @@ __all__ = ["read"]
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     """The Scope, whether its provider is known and the two Networks. Raises ``kube.ApiError``."""
     scope = kcp.get(names.SCOPE, scope_name(obj), namespace) if scope_name(obj) else None
-    known = scope is not None and providers.get(str((scope.get("spec") or {}).get("provider") or "")) is not None
+    known = scope is not None and clouds.get(str((scope.get("spec") or {}).get("provider") or "")) is not None
     (local_ns, local_name), (remote_ns, remote_name) = network_refs(obj)
     local = kcp.get(names.NETWORK, local_name, local_ns) if local_name else None
     remote = kcp.get(names.NETWORK, remote_name, remote_ns) if remote_name else None

@@ -1,5 +1,6 @@
 """GCP and Azure runtimes through the same KCP and SKR controllers (the providers of
-:mod:`tasks.cloud.bridge` over the issue-10 layers), against the GCP and Azure stand-ins."""
+:mod:`tasks.cloud.gcp.provider` and :mod:`tasks.cloud.azure.provider` over the issue-10 layers), against
+the GCP and Azure stand-ins."""
 
 from __future__ import annotations
 

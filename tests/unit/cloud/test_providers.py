@@ -1,4 +1,5 @@
-"""The provider registry: AWS registers itself on import, unknown types are None, new ones plug in."""
+"""The providers table: each Gardener type found by name, unknown types are None (never an import), a new
+provider is one entry."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from typing import Any
 
 import pytest
 
-from tasks.cloud import providers
+from tasks.cloud import clouds, providers
+from tasks.cloud.azure.provider import AzureProvider
+from tasks.cloud.gcp.provider import GcpProvider
 from tasks.cloud.providers import Provider
 
 
 def test_aws_is_found_by_its_gardener_type() -> None:
-    aws = providers.get("aws")
+    aws = clouds.get("aws")
     assert aws is not None and aws.name == "aws"
     scope = {"spec": {"region": "eu-central-1", "scope": {"aws": {"accountId": "1", "vpcNetwork": "shoot--kyma--c",
                                                                   "network": {"nodes": "10.250.0.0/16",
@@ -22,31 +25,27 @@ def test_aws_is_found_by_its_gardener_type() -> None:
 
 
 def test_unknown_provider_is_none() -> None:
-    assert providers.get("no-such-cloud") is None
-    assert providers.get("../etc") is None
+    assert clouds.get("no-such-cloud") is None
+    assert clouds.get("../etc") is None
 
 
-def test_a_new_provider_plugs_in_without_touching_the_controllers() -> None:
+def test_a_new_provider_plugs_in_without_touching_the_controllers(monkeypatch: pytest.MonkeyPatch) -> None:
     class Fake(Provider):
         name = "fakecloud"
 
         def scope_info(self, inputs: Any) -> dict[str, Any]:
             return {"project": "p"}
 
-    providers.register(Fake())
-    try:
-        found = providers.get("fakecloud")
-        assert isinstance(found, Fake) and "fakecloud" in providers.registered()
-        assert found.existing_ranges({"spec": {"scope": {}}}) == ["", "", ""]
-    finally:
-        providers._providers.pop("fakecloud", None)
+    monkeypatch.setitem(clouds.PROVIDERS, "fakecloud", Fake())
+    found = clouds.get("fakecloud")
+    assert isinstance(found, Fake)
+    assert found.existing_ranges({"spec": {"scope": {}}}) == ["", "", ""]
 
 
-def test_gcp_and_azure_come_from_the_bridge() -> None:
-    from tasks.cloud.bridge import AzureProvider, GcpProvider
+def test_gcp_and_azure_come_from_their_packages() -> None:
     from tasks.cloud.providers import ScopeInputs
 
-    gcp, azure = providers.get("gcp"), providers.get("azure")
+    gcp, azure = clouds.get("gcp"), clouds.get("azure")
     assert isinstance(gcp, GcpProvider) and isinstance(azure, AzureProvider)
     shoot = {"metadata": {"name": "c-1", "namespace": "garden-kyma"},
              "spec": {"networking": {"nodes": "10.250.0.0/22"}, "provider": {"workers": [{"zones": ["z-a"]}]}}}
@@ -65,9 +64,9 @@ def test_only_an_azure_iprange_depends_on_a_kcp_vpcpeering() -> None:
 
     scope = {"metadata": {"name": "k-1", "namespace": "kcp-system"},
              "spec": {"provider": "azure", "shootName": "c-1", "scope": {"azure": {"vpcNetwork": "shoot--kyma--c-1"}}}}
-    azure = providers.get("azure")
+    azure = clouds.get("azure")
     assert azure is not None and azure.iprange_peering(scope) == kyma_peering(scope)
     assert azure.iprange_peering(scope)["metadata"]["name"] == "k-1"  # type: ignore[index]
     for name in ("aws", "gcp"):
-        provider = providers.get(name)
+        provider = clouds.get(name)
         assert provider is not None and provider.iprange_peering(scope) is None
