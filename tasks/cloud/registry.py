@@ -108,8 +108,11 @@ class SkrSide:
             :class:`~tasks.cloud.skr.context.SkrContext`); raises ``kube.ApiError``.
         plan: ``(seen, new_id, t, now) -> Outcome``: the pure decision (``new_id``: a UUID to assign,
             ``t``: scales seconds, ``now``: RFC 3339). Its writes to the KCP name ``cluster="kcp"``.
+            ``read`` and ``plan`` ``None``: the connect does not reconcile it (a kind of the original whose
+            SKR reconciler comes later, or one with its own: it still counts as an IpRange consumer).
         order: place in a connect (lower first: the IpRanges before their consumers).
-        quota: the quota key's default (``None``: unlimited unless configured).
+        quota: SKR kind -> the default of its quota key ``<lower(kind)>.<group>/totalCount`` (a kind not
+            named: unlimited unless configured).
         clients: ``(ctx) -> {name: client}`` for a plan that calls its provider directly (kinds without
             a KCP mirror); ``None``: the plan only writes to Kubernetes.
         skip_trial: not reconciled on ``trial`` plans (their APIs are disabled).
@@ -118,10 +121,10 @@ class SkrSide:
     """
 
     resources: Mapping[str, Resource]
-    read: Callable[[Any, Resource, dict[str, Any]], Any]
-    plan: Callable[[Any, str, Timing, str], Outcome]
+    read: Callable[[Any, Resource, dict[str, Any]], Any] | None = None
+    plan: Callable[[Any, str, Timing, str], Outcome] | None = None
     order: int = 50
-    quota: int | None = None
+    quota: Mapping[str, int] | None = None
     clients: Callable[[Any], Mapping[str, Any]] | None = None
     skip_trial: bool = True
     summary: Callable[[Kube, Kube, Mapping[str, Any]], Summary] | None = None
@@ -284,8 +287,9 @@ def get(name: str) -> Kind:
 
 
 def skr_kinds(provider: str) -> list[tuple[Kind, Resource]]:
-    """The kinds an SKR of ``provider`` holds, with their SKR resource, in the connect's order."""
-    found = [(k, res) for k in kinds() if k.skr is not None and (res := k.skr.resource(provider)) is not None]
+    """The kinds the connect reconciles in an SKR of ``provider``, with their SKR resource, in its order."""
+    found = [(k, res) for k in kinds() if k.skr is not None and k.skr.plan is not None
+             and (res := k.skr.resource(provider)) is not None]
     return sorted(found, key=lambda pair: (pair[0].skr.order if pair[0].skr else 0, pair[0].name))
 
 
@@ -322,6 +326,6 @@ def quota_default(key: str) -> int | None:
     for kind in kinds():
         if kind.skr is not None and kind.skr.quota is not None:
             for res in kind.skr.resources.values():
-                if f"{res.kind.lower()}.{res.group}/totalCount" == key:
-                    return kind.skr.quota
+                if f"{res.kind.lower()}.{res.group}/totalCount" == key and res.kind in kind.skr.quota:
+                    return kind.skr.quota[res.kind]
     return None

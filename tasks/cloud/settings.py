@@ -111,10 +111,9 @@ class CloudSettings(config.Settings):
     expose_data: Flag = Field(True, description=(
         "Feature flag ``exposeData``: read NAT gateway IPs into the Scope and the SKR's ``kyma-info``."))
     nuke: Flag = Field(True, description="Nuke the KCP objects of a runtime whose GardenerCluster is gone.")
-    quota_defaults: Json[Mapping[str, int]] = Field(default_factory=lambda: {
-        names.IPRANGE_QUOTA_KEY: names.IPRANGE_QUOTA_DEFAULT,
-        names.AWS_NFS_VOLUME_QUOTA_KEY: names.AWS_NFS_VOLUME_QUOTA_DEFAULT}, description=(
-        "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n."))
+    quota_defaults: Json[Mapping[str, int]] = Field(default_factory=dict, description=(
+        "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n; "
+        "a key not given keeps its kind's declared default (IpRange 1, AwsNfsVolume 5)."))
     quota_overrides: Json[Mapping[str, Mapping[str, int]]] = Field(default_factory=dict, description=(
         "Per-kyma overrides (``resourceQuota.skr.overrides``) as JSON: kyma -> {key: n}."))
     redis_instance_tier_machine_types: Json[Mapping[str, str]] = Field(default_factory=dict, description=(
@@ -173,12 +172,13 @@ class CloudSettings(config.Settings):
         """A timing constant scaled by :attr:`time_scale` (floor 1 ms, as the original's)."""
         return max(0.001, seconds / self.time_scale) if self.time_scale else seconds
 
-    def quota(self, kyma: str, key: str) -> int | None:
-        """The SKR quota of ``key`` for ``kyma`` (override, else default); ``None`` = unlimited."""
+    def quota(self, kyma: str, key: str, declared: int | None = None) -> int | None:
+        """The SKR quota of ``key`` for ``kyma``: the override, else the configured default, else
+        ``declared`` (the kind's, :func:`tasks.cloud.registry.quota_default`); ``None`` = unlimited."""
         override = (self.quota_overrides.get(kyma) or {}).get(key)
         if override is not None:
             return int(override)
-        value = self.quota_defaults.get(key)
+        value = self.quota_defaults.get(key, declared)
         return None if value is None else int(value)
 
 

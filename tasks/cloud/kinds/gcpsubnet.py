@@ -18,7 +18,7 @@ KIND = registry.register(registry.Kind(
                           summary=skr.summary),
     kcp=registry.KcpSide(names.GCP_SUBNET, read=kcp.read, plan=kcp_plan.plan),
     providers={"gcp": gcp.SIDE},
-    nuke=70,  # after the KCP IpRange, before the Network (names.NUKED_KINDS)
+    nuke=70,  # after the KCP IpRange (60), before the Network (80)
     render=registry.KindRender(
         "gcpsubnet", "SKR GcpSubnets with a Scope -> the KCP GcpSubnet, the subnetwork and its connection policy.",
         "SKR GcpSubnet manifests", (skr_plan.SKR_GCP_SUBNET.kind,),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube import Kube, Resource
-from tasks.cloud import names
+from tasks.cloud import names, registry
 from tasks.cloud.ownership import invalid_id
 from tasks.cloud.settings import CloudSettings
 from workers.controller import Result, ResultKind
@@ -53,6 +53,12 @@ class SkrContext:
                     return obj
             return None
         return self.skr.get(res, name, namespace)
+
+    def quota(self, res: Resource) -> int | None:
+        """This runtime's quota of the SKR kind ``res`` (``resourceQuota.skr``: override, configured
+        default, else the kind's declared default); ``None`` = unlimited."""
+        key = names.quota_key(res)
+        return self.settings.quota(self.kyma, key, registry.quota_default(key))
 
     def mirror(self, res: Resource, ident: str) -> dict[str, Any] | None:
         """The KCP object of ``res`` named ``ident`` (an SKR object's id) in the KCP namespace; read only when

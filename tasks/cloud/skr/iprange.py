@@ -18,7 +18,7 @@ from typing import Any
 
 from kube.clock import now_rfc3339
 from kube.toolkit import add_finalizer, execute
-from tasks.cloud import names
+from tasks.cloud import names, registry
 from tasks.cloud.kcp.common import ignored, used_by
 from tasks.cloud.ownership import invalid_id
 from tasks.cloud.skr.context import SkrContext
@@ -45,11 +45,11 @@ def read(ctx: SkrContext, obj: dict[str, Any]) -> Seen:
         kcp_obj = ctx.kcp.get(names.KCP_IPRANGE, ident, ctx.kcp_namespace)
     users: list[str] = []
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
-        found = used_by(ctx.skr, names.SKR_IPRANGE_CONSUMERS, None, name, default_name="default")
+        found = used_by(ctx.skr, registry.iprange_consumers(skr=True), None, name, default_name="default")
         users = [ref for refs in found.values() for ref in refs]
     return Seen(obj=obj, everyone=ctx.objects(names.SKR_IPRANGE), kcp=kcp_obj, kyma=ctx.kyma,
                 provider=ctx.provider, kcp_namespace=ctx.kcp_namespace,
-                quota=ctx.settings.quota(ctx.kyma, names.IPRANGE_QUOTA_KEY), users=users)
+                quota=ctx.quota(names.SKR_IPRANGE), users=users)
 
 
 def apply(ctx: SkrContext, obj: dict[str, Any], decided: SkrPlan) -> dict[str, Any] | None:

@@ -71,7 +71,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, pvc, namespace) if valid_name(pvc) else None,
                 labelled_pvs=_labelled_pvs(ctx, kind, obj),
                 everyone=ctx.objects(KINDS[kind]) if kind == AWS else [],
-                quota=ctx.settings.quota(ctx.kyma, names.AWS_NFS_VOLUME_QUOTA_KEY) if kind == AWS else None,
+                quota=ctx.quota(KINDS[kind]) if kind == AWS else None,
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))
 
 

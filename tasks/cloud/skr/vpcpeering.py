@@ -29,7 +29,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     peering, network = ctx.mirror(names.VPC_PEERING, ident), ctx.mirror(names.NETWORK, ident)
     return Seen(provider=ctx.provider, obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 peering=peering, network=network, everyone=ctx.objects(res),
-                quota=ctx.settings.quota(ctx.kyma, names.quota_key(res)))
+                quota=ctx.quota(res))
 
 
 def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:

@@ -172,7 +172,7 @@ def test_deletion_is_refused_while_a_redis_instance_uses_it(ipr_name: str, objs:
     obj = skr(name=ipr_name, status={"id": ID, "state": "Ready"}, finalizer=True, deleting=True)
     fake = ListingSkr({**objs, names.SKR_IPRANGE.kind: [obj]}, mirror=kcp(remote=ipr_name))
     ctx = SimpleNamespace(skr=fake, kcp=fake, kyma="k", provider="aws", kcp_namespace="kcp-system",
-                          settings=settings.current(), objects=lambda res: fake.list(res))
+                          settings=settings.current(), objects=lambda res: fake.list(res), quota=lambda res: 1)
     result = plan(iprange.read(cast(Any, ctx), obj), ID, t, NOW)
     assert conds(result) == [("Warning", "True", "DeleteWhileUsed", f"Can not be deleted while used by: {users}")]
     assert result.delete is None and result.step.remove_finalizer is None
