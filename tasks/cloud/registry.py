@@ -1,6 +1,6 @@
 """The Cloud kind registry: one declaration per kind, and everything that is driven from it.
 
-A Cloud kind (IpRange, VpcPeering, RedisInstance, NfsInstance, GcpSubnet, ...) is *data*: a
+A Cloud kind is *data*: a
 :class:`Kind` declared in its own module ``tasks/cloud/kinds/<kind>.py`` with
 
 - its SKR side (:class:`SkrSide`): the SKR resource of each provider, the read and the pure plan the SKR
@@ -218,7 +218,7 @@ class Kind:
     """One Cloud kind's declaration (see the module doc).
 
     Attributes:
-        name: lower case, the original's package name (``redisinstance``).
+        name: lower case, the original's package name (``gcpsubnet``).
         skr: the SKR side (``None``: a KCP-only kind such as Network).
         kcp: the KCP side (``None``: a kind without a KCP mirror).
         providers: provider type -> its part of the KCP reconcile.
@@ -294,14 +294,14 @@ def skr_kinds(provider: str) -> list[tuple[Kind, Resource]]:
 
 
 def by_skr_kind(kind: str) -> tuple[Kind, Resource] | None:
-    """The kind whose SKR resource (of any provider) has kind ``kind`` (``AwsRedisInstance``), with that
+    """The kind whose SKR resource (of any provider) has kind ``kind`` (``GcpSubnet``), with that
     resource; ``None`` for none."""
     return next(((k, res) for k in kinds() if k.skr is not None for res in k.skr.resources.values()
                  if res.kind == kind), None)
 
 
 def by_kcp_kind(kind: str) -> Kind | None:
-    """The kind whose KCP resource's kind is ``kind`` (``RedisInstance``), ``None`` for none."""
+    """The kind whose KCP resource's kind is ``kind`` (``GcpSubnet``), ``None`` for none."""
     return next((k for k in kinds() if k.kcp is not None and k.kcp.resource.kind == kind), None)
 
 

@@ -11,7 +11,7 @@ watcher needs a namespaced Role only.
   wait for it);
 - Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
   (they wait for it to be Ready);
-- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`: RedisInstances, ...) ->
+- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`) ->
   ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer), the Networks it names and its
   scope's Nuke (a nuked kind), which wait for it; a Network whose status changed -> the objects that
   name it (the declaration's ``networks``: they wait for it);

@@ -2,7 +2,7 @@
 turn and the reads of :func:`read`; the decisions are the pure plans of
 :mod:`tasks.cloud.aws.redisinstance_plan`, declared as the kind's ``aws`` provider (:data:`SIDE`).
 
-:func:`read` asks :class:`~tasks.cloud.aws.client.ElastiCache` for every piece by its name
+:func:`read` asks :class:`~tasks.cloud.aws.redisinstance_client.ElastiCache` for every piece by its name
 (``cm-<kcpName>``); the executor makes the plan's calls in order (:func:`kube.toolkit.execute`).
 """
 
@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.cloud.aws.client import ElastiCache, elasticache_for
+from tasks.cloud.aws.redisinstance_client import ElastiCache, elasticache_for
 from tasks.cloud.aws.redisinstance_plan import Read, plan_create, plan_delete, read_failed, resource_names
 from tasks.cloud.registry import ProviderSide, Turn
 

@@ -184,7 +184,7 @@ class AzureClient:
 
             kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
-        self.credential = credential  # the Redis client (tasks.cloud.azure.redisinstance_client) shares it
+        self.credential = credential  # the kinds' clients on this one (clients.on_network) share it
         self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
         self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
         self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)

@@ -1,8 +1,7 @@
 """Kinds of the original whose reconcilers come later (Redis clusters on three providers): declared now
 because they matter to what exists: an IpRange is not deleted while a RedisCluster or an SKR
-AwsRedisCluster uses it, and Nuke deletes them in the original's order (cloud-manager's
-``pkg/kcp/nuke``: VpcPeering, RedisInstance, RedisCluster, GcpRedisCluster, NfsInstance, IpRange,
-GcpSubnet, Network, AzureManagedRedis)."""
+AwsRedisCluster uses it, and Nuke deletes them in the original's order (cloud-manager's ``pkg/kcp/nuke``;
+tests/unit/cloud/test_registry.py pins the whole order)."""
 
 from __future__ import annotations
 
