@@ -1,10 +1,7 @@
-"""The ElastiCache, Secrets Manager and EC2 I/O of the AWS layer (the RedisInstance flow's calls, as
-cloud-manager's ``pkg/kcp/provider/aws/client/elastiCacheClient.go``).
-
-As :mod:`tasks.cloud.aws.client`, whose clients, credentials, timeouts and errors it shares: every failure
-an :class:`~tasks.cloud.aws.client.AwsError`, :func:`fencing.check` before every write; the security group
-calls are the layer's shared ones.
-"""
+"""The RedisInstance flow's AWS calls: ElastiCache (replication group, subnet and parameter groups, the
+user group's auth token), Secrets Manager and the EC2 security group, as cloud-manager's
+``pkg/kcp/provider/aws/client/elastiCacheClient.go``; clients, credentials, timeouts and errors are
+:mod:`tasks.cloud.aws.client`'s (every failure an ``AwsError``, ``fencing.check`` before a write)."""
 
 from __future__ import annotations
 

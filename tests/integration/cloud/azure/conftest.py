@@ -11,6 +11,7 @@ import pytest
 from azure.core.credentials import AccessToken
 
 from standins.azure import AzureStandIn, make_tls
+from tests.fixtures.processes import served
 
 SUBSCRIPTION = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
 TENANT = "8e7d6c5b-0000-4a3b-8c2d-1e0f9a8b7c6d"
@@ -33,21 +34,13 @@ def azure_tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, str]:
 @pytest.fixture
 def azure(azure_tls: tuple[Any, str]) -> Iterator[AzureStandIn]:
     """An HTTPS ARM stand-in whose operations end 50 ms after they start."""
-    standin = AzureStandIn(op_delay=0.05, ssl_context=azure_tls[0]).start()
-    try:
-        yield standin
-    finally:
-        standin.stop()
+    yield from served(AzureStandIn(op_delay=0.05, ssl_context=azure_tls[0]).start())
 
 
 @pytest.fixture
 def azure_http() -> Iterator[AzureStandIn]:
     """A plain-HTTP ARM stand-in (clients then need the layer's bearer-over-HTTP policy)."""
-    standin = AzureStandIn(op_delay=0.05).start()
-    try:
-        yield standin
-    finally:
-        standin.stop()
+    yield from served(AzureStandIn(op_delay=0.05).start())
 
 
 def sdk_kwargs(standin: AzureStandIn, ca: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from google.cloud import compute_v1
 from googleapiclient import discovery
 
 from standins.gcp import GcpStandIn
+from tests.fixtures.processes import served
 
 PROJECT = "sap-kyma-example-42"
 VPC = "shoot--kyma--c-91b7d03"
@@ -22,17 +23,10 @@ NETWORK = f"projects/{PROJECT}/global/networks/{VPC}"
 NETWORK_URL = f"https://www.googleapis.com/compute/v1/{NETWORK}"
 
 
-def _served(standin: GcpStandIn) -> Iterator[GcpStandIn]:
-    try:
-        yield standin
-    finally:
-        standin.stop()
-
-
 @pytest.fixture
 def gcp() -> Iterator[GcpStandIn]:
     """A GCP stand-in whose operations finish 50 ms after they start; the test project is known."""
-    yield from _served(GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start())
+    yield from served(GcpStandIn(op_delay=0.05, projects=(PROJECT,)).start())
 
 
 @pytest.fixture
@@ -40,7 +34,7 @@ def gcp_vpc() -> Iterator[GcpStandIn]:
     """A GCP stand-in whose operations finish 10 ms after they start, with the shoot's VPC network."""
     standin = GcpStandIn(op_delay=0.01, projects=(PROJECT,)).start()
     standin.state.put_network(PROJECT, VPC)
-    yield from _served(standin)
+    yield from served(standin)
 
 
 def conforms(api: str, schema: str, body: dict[str, Any], version: str = "v1") -> None:
