@@ -132,8 +132,7 @@ class ExtAuth:
 
     @classmethod
     def parse(cls, raw: Any, path: str = ".extAuth", reader: Reader | None = None) -> ExtAuth | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
+        r, obj = Reader.section(reader, raw, path)
         if obj is None:
             return None
         return cls(r.strings(obj.get("authorizers"), path + ".authorizers"),

@@ -104,6 +104,13 @@ class Reader:
         """A JSON object, or ``None`` when absent or of another type."""
         return value if self._typed(value, path, "object", isinstance(value, dict)) else None
 
+    @classmethod
+    def section(cls, reader: Reader | None, raw: Any, path: str) -> tuple[Reader, dict[str, Any] | None]:
+        """``reader`` (a new one for ``None``) and the optional object ``raw`` at ``path``
+        (:meth:`opt_object`): how a nested parser starts."""
+        r = reader or cls()
+        return r, r.opt_object(raw, path)
+
     def array(self, value: Any, path: str) -> list[Any]:
         """A JSON array (``[]`` when absent or of another type)."""
         return value if self._typed(value, path, "array", isinstance(value, list)) else []
@@ -199,8 +206,7 @@ class ServiceRef:
 
     @classmethod
     def parse(cls, raw: Any, path: str = ".spec.service", reader: Reader | None = None) -> ServiceRef | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
+        r, obj = Reader.section(reader, raw, path)
         if obj is None:
             return None
         return cls(r.string(obj.get("name"), path + ".name"), r.string(obj.get("namespace"), path + ".namespace"),
@@ -251,8 +257,7 @@ class JwtConfig:
 
     @classmethod
     def parse(cls, raw: Any, path: str = ".jwt", reader: Reader | None = None) -> JwtConfig | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
+        r, obj = Reader.section(reader, raw, path)
         if obj is None:
             return None
         authentications = tuple(JwtAuthentication.parse(a, f"{path}.authentications[{i}]", r)
@@ -291,8 +296,7 @@ class CorsPolicy:
     @classmethod
     def parse(cls, raw: Any, path: str = ".spec.corsPolicy", reader: Reader | None = None,
               max_age: int | None = None, read_max_age: bool = True) -> CorsPolicy | None:
-        r = reader or Reader()
-        obj = r.opt_object(raw, path)
+        r, obj = Reader.section(reader, raw, path)
         if obj is None:
             return None
         return cls(
