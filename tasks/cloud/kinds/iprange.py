@@ -1,0 +1,15 @@
+"""IpRange: the SKR ``IpRange`` (every provider, cluster scoped) mirrored into the KCP ``IpRange``, a CIDR
+of the runtime's network provisioned as the provider's subnets (cloud-manager's ``pkg/skr/iprange``,
+``pkg/kcp/iprange``, ``pkg/kcp/provider/{aws,gcp,azure}/iprange``). Its consumers (the kinds declared with
+``iprange_consumer``) keep it from being deleted while they use it."""
+
+from __future__ import annotations
+
+from tasks.cloud import names, registry
+from tasks.cloud.skr import iprange as skr
+from tasks.cloud.skr.iprange_plan import KINDS, plan
+
+KIND = registry.register(registry.Kind(
+    name="iprange",
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=10,  # before its consumers
+                         quota=names.IPRANGE_QUOTA_DEFAULT)))
