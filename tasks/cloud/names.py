@@ -49,21 +49,6 @@ AZURE_MANAGED_REDIS = Resource(KCP_GROUP, VERSION, "azuremanagedredis", "AzureMa
 AWS_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "awsnfsvolumes", "AwsNfsVolume", True)
 GCP_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "gcpnfsvolumes", "GcpNfsVolume", True)
 
-#: SKR kinds that consume an IpRange (``spec.ipRange.name``; empty means ``default``).
-SKR_IPRANGE_CONSUMERS = (
-    AWS_NFS_VOLUME,
-    GCP_NFS_VOLUME,
-    SKR_AZURE_REDIS_INSTANCE,
-    SKR_AWS_REDIS_INSTANCE,
-    SKR_GCP_REDIS_INSTANCE,
-    Resource(SKR_GROUP, VERSION, "awsredisclusters", "AwsRedisCluster", True),
-)
-#: KCP kinds that consume a KCP IpRange (``spec.ipRange.name``), in the order the messages name them.
-KCP_IPRANGE_CONSUMERS = (NFS_INSTANCE, REDIS_INSTANCE, REDIS_CLUSTER)
-#: KCP kinds a Nuke deletes (those whose ``spec.scope.name`` is the nuked scope), in the original's order.
-NUKED_KINDS = (VPC_PEERING, REDIS_INSTANCE, REDIS_CLUSTER, GCP_REDIS_CLUSTER, NFS_INSTANCE, KCP_IPRANGE,
-               GCP_SUBNET, NETWORK, AZURE_MANAGED_REDIS)
-
 #: Outside kinds the loops read.
 KYMA = Resource("operator.kyma-project.io", "v1beta2", "kymas", "Kyma", True)
 GARDENER_CLUSTER = Resource("infrastructuremanager.kyma-project.io", "v1", "gardenerclusters", "GardenerCluster",

@@ -90,7 +90,9 @@ class SkrSide:
         resources: provider type -> the SKR resource (``ANY_PROVIDER``: every provider's). Only the
             connect's provider's resource is reconciled (its CRD is the only one installed).
         read: ``(ctx, res, obj) -> seen``: what the plan needs (I/O through ``ctx``, a
-            :class:`~tasks.cloud.skr.context.SkrContext`); raises ``kube.ApiError``.
+            :class:`~tasks.cloud.skr.context.SkrContext`); raises ``kube.ApiError``. ``None`` (with
+            ``plan``): no SKR reconciler yet (a kind the original knows: its objects still protect
+            the IpRanges they name).
         plan: ``(seen, new_id, t, now) -> Outcome``: the pure decision (``new_id``: a UUID to assign,
             ``t``: scales seconds, ``now``: RFC 3339). Its writes to the KCP name ``cluster="kcp"``.
         order: place in a connect (lower first: the IpRanges before their consumers).
@@ -101,8 +103,8 @@ class SkrSide:
     """
 
     resources: Mapping[str, Resource]
-    read: Callable[[Any, Resource, dict[str, Any]], Any]
-    plan: Callable[[Any, str, Timing, str], Outcome]
+    read: Callable[[Any, Resource, dict[str, Any]], Any] | None = None
+    plan: Callable[[Any, str, Timing, str], Outcome] | None = None
     order: int = 50
     quota: int | None = None
     clients: Callable[[Any], Mapping[str, Any]] | None = None
@@ -266,8 +268,9 @@ def get(name: str) -> Kind:
 
 
 def skr_kinds(provider: str) -> list[tuple[Kind, Resource]]:
-    """The kinds an SKR of ``provider`` holds, with their SKR resource, in the connect's order."""
-    found = [(k, res) for k in kinds() if k.skr is not None and (res := k.skr.resource(provider)) is not None]
+    """The kinds an SKR of ``provider`` reconciles, with their SKR resource, in the connect's order."""
+    found = [(k, res) for k in kinds()
+             if k.skr is not None and k.skr.plan is not None and (res := k.skr.resource(provider)) is not None]
     return sorted(found, key=lambda pair: (pair[0].skr.order if pair[0].skr else 0, pair[0].name))
 
 

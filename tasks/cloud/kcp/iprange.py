@@ -14,7 +14,7 @@ the provider's flow (:mod:`tasks.cloud.providers`):
    ``Kyma network not found`` (requeue 300 s), another missing one ``Network not found``; a missing
    ``<scope>--cm`` network is created (type ``cloud-resources``); wait until it is Ready (10 s), an
    Error network gives ``Network in error state`` (300 s);
-4. deleting: refused while a consumer (``names.KCP_IPRANGE_CONSUMERS``) uses it (Warning
+4. deleting: refused while a consumer (:func:`tasks.cloud.registry.iprange_consumers`) uses it (Warning
    ``DeleteWhileUsed`` ``Can not be deleted while used by <Kind>: [ns/name ...]``, requeue 10 s);
    then the provider's delete (skipped when the network is already gone), the ``--cm`` network, the
    finalizer;
@@ -38,7 +38,7 @@ import structlog
 
 from kube import Kube
 from kube.toolkit import Action, execute
-from tasks.cloud import names, providers
+from tasks.cloud import names, providers, registry
 from tasks.cloud.kcp.common import carry_out_step, load, used_by
 from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, Seen, finish, network_name, plan, scope_name
 from tasks.cloud.providers import IpRangeContext
@@ -62,7 +62,8 @@ def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, provider
     wanted = provider.iprange_peering(scope) if provider is not None else None
     peering = kcp.get(names.VPC_PEERING, wanted["metadata"]["name"], namespace) if wanted else None
     deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-    users = used_by(kcp, names.KCP_IPRANGE_CONSUMERS, namespace, str(obj["metadata"]["name"])) if deleting else {}
+    name = str(obj["metadata"]["name"])
+    users = used_by(kcp, registry.iprange_consumers(skr=False), namespace, name) if deleting else {}
     return Seen(obj, scope, provider is not None, provider.existing_ranges(scope) if provider is not None else [],
                 network, wanted, peering, users), provider
 

@@ -1,6 +1,7 @@
 """The ``cloud-nuke`` controller: deletes every KCP object of a scope whose runtime is gone (``pkg/kcp/nuke``).
 
-Lists, in the Nuke's namespace, the objects of :data:`tasks.cloud.names.NUKED_KINDS` whose
+Lists, in the Nuke's namespace, the objects of the kinds declared with a place in Nuke's order
+(:func:`tasks.cloud.registry.nuked`) whose
 ``spec.scope.name`` is the nuked scope (kinds that are not served are skipped), deletes those not yet
 being deleted, and tracks each in ``status.resources[]{kind, resourceType: KCP, objects{name: state}}``
 (``Deleting``, then ``Deleted``). Ready when all are gone; a Ready Nuke is done for good. A list error is
@@ -14,7 +15,7 @@ from typing import Any
 from kube import ApiError, ResourceMissing, client_for
 from kube.clock import now_rfc3339
 from kube.toolkit import StatusWriter, deleting
-from tasks.cloud import names, settings
+from tasks.cloud import names, registry, settings
 from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.kcp.nuke_plan import plan
 from workers.controller import Key, Result
@@ -30,8 +31,9 @@ def reconcile(key: Key) -> Result:
     if nuke is None or deleting(nuke) or (nuke.get("status") or {}).get("state") == names.STATE_READY:
         return Result.done()  # a completed Nuke never acts again (a runtime re-created under the name is safe)
     found: dict[str, list[dict[str, Any]]] = {}
-    kinds = {res.kind: res for res in names.NUKED_KINDS}
-    for res in names.NUKED_KINDS:
+    nuked = registry.nuked()
+    kinds = {res.kind: res for res in nuked}
+    for res in nuked:
         try:
             found[res.kind] = kcp.list(res, key.namespace)
         except ResourceMissing:

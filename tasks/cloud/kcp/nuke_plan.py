@@ -30,7 +30,7 @@ class NukePlan:
 def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]]], t: Callable[[float], float],
          now: str) -> NukePlan:
     """One turn of ``nuke`` over ``found`` (kind → objects listed in its namespace, in the order of
-    :data:`tasks.cloud.names.NUKED_KINDS`)."""
+    :func:`tasks.cloud.registry.nuked`)."""
     run = StepBuilder(nuke, now)
     scope_name = str((run.spec.get("scope") or {}).get("name") or "")
     before = {r.get("kind"): dict(r.get("objects") or {}) for r in run.status.get("resources") or []}

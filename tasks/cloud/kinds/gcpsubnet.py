@@ -17,7 +17,7 @@ KIND = registry.register(registry.Kind(
     skr=registry.SkrSide(resources=skr_plan.KINDS, read=skr.read, plan=skr_plan.plan, order=20),
     kcp=registry.KcpSide(names.GCP_SUBNET, read=kcp.read, plan=kcp_plan.plan),
     providers={"gcp": gcp.SIDE},
-    nuke=70,  # after the KCP IpRange, before the Network (names.NUKED_KINDS)
+    nuke=70,  # after the KCP IpRange, before the Network
     render=registry.KindRender(
         "gcpsubnet", "SKR GcpSubnets with a Scope -> the KCP GcpSubnet, the subnetwork and its connection policy.",
         "SKR GcpSubnet manifests", (skr_plan.SKR_GCP_SUBNET.kind,),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Resource
-from tasks.cloud import names
+from tasks.cloud import names, registry
 from tasks.cloud.kcp.common import used_by
 from tasks.cloud.ownership import invalid_id
 from tasks.cloud.skr.context import SkrContext
@@ -32,7 +32,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
         kcp_obj = ctx.kcp.get(names.KCP_IPRANGE, ident, ctx.kcp_namespace)
     users: list[str] = []
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
-        found = used_by(ctx.skr, names.SKR_IPRANGE_CONSUMERS, None, name, default_name="default")
+        found = used_by(ctx.skr, registry.iprange_consumers(skr=True), None, name, default_name="default")
         users = [ref for refs in found.values() for ref in refs]
     return Seen(obj=obj, everyone=ctx.objects(res), kcp=kcp_obj, kyma=ctx.kyma,
                 provider=ctx.provider, kcp_namespace=ctx.kcp_namespace,

@@ -25,7 +25,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     """One turn of the SKR object ``namespace/name`` of ``kind`` (its resource ``res`` in this SKR): read,
     plan, execute; its state is tracked for SkrStatus. Raises ``kube.ApiError``."""
     side = kind.skr
-    assert side is not None, f"{kind.name} has no SKR side"
+    assert side is not None and side.read is not None and side.plan is not None, f"{kind.name} has no SKR plan"
     obj = ctx.get(res, name, namespace or None)
     if obj is None or ignored(obj):
         return Result.done()

@@ -125,7 +125,7 @@ def test_delete_removes_the_mirror_and_the_subnets(cloud: CloudEnv) -> None:
 
 def test_delete_while_used_by_a_consumer(cloud: CloudEnv) -> None:
     _, skr = active_skr(cloud, zones=1)
-    volume = names.SKR_IPRANGE_CONSUMERS[0]  # AwsNfsVolume (its own reconciler skips it: the ignore label)
+    volume = names.AWS_NFS_VOLUME  # its own reconciler skips it: the ignore label
     name = skr_range(skr, "10.251.0.0/24")
     skr_state(cloud, skr, name, "Ready")
     skr.create(volume, {"metadata": {"name": "vol", "namespace": "default", "labels": {names.LABEL_IGNORE: "true"}},

@@ -323,7 +323,7 @@ def test_declared_in_the_registry() -> None:
     assert kind.controller == "cloud-gcpsubnet" and set(kind.providers) == {"gcp"}
     assert [res.kind for _, res in registry.skr_kinds("gcp")][:2] == ["IpRange", "GcpSubnet"]  # its IpRange first
     assert "GcpSubnet" not in [res.kind for _, res in registry.skr_kinds("aws")]
-    nuked = [res.kind for res in names.NUKED_KINDS]
+    nuked = [res.kind for res in registry.nuked()]
     assert nuked.index("IpRange") < nuked.index("GcpSubnet") < nuked.index("Network")
     assert registry.by_kcp_kind("GcpSubnet") is kind
 
