@@ -14,5 +14,5 @@ KIND = registry.register(registry.Kind(
     name="rediscluster",
     skr=registry.SkrSide(resources={"aws": SKR_AWS_REDIS_CLUSTER}),
     kcp=registry.KcpSide(names.REDIS_CLUSTER),
-    iprange_consumer=30,  # after the NFS and Redis instances in DeleteWhileUsed
+    iprange_consumer=30,  # third in the DeleteWhileUsed messages
     nuke=30))

@@ -11,8 +11,8 @@ the per-SKR gate. A connect:
    connect ends;
 4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
 5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
-   (CloudResources, then the declared kinds of the provider in their order, the IpRanges first; skipped on
-   ``trial`` plans, whose APIs are disabled);
+   (CloudResources, then the declared kinds of the provider in their order; skipped on ``trial`` plans,
+   whose APIs are disabled);
 6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
    the SKR back at the tail, with backoff when the connect failed.
 
