@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Failure", "FailureKind", "Refusal"]
+__all__ = ["Failure", "FailureKind", "HttpStatus", "Refusal"]
 
 FailureKind = Literal["retry", "throttled", "not_found", "refused"]
 
@@ -97,3 +97,25 @@ class Refusal(Exception):
     def failure(self) -> Failure:
         """The classified failure; a subclass that does not say is ``refused`` with its text."""
         return Failure("refused", message=str(self), text=str(self))
+
+
+class HttpStatus:
+    """What an answer's HTTP ``status`` (0 when no answer came) says: a mixin of the cloud clients' error
+    types and of the refusals their plans read."""
+
+    status: int
+
+    @property
+    def too_many_requests(self) -> bool:
+        """HTTP 429."""
+        return self.status == 429
+
+    @property
+    def conflict(self) -> bool:
+        """HTTP 409."""
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        """HTTP 404."""
+        return self.status == 404

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
-from kube.refusal import Failure
+from kube.refusal import Failure, HttpStatus
 from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["UNREAD", "ApiFailure", "CallPlan", "HttpStatus", "KwCall", "Needed", "Refused", "attempt",
+__all__ = ["UNREAD", "CallPlan", "KwCall", "Needed", "Refused", "attempt",
            "make_calls", "marked_deleting", "need", "read_as_needed", "with_calls"]
 
 E = TypeVar("E", bound=Exception)
@@ -48,41 +48,6 @@ def marked_deleting(obj: Mapping[str, Any], deleting: bool | None) -> Mapping[st
     if not deleting or meta.get("deletionTimestamp"):
         return obj
     return {**obj, "metadata": {**meta, "deletionTimestamp": "deleting"}}
-
-
-class ApiFailure(Protocol):
-    """What a provider plan reads of every failed call (the providers' error types; a plan imports no
-    client). A provider's plan extends it with its own predicates."""
-
-    status: int
-    message: str
-
-    @property
-    def not_found(self) -> bool: ...
-    @property
-    def too_many_requests(self) -> bool: ...
-
-
-class HttpStatus:
-    """What an answer's HTTP ``status`` (0 when no answer came) says, for :class:`Refused` and the
-    providers' error types."""
-
-    status: int
-
-    @property
-    def too_many_requests(self) -> bool:
-        """HTTP 429."""
-        return self.status == 429
-
-    @property
-    def conflict(self) -> bool:
-        """HTTP 409."""
-        return self.status == 409
-
-    @property
-    def not_found(self) -> bool:
-        """HTTP 404."""
-        return self.status == 404
 
 
 class _Unread:

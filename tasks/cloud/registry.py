@@ -105,7 +105,9 @@ class SkrSide:
         resources: provider type -> the SKR resource (``ANY_PROVIDER``: every provider's). Only the
             connect's provider's resource is reconciled (its CRD is the only one installed).
         read: ``(ctx, res, obj) -> seen``: what the plan needs (I/O through ``ctx``, a
-            :class:`~tasks.cloud.skr.context.SkrContext`); raises ``kube.ApiError``.
+            :class:`~tasks.cloud.skr.context.SkrContext`); raises ``kube.ApiError``. ``None`` (with
+            ``plan``): no SKR reconciler yet (a kind the original knows: its objects still protect
+            the IpRanges they name).
         plan: ``(seen, new_id, t, now) -> Outcome``: the pure decision (``new_id``: a UUID to assign,
             ``t``: scales seconds, ``now``: RFC 3339). Its writes to the KCP name ``cluster="kcp"``.
             ``read`` and ``plan`` ``None``: the connect does not reconcile it (a kind of the original whose

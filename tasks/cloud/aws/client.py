@@ -36,8 +36,7 @@ import botocore.config
 import botocore.exceptions
 
 import fencing
-from kube.refusal import Failure, FailureKind, Refusal
-from tasks.cloud.calls import HttpStatus
+from kube.refusal import Failure, FailureKind, HttpStatus, Refusal
 from tasks.cloud.guard import guarded
 from tasks.cloud.settings import CloudSettings
 

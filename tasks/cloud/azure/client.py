@@ -24,8 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fencing
-from kube.refusal import Failure, Refusal
-from tasks.cloud.calls import HttpStatus
+from kube.refusal import Failure, HttpStatus, Refusal
 from tasks.cloud.guard import guarded
 
 #: Per-request connect/read timeout (seconds).

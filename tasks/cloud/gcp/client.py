@@ -29,8 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fencing
-from kube.refusal import Failure, Refusal
-from tasks.cloud.calls import HttpStatus
+from kube.refusal import Failure, HttpStatus, Refusal
 from tasks.cloud.guard import guarded
 
 #: The original's GCP API call timeout (seconds).

@@ -1,6 +1,6 @@
 """The ``cloud-nuke`` controller: deletes every KCP object of a scope whose runtime is gone (``pkg/kcp/nuke``).
 
-Lists, in the Nuke's namespace, the objects of the declared kinds in Nuke's order
+Lists, in the Nuke's namespace, the objects of the kinds declared with a place in Nuke's order
 (:func:`tasks.cloud.registry.nuked`) whose
 ``spec.scope.name`` is the nuked scope (kinds that are not served are skipped), deletes those not yet
 being deleted, and tracks each in ``status.resources[]{kind, resourceType: KCP, objects{name: state}}``

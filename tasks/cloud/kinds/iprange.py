@@ -1,14 +1,20 @@
-"""IpRange: the SKR ``IpRange`` mirrored into the KCP ``IpRange``, provisioned per provider (cloud-manager's
-``pkg/skr/iprange``, ``pkg/kcp/iprange``). Its SKR and KCP reconcilers are the connect's and the
-``cloud-iprange`` controller's own (:mod:`tasks.cloud.skr.iprange`, :mod:`tasks.cloud.kcp.iprange`); declared
-here are its quota (one per SKR) and its place in Nuke's order."""
+"""IpRange: the SKR ``IpRange`` (every provider, cluster scoped) mirrored into the KCP ``IpRange``, a CIDR
+of the runtime's network provisioned as the provider's subnets (cloud-manager's ``pkg/skr/iprange``,
+``pkg/kcp/iprange``, ``pkg/kcp/provider/{aws,gcp,azure}/iprange``). Its consumers (the kinds declared with
+``iprange_consumer``) keep it from being deleted while they use it.
+
+The KCP side is the ``cloud-iprange`` controller of :mod:`tasks.cloud.controller` (not yet the generic
+one of :mod:`tasks.cloud.kcp.kind`)."""
 
 from __future__ import annotations
 
 from tasks.cloud import names, registry
+from tasks.cloud.skr import iprange as skr
+from tasks.cloud.skr.iprange_plan import KINDS, plan
 
 KIND = registry.register(registry.Kind(
     name="iprange",
-    skr=registry.SkrSide(resources={registry.ANY_PROVIDER: names.SKR_IPRANGE}, quota={names.SKR_IPRANGE.kind: 1}),
-    kcp=registry.KcpSide(names.KCP_IPRANGE, controller=""),
-    nuke=60))  # after the kinds that use it (NfsInstance 50), before GcpSubnet (70) and the Network (80)
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=10,  # before its consumers
+                         quota={names.SKR_IPRANGE.kind: 1}),
+    kcp=registry.KcpSide(names.KCP_IPRANGE),
+    nuke=60))  # after its consumers, before the Network

@@ -11,8 +11,8 @@ the per-SKR gate. A connect:
    connect ends;
 4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
 5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
-   (CloudResources, IpRange, the declared kinds of the provider; skipped on ``trial`` plans, whose APIs are
-   disabled);
+   (CloudResources, then the declared kinds of the provider in their order; skipped on ``trial`` plans,
+   whose APIs are disabled);
 6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
    the SKR back at the tail, with backoff when the connect failed.
 
@@ -37,7 +37,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, iprange, kind, skrstatus
+from tasks.cloud.skr import cloudresources, installer, kind, skrstatus
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -144,7 +144,6 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         report.handles.append({"title": "Installer", "ok": True, "outcomes": outcomes})
         report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
         if not trial:
-            report.handles.append(_run(ctx, names.SKR_IPRANGE, iprange.reconcile, "IpRange"))
             for declared, res in registry.skr_kinds(provider):
                 report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind))
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])

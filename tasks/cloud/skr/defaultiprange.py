@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kube import Conflict
-from tasks.cloud import names
+from tasks.cloud import names, registry
+from tasks.cloud.skr import kind
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.defaultiprange_plan import (
     DEFAULT_NAME,
@@ -42,8 +43,6 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
     IpRange turn at once (the IpRanges of this connect were reconciled before its consumers): a new one
     gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. Raises
     ``kube.ApiError``."""
-    from tasks.cloud.skr import iprange  # the IpRange reconciler: a consumer's dependency, not the reverse
-
     name = wanted(consumer)
     use = decide(consumer, ctx.get(names.SKR_IPRANGE, name))
     if use.create is not None:
@@ -51,7 +50,7 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
             ctx.skr.create(names.SKR_IPRANGE, use.create)
     if use.wait:
         ctx.forget(names.SKR_IPRANGE)
-        iprange.reconcile(ctx, "", name)
+        kind.reconcile(ctx, "", name, kind=registry.get("iprange"), res=names.SKR_IPRANGE)
         ctx.forget(names.SKR_IPRANGE)
         found = ctx.skr.get(names.SKR_IPRANGE, name)
         use = decide(consumer, found) if found is not None else IpRangeUse(None, wait=True)

@@ -1,8 +1,9 @@
 """The SKR IpRange plan (``pkg/skr/iprange/reconciler.go``): one turn's decision over what was read (pure).
 
 :func:`plan` takes the SKR IpRange, the connect's other IpRanges, its KCP mirror (found by id) and
-its consumers, and answers a :class:`SkrPlan`: the id label to write, the KCP mirror to create or
-delete, and the :class:`~kube.toolkit.Outcome` of the SKR object (status, Event, finalizer, requeue).
+its consumers, and answers the turn's :class:`~kube.toolkit.Outcome`: its writes in the original's order
+(the id label, the finalizer, the KCP mirror created or deleted on cluster ``kcp``), then the SKR object's
+status, Event, finalizer removal and requeue (carried out by :mod:`tasks.cloud.skr.kind`).
 The original's steps, in its order, all in one turn (the original re-reads between them):
 
 0. ownership before action (:mod:`tasks.cloud.ownership`): an id (``status.id``, else the id label)
@@ -35,16 +36,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.resources import Resource
+from kube.toolkit.actions import Action
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity
 from tasks.cloud.state import derive_state, project_kcp_iprange
 from tasks.cloud.step import StepBuilder, go_list
 from tasks.cloud.validate import cidr_failure, overlap_winner
 
-__all__ = ["Seen", "SkrPlan", "identity", "mirror", "plan"]
+__all__ = ["KINDS", "Seen", "identity", "mirror", "plan"]
 
 SUBMITTED_MESSAGE = "Resource is submitted for provisioning"
+
+#: provider -> the SKR kind (the same on every provider).
+KINDS: Mapping[str, Resource] = {"*": names.SKR_IPRANGE}
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,21 @@ class Seen:
     users: Sequence[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class SkrPlan:
-    """One turn's writes, in the order the applier makes them: ``label_id`` (the id label), the
-    ``step``'s finalizer, ``create`` (the KCP mirror), ``delete`` (the KCP mirror's name), then the
-    rest of ``step`` (status, Event, finalizer removal, requeue)."""
-
-    step: Outcome
-    label_id: str | None = None
-    create: dict[str, Any] | None = None
-    delete: str | None = None
+def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, add_finalizer: bool = False,
+             create: dict[str, Any] | None = None, delete: str | None = None) -> Outcome:
+    """``step`` with the turn's writes in the original's order: the id label, the finalizer, the KCP
+    mirror created or deleted (on cluster ``kcp``)."""
+    name = str((seen.obj.get("metadata") or {}).get("name") or "")
+    writes: list[Action] = []
+    if label_id is not None:
+        writes.append(Action.named("label", names.SKR_IPRANGE, name, body={names.LABEL_SKR_ID: label_id}))
+    if add_finalizer:
+        writes.append(Action.finalizer(True, names.SKR_IPRANGE, seen.obj, names.FINALIZER))
+    if create is not None:
+        writes.append(Action.on("create", names.KCP_IPRANGE, create, cluster="kcp"))
+    if delete is not None:
+        writes.append(Action.named("delete", names.KCP_IPRANGE, delete, seen.kcp_namespace, cluster="kcp"))
+    return step.also(*writes)
 
 
 def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, provider: str, kcp_namespace: str) -> dict[str, Any]:
@@ -100,27 +111,27 @@ def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, provider: str, kcp_
             "spec": spec}
 
 
-def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrPlan:
+def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outcome:
     """One turn of the SKR IpRange (see the module doc). ``new_id``: the UUID to assign when the
     object has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
     obj = seen.obj
     run = StepBuilder(obj, now)
     meta = obj.get("metadata") or {}
-    has_finalizer = names.FINALIZER in (meta.get("finalizers") or [])
+    finalized = has_finalizer(obj, names.FINALIZER)
     spec_cidr = str(run.spec.get("cidr") or "")
 
-    if not run.status.get("id") and run.deleting and not has_finalizer:
-        return SkrPlan(Outcome())
+    if not run.status.get("id") and run.deleting and not finalized:
+        return Outcome()
     ident, label_id, refused = claim_id(run, new_id, "IpRange",
                                         foreign(seen.kcp, seen.kyma, str(meta.get("name") or "")))  # 0, 1
     if refused is not None:
-        return SkrPlan(refused)
+        return refused
 
-    def stop(step: Outcome, **writes: Any) -> SkrPlan:
-        return SkrPlan(step, label_id=label_id, **writes)
+    def stop(step: Outcome, **writes: Any) -> Outcome:
+        return _outcome(step, seen, label_id=label_id, **writes)
 
     if run.deleting:  # 10
-        return _delete(run, seen, ident, has_finalizer, label_id, t)
+        return _delete(run, seen, ident, finalized, label_id, t)
     status_cidr = str(run.status.get("cidr") or "")
     if spec_cidr and status_cidr and spec_cidr != status_cidr:  # 2
         run.exclusive(names.COND_ERROR, False, names.REASON_CIDR_CAN_NOT_BE_CHANGED,
@@ -144,20 +155,19 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> SkrP
             return stop(over)
         run.exclusive(names.COND_SUBMITTED, True, names.REASON_SUBMISSION_SUCCEEDED, SUBMITTED_MESSAGE,
                       names.STATE_CREATING)  # 8, 9
-        return stop(run.step(add_finalizer=None if has_finalizer else names.FINALIZER, requeue_after=t(0.1)),
+        return stop(run.step(requeue_after=t(0.1)), add_finalizer=not finalized,
                     create=mirror(obj, ident, seen.kyma, seen.provider, seen.kcp_namespace))
-    add = None if has_finalizer else names.FINALIZER  # 8
-    projected = project_kcp_iprange(kcp_obj, run.conditions, run.now)  # 11
+    projected = project_kcp_iprange(kcp_obj, run.conditions, run.now)  # 8, 11
     if projected.wait or projected.conditions is None:
-        return stop(run.step(add_finalizer=add, requeue_after=t(10)))
+        return stop(run.step(requeue_after=t(10)), add_finalizer=not finalized)
     run.set(conditions=projected.conditions, state=derive_state(projected.conditions, str(run.current("state") or "")))
-    return stop(run.step(add_finalizer=add))
+    return stop(run.step(), add_finalizer=not finalized)
 
 
-def _delete(run: StepBuilder, seen: Seen, ident: str, has_finalizer: bool, label_id: str | None,
-            t: Callable[[float], float]) -> SkrPlan:
-    if not has_finalizer:
-        return SkrPlan(run.step(), label_id=label_id)
+def _delete(run: StepBuilder, seen: Seen, ident: str, finalized: bool, label_id: str | None,
+            t: Callable[[float], float]) -> Outcome:
+    if not finalized:
+        return _outcome(run.step(), seen, label_id=label_id)
     warning = cond.find(run.conditions, names.COND_WARNING)
     if not (warning and warning.get("reason") == names.REASON_DELETE_WHILE_USED) and \
             run.current("state") not in (names.STATE_PROCESSING, names.STATE_DELETING):
@@ -165,9 +175,9 @@ def _delete(run: StepBuilder, seen: Seen, ident: str, has_finalizer: bool, label
     if seen.users:
         run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
                       f"Can not be deleted while used by: {go_list(list(seen.users))}", names.STATE_ERROR)
-        return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id)
+        return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id)
     if seen.kcp is not None:
         run.without(names.COND_WARNING).set(state=names.STATE_DELETING)
         deleting = bool((seen.kcp.get("metadata") or {}).get("deletionTimestamp"))
-        return SkrPlan(run.step(requeue_after=t(10)), label_id=label_id, delete=None if deleting else ident)
-    return SkrPlan(run.step(remove_finalizer=names.FINALIZER), label_id=label_id)
+        return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id, delete=None if deleting else ident)
+    return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 import pytest
 import requests
 
 from kube import Kube, resources
-from tasks.cloud import names
+from tasks.cloud import names, registry
+from tasks.cloud.skr import kind
 from tests.integration.cloud.conftest import CloudEnv, Runtime
 
 pytestmark = pytest.mark.integration
@@ -213,12 +215,12 @@ def _inactive_skr(cloud: CloudEnv) -> tuple[Runtime, Kube, Any]:
 
 
 def test_the_mirror_is_created_in_the_turn_that_first_sees_the_iprange(cloud: CloudEnv) -> None:
-    from tasks.cloud.skr import connect, iprange
+    from tasks.cloud.skr import connect
 
     _, skr, ctx = _inactive_skr(cloud)
     name = skr_range(skr, "10.251.0.0/22")
     turns = 0
-    original = iprange.reconcile
+    original = partial(kind.reconcile, kind=registry.get("iprange"), res=names.SKR_IPRANGE)
 
     def counted(*args: Any) -> Any:
         nonlocal turns
@@ -249,8 +251,6 @@ def test_the_mirror_is_created_in_the_turn_that_first_sees_the_iprange(cloud: Cl
 
 def test_an_iprange_naming_another_skrs_id_ends_in_error_and_touches_nothing(cloud: CloudEnv) -> None:
     """The attacker suite of issue 17: ``status.id`` = another SKR's UUID, ``"."``, ``".."``, a non-UUID."""
-    from tasks.cloud.skr import iprange
-
     _, victim_skr = active_skr(cloud)
     victim_name = skr_range(victim_skr, "10.251.0.0/22")
     victim_id = skr_state(cloud, victim_skr, victim_name, "Ready")["status"]["id"]
@@ -266,7 +266,7 @@ def test_an_iprange_naming_another_skrs_id_ends_in_error_and_touches_nothing(clo
             if deleting:
                 skr.delete(names.SKR_IPRANGE, name)
             ctx.forget(names.SKR_IPRANGE)  # each turn reads the SKR afresh (as a new connect would)
-            iprange.reconcile(ctx, "", name)
+            kind.reconcile(ctx, "", name, kind=registry.get("iprange"), res=names.SKR_IPRANGE)
             obj = skr.get(names.SKR_IPRANGE, name)
             assert obj is not None and obj["status"]["state"] == "Error", (forged, deleting)
             assert [(c["type"], c["reason"]) for c in obj["status"]["conditions"]] == [("Error", reason)]

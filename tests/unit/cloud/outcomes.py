@@ -31,7 +31,8 @@ class SkrWrites:
     """An SKR plan's Outcome read the way its tests name the writes: ``step`` (the Outcome), ``label_id``
     (the id label), the KCP mirror of ``kcp`` (``create`` its body, ``patch`` its merge patch, ``delete`` its
     name; with several KCP kinds, ``creates`` / ``deletes`` as ``(resource, body or name)``), and the SKR
-    objects of ``skr`` kinds by kind (``created``, ``updated``, ``patched``, ``deleted``, ``released``)."""
+    objects of ``skr`` kinds by kind (``created``, ``updated``, ``patched``, ``deleted``, ``added`` and
+    ``released`` finalizers)."""
 
     def __init__(self, outcome: Outcome, kcp: Resource | None = None) -> None:
         self.step = outcome
@@ -44,6 +45,7 @@ class SkrWrites:
         self.updated: dict[str, list[dict[str, Any]]] = {}
         self.patched: dict[str, list[tuple[str, Any]]] = {}
         self.deleted: dict[str, list[str]] = {}
+        self.added: dict[str, list[str]] = {}
         self.released: dict[str, list[str]] = {}
         for write in outcome.writes:
             assert isinstance(write, Action), write
@@ -71,6 +73,8 @@ class SkrWrites:
                 self.patched.setdefault(res.kind, []).append((write.name, dict(write.body or {})))
             elif write.verb == "delete":
                 self.deleted.setdefault(res.kind, []).append(write.name)
+            elif write.verb == "add_finalizer":
+                self.added.setdefault(res.kind, []).append(write.name)
             elif write.verb == "remove_finalizer":
                 self.released.setdefault(res.kind, []).append(write.name)
 

@@ -321,7 +321,7 @@ def test_clients_that_cannot_be_built() -> None:
 def test_declared_in_the_registry() -> None:
     kind = registry.get("gcpsubnet")
     assert kind.controller == "cloud-gcpsubnet" and set(kind.providers) == {"gcp"}
-    assert [res.kind for _, res in registry.skr_kinds("gcp")][:1] == ["GcpSubnet"]
+    assert [res.kind for _, res in registry.skr_kinds("gcp")][:2] == ["IpRange", "GcpSubnet"]  # its IpRange first
     assert "GcpSubnet" not in [res.kind for _, res in registry.skr_kinds("aws")]
     nuked = [res.kind for res in registry.nuked()]
     assert nuked.index("IpRange") < nuked.index("GcpSubnet") < nuked.index("Network")

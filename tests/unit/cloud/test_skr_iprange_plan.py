@@ -8,9 +8,11 @@ from typing import Any, cast
 import pytest
 
 from kube import Resource, ResourceMissing
+from kube.toolkit import Outcome
 from tasks.cloud import names, settings
 from tasks.cloud.skr import iprange
-from tasks.cloud.skr.iprange_plan import Seen, SkrPlan, plan
+from tasks.cloud.skr.iprange_plan import Seen, plan
+from tests.unit.cloud.outcomes import SkrWrites
 
 NOW = "2026-01-01T00:00:00Z"
 ID = "0b8e5f4e-3a51-4b7e-9a5b-2f1b6c1d9e70"
@@ -42,13 +44,23 @@ def kcp(name: str = ID, conditions: list[dict[str, Any]] | None = None, kyma: st
 
 
 def run(obj: dict[str, Any], mirror: dict[str, Any] | None = None, others: tuple[dict[str, Any], ...] = (),
-        users: tuple[str, ...] = (), quota: int = 1) -> SkrPlan:
+        users: tuple[str, ...] = (), quota: int = 1) -> SkrWrites:
     seen = Seen(obj=obj, everyone=[obj, *others], kcp=mirror, kyma="k", provider="aws", kcp_namespace="kcp-system",
                 quota=quota, users=list(users))
-    return plan(seen, ID, t, NOW)
+    return SkrWrites(plan(seen, ID, t, NOW), names.KCP_IPRANGE)
 
 
-def conds(result: SkrPlan) -> list[tuple[str, str, str, str]]:
+def finalized(result: SkrWrites) -> bool:
+    """Whether the turn adds the finalizer (after the id label, before the KCP mirror)."""
+    verbs = [getattr(w, "verb", "") for w in result.step.writes]
+    if "add_finalizer" not in verbs:
+        return False
+    assert result.added == {"IpRange": ["r"]} and result.step.add_finalizer is None
+    assert verbs.index("add_finalizer") == (1 if result.label_id is not None else 0)
+    return True
+
+
+def conds(result: SkrWrites) -> list[tuple[str, str, str, str]]:
     return [(c["type"], c["status"], c["reason"], c["message"])
             for c in (result.step.status or {}).get("conditions") or []]
 
@@ -56,7 +68,9 @@ def conds(result: SkrPlan) -> list[tuple[str, str, str, str]]:
 def test_a_new_iprange_gets_id_finalizer_and_mirror_in_one_turn() -> None:
     result = run(skr(cidr="10.251.0.0/22"))
     assert result.label_id == ID
-    assert result.step.add_finalizer == names.FINALIZER
+    assert finalized(result)
+    assert [(getattr(w, 'verb', ''), getattr(w, 'cluster', '')) for w in result.step.writes] == [
+        ("label", ""), ("add_finalizer", ""), ("create", "kcp")]
     assert result.create is not None and result.create["metadata"]["name"] == ID
     assert result.create["metadata"]["labels"][names.LABEL_KYMA_NAME] == "k"
     assert result.create["spec"] == {"remoteRef": {"namespace": "", "name": "r"}, "scope": {"name": "k"},
@@ -101,7 +115,7 @@ def test_a_cleared_overlap_goes_on_to_submission() -> None:
              "lastTransitionTime": NOW}
     result = run(skr(cidr="10.251.0.0/22", status={"id": ID, "cidr": "10.251.0.0/22", "conditions": [error]},
                      finalizer=True))
-    assert result.create is not None and result.step.add_finalizer is None
+    assert result.create is not None and not finalized(result)
     assert conds(result) == [("Submitted", "True", "SubmissionSucceeded", "Resource is submitted for provisioning")]
 
 
@@ -172,15 +186,16 @@ def test_deletion_is_refused_while_a_redis_instance_uses_it(ipr_name: str, objs:
     obj = skr(name=ipr_name, status={"id": ID, "state": "Ready"}, finalizer=True, deleting=True)
     fake = ListingSkr({**objs, names.SKR_IPRANGE.kind: [obj]}, mirror=kcp(remote=ipr_name))
     ctx = SimpleNamespace(skr=fake, kcp=fake, kyma="k", provider="aws", kcp_namespace="kcp-system",
-                          settings=settings.current(), objects=lambda res: fake.list(res), quota=lambda res: 1)
-    result = plan(iprange.read(cast(Any, ctx), obj), ID, t, NOW)
+                          settings=settings.current(), objects=lambda res: fake.list(res), quota=lambda res: 1,
+                          mirror=lambda res, ident: fake.get(res, ident, "kcp-system"))
+    result = SkrWrites(plan(iprange.read(cast(Any, ctx), names.SKR_IPRANGE, obj), ID, t, NOW), names.KCP_IPRANGE)
     assert conds(result) == [("Warning", "True", "DeleteWhileUsed", f"Can not be deleted while used by: {users}")]
     assert result.delete is None and result.step.remove_finalizer is None
 
 
 def test_a_deleting_iprange_without_finalizer_is_left_alone() -> None:
     result = run(skr(deleting=True))
-    assert result == SkrPlan(result.step) and result.step.status is None and result.step.remove_finalizer is None
+    assert result.step == Outcome()
 
 
 # -- ownership before action (issue 17): an id that is not a UUID, or that names another SKR's object --
@@ -209,4 +224,4 @@ def test_ids_that_are_not_ours_end_in_error_and_touch_nothing(obj: dict[str, Any
     assert "id" not in result.step.status
     assert conds(result) == [("Error", "True", reason, message)]
     assert result.step.event is not None and result.step.event.reason == reason
-    assert result.step.remove_finalizer is None and result.step.add_finalizer is None
+    assert result.step.remove_finalizer is None and not finalized(result)
