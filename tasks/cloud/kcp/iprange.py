@@ -37,18 +37,16 @@ from typing import Any
 import structlog
 
 from kube import Kube
-from kube.toolkit import Action, execute
+from kube.toolkit import Action, Outcome, execute
 from tasks.cloud import clouds, names, providers, registry
-from tasks.cloud.kcp.common import carry_out_step, load, used_by
-from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, Seen, finish, network_name, plan, scope_name
+from tasks.cloud.kcp.common import load, used_by
+from tasks.cloud.kcp.iprange_plan import VPC_PEERING, Seen, finish, network_name, plan, scope_name
 from tasks.cloud.providers import IpRangeContext
 from workers.controller import Key, Result
 
 log = structlog.get_logger("tasks.cloud.iprange")
 
 __all__ = ["read", "reconcile"]
-
-_RESOURCES = {NETWORK: names.NETWORK, VPC_PEERING: names.VPC_PEERING}
 
 
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, providers.Provider | None]:
@@ -68,14 +66,9 @@ def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> tuple[Seen, provider
                 network, wanted, peering, users), provider
 
 
-def write(kcp: Kube, actions: Iterable[Action], kyma: str) -> None:
-    """Make the plan's writes in order (a delete of a missing object is done); ``kyma`` for the log.
-    Raises ``kube.ApiError``."""
+def _logged(actions: Iterable[Action], kyma: str) -> None:
+    """Log the kyma VpcPeering writes among ``actions`` (made)."""
     for action in actions:
-        if action.verb == "create":
-            kcp.create(_RESOURCES[action.kind], action.object)
-        else:
-            kcp.delete(_RESOURCES[action.kind], action.name, action.namespace)
         if action.kind == VPC_PEERING:
             log.info(f"kyma peering {action.verb}d", vpcpeering=action.name, kyma=kyma)
 
@@ -91,7 +84,7 @@ def reconcile(key: Key) -> Result:
     if decided.warning:
         log.warning("cidr allocation failed", iprange=obj["metadata"]["name"], error=decided.warning)
     current = execute(decided.step, kcp, names.KCP_IPRANGE, obj, legacy_finalizers=names.LEGACY_FINALIZERS).obj
-    write(kcp, decided.actions, scope_name(obj))
+    execute(Outcome(writes=decided.actions), kcp, names.KCP_IPRANGE, current or obj)
     if decided.provider and provider is not None and seen.scope is not None:
         ctx = IpRangeContext(kube=kcp, obj=current or obj, scope=seen.scope, network=seen.network, settings=s,
                              peering=seen.peering)
@@ -100,5 +93,8 @@ def reconcile(key: Key) -> Result:
         turn = decided.turn
     else:
         return decided.step.as_result()
-    write(kcp, finish(seen, turn), scope_name(obj))
-    return carry_out_step(kcp, names.KCP_IPRANGE, current or obj, turn)
+    finished = finish(seen, turn)
+    done = execute(turn.first(*finished), kcp, names.KCP_IPRANGE, current or obj,
+                   legacy_finalizers=names.LEGACY_FINALIZERS)
+    _logged(finished, scope_name(obj))
+    return done.result

@@ -50,7 +50,7 @@ from tasks.cloud.step import ChildStep, StepBuilder, go_list, gone, with_child
 
 __all__ = ["NETWORK", "VPC_PEERING", "IpRangePlan", "Seen", "finish", "network_name", "plan", "scope_name"]
 
-#: :attr:`~kube.toolkit.Action.kind` of the writes (the shell maps them to resources).
+#: :attr:`~kube.toolkit.Action.kind` of the writes.
 NETWORK = names.NETWORK.kind
 VPC_PEERING = names.VPC_PEERING.kind
 
@@ -152,7 +152,7 @@ def _network(seen: Seen, run: StepBuilder, cidr: str, t: Callable[[float], float
                      "network": {"managed": {"cidr": cidr,
                                              "location": ((seen.scope or {}).get("spec") or {}).get("region", "")}}},
         }
-        return run.step(requeue_after=t(10)), (Action("create", NETWORK, network),)
+        return run.step(requeue_after=t(10)), (Action.on("create", names.NETWORK, network),)
     status = seen.network.get("status") or {}
     conditions = status.get("conditions") or []
     if cond.is_true(conditions, names.COND_ERROR) or status.get("state") == names.STATE_ERROR:
@@ -218,14 +218,14 @@ def finish(seen: Seen, step: Outcome) -> tuple[Action, ...]:
             meta["namespace"] = namespace
             meta["labels"] = {**(meta.get("labels") or {}), names.LABEL_KYMA_NAME: scope,
                               names.LABEL_MODULE: names.MODULE_LABEL_VALUE}
-            actions.append(Action("create", VPC_PEERING, {**seen.wanted, "metadata": meta}))
+            actions.append(Action.on("create", names.VPC_PEERING, {**seen.wanted, "metadata": meta}))
         elif not step.child and seen.peering is not None \
                 and not (seen.peering.get("metadata") or {}).get("deletionTimestamp"):
             gone_peering = {"metadata": {"name": str(meta["name"]), "namespace": namespace}}
-            actions.append(Action("delete", VPC_PEERING, gone_peering, dict(seen.peering)))
+            actions.append(Action.on("delete", names.VPC_PEERING, gone_peering, actual=dict(seen.peering)))
     deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
     name = network_name(obj)
     if deleting and step.remove_finalizer and name == names.cm_network(scope) and seen.network is not None:
-        actions.append(Action("delete", NETWORK, {"metadata": {"name": name, "namespace": namespace}},
-                              dict(seen.network)))
+        actions.append(Action.on("delete", names.NETWORK, {"metadata": {"name": name, "namespace": namespace}},
+                                 actual=dict(seen.network)))
     return tuple(actions)

@@ -40,5 +40,5 @@ def test_kinds_without_an_skr_plan_are_not_reconciled_by_the_connect() -> None:
     reconciled = {k.name for k, _ in registry.skr_kinds("aws")}
     assert {"iprange", "redisinstance", "vpcpeering", "nfsinstance"} <= reconciled
     assert not reconciled & {"rediscluster", "network"}
-    assert [k.name for k, _ in registry.skr_kinds("aws")][0] == "iprange"  # before its consumers
+    assert next(k.name for k, _ in registry.skr_kinds("aws")) == "iprange"  # before its consumers
     assert not {k.controller for k in registry.kinds() if k.name in ("iprange", "network", "rediscluster")} - {""}
