@@ -2,7 +2,7 @@
 
 Every Cloud plan (SKR and KCP, every provider) answers a toolkit :class:`~kube.toolkit.Outcome`: a JSON
 merge patch of ``.status`` (written only when it changed), an Event, the finalizer decision and when
-to come back; one applier (:func:`kube.toolkit.carry_out`) writes it. :class:`StepBuilder` collects the
+to come back; one applier (:func:`kube.toolkit.execute`) writes it. :class:`StepBuilder` collects the
 status changes of one plan over the status as read and answers the Outcome, with the Cloud habits:
 exclusive Error / Ready conditions (cloud-manager's ``SetExclusiveConditions``), a Warning Event
 with the same words when an error changed the status, state ``Error`` / ``Ready``.

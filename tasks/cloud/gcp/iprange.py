@@ -20,7 +20,7 @@ Contract::
 
 The Outcome (status merge patch with ``state``, ``cidr``, ``id``, ``opIdentifier``, ``conditions``; when to
 come back; on deletion whether the finalizer may go) is carried out by the KCP controller
-(:func:`kube.toolkit.carry_out`), which returns ``step.as_result()``.
+(:func:`kube.toolkit.execute`), which returns ``step.as_result()``.
 """
 
 from __future__ import annotations
