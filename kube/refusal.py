@@ -27,8 +27,30 @@ __all__ = ["Failure", "FailureKind", "HttpStatus", "Refusal"]
 FailureKind = Literal["retry", "throttled", "not_found", "refused"]
 
 
+class HttpStatus:
+    """What an answer's HTTP ``status`` (0 when no answer came) says: a mixin of the cloud clients' error
+    types and of the refusals their plans read."""
+
+    status: int
+
+    @property
+    def too_many_requests(self) -> bool:
+        """HTTP 429."""
+        return self.status == 429
+
+    @property
+    def conflict(self) -> bool:
+        """HTTP 409."""
+        return self.status == 409
+
+    @property
+    def not_found(self) -> bool:
+        """HTTP 404."""
+        return self.status == 404
+
+
 @dataclass(frozen=True)
-class Failure:
+class Failure(HttpStatus):
     """A refused request, classified.
 
     Attributes:
@@ -75,16 +97,6 @@ class Failure:
         """What the request addressed does not exist."""
         return self.kind == "not_found"
 
-    @property
-    def too_many_requests(self) -> bool:
-        """HTTP 429."""
-        return self.status == 429
-
-    @property
-    def conflict(self) -> bool:
-        """HTTP 409."""
-        return self.status == 409
-
     def __str__(self) -> str:
         return self.text or self.message or f"{self.kind} ({self.status})"
 
@@ -97,25 +109,3 @@ class Refusal(Exception):
     def failure(self) -> Failure:
         """The classified failure; a subclass that does not say is ``refused`` with its text."""
         return Failure("refused", message=str(self), text=str(self))
-
-
-class HttpStatus:
-    """What an answer's HTTP ``status`` (0 when no answer came) says: a mixin of the cloud clients' error
-    types and of the refusals their plans read."""
-
-    status: int
-
-    @property
-    def too_many_requests(self) -> bool:
-        """HTTP 429."""
-        return self.status == 429
-
-    @property
-    def conflict(self) -> bool:
-        """HTTP 409."""
-        return self.status == 409
-
-    @property
-    def not_found(self) -> bool:
-        """HTTP 404."""
-        return self.status == 404

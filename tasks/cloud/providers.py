@@ -52,6 +52,7 @@ from typing import Any
 from kube import Kube
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
+from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 
@@ -101,32 +102,13 @@ class ScopeContext:
     settings: CloudSettings
 
 
-@dataclass
-class ObjectContext:
-    """One reconcile of a KCP object as the provider sees it.
-
-    Attributes:
-        kube: the KCP client.
-        obj: the object (current; ``status`` as last written).
-        scope: its Scope.
-        settings: the domain's settings (timings: ``settings.t(10)``).
-    """
-
-    kube: Kube
-    obj: dict[str, Any]
-    scope: Mapping[str, Any]
-    settings: CloudSettings
-
-    @property
-    def name(self) -> str:
-        return str(self.obj["metadata"]["name"])
-
-    @property
-    def namespace(self) -> str:
-        return str(self.obj["metadata"].get("namespace") or "")
+@dataclass(frozen=True)
+class ObjectContext(Turn):
+    """One reconcile of a KCP object as the provider sees it: a :class:`~tasks.cloud.registry.Turn`
+    (``kube`` the KCP client, ``obj`` the object as last written, ``scope``, ``settings``)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class IpRangeContext(ObjectContext):
     """One KCP IpRange reconcile (``obj.status.cidr`` is set when provisioning).
 
@@ -149,7 +131,7 @@ class IpRangeContext(ObjectContext):
         return str((self.obj.get("spec") or {}).get("scope", {}).get("name") or "")
 
 
-@dataclass
+@dataclass(frozen=True)
 class NetworkContext(ObjectContext):
     """One KCP Network reconcile (managed networks)."""
 
