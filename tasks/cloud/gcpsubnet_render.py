@@ -10,31 +10,25 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
 from tasks.cloud.gcp.gcpsubnet_plan import SERVICE_CLASS, subnet_name, where
+from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.gcpsubnet_plan import mirror
 
 __all__ = ["RenderedSubnet", "render_gcpsubnets"]
 
 
 @dataclass(frozen=True)
-class RenderedSubnet:
+class RenderedSubnet(Rendered):
     """One SKR GcpSubnet's outcome: ``state`` (``Ready`` when it would be provisioned, else ``Error``), its
     ``cidr``, the KCP GcpSubnet (``kcp``) and the provider's pieces (``plan``, one per line)."""
 
-    name: str
-    kind: str
-    state: str = names.STATE_READY
-    outcome: str = ""
     cidr: str = ""
     kcp: dict[str, Any] = field(default_factory=dict)
     plan: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def render_gcpsubnets(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]) -> list[RenderedSubnet]:

@@ -13,11 +13,12 @@ default IpRange (``default``; created when missing, as the controller does).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
 from tasks.cloud.render import render_ipranges
+from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, wanted
 from tasks.cloud.skr.nfsvolume_plan import (
     AWS,
@@ -39,21 +40,13 @@ SKIPPED = "Skipped"
 
 
 @dataclass(frozen=True)
-class RenderedVolume:
+class RenderedVolume(Rendered):
     """One volume's outcome: ``state`` ``Ready`` (would be provisioned), ``Error``, or ``Skipped`` (a
-    kind of another provider); ``plan`` one line
-    per cloud object; ``objects`` the KCP NfsInstance, the PV and the PVC."""
+    kind of another provider); ``plan`` one line per cloud object; ``objects`` the KCP NfsInstance, the
+    PV and the PVC."""
 
-    name: str
-    kind: str
-    state: str
-    outcome: str
     plan: list[str] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The document of ``-o yaml|json``: every field."""
-        return asdict(self)
 
 
 def _aws_plan(scope: Mapping[str, Any], spec: Mapping[str, Any], ranges: Sequence[tuple[str, str]],

@@ -12,13 +12,14 @@ them, then the connection Secret.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
 from tasks.cloud.aws.redisinstance_plan import family, resource_names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
+from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
 from tasks.cloud.skr.redisinstance_plan import KINDS, mirror, secret_name
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
@@ -29,20 +30,13 @@ SECRET_KEYS = "primaryEndpoint host port readEndpoint readHost readPort authStri
 
 
 @dataclass(frozen=True)
-class RenderedRedis:
+class RenderedRedis(Rendered):
     """One SKR Redis instance's outcome: ``state`` (``Ready`` when it would be provisioned, else
     ``Error``), the KCP RedisInstance (``kcp``) and the provider's pieces (``plan``, one per line)."""
 
-    name: str
-    kind: str
-    state: str = names.STATE_READY
-    outcome: str = ""
     provider: str = ""
     kcp: dict[str, Any] = field(default_factory=dict)
     plan: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def redis_plan(scope: Mapping[str, Any], kcp: Mapping[str, Any]) -> list[str]:

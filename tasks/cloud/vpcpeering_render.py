@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from kube.toolkit.actions import Action
 from tasks.cloud import names
 from tasks.cloud.aws.vpcpeering_plan import AUTO, MATCHED, NONE, UNMATCHED
+from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.vpcpeering_plan import KINDS, Seen, plan
 
 __all__ = ["RenderedPeering", "peering_plan", "render_peerings"]
@@ -19,21 +20,14 @@ _PLACEHOLDER_ID = "00000000-0000-4000-8000-00000000d1d0"
 
 
 @dataclass(frozen=True)
-class RenderedPeering:
+class RenderedPeering(Rendered):
     """One SKR VPC peering's outcome: ``state`` (``Ready`` when it would be provisioned, else
     ``Error``), the KCP objects the SKR loop would create (``kcp``: ``Network <id>``, ``VpcPeering <id>``
     with their specs) and the provider's plan (one line per cloud step)."""
 
-    name: str
-    kind: str
-    state: str = names.STATE_READY
-    outcome: str = ""
     provider: str = ""
     kcp: list[dict[str, Any]] = field(default_factory=list)
     plan: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def peering_plan(scope: Mapping[str, Any], peering: Mapping[str, Any], network: Mapping[str, Any]) -> list[str]:

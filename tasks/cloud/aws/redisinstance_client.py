@@ -12,28 +12,19 @@ from typing import Any
 import botocore.exceptions
 
 import fencing
-from tasks.cloud.aws.client import (
-    _client,
-    _credentials,
-    _guard_methods,
-    _guarded,
-    _SecurityGroups,
-    attempt_timeout,
-    error_code,
-    is_not_found,
-)
+from tasks.cloud.aws import client as layer
 from tasks.cloud.settings import CloudSettings
 
 __all__ = ["ElastiCache", "elasticache_for"]
 
 
-@_guarded
+@layer._guarded
 def elasticache_for(settings: CloudSettings, account: str, region: str) -> ElastiCache:
     """The ElastiCache layer (with Secrets Manager and EC2) for ``account`` in ``region``."""
-    key, secret, token = _credentials(settings, account, region)
+    key, secret, token = layer._credentials(settings, account, region)
 
     def clients(service: str) -> Callable[[float], Any]:
-        return lambda timeout: _client(service, region, key, secret, token, settings.aws_endpoint_url, timeout)
+        return lambda timeout: layer._client(service, region, key, secret, token, settings.aws_endpoint_url, timeout)
 
     return ElastiCache(clients("elasticache"), clients("secretsmanager"), clients("ec2"))
 
@@ -46,8 +37,8 @@ def _params(found: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return {str(p.get("ParameterName")): str(p.get("ParameterValue") or "") for p in found}
 
 
-@_guard_methods
-class ElastiCache(_SecurityGroups):
+@layer._guard_methods
+class ElastiCache(layer._SecurityGroups):
     """ElastiCache, Secrets Manager and EC2 calls of the RedisInstance flow (as cloud-manager's
     ``pkg/kcp/provider/aws/client/elastiCacheClient.go``). Reads answer ``None`` for a missing object;
     writes call :func:`fencing.check` first. Raises :class:`AwsError` (and :class:`fencing.FenceError`).
@@ -63,7 +54,7 @@ class ElastiCache(_SecurityGroups):
     def _c(self, service: str, write: bool = False) -> Any:
         if write:
             fencing.check()
-        return self._clients[service](attempt_timeout(write))
+        return self._clients[service](layer.attempt_timeout(write))
 
     def _ec2(self, write: bool = False) -> Any:
         return self._c("ec2", write)
@@ -72,7 +63,7 @@ class ElastiCache(_SecurityGroups):
         try:
             return call()
         except botocore.exceptions.ClientError as exc:
-            if is_not_found(exc) or error_code(exc).endswith("NotFound") or error_code(exc).endswith("NotFoundFault"):
+            if layer.is_not_found(exc) or layer.error_code(exc).endswith(("NotFound", "NotFoundFault")):
                 return None
             raise
 
