@@ -47,7 +47,9 @@ Timing = Callable[[float], float]
 #: The policy's service class (``gcp-memorystore-redis``: Memorystore for Redis Cluster) and description.
 SERVICE_CLASS = "gcp-memorystore-redis"
 POLICY_DESCRIPTION = "Managed by cloud-manager. Used for Redis Cluster."
+#: The Ready condition's message.
 READY_MESSAGE = "Subnet is ready"
+#: The Error condition's message when the subnetwork's insert operation ended with an error (it stays).
 OPERATION_FAILED = "KCP GcpSubnet creation operation failed"
 #: What a refused read of each is called in the Error condition.
 LOAD_MESSAGES = {"subnet": "Failed to load Subnet", "policy": "Failed to load Service Connection Policy",
