@@ -96,7 +96,9 @@ def reconcile(key: Key) -> Result:
     """The ``ratelimit`` controller's reconcile of ``key`` (cluster, namespace, name of a RateLimit)."""
     kube = client_for(key.cluster)
     reader = reads.READS.reader(kube)
-    obj = reads.ratelimit(reader, key.namespace, key.name)
+    # the primary object from the API server (kube is the API reader): a RateLimit the cache has not seen
+    # yet would read as gone, and nothing would enqueue it again
+    obj = reads.ratelimit(kube, key.namespace, key.name)
     if obj is None:
         gone = tk.execute(collect_garbage(key.name, reads.envoy_filter(reader, key.namespace, key.name)), kube,
                           resources=KINDS)
