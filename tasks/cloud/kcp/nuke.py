@@ -14,9 +14,8 @@ from typing import Any
 
 from kube import ApiError, ResourceMissing, client_for
 from kube.clock import now_rfc3339
-from kube.toolkit import StatusWriter, deleting
+from kube.toolkit import StatusWriter, deleting, execute
 from tasks.cloud import names, registry, settings
-from tasks.cloud.kcp.common import carry_out_step
 from tasks.cloud.kcp.nuke_plan import plan
 from workers.controller import Key, Result
 
@@ -42,7 +41,4 @@ def reconcile(key: Key) -> Result:
             StatusWriter(kcp, names.NUKE, nuke).fail(names.REASON_ERROR_LISTING_RESOURCES,
                                                      f"Error listing {res.kind} resources: {exc.message}")
             return Result.requeue(s.t(300))
-    decided = plan(nuke, found, s.t, now_rfc3339())
-    for kind, name in decided.deletes:
-        kcp.delete(kinds[kind], name, key.namespace)
-    return carry_out_step(kcp, names.NUKE, nuke, decided.step)
+    return execute(plan(nuke, found, s.t, now_rfc3339()), kcp, names.NUKE, nuke, resources=kinds).result

@@ -9,33 +9,27 @@ Ready when all are gone; until then state ``Processing`` and a requeue after 1 s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
+from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["NukePlan", "plan"]
-
-
-@dataclass(frozen=True)
-class NukePlan:
-    """The ``(kind, name)`` objects to delete, then the Nuke's Outcome."""
-
-    deletes: tuple[tuple[str, str], ...]
-    step: Outcome
+__all__ = ["plan"]
 
 
 def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]]], t: Callable[[float], float],
-         now: str) -> NukePlan:
+         now: str) -> Outcome:
     """One turn of ``nuke`` over ``found`` (kind → objects listed in its namespace, in the order of
-    :func:`tasks.cloud.registry.nuked`)."""
+    :func:`tasks.cloud.registry.nuked`): the deletes of the scope's objects not yet being deleted (actions
+    naming their kind, in that order), then the Nuke's status."""
     run = StepBuilder(nuke, now)
     scope_name = str((run.spec.get("scope") or {}).get("name") or "")
     before = {r.get("kind"): dict(r.get("objects") or {}) for r in run.status.get("resources") or []}
     resources: list[dict[str, Any]] = []
-    deletes: list[tuple[str, str]] = []
+    deletes: list[Action] = []
     for kind, objs in found.items():
         objects = {name: "Deleted" for name in before.get(kind, {})}
         for obj in objs:
@@ -43,7 +37,7 @@ def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]
                 continue
             name = str(obj["metadata"]["name"])
             if not obj["metadata"].get("deletionTimestamp"):
-                deletes.append((kind, name))
+                deletes.append(Action("delete", kind, {"metadata": {"name": name, "namespace": run.namespace}}))
             objects[name] = "Deleting"
         if objects:
             resources.append({"kind": kind, "resourceType": "KCP", "objects": objects})
@@ -51,6 +45,5 @@ def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]
     if not run.status.get("initializedOn"):
         run.set(initializedOn=run.now)
     remaining = sum(1 for r in resources for state in r["objects"].values() if state == "Deleting")
-    if remaining:
-        return NukePlan(tuple(deletes), run.set(state=names.STATE_PROCESSING).step(requeue_after=t(1)))
-    return NukePlan(tuple(deletes), run.ready())
+    done = run.set(state=names.STATE_PROCESSING).step(requeue_after=t(1)) if remaining else run.ready()
+    return replace(done, writes=tuple(deletes))

@@ -24,15 +24,15 @@ def test_deletes_the_scopes_objects_and_tracks_them_until_ready() -> None:
     nuke = {"metadata": {"name": "k"}, "spec": {"scope": {"name": "k"}}, "status": {}}
     found = {"IpRange": [obj("a"), obj("b", deleting=True), obj("c", scope="other")], "Network": []}
     first = plan(nuke, found, t, NOW)
-    assert first.deletes == (("IpRange", "a"),)
-    assert first.step.requeue_after == 1
-    assert first.step.status == {"resources": [{"kind": "IpRange", "resourceType": "KCP",
+    assert [(w.verb, w.kind, w.name) for w in first.writes] == [("delete", "IpRange", "a")]
+    assert first.requeue_after == 1
+    assert first.status == {"resources": [{"kind": "IpRange", "resourceType": "KCP",
                                                 "objects": {"a": "Deleting", "b": "Deleting"}}],
                                  "initializedOn": NOW, "state": "Processing"}
-    nuke["status"] = first.step.status
+    nuke["status"] = first.status
     done = plan(nuke, {"IpRange": [obj("c", scope="other")], "Network": []}, t, NOW)
-    assert done.deletes == () and done.step.requeue_after is None
-    assert done.step.status is not None and done.step.status["state"] == "Ready"
-    assert done.step.status["resources"] == [{"kind": "IpRange", "resourceType": "KCP",
+    assert done.writes == () and done.requeue_after is None
+    assert done.status is not None and done.status["state"] == "Ready"
+    assert done.status["resources"] == [{"kind": "IpRange", "resourceType": "KCP",
                                                "objects": {"a": "Deleted", "b": "Deleted"}}]
-    assert [c["type"] for c in done.step.status["conditions"]] == ["Ready"]
+    assert [c["type"] for c in done.status["conditions"]] == ["Ready"]
