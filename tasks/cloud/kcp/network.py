@@ -53,11 +53,11 @@ def reconcile(key: Key) -> Result:
         return Result.done()
     seen = read(kcp, obj, key.namespace)
     decided = plan(seen, s.t)
-    if not decided.provider:
-        return carry_out_step(kcp, names.NETWORK, obj, decided.step)
-    if decided.step.add_finalizer:
+    if not decided.handoff:
+        return carry_out_step(kcp, names.NETWORK, obj, decided)
+    if decided.add_finalizer:
         obj = finalized(kcp, names.NETWORK, obj)
-    return _managed(kcp, obj, seen.scope, s, delete=decided.provider == "delete")
+    return _managed(kcp, obj, seen.scope, s, delete=decided.handoff == "delete")
 
 
 def _managed(kcp: Kube, obj: dict[str, Any], scope: Any, s: settings.CloudSettings, delete: bool) -> Result:

@@ -1,6 +1,7 @@
 """The KCP Network plan (``pkg/kcp/network``): one turn's decision over what was read (pure).
 
-:func:`plan` takes the Network, its Scope and who uses it, and answers a :class:`NetworkPlan`:
+:func:`plan` takes the Network, its Scope and who uses it, and answers one :class:`~kube.toolkit.Outcome`
+(its ``handoff`` ``reconcile`` / ``delete`` hands a managed network to the Scope's provider):
 
 1. deleting: refused while used (Warning ``DeleteWhileUsed``, state ``Warning``, requeue 10 s) by a KCP
    IpRange (``Can not be deleted while used by: [ns/name ...]``), a VpcPeering's local network (``Can
@@ -25,7 +26,7 @@ from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder, go_list
 
-__all__ = ["MANAGED", "NetworkPlan", "Seen", "complete_reference", "plan"]
+__all__ = ["MANAGED", "Seen", "complete_reference", "plan"]
 
 MANAGED = "cloud-resources"
 
@@ -49,15 +50,6 @@ class Seen:
     peering_remote: Sequence[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class NetworkPlan:
-    """The Outcome to carry out, or ``provider`` (``reconcile`` / ``delete``): hand the turn to the Scope's
-    provider (a managed network; ``step`` then only adds the finalizer)."""
-
-    step: Outcome
-    provider: str = ""
-
-
 def kind_of(obj: Mapping[str, Any]) -> str:
     """``spec.type`` (default ``external``)."""
     return str((obj.get("spec") or {}).get("type") or "external")
@@ -78,7 +70,7 @@ def complete_reference(reference: Mapping[str, Any], scope: Mapping[str, Any] | 
     return out
 
 
-def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> NetworkPlan:
+def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Outcome:
     """One turn of the Network (see the module doc)."""
     obj = seen.obj
     run = StepBuilder(obj, now)
@@ -89,15 +81,14 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Net
             if users:
                 run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
                               f"Can not be deleted while used by{what}: {go_list(users)}", names.STATE_WARNING)
-                return NetworkPlan(run.step(requeue_after=t(10)))
+                return run.step(requeue_after=t(10))
         if kind == MANAGED:
-            return NetworkPlan(Outcome(), provider="delete")
-        return NetworkPlan(Outcome(remove_finalizer=names.FINALIZER))
+            return Outcome(handoff="delete")
+        return Outcome(remove_finalizer=names.FINALIZER)
     has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
     add = None if has_finalizer else names.FINALIZER
     if kind == MANAGED:
-        return NetworkPlan(Outcome(add_finalizer=add), provider="reconcile")
+        return Outcome(add_finalizer=add, handoff="reconcile")
     reference = ((obj.get("spec") or {}).get("network") or {}).get("reference") or {}
-    step = run.exclusive(names.COND_READY, True, names.REASON_READY, names.REASON_READY, names.STATE_READY,
+    return run.exclusive(names.COND_READY, True, names.REASON_READY, names.REASON_READY, names.STATE_READY,
                          network=complete_reference(reference, seen.scope), networkType=kind).step(add_finalizer=add)
-    return NetworkPlan(step)

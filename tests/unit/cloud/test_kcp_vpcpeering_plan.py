@@ -110,10 +110,10 @@ AWS_SCOPE = {"spec": {"scope": {"aws": {"accountId": "123"}, "azure": {"subscrip
 def test_a_reference_network_is_ready_with_its_reference_completed_from_the_scope(
         reference: dict[str, Any], expected: dict[str, Any]) -> None:
     decided = network_plan.plan(network_plan.Seen(network(reference=reference, finalizer=False), AWS_SCOPE), t, NOW)
-    assert decided.provider == "" and decided.step.add_finalizer == names.FINALIZER
-    assert decided.step.status is not None
-    assert decided.step.status["network"] == expected and decided.step.status["networkType"] == "external"
-    assert decided.step.status["state"] == "Ready" and conds(decided.step) == [("Ready", "Ready", "Ready")]
+    assert decided.handoff is None and decided.add_finalizer == names.FINALIZER
+    assert decided.status is not None
+    assert decided.status["network"] == expected and decided.status["networkType"] == "external"
+    assert decided.status["state"] == "Ready" and conds(decided) == [("Ready", "Ready", "Ready")]
 
 
 @pytest.mark.parametrize(("ipranges", "local", "remote", "message"), [
@@ -125,14 +125,14 @@ def test_a_reference_network_is_ready_with_its_reference_completed_from_the_scop
 def test_a_network_in_use_is_not_deleted(ipranges: list[str], local: list[str], remote: list[str],
                                          message: str) -> None:
     decided = network_plan.plan(network_plan.Seen(network(deleting=True), None, ipranges, local, remote), t, NOW)
-    assert conds(decided.step) == [("Warning", "DeleteWhileUsed", message)]
-    assert decided.step.status["state"] == "Warning" and decided.step.requeue_after == 10
-    assert decided.step.remove_finalizer is None
+    assert conds(decided) == [("Warning", "DeleteWhileUsed", message)]
+    assert decided.status["state"] == "Warning" and decided.requeue_after == 10
+    assert decided.remove_finalizer is None
 
 
 def test_an_unused_network_is_deleted_managed_ones_by_the_provider() -> None:
     gone = network_plan.plan(network_plan.Seen(network(deleting=True)), t, NOW)
-    assert gone.provider == "" and gone.step.remove_finalizer == names.FINALIZER
-    assert network_plan.plan(network_plan.Seen(network("cloud-resources", deleting=True)), t, NOW).provider == "delete"
-    assert network_plan.plan(network_plan.Seen(network("cloud-resources")), t, NOW).provider == "reconcile"
+    assert gone.handoff is None and gone.remove_finalizer == names.FINALIZER
+    assert network_plan.plan(network_plan.Seen(network("cloud-resources", deleting=True)), t, NOW).handoff == "delete"
+    assert network_plan.plan(network_plan.Seen(network("cloud-resources")), t, NOW).handoff == "reconcile"
     assert vpcpeering_plan.__name__ and network_plan.kind_of({"spec": {}}) == "external"
