@@ -529,7 +529,7 @@ class CloudLocal:
             kind, res = declared[kind_name]
             skr = self.skrs[kyma]
             obj = skr.get(res, name, namespace or None) or {}
-            summary = kind.skr.summary(skr, self.kcp, obj) if obj and kind.skr and kind.skr.summary else None
+            summary = kind.skr.summary(skr, self.kcp, kyma, obj) if obj and kind.skr and kind.skr.summary else None
             row = _row(f"SKR {kind_name} ({kyma[:8]})", f"{namespace}/{name}" if namespace else name,
                        obj.get("status") or {}, summary.detail if summary else "")
             if summary is not None and summary.state and row[2] == names.STATE_READY:

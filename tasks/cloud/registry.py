@@ -118,8 +118,9 @@ class SkrSide:
         clients: ``(ctx) -> {name: client}`` for a plan that calls its provider directly (kinds without
             a KCP mirror); ``None``: the plan only writes to Kubernetes.
         skip_trial: not reconciled on ``trial`` plans (their APIs are disabled).
-        summary: ``(skr, kcp, obj) -> Summary``: the detail of ``reconcilery up``'s row for ``obj`` as
-            stored in the SKR (reads through the SKR and KCP clients; ``None``: state and message only).
+        summary: ``(skr, kcp, kyma, obj) -> Summary``: the detail of ``reconcilery up``'s row for ``obj`` as
+            stored in the SKR of runtime ``kyma`` (reads through the SKR and KCP clients, a KCP mirror only
+            when it is the object's own; ``None``: state and message only).
     """
 
     resources: Mapping[str, Resource]
@@ -129,7 +130,7 @@ class SkrSide:
     quota: Mapping[str, int] | None = None
     clients: Callable[[Any], Mapping[str, Any]] | None = None
     skip_trial: bool = True
-    summary: Callable[[Kube, Kube, Mapping[str, Any]], Summary] | None = None
+    summary: Callable[[Kube, Kube, str, Mapping[str, Any]], Summary] | None = None
 
     def resource(self, provider: str) -> Resource | None:
         """The SKR resource of ``provider`` (``None``: the kind has none there)."""

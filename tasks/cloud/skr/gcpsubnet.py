@@ -37,9 +37,9 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     return Seen(obj=obj, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace, kcp=kcp_obj, used_by=used)
 
 
-def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """``up``'s row detail: the CIDR and the subnetwork's name (the KCP GcpSubnet's ``status.id``)."""
-    found = mirror(kcp, names.GCP_SUBNET, obj)
+    found = mirror(kcp, names.GCP_SUBNET, obj, kyma)
     if found is None:
         return Summary("")
     kst = found.get("status") or {}

@@ -16,7 +16,7 @@ from kube.clock import now_rfc3339
 from kube.toolkit import execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
-from tasks.cloud.ownership import invalid_id
+from tasks.cloud.ownership import foreign, invalid_id
 from tasks.cloud.registry import Kind
 from tasks.cloud.skr.context import SkrContext
 from workers.controller import Result
@@ -40,9 +40,16 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     return done.result
 
 
-def mirror(kcp: Kube, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The KCP mirror (of resource ``res``, in the KCP namespace) that the SKR object ``obj``'s ``status.id``
-    names; ``None`` when it has no id, one that is no canonical UUID (never read), or the mirror is gone.
-    For presentation (``up``'s summary): a reconcile's read also checks the mirror's owner labels."""
+def mirror(kcp: Kube, res: Resource, obj: Mapping[str, Any], kyma: str) -> dict[str, Any] | None:
+    """The KCP mirror (of resource ``res``, in the KCP namespace) that the SKR object ``obj`` of runtime
+    ``kyma`` names by its ``status.id``; ``None`` when it has no id, one that is no canonical UUID (never
+    read), the mirror is gone or is not this object's (its owner labels: ownership before action, also for
+    presentation such as ``up``'s summary)."""
     ident = str((obj.get("status") or {}).get("id") or "")
-    return kcp.get(res, ident, names.KCP_NAMESPACE) if ident and invalid_id(ident) is None else None
+    if not ident or invalid_id(ident) is not None:
+        return None
+    found = kcp.get(res, ident, names.KCP_NAMESPACE)
+    meta = obj.get("metadata") or {}
+    if foreign(found, kyma, str(meta.get("name") or ""), str(meta.get("namespace") or "")) is not None:
+        return None
+    return found

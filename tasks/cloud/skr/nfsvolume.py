@@ -75,7 +75,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))
 
 
-def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """``up``'s row detail: the PVC, its PV and the PV's NFS server and path; ``Binding`` for a volume
     Ready in the KCP whose PV and PVC are not written yet."""
     namespace = str(obj["metadata"].get("namespace") or "")

@@ -34,9 +34,9 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 overrides=ctx.settings.redis_instance_tier_machine_types)
 
 
-def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """``up``'s row detail: the auth Secret's keys in the SKR and the KCP primary endpoint."""
-    found = mirror(kcp, names.REDIS_INSTANCE, obj)
+    found = mirror(kcp, names.REDIS_INSTANCE, obj, kyma)
     if found is None:
         return Summary("")
     name = secret_name(obj)

@@ -32,15 +32,14 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 quota=ctx.quota(res))
 
 
-def summary(skr: Kube, kcp: Kube, obj: Mapping[str, Any]) -> Summary:
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """``up``'s row detail: the KCP VpcPeering's state and ids (AWS: the connection; GCP/Azure: the
     peering's name) and the local network."""
-    found = mirror(kcp, names.VPC_PEERING, obj)
+    found = mirror(kcp, names.VPC_PEERING, obj, kyma)
     if found is None:
         return Summary("")
     kst, details = found.get("status") or {}, (found.get("spec") or {}).get("details") or {}
-    kyma = str(((found.get("metadata") or {}).get("labels") or {}).get(names.LABEL_KYMA_NAME) or "")
     parts = [f"kcp {kst.get('state') or '?'}", f"id {kst['id']}" if kst.get("id") else "",
              f"peering {details['peeringName']}" if details.get("peeringName") else "",
-             f"local {names.kyma_network(kyma)}" if kyma else ""]
+             f"local {names.kyma_network(kyma)}"]
     return Summary("; ".join(p for p in parts if p))

@@ -5,8 +5,10 @@ SKR quota defaults, each as the original has them (cloud-manager's ``pkg/kcp/nuk
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from tasks.cloud import names, registry, settings
+from tasks.cloud import names, ownership, registry, settings
+from tasks.cloud.skr import kind as skr_kind
 
 
 def test_nuke_deletes_in_the_originals_order() -> None:
@@ -42,3 +44,28 @@ def test_kinds_without_an_skr_plan_are_not_reconciled_by_the_connect() -> None:
     assert not reconciled & {"rediscluster", "network"}
     assert next(k.name for k, _ in registry.skr_kinds("aws")) == "iprange"  # before its consumers
     assert not {k.controller for k in registry.kinds() if k.name in ("iprange", "network", "rediscluster")} - {""}
+
+
+class _Kcp:
+    """A KCP holding one object per name; counts the reads."""
+
+    def __init__(self, objs: dict[str, dict[str, Any]]) -> None:
+        self.objs, self.reads = objs, 0
+
+    def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        self.reads += 1
+        return self.objs.get(name)
+
+
+def test_a_summary_shows_only_the_objects_own_mirror() -> None:
+    """``up``'s summary reads a KCP mirror by an SKR object's id: never one of another tenant, and never
+    by an id that is no UUID (ownership before action, also for presentation)."""
+    ident = "0b9e4c1e-8a53-4c0e-9f3a-2d5c8c2f6f11"
+    own = {"metadata": {"name": ident, "labels": ownership.owner_labels("k1", "r1", "ns")}}
+    other = {"metadata": {"name": ident, "labels": ownership.owner_labels("k2", "r1", "ns")}}
+    obj = {"metadata": {"name": "r1", "namespace": "ns"}, "status": {"id": ident}}
+    assert skr_kind.mirror(_Kcp({ident: own}), names.REDIS_INSTANCE, obj, "k1") == own  # type: ignore[arg-type]
+    assert skr_kind.mirror(_Kcp({ident: other}), names.REDIS_INSTANCE, obj, "k1") is None  # type: ignore[arg-type]
+    dots = _Kcp({"..": own})
+    assert skr_kind.mirror(dots, names.REDIS_INSTANCE, {**obj, "status": {"id": ".."}}, "k1") is None  # type: ignore[arg-type]
+    assert dots.reads == 0
