@@ -118,7 +118,11 @@ def _load(files: list[Path], scope: Path) -> tuple[dict[str, Any], list[dict[str
 
 def _not_objects(docs: list[dict[str, Any]]) -> list[str]:
     """A problem per metadata/spec/status of ``docs`` that is set but not an object."""
-    return [f"{d.get('kind')} {(d.get('metadata') or {}).get('name', '?')}: {part} must be an object"
+    def name(d: dict[str, Any]) -> str:
+        meta = d.get("metadata")
+        return str(meta.get("name", "?")) if isinstance(meta, dict) else "?"
+
+    return [f"{d.get('kind')} {name(d)}: {part} must be an object"
             for d in docs for part in ("metadata", "spec", "status")
             if not isinstance(d.get(part) if d.get(part) is not None else {}, dict)]
 

@@ -232,3 +232,16 @@ def test_render_vpcpeering_refuses_a_spec_that_is_no_object(tmp_path: Path) -> N
     app.command()(render_vpcpeering())
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f", str(bad)])
     assert result.exit_code == 2 and "AwsVpcPeering x: spec must be an object" in result.output
+
+
+def test_a_declared_kinds_render_names_a_metadata_that_is_no_object(tmp_path: Path) -> None:
+    """A manifest whose ``metadata`` is no object is a clear error (exit 2), never a traceback."""
+    spec = registry.get("gcpsubnet").render
+    assert spec is not None
+    (tmp_path / "scope.yaml").write_text(yaml.safe_dump(load("cloud-scope.yaml")[0]))
+    (tmp_path / "subnets.yaml").write_text(yaml.safe_dump_all([{"kind": "GcpSubnet", "metadata": 7}]))
+    app = typer.Typer()
+    app.command()(kind_render_command(spec))
+    result = CliRunner().invoke(app, ["--scope", str(tmp_path / "scope.yaml"), "-f", str(tmp_path / "subnets.yaml")])
+    assert result.exit_code == 2, result.output
+    assert "GcpSubnet ?: metadata must be an object" in result.output
