@@ -31,7 +31,7 @@ from kube.toolkit.conditions import Condition, condition, set_condition, set_exc
 from kube.toolkit.execute import Executed, execute
 from kube.toolkit.finalizers import add_finalizer, remove_finalizer, set_finalizers
 from kube.toolkit.metrics import counter, gauge, histogram
-from kube.toolkit.outcome import Event, Outcome, deleting, has_finalizer, status_changed, status_patch
+from kube.toolkit.outcome import Event, Outcome, at_end, deleting, has_finalizer, status_changed, status_patch
 from kube.toolkit.status import StatusWriter, write_status
 from kube.toolkit.update import update_on_conflict
 
@@ -47,6 +47,7 @@ __all__ = [
     "StatusWriter",
     "Write",
     "add_finalizer",
+    "at_end",
     "condition",
     "conditions",
     "counter",

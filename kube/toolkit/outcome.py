@@ -25,7 +25,7 @@ from kube.toolkit.conditions import same
 if TYPE_CHECKING:  # the engine's result type: a higher layer, named for the checker only
     from workers.controller import Result
 
-__all__ = ["Event", "Outcome", "deleting", "has_finalizer", "status_changed", "status_patch"]
+__all__ = ["Event", "Outcome", "at_end", "deleting", "has_finalizer", "status_changed", "status_patch"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,25 @@ class Outcome:
         if self.requeue_after is not None:
             return Result.requeue(self.requeue_after)
         return Result.done()
+
+
+def at_end(outcome: Outcome, last: Callable[[Outcome], Outcome]) -> Outcome:
+    """``outcome`` whose final outcome, the one the executor ends with after its writes and their
+    ``then`` / ``refused`` (a refusal the plan leaves to the executor's default excepted), is
+    ``last(final)`` (pure). ``last`` may add writes: they are made after the ones before it, e.g. the
+    objects of the turn's own that go once its provider released the finalizer."""
+    if not outcome.writes and outcome.then is None:
+        return last(outcome)
+    then, refused = outcome.then, outcome.refused
+
+    def after(answers: Sequence[Any]) -> Outcome:
+        return at_end(then(answers) if then is not None else replace(outcome, writes=(), refused=None), last)
+
+    def failed(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
+        handled = refused(write, failure, answers) if refused is not None else None
+        return None if handled is None else at_end(handled, last)
+
+    return replace(outcome, then=after, refused=failed if refused is not None else None)
 
 
 def deleting(obj: Mapping[str, Any]) -> bool:

@@ -1,15 +1,17 @@
 """Provider calls of a plan, and their refusals, as plain data (pure: imports no SDK).
 
 A provider plan (``tasks/cloud/<provider>/*_plan.py``) decides over what its client read and answers
-the writes to make as calls (``Client.<method>(*args)``) and the :class:`~kube.toolkit.Outcome` they lead
-to. A read or a write the provider refused reaches the plan as a :class:`Refused`, so the plan never
-sees the SDK's or the client's exception types. :func:`make_calls` is the one applier of such plans.
+the writes to make as calls (``Client.<method>(*args)``, :func:`with_planned` / :func:`with_calls`) in the
+:class:`~kube.toolkit.Outcome` they lead to; :func:`kube.toolkit.execute` makes them. A read or a write the
+provider refused reaches the plan as a :class:`~kube.refusal.Failure`, so the plan never sees the SDK's or
+the client's exception types.
 
 A plan over a chain of dependent resources (each needed only once the one before it is done) may
 say which read it needs next instead of being given everything: its ``Read`` fields start as
 :data:`UNREAD`, the plan takes each through :func:`need` (which raises :class:`Needed` for an unread
 one, and the plan answers that name), and :func:`read_as_needed` makes the reads one at a time, in
-the plan's order, until the plan needs none. So a turn reads exactly what the decision looks at,
+the plan's order, until the plan needs none (the plan raises :class:`Needed`; :func:`needed` turns
+that into the name). So a turn reads exactly what the decision looks at,
 all before any write, and the decision stays in one place.
 """
 
@@ -20,14 +22,14 @@ from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any, Protocol, TypeVar
 
-from kube.refusal import Failure, HttpStatus
+from kube.refusal import Failure, Refusal
 from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["UNREAD", "CallPlan", "KwCall", "Needed", "Refused", "attempt",
-           "make_calls", "marked_deleting", "need", "read_as_needed", "with_calls"]
+__all__ = ["UNREAD", "KwCall", "Needed", "Planned", "attempt", "marked_deleting", "need", "needed",
+           "read_as_needed", "with_calls", "with_planned"]
 
 E = TypeVar("E", bound=Exception)
 
@@ -80,11 +82,11 @@ def need(found: Any, key: str) -> Any:
 R = TypeVar("R")
 
 
-def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[str, Callable[[], Any]],
-                   error: type[Exception], refused: Callable[[Any], Refused]) -> R:
+def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[str, Callable[[], Any]]) -> R:
     """Fill ``found`` (a frozen dataclass whose unread fields are :data:`UNREAD`) one read at a time:
-    while ``needs(found)`` names a field, set it to ``fetch[name]()``, or to ``refused(exc)`` when that
-    raises ``error`` (any other exception, ``fencing.FenceError``, propagates). Raises
+    while ``needs(found)`` names a field, set it to ``fetch[name]()``, or to the refusal's
+    :class:`~kube.refusal.Failure` when that raises a client's :class:`~kube.refusal.Refusal` (any other
+    exception, ``fencing.FenceError``, propagates). Raises
     ``RuntimeError`` when the plan asks for a field twice (a plan bug that would otherwise loop)."""
     seen: set[str] = set()
     while (key := needs(found)) is not None:
@@ -93,51 +95,50 @@ def read_as_needed(found: R, needs: Callable[[R], str | None], fetch: Mapping[st
         seen.add(key)
         try:
             value = fetch[key]()
-        except error as exc:
-            value = refused(exc)
+        except Refusal as exc:
+            value = exc.failure
         found = _replace(found, **{key: value})  # type: ignore[type-var]
     return found
 
 
-@dataclass(frozen=True)
-class Refused(HttpStatus):
-    """A provider request that failed: the HTTP ``status`` (0 when no answer came), the API's own
-    ``message`` (what conditions quote) and ``text``, the error as the client prints it (``str(err)``,
-    e.g. Azure's ``(Code) message``)."""
-
-    status: int
-    message: str
-    text: str = ""
+C = TypeVar("C", bound="Planned")
 
 
-C = TypeVar("C")
-
-
-class CallPlan(Protocol[C]):
-    """What :func:`make_calls` needs of a plan: its calls (each with ``method`` and ``args``), the Outcome
-    once all were made (:meth:`done`, given their answers in order) and the Outcome of a refused one."""
+class Planned(Protocol):
+    """A provider write as a plan describes it: ``<client>.<method>(*args)`` (and what its refusal means,
+    the plan's own fields)."""
 
     @property
-    def calls(self) -> Sequence[C]: ...
+    def method(self) -> str: ...
 
-    def done(self, answers: Sequence[Any] = ()) -> Outcome: ...
+    @property
+    def args(self) -> tuple[Any, ...]: ...
 
-    def failed(self, call: C, refused: Refused) -> Outcome: ...
+
+def with_planned(calls: Sequence[C], done: Callable[[Sequence[Any]], Outcome],
+                 failed: Callable[[C, Failure], Outcome]) -> Outcome:
+    """The Outcome that makes ``calls`` in order through the turn's default client, then is
+    ``done(answers)`` (their answers, in order); the first refused one ends the turn with
+    ``failed(call, failure)`` (the calls after it are not made). No calls: ``done(())`` (pure; the
+    executor, :func:`kube.toolkit.execute`, makes them)."""
+    if not calls:
+        return done(())
+    writes = tuple(Call(c.method, tuple(c.args), kind=c.method) for c in calls)
+
+    def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome:
+        return failed(calls[next(i for i, w in enumerate(writes) if w is write)], failure)
+
+    return Outcome(writes=writes, then=done, refused=refused)
 
 
-def make_calls(client: Any, plan: CallPlan[Any], error: type[Exception],
-               refused: Callable[[Any], Refused]) -> Outcome:
-    """Make ``plan``'s calls on ``client`` in order (``getattr(client, call.method)(*call.args)``) and
-    answer the Outcome they lead to: :meth:`CallPlan.done` with their answers, or at the first call that
-    raises ``error``, :meth:`CallPlan.failed` with ``refused(exc)`` (later calls are not made). Any
-    other exception (``fencing.FenceError``) propagates."""
-    answers = []
-    for call in plan.calls:
-        try:
-            answers.append(getattr(client, call.method)(*call.args))
-        except error as exc:
-            return plan.failed(call, refused(exc))
-    return plan.done(answers)
+def needed(decide: Callable[[], Any]) -> str | None:
+    """The field of a ``Read`` that ``decide()`` (a plan over it) looks at unread (it raised
+    :class:`Needed`), ``None`` when it needs none: the ``needs`` of :func:`read_as_needed`."""
+    try:
+        decide()
+    except Needed as exc:
+        return exc.key
+    return None
 
 
 @dataclass(frozen=True)

@@ -17,22 +17,17 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              to stop here (e.g. requeue while an operation runs).
 ``nat_gateway_ips(scope)``   public NAT gateway IPs of the shoot's network (exposed data), sorted.
 ``existing_ranges(scope)``   ``[nodes, pods, services]`` for CIDR allocation (``nodes`` ``""`` when unknown).
-``reconcile_iprange(ctx)``   one turn of provisioning ``ctx.obj`` (a KCP IpRange whose ``status.cidr`` is
-                             set): read through the provider's client, plan (pure), make the planned
-                             calls, and answer the :class:`~kube.toolkit.Outcome` (provisioned: state
-                             ``Ready`` and the Ready condition; else an Error, or when to come back).
-``delete_iprange(ctx)``      one turn of removing what ``reconcile_iprange`` made: a Outcome whose
-                             ``remove_finalizer`` is set once everything is gone.
 ``iprange_peering(scope)``   the KCP VpcPeering an IpRange of ``scope`` depends on (Azure: the kyma ↔
-                             Cloud Manager VNet peering ``<scope>``), ``None`` for none. The controller
-                             reads it into ``ctx.peering``; the IpRange Outcome says when it must exist or be
-                             gone (:class:`~tasks.cloud.step.ChildStep`) and the controller creates or
-                             deletes it (labelled with the Scope's kyma name).
+                             Cloud Manager VNet peering ``<scope>``), ``None`` for none. The IpRange's
+                             read reads it (``seen.peering``); the provider's IpRange turn creates or
+                             deletes it (:func:`tasks.cloud.kcp.iprange_plan.peering_writes`).
 ``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
 ``delete_network(ctx)``      delete it; same contract.
 ===========================  ===========================================================================
 
-A provider never writes to Kubernetes: the KCP controller carries out its Outcome
+The IpRange's provisioning is not here: it is a declared kind (:mod:`tasks.cloud.kinds.iprange`) whose
+providers are ``tasks/cloud/<type>/iprange.py`` as every kind's. A provider answers Outcomes; the KCP
+controller carries them out
 (:func:`kube.toolkit.execute`: status only when it changed, the Event, the finalizer). Provider
 calls sit in one client module per provider (``tasks/cloud/<type>/client.py``), which calls
 :func:`fencing.check` before each write to the cloud.
@@ -40,7 +35,7 @@ calls sit in one client module per provider (``tasks/cloud/<type>/client.py``), 
 Each provider lives in its package (``tasks/cloud/<type>/provider.py``) and is one entry of the static
 table :data:`tasks.cloud.clouds.PROVIDERS`. :class:`Provider` is a base class with the defaults
 (unsupported operations answer a clear error); :class:`LayerProvider` adds the Scope and IpRange parts of
-a provider whose Scope is a ``scope`` module and whose IpRange is one step (GCP, Azure).
+a provider whose Scope is a ``scope`` module (GCP, Azure).
 """
 
 from __future__ import annotations
@@ -56,7 +51,7 @@ from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["IpRangeContext", "LayerProvider", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
+__all__ = ["LayerProvider", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
            "ScopeContext", "ScopeInputs"]
 
 
@@ -109,29 +104,6 @@ class ObjectContext(Turn):
 
 
 @dataclass(frozen=True)
-class IpRangeContext(ObjectContext):
-    """One KCP IpRange reconcile (``obj.status.cidr`` is set when provisioning).
-
-    Attributes:
-        network: the KCP Network it lives in (``None`` when gone, only while deleting).
-        peering: the KCP VpcPeering of :meth:`Provider.iprange_peering` as read (``None``: missing, or the
-            provider wants none).
-    """
-
-    network: Mapping[str, Any] | None = None
-    peering: Mapping[str, Any] | None = None
-
-    @property
-    def cidr(self) -> str:
-        """``status.cidr`` (allocated or copied from ``spec.cidr``)."""
-        return str((self.obj.get("status") or {}).get("cidr") or "")
-
-    @property
-    def scope_name(self) -> str:
-        return str((self.obj.get("spec") or {}).get("scope", {}).get("name") or "")
-
-
-@dataclass(frozen=True)
 class NetworkContext(ObjectContext):
     """One KCP Network reconcile (managed networks)."""
 
@@ -161,12 +133,6 @@ class Provider:
         network = (((scope.get("spec") or {}).get("scope") or {}).get(self.name) or {}).get("network") or {}
         return [str(network.get(k) or "") for k in ("nodes", "pods", "services")]
 
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Outcome:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, f"IpRange is not supported on provider {self.name}")
-
-    def delete_iprange(self, ctx: IpRangeContext) -> Outcome:
-        return gone()
-
     def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
@@ -179,13 +145,10 @@ class Provider:
 
 class LayerProvider(Provider):
     """A provider over a layer whose Scope is built by a ``scope`` module (``scope_section``,
-    ``needs_rebuild``, ``kyma_network_reference``) and whose IpRange turn is one step (:meth:`iprange_step`),
-    as the GCP and Azure layers are (issue 10)."""
+    ``needs_rebuild``, ``kyma_network_reference``), as the GCP and Azure layers are (issue 10)."""
 
     #: The layer's ``scope`` module.
     scope_layer: Any = None
-    #: Reason of the Error condition when the step refuses the object (``ValueError``).
-    invalid_reason = "Error"
 
     def scope_info(self, inputs: ScopeInputs) -> dict[str, Any]:
         section = self.scope_layer.scope_section(inputs.shoot, inputs.credentials)
@@ -198,19 +161,3 @@ class LayerProvider(Provider):
 
     def network_reference(self, scope: Mapping[str, Any]) -> dict[str, Any]:
         return dict(self.scope_layer.kyma_network_reference(scope))
-
-    def iprange_step(self, ctx: IpRangeContext) -> Outcome:
-        """The layer's turn for the KCP IpRange of ``ctx``; raises ``ValueError`` for an unusable one."""
-        raise NotImplementedError
-
-    def _step(self, ctx: IpRangeContext) -> Outcome:
-        try:
-            return self.iprange_step(ctx)
-        except ValueError as exc:
-            return StepBuilder(ctx.obj).fail(self.invalid_reason, str(exc))
-
-    def reconcile_iprange(self, ctx: IpRangeContext) -> Outcome:
-        return self._step(ctx)
-
-    def delete_iprange(self, ctx: IpRangeContext) -> Outcome:
-        return self._step(ctx)

@@ -11,7 +11,6 @@ with the same words when an error changed the status, state ``Error`` / ``Ready`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Any
 
 import kube.toolkit.conditions as cond
@@ -24,8 +23,7 @@ from tasks.cloud.validate import quota_exceeded
 READY = names.STATE_READY
 ERROR = names.STATE_ERROR
 
-__all__ = ["ERROR", "READY", "ChildStep", "Event", "Outcome", "StepBuilder", "go_list", "gone", "status_patch",
-           "with_child"]
+__all__ = ["ERROR", "READY", "Event", "Outcome", "StepBuilder", "go_list", "gone", "status_patch"]
 
 
 def go_list(items: Sequence[str]) -> str:
@@ -36,21 +34,6 @@ def go_list(items: Sequence[str]) -> str:
 def gone() -> Outcome:
     """Every cloud resource of the object is gone: the finalizer (Cloud Manager's) may go."""
     return Outcome(remove_finalizer=names.FINALIZER)
-
-
-@dataclass(frozen=True)
-class ChildStep(Outcome):
-    """A provider's :class:`Outcome` that also says what becomes of the KCP object its flow depends on (the one
-    :meth:`tasks.cloud.providers.Provider.iprange_peering` describes; a provider never writes to Kubernetes,
-    so the KCP controller creates or deletes it): ``child`` ``True``: it must exist (created when missing),
-    ``False``: it must be gone (deleted when there), ``None``: leave it as it is."""
-
-    child: bool | None = None
-
-
-def with_child(step: Outcome, child: bool | None) -> ChildStep:
-    """``step`` as a :class:`ChildStep` saying ``child``."""
-    return ChildStep(**{f.name: getattr(step, f.name) for f in fields(Outcome)}, child=child)
 
 
 class StepBuilder:

@@ -7,11 +7,8 @@ watcher needs a namespaced Role only.
 - Kyma CRs -> ``cloud-kyma`` (activation);
 - GardenerClusters -> ``cloud-scope``; Scopes -> ``cloud-scope`` and ``cloud-kyma`` (a new Scope
   activates its SKR);
-- KCP IpRanges -> ``cloud-iprange``; a deleted one also -> its Network and its scope's Nuke (both
-  wait for it);
-- Networks -> ``cloud-network``, and a Network whose status changed -> the IpRanges of its scope
-  (they wait for it to be Ready);
-- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`) ->
+- Networks -> ``cloud-network``;
+- every declared kind with a KCP controller (:mod:`tasks.cloud.registry`; the IpRange among them) ->
   ``cloud-<kind>``; a deleted one also -> its IpRange (a consumer), the Networks it names and its
   scope's Nuke (a nuked kind), which wait for it; a Network whose status changed -> the objects that
   name it (the declaration's ``networks``: they wait for it);
@@ -31,7 +28,6 @@ from workers.controller import Key
 KYMAS = "cloud-kymas"
 GARDENER_CLUSTERS = "cloud-gardenerclusters"
 SCOPES = "cloud-scopes"
-IPRANGES = "cloud-kcp-ipranges"
 NETWORKS = "cloud-networks"
 NUKES = "cloud-nukes"
 
@@ -57,24 +53,10 @@ def map_scope(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [(SCOPE, _key(event)), (KYMA, _key(event))]
 
 
-def map_iprange(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    out = [(IPRANGE, _key(event))]
-    if event.type == "DELETED":
-        scope = _scope_of(event.object)
-        network = str(((event.object.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope))
-        out += [(NETWORK, _key(event, network)), (NUKE, _key(event, scope))]
-    return out
-
-
 def map_network(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     out = [(NETWORK, _key(event))]
     if event.old is None or (event.old.get("status") != event.object.get("status")):
-        scope = _scope_of(event.object)
         namespace = (event.object.get("metadata") or {}).get("namespace")
-        for ipr in stores.list(IPRANGES):
-            meta = ipr.get("metadata") or {}
-            if _scope_of(ipr) == scope and meta.get("namespace") == namespace:
-                out.append((IPRANGE, Key(event.cluster, str(namespace), str(meta.get("name")))))
         name = str((event.object.get("metadata") or {}).get("name") or "")
         for declared in registry.kinds():
             if declared.kcp is None or declared.kcp.networks is None or not declared.controller:
@@ -130,8 +112,7 @@ def registrations() -> list[WatchRegistration]:
         WatchRegistration(KYMAS, names.KYMA, ns, None, map_kyma, (KYMA,)),
         WatchRegistration(GARDENER_CLUSTERS, names.GARDENER_CLUSTER, ns, None, map_gardener_cluster, (SCOPE,)),
         WatchRegistration(SCOPES, names.SCOPE, ns, None, map_scope, (SCOPE, KYMA)),
-        WatchRegistration(IPRANGES, names.KCP_IPRANGE, ns, None, map_iprange, (IPRANGE, NETWORK, NUKE)),
-        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, IPRANGE, *(
+        WatchRegistration(NETWORKS, names.NETWORK, ns, None, map_network, (NETWORK, *(
             k.controller for k in registry.kinds() if k.kcp is not None and k.kcp.networks is not None
             and k.controller))),
         WatchRegistration(NUKES, names.NUKE, ns, None, map_nuke, (NUKE,)),

@@ -3,10 +3,10 @@ subnet per zone; one turn's decision over what was read (pure; the reads and cal
 :mod:`tasks.cloud.aws.iprange`).
 
 :class:`Read` is what EC2 answered (the shoot's VPC and its subnets); :func:`plan_create` /
-:func:`plan_delete` answer a :class:`Plan`: the EC2 writes to make (:class:`Call`, methods of
-:class:`tasks.cloud.aws.client.Ec2`) and the :class:`~kube.toolkit.Outcome` they lead to, or what a refused
-call means (:meth:`Plan.failed`); :func:`read_failed` answers a refused read. A refusal reaches the plan as
-a :class:`Failure` (plain data), so the plan never sees the client's exceptions. The original's steps,
+:func:`plan_delete` answer the :class:`~kube.toolkit.Outcome` whose writes are the EC2 calls (:class:`Call`,
+methods of :class:`tasks.cloud.aws.client.Ec2`), with what their answers and a refusal mean;
+:func:`read_failed` answers a refused read. A refusal reaches the plan as a :class:`~kube.refusal.Failure`
+(plain data), so the plan never sees the client's exceptions. The original's steps,
 reasons and messages, including its spelling (``adress``, ``different then``), in its order:
 
 create: the VPC (``VpcNotFound`` ``AWS VPC <name> not found``), ``status.vpcId``; ``CidrCanNotChange``
@@ -39,28 +39,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kube.toolkit.conditions as cond
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.calls import Refused
+from tasks.cloud.calls import with_planned
 from tasks.cloud.split import CidrParseError, CidrSplitError, split_by_zones
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Failure", "Plan", "Read", "association_for", "is_cm_subnet", "missing_subnets", "plan_create",
+__all__ = ["Call", "Read", "association_for", "is_cm_subnet", "missing_subnets", "plan_create",
            "plan_delete", "read_failed", "refusal", "subnet_conflict", "tag_value", "vpc_overlap"]
 
 #: Seconds to wait: ``t(10)`` is 10 s scaled by the domain's ``time_scale``.
 Timing = Callable[[float], float]
 
 _GONE_STATES = ("disassociated", "disassociating")
-
-
-@dataclass(frozen=True)
-class Failure(Refused):
-    """A refused EC2 request as plain data: the HTTP ``status`` (0 without an answer), ``message`` the
-    words a user reads (the client's ``user_message``), ``text`` the error as the SDK prints it, and
-    whether it is ``retryable`` (throttling, 5xx, connection)."""
-
-    retryable: bool = False
 
 
 def tag_value(obj: Mapping[str, Any], key: str) -> str | None:
@@ -150,100 +142,85 @@ class Call:
     prefix: str = ""
 
 
-def refusal(run: StepBuilder, failure: Refused, reason: str, prefix: str, t: Timing) -> Outcome:
-    """The Outcome of a refused EC2 request: retryable (a :class:`Failure` saying so) -> come back after
+def refusal(run: StepBuilder, failure: Failure, reason: str, prefix: str, t: Timing) -> Outcome:
+    """The Outcome of a refused EC2 request: retryable (throttling, 5xx, connection) -> come back after
     10 s, the status untouched; else Error ``reason`` ``<prefix><the user's words>`` and backoff."""
-    if isinstance(failure, Failure) and failure.retryable:
+    if failure.retryable:
         return run.step(requeue_after=t(10))
     return run.fail(reason, f"{prefix}{failure.message}", backoff=True)
 
 
-def read_failed(obj: Mapping[str, Any], failure: Refused, reason: str, t: Timing, now: str | None = None) -> Outcome:
+def read_failed(obj: Mapping[str, Any], failure: Failure, reason: str, t: Timing, now: str | None = None) -> Outcome:
     """The Outcome of a turn whose client or reads were refused (``reason``: ``CloudProviderError`` when
     provisioning, ``Unknown`` when deleting): :func:`refusal` over the object as read."""
     return refusal(StepBuilder(obj, now), failure, reason, "", t)
 
 
-@dataclass
-class Plan:
-    """A plan's answer: ``calls`` to make in order, then the Outcome of :meth:`done` (with the calls'
-    answers); a refused call ends the turn with :meth:`failed` (a :class:`tasks.cloud.calls.CallPlan`)."""
+def _calls(run: StepBuilder, t: Timing, calls: Sequence[Call], requeue_after: float | None,
+           record: str = "") -> Outcome:
+    """The Outcome making ``calls`` in order, then recording their answers (``record``: ``association``
+    -> ``status.addressSpaceId``, ``subnets`` -> appended to ``status.subnets``) and coming back after
+    ``requeue_after``; a refused one: :func:`refusal` with its reason and prefix (the answers of the calls
+    before it are not recorded)."""
+    def done(answers: Sequence[Any]) -> Outcome:
+        if record == "association" and answers:
+            run.set(addressSpaceId=(answers[0] or {}).get("AssociationId"))
+        elif record == "subnets" and answers:
+            run.set(subnets=[*list(run.current("subnets") or []), *map(_subnet_status, answers)])
+        return run.step(requeue_after=requeue_after)
 
-    run: StepBuilder
-    t: Timing
-    calls: tuple[Call, ...] = ()
-    requeue_after: float | None = None
-    final: Outcome | None = None
-    record: str = ""  #: how the calls' answers go into the status: "association" or "subnets"
-
-    def done(self, answers: Sequence[Any] = ()) -> Outcome:
-        """The Outcome once every call was made (``answers``: their results, in order)."""
-        if self.final is not None:
-            return self.final
-        if self.record == "association" and answers:
-            self.run.set(addressSpaceId=(answers[0] or {}).get("AssociationId"))
-        elif self.record == "subnets" and answers:
-            self.run.set(subnets=[*list(self.run.current("subnets") or []), *map(_subnet_status, answers)])
-        return self.run.step(requeue_after=self.requeue_after)
-
-    def failed(self, call: Call, refused: Refused) -> Outcome:
-        """The Outcome of the refused ``call`` (the answers of the calls before it are not recorded)."""
-        return refusal(self.run, refused, call.reason, call.prefix, self.t)
+    return with_planned(calls, done, lambda call, failure: refusal(run, failure, call.reason, call.prefix, t))
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
-                now: str | None = None) -> Plan:
+                now: str | None = None) -> Outcome:
     """One provisioning turn over what was read (see the module doc). Provisioned: state ``Ready``, the
     single condition Ready/True ``Ready``, ``status.subnets`` from EC2."""
     run = StepBuilder(obj, now)
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, final=step)
-
     aws = ((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}
     vpc = found.vpc
     if vpc is None:
-        return stop(run.fail(names.REASON_VPC_NOT_FOUND, f"AWS VPC {aws.get('vpcNetwork') or ''} not found"))
+        return run.fail(names.REASON_VPC_NOT_FOUND, f"AWS VPC {aws.get('vpcNetwork') or ''} not found")
     vpc_id = str(vpc["VpcId"])
     run.set(vpcId=vpc_id)
     cm_subnets = [s for s in found.subnets if is_cm_subnet(s)]
     cidr = str(run.status.get("cidr") or "")
     spec_cidr = str(run.spec.get("cidr") or "")
     if spec_cidr and spec_cidr != cidr and cond.is_true(run.conditions, names.COND_READY):
-        return stop(run.fail(names.REASON_CIDR_CAN_NOT_CHANGE, "Cidr can not change in Ready condition"))
+        return run.fail(names.REASON_CIDR_CAN_NOT_CHANGE, "Cidr can not change in Ready condition")
     zones = _zones(scope)
     ranges = list(run.status.get("ranges") or [])
     if not ranges:
         try:
             ranges = split_by_zones(cidr, len(zones))
         except CidrParseError:
-            return stop(run.fail(names.REASON_INVALID_CIDR, "Can not parse CIDR"))
+            return run.fail(names.REASON_INVALID_CIDR, "Can not parse CIDR")
         except CidrSplitError as exc:
-            return stop(run.fail(names.REASON_CIDR_CAN_NOT_SPLIT, str(exc)))
+            return run.fail(names.REASON_CIDR_CAN_NOT_SPLIT, str(exc))
         run.set(ranges=ranges)
     if len(ranges) != len(zones):
-        return stop(run.fail(names.REASON_SHOOT_AND_VPC_MISMATCH,
-                             f"RangeSubnetCount {len(ranges)} different then shootZonesCount {len(zones)}"))
+        return run.fail(names.REASON_SHOOT_AND_VPC_MISMATCH,
+                             f"RangeSubnetCount {len(ranges)} different then shootZonesCount {len(zones)}")
     associations = list(vpc.get("CidrBlockAssociationSet") or [])
     block = vpc_overlap(cidr, associations)
     if block is not None:
-        return stop(run.fail(names.REASON_CIDR_OVERLAP, f"CIDR overlaps with VPC adress range cidr {block}"))
+        return run.fail(names.REASON_CIDR_OVERLAP, f"CIDR overlaps with VPC adress range cidr {block}")
     assoc = association_for(cidr, associations)
     if assoc is not None:
         state = (assoc.get("CidrBlockState") or {}).get("State")
         if state == "associating":
-            return stop(run.step(requeue_after=t(10)))
+            return run.step(requeue_after=t(10))
         if state != "associated":
-            return stop(run.fail(names.REASON_CIDR_ASSOCIATION_FAILED, f"CIDR block status state is {state}"))
+            return run.fail(names.REASON_CIDR_ASSOCIATION_FAILED, f"CIDR block status state is {state}")
     conflict = subnet_conflict(ranges, found.subnets)
     if conflict is not None:
         r, subnet = conflict
-        return stop(run.fail(names.REASON_CIDR_OVERLAP, f"Range {r} overlaps with existing subnet "
-                             f"{subnet.get('SubnetId')} with cidr {subnet.get('CidrBlock')}"))
+        return run.fail(names.REASON_CIDR_OVERLAP, f"Range {r} overlaps with existing subnet "
+                             f"{subnet.get('SubnetId')} with cidr {subnet.get('CidrBlock')}")
     if assoc is None:
-        return Plan(run, t, calls=(Call("associate_cidr", (vpc_id, cidr), names.REASON_CIDR_ASSOCIATION_FAILED,
-                                        "Error associating VPC CIDR block: "),),
-                    requeue_after=t(1), record="association")
+        return _calls(run, t, (Call("associate_cidr", (vpc_id, cidr), names.REASON_CIDR_ASSOCIATION_FAILED,
+                                    "Error associating VPC CIDR block: "),), t(1), "association")
     run.set(addressSpaceId=assoc.get("AssociationId"))
     remote = run.spec.get("remoteRef") or {}
     scope_name = str((run.spec.get("scope") or {}).get("name") or "")
@@ -255,43 +232,39 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         calls.append(Call("create_subnet", (vpc_id, zone, r, tags), names.REASON_CLOUD_PROVIDER_ERROR,
                           f"Error creating subnet {r} in {zone}: "))
     if calls:
-        return Plan(run, t, calls=tuple(calls), requeue_after=t(1), record="subnets")
+        return _calls(run, t, calls, t(1), "subnets")
     if any(s.get("State") == "pending" for s in cm_subnets):
-        return stop(run.step(requeue_after=t(1)))
+        return run.step(requeue_after=t(1))
     run.set(subnets=[_subnet_status(s) for s in sorted(cm_subnets, key=lambda s: str(s.get("CidrBlock")))])
-    return stop(run.ready())
+    return run.ready()
 
 
-def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Plan:
+def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Outcome:
     """One deletion turn (see the module doc): the subnets, then the CIDR association; a Outcome that
     releases the finalizer once both are gone."""
     run = StepBuilder(obj, now).without(names.COND_READY)
 
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, t, final=step)
-
     vpc = found.vpc
     if vpc is None:
-        return stop(run.step(remove_finalizer=names.FINALIZER))
+        return run.step(remove_finalizer=names.FINALIZER)
     cidr = str(run.status.get("cidr") or "")
     cm_subnets = [s for s in found.subnets if is_cm_subnet(s) and (not cidr or _overlap(str(s.get("CidrBlock")), cidr))]
     deletes = tuple(Call("delete_subnet", (str(s["SubnetId"]),), names.REASON_UNKNOWN)
                     for s in cm_subnets if s.get("State") == "available")
     if cm_subnets or deletes:
-        return Plan(run, t, calls=deletes, requeue_after=t(1))
+        return _calls(run, t, deletes, t(1))
     run.set(subnets=None)
     if not cidr:
-        return stop(run.step(remove_finalizer=names.FINALIZER))
+        return run.step(remove_finalizer=names.FINALIZER)
     associations = list(vpc.get("CidrBlockAssociationSet") or [])
     assoc = association_for(cidr, associations)
     if assoc is None:
         disassociating = any(a.get("CidrBlock") == cidr and (a.get("CidrBlockState") or {}).get("State")
                              == "disassociating" for a in associations)
-        return stop(run.step(requeue_after=t(1)) if disassociating else run.step(remove_finalizer=names.FINALIZER))
+        return run.step(requeue_after=t(1)) if disassociating else run.step(remove_finalizer=names.FINALIZER)
     state = (assoc.get("CidrBlockState") or {}).get("State")
     if state == "associating":
-        return stop(run.step(requeue_after=t(1)))
+        return run.step(requeue_after=t(1))
     if state == "associated":
-        return Plan(run, t, calls=(Call("disassociate_cidr", (str(assoc["AssociationId"]),), names.REASON_UNKNOWN),),
-                    requeue_after=t(1))
-    return stop(run.fail(names.REASON_UNKNOWN, "VPC Cidr block is in Failed/Associated state", backoff=True))
+        return _calls(run, t, (Call("disassociate_cidr", (str(assoc["AssociationId"]),), names.REASON_UNKNOWN),), t(1))
+    return run.fail(names.REASON_UNKNOWN, "VPC Cidr block is in Failed/Associated state", backoff=True)

@@ -1,12 +1,13 @@
 """The AWS provider of Cloud Resources (``aws`` in :data:`tasks.cloud.clouds.PROVIDERS`): Scope (account from
-STS), the shoot VPC's NAT gateway IPs, IpRange (a VPC CIDR block plus one subnet per zone)."""
+STS), the shoot VPC's NAT gateway IPs and the ranges an IpRange's CIDR is allocated beside (its
+provisioning is the IpRange kind's ``aws`` provider, :mod:`tasks.cloud.aws.iprange`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.cloud.aws import client, iprange
+from tasks.cloud.aws import client
 from tasks.cloud.aws.scope import aws_network_reference, aws_scope_info
 from tasks.cloud.providers import Provider, ProviderError, ScopeInputs
 from tasks.cloud.settings import current as current_settings
@@ -45,4 +46,3 @@ class AwsProvider(Provider):
             raise ProviderError(client.user_message(exc), retryable=client.is_retryable(exc)) from exc
 
     # each kind's steps (reconcile, delete): its module of the layer, taking the provider's context
-    reconcile_iprange, delete_iprange = staticmethod(iprange.reconcile), staticmethod(iprange.delete)

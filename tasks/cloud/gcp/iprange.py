@@ -1,26 +1,14 @@
-"""The KCP IpRange on GCP: one turn is read → pure plan → the planned call → Outcome, the recipe of every
-Cloud kind (docs/cloud.md), as AWS's.
+"""The KCP IpRange on GCP, its I/O (``pkg/kcp/provider/gcp/iprange/v3``): the client of a turn and the
+reads of :func:`read`; the decisions are the pure plan of :mod:`tasks.cloud.gcp.iprange_plan`, declared
+as the IpRange's ``gcp`` provider (:data:`SIDE`), the recipe of every Cloud kind (docs/cloud.md).
 
-Contract::
-
-    step = reconcile(iprange, scope, client)          # -> kube.toolkit.Outcome
-
-- ``iprange``: the KCP ``cloud-control.kyma-project.io/v1beta1`` IpRange as a dict; ``scope``: the KCP
-  Scope (``spec.scope.gcp.project`` and ``.vpcNetwork``); ``client``: a
-  :class:`tasks.cloud.gcp.client.GcpClient` (or anything with the methods of :class:`IpRangeClient`).
-- :func:`read` asks the client for what the plan looks at, one request at a time in the plan's (the
-  original's) order, until the plan needs nothing more (:func:`tasks.cloud.calls.read_as_needed`):
-  the pending operation first (so what it did is seen by the reads after it), the address
-  ``cm-<name>`` (else the legacy name), the PSA connections and, when creating with a connection, the
-  VPC's addresses. A turn waiting on an operation reads only the operation, an invalid CIDR nothing.
-  A refused read is data (:class:`~tasks.cloud.calls.Refused`), never an exception. All reads come
-  before the write.
-- :func:`~tasks.cloud.gcp.iprange_plan.plan` (pure; the flow, reasons and messages are documented
-  there) answers at most one write and the Outcome it leads to; :func:`apply` makes it.
-
-The Outcome (status merge patch with ``state``, ``cidr``, ``id``, ``opIdentifier``, ``conditions``; when to
-come back; on deletion whether the finalizer may go) is carried out by the KCP controller
-(:func:`kube.toolkit.execute`), which returns ``step.as_result()``.
+:func:`read` asks the client for what the plan looks at, one request at a time in the plan's (the
+original's) order, until the plan needs nothing more (:func:`tasks.cloud.calls.read_as_needed`): the
+pending operation first (so what it did is seen by the reads after it), the address ``cm-<name>`` (else
+the legacy name), the PSA connections and, when creating with a connection, the VPC's addresses. A turn
+waiting on an operation reads only the operation, an invalid CIDR nothing. A refused read is data (a
+:class:`~kube.refusal.Failure`), never an exception. All reads come before the write, which the executor
+makes.
 """
 
 from __future__ import annotations
@@ -28,44 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from kube.clock import now_rfc3339
 from kube.toolkit.outcome import Outcome
-from tasks.cloud.calls import Refused, make_calls, read_as_needed
+from tasks.cloud.calls import needed, read_as_needed
 from tasks.cloud.gcp import iprange_plan
-from tasks.cloud.gcp.client import GcpApiError, network_filter
-from tasks.cloud.gcp.iprange_plan import (
-    ANOTHER_VPC_MESSAGE,
-    DELETE_ADDRESS,
-    DELETE_PSA_CONNECTION,
-    DESCRIPTION,
-    PSA_STATES,
-    READY_MESSAGE,
-    REASON_GCP_ERROR,
-    REASON_INVALID_CIDR,
-    RETRY_WAIT,
-    SYNC_ADDRESS,
-    SYNC_PSA_CONNECTION,
-    Plan,
-    Read,
-    address_name,
-    is_psa,
-    legacy_name,
-    parse_cidr,
-    target,
-)
+from tasks.cloud.gcp.client import network_filter
+from tasks.cloud.gcp.clients import compute
+from tasks.cloud.gcp.iprange_plan import PSA_STATES, Read, address_name, legacy_name, target
+from tasks.cloud.registry import ProviderSide, Turn
 
-__all__ = ["ANOTHER_VPC_MESSAGE", "DELETE_ADDRESS", "DELETE_PSA_CONNECTION", "DESCRIPTION", "READY_MESSAGE",
-           "REASON_GCP_ERROR", "REASON_INVALID_CIDR", "RETRY_WAIT", "SYNC_ADDRESS", "SYNC_PSA_CONNECTION",
-           "IpRangeClient", "address_name", "apply", "is_psa", "parse_cidr", "read", "reconcile", "refused",
-           "retry_wait_from_env"]
-
-
-def retry_wait_from_env() -> float:
-    """``GCP_RETRY_WAIT_DURATION`` (Go duration such as ``5s``/``500ms``, or seconds), default
-    :data:`RETRY_WAIT`, from this process's settings (:mod:`tasks.cloud.settings`)."""
-    from tasks.cloud import settings
-
-    return settings.current().gcp_retry_wait
+__all__ = ["SIDE", "IpRangeClient", "read"]
 
 
 class IpRangeClient(Protocol):
@@ -84,17 +43,16 @@ class IpRangeClient(Protocol):
     def get_service_networking_operation(self, name: str) -> dict[str, Any] | None: ...
 
 
-def refused(err: GcpApiError) -> Refused:
-    """A client error as the plan's plain data."""
-    return Refused(err.status, err.message, str(err))
-
-
-def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, Any],
-         needs: Callable[[Read], str | None]) -> Read:
-    """What the plan ``needs``, read one request at a time in its order (see the module doc); a
-    refused read is a :class:`~tasks.cloud.calls.Refused`. Raises ``ValueError`` for a Scope without a
-    GCP project and VPC, ``fencing.FenceError`` when the reconcile must stop."""
-    project, vpc = target(scope)
+def read(clients: Mapping[str, Any], turn: Turn) -> Read:
+    """What the plan needs, read one request at a time in its order (see the module doc); a refused read
+    is its :class:`~kube.refusal.Failure` (a Scope without a GCP project and VPC: nothing is read, the
+    plan says so). Raises ``fencing.FenceError`` when the reconcile must stop."""
+    client: IpRangeClient = clients[""]
+    iprange, scope = turn.obj, turn.scope
+    try:
+        project, vpc = target(scope)
+    except ValueError:
+        return Read()
     status = iprange.get("status") or {}
     op_name = str(status.get("opIdentifier") or "")
     name = str(iprange["metadata"]["name"])
@@ -106,28 +64,13 @@ def read(client: IpRangeClient, iprange: Mapping[str, Any], scope: Mapping[str, 
         "connections": lambda: client.list_service_connections(project, vpc),
         "addresses": lambda: client.list_global_addresses(project, network_filter(project, vpc)),
     }
-    return read_as_needed(Read(), needs, fetch, GcpApiError, refused)
+    return read_as_needed(Read(), lambda found: needed(lambda: _plan(found, turn)), fetch)
 
 
-def apply(client: IpRangeClient, plan: Plan) -> Outcome:
-    """Make the plan's call; the Outcome it leads to (a refused call's Error)."""
-    return make_calls(client, plan, GcpApiError, refused)
+def _plan(found: Read, turn: Turn) -> Outcome:
+    return iprange_plan.plan(turn.obj, turn.scope, found, turn.t(turn.settings.gcp_retry_wait))
 
 
-def reconcile(iprange: dict[str, Any], scope: dict[str, Any], client: IpRangeClient, *,
-              now: str | None = None, retry_wait: float | None = None) -> Outcome:
-    """One turn of a KCP IpRange on GCP: :func:`read` → :func:`~tasks.cloud.gcp.iprange_plan.plan` →
-    :func:`apply`. ``now``: the turn's time (RFC 3339; default: the clock), for the conditions;
-    ``retry_wait``: seconds to wait for an operation (default ``GCP_RETRY_WAIT_DURATION``).
-
-    Never raises for cloud errors (they become conditions); raises ``fencing.FenceError`` when the
-    reconcile must stop writing, ``ValueError`` for a Scope without a GCP project and VPC, and
-    ``KeyError`` when ``iprange`` has no ``metadata.name``.
-    """
-    wait = retry_wait_from_env() if retry_wait is None else retry_wait
-    now = now or now_rfc3339()
-
-    def decide(found: Read) -> Plan:
-        return iprange_plan.plan(iprange, scope, found, wait, now)
-
-    return apply(client, decide(read(client, iprange, scope, lambda found: decide(found).need)))
+#: The IpRange's ``gcp`` provider.
+SIDE = ProviderSide(clients=lambda turn: {"": compute(turn.settings)}, read=read,
+                    create=_plan, delete=_plan)

@@ -1,7 +1,7 @@
 """The KCP IpRange on GCP, the plan (pure): one turn of the original's GCP provider flow
 (``pkg/kcp/provider/gcp/iprange/v3``, reference notes §5.6) over what :mod:`tasks.cloud.gcp.iprange`
-read (:class:`Read`), answered as a :class:`Plan`: at most one GCP write (:class:`Call`) and the
-:class:`~kube.toolkit.Outcome` it leads to.
+read (:class:`Read`), answered as the :class:`~kube.toolkit.Outcome` of at most one GCP write
+(:class:`Call`, made by the executor) and what its answer or refusal leads to.
 
 - The KCP IpRange (``metadata.name``, ``metadata.deletionTimestamp``, ``spec.cidr``,
   ``spec.remoteRef.name``, ``spec.options.gcp.purpose``, ``status``). The common part of the KCP
@@ -47,13 +47,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
-from tasks.cloud.calls import UNREAD, Needed, Refused, need
+from tasks.cloud.calls import UNREAD, need, with_planned
 from tasks.cloud.step import StepBuilder, gone
 
 __all__ = ["ANOTHER_VPC_MESSAGE", "COMPUTE_STATES", "DELETE_ADDRESS", "DELETE_PSA_CONNECTION", "DESCRIPTION",
            "PSA_STATES", "READY_MESSAGE", "REASON_GCP_ERROR", "REASON_INVALID_CIDR", "RETRY_WAIT", "SYNC_ADDRESS",
-           "SYNC_PSA_CONNECTION", "Call", "Plan", "Read", "address_name", "is_psa", "legacy_name", "parse_cidr",
+           "SYNC_PSA_CONNECTION", "Call", "Read", "address_name", "is_psa", "legacy_name", "parse_cidr",
            "plan", "target"]
 
 SYNC_ADDRESS = "SyncAddress"
@@ -75,7 +76,7 @@ PSA_PEERING_NAME = "servicenetworking-googleapis-com"
 RETRY_WAIT = 5.0
 
 #: A read's answer: the resource (``None``: not found) or the refusal.
-Got = Mapping[str, Any] | None | Refused
+Got = Mapping[str, Any] | None | Failure
 
 
 def address_name(kcp_name: str) -> str:
@@ -127,7 +128,7 @@ def _in_vpc(address: Mapping[str, Any], vpc: str) -> bool:
 
 @dataclass(frozen=True)
 class Read:
-    """What one turn read from GCP (a refused read is a :class:`Refused`; a field the plan did not
+    """What one turn read from GCP (a refused read is a :class:`Failure`; a field the plan did not
     need is :data:`~tasks.cloud.calls.UNREAD`), in the order the plan asks for them:
 
     - ``operation``: the pending operation of ``status.opIdentifier`` (``None``: not found); asked for
@@ -141,13 +142,13 @@ class Read:
     operation: Got = UNREAD
     address: Got = UNREAD
     legacy: Got = UNREAD
-    connections: Sequence[Mapping[str, Any]] | Refused = UNREAD
-    addresses: Sequence[Mapping[str, Any]] | Refused = UNREAD
+    connections: Sequence[Mapping[str, Any]] | Failure = UNREAD
+    addresses: Sequence[Mapping[str, Any]] | Failure = UNREAD
 
 
 @dataclass(frozen=True)
 class Call:
-    """One GCP write: ``GcpClient.<method>(*args)``, answering an operation name. Refused: an Error
+    """One GCP write: ``GcpClient.<method>(*args)``, answering an operation name. Failure: an Error
     ``prefix`` + the API's message, retried after the wait."""
 
     method: str
@@ -155,78 +156,59 @@ class Call:
     prefix: str = ""
 
 
-@dataclass
-class Plan:
-    """A turn's answer: ``calls`` (at most one) starting an operation in state ``state``, or the
-    ``final`` Outcome when there is nothing to call; or, while the read is not complete, the field of
-    :class:`Read` it needs next (``need``)."""
-
-    run: StepBuilder
-    retry_wait: float
-    calls: tuple[Call, ...] = ()
-    state: str = ""
-    final: Outcome | None = None
-    need: str | None = None
-
-    def done(self, answers: Sequence[Any] = ()) -> Outcome:
-        """The Outcome once the calls were made: the operation (``answers[0]``) started, come back after the wait."""
-        if self.final is not None:
-            return self.final
-        return self.run.started(self.state, str(answers[0]), self.retry_wait)
-
-    def failed(self, call: Call, refused: Refused) -> Outcome:
-        """The Outcome of a refused call."""
-        return self.run.fail(REASON_GCP_ERROR, f"{call.prefix}{refused.message}", requeue_after=self.retry_wait)
+def _call(run: StepBuilder, retry_wait: float, call: Call, state: str) -> Outcome:
+    """The Outcome making ``call``, which starts an operation in state ``state``: once made, its answer is
+    the operation to wait for (come back after the wait); refused, an Error ``prefix`` + the API's
+    message, retried after the wait."""
+    return with_planned((call,), lambda answers: run.started(state, str(answers[0]), retry_wait),
+                        lambda c, failure: run.fail(REASON_GCP_ERROR, f"{c.prefix}{failure.message}",
+                                                    requeue_after=retry_wait))
 
 
 def plan(iprange: Mapping[str, Any], scope: Mapping[str, Any], found: Read, retry_wait: float = RETRY_WAIT,
-         now: str | None = None) -> Plan:
-    """One turn of the KCP IpRange on GCP over ``found`` (see the module doc); a Plan whose ``need``
-    names the next read while one it looks at is unread. Raises ``ValueError`` for a Scope without a
-    GCP project and VPC."""
-    project, vpc = target(scope)
+         now: str | None = None) -> Outcome:
+    """One turn of the KCP IpRange on GCP over ``found`` (see the module doc). Raises
+    :class:`~tasks.cloud.calls.Needed` naming the next read while one it looks at is unread. A Scope
+    without a GCP project and VPC is an Error ``GCPError`` saying so."""
     run = StepBuilder(iprange, now)
     try:
-        return _plan(run, iprange, project, vpc, found, retry_wait)
-    except Needed as needed:
-        return Plan(run, retry_wait, need=needed.key)
+        project, vpc = target(scope)
+    except ValueError as exc:
+        return run.fail(REASON_GCP_ERROR, str(exc))
+    return _plan(run, iprange, project, vpc, found, retry_wait)
 
 
 def _plan(run: StepBuilder, iprange: Mapping[str, Any], project: str, vpc: str, found: Read,
-          retry_wait: float) -> Plan:
-    """:func:`plan`'s walk: the first unread field it looks at raises :class:`~tasks.cloud.calls.Needed`."""
-
-    def stop(step: Outcome) -> Plan:
-        return Plan(run, retry_wait, final=step)
+          retry_wait: float) -> Outcome:
 
     # CIDR (create path only: deletion finds the address by name)
     ip, prefix = "", 0
     if not run.deleting:
         cidr = str(run.status.get("cidr") or run.spec.get("cidr") or "")
         if not cidr:
-            return stop(run.fail(REASON_INVALID_CIDR, "CIDR is required"))
+            return run.fail(REASON_INVALID_CIDR, "CIDR is required")
         if not run.status.get("cidr"):
             run.set(cidr=cidr)
         try:
             ip, prefix = parse_cidr(cidr)
         except ValueError as err:
-            return stop(run.fail(REASON_INVALID_CIDR, str(err)))
+            return run.fail(REASON_INVALID_CIDR, str(err))
 
     # 1. a pending operation
     waiting = _operation(run, found, retry_wait)
     if waiting is not None:
-        return stop(waiting)
+        return waiting
 
     # 2. the global address (new name, then the legacy one)
     address = need(found, "address")
-    if isinstance(address, Refused):
-        return stop(run.fail(REASON_GCP_ERROR, "Error getting address from GCP", backoff=True))
+    if isinstance(address, Failure):
+        return run.fail(REASON_GCP_ERROR, "Error getting address from GCP", backoff=True)
     if address is not None and not _in_vpc(address, vpc):
-        return stop(run.fail(REASON_GCP_ERROR, ANOTHER_VPC_MESSAGE))
+        return run.fail(REASON_GCP_ERROR, ANOTHER_VPC_MESSAGE)
     if address is None and legacy_name(iprange):
         fallback = need(found, "legacy")
-        if isinstance(fallback, Refused):
-            return stop(run.fail(REASON_GCP_ERROR, "Error getting fallback IpRange address from GCP", backoff=True))
+        if isinstance(fallback, Failure):
+            return run.fail(REASON_GCP_ERROR, "Error getting fallback IpRange address from GCP", backoff=True)
         if fallback is not None and _in_vpc(fallback, vpc):
             address = fallback
 
@@ -235,8 +217,8 @@ def _plan(run: StepBuilder, iprange: Mapping[str, Any], project: str, vpc: str, 
     psa = is_psa(iprange)
     if psa:
         connections = need(found, "connections")
-        if isinstance(connections, Refused):
-            return stop(run.fail(REASON_GCP_ERROR, "Error listing Service Connections from GCP", backoff=True))
+        if isinstance(connections, Failure):
+            return run.fail(REASON_GCP_ERROR, "Error listing Service Connections from GCP", backoff=True)
         connection = next((c for c in connections if c.get("peering") == PSA_PEERING_NAME), None)
 
     if run.deleting:
@@ -253,7 +235,7 @@ def _operation(run: StepBuilder, found: Read, retry_wait: float) -> Outcome | No
         run.set(opIdentifier=None)  # unknown state: forget the operation (the original does the same)
         return None
     op = need(found, "operation")
-    if isinstance(op, Refused):
+    if isinstance(op, Failure):
         return run.fail(REASON_GCP_ERROR, op.message, backoff=True, state=None)
     psa = state in PSA_STATES
     if op is not None and not (op.get("done") if psa else op.get("status") == "DONE"):
@@ -270,9 +252,9 @@ def _operation(run: StepBuilder, found: Read, retry_wait: float) -> Outcome | No
 
 
 def _create(run: StepBuilder, retry_wait: float, project: str, vpc: str, address: Mapping[str, Any] | None,
-            connection: Mapping[str, Any] | None, found: Read, psa: bool, ip: str, prefix: int) -> Plan:
-    def call(state: str, method: str, *args: Any, prefix: str) -> Plan:
-        return Plan(run, retry_wait, calls=(Call(method, args, prefix),), state=state)
+            connection: Mapping[str, Any] | None, found: Read, psa: bool, ip: str, prefix: int) -> Outcome:
+    def call(state: str, method: str, *args: Any, prefix: str) -> Outcome:
+        return _call(run, retry_wait, Call(method, args, prefix), state)
 
     if address is None:
         return call(SYNC_ADDRESS, "insert_global_address", project, vpc, address_name(run.name), DESCRIPTION, ip,
@@ -285,9 +267,8 @@ def _create(run: StepBuilder, retry_wait: float, project: str, vpc: str, address
             return call(SYNC_PSA_CONNECTION, "create_service_connection", project, vpc, [name],
                         prefix="Error creating PSA Connection: ")
         listed = need(found, "addresses")
-        if isinstance(listed, Refused):
-            return Plan(run, retry_wait, final=run.fail(REASON_GCP_ERROR, "Error listing Global Addresses from GCP",
-                                                        backoff=True))
+        if isinstance(listed, Failure):
+            return run.fail(REASON_GCP_ERROR, "Error listing Global Addresses from GCP", backoff=True)
         ranges = sorted({str(a["name"]) for a in listed if a.get("purpose") == PSA_PURPOSE})
         reserved = list(connection.get("reservedPeeringRanges") or [])
         if sorted(reserved) != ranges:
@@ -297,12 +278,12 @@ def _create(run: StepBuilder, retry_wait: float, project: str, vpc: str, address
             return call(SYNC_PSA_CONNECTION, "delete_service_connection", project, vpc,
                         prefix="Error updating PSA Connection: ")
         if name not in reserved:
-            return Plan(run, retry_wait, final=run.step())
-    return Plan(run, retry_wait, final=run.ready(READY_MESSAGE))
+            return run.step()
+    return run.ready(READY_MESSAGE)
 
 
 def _delete(run: StepBuilder, retry_wait: float, project: str, vpc: str, address: Mapping[str, Any] | None,
-            connection: Mapping[str, Any] | None) -> Plan:
+            connection: Mapping[str, Any] | None) -> Outcome:
     name = str(address.get("name")) if address is not None else address_name(run.name)
     if connection is not None:
         reserved = list(connection.get("reservedPeeringRanges") or [])
@@ -310,8 +291,8 @@ def _delete(run: StepBuilder, retry_wait: float, project: str, vpc: str, address
             rest = [r for r in reserved if r != name]
             call = Call("patch_service_connection", (project, vpc, rest)) if rest \
                 else Call("delete_service_connection", (project, vpc))
-            return Plan(run, retry_wait, calls=(call,), state=DELETE_PSA_CONNECTION)
+            return _call(run, retry_wait, call, DELETE_PSA_CONNECTION)
     if address is not None:
         delete = Call("delete_global_address", (project, name), "Error deleting Address: ")
-        return Plan(run, retry_wait, calls=(delete,), state=DELETE_ADDRESS)
-    return Plan(run, retry_wait, final=gone())
+        return _call(run, retry_wait, delete, DELETE_ADDRESS)
+    return gone()

@@ -3,7 +3,7 @@ what was read (pure).
 
 :func:`plan` takes what :func:`tasks.cloud.kcp.iprange.read` read (the IpRange, its Scope, the
 provider's ranges and the VpcPeering it wants, the Network, that VpcPeering, the consumers while
-deleting) and answers an :class:`IpRangePlan`, in the original's order:
+deleting) and answers an :class:`~kube.toolkit.Outcome`, in the original's order:
 
 1. the Scope: missing -> Error ``ScopeNoFound`` (sic) ``Scope <name> does not exist``, requeue 60 s
    (while deleting nothing can have been provisioned: the finalizer goes); the finalizer; an unknown
@@ -21,14 +21,13 @@ deleting) and answers an :class:`IpRangePlan`, in the original's order:
    not belong to kyma <scope>`` (requeue 60 s), deleting or not;
 5. deleting: refused while a consumer uses it (Warning ``DeleteWhileUsed`` ``Can not be deleted while
    used by <Kind>: [ns/name ...]``, state Warning, requeue 10 s); else state ``Deleting`` (the Warning
-   goes) and the provider's delete (``provider`` ``delete``) while the Network is there; without it
-   (or a provider) the turn's Outcome is :attr:`IpRangePlan.turn`: the VpcPeering deleted first
-   (requeue 1 s), then the finalizer;
-6. the provider's turn (``provider`` ``reconcile``).
+   goes) and the provider's delete (handoff ``delete``) while the Network is there; without it (or a
+   provider) the VpcPeering is deleted first (requeue 1 s), then the finalizer;
+6. the provider's turn (handoff ``reconcile``).
 
-After the provider's turn, :func:`finish` answers the writes its Outcome asks for
-(:class:`~tasks.cloud.step.ChildStep`): the VpcPeering created (labels ``kymaName`` = the Scope, the
-module's) or deleted, and on deletion the ``<scope>--cm`` Network once the finalizer may go.
+A provider's deletion turn is completed by :func:`finish`: the ``<scope>--cm`` Network goes once it
+releases the finalizer. The kyma VpcPeering a provider's turn depends on is created or deleted by that
+turn's own Outcome (:func:`peering_writes`: labels ``kymaName`` = the Scope, the module's).
 
 Writes the original makes between its reads are one Outcome here: the CIDR is part of the status patch of
 whatever the turn ends with (its Warning Event only when the conditions or state changed, as the
@@ -43,12 +42,13 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, at_end
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
-from tasks.cloud.step import ChildStep, StepBuilder, go_list, gone, with_child
+from tasks.cloud.step import StepBuilder, go_list, gone
 
-__all__ = ["NETWORK", "VPC_PEERING", "IpRangePlan", "Seen", "finish", "network_name", "plan", "scope_name"]
+__all__ = ["NETWORK", "VPC_PEERING", "Seen", "finish", "network_name", "network_names", "peering_writes", "plan",
+           "scope_name"]
 
 #: :attr:`~kube.toolkit.Action.kind` of the writes.
 NETWORK = names.NETWORK.kind
@@ -81,24 +81,6 @@ class Seen:
     users: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class IpRangePlan:
-    """One turn: ``step`` is carried out first, then ``actions`` are written; then the turn is either
-    over (``step`` says when to come back), or the provider's (``provider``: ``reconcile`` /
-    ``delete``, with the object as ``step`` left it), or ``turn`` stands for the provider's Outcome (deleting
-    without one). A provider's (or ``turn``'s) Outcome is completed by :func:`finish`.
-
-    Attributes:
-        warning: a line for the log (why the allocation failed), ``""`` for none.
-    """
-
-    step: Outcome
-    actions: tuple[Action, ...] = ()
-    provider: str = ""
-    turn: Outcome | None = None
-    warning: str = ""
-
-
 def scope_name(obj: Mapping[str, Any]) -> str:
     """``spec.scope.name``."""
     return str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
@@ -107,6 +89,12 @@ def scope_name(obj: Mapping[str, Any]) -> str:
 def network_name(obj: Mapping[str, Any]) -> str:
     """``spec.network.name``, default ``<scope>--kyma``."""
     return str(((obj.get("spec") or {}).get("network") or {}).get("name") or names.kyma_network(scope_name(obj)))
+
+
+def network_names(obj: Mapping[str, Any]) -> list[str]:
+    """The Network the IpRange lives in (:func:`network_name`): its deletion waits for the IpRange, its
+    status changes wake it."""
+    return [network_name(obj)]
 
 
 def _with(step: Outcome, fields: Mapping[str, Any]) -> Outcome:
@@ -122,19 +110,19 @@ def _ours(peering: Mapping[str, Any], scope: str) -> bool:
     return ((peering.get("metadata") or {}).get("labels") or {}).get(names.LABEL_KYMA_NAME) == scope
 
 
-def _cidr(run: StepBuilder, ranges: Sequence[str]) -> tuple[dict[str, Any], Outcome | None, str]:
-    """``(status fields to write, a Outcome that ends the turn or None, a log line)``."""
+def _cidr(run: StepBuilder, ranges: Sequence[str]) -> tuple[dict[str, Any], Outcome | None]:
+    """``(status fields to write, an Outcome that ends the turn or None)``."""
     if run.status.get("cidr"):
-        return {}, None, ""
+        return {}, None
     spec_cidr = str(run.spec.get("cidr") or "")
     if spec_cidr:
-        return {"cidr": spec_cidr}, None, ""
+        return {"cidr": spec_cidr}, None
     if not ranges or not ranges[0]:
-        return {}, run.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Error due to unknown SKR nodes range"), ""
+        return {}, run.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Error due to unknown SKR nodes range")
     try:
-        return {"cidr": allocate_cidr(list(ranges))}, None, ""
-    except AllocationError as exc:
-        return {}, run.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Unable to allocate CIDR"), str(exc)
+        return {"cidr": allocate_cidr(list(ranges))}, None
+    except AllocationError:
+        return {}, run.fail(names.REASON_CIDR_ALLOCATION_FAILED, "Unable to allocate CIDR")
 
 
 def _network(seen: Seen, run: StepBuilder, cidr: str, t: Callable[[float], float]
@@ -162,70 +150,79 @@ def _network(seen: Seen, run: StepBuilder, cidr: str, t: Callable[[float], float
     return None
 
 
-def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> IpRangePlan:
-    """One turn of the KCP IpRange up to the provider's (see the module doc)."""
+def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Outcome:
+    """One turn of the KCP IpRange up to the provider's (see the module doc): an Outcome that ends the
+    turn, or hands the object to the provider (:attr:`~kube.toolkit.Outcome.handoff` ``reconcile`` /
+    ``delete``)."""
     obj = seen.obj
     run = StepBuilder(obj, now)
     scope = scope_name(obj)
     if seen.scope is None:
         if run.deleting:  # nothing can have been provisioned without a Scope to reach the cloud with
-            return IpRangePlan(gone())
-        return IpRangePlan(run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope} does not exist", requeue_after=t(60)))
+            return gone()
+        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope} does not exist", requeue_after=t(60))
     fields: dict[str, Any] = {}
     has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
     add = None if has_finalizer or run.deleting else names.FINALIZER
     if not run.deleting:
         if not seen.provider_known:
             step = run.fail(names.REASON_UNKNOWN, f"Unknown provider {(seen.scope.get('spec') or {}).get('provider')}")
-            return IpRangePlan(replace(step, add_finalizer=add))
-        fields, stop, warning = _cidr(run, seen.ranges)
+            return replace(step, add_finalizer=add)
+        fields, stop = _cidr(run, seen.ranges)
         if stop is not None:
-            return IpRangePlan(replace(stop, add_finalizer=add), warning=warning)
+            return replace(stop, add_finalizer=add)
         cidr = str(fields.get("cidr") or run.status.get("cidr") or "")
         waiting = _network(seen, run, cidr, t)
         if waiting is not None:
-            return IpRangePlan(replace(_with(waiting[0], fields), add_finalizer=add), waiting[1])
+            return replace(_with(waiting[0], fields), add_finalizer=add).first(*waiting[1])
     if seen.wanted and seen.peering is not None and not _ours(seen.peering, scope):
         name = seen.wanted["metadata"]["name"]
         step = run.fail(names.REASON_UNKNOWN, f"VpcPeering {name} exists and does not belong to kyma {scope}",
                         requeue_after=t(60))
-        return IpRangePlan(replace(_with(step, fields), add_finalizer=add))
+        return replace(_with(step, fields), add_finalizer=add)
     if not run.deleting:
-        return IpRangePlan(_with(Outcome(add_finalizer=add), fields), provider="reconcile")
+        return _with(Outcome(add_finalizer=add, handoff="reconcile"), fields)
     if seen.users:
         message = "; ".join(f"Can not be deleted while used by {kind}: {go_list(refs)}"
                             for kind, refs in seen.users.items())
         run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED, message, names.STATE_WARNING)
-        return IpRangePlan(run.step(requeue_after=t(10)))
+        return run.step(requeue_after=t(10))
     deleting = run.without(names.COND_WARNING).set(state=names.STATE_DELETING).step()
     if seen.provider_known and seen.network is not None:
-        return IpRangePlan(deleting, provider="delete")
-    if seen.peering is not None:  # the network is gone, the provider has nothing left: the VpcPeering still goes first
-        return IpRangePlan(deleting, turn=with_child(Outcome(requeue_after=t(1)), False))
-    return IpRangePlan(deleting, turn=gone())
+        return replace(deleting, handoff="delete")
+    if seen.peering is not None and seen.wanted:  # the network is gone, the provider has nothing left
+        return replace(deleting, requeue_after=t(1)).also(*peering_writes(obj, seen.wanted, seen.peering, False))
+    return finish(seen, replace(deleting, remove_finalizer=names.FINALIZER))
 
 
-def finish(seen: Seen, step: Outcome) -> tuple[Action, ...]:
-    """The writes the provider's ``step`` (or :attr:`IpRangePlan.turn`) asks for, made before it is
-    carried out: the VpcPeering created or deleted as a :class:`~tasks.cloud.step.ChildStep` says, and
-    while deleting the ``<scope>--cm`` Network once ``step`` releases the finalizer."""
+def peering_writes(obj: Mapping[str, Any], wanted: Mapping[str, Any], peering: Mapping[str, Any] | None,
+                   exist: bool) -> tuple[Action, ...]:
+    """The writes that make the KCP VpcPeering ``wanted`` (the provider's, for the IpRange ``obj``) exist
+    (``exist``; created when ``peering``, as read, is ``None``: in the IpRange's namespace, labelled with
+    the Scope's kyma name and the module's) or be gone (deleted unless already being deleted), as the
+    original's ``kymaPeeringCreate`` / ``kymaPeeringDelete``."""
+    scope, namespace = scope_name(obj), str((obj.get("metadata") or {}).get("namespace") or "")
+    meta = dict(wanted.get("metadata") or {})
+    if exist and peering is None:
+        meta["namespace"] = namespace
+        meta["labels"] = {**(meta.get("labels") or {}), names.LABEL_KYMA_NAME: scope,
+                          names.LABEL_MODULE: names.MODULE_LABEL_VALUE}
+        return (Action.on("create", names.VPC_PEERING, {**wanted, "metadata": meta}),)
+    if not exist and peering is not None and not (peering.get("metadata") or {}).get("deletionTimestamp"):
+        gone_peering = {"metadata": {"name": str(meta["name"]), "namespace": namespace}}
+        return (Action.on("delete", names.VPC_PEERING, gone_peering, actual=dict(peering)),)
+    return ()
+
+
+def finish(seen: Seen, outcome: Outcome) -> Outcome:
+    """A deletion turn's ``outcome`` (the provider's, or the plan's own) completed: once its final
+    Outcome releases the finalizer, the ``<scope>--cm`` Network the IpRange lived in goes first (pure)."""
     obj = seen.obj
     scope, namespace = scope_name(obj), str((obj.get("metadata") or {}).get("namespace") or "")
-    actions: list[Action] = []
-    if seen.wanted and isinstance(step, ChildStep) and step.child is not None:
-        meta = dict(seen.wanted.get("metadata") or {})
-        if step.child and seen.peering is None:
-            meta["namespace"] = namespace
-            meta["labels"] = {**(meta.get("labels") or {}), names.LABEL_KYMA_NAME: scope,
-                              names.LABEL_MODULE: names.MODULE_LABEL_VALUE}
-            actions.append(Action.on("create", names.VPC_PEERING, {**seen.wanted, "metadata": meta}))
-        elif not step.child and seen.peering is not None \
-                and not (seen.peering.get("metadata") or {}).get("deletionTimestamp"):
-            gone_peering = {"metadata": {"name": str(meta["name"]), "namespace": namespace}}
-            actions.append(Action.on("delete", names.VPC_PEERING, gone_peering, actual=dict(seen.peering)))
-    deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
     name = network_name(obj)
-    if deleting and step.remove_finalizer and name == names.cm_network(scope) and seen.network is not None:
-        actions.append(Action.on("delete", names.NETWORK, {"metadata": {"name": name, "namespace": namespace}},
-                                 actual=dict(seen.network)))
-    return tuple(actions)
+    if not (obj.get("metadata") or {}).get("deletionTimestamp") or name != names.cm_network(scope) \
+            or seen.network is None:
+        return outcome
+    gone_network = Action.on("delete", names.NETWORK, {"metadata": {"name": name, "namespace": namespace}},
+                             actual=dict(seen.network))
+    return at_end(outcome, lambda last: last.first(gone_network) if last.remove_finalizer else last)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kube.refusal import Failure
 from tasks.cloud.aws.iprange_plan import (
-    Failure,
     Read,
     association_for,
     missing_subnets,
@@ -15,7 +15,7 @@ from tasks.cloud.aws.iprange_plan import (
     subnet_conflict,
     vpc_overlap,
 )
-from tasks.cloud.calls import Refused
+from tests.fixtures.outcomes import calls, done, failed
 
 
 def assoc(cidr: str, state: str = "associated", ident: str = "a") -> dict:
@@ -66,6 +66,11 @@ def t(seconds: float) -> float:
     return seconds
 
 
+def refused(status: int, message: str, text: str = "") -> Failure:
+    """A refused EC2 request as the client layer classifies it (``message``: the user's words)."""
+    return Failure("refused", status, message=message, text=text or message)
+
+
 def kcp_range(status: dict | None = None, spec_cidr: str = "", deleting: bool = False) -> dict:
     meta: dict = {"name": "id-1", "namespace": "kcp-system"}
     if deleting:
@@ -102,32 +107,32 @@ def first_condition(step: object) -> tuple[str, str, str]:
 ])
 def test_create_refusals(obj: dict, found: Read, expected: tuple[str, str, str]) -> None:
     plan = plan_create(obj, SCOPE, found, t, NOW)
-    assert plan.calls == ()
-    step = plan.done()
+    assert calls(plan) == ()
+    step = done(plan)
     assert first_condition(step) == expected
     assert step.event is not None and (step.event.type, step.event.reason) == ("Warning", expected[1])
 
 
 def test_create_associates_then_makes_the_subnets_then_is_ready() -> None:
     plan = plan_create(kcp_range(), SCOPE, Read(vpc()), t, NOW)
-    assert [(c.method, c.args) for c in plan.calls] == [("associate_cidr", ("vpc-1", "10.251.0.0/22"))]
-    step = plan.done([{"AssociationId": "assoc-9"}])
+    assert [(c.method, c.args) for c in calls(plan)] == [("associate_cidr", ("vpc-1", "10.251.0.0/22"))]
+    step = done(plan, [{"AssociationId": "assoc-9"}])
     assert step.status is not None and step.status["addressSpaceId"] == "assoc-9"
     assert step.status["ranges"] == ["10.251.0.0/23", "10.251.2.0/23"] and step.requeue_after == 1
 
     made = plan_create(kcp_range(), SCOPE, Read(vpc(assoc("10.251.0.0/22", ident="assoc-9"))), t, NOW)
-    assert [c.args[1:3] for c in made.calls] == [("z1", "10.251.0.0/23"), ("z2", "10.251.2.0/23")]
-    tags = made.calls[0].args[3]
+    assert [c.args[1:3] for c in calls(made)] == [("z1", "10.251.0.0/23"), ("z2", "10.251.2.0/23")]
+    tags = calls(made)[0].args[3]
     assert tags["Name"] == "id-1-0" and tags["cloud-manager.kyma-project.io/iprange"] == "1"
 
     subnets = [subnet("10.251.0.0/23", "z1", cm=True, ident="s-1"), subnet("10.251.2.0/23", "z2", cm=True, ident="s-2")]
     ready = plan_create(kcp_range(), SCOPE, Read(vpc(assoc("10.251.0.0/22", ident="assoc-9")), subnets), t, NOW)
-    step = ready.done()
-    assert ready.calls == () and first_condition(step) == ("Ready", "Ready", "Ready")
+    step = done(ready)
+    assert calls(ready) == () and first_condition(step) == ("Ready", "Ready", "Ready")
     assert step.status is not None and [s["id"] for s in step.status["subnets"]] == ["s-1", "s-2"]
 
 
-@pytest.mark.parametrize(("found", "calls", "gone", "requeue"), [
+@pytest.mark.parametrize(("found", "expected", "gone", "requeue"), [
     (Read(None), [], True, None),
     (Read(vpc(assoc("10.251.0.0/22", ident="assoc-9")), [subnet("10.251.0.0/23", cm=True, ident="s-1")]),
      [("delete_subnet", ("s-1",))], False, 1),
@@ -135,10 +140,10 @@ def test_create_associates_then_makes_the_subnets_then_is_ready() -> None:
     (Read(vpc(assoc("10.251.0.0/22", "disassociating"))), [], False, 1),
     (Read(vpc()), [], True, None),
 ])
-def test_delete(found: Read, calls: list, gone: bool, requeue: float | None) -> None:
+def test_delete(found: Read, expected: list, gone: bool, requeue: float | None) -> None:
     plan = plan_delete(kcp_range(deleting=True), found, t, NOW)
-    assert [(c.method, c.args) for c in plan.calls] == calls
-    step = plan.done([None] * len(calls))
+    assert [(c.method, c.args) for c in calls(plan)] == expected
+    step = done(plan, [None] * len(expected))
     assert bool(step.remove_finalizer) is gone and step.requeue_after == requeue
 
 
@@ -158,25 +163,25 @@ def pending(s: dict) -> dict:
 ])
 def test_create_waits_without_calls_or_conditions(obj: dict, found: Read, requeue: float) -> None:
     plan = plan_create(obj, SCOPE, found, t, NOW)
-    step = plan.done()
-    assert plan.calls == () and step.requeue_after == requeue and step.event is None and step.error is None
+    step = done(plan)
+    assert calls(plan) == () and step.requeue_after == requeue and step.event is None and step.error is None
     assert "conditions" not in (step.status or {})
 
 
 def test_create_a_cidr_too_small_for_the_zones_can_not_split() -> None:
-    step = plan_create(kcp_range({"cidr": "10.251.0.0/32"}), SCOPE, Read(vpc()), t, NOW).done()
+    step = done(plan_create(kcp_range({"cidr": "10.251.0.0/32"}), SCOPE, Read(vpc()), t, NOW))
     assert first_condition(step) == ("Error", "CidrCanNotSplit", "Can not split CIDR to 2 subnets")
 
 
 def test_create_keeps_the_vpc_id_and_ranges_already_in_the_status() -> None:
     obj = kcp_range({"ranges": ["10.251.0.0/23", "10.251.2.0/23"], "vpcId": "vpc-1"})
     plan = plan_create(obj, SCOPE, Read(vpc(ASSOCIATED), [OURS[0]]), t, NOW)
-    assert [(c.method, c.args[1:3]) for c in plan.calls] == [("create_subnet", ("z2", "10.251.2.0/23"))]
-    assert plan.calls[0].args[3] == {
+    assert [(c.method, c.args[1:3]) for c in calls(plan)] == [("create_subnet", ("z2", "10.251.2.0/23"))]
+    assert calls(plan)[0].args[3] == {
         "Name": "id-1-1", "cloud-manager.kyma-project.io/name": "kcp-system/id-1",
         "cloud-manager.kyma-project.io/remote-name": "/r", "cloud-manager.kyma-project.io/scope": "k",
         "cloud-manager.kyma-project.io/iprange": "1"}
-    step = plan.done([OURS[1]])
+    step = done(plan, [OURS[1]])
     assert step.status is not None and "ranges" not in step.status and "vpcId" not in step.status
     assert step.status["addressSpaceId"] == "assoc-9"
     assert step.status["subnets"] == [{"id": "s-2", "zone": "z2", "range": "10.251.2.0/23", "name": ""}]
@@ -188,16 +193,16 @@ def test_create_keeps_the_vpc_id_and_ranges_already_in_the_status() -> None:
 ])
 def test_create_a_refused_call_is_its_error_with_backoff(found: Read, call: int, expected: tuple) -> None:
     plan = plan_create(kcp_range(), SCOPE, found, t, NOW)
-    step = plan.failed(plan.calls[call], Failure(400, "bad cidr", "An error occurred (X): bad cidr"))
+    step = failed(plan, calls(plan)[call], refused(400, "bad cidr", "An error occurred (X): bad cidr"))
     assert first_condition(step) == expected and step.error == expected[2] and step.requeue_after is None
 
 
 @pytest.mark.parametrize("deleting", [False, True])
 def test_a_retryable_refusal_comes_back_in_10_s_without_an_error(deleting: bool) -> None:
-    slow = Failure(503, "slow down", retryable=True)
+    slow = Failure("retry", 503, message="slow down")
     obj = kcp_range(deleting=deleting)
     plan = plan_delete(obj, Read(vpc(ASSOCIATED)), t, NOW) if deleting else plan_create(obj, SCOPE, Read(vpc()), t, NOW)
-    step = plan.failed(plan.calls[0], slow)
+    step = failed(plan, calls(plan)[0], slow)
     assert step.requeue_after == 10 and step.error is None and step.event is None
     assert "conditions" not in (step.status or {})
     read = read_failed(obj, slow, "Unknown", t, NOW)
@@ -205,15 +210,15 @@ def test_a_retryable_refusal_comes_back_in_10_s_without_an_error(deleting: bool)
 
 
 @pytest.mark.parametrize(("reason", "failure"), [
-    ("CloudProviderError", Failure(403, "Not authorized to perform this operation.")),
-    ("Unknown", Refused(400, "no such vpc")),  # a plain refusal is never retried without an Error
+    ("CloudProviderError", refused(403, "Not authorized to perform this operation.")),
+    ("Unknown", refused(400, "no such vpc")),  # a plain refusal is never retried without an Error
 ])
-def test_a_refused_read_is_an_error_with_the_users_words(reason: str, failure: Refused) -> None:
+def test_a_refused_read_is_an_error_with_the_users_words(reason: str, failure: Failure) -> None:
     step = read_failed(kcp_range(), failure, reason, t, NOW)
     assert first_condition(step) == ("Error", reason, failure.message) and step.error == failure.message
 
 
-@pytest.mark.parametrize(("obj", "found", "calls", "expected"), [
+@pytest.mark.parametrize(("obj", "found", "made", "expected"), [
     # only Cloud Manager's subnets inside the CIDR go; those not available yet are waited for
     (kcp_range(deleting=True), Read(vpc(ASSOCIATED), [pending(OURS[0]), OURS[1],
                                                        subnet("10.251.0.0/24", ident="foreign"),
@@ -226,17 +231,17 @@ def test_a_refused_read_is_an_error_with_the_users_words(reason: str, failure: R
     (kcp_range({"cidr": ""}, deleting=True), Read(vpc(ASSOCIATED)), [], (True, None)),
     (kcp_range(deleting=True), Read(vpc(assoc("10.251.0.0/22", "associating"))), [], (False, 1)),
 ])
-def test_delete_branches(obj: dict, found: Read, calls: list, expected: tuple) -> None:
+def test_delete_branches(obj: dict, found: Read, made: list, expected: tuple) -> None:
     plan = plan_delete(obj, found, t, NOW)
-    assert [(c.method, c.args) for c in plan.calls] == calls
-    step = plan.done([None] * len(calls))
+    assert [(c.method, c.args) for c in calls(plan)] == made
+    step = done(plan, [None] * len(made))
     assert (bool(step.remove_finalizer), step.requeue_after) == expected and step.error is None
 
 
 def test_delete_an_association_in_another_state_is_an_unknown_error() -> None:
     plan = plan_delete(kcp_range(deleting=True), Read(vpc(assoc("10.251.0.0/22", "failed"))), t, NOW)
-    step = plan.done()
-    assert plan.calls == () and not step.remove_finalizer
+    step = done(plan)
+    assert calls(plan) == () and not step.remove_finalizer
     assert first_condition(step) == ("Error", "Unknown", "VPC Cidr block is in Failed/Associated state")
     assert step.error == "VPC Cidr block is in Failed/Associated state"
 
@@ -245,9 +250,9 @@ def test_delete_removes_ready_and_a_refused_call_is_unknown() -> None:
     ready = {"state": "Ready", "subnets": [{"id": "s-1"}],
              "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]}
     plan = plan_delete(kcp_range(ready, deleting=True), Read(vpc(ASSOCIATED)), t, NOW)
-    assert [c.method for c in plan.calls] == ["disassociate_cidr"]
-    done = plan.done([None])
-    assert done.status is not None and done.status["conditions"] == [] and done.status["subnets"] is None
-    refused = plan_delete(kcp_range(ready, deleting=True), Read(vpc(ASSOCIATED)), t, NOW)
-    step = refused.failed(refused.calls[0], Failure(400, "in use"))
+    assert [c.method for c in calls(plan)] == ["disassociate_cidr"]
+    gone = done(plan, [None])
+    assert gone.status is not None and gone.status["conditions"] == [] and gone.status["subnets"] is None
+    again = plan_delete(kcp_range(ready, deleting=True), Read(vpc(ASSOCIATED)), t, NOW)
+    step = failed(again, calls(again)[0], refused(400, "in use"))
     assert first_condition(step) == ("Error", "Unknown", "in use") and step.error == "in use"

@@ -1,27 +1,33 @@
-"""The Azure KCP IpRange step through the Azure layer (azure-mgmt-network, -privatedns, -resource)
-against the ARM stand-in: CM network, the kyma VpcPeering asked for once its VNet is there (made Ready
-here as the KCP controllers would; its ARM peerings are tested through them in
-tests/integration/cloud/test_providers.py), security group → subnet → DNS zone → link, deletion in
-reverse order, 429, failed provisioning, errors."""
+"""The IpRange kind's Azure provider through the Azure layer (azure-mgmt-network, -privatedns, -resource)
+against the ARM stand-in, as the KCP controller runs it (read, plan, the executor's calls): CM network,
+the kyma VpcPeering created once its VNet is there (made Ready here as the KCP controllers would; its ARM
+peerings are tested through them in tests/integration/cloud/test_providers.py), security group → subnet
+→ DNS zone → link, deletion in reverse order, 429, failed provisioning, errors."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 import fencing
+from kube.toolkit import Action, Outcome, execute
 from standins.azure import AzureStandIn
-from tasks.cloud.azure import iprange
+from tasks.cloud import registry
 from tasks.cloud.azure.client import AzureClient
-from tasks.cloud.step import ChildStep
+from tasks.cloud.azure.iprange_plan import Timing
+from tasks.cloud.kcp.iprange_plan import Seen
+from tasks.cloud.kcp.kind import provider_turn
+from tasks.cloud.registry import Turn
+from tasks.cloud.settings import CloudSettings
 from tests.integration.cloud.steps import apply_step, drive
 
 from .conftest import REGION, SUBSCRIPTION, VPC, azure_scope, kcp_iprange
 
 pytestmark = pytest.mark.integration
-FAST = iprange.Timing().scaled(0.001)
+FAST = Timing().scaled(0.001)
 CM = f"{VPC}--cm"
 NET = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{{rg}}/providers/Microsoft.Network"
 ZONE = "privatelink.redis.cache.windows.net"
@@ -43,17 +49,34 @@ PEERINGS: dict[str, dict[str, Any]] = {}
 ASKED: list[tuple[str, bool, int]] = []
 
 
+def _turn(obj: dict[str, Any], client: AzureClient, peering: dict[str, Any] | None, *, scale: float = 1000.0,
+          network_type: str = "", scope: dict[str, Any] | None = None) -> tuple[Outcome, list[Action]]:
+    """The provider's Outcome of one turn, carried out with ``client`` but for its writes of the kyma
+    VpcPeering, which are answered: ``(outcome, those writes)``."""
+    scope = scope or azure_scope()
+    network = {"spec": {"type": network_type}} if network_type else None
+    turn = Turn(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=scale),  # type: ignore[arg-type]
+                seen=Seen(obj, scope, network=network, peering=peering))
+    outcome, _ = provider_turn(registry.get("iprange"), turn, bool(obj["metadata"].get("deletionTimestamp")),
+                               {"": client})
+    peerings = [w for w in outcome.writes if isinstance(w, Action)]
+    outcome = replace(outcome, writes=tuple(w for w in outcome.writes if not isinstance(w, Action)))
+    return execute(outcome, clients={"": client}, scale=turn.t).outcome, peerings
+
+
 def _reconcile(obj: dict[str, Any], client: AzureClient, azure: AzureStandIn | None = None, **kwargs: Any) -> Any:
-    """One turn with the kyma VpcPeering as the KCP IpRange controller passes it, created (and Ready at
-    once) or deleted when the step says so."""
+    """One turn with the kyma VpcPeering as the KCP IpRange controller reads it, created (and Ready at
+    once) or deleted as the turn writes it; its status patch written into ``obj``."""
     name = obj["metadata"]["name"]
-    step = iprange.reconcile(obj, azure_scope(), client, timing=FAST, kyma_peering=PEERINGS.get(name), **kwargs)
-    if isinstance(step, ChildStep) and step.child is not None and (name in PEERINGS) != step.child:
-        ASKED.append((name, step.child, len(azure.state.history) if azure else 0))
-        if step.child:
+    step, peerings = _turn(obj, client, PEERINGS.get(name), **kwargs)
+    for write in peerings:
+        assert write.kind == "VpcPeering" and write.name == "kyma-az"
+        ASKED.append((name, write.verb == "create", len(azure.state.history) if azure else 0))
+        if write.verb == "create":
             PEERINGS[name] = READY_PEERING
         else:
             PEERINGS.pop(name)
+    apply_step(obj, step)
     return step
 
 
@@ -93,9 +116,9 @@ def test_create_is_ready_and_delete_goes_in_reverse_order(azure: AzureStandIn, c
     assert child is True and order[1] in history and order[2] not in history
     link = azure.state.resource(order[5])
     assert link is not None and link["properties"]["virtualNetwork"]["id"] == f"{kyma_net}/virtualNetworks/{VPC}"
+    asked = len(ASKED)
     again = _reconcile(obj, client)
-    assert (again.status, again.requeue_after, again.error) == (None, None, None)
-    assert not isinstance(again, ChildStep)
+    assert (again.status, again.requeue_after, again.error) == (None, None, None) and len(ASKED) == asked
 
     obj["metadata"]["deletionTimestamp"] = "2026-11-21T10:00:00Z"
     step, _ = drive(_reconcile, obj, client, azure)
@@ -116,8 +139,8 @@ def test_429_requeues_after_60_s_without_a_status_change(azure: AzureStandIn, cl
     azure.state.inject("PUT", "/subnets/", 429, times=3)
     seen = None
     for _ in range(200):
-        step = iprange.reconcile(obj, azure_scope(), client, timing=iprange.Timing(), kyma_peering=READY_PEERING)
-        if step.requeue_after == iprange.Timing().throttled:
+        step, _ = _turn(obj, client, READY_PEERING, scale=1.0)
+        if step.requeue_after == Timing().throttled:
             seen = step
             break
         apply_step(obj, step)
@@ -177,8 +200,8 @@ def test_not_on_a_cm_network_is_unsupported(client: AzureClient) -> None:
     step, _ = drive(_reconcile, obj, client)
     assert _conditions(obj) == [("Error", "True", "Error", "Unsupported network type")]
     assert (step.requeue_after, step.error) == (None, None)
-    assert iprange.reconcile(kcp_iprange(name="x", network="other"), azure_scope(), client,
-                             network_type="cloud-resources", timing=FAST).status is not None
+    assert _turn(kcp_iprange(name="x", network="other"), client, READY_PEERING,
+                 network_type="cloud-resources")[0].status is not None
 
 
 def test_plain_http_with_the_layers_bearer_policy(azure_http: AzureStandIn) -> None:
@@ -210,5 +233,6 @@ def test_an_allocated_cidr_in_status_is_used(azure: AzureStandIn, client: AzureC
 
 
 def test_a_scope_without_azure_fields_is_a_clear_error(client: AzureClient) -> None:
-    with pytest.raises(ValueError, match=r"no spec\.scope\.azure"):
-        iprange.reconcile(kcp_iprange(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, client)
+    step, _ = _turn(kcp_iprange(), client, None, scope={"metadata": {"name": "s"}, "spec": {"provider": "azure"}})
+    assert step.status is not None and [(c["reason"], c["message"]) for c in step.status["conditions"]] == [
+        ("Error", "Scope 's' has no spec.scope.azure.vpcNetwork, spec.shootName or name")]

@@ -10,14 +10,16 @@ import pytest
 
 import fencing
 from standins.gcp import GcpStandIn
-from tasks.cloud.gcp import iprange
+from tasks.cloud import settings
 from tasks.cloud.gcp.client import GcpApiError, GcpClient
-from tests.integration.cloud.steps import apply_step, drive
+from tasks.cloud.kcp.iprange_plan import Seen
+from tests.integration.cloud.steps import apply_step, drive, provider_step
 
 from .conftest import NETWORK, NETWORK_URL, PROJECT, gcp_scope, kcp_iprange
 
 pytestmark = pytest.mark.integration
 WAIT = 0.02
+SETTINGS = settings.load({"GCP_RETRY_WAIT_DURATION": "20ms"})
 
 
 @pytest.fixture
@@ -25,8 +27,13 @@ def client(gcp: GcpStandIn) -> GcpClient:
     return GcpClient(endpoint=gcp.url)
 
 
-def _reconcile(obj: dict[str, Any], client: GcpClient) -> Any:
-    return iprange.reconcile(obj, gcp_scope(), client, retry_wait=WAIT)
+def _reconcile(obj: dict[str, Any], client: GcpClient, scope: dict[str, Any] | None = None,
+               s: settings.CloudSettings = SETTINGS) -> Any:
+    """One turn of the IpRange kind's ``gcp`` provider as its KCP controller runs it (read, plan, the
+    executor's calls) on ``client``."""
+    deleting = bool(obj["metadata"].get("deletionTimestamp"))
+    scope = scope or gcp_scope()
+    return provider_step("iprange", obj, scope, s, Seen(obj, scope), client, deleting)
 
 
 def _conditions(obj: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -83,9 +90,7 @@ def test_compute_operation_failure_is_a_gcp_error_then_retried(gcp: GcpStandIn, 
     gcp.state.fail_operation("compute", "insert", "cm-ipr-f", code="QUOTA_EXCEEDED",
                              message="Quota 'GLOBAL_INTERNAL_ADDRESSES' exceeded.")
     obj = kcp_iprange(name="ipr-f")
-    first = _reconcile(obj, client)
-    assert obj["status"] == {}  # not applied yet
-    apply_step(obj, first)
+    _reconcile(obj, client)
     assert obj["status"]["state"] == "SyncAddress" and obj["status"]["opIdentifier"]
     time.sleep(0.2)
     failed = _reconcile(obj, client)
@@ -120,7 +125,7 @@ def test_a_running_operation_requeues_without_a_status_change(gcp: GcpStandIn, c
     apply_step(obj, _reconcile(obj, client))
     waiting = _reconcile(obj, client)
     assert (waiting.status, waiting.requeue_after, waiting.error) == (None, WAIT, None)
-    assert iprange.reconcile(obj, gcp_scope(), client).requeue_after == iprange.RETRY_WAIT == 5.0
+    assert _reconcile(obj, client, s=settings.load({})).requeue_after == 5.0  # GCP_RETRY_WAIT_DURATION's default
 
 
 def test_address_in_another_vpc_is_an_error_that_is_not_retried(gcp: GcpStandIn, client: GcpClient) -> None:
@@ -198,5 +203,7 @@ def test_an_allocated_cidr_in_status_is_used(gcp: GcpStandIn, client: GcpClient)
 
 
 def test_a_scope_without_gcp_fields_is_a_clear_error(client: GcpClient) -> None:
-    with pytest.raises(ValueError, match=r"no spec\.scope\.gcp"):
-        iprange.reconcile(kcp_iprange(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, client)
+    obj = kcp_iprange()
+    step = _reconcile(obj, client, {"metadata": {"name": "s"}, "spec": {"provider": "gcp", "scope": {}}})
+    assert _conditions(obj) == [("Error", "True", "GCPError", "Scope 's' has no spec.scope.gcp project and vpcNetwork")]
+    assert (step.requeue_after, step.error) == (None, None)  # not retried: the Scope has to change

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tasks.cloud.azure.iprange import Timing, private_dns_zone_name, vnet_id
+from tasks.cloud.azure.iprange_plan import Timing, private_dns_zone_name, vnet_id
 from tasks.cloud.azure.scope import (
     cm_name,
     cm_network_reference,

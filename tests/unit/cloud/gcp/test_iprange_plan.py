@@ -7,15 +7,17 @@ from typing import Any
 
 import pytest
 
-from tasks.cloud.calls import Refused, read_as_needed
+from kube.refusal import Failure
+from tasks.cloud.calls import needed, read_as_needed
 from tasks.cloud.gcp.iprange_plan import Read, plan
+from tests.fixtures.outcomes import calls, done, failed
 
 NOW = "2026-01-01T00:00:00Z"
 PROJECT, VPC = "p-1", "shoot--kyma--c"
 NET = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/global/networks/{VPC}"
 SCOPE = {"metadata": {"name": "kyma-1"}, "spec": {"scope": {"gcp": {"project": PROJECT, "vpcNetwork": VPC}}}}
 WAIT = 5.0
-DENIED = Refused(403, "Permission denied")
+DENIED = Failure.of_http(403, "Permission denied")
 
 
 def read_of(**read: Any) -> Read:
@@ -46,31 +48,31 @@ def conditions(step: Any) -> list[tuple[str, str, str, str]]:
     return [(c["type"], c["status"], c["reason"], c["message"]) for c in (step.status or {}).get("conditions", [])]
 
 
-def calls(p: Any) -> list[tuple[str, tuple]]:
-    return [(c.method, c.args) for c in p.calls]
+def made(p: Any) -> list[tuple[str, tuple]]:
+    return [(c.method, c.args) for c in calls(p)]
 
 
 # -- creating -----------------------------------------------------------------------------------------------
 
 def test_a_new_range_inserts_its_address_and_records_the_cidr() -> None:
     p = plan(kcp_range(), SCOPE, read_of(), WAIT, NOW)
-    assert calls(p) == [("insert_global_address", (PROJECT, VPC, "cm-ipr", "Kyma cloud-manager IP Range",
+    assert made(p) == [("insert_global_address", (PROJECT, VPC, "cm-ipr", "Kyma cloud-manager IP Range",
                                                    "10.250.4.0", 22))]
-    step = p.done(["op-1"])
+    step = done(p, ["op-1"])
     assert step.status == {"cidr": "10.250.4.0/22", "state": "SyncAddress", "opIdentifier": "op-1"}
     assert step.requeue_after == WAIT and step.error is None
 
 
 def test_an_allocated_cidr_in_status_is_used_and_not_rewritten() -> None:
     p = plan(kcp_range({"cidr": "10.250.8.0/22"}, cidr=""), SCOPE, read_of(), WAIT, NOW)
-    assert calls(p)[0][1][4:] == ("10.250.8.0", 22)
-    assert "cidr" not in (p.done(["op"]).status or {})
+    assert made(p)[0][1][4:] == ("10.250.8.0", 22)
+    assert "cidr" not in (done(p, ["op"]).status or {})
 
 
 def test_the_address_without_a_connection_creates_it_with_just_this_range() -> None:
     p = plan(kcp_range(), SCOPE, read_of(address=address()), WAIT, NOW)
-    assert calls(p) == [("create_service_connection", (PROJECT, VPC, ["cm-ipr"]))]
-    step = p.done(["op-2"])
+    assert made(p) == [("create_service_connection", (PROJECT, VPC, ["cm-ipr"]))]
+    step = done(p, ["op-2"])
     assert step.status is not None and step.status["state"] == "SyncPSAConnection" and step.status["id"] == "cm-ipr"
 
 
@@ -78,40 +80,40 @@ def test_the_connection_is_patched_to_the_vpcs_peering_addresses() -> None:
     found = read_of(address=address(), connections=[connection("cm-other")],
                  addresses=[address("cm-other"), address(), address("psc", purpose="PRIVATE_SERVICE_CONNECT")])
     p = plan(kcp_range(), SCOPE, found, WAIT, NOW)
-    assert calls(p) == [("patch_service_connection", (PROJECT, VPC, ["cm-ipr", "cm-other"]))]
+    assert made(p) == [("patch_service_connection", (PROJECT, VPC, ["cm-ipr", "cm-other"]))]
 
 
 def test_no_peering_address_left_deletes_the_connection() -> None:
     found = read_of(address=address(), connections=[connection("cm-gone")], addresses=[])
-    assert calls(plan(kcp_range(), SCOPE, found, WAIT, NOW)) == [("delete_service_connection", (PROJECT, VPC))]
+    assert made(plan(kcp_range(), SCOPE, found, WAIT, NOW)) == [("delete_service_connection", (PROJECT, VPC))]
 
 
 def test_ready_when_the_connection_holds_the_range_and_nothing_changes_after() -> None:
     found = read_of(address=address(), connections=[connection("cm-ipr")], addresses=[address()])
-    step = plan(kcp_range(), SCOPE, found, WAIT, NOW).done()
+    step = done(plan(kcp_range(), SCOPE, found, WAIT, NOW))
     assert conditions(step) == [("Ready", "True", "Ready", "IpRange provisioned in GCP")]
     assert step.status is not None and step.status["state"] == "Ready" and step.requeue_after is None
     ready = kcp_range({**step.status, "cidr": "10.250.4.0/22"})
-    again = plan(ready, SCOPE, found, WAIT, "2026-02-02T00:00:00Z").done()
+    again = done(plan(ready, SCOPE, found, WAIT, "2026-02-02T00:00:00Z"))
     assert (again.status, again.requeue_after, again.error, again.event) == (None, None, None, None)
 
 
 def test_a_range_not_for_psa_is_ready_with_its_address_alone() -> None:
     p = plan(kcp_range(purpose="PRIVATE_SERVICE_CONNECT"), SCOPE, read_of(address=address()), WAIT, NOW)
-    assert p.calls == () and p.done().status is not None and p.done().status["state"] == "Ready"
+    assert calls(p) == () and done(p).status is not None and done(p).status["state"] == "Ready"
 
 
 def test_the_legacy_address_on_the_scope_vpc_is_adopted() -> None:
     found = read_of(address=None, legacy=address("my-old"), connections=[connection("my-old")],
                  addresses=[address("my-old")])
-    step = plan(kcp_range(remote="my-old"), SCOPE, found, WAIT, NOW).done()
+    step = done(plan(kcp_range(remote="my-old"), SCOPE, found, WAIT, NOW))
     assert step.status is not None and step.status["id"] == "my-old" and step.status["state"] == "Ready"
 
 
 def test_a_legacy_address_on_another_vpc_is_ignored() -> None:
     found = read_of(address=None, legacy=address("elsewhere", network=NET.replace(VPC, "other")))
     p = plan(kcp_range(remote="elsewhere"), SCOPE, found, WAIT, NOW)
-    assert calls(p)[0][0] == "insert_global_address" and calls(p)[0][1][2] == "cm-ipr"
+    assert made(p)[0][0] == "insert_global_address" and made(p)[0][1][2] == "cm-ipr"
 
 
 @pytest.mark.parametrize(("cidr", "message"), [
@@ -120,7 +122,7 @@ def test_a_legacy_address_on_another_vpc_is_ignored() -> None:
     ("not-a-cidr", "invalid CIDR address: not-a-cidr"),
 ])
 def test_cidr_errors_are_invalid_cidr_and_not_retried(cidr: str, message: str) -> None:
-    step = plan(kcp_range(cidr=cidr), SCOPE, read_of(), WAIT, NOW).done()
+    step = done(plan(kcp_range(cidr=cidr), SCOPE, read_of(), WAIT, NOW))
     assert conditions(step) == [("Error", "True", "InvalidCidr", message)]
     assert (step.requeue_after, step.error) == (None, None)
     assert step.event is not None and step.event.reason == "InvalidCidr"
@@ -128,8 +130,8 @@ def test_cidr_errors_are_invalid_cidr_and_not_retried(cidr: str, message: str) -
 
 def test_an_address_in_another_vpc_is_an_error_that_is_not_retried() -> None:
     p = plan(kcp_range(), SCOPE, read_of(address=address(network=NET.replace(VPC, "other"))), WAIT, NOW)
-    step = p.done()
-    assert p.calls == () and (step.requeue_after, step.error) == (None, None)
+    step = done(p)
+    assert calls(p) == () and (step.requeue_after, step.error) == (None, None)
     assert conditions(step) == [("Error", "True", "GCPError", "Obtained IpRange belongs to another VPC.")]
 
 
@@ -141,7 +143,7 @@ def test_an_address_in_another_vpc_is_an_error_that_is_not_retried() -> None:
      "Error listing Global Addresses from GCP"),
 ])
 def test_refused_reads_are_errors_with_backoff(found: Read, message: str) -> None:
-    step = plan(kcp_range(remote="legacy"), SCOPE, found, WAIT, NOW).done()
+    step = done(plan(kcp_range(remote="legacy"), SCOPE, found, WAIT, NOW))
     assert conditions(step) == [("Error", "True", "GCPError", message)]
     assert step.error == message and step.status is not None and step.status["state"] == "Error"
 
@@ -153,14 +155,15 @@ def test_refused_reads_are_errors_with_backoff(found: Read, message: str) -> Non
 ])
 def test_refused_writes_are_errors_retried_after_the_wait(found: Read, prefix: str) -> None:
     p = plan(kcp_range(), SCOPE, found, WAIT, NOW)
-    step = p.failed(p.calls[0], Refused(503, "Backend Error"))
+    step = failed(p, calls(p)[0], Failure.of_http(503, "Backend Error"))
     assert conditions(step) == [("Error", "True", "GCPError", f"{prefix}Backend Error")]
     assert step.requeue_after == WAIT and step.error is None
 
 
 def test_a_scope_without_gcp_fields_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"no spec\.scope\.gcp"):
-        plan(kcp_range(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, read_of(), WAIT, NOW)
+    step = plan(kcp_range(), {"metadata": {"name": "s"}, "spec": {"scope": {}}}, Read(), WAIT, NOW)
+    assert calls(step) == () and conditions(step)[0][2:] == (
+        "GCPError", "Scope 's' has no spec.scope.gcp project and vpcNetwork")
 
 
 # -- a pending operation ------------------------------------------------------------------------------------
@@ -174,15 +177,15 @@ def test_a_scope_without_gcp_fields_is_a_clear_error() -> None:
 def test_a_running_operation_requeues_without_a_status_change(state: str, running: dict) -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": state, "opIdentifier": "op-1"}, deleting=state.startswith("D"))
     p = plan(obj, SCOPE, read_of(operation=running, address=DENIED), WAIT, NOW)
-    step = p.done()
-    assert p.calls == () and (step.status, step.requeue_after, step.error) == (None, WAIT, None)
+    step = done(p)
+    assert calls(p) == () and (step.status, step.requeue_after, step.error) == (None, WAIT, None)
 
 
 def test_a_done_operation_is_forgotten_and_the_turn_goes_on() -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": "SyncAddress", "opIdentifier": "op-1"})
     p = plan(obj, SCOPE, read_of(operation={"status": "DONE"}, address=address()), WAIT, NOW)
-    assert calls(p)[0][0] == "create_service_connection"
-    step = p.done(["op-2"])
+    assert made(p)[0][0] == "create_service_connection"
+    step = done(p, ["op-2"])
     assert step.status is not None and step.status["opIdentifier"] == "op-2"
 
 
@@ -191,7 +194,7 @@ def test_a_done_operation_is_forgotten_and_the_turn_goes_on() -> None:
 def test_a_forgotten_or_unknown_operation_is_dropped(state: str, operation: Any) -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": state, "opIdentifier": "op-1"})
     found = read_of(operation=operation, address=address(), connections=[connection("cm-ipr")], addresses=[address()])
-    step = plan(obj, SCOPE, found, WAIT, NOW).done()
+    step = done(plan(obj, SCOPE, found, WAIT, NOW))
     assert step.status is not None and step.status["opIdentifier"] is None and step.status["state"] == "Ready"
 
 
@@ -203,7 +206,7 @@ def test_a_forgotten_or_unknown_operation_is_dropped(state: str, operation: Any)
 ])
 def test_a_failed_compute_operation_is_a_gcp_error_with_backoff(operation: dict, message: str) -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": "SyncAddress", "opIdentifier": "op-1"})
-    step = plan(obj, SCOPE, read_of(operation=operation), WAIT, NOW).done()
+    step = done(plan(obj, SCOPE, read_of(operation=operation), WAIT, NOW))
     assert conditions(step) == [("Error", "True", "GCPError", message)]
     assert step.error == message and step.status is not None and step.status["opIdentifier"] is None
     assert step.status["state"] == "Error" and step.event is not None and step.event.reason == "GCPError"
@@ -211,13 +214,13 @@ def test_a_failed_compute_operation_is_a_gcp_error_with_backoff(operation: dict,
 
 def test_a_failed_psa_operation_is_a_gcp_error() -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": "SyncPSAConnection", "opIdentifier": "op-1"})
-    step = plan(obj, SCOPE, read_of(operation={"done": True, "error": {"code": 13}}), WAIT, NOW).done()
+    step = done(plan(obj, SCOPE, read_of(operation={"done": True, "error": {"code": 13}}), WAIT, NOW))
     assert step.error == "Service Networking operation failed"
 
 
 def test_a_refused_operation_read_keeps_the_state() -> None:
     obj = kcp_range({"cidr": "10.250.4.0/22", "state": "SyncAddress", "opIdentifier": "op-1"})
-    step = plan(obj, SCOPE, read_of(operation=Refused(500, "boom")), WAIT, NOW).done()
+    step = done(plan(obj, SCOPE, read_of(operation=Failure.of_http(500, "boom")), WAIT, NOW))
     assert step.error == "boom" and step.status is not None and "state" not in step.status
     assert "opIdentifier" not in step.status
 
@@ -238,19 +241,19 @@ def test_a_refused_operation_read_keeps_the_state() -> None:
 def test_delete_takes_the_range_out_of_the_connection_then_deletes_the_address(
         found: Read, expected: list, state: str) -> None:
     p = plan(kcp_range(deleting=True, remote="my-old"), SCOPE, found, WAIT, NOW)
-    assert calls(p) == expected
-    step = p.done(["op-d"])
+    assert made(p) == expected
+    step = done(p, ["op-d"])
     assert step.status is not None and step.status["state"] == state and not step.remove_finalizer
 
 
 def test_delete_without_cidr_cleans_up_and_releases_when_all_is_gone() -> None:
     p = plan(kcp_range(cidr="", deleting=True), SCOPE, read_of(connections=[connection("cm-b")]), WAIT, NOW)
-    assert p.calls == () and p.done().remove_finalizer
+    assert calls(p) == () and done(p).remove_finalizer
 
 
 def test_a_refused_delete_quotes_the_api() -> None:
     p = plan(kcp_range(deleting=True), SCOPE, read_of(address=address(), connections=[]), WAIT, NOW)
-    step = p.failed(p.calls[0], Refused(400, "in use"))
+    step = failed(p, calls(p)[0], Failure.of_http(400, "in use"))
     assert conditions(step) == [("Error", "True", "GCPError", "Error deleting Address: in use")]
     assert step.requeue_after == WAIT
 
@@ -266,7 +269,7 @@ def reads(obj: dict[str, Any], answers: dict[str, Any]) -> list[str]:
         return answers.get(key, [] if key in ("connections", "addresses") else None)
 
     fetches = {key: (lambda key=key: fetch(key)) for key in Read.__dataclass_fields__}
-    read_as_needed(Read(), lambda f: plan(obj, SCOPE, f, WAIT, NOW).need, fetches, KeyError, lambda e: e)
+    read_as_needed(Read(), lambda f: needed(lambda: plan(obj, SCOPE, f, WAIT, NOW)), fetches)
     return asked
 
 
@@ -287,7 +290,7 @@ PENDING = {"cidr": "10.250.4.0/22", "state": "SyncAddress", "opIdentifier": "op-
     (kcp_range({**PENDING, "state": "Processing"}), {}, ["address", "connections"]),
     (kcp_range(cidr="10.250.4.1/22"), {}, []),
     (kcp_range(deleting=True, remote="old"), {"legacy": address("old")}, ["address", "legacy", "connections"]),
-    (kcp_range(), {"address": Refused(500, "x")}, ["address"]),
+    (kcp_range(), {"address": Failure.of_http(500, "x")}, ["address"]),
 ])
 def test_a_turn_reads_only_what_its_decision_looks_at_in_order(obj: dict, answers: dict,
                                                                expected: list[str]) -> None:
@@ -295,7 +298,7 @@ def test_a_turn_reads_only_what_its_decision_looks_at_in_order(obj: dict, answer
 
 
 def test_an_incomplete_read_names_the_next_read_and_no_call() -> None:
-    p = plan(kcp_range(PENDING), SCOPE, Read(), WAIT, NOW)
-    assert (p.need, p.calls) == ("operation", ())
-    assert plan(kcp_range(), SCOPE, Read(address=None), WAIT, NOW).need == "connections"
-    assert plan(kcp_range(remote="old"), SCOPE, Read(address=None, connections=[]), WAIT, NOW).need == "legacy"
+    assert needed(lambda: plan(kcp_range(PENDING), SCOPE, Read(), WAIT, NOW)) == "operation"
+    assert needed(lambda: plan(kcp_range(), SCOPE, Read(address=None), WAIT, NOW)) == "connections"
+    assert needed(lambda: plan(kcp_range(remote="old"), SCOPE, Read(address=None, connections=[]), WAIT, NOW)) \
+        == "legacy"

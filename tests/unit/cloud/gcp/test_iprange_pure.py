@@ -6,7 +6,8 @@ import pytest
 
 from kube.toolkit import Outcome, condition, status_patch
 from kube.toolkit import set_exclusive as exclusive
-from tasks.cloud.gcp.iprange import address_name, is_psa, parse_cidr, retry_wait_from_env
+from tasks.cloud import settings
+from tasks.cloud.gcp.iprange_plan import address_name, is_psa, parse_cidr
 
 
 @pytest.mark.parametrize(("cidr", "expected"), [
@@ -35,9 +36,8 @@ def test_names_and_purpose() -> None:
 
 
 @pytest.mark.parametrize(("raw", "seconds"), [("", 5.0), ("3s", 3.0), ("500ms", 0.5), ("2", 2.0)])
-def test_retry_wait_from_env(monkeypatch: pytest.MonkeyPatch, raw: str, seconds: float) -> None:
-    monkeypatch.setenv("GCP_RETRY_WAIT_DURATION", raw)
-    assert retry_wait_from_env() == seconds
+def test_retry_wait_from_env(raw: str, seconds: float) -> None:
+    assert settings.load({"GCP_RETRY_WAIT_DURATION": raw} if raw else {}).gcp_retry_wait == seconds
 
 
 def test_status_patch_only_carries_changes() -> None:
