@@ -5,9 +5,8 @@ KCP loop, queue ``cloud-kcp`` (keys: ``local/<namespace>/<name>`` of the KCP obj
 ========================  ===================================================================
 ``cloud-kyma``            SKR activation from the Kyma CR and the Scope (:mod:`tasks.cloud.kcp.kyma`)
 ``cloud-scope``           Scope from the Garden, the kyma Network, exposed data (:mod:`.kcp.scope`)
-``cloud-network``         KCP Networks (:mod:`tasks.cloud.kcp.network`)
 ``cloud-<kind>``          every declared kind's KCP controller (:mod:`tasks.cloud.kcp.kind`), e.g.
-                          ``cloud-iprange``: KCP IpRanges into cloud subnets
+                          ``cloud-iprange`` (KCP IpRanges into cloud subnets), ``cloud-network``
 ``cloud-nuke``            a gone runtime's KCP objects deleted (:mod:`tasks.cloud.kcp.nuke`)
 ========================  ===================================================================
 
@@ -29,7 +28,7 @@ from functools import partial
 
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, registry, settings, sweep
-from tasks.cloud.kcp import kind, kyma, network, nuke, scope
+from tasks.cloud.kcp import kind, kyma, nuke, scope
 from tasks.cloud.skr import connect
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
 from workers.controller import registry as controllers
@@ -39,7 +38,7 @@ SKR_QUEUE = "cloud-skr"
 
 KYMA = "cloud-kyma"
 SCOPE = "cloud-scope"
-NETWORK = "cloud-network"
+NETWORK = "cloud-network"  # the Network kind's controller
 IPRANGE = "cloud-iprange"  # the IpRange kind's controller (its consumers wake it)
 NUKE = "cloud-nuke"
 SWEEP = sweep.SWEEP
@@ -89,7 +88,6 @@ controllers.register(Controller(KYMA, KCP_QUEUE, kyma.reconcile, backoff=_KCP_BA
                                 list_keys=kyma_keys))
 controllers.register(Controller(SCOPE, KCP_QUEUE, scope.reconcile, backoff=_KCP_BACKOFF, resync_interval=1800.0,
                                 list_keys=scope_keys, timeout=120.0))
-controllers.register(Controller(NETWORK, KCP_QUEUE, network.reconcile, backoff=_KCP_BACKOFF))
 controllers.register(Controller(NUKE, KCP_QUEUE, nuke.reconcile, backoff=_KCP_BACKOFF))
 
 for _declared in registry.kinds():  # every declared kind's controller (``cloud-<kind>``)

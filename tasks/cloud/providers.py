@@ -21,8 +21,6 @@ original's "common part") and hand the rest to the provider named by ``Scope.spe
                              Cloud Manager VNet peering ``<scope>``), ``None`` for none. The IpRange's
                              read reads it (``seen.peering``); the provider's IpRange turn creates or
                              deletes it (:func:`tasks.cloud.kcp.iprange_plan.peering_writes`).
-``reconcile_network(ctx)``   a managed Network (type ``cloud-resources``); same contract.
-``delete_network(ctx)``      delete it; same contract.
 ===========================  ===========================================================================
 
 The IpRange's provisioning is not here: it is a declared kind (:mod:`tasks.cloud.kinds.iprange`) whose
@@ -46,12 +44,10 @@ from typing import Any
 
 from kube import Kube
 from kube.toolkit.outcome import Outcome
-from tasks.cloud import names
 from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["LayerProvider", "NetworkContext", "ObjectContext", "Provider", "ProviderError",
+__all__ = ["LayerProvider", "ObjectContext", "Provider", "ProviderError",
            "ScopeContext", "ScopeInputs"]
 
 
@@ -103,11 +99,6 @@ class ObjectContext(Turn):
     (``kube`` the KCP client, ``obj`` the object as last written, ``scope``, ``settings``)."""
 
 
-@dataclass(frozen=True)
-class NetworkContext(ObjectContext):
-    """One KCP Network reconcile (managed networks)."""
-
-
 class Provider:
     """Base class of a cloud provider (see the module doc for the contract of each method)."""
 
@@ -136,11 +127,6 @@ class Provider:
     def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
-    def reconcile_network(self, ctx: NetworkContext) -> Outcome:
-        return StepBuilder(ctx.obj).fail(names.REASON_UNKNOWN, "Unsupported network type")
-
-    def delete_network(self, ctx: NetworkContext) -> Outcome:
-        return gone()
 
 
 class LayerProvider(Provider):

@@ -120,5 +120,6 @@ def registrations() -> list[WatchRegistration]:
                             tuple(dict.fromkeys(c for c in (k.controller, IPRANGE if k.iprange_consumer is not None
                                                             else "", NETWORK if k.kcp.networks is not None else "",
                                                             NUKE if k.nuke is not None else "") if c)))
-          for k in registry.kinds() if k.kcp is not None and k.controller),
+          for k in registry.kinds() if k.kcp is not None and k.controller
+          and store_of(k) != NETWORKS),  # the Networks' own watch above wakes their users too
     ]

@@ -10,14 +10,12 @@ VpcPeering kind's Azure flow.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from tasks.cloud.azure import scope
 from tasks.cloud.azure.vpcpeering_plan import kyma_peering
-from tasks.cloud.providers import LayerProvider, NetworkContext
-from tasks.cloud.step import Outcome, StepBuilder, gone
+from tasks.cloud.providers import LayerProvider
 
 __all__ = ["AzureProvider"]
 
@@ -31,14 +29,3 @@ class AzureProvider(LayerProvider):
     def iprange_peering(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         # The kyma <-> Cloud Manager VNet peering of an Azure IpRange (the original's kymaPeeringCreate).
         return dict(kyma_peering(scope))
-
-    def reconcile_network(self, ctx: NetworkContext) -> Outcome:
-        # The IpRange step creates and deletes the Cloud Manager VNet itself; status.network names it, as
-        # the original's Network reconciler does, so a VpcPeering can peer with it.
-        fields: dict[str, Any] = {"networkType": str((ctx.obj.get("spec") or {}).get("type") or "")}
-        with contextlib.suppress(KeyError, TypeError):  # a Scope without the Azure fields names nothing
-            fields["network"] = scope.cm_network_reference(ctx.scope)
-        return StepBuilder(ctx.obj).ready(**fields)
-
-    def delete_network(self, ctx: NetworkContext) -> Outcome:
-        return gone()

@@ -8,12 +8,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kube import Kube, Resource, ResourceMissing, client_for
-from kube.toolkit import Outcome, add_finalizer, execute
 from tasks.cloud import names, settings
 from tasks.cloud.settings import CloudSettings
-from workers.controller import Key, Result
+from workers.controller import Key
 
-__all__ = ["carry_out_step", "finalized", "ignored", "list_served", "load", "used_by"]
+__all__ = ["ignored", "list_served", "load", "used_by"]
 
 
 def load(key: Key, res: Resource) -> tuple[CloudSettings, Kube, dict[str, Any] | None]:
@@ -22,17 +21,6 @@ def load(key: Key, res: Resource) -> tuple[CloudSettings, Kube, dict[str, Any] |
     kube = client_for(key.cluster)
     obj = kube.get(res, key.name, key.namespace)
     return settings.current(), kube, None if obj is None or ignored(obj) else obj
-
-
-def finalized(kube: Kube, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with Cloud Manager's finalizer (added under the read resourceVersion when missing)."""
-    return add_finalizer(kube, res, obj, names.FINALIZER)
-
-
-def carry_out_step(kube: Kube, res: Resource, obj: dict[str, Any], step: Outcome) -> Result:
-    """Carry out a plan's ``step`` on ``obj`` (status, Event, the finalizer with its legacy names) and
-    answer the engine's result."""
-    return execute(step, kube, res, obj, legacy_finalizers=names.LEGACY_FINALIZERS).result
 
 
 def ignored(obj: Mapping[str, Any]) -> bool:

@@ -13,20 +13,22 @@
    (completed from the Scope as the original's ``handleNetworkReference``: the AWS account, the GCP
    project, the Azure subscription and tenant when the reference leaves them empty),
    ``status.networkType``, state ``Ready`` and the single condition Ready/True ``Ready``;
-4. a managed network: the provider's turn (``provider`` ``reconcile``).
+4. a managed network: its Scope gone -> Error ``ScopeNoFound`` ``Scope <name> does not exist`` (60 s;
+   deleting: nothing to clean, the finalizer goes); else the provider's turn (handoff ``reconcile``):
+   Azure's (:mod:`tasks.cloud.azure.network`); AWS and GCP have none (:func:`unsupported`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
-from tasks.cloud.step import StepBuilder, go_list
+from tasks.cloud.step import StepBuilder, go_list, gone
 
-__all__ = ["MANAGED", "Seen", "complete_reference", "plan"]
+__all__ = ["MANAGED", "Seen", "complete_reference", "plan", "unsupported"]
 
 MANAGED = "cloud-resources"
 
@@ -82,13 +84,21 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Out
                 run.exclusive(names.COND_WARNING, True, names.REASON_DELETE_WHILE_USED,
                               f"Can not be deleted while used by{what}: {go_list(users)}", names.STATE_WARNING)
                 return run.step(requeue_after=t(10))
-        if kind == MANAGED:
-            return Outcome(handoff="delete")
+        if kind == MANAGED:  # its Scope gone: nothing can be left to remove
+            return run.scope_missing(t) if seen.scope is None else Outcome(handoff="delete")
         return Outcome(remove_finalizer=names.FINALIZER)
-    has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
-    add = None if has_finalizer else names.FINALIZER
+    add = None if has_finalizer(obj, names.FINALIZER) else names.FINALIZER
     if kind == MANAGED:
+        if seen.scope is None:
+            return replace(run.scope_missing(t), add_finalizer=add)
         return Outcome(add_finalizer=add, handoff="reconcile")
     reference = ((obj.get("spec") or {}).get("network") or {}).get("reference") or {}
     return run.exclusive(names.COND_READY, True, names.REASON_READY, names.REASON_READY, names.STATE_READY,
                          network=complete_reference(reference, seen.scope), networkType=kind).step(add_finalizer=add)
+
+
+def unsupported(obj: Mapping[str, Any]) -> Outcome:
+    """The turn of a provider without managed networks (AWS, GCP): Error ``Unknown`` ``Unsupported network
+    type`` (deleting: nothing was made, the finalizer goes)."""
+    run = StepBuilder(obj)
+    return gone() if run.deleting else run.fail(names.REASON_UNKNOWN, "Unsupported network type")

@@ -133,6 +133,21 @@ def test_a_network_in_use_is_not_deleted(ipranges: list[str], local: list[str], 
 def test_an_unused_network_is_deleted_managed_ones_by_the_provider() -> None:
     gone = network_plan.plan(network_plan.Seen(network(deleting=True)), t, NOW)
     assert gone.handoff is None and gone.remove_finalizer == names.FINALIZER
-    assert network_plan.plan(network_plan.Seen(network("cloud-resources", deleting=True)), t, NOW).handoff == "delete"
-    assert network_plan.plan(network_plan.Seen(network("cloud-resources")), t, NOW).handoff == "reconcile"
+    managed = network_plan.Seen(network("cloud-resources", deleting=True), AWS_SCOPE)
+    assert network_plan.plan(managed, t, NOW).handoff == "delete"
+    assert network_plan.plan(network_plan.Seen(network("cloud-resources"), AWS_SCOPE), t, NOW).handoff == "reconcile"
     assert vpcpeering_plan.__name__ and network_plan.kind_of({"spec": {}}) == "external"
+
+
+def test_a_managed_network_without_its_scope_is_an_error_and_goes_when_deleted() -> None:
+    decided = network_plan.plan(network_plan.Seen(network("cloud-resources", finalizer=False)), t, NOW)
+    assert conds(decided) == [("Error", "ScopeNoFound", "Scope k does not exist")]
+    assert decided.handoff is None and decided.requeue_after == 60 and decided.add_finalizer == names.FINALIZER
+    gone = network_plan.plan(network_plan.Seen(network("cloud-resources", deleting=True)), t, NOW)
+    assert gone.handoff is None and gone.remove_finalizer == names.FINALIZER and gone.status is None
+
+
+def test_a_provider_without_managed_networks_says_so_and_lets_a_deleted_one_go() -> None:
+    refused = network_plan.unsupported(network("cloud-resources"))
+    assert conds(refused) == [("Error", "Unknown", "Unsupported network type")] and refused.requeue_after is None
+    assert network_plan.unsupported(network("cloud-resources", deleting=True)).remove_finalizer == names.FINALIZER
