@@ -45,7 +45,8 @@ def test_kinds_without_an_skr_plan_are_not_reconciled_by_the_connect() -> None:
     assert next(k.name for k, _ in registry.skr_kinds("aws")) == "iprange"  # before its consumers
     assert registry.get("rediscluster").controller == ""  # declared for Nuke and the IpRange's consumers only
     # the generic KCP controller, as every kind's
-    assert (registry.get("iprange").controller, registry.get("network").controller) == ("cloud-iprange", "cloud-network")
+    controllers = (registry.get("iprange").controller, registry.get("network").controller)
+    assert controllers == ("cloud-iprange", "cloud-network")
 
 
 class _Kcp:
