@@ -19,6 +19,7 @@ original's order:
 3. the quota (AWS only, default 5 per SKR, older wins): ``QuotaExceeded`` ``Maximum number of <n>
    resources exceeded`` until the volume fits (checked only while it has no KCP object);
 4. the IpRange (:mod:`tasks.cloud.skr.defaultiprange`): ``IpRangeNotFound``, the default created, or wait;
+   ``NotOwned`` when its id names no KCP IpRange of its own (:func:`~.defaultiprange_plan.owned`, issue 27);
 5. the finalizer; 6. the KCP NfsInstance created (§2.5 of the notes: scope, remoteRef, ``ipRange.name`` =
    the SKR IpRange's ``status.id``, ``instance.aws`` / ``instance.gcp``), state ``Creating`` (AWS) /
    ``Processing`` (GCP); GCP location: ``spec.location``, else the region (REGIONAL) or a zone of the

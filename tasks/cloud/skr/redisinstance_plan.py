@@ -13,7 +13,8 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
 1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
    :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
-   created when missing (no CIDR, the default labels; by the read); wait until it is Ready;
+   created when missing (no CIDR, the default labels; by the read); wait until it is Ready; its id
+   must name its own KCP mirror, else Error ``NotOwned`` (:func:`~.defaultiprange_plan.owned`, issue 27);
 2. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``;
 3. the finalizer; 4. the KCP mirror ``kcp-system/<status.id>`` (scope, remoteRef, ipRange = the SKR
    IpRange's id, ``instance.<provider>`` from the tier), state ``Creating``; an unknown tier -> Error
