@@ -9,7 +9,9 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    ``InvalidId``; a KCP RedisInstance of that name without this SKR's kyma label and this object's
    remote name/namespace labels is an Error ``NotOwned``; an auth Secret of the wanted name not
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
-   the original adopts and later deletes any Secret of that name);
+   the original adopts and later deletes any Secret of that name); ``authSecret.extraData`` beyond
+   its bounds (:func:`extra_data_invalid`: 64 keys, 4096 characters a template, as the CRDs) is an
+   Error ``InvalidExtraData`` (the original has no bounds);
 1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
    :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
@@ -48,8 +50,9 @@ from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["KINDS", "MUTABLE", "Seen", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",
-           "render_extra_data"]
+__all__ = ["EXTRA_DATA_MAX_KEYS", "EXTRA_DATA_MAX_LENGTH", "KINDS", "MUTABLE", "REASON_INVALID_EXTRA_DATA", "Seen",
+           "auth_secret", "auth_secret_data", "extra_data_invalid", "identity", "mirror", "plan", "render_extra_data",
+           "render_template"]
 
 KINDS = {"aws": names.SKR_AWS_REDIS_INSTANCE, "gcp": names.SKR_GCP_REDIS_INSTANCE,
          "azure": names.SKR_AZURE_REDIS_INSTANCE}
@@ -157,21 +160,61 @@ def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str,
 
 
 _FIELD = re.compile(r"\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
-_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
+#: Bounds of ``spec.authSecret.extraData`` (also the CRDs' ``maxProperties`` / ``maxLength``; issue 27):
+#: keys, and characters per template.
+EXTRA_DATA_MAX_KEYS = 64
+EXTRA_DATA_MAX_LENGTH = 4096
+REASON_INVALID_EXTRA_DATA = "InvalidExtraData"
+
+
+def extra_data_invalid(templates: Mapping[str, Any] | None) -> str | None:
+    """Why ``spec.authSecret.extraData`` is refused (the user's words), or ``None``: more than
+    :data:`EXTRA_DATA_MAX_KEYS` keys, or a template longer than :data:`EXTRA_DATA_MAX_LENGTH` characters
+    (the CRD refuses both; this holds for objects stored before it did)."""
+    if not templates:
+        return None
+    if len(templates) > EXTRA_DATA_MAX_KEYS:
+        return f"authSecret.extraData has {len(templates)} keys, at most {EXTRA_DATA_MAX_KEYS} are allowed"
+    for key in sorted(templates, key=str):
+        if len(str(templates[key])) > EXTRA_DATA_MAX_LENGTH:
+            return (f"authSecret.extraData.{str(key)[:63]} is longer than {EXTRA_DATA_MAX_LENGTH} characters")
+    return None
+
+
+def render_template(text: str, data: Mapping[str, str]) -> str | None:
+    r"""``text`` with its field actions (``{{.key}}``, ``{{ .key }}``, ``{{- .key -}}``) replaced by
+    ``data``'s values (a missing key: ``<no value>``), or ``None`` when it holds any other action.
+
+    One scan, time linear in ``len(text)``: each action is the text from a ``{{`` to the first ``}}``
+    after it (what ``re.findall(r"\{\{.*?\}\}", re.S)`` finds, without its quadratic retries on an
+    unclosed ``{{{{...``: 80 KB took 33 s); a ``{{`` never closed is text."""
+    out: list[str] = []
+    at = 0
+    while True:
+        start = text.find("{{", at)
+        end = text.find("}}", start + 2) if start >= 0 else -1
+        if end < 0:
+            out.append(text[at:])
+            return "".join(out)
+        field = _FIELD.fullmatch(text, start, end + 2)
+        if field is None:
+            return None
+        out.append(text[at:start])
+        out.append(data.get(field.group(1), "<no value>"))
+        at = end + 2
 
 
 def render_extra_data(templates: Mapping[str, str], data: Mapping[str, str]) -> dict[str, str]:
     """``extraData`` templates rendered over the Secret's keys (``{{.host}}:{{.port}}``), as the
     original's ``ParseTemplatesMapToBytesMap`` with Go's ``text/template``: a missing key renders
     ``<no value>``. Only field actions (``{{.key}}``) are supported; a template with any other
-    action is kept verbatim (the original keeps a template verbatim when it fails)."""
+    action is kept verbatim (the original keeps a template verbatim when it fails). Linear in the
+    templates' size (:func:`render_template`); their bounds are :func:`extra_data_invalid`'s."""
     out: dict[str, str] = {}
     for key, template in templates.items():
         text = str(template)
-        if any(_FIELD.fullmatch(action) is None for action in _ACTION.findall(text)):
-            out[str(key)] = text
-            continue
-        out[str(key)] = _FIELD.sub(lambda m: data.get(m.group(1), "<no value>"), text)
+        rendered = render_template(text, data)
+        out[str(key)] = text if rendered is None else rendered
     return out
 
 
@@ -257,6 +300,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
                                                    "Secret of this instance")
     if run.deleting:  # 8
         return _delete(run, seen, secret, t)
+    invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
+    if invalid is not None:  # bounded before anything is made (issue 27)
+        return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
 
     use = seen.iprange  # 1
     waiting = blocked(use, run, t)
