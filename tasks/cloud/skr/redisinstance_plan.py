@@ -11,7 +11,9 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
    the original adopts and later deletes any Secret of that name); ``authSecret.extraData`` beyond
    its bounds (:func:`extra_data_invalid`: 64 keys, 4096 characters a template, as the CRDs) is an
-   Error ``InvalidExtraData`` (the original has no bounds);
+   Error ``InvalidExtraData`` (the original has no bounds); the quota of a new instance (no KCP mirror
+   yet; default 5 per kind and SKR, :mod:`tasks.cloud.kinds.redisinstance`; older wins):
+   ``QuotaExceeded`` ``Maximum number of <n> resources exceeded`` (the original has none);
 1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
    :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -91,6 +93,8 @@ class Seen:
         kcp: the KCP RedisInstance named by its id (``None``: none, no id yet, or an id that is not a UUID).
         secret: the SKR Secret named by :func:`secret_name` in the object's namespace, ``None`` when missing.
         overrides: ``redisInstanceTierMachineTypes`` (AWS tier -> cache node type).
+        everyone: the instances of this kind in the SKR (the quota); quota: instances allowed (``None``:
+            unlimited).
     """
 
     obj: Mapping[str, Any]
@@ -101,6 +105,8 @@ class Seen:
     kcp: Mapping[str, Any] | None = None
     secret: Mapping[str, Any] | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
+    everyone: Sequence[Mapping[str, Any]] = ()
+    quota: int | None = None
 
 
 def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: dict[str, Any] | None = None,
@@ -304,6 +310,10 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     if invalid is not None:  # bounded before anything is made (issue 27)
         return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
 
+    if seen.kcp is None:  # the quota of a new instance (older wins)
+        over = run.over_quota(seen.everyone, seen.quota)
+        if over is not None:
+            return over
     use = seen.iprange  # 1
     waiting = blocked(use, run, t)
     if waiting is not None:
