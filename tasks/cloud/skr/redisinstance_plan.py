@@ -110,13 +110,13 @@ class Seen:
 
 
 def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: dict[str, Any] | None = None,
-             patch: dict[str, Any] | None = None, delete: str | None = None,
+             patch: tuple[str, dict[str, Any]] | None = None, delete: str | None = None,
              secret_create: dict[str, Any] | None = None, secret_update: dict[str, Any] | None = None,
              secret_release: Mapping[str, Any] | None = None, secret_delete: str | None = None) -> Outcome:
     """``step`` with the turn's writes in the original's order: the id label, the KCP mirror (``create`` /
-    ``patch`` a merge patch / ``delete`` its name), the auth Secret (``secret_release`` its finalizer,
-    ``secret_delete``, ``secret_create``, ``secret_update``: labels, annotations and data replaced on the
-    Secret as read)."""
+    ``patch`` its name, the id the plan validated, and a merge patch / ``delete`` its name), the auth
+    Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``, ``secret_update``:
+    labels, annotations and data replaced on the Secret as read)."""
     meta = seen.obj.get("metadata") or {}
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
     writes: list[Action] = []
@@ -125,8 +125,8 @@ def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: 
     if create is not None:
         writes.append(Action.on("create", names.REDIS_INSTANCE, create, cluster="kcp"))
     if patch is not None:
-        ident = str((seen.obj.get("status") or {}).get("id") or label_id or "")
-        writes.append(Action.named("patch", names.REDIS_INSTANCE, ident, seen.kcp_namespace, body=patch,
+        kcp_name, body = patch
+        writes.append(Action.named("patch", names.REDIS_INSTANCE, kcp_name, seen.kcp_namespace, body=body,
                                    cluster="kcp"))
     if delete is not None:
         writes.append(Action.named("delete", names.REDIS_INSTANCE, delete, seen.kcp_namespace, cluster="kcp"))
@@ -357,7 +357,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     current = ((seen.kcp.get("spec") or {}).get("instance") or {}).get(seen.provider) or {}
     patch = _instance_patch(seen.provider, current, desired[seen.provider])
     if patch is not None:
-        writes["patch"] = patch
+        writes["patch"] = (ident, patch)  # the id checked above (ownership before action), never re-read
         if seen.provider == "azure":
             run.set(state=STATE_UPDATING)
     wanted = auth_secret(obj, ident, kcp_status)

@@ -344,3 +344,15 @@ def test_the_crds_refuse_extra_data_beyond_the_plans_bounds(provider: str) -> No
     assert reasons({f"k{i}": "x" * 4096 for i in range(64)}) == []
     assert reasons({"v0": FLOOD}) == [("FieldValueTooLong", "spec.authSecret.extraData[v0]")]
     assert reasons({f"k{i}": "x" for i in range(65)}) == [("FieldValueTooMany", "spec.authSecret.extraData")]
+
+
+def test_the_kcp_patch_names_the_validated_id_not_the_status_as_read() -> None:
+    """Issue 27 (low): the mirror's patch is addressed by the id the plan checked (ownership before action),
+    not re-read from the SKR object: with ``status.id`` emptied by the tenant (the id label still names the
+    mirror, which is this object's own) the patch went to the name ``""``, the collection's path."""
+    obj = skr({"redisTier": "S2"}, status={"state": "Ready", "conditions": READY_KCP})
+    obj["metadata"]["labels"] = {names.LABEL_SKR_ID: ID}
+    out = redisinstance_plan.plan(seen(obj, kcp=kcp(READY_KCP, ENDPOINTS)), NEW, t, NOW)
+    patches = [w for w in out.writes if getattr(w, "cluster", "") == "kcp" and w.verb == "patch"]
+    assert [(w.kind, w.name, w.namespace) for w in patches] == [("RedisInstance", ID, "kcp-system")]
+    assert (out.status or {}).get("id") == ID
