@@ -45,7 +45,7 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
     """Read the IpRange ``consumer`` uses (from the connect's snapshot) and create the default one when
     :func:`decide` says so (one that appeared meanwhile is used). An IpRange that is not Ready yet gets an
     IpRange turn at once (the IpRanges of this connect were reconciled before its consumers): a new one
-    gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. A Ready IpRange's
+    gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. The IpRange's
     ``status.id`` is then checked (:func:`owned`): the KCP IpRange it names is read (only for a UUID) and
     must be this SKR IpRange's mirror. Raises ``kube.ApiError``."""
     name = wanted(consumer)
@@ -59,7 +59,7 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
         ctx.forget(names.SKR_IPRANGE)
         found = ctx.skr.get(names.SKR_IPRANGE, name)
         use = decide(consumer, found) if found is not None else IpRangeUse(None, wait=True)
-    if use.ready and use.kcp_name and not (consumer.get("metadata") or {}).get("deletionTimestamp"):
+    if use.kcp_name and not (consumer.get("metadata") or {}).get("deletionTimestamp"):
         use = owned(use, ctx.mirror(names.KCP_IPRANGE, use.kcp_name), ctx.kyma)
     return use
 

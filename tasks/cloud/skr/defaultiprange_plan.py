@@ -118,11 +118,18 @@ def owned(use: IpRangeUse, kcp_iprange: Mapping[str, Any] | None, kyma: str) -> 
     as read (``None``: missing, or never read because the id is not a UUID): unchanged when that KCP
     IpRange is the mirror of this SKR IpRange (kyma ``kyma``, remote name = the SKR IpRange's name, no
     remote namespace), else with :attr:`~IpRangeUse.not_owned` set (one message for every case: it
-    reveals nothing about other tenants' objects). A use that is not ready is returned as is."""
-    if not use.ready or use.iprange is None or not use.kcp_name:
+    reveals nothing about other tenants' objects).
+
+    An IpRange still waited for (not Ready) whose mirror is missing is left waiting (its own turn creates
+    the mirror; a quota-exceeded one never gets one); one whose id is no UUID or names another object's
+    KCP IpRange is refused at once (its own turn refuses it too, so waiting would never end). A use
+    without an IpRange id (none yet, missing, being created) is returned as is."""
+    if use.iprange is None or not use.kcp_name or use.missing is not None or use.create is not None:
         return use
-    if invalid_id(use.kcp_name) is None and kcp_iprange is not None \
-            and foreign(kcp_iprange, kyma, use.name, "") is None:
+    valid = invalid_id(use.kcp_name) is None
+    if valid and kcp_iprange is not None and foreign(kcp_iprange, kyma, use.name, "") is None:
+        return use
+    if use.wait and valid and kcp_iprange is None:
         return use
     return replace(use, not_owned=f"IpRange {use.name} id names no KCP IpRange of this IpRange")
 

@@ -79,7 +79,12 @@ def test_a_ready_iprange_is_used_only_when_its_id_names_its_own_kcp_mirror():
     forged = decide(volume("x"), iprange("x", ident=".."))
     assert owned(forged, kcp_iprange(), "kyma-a").not_owned == message  # never a UUID: never trusted
     waiting = decide(volume("x"), iprange("x", ready=False))
-    assert owned(waiting, None, "kyma-a") == waiting  # nothing is used yet: nothing to check
+    assert owned(waiting, None, "kyma-a") == waiting  # no mirror yet: its own turn makes it, wait
+    assert owned(waiting, kcp_iprange(), "kyma-a") == waiting
+    # not Ready because its own turn refuses the copied id (NotOwned there too): an Error, not a wait for ever
+    assert owned(waiting, kcp_iprange(kyma="kyma-b"), "kyma-a").not_owned == message
+    assert owned(decide(volume("x"), iprange("x", ready=False, ident="..")), None, "kyma-a").not_owned == message
+    assert owned(decide(volume("x"), None), None, "kyma-a").not_owned is None  # no IpRange: nothing to check
 
 
 def test_a_not_owned_iprange_is_the_consumers_error_and_nothing_else():
