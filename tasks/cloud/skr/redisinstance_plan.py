@@ -11,7 +11,8 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
    the original adopts and later deletes any Secret of that name); ``authSecret.extraData`` beyond
    its bounds (:func:`extra_data_invalid`: 64 keys, 4096 characters a template, as the CRDs) is an
-   Error ``InvalidExtraData`` (the original has no bounds); the quota of a new instance (no KCP mirror
+   Error ``InvalidExtraData`` (the original has no bounds; so is an auth Secret whose rendered data would
+   exceed :data:`SECRET_DATA_MAX`, which Kubernetes would refuse); the quota of a new instance (no KCP mirror
    yet; default 5 per kind and SKR, :mod:`tasks.cloud.kinds.redisinstance`; older wins):
    ``QuotaExceeded`` ``Maximum number of <n> resources exceeded`` (the original has none);
 1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
@@ -171,6 +172,8 @@ _FIELD = re.compile(r"\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
 EXTRA_DATA_MAX_KEYS = 64
 EXTRA_DATA_MAX_LENGTH = 4096
 REASON_INVALID_EXTRA_DATA = "InvalidExtraData"
+#: Bound of the auth Secret's ``data`` (base64 characters; Kubernetes refuses a Secret over 1 MiB).
+SECRET_DATA_MAX = 768 * 1024
 
 
 def extra_data_invalid(templates: Mapping[str, Any] | None) -> str | None:
@@ -361,6 +364,11 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
         if seen.provider == "azure":
             run.set(state=STATE_UPDATING)
     wanted = auth_secret(obj, ident, kcp_status)
+    size = sum(len(v) for v in wanted["data"].values())
+    if size > SECRET_DATA_MAX:  # rendered fields can grow a template: refused here, not by the API server
+        return stop(run.fail(REASON_INVALID_EXTRA_DATA, f"the auth Secret's data would be {size} bytes "
+                                                        f"(base64), at most {SECRET_DATA_MAX} are allowed"),
+                    **{k: v for k, v in writes.items() if k == "patch"})
     if secret is None:
         writes["secret_create"] = wanted
     elif _secret_differs(secret, wanted):

@@ -356,3 +356,17 @@ def test_the_kcp_patch_names_the_validated_id_not_the_status_as_read() -> None:
     patches = [w for w in out.writes if getattr(w, "cluster", "") == "kcp" and w.verb == "patch"]
     assert [(w.kind, w.name, w.namespace) for w in patches] == [("RedisInstance", ID, "kcp-system")]
     assert (out.status or {}).get("id") == ID
+
+
+def test_an_auth_secret_too_large_once_rendered_is_an_error_not_a_refused_write() -> None:
+    """Field actions grow a template (``{{.primaryEndpoint}}``: 20 characters, the endpoint 70): within the
+    CRD's bounds the rendered data can pass the API server's 1 MiB; the plan says so instead of a failing
+    write."""
+    grow = "{{.primaryEndpoint}}" * 200  # 4000 characters
+    obj = skr({"redisTier": "S1", "authSecret": {"extraData": {f"k{i}": grow for i in range(64)}}}, status=READY_SKR)
+    endpoint = {**ENDPOINTS, "primaryEndpoint": "master.cm-" + "x" * 60 + ":6379"}
+    out = plan(seen(obj, kcp=kcp(READY_KCP, endpoint)), NEW, t, NOW)
+    assert out.secret_create is None and out.secret_update is None
+    status = out.step.status or {}
+    assert status["state"] == "Error" and status["conditions"][0]["reason"] == "InvalidExtraData"
+    assert "at most 786432 are allowed" in status["conditions"][0]["message"]
