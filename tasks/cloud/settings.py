@@ -113,7 +113,8 @@ class CloudSettings(config.Settings):
     nuke: Flag = Field(True, description="Nuke the KCP objects of a runtime whose GardenerCluster is gone.")
     quota_defaults: Json[Mapping[str, int]] = Field(default_factory=dict, description=(
         "SKR quota defaults (``resourceQuota.skr.defaults``) as JSON: ``<lower(kind)>.<group>/totalCount`` -> n; "
-        "a key not given keeps its kind's declared default (IpRange 1, AwsNfsVolume 5)."))
+        "a key not given keeps its kind's declared default (IpRange 1; Aws/GcpNfsVolume, each Redis instance and "
+        "VPC peering kind 5)."))
     quota_overrides: Json[Mapping[str, Mapping[str, int]]] = Field(default_factory=dict, description=(
         "Per-kyma overrides (``resourceQuota.skr.overrides``) as JSON: kyma -> {key: n}."))
     redis_instance_tier_machine_types: Json[Mapping[str, str]] = Field(default_factory=dict, description=(

@@ -14,6 +14,11 @@ reconcilers): one turn's decision over what was read (pure).
 3. deleting with an unknown provider: nothing can have been made, the finalizer goes;
 4. the provider's turn (the outcome's ``handoff``: ``reconcile``, or ``delete`` while deleting, also when
    the IpRange is gone: the original stops that with ``InvalidIpRangeReference`` for ever).
+
+An IpRange reference resolves only within the object's Scope (issue 27; the original loads the IpRange
+by name unchecked): the read hands on a KCP IpRange only when its ``spec.scope.name`` is the object's
+(:func:`in_scope`), so another runtime's IpRange is, to this object and to its provider's turn, one
+that does not exist (the same ``InvalidIpRangeReference`` words: nothing about it is revealed).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "Seen", "iprange_name", "plan"]
+__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "Seen", "in_scope", "iprange_name", "plan", "scope_of"]
 
 REASON_INVALID_IPRANGE_REFERENCE = "InvalidIpRangeReference"
 
@@ -46,6 +51,19 @@ class Seen:
 def iprange_name(obj: Mapping[str, Any]) -> str:
     """``spec.ipRange.name``."""
     return str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or "")
+
+
+def scope_of(obj: Mapping[str, Any]) -> str:
+    """``spec.scope.name``."""
+    return str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
+
+
+def in_scope(obj: Mapping[str, Any], iprange: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """``iprange`` (the KCP IpRange ``obj`` names, as read) when it lives in ``obj``'s Scope (the same
+    non-empty ``spec.scope.name``), else ``None``: an IpRange of another Scope is never used."""
+    if iprange is None or not scope_of(obj) or scope_of(iprange) != scope_of(obj):
+        return None
+    return iprange
 
 
 def plan(seen: Seen, t: Callable[[float], float], wait_ready: float,

@@ -22,7 +22,7 @@ RENDERED = (*(res.kind for res in KINDS.values()), names.SKR_IPRANGE.kind)
 KIND = registry.register(registry.Kind(
     name="nfsinstance",
     skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=40, summary=skr.summary,
-                         quota={names.AWS_NFS_VOLUME.kind: 5}),
+                         quota={names.AWS_NFS_VOLUME.kind: 5, names.GCP_NFS_VOLUME.kind: 5}),  # GCP: as AWS
     kcp=registry.KcpSide(names.NFS_INSTANCE, read=consumer.read,
                          plan=partial(consumer_plan.plan, wait_ready=5, prepare=copy_host)),
     providers={"aws": aws.SIDE, "gcp": gcp.SIDE},

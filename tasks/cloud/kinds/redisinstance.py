@@ -16,9 +16,14 @@ from tasks.cloud.redisinstance_render import render_redis
 from tasks.cloud.skr import redisinstance as skr
 from tasks.cloud.skr.redisinstance_plan import KINDS, plan
 
+#: Default quota of each provider's SKR Redis instance kind per SKR (``resourceQuota.skr``; the original
+#: has none: a conservative bound, as the original's 5 AwsNfsVolumes; raise it per runtime by override).
+QUOTA = 5
+
 KIND = registry.register(registry.Kind(
     name="redisinstance",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=30, summary=skr.summary),
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=30, summary=skr.summary,
+                         quota={res.kind: QUOTA for res in KINDS.values()}),
     kcp=registry.KcpSide(names.REDIS_INSTANCE, read=consumer.read,
                          plan=partial(consumer_plan.plan, wait_ready=10)),  # the provider needs the subnets
     providers={"aws": aws.SIDE, "gcp": gcp.SIDE, "azure": azure.SIDE},

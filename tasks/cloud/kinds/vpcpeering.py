@@ -21,9 +21,14 @@ from tasks.cloud.skr import vpcpeering as skr
 from tasks.cloud.skr.vpcpeering_plan import KINDS, plan
 from tasks.cloud.vpcpeering_render import render_peerings
 
+#: Default quota of each provider's SKR VPC peering kind per SKR (``resourceQuota.skr``; the original has
+#: none: a conservative bound, as the original's 5 AwsNfsVolumes; raise it per runtime by override).
+QUOTA = 5
+
 KIND = registry.register(registry.Kind(
     name="vpcpeering",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=35, summary=skr.summary),  # Redis 30, NFS 40
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=35, summary=skr.summary,  # Redis 30, NFS 40
+                         quota={res.kind: QUOTA for res in KINDS.values()}),
     kcp=registry.KcpSide(names.VPC_PEERING, read=kcp.read, plan=kcp_plan, networks=network_names),
     providers={"aws": aws.SIDE, "gcp": gcp.SIDE, "azure": azure.SIDE},
     nuke=10,  # first: the original's Nuke deletes the peerings before everything else

@@ -9,6 +9,9 @@ read and, in its pure plan, :func:`~.defaultiprange_plan.blocked`::
     if waiting is not None:
         return waiting
     kcp_iprange_name = use.kcp_name                  # the KCP mirror's name (the SKR IpRange's status.id)
+
+The KCP IpRange that name stands for is used only when it is the SKR IpRange's own mirror
+(:func:`~.defaultiprange_plan.owned`): the id is tenant-written.
 """
 
 from __future__ import annotations
@@ -29,20 +32,22 @@ from tasks.cloud.skr.defaultiprange_plan import (
     blocked,
     decide,
     default_manifest,
+    owned,
     reference,
     wanted,
 )
 
 __all__ = ["DEFAULT_NAME", "REASON_IPRANGE_NOT_FOUND", "WAIT_READY", "IpRangeUse", "blocked", "decide",
-           "default_manifest", "reference", "resolve", "wanted"]
+           "default_manifest", "owned", "reference", "resolve", "wanted"]
 
 
 def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
     """Read the IpRange ``consumer`` uses (from the connect's snapshot) and create the default one when
     :func:`decide` says so (one that appeared meanwhile is used). An IpRange that is not Ready yet gets an
     IpRange turn at once (the IpRanges of this connect were reconciled before its consumers): a new one
-    gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. Raises
-    ``kube.ApiError``."""
+    gets its KCP mirror, a provisioned one its Ready, in this connect rather than the next. The IpRange's
+    ``status.id`` is then checked (:func:`owned`): the KCP IpRange it names is read (only for a UUID) and
+    must be this SKR IpRange's mirror. Raises ``kube.ApiError``."""
     name = wanted(consumer)
     use = decide(consumer, ctx.get(names.SKR_IPRANGE, name))
     if use.create is not None:
@@ -54,5 +59,7 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
         ctx.forget(names.SKR_IPRANGE)
         found = ctx.skr.get(names.SKR_IPRANGE, name)
         use = decide(consumer, found) if found is not None else IpRangeUse(None, wait=True)
+    if use.kcp_name and not (consumer.get("metadata") or {}).get("deletionTimestamp"):
+        use = owned(use, ctx.mirror(names.KCP_IPRANGE, use.kcp_name), ctx.kyma)
     return use
 

@@ -70,8 +70,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 pv=ctx.skr.get(resources.PERSISTENT_VOLUME, pv) if valid_name(pv) else None,
                 pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, pvc, namespace) if valid_name(pvc) else None,
                 labelled_pvs=_labelled_pvs(ctx, kind, obj),
-                everyone=ctx.objects(KINDS[kind]) if kind == AWS else [],
-                quota=ctx.quota(KINDS[kind]) if kind == AWS else None,
+                everyone=ctx.objects(KINDS[kind]), quota=ctx.quota(KINDS[kind]),
                 scope=ctx.scope, zone_pick=random.randrange(1 << 16))
 
 

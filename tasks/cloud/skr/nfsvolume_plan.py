@@ -16,9 +16,11 @@ original's order:
    (labels ``nfsVolumeName`` / ``nfsVolumeNamespace``) is an Error ``PVNameInvalid`` ``Desired PV(<name>)
    already exists with different owner`` (``PVCNameInvalid`` ``Desired PVC(<ns>/<name>) ...``); such a
    PV/PVC is never changed or deleted;
-3. the quota (AWS only, default 5 per SKR, older wins): ``QuotaExceeded`` ``Maximum number of <n>
-   resources exceeded`` until the volume fits (checked only while it has no KCP object);
+3. the quota (default 5 per kind and SKR, older wins): ``QuotaExceeded`` ``Maximum number of <n>
+   resources exceeded`` until the volume fits (checked only while it has no KCP object; the original
+   has a GcpNfsVolume quota only when one is configured: 5 by default here, issue 27);
 4. the IpRange (:mod:`tasks.cloud.skr.defaultiprange`): ``IpRangeNotFound``, the default created, or wait;
+   ``NotOwned`` when its id names no KCP IpRange of its own (:func:`~.defaultiprange_plan.owned`, issue 27);
 5. the finalizer; 6. the KCP NfsInstance created (§2.5 of the notes: scope, remoteRef, ``ipRange.name`` =
    the SKR IpRange's ``status.id``, ``instance.aws`` / ``instance.gcp``), state ``Creating`` (AWS) /
    ``Processing`` (GCP); GCP location: ``spec.location``, else the region (REGIONAL) or a zone of the
@@ -479,7 +481,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
         run.without(names.COND_READY)
         return stop(run.fail(REASON_PVC_NAME_INVALID,
                              f"Desired PVC({namespace}/{claim_name(obj)}) already exists with different owner"))
-    if kcp is None and kind == AWS:  # 3
+    if kcp is None:  # 3
         over = run.over_quota(seen.everyone, seen.quota)
         if over is not None:
             return stop(over)

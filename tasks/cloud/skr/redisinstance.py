@@ -1,11 +1,11 @@
 """The SKR Redis instance reads (AwsRedisInstance, GcpRedisInstance, AzureRedisInstance): what
 :func:`~.redisinstance_plan.plan` decides over, once per connect per object.
 
-The object; its IpRange through :mod:`tasks.cloud.skr.defaultiprange` (which creates the default IpRange
-when missing and gives a not-Ready IpRange its turn); the KCP RedisInstance named by its id (never for an
-id that is not a UUID); the auth Secret. The plan's writes (id label, finalizer, KCP mirror, auth
-Secret, status) are carried out by the connect's executor. As cloud-manager's
-``pkg/skr/{aws,gcp,azure}redisinstance``.
+The object; the instances of its kind and its quota; its IpRange through
+:mod:`tasks.cloud.skr.defaultiprange` (which creates the default IpRange when missing and gives a not-Ready
+IpRange its turn); the KCP RedisInstance named by its id (never for an id that is not a UUID); the auth
+Secret. The plan's writes (id label, finalizer, KCP mirror, auth Secret, status) are carried out by the
+connect's executor. As cloud-manager's ``pkg/skr/{aws,gcp,azure}redisinstance``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     secret = ctx.skr.get(resources.SECRET, secret_name(obj), namespace)
     return Seen(obj=obj, provider=ctx.provider, kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 iprange=defaultiprange.resolve(ctx, obj), kcp=kcp_obj, secret=secret,
-                overrides=ctx.settings.redis_instance_tier_machine_types)
+                overrides=ctx.settings.redis_instance_tier_machine_types, everyone=ctx.objects(res),
+                quota=ctx.quota(res))
 
 
 def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:

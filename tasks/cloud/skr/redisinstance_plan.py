@@ -9,11 +9,17 @@ SKR spec). In the original's order, all in one turn where the original re-reads 
    ``InvalidId``; a KCP RedisInstance of that name without this SKR's kyma label and this object's
    remote name/namespace labels is an Error ``NotOwned``; an auth Secret of the wanted name not
    labelled with this instance's id is never updated or deleted (Error ``Error`` naming the Secret;
-   the original adopts and later deletes any Secret of that name);
+   the original adopts and later deletes any Secret of that name); ``authSecret.extraData`` beyond
+   its bounds (:func:`extra_data_invalid`: 64 keys, 4096 characters a template, as the CRDs) is an
+   Error ``InvalidExtraData`` (the original has no bounds; so is an auth Secret whose rendered data would
+   exceed :data:`SECRET_DATA_MAX`, which Kubernetes would refuse); the quota of a new instance (no KCP mirror
+   yet; default 5 per kind and SKR, :mod:`tasks.cloud.kinds.redisinstance`; older wins):
+   ``QuotaExceeded`` ``Maximum number of <n> resources exceeded`` (the original has none);
 1. the IpRange (``pkg/skr/common/defaultiprange``, shared with the other consumers:
    :mod:`tasks.cloud.skr.defaultiprange_plan`): ``spec.ipRange.name`` missing -> Error
    ``IpRangeNotFound`` ``Specified IpRange <name> does not exist``; no name: the IpRange ``default``,
-   created when missing (no CIDR, the default labels; by the read); wait until it is Ready;
+   created when missing (no CIDR, the default labels; by the read); wait until it is Ready; its id
+   must name its own KCP mirror, else Error ``NotOwned`` (:func:`~.defaultiprange_plan.owned`, issue 27);
 2. ``updateId``: a UUID in label ``cloud-resources.kyma-project.io/id`` and ``status.id``;
 3. the finalizer; 4. the KCP mirror ``kcp-system/<status.id>`` (scope, remoteRef, ipRange = the SKR
    IpRange's id, ``instance.<provider>`` from the tier), state ``Creating``; an unknown tier -> Error
@@ -33,7 +39,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,8 +53,9 @@ from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["KINDS", "MUTABLE", "Seen", "auth_secret", "auth_secret_data", "identity", "mirror", "plan",
-           "render_extra_data"]
+__all__ = ["EXTRA_DATA_MAX_KEYS", "EXTRA_DATA_MAX_LENGTH", "KINDS", "MUTABLE", "REASON_INVALID_EXTRA_DATA", "Seen",
+           "auth_secret", "auth_secret_data", "extra_data_invalid", "identity", "mirror", "plan", "render_extra_data",
+           "render_template"]
 
 KINDS = {"aws": names.SKR_AWS_REDIS_INSTANCE, "gcp": names.SKR_GCP_REDIS_INSTANCE,
          "azure": names.SKR_AZURE_REDIS_INSTANCE}
@@ -87,6 +94,8 @@ class Seen:
         kcp: the KCP RedisInstance named by its id (``None``: none, no id yet, or an id that is not a UUID).
         secret: the SKR Secret named by :func:`secret_name` in the object's namespace, ``None`` when missing.
         overrides: ``redisInstanceTierMachineTypes`` (AWS tier -> cache node type).
+        everyone: the instances of this kind in the SKR (the quota); quota: instances allowed (``None``:
+            unlimited).
     """
 
     obj: Mapping[str, Any]
@@ -97,16 +106,18 @@ class Seen:
     kcp: Mapping[str, Any] | None = None
     secret: Mapping[str, Any] | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
+    everyone: Sequence[Mapping[str, Any]] = ()
+    quota: int | None = None
 
 
 def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: dict[str, Any] | None = None,
-             patch: dict[str, Any] | None = None, delete: str | None = None,
+             patch: tuple[str, dict[str, Any]] | None = None, delete: str | None = None,
              secret_create: dict[str, Any] | None = None, secret_update: dict[str, Any] | None = None,
              secret_release: Mapping[str, Any] | None = None, secret_delete: str | None = None) -> Outcome:
     """``step`` with the turn's writes in the original's order: the id label, the KCP mirror (``create`` /
-    ``patch`` a merge patch / ``delete`` its name), the auth Secret (``secret_release`` its finalizer,
-    ``secret_delete``, ``secret_create``, ``secret_update``: labels, annotations and data replaced on the
-    Secret as read)."""
+    ``patch`` its name, the id the plan validated, and a merge patch / ``delete`` its name), the auth
+    Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``, ``secret_update``:
+    labels, annotations and data replaced on the Secret as read)."""
     meta = seen.obj.get("metadata") or {}
     name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
     writes: list[Action] = []
@@ -115,8 +126,8 @@ def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: 
     if create is not None:
         writes.append(Action.on("create", names.REDIS_INSTANCE, create, cluster="kcp"))
     if patch is not None:
-        ident = str((seen.obj.get("status") or {}).get("id") or label_id or "")
-        writes.append(Action.named("patch", names.REDIS_INSTANCE, ident, seen.kcp_namespace, body=patch,
+        kcp_name, body = patch
+        writes.append(Action.named("patch", names.REDIS_INSTANCE, kcp_name, seen.kcp_namespace, body=body,
                                    cluster="kcp"))
     if delete is not None:
         writes.append(Action.named("delete", names.REDIS_INSTANCE, delete, seen.kcp_namespace, cluster="kcp"))
@@ -156,21 +167,63 @@ def mirror(obj: Mapping[str, Any], kcp_name: str, kyma: str, kcp_namespace: str,
 
 
 _FIELD = re.compile(r"\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
-_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
+#: Bounds of ``spec.authSecret.extraData`` (also the CRDs' ``maxProperties`` / ``maxLength``; issue 27):
+#: keys, and characters per template.
+EXTRA_DATA_MAX_KEYS = 64
+EXTRA_DATA_MAX_LENGTH = 4096
+REASON_INVALID_EXTRA_DATA = "InvalidExtraData"
+#: Bound of the auth Secret's ``data`` (base64 characters; Kubernetes refuses a Secret over 1 MiB).
+SECRET_DATA_MAX = 768 * 1024
+
+
+def extra_data_invalid(templates: Mapping[str, Any] | None) -> str | None:
+    """Why ``spec.authSecret.extraData`` is refused (the user's words), or ``None``: more than
+    :data:`EXTRA_DATA_MAX_KEYS` keys, or a template longer than :data:`EXTRA_DATA_MAX_LENGTH` characters
+    (the CRD refuses both; this holds for objects stored before it did)."""
+    if not templates:
+        return None
+    if len(templates) > EXTRA_DATA_MAX_KEYS:
+        return f"authSecret.extraData has {len(templates)} keys, at most {EXTRA_DATA_MAX_KEYS} are allowed"
+    for key in sorted(templates, key=str):
+        if len(str(templates[key])) > EXTRA_DATA_MAX_LENGTH:
+            return (f"authSecret.extraData.{str(key)[:63]} is longer than {EXTRA_DATA_MAX_LENGTH} characters")
+    return None
+
+
+def render_template(text: str, data: Mapping[str, str]) -> str | None:
+    r"""``text`` with its field actions (``{{.key}}``, ``{{ .key }}``, ``{{- .key -}}``) replaced by
+    ``data``'s values (a missing key: ``<no value>``), or ``None`` when it holds any other action.
+
+    One scan, time linear in ``len(text)``: each action is the text from a ``{{`` to the first ``}}``
+    after it (what ``re.findall(r"\{\{.*?\}\}", re.S)`` finds, without its quadratic retries on an
+    unclosed ``{{{{...``: 80 KB took 33 s); a ``{{`` never closed is text."""
+    out: list[str] = []
+    at = 0
+    while True:
+        start = text.find("{{", at)
+        end = text.find("}}", start + 2) if start >= 0 else -1
+        if end < 0:
+            out.append(text[at:])
+            return "".join(out)
+        field = _FIELD.fullmatch(text, start, end + 2)
+        if field is None:
+            return None
+        out.append(text[at:start])
+        out.append(data.get(field.group(1), "<no value>"))
+        at = end + 2
 
 
 def render_extra_data(templates: Mapping[str, str], data: Mapping[str, str]) -> dict[str, str]:
     """``extraData`` templates rendered over the Secret's keys (``{{.host}}:{{.port}}``), as the
     original's ``ParseTemplatesMapToBytesMap`` with Go's ``text/template``: a missing key renders
     ``<no value>``. Only field actions (``{{.key}}``) are supported; a template with any other
-    action is kept verbatim (the original keeps a template verbatim when it fails)."""
+    action is kept verbatim (the original keeps a template verbatim when it fails). Linear in the
+    templates' size (:func:`render_template`); their bounds are :func:`extra_data_invalid`'s."""
     out: dict[str, str] = {}
     for key, template in templates.items():
         text = str(template)
-        if any(_FIELD.fullmatch(action) is None for action in _ACTION.findall(text)):
-            out[str(key)] = text
-            continue
-        out[str(key)] = _FIELD.sub(lambda m: data.get(m.group(1), "<no value>"), text)
+        rendered = render_template(text, data)
+        out[str(key)] = text if rendered is None else rendered
     return out
 
 
@@ -256,7 +309,14 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
                                                    "Secret of this instance")
     if run.deleting:  # 8
         return _delete(run, seen, secret, t)
+    invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
+    if invalid is not None:  # bounded before anything is made (issue 27)
+        return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
 
+    if seen.kcp is None:  # the quota of a new instance (older wins)
+        over = run.over_quota(seen.everyone, seen.quota)
+        if over is not None:
+            return over
     use = seen.iprange  # 1
     waiting = blocked(use, run, t)
     if waiting is not None:
@@ -300,10 +360,15 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     current = ((seen.kcp.get("spec") or {}).get("instance") or {}).get(seen.provider) or {}
     patch = _instance_patch(seen.provider, current, desired[seen.provider])
     if patch is not None:
-        writes["patch"] = patch
+        writes["patch"] = (ident, patch)  # the id checked above (ownership before action), never re-read
         if seen.provider == "azure":
             run.set(state=STATE_UPDATING)
     wanted = auth_secret(obj, ident, kcp_status)
+    size = sum(len(v) for v in wanted["data"].values())
+    if size > SECRET_DATA_MAX:  # rendered fields can grow a template: refused here, not by the API server
+        return stop(run.fail(REASON_INVALID_EXTRA_DATA, f"the auth Secret's data would be {size} bytes "
+                                                        f"(base64), at most {SECRET_DATA_MAX} are allowed"),
+                    **{k: v for k, v in writes.items() if k == "patch"})
     if secret is None:
         writes["secret_create"] = wanted
     elif _secret_differs(secret, wanted):

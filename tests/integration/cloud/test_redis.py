@@ -82,3 +82,46 @@ def test_aws_redis_instance_end_to_end(cloud: CloudEnv) -> None:
     assert skr.get(resources.SECRET, "conn", "default") is None
     assert cloud.kcp_get(names.REDIS_INSTANCE, ident) is None
     assert leftovers() == {k: [] for k in before}
+
+
+def test_a_consumer_on_an_iprange_carrying_another_skrs_id_ends_in_error_and_blocks_nothing(cloud: CloudEnv) -> None:
+    """Issue 27's attack: tenant A's IpRange carries tenant B's IpRange id in ``status.id`` — ``stolen``
+    forged Ready (the ignore label keeps A's IpRange reconciler off it), ``copied`` as it is (its own turn
+    refuses it: never Ready). A's AwsRedisInstance and AwsNfsVolume on either end ``Error`` ``NotOwned`` in
+    words naming no other tenant, nothing is created in the KCP for them, and B's IpRange still deletes (no
+    "used by")."""
+    from tasks.cloud import registry
+    from tasks.cloud.skr import installer, kind
+    from tests.integration.cloud.test_skr import _inactive_skr
+
+    _, victim = active_skr(cloud, zones=1)
+    victim_range = skr_range(victim, "10.251.0.0/24")
+    victim_id = skr_state(cloud, victim, victim_range, "Ready")["status"]["id"]
+    attacker, skr, ctx = _inactive_skr(cloud)
+    installer.install_crds(skr, "aws", ctx.settings)
+    ready = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready",
+              "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    for name, labels, status in (("stolen", {names.LABEL_IGNORE: "true"}, {"state": "Ready", "conditions": ready}),
+                                 ("copied", {}, {})):
+        skr.create(names.SKR_IPRANGE, {"metadata": {"name": name, "labels": labels}, "spec": {}})
+        skr.patch_status(names.SKR_IPRANGE, name, {"id": victim_id, **status})
+    consumers = ((REDIS, "redisinstance", {"redisTier": "S1"}),
+                 (names.AWS_NFS_VOLUME, "nfsinstance", {"capacity": "1Gi"}))
+    for res, of, spec in consumers:
+        for ipr in ("stolen", "copied"):
+            skr.create(res, {"metadata": {"name": ipr, "namespace": "default"},
+                             "spec": {**spec, "ipRange": {"name": ipr}}})
+            ctx.forget(names.SKR_IPRANGE)
+            ctx.forget(res)  # each turn reads the SKR afresh (as a new connect would)
+            kind.reconcile(ctx, "default", ipr, kind=registry.get(of), res=res)
+            obj = skr.get(res, ipr, "default") or {}
+            assert obj["status"]["state"] == "Error", (res.kind, ipr, obj.get("status"))
+            assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
+                ("Error", "NotOwned", f"IpRange {ipr} id names no KCP IpRange of this IpRange")], (res.kind, ipr)
+    for res in (names.REDIS_INSTANCE, names.NFS_INSTANCE):
+        assert cloud.kcp.list(res, names.KCP_NAMESPACE, label_selector=f"{names.LABEL_KYMA_NAME}={attacker.kyma}") \
+            == [], res.kind
+    victim.delete(names.SKR_IPRANGE, victim_range)
+    cloud.wait(lambda: victim.get(names.SKR_IPRANGE, victim_range) is None
+               and cloud.kcp_get(names.KCP_IPRANGE, victim_id) is None, timeout=90,
+               message="the victim's IpRange deleted")

@@ -89,9 +89,30 @@ def test_a_missing_iprange_is_invalid_iprange_reference(monkeypatch: pytest.Monk
 
 @pytest.mark.usefixtures("no_provider_calls")
 def test_an_iprange_not_ready_is_waited_for_without_a_condition(monkeypatch: pytest.MonkeyPatch) -> None:
-    iprange = {"metadata": {"name": "ipr", "namespace": NS}, "status": {"conditions": []}}
+    iprange = {"metadata": {"name": "ipr", "namespace": NS}, "spec": {"scope": {"name": "k"}},
+               "status": {"conditions": []}}
     kube = RecordingKube((names.SCOPE, scope()), (names.KCP_IPRANGE, iprange),
                          (names.NFS_INSTANCE, consumer_obj(names.NFS_INSTANCE, "ipr")))
     result = run(monkeypatch, kube, names.NFS_INSTANCE, registry.get("nfsinstance"))
     assert result.outcome == ResultKind.REQUEUE_AFTER and result.requeue_after
     assert kube.status_patches == [] and kube.events == []
+
+
+@pytest.mark.usefixtures("no_provider_calls")
+@pytest.mark.parametrize(("res", "of"), [(names.NFS_INSTANCE, "nfsinstance"),
+                                         (names.REDIS_INSTANCE, "redisinstance")])
+def test_an_iprange_of_another_scope_is_one_that_does_not_exist(monkeypatch: pytest.MonkeyPatch, res: Resource,
+                                                                of: str) -> None:
+    """Issue 27: a KCP object naming another runtime's IpRange (its SKR copied that IpRange's id) gets the
+    missing IpRange's Error, word for word (nothing about the other runtime is revealed), and neither the
+    plan nor the provider sees that IpRange."""
+    ready = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready"}]
+    theirs = {"metadata": {"name": "theirs", "namespace": NS}, "spec": {"scope": {"name": "victim"}},
+              "status": {"conditions": ready, "vpcId": "vpc-victim"}}
+    kube = RecordingKube((names.SCOPE, scope()), (names.KCP_IPRANGE, theirs), (res, consumer_obj(res, "theirs")))
+    result = run(monkeypatch, kube, res, registry.get(of))
+    status = kube.get(res, "0b8e5f4e", NS)["status"]  # type: ignore[index]
+    message = f"Referred IpRange {NS}/theirs does not exist"
+    assert [(c["type"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("Error", REASON_INVALID_IPRANGE_REFERENCE, message)]
+    assert result.outcome == ResultKind.SUCCESS and "victim" not in str(status)

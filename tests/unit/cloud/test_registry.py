@@ -29,7 +29,9 @@ def test_quota_defaults_are_declared_and_configuration_wins() -> None:
     key = names.quota_key
     assert registry.quota_default(key(names.SKR_IPRANGE)) == 1
     assert registry.quota_default(key(names.AWS_NFS_VOLUME)) == 5
-    assert registry.quota_default(key(names.GCP_NFS_VOLUME)) is None
+    assert registry.quota_default(key(names.GCP_NFS_VOLUME)) == 5  # issue 27: as AwsNfsVolume
+    assert registry.quota_default(key(names.SKR_AWS_REDIS_INSTANCE)) == 5
+    assert registry.quota_default(key(names.SKR_GCP_VPC_PEERING)) == 5
     configured = settings.load({
         "RECONCILERY_CLOUD_QUOTA_DEFAULTS": json.dumps({key(names.AWS_NFS_VOLUME): 3}),
         "RECONCILERY_CLOUD_QUOTA_OVERRIDES": json.dumps({"k1": {key(names.SKR_IPRANGE): 2}})})

@@ -286,3 +286,87 @@ def test_extra_data_never_fails_and_renders_known_fields(templates: dict[str, st
         "extraData": templates}}}, ID, {"primaryEndpoint": "h:1", "authString": "a"})
     decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert decoded["host"] == "h" and decoded["port"] == "1" and decoded["authString"] == "a"  # base keys win
+
+
+FLOOD = "{{" * 40_000  # issue 27: 80 KB of "{{" took 33 s per value with re.findall(r"\{\{.*?\}\}")
+
+
+@pytest.mark.parametrize(("template", "rendered"), [
+    (FLOOD, FLOOD),  # never closed: text (bench/extradata.py times it: one scan, linear)
+    (FLOOD + "}}", FLOOD + "}}"),  # one action that is no field: verbatim
+    ("{{" * 5 + ".host}}", "{{" * 5 + ".host}}"),
+    ("{{.host}}" * 3 + "{{", "HHH{{"),
+    ("a}}b{{ .host }}c{{- .port -}}", "a}}bHc<no value>"),
+    ("{{\n.host\n}}", "H"),
+    ("{{.host}}{{ if .host }}{{ end }}", "{{.host}}{{ if .host }}{{ end }}"),
+])
+def test_templates_render_in_one_scan_as_the_regex_did(template: str, rendered: str) -> None:
+    assert render_extra_data({"k": template}, {"host": "H"}) == {"k": rendered}
+
+
+def test_eight_flooded_values_render_as_text() -> None:
+    """The issue's attack: ``{{`` x 40,000 in eight values comes back unchanged (linear: the whole suite
+    would stall for minutes otherwise; bench/extradata.py prints the time)."""
+    templates = {f"v{i}": FLOOD for i in range(8)}
+    assert render_extra_data(templates, {"host": "h"}) == templates
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({f"v{i}": FLOOD for i in range(8)}, "authSecret.extraData.v0 is longer than 4096 characters"),
+    ({f"k{i}": "x" for i in range(65)}, "authSecret.extraData has 65 keys, at most 64 are allowed"),
+])
+def test_extra_data_beyond_its_bounds_is_an_error_before_anything_is_made(extra: dict[str, str], message: str) -> None:
+    obj = skr({"redisTier": "S1", "authSecret": {"extraData": extra}})
+    out = plan(seen(obj), NEW, t, NOW)
+    assert out.create is None and out.step.writes == () and out.step.add_finalizer is None
+    status = out.step.status or {}
+    assert status["state"] == "Error"
+    assert [(c["type"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("Error", "InvalidExtraData", message)]
+    assert redisinstance_plan.extra_data_invalid({f"k{i}": "x" * 4096 for i in range(64)}) is None  # the bounds pass
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp", "azure"])
+def test_the_crds_refuse_extra_data_beyond_the_plans_bounds(provider: str) -> None:
+    """The same bounds in the CRDs' schemas (the API server refuses them at once: issue 27)."""
+    from kubedev.schema import Schema
+    from tasks.cloud import install
+
+    crd = next(c for c in install.load_crds("skr", provider=provider)
+               if c["spec"]["names"]["kind"] == redisinstance_plan.KINDS[provider].kind)
+    schema = Schema.compile(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    spec = {"aws": {"redisTier": "S1"}, "gcp": {"redisTier": "S1"}, "azure": {"redisTier": "P1"}}[provider]
+
+    def reasons(extra: dict[str, str]) -> list[tuple[str, str]]:
+        errors = schema.validate({"spec": {**spec, "authSecret": {"extraData": extra}}})
+        return [(e.reason, e.field) for e in errors if "extraData" in e.field]
+
+    assert reasons({f"k{i}": "x" * 4096 for i in range(64)}) == []
+    assert reasons({"v0": FLOOD}) == [("FieldValueTooLong", "spec.authSecret.extraData[v0]")]
+    assert reasons({f"k{i}": "x" for i in range(65)}) == [("FieldValueTooMany", "spec.authSecret.extraData")]
+
+
+def test_the_kcp_patch_names_the_validated_id_not_the_status_as_read() -> None:
+    """Issue 27 (low): the mirror's patch is addressed by the id the plan checked (ownership before action),
+    not re-read from the SKR object: with ``status.id`` emptied by the tenant (the id label still names the
+    mirror, which is this object's own) the patch went to the name ``""``, the collection's path."""
+    obj = skr({"redisTier": "S2"}, status={"state": "Ready", "conditions": READY_KCP})
+    obj["metadata"]["labels"] = {names.LABEL_SKR_ID: ID}
+    out = redisinstance_plan.plan(seen(obj, kcp=kcp(READY_KCP, ENDPOINTS)), NEW, t, NOW)
+    patches = [w for w in out.writes if getattr(w, "cluster", "") == "kcp" and w.verb == "patch"]
+    assert [(w.kind, w.name, w.namespace) for w in patches] == [("RedisInstance", ID, "kcp-system")]
+    assert (out.status or {}).get("id") == ID
+
+
+def test_an_auth_secret_too_large_once_rendered_is_an_error_not_a_refused_write() -> None:
+    """Field actions grow a template (``{{.primaryEndpoint}}``: 20 characters, the endpoint 70): within the
+    CRD's bounds the rendered data can pass the API server's 1 MiB; the plan says so instead of a failing
+    write."""
+    grow = "{{.primaryEndpoint}}" * 200  # 4000 characters
+    obj = skr({"redisTier": "S1", "authSecret": {"extraData": {f"k{i}": grow for i in range(64)}}}, status=READY_SKR)
+    endpoint = {**ENDPOINTS, "primaryEndpoint": "master.cm-" + "x" * 60 + ":6379"}
+    out = plan(seen(obj, kcp=kcp(READY_KCP, endpoint)), NEW, t, NOW)
+    assert out.secret_create is None and out.secret_update is None
+    status = out.step.status or {}
+    assert status["state"] == "Error" and status["conditions"][0]["reason"] == "InvalidExtraData"
+    assert "at most 786432 are allowed" in status["conditions"][0]["message"]
