@@ -38,14 +38,17 @@ def list_served(kube: Kube, res: Resource, namespace: str | None = None) -> list
 
 
 def used_by(kube: Kube, kinds: Iterable[Resource], namespace: str | None, iprange: str,
-            default_name: str = "") -> dict[str, list[str]]:
+            default_name: str = "", scope: str | None = None) -> dict[str, list[str]]:
     """``kind -> [ns/name ...]`` of the objects of ``kinds`` whose ``spec.ipRange.name`` is ``iprange``
-    (an empty reference counts as ``default_name``)."""
+    (an empty reference counts as ``default_name``); ``scope``: only those of that Scope
+    (``spec.scope.name``): an object of another tenant naming this IpRange never keeps it."""
     found: dict[str, list[str]] = {}
     for res in kinds:
         for obj in list_served(kube, res, namespace):
-            ref = str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or default_name)
-            if ref == iprange:
-                meta = obj.get("metadata") or {}
-                found.setdefault(res.kind, []).append(f"{meta.get('namespace', '')}/{meta.get('name')}")
+            spec = obj.get("spec") or {}
+            ref = str((spec.get("ipRange") or {}).get("name") or default_name)
+            if ref != iprange or (scope is not None and str((spec.get("scope") or {}).get("name") or "") != scope):
+                continue
+            meta = obj.get("metadata") or {}
+            found.setdefault(res.kind, []).append(f"{meta.get('namespace', '')}/{meta.get('name')}")
     return found

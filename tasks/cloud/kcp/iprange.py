@@ -19,7 +19,8 @@ __all__ = ["read"]
 
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     """The Scope and its provider's ranges, the Network, the VpcPeering the provider's IpRange depends on
-    (:meth:`~tasks.cloud.providers.Provider.iprange_peering`) and, while deleting, the consumers. Raises
+    (:meth:`~tasks.cloud.providers.Provider.iprange_peering`) and, while deleting, the consumers of its
+    Scope (another tenant's object naming it never keeps it). Raises
     ``kube.ApiError``."""
     scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
@@ -30,6 +31,6 @@ def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     peering = kcp.get(names.VPC_PEERING, wanted["metadata"]["name"], namespace) if wanted else None
     deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
     consumers = registry.iprange_consumers(skr=False)
-    users = used_by(kcp, consumers, namespace, str(obj["metadata"]["name"])) if deleting else {}
+    users = used_by(kcp, consumers, namespace, str(obj["metadata"]["name"]), scope=scope_name(obj)) if deleting else {}
     return Seen(obj, scope, provider is not None, provider.existing_ranges(scope) if provider is not None else [],
                 network, wanted, peering, users)

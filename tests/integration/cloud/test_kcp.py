@@ -217,12 +217,19 @@ def test_delete_while_used(cloud: CloudEnv) -> None:
         "metadata": {"name": nfs, "namespace": names.KCP_NAMESPACE, "labels": {names.LABEL_IGNORE: "true"}},
         "spec": {"ipRange": {"name": name}, "scope": {"name": rt.kyma}, "remoteRef": {"namespace": "ns", "name": "v"},
                  "instance": {"aws": {}}}})
+    # another tenant's object naming this IpRange (its id copied) never keeps it
+    foreign = f"nfs-{uuid.uuid4().hex[:6]}"
+    cloud.kcp.create(names.NFS_INSTANCE, {
+        "metadata": {"name": foreign, "namespace": names.KCP_NAMESPACE, "labels": {names.LABEL_IGNORE: "true"}},
+        "spec": {"ipRange": {"name": name}, "scope": {"name": "another-kyma"},
+                 "remoteRef": {"namespace": "ns", "name": "v"}, "instance": {"aws": {}}}})
     cloud.kcp.delete(names.KCP_IPRANGE, name, names.KCP_NAMESPACE)
     obj = wait_state(cloud, name, "Warning")
     assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
         ("Warning", "DeleteWhileUsed", f"Can not be deleted while used by NfsInstance: [kcp-system/{nfs}]")]
     cloud.kcp.delete(names.NFS_INSTANCE, nfs, names.KCP_NAMESPACE)
-    cloud.wait(lambda: cloud.kcp_get(names.KCP_IPRANGE, name) is None, message="deleted once unused")
+    cloud.wait(lambda: cloud.kcp_get(names.KCP_IPRANGE, name) is None, message="deleted once unused by its own")
+    cloud.kcp.delete(names.NFS_INSTANCE, foreign, names.KCP_NAMESPACE)
 
 
 def test_scope_missing(cloud: CloudEnv) -> None:
