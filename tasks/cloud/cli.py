@@ -12,7 +12,6 @@ import typer
 from kube.manifests import ManifestError, load_objects
 from kube.printers import OUTPUT, Listing, Output, echo
 from tasks.cloud import names, registry, settings
-from tasks.cloud.render import render_ipranges, shape_errors
 from workers.domains import Command
 
 _SCOPE: Any = typer.Option(..., "--scope", help="A KCP Scope manifest (as the Scope controller writes it).")
@@ -22,24 +21,6 @@ def _files(what: str) -> Any:
     """The repeatable ``-f/--filename`` option of a render command, ``what`` naming the manifests."""
     return typer.Option(..., "-f", "--filename", help=f"{what} (repeatable).")
 
-
-
-def render(
-    files: list[Path] = _files("SKR or KCP IpRange manifests"),
-    scope: Path = _SCOPE,
-    output: Output = OUTPUT,
-) -> None:
-    """IpRanges with a Scope -> the CIDR (given or allocated), its ranges, the validation outcome and the
-    provider plan (AWS: a subnet per zone; GCP: the global address and PSA; Azure: the ``--cm`` VNet):
-    a row per IpRange (NAME KIND CIDR STATUS OUTCOME PLAN), or with ``-o yaml|json`` one document each.
-
-    Exits 1 when an IpRange would end in Error, 2 on unreadable input or fields of the wrong type."""
-    the_scope, objects = _load(files, scope)
-    ipranges = [d for d in objects if d.get("kind") == "IpRange"]
-    _exit_on_problems(shape_errors(the_scope, ipranges))
-    rendered = render_ipranges(the_scope, ipranges)
-    _show([r.as_dict() for r in rendered], rendered, f"PLAN ({_provider(the_scope)})", output,
-          cidrs=[r.cidr or "-" for r in rendered])
 
 
 def commands() -> list[Command]:

@@ -11,8 +11,6 @@ DOMAIN = Domain(
     local="localrun.cloud:CloudResourcesLocal",
     command_source="tasks.cloud.cli:commands",
     commands=(
-        Command("iprange", "tasks.cloud.cli:render",
-                "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome."),
         Command("skr-listener", "tasks.cloud.cli:listener",
                 "Run the runtime-watcher listener: SKR events connect their SKR sooner.", group="", process=True),
     ),

@@ -1,7 +1,8 @@
 """``reconcilery render nfsvolume``: what the controllers would create for SKR NFS volumes, offline (pure).
 
 For each AwsNfsVolume / GcpNfsVolume with one Scope (and the SKR IpRanges given, rendered by
-:func:`tasks.cloud.render.render_ipranges`): the KCP NfsInstance (:func:`tasks.cloud.skr.nfsvolume_plan.mirror`),
+:func:`tasks.cloud.iprange_render.render_ipranges`): the KCP NfsInstance
+(:func:`tasks.cloud.skr.nfsvolume_plan.mirror`),
 what its provider makes (AWS: the security group ``<id>`` with its NFS rules, the encrypted file system,
 one mount target per IpRange subnet; GCP: the Filestore instance ``cm-<id>`` with its tier, share and
 network in the IpRange's reserved range), and the PersistentVolume and PersistentVolumeClaim the SKR gets
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
-from tasks.cloud.render import render_ipranges
+from tasks.cloud.iprange_render import render_ipranges
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, wanted
 from tasks.cloud.skr.nfsvolume_plan import (

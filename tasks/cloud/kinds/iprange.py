@@ -14,6 +14,7 @@ from tasks.cloud import names, registry
 from tasks.cloud.aws import iprange as aws
 from tasks.cloud.azure import iprange as azure
 from tasks.cloud.gcp import iprange as gcp
+from tasks.cloud.iprange_render import render_ipranges, shape_errors
 from tasks.cloud.kcp import iprange as kcp
 from tasks.cloud.kcp.iprange_plan import finish, network_names
 from tasks.cloud.kcp.iprange_plan import plan as kcp_plan
@@ -32,4 +33,8 @@ KIND = registry.register(registry.Kind(
                          quota={names.SKR_IPRANGE.kind: 1}),
     kcp=registry.KcpSide(names.KCP_IPRANGE, read=kcp.read, plan=kcp_plan, networks=network_names),
     providers={"aws": _finished(aws.SIDE), "gcp": _finished(gcp.SIDE), "azure": _finished(azure.SIDE)},
-    nuke=60))  # after its consumers, before the Network
+    nuke=60,  # after its consumers, before the Network
+    render=registry.KindRender(
+        "iprange", "IpRanges with a Scope -> CIDR (given or allocated), zone ranges, validation outcome.",
+        "SKR or KCP IpRange manifests", (names.SKR_IPRANGE.kind,),
+        lambda scope, docs, settings: render_ipranges(scope, docs), problems=shape_errors, cidr=True)))

@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tasks.cloud import registry
-from tasks.cloud.cli import render as render_command
 from tasks.cloud.cli import render_command as kind_render_command
-from tasks.cloud.render import render_ipranges, shape_errors
+from tasks.cloud.iprange_render import render_ipranges, shape_errors
 from tasks.cloud.vpcpeering_render import render_peerings
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "render"
@@ -49,7 +48,7 @@ def test_unknown_nodes_and_split_failures() -> None:
 
 def test_cli_json_and_exit_code() -> None:
     app = typer.Typer()
-    app.command()(render_command)
+    app.command()(render_iprange())
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope.yaml"), "-f",
                                       str(EXAMPLES / "cloud-ipranges.yaml"), "-o", "json"])
     assert result.exit_code == 1  # some IpRanges of the example fail on purpose
@@ -103,7 +102,7 @@ def test_azure_plan_is_the_cm_vnet_with_one_subnet() -> None:
 
 def test_cli_table_shows_the_plan_of_the_scopes_provider() -> None:
     app = typer.Typer()
-    app.command()(render_command)
+    app.command()(render_iprange())
     result = CliRunner().invoke(app, ["--scope", str(EXAMPLES / "cloud-scope-gcp.yaml"), "-f",
                                       str(EXAMPLES / "cloud-ipranges.yaml")], env={"COLUMNS": "300"})
     assert result.exit_code == 1
@@ -164,11 +163,18 @@ def test_cli_names_the_malformed_field(tmp_path: Path) -> None:
         [{"apiVersion": "cloud-resources.kyma-project.io/v1beta1", "kind": "IpRange", "metadata": {"name": "a"},
           "spec": {"cidr": 12}}]))
     app = typer.Typer()
-    app.command()(render_command)
+    app.command()(render_iprange())
     result = CliRunner().invoke(app, ["--scope", str(tmp_path / "scope.yaml"), "-f", str(tmp_path / "ipranges.yaml")])
     assert result.exit_code == 2, result.output
     assert "Scope: spec.scope: must be of type object, got integer" in result.output
     assert "IpRange a: spec.cidr: must be of type string, got integer" in result.output
+
+
+def render_iprange() -> Any:
+    """``reconcilery render iprange``: the command the registry's declaration gives."""
+    spec = registry.get("iprange").render
+    assert spec is not None
+    return kind_render_command(spec)
 
 
 def render_vpcpeering() -> Any:

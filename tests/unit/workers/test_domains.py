@@ -229,5 +229,5 @@ def test_the_cli_adds_the_commands_a_domain_declares(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("RECONCILERY_IDLE_WAIT", "soon")  # a bad setting: the process never starts
     bad = runner.invoke(root, ["fake-serve"])
     assert bad.exit_code == 2 and "RECONCILERY_IDLE_WAIT" in bad.output and "fake serving" not in bad.output
-    real = {c.name for d in domains.discover() for c in d.commands}
+    real = {c.name for d in domains.discover() for c in d.all_commands()}
     assert {"apirules", "iprange", "nginx", "snatch", "webhook", "skr-listener"} <= real
