@@ -42,7 +42,7 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, at_end
+from kube.toolkit.outcome import Outcome, at_end, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
 from tasks.cloud.step import StepBuilder, go_list, gone
@@ -162,8 +162,8 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Out
             return gone()
         return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope} does not exist", requeue_after=t(60))
     fields: dict[str, Any] = {}
-    has_finalizer = names.FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or [])
-    add = None if has_finalizer or run.deleting else names.FINALIZER
+    finalized = has_finalizer(obj, names.FINALIZER)
+    add = None if finalized or run.deleting else names.FINALIZER
     if not run.deleting:
         if not seen.provider_known:
             step = run.fail(names.REASON_UNKNOWN, f"Unknown provider {(seen.scope.get('spec') or {}).get('provider')}")
@@ -208,7 +208,7 @@ def peering_writes(obj: Mapping[str, Any], wanted: Mapping[str, Any], peering: M
         meta["labels"] = {**(meta.get("labels") or {}), names.LABEL_KYMA_NAME: scope,
                           names.LABEL_MODULE: names.MODULE_LABEL_VALUE}
         return (Action.on("create", names.VPC_PEERING, {**wanted, "metadata": meta}),)
-    if not exist and peering is not None and not (peering.get("metadata") or {}).get("deletionTimestamp"):
+    if not exist and peering is not None and not deleting(peering):
         gone_peering = {"metadata": {"name": str(meta["name"]), "namespace": namespace}}
         return (Action.on("delete", names.VPC_PEERING, gone_peering, actual=dict(peering)),)
     return ()
@@ -220,7 +220,7 @@ def finish(seen: Seen, outcome: Outcome) -> Outcome:
     obj = seen.obj
     scope, namespace = scope_name(obj), str((obj.get("metadata") or {}).get("namespace") or "")
     name = network_name(obj)
-    if not (obj.get("metadata") or {}).get("deletionTimestamp") or name != names.cm_network(scope) \
+    if not deleting(obj) or name != names.cm_network(scope) \
             or seen.network is None:
         return outcome
     gone_network = Action.on("delete", names.NETWORK, {"metadata": {"name": name, "namespace": namespace}},

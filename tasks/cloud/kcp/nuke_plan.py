@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, deleting
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
 
@@ -36,7 +36,7 @@ def plan(nuke: Mapping[str, Any], found: Mapping[str, Sequence[Mapping[str, Any]
             if str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "") != scope_name:
                 continue
             name = str(obj["metadata"]["name"])
-            if not obj["metadata"].get("deletionTimestamp"):
+            if not deleting(obj):
                 deletes.append(Action("delete", kind, {"metadata": {"name": name, "namespace": run.namespace}}))
             objects[name] = "Deleting"
         if objects:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import kube.toolkit.conditions as cond
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Outcome, deleting
 from tasks.cloud import names
 from tasks.cloud.ownership import REASON_NOT_OWNED, foreign, invalid_id
 from tasks.cloud.step import StepBuilder
@@ -99,15 +99,15 @@ class IpRangeUse:
 def decide(consumer: Mapping[str, Any], found: Mapping[str, Any] | None) -> IpRangeUse:
     """The IpRange use of ``consumer`` given ``found``: the SKR IpRange named :func:`wanted` as read
     (``None`` when it does not exist). See the module doc."""
-    deleting = bool((consumer.get("metadata") or {}).get("deletionTimestamp"))
+    going = deleting(consumer)
     ref = reference(consumer)
     if found is None:
-        if deleting:
+        if going:
             return IpRangeUse(None)
         if ref:
             return IpRangeUse(None, missing=f"Specified IpRange {ref} does not exist")
         return IpRangeUse(None, create=default_manifest(), wait=True)
-    if deleting:
+    if going:
         return IpRangeUse(found)
     ready = cond.is_true([dict(c) for c in (found.get("status") or {}).get("conditions") or []], names.COND_READY)
     return IpRangeUse(found, wait=not ready)

@@ -30,7 +30,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.resources import Resource
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity, owner_labels
 from tasks.cloud.step import StepBuilder, go_list
@@ -117,7 +117,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
             return run.step(requeue_after=t(10))
         if kcp is None:
             return run.step(remove_finalizer=names.FINALIZER)
-        if not (kcp.get("metadata") or {}).get("deletionTimestamp"):
+        if not deleting(kcp):
             run.set(conditions=cond.set_condition(run.conditions, cond.condition(
                 COND_DELETING, True, REASON_DELETING_INSTANCE, f"Deleting GcpSubnet {name}", run.now)),
                 state=names.STATE_DELETING)

@@ -38,7 +38,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.resources import Resource
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity
 from tasks.cloud.state import derive_state, project_kcp_iprange
@@ -178,6 +178,6 @@ def _delete(run: StepBuilder, seen: Seen, ident: str, finalized: bool, label_id:
         return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id)
     if seen.kcp is not None:
         run.without(names.COND_WARNING).set(state=names.STATE_DELETING)
-        deleting = bool((seen.kcp.get("metadata") or {}).get("deletionTimestamp"))
-        return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id, delete=None if deleting else ident)
+        return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id,
+                        delete=None if deleting(seen.kcp) else ident)
     return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)

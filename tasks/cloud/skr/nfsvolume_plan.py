@@ -57,7 +57,7 @@ from typing import Any
 import kube.resources as resources
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
@@ -374,7 +374,7 @@ def stale_pvs(seen: Seen, wanted: str) -> list[Mapping[str, Any]]:
 
 
 def _terminating(local: Mapping[str, Any]) -> bool:
-    return bool(_meta(local).get("deletionTimestamp"))
+    return deleting(local)
 
 
 def _let_go(seen: Seen) -> dict[str, Any]:
@@ -546,7 +546,7 @@ def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Ou
     pvc = seen.pvc if seen.pvc is not None and _owned(seen.pvc, obj) else None
     pv = seen.pv if seen.pv is not None and _owned(seen.pv, obj) else None
     if pvc is not None:
-        if _meta(pvc).get("deletionTimestamp"):
+        if deleting(pvc):
             return _outcome(run.step(requeue_after=t(0.2)), seen, label_id=label_id,
                             pvc_release=has_finalizer(pvc, names.FINALIZER))
         run.set(conditions=cond.set_condition(run.conditions, cond.condition(
@@ -559,7 +559,7 @@ def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Ou
         pv, stale = (left[0], True) if left else (None, False)
     if pv is not None:
         pv_name_ = str(_meta(pv).get("name"))
-        if _meta(pv).get("deletionTimestamp"):
+        if deleting(pv):
             held = has_finalizer(pv, names.FINALIZER)
             release: dict[str, Any] = ({"stale_pv_release": pv_name_ if held else None} if stale
                                        else {"pv_release": held})
@@ -571,7 +571,6 @@ def _delete(seen: Seen, run: StepBuilder, label_id: str | None, t: Timing) -> Ou
     kcp = seen.kcp
     if kcp is not None:
         run.set(state=names.STATE_DELETING)
-        deleting = bool(_meta(kcp).get("deletionTimestamp"))
         return _outcome(run.step(requeue_after=t(1)), seen, label_id=label_id,
-                        kcp_delete=None if deleting else str(_meta(kcp).get("name")))
+                        kcp_delete=None if deleting(kcp) else str(_meta(kcp).get("name")))
     return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)

@@ -46,7 +46,7 @@ from typing import Any
 import kube.resources as resources
 import kube.toolkit.conditions as cond
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
@@ -414,7 +414,7 @@ def _delete(run: StepBuilder, seen: Seen, secret: Mapping[str, Any] | None, t: C
             run.exclusive(COND_DELETING, True, REASON_DELETING_AUTH_SECRET, f"Deleting Auth Secret {remove}")
         return _outcome(run.step(requeue_after=t(0.2)), seen, secret_release=release, secret_delete=remove)
     if seen.kcp is not None:
-        if (seen.kcp.get("metadata") or {}).get("deletionTimestamp"):
+        if deleting(seen.kcp):
             return run.step(requeue_after=t(2))
         conditions = cond.set_condition(run.conditions, cond.condition(
             COND_DELETING, True, REASON_DELETING_INSTANCE, f"Deleting RedisInstance {name}", run.now))
