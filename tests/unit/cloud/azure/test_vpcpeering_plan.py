@@ -325,3 +325,9 @@ def test_the_kyma_peering_of_an_azure_iprange_is_the_originals() -> None:
     # the Cloud Manager network needs no tag: both peerings are planned at once
     plan = plan_create(peering, SCOPE, LOCAL, REMOTE, "cloud-resources", Read(), t, now=NOW)
     assert [(c.kind, c.args[2]) for c in calls(plan)] == [("local_create", "cm--c-1"), ("remote_create", "kyma--c-1")]
+    # its remote peering is recorded as it is made, so deleting the IpRange's peering removes both sides
+    status = plan.then(({"id": "L"}, {"id": REMOTE_PEERING["id"]})).status if plan.then is not None else None
+    assert status is not None and status["remoteId"] == REMOTE_PEERING["id"]
+    peering["metadata"]["deletionTimestamp"] = NOW
+    gone = plan_delete({**peering, "status": status}, LOCAL, REMOTE, Read(remote_peering=REMOTE_PEERING), t, now=NOW)
+    assert [c.kind for c in calls(gone)] == ["remote_delete"]
