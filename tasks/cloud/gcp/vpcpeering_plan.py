@@ -49,11 +49,10 @@ working peering; Azure's flow already skips it); the tag key must be the shoot n
 ``<project or organization>/<shoot>``; the original's ``strings.Contains`` accepted a key naming another
 shoot that contains this one, e.g. ``c-1`` in ``c-10``, and the landscape-wide ``PEERING_NETWORK_TAG``
 opened a network so tagged to every tenant's shoot: on GCP that setting authorises nothing); the specific
-"not found" / "insufficient
-permissions" messages of the remote network stay (the original overwrote them with the generic one); a
-failed peering operation is reported and forgotten, so the peering is tried again after 5 min (the
-original kept re-reading the failed operation forever); an add or remove refused because another
-peering operation of either network runs is a wait, not an error; the Ready state is ``Ready`` (the
+"not found" / "insufficient permissions" messages of the remote network stay (the original overwrote them
+with the generic one); a failed peering operation is reported and forgotten, so the peering is tried again
+after 5 min (the original kept re-reading the failed operation forever); an add or remove refused because
+another peering operation of either network runs is a wait, not an error; the Ready state is ``Ready`` (the
 original's ``Connected``).
 """
 
