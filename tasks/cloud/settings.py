@@ -144,8 +144,9 @@ class CloudSettings(config.Settings):
         "``AWS_SECRET_ACCESS_KEY``)."))
     peering_network_tag: str = Field("", validation_alias=_env("peering_network_tag", "PEERING_NETWORK_TAG"),
                                      description=(
-        "Tag key a customer's remote network may carry instead of the shoot name to allow a VPC peering "
-        "(``PEERING_NETWORK_TAG``; empty: only the shoot name)."))
+        "Tag key a customer's remote network may carry instead of the shoot name to allow an AWS or Azure VPC "
+        "peering (``PEERING_NETWORK_TAG``; empty: only the shoot name). Not on GCP: there the key must be the "
+        "shoot name (one landscape-wide key would open a network to every tenant)."))
     efs_capacity_check_interval: GoDuration = Field(3600.0, validation_alias=_env(
         "efs_capacity_check_interval", "AWS_EFS_CAPACITY_CHECK_INTERVAL"), description=(
         "How often a Ready AWS NfsInstance re-reads its file system's size into ``status.capacity`` "

@@ -65,12 +65,15 @@ def peering_plan(scope: Mapping[str, Any], peering: Mapping[str, Any], network: 
         remote = f"projects/{project}/global/networks/{reference.get('networkName', '?')}"
         local = f"projects/{info.get('project') or '?'}/global/networks/{vpc}"
         custom = bool(details.get("importCustomRoutes"))
-        return [f"check: {remote} carries a tag with the key {shoot} (or PEERING_NETWORK_TAG)",
+        return [f"check: {remote} carries a tag whose key is exactly {shoot} (PEERING_NETWORK_TAG does not count "
+                "on GCP), unless the remote peering is this one's",
                 f"remote peering {details.get('peeringName', '?')} in {remote} to {local} "
                 f"(exportCustomRoutes {str(custom).lower()})",
                 f"local peering cm-{name} in {local} to {remote} (importCustomRoutes {str(custom).lower()}, "
                 "exchangeSubnetRoutes true); wait until both are ACTIVE",
-                "on deletion: the local peering" + (", the remote one" if details.get("deleteRemotePeering") else "")]
+                "on deletion: the local peering" + (", the remote one if this peering created it (status.remoteId, "
+                                                    "peered with the shoot's network)"
+                                                    if details.get("deleteRemotePeering") else "")]
     if provider == "azure":
         remote = (f"/subscriptions/{reference.get('subscriptionId', '?')}/resourceGroups/"
                   f"{reference.get('resourceGroup', '?')}/providers/Microsoft.Network/virtualNetworks/"
@@ -81,7 +84,9 @@ def peering_plan(scope: Mapping[str, Any], peering: Mapping[str, Any], network: 
                 f"useRemoteGateways {str(gateway).lower()})",
                 f"remote peering {details.get('peeringName', '?')} in {remote} to {vpc} (allowVnetAccess, "
                 f"allowGatewayTransit {str(gateway).lower()}); wait until both are Connected",
-                "on deletion: the local peering" + (", the remote one" if details.get("deleteRemotePeering") else "")]
+                "on deletion: the local peering" + (", the remote one if this peering created it (status.remoteId, "
+                                                    "referencing the shoot's VNet)"
+                                                    if details.get("deleteRemotePeering") else "")]
     return []
 
 

@@ -22,6 +22,7 @@ import structlog
 from kube.refusal import Failure, Refusal
 from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.clients import peering, scope_azure
+from tasks.cloud.azure.scope import kyma_network_reference
 from tasks.cloud.azure.vpcpeering_plan import (
     CLIENT_FAILED,
     ERROR_MESSAGES,
@@ -32,6 +33,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     _rg_vnet,
     local_peering_name,
     network_type,
+    owned,
     plan_create,
     plan_delete,
     read_failed,
@@ -55,9 +57,21 @@ class ClientFailed(Refusal):
         return Failure("refused", code=CLIENT_FAILED, message=str(self), text=str(self))
 
 
+def _kyma_vnet(scope: Mapping[str, Any]) -> VNet | None:
+    """The shoot's VNet as the Scope names it (``spec.scope.azure``); None when it names none."""
+    try:
+        return VNet.of({"spec": {"network": {"reference": kyma_network_reference(scope)}}})
+    except (KeyError, TypeError):
+        return None
+
+
 def _vnets(turn: Turn) -> tuple[VNet | None, VNet | None]:
-    """The VNets the local and remote KCP Networks name (``None``: gone, or names none)."""
-    return VNet.of(getattr(turn.seen, "local", None)), VNet.of(getattr(turn.seen, "remote", None))
+    """The VNets the local and remote KCP Networks name (``None``: names none; the remote one: gone). A
+    local Network already gone (a runtime being deleted) is the shoot's VNet of the Scope, so the local
+    peering is still deleted and the remote one still compared with it (ownership)."""
+    local = getattr(turn.seen, "local", None)
+    return (VNet.of(local) if local is not None else _kyma_vnet(turn.scope),
+            VNet.of(getattr(turn.seen, "remote", None)))
 
 
 def clients(turn: Turn) -> dict[str, Any]:
@@ -117,8 +131,9 @@ def read(found: Mapping[str, Any], turn: Turn) -> Read:
         remote_peering, remote_error = _try(theirs.get_peering, rg, vnet, peering_name)
         if deleting and remote_error is not None:
             remote_error = None  # ignored while deleting, as the original
-        if not deleting and remote_peering is None and remote_error is None \
-                and remote_type not in UNTAGGED_NETWORK_TYPES:
+        # the VNet's tags, unless the remote peering is this object's (the plan checks them for any other)
+        if not deleting and remote_error is None and remote_type not in UNTAGGED_NETWORK_TYPES \
+                and not owned(str(status.get("remoteId") or ""), remote_peering, local):
             remote_vnet, remote_vnet_error = _try(theirs.get_vnet, remote.resource_group, remote.name)
     return Read(local_peering=local_peering, local_error=local_error, remote_peering=remote_peering,
                 remote_error=remote_error, remote_vnet=remote_vnet, remote_vnet_error=remote_vnet_error,

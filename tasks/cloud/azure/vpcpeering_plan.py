@@ -30,8 +30,20 @@ remote one (in the same turn), wait until the local one is ``Connected`` (1 s); 
 ``status.id`` / ``remoteId`` the peerings' resource ids, the single condition Ready/``Ready``/``Ready``.
 Azure's error codes are mapped to the original's messages and state ``Warning`` (:func:`error_message`);
 HTTP 429 comes back after 60 s (10 s while loading the local peering) without a status change.
-Deleting: the remote peering when ``details.deleteRemotePeering`` (a failure is ignored, as the
-original), then the local one; then the finalizer may go.
+Deleting: the remote peering when ``details.deleteRemotePeering`` and it is this object's (:func:`owned`; a
+failure is ignored, as the original), then the local one; then the finalizer may go.
+
+Ownership of the remote peering (the original's rule, which the port had lost): the customer's VNet and the
+peering's name come from the SKR object, i.e. from the tenant, and the peering service principal is shared
+by every tenant. The remote peering is this object's only when ``status.remoteId`` is recorded and is its
+resource id, and it references this object's local (the shoot's) VNet (:func:`owned`); ``remoteId`` is
+recorded when this object's PUT of the remote peering answered, or at Ready for a peering to the shoot's
+VNet that passed the tag check. Only then is it deleted (``deleteRemotePeering``) and the tag check
+skipped; a peering of that name referencing another VNet is the Warning below and is never deleted:
+deletion leaves it alone (an Event ``RemotePeeringNotOwned`` says so, naming only what the tenant gave) and
+the object finishes deleting. The original's ``peeringRemoteLoad.go`` kept the remote peering only when it
+referenced the local VNet and ``peeringRemoteDelete.go`` deleted only that one; the port deleted any peering
+of that name, so tenant A, naming tenant B's customer VNet and B's remote peering, removed B's peering.
 
 Deliberate differences (fixes): a failed load of the remote peering whose error maps to a warning ends
 in state ``Warning`` (the original overwrote it with ``Error``); the "Failed creating Azure client"
@@ -51,7 +63,7 @@ from typing import Any, Protocol
 
 from kube.refusal import Failure
 from kube.toolkit.actions import Call, Write
-from kube.toolkit.outcome import Outcome
+from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
 from tasks.cloud.scope import network_reference
 from tasks.cloud.step import StepBuilder
@@ -67,6 +79,7 @@ __all__ = [
     "kyma_peering",
     "local_peering_name",
     "network_type",
+    "owned",
     "plan_create",
     "plan_delete",
     "read_failed",
@@ -85,6 +98,7 @@ REASON_FAILED_LOADING_PEERING = "FailedLoadingRemoteVpcPeeringConnection"
 REASON_UNAUTHORIZED = "Unauthorized"
 REASON_CLOUD_PROVIDER_ERROR = "CloudProviderError"
 REASON_ERROR = "Error"
+REASON_NOT_OWNED = "RemotePeeringNotOwned"
 CONNECTED = "Connected"
 DISCONNECTED = "Disconnected"
 #: Remote network types peered without the tag check (the original's ``predicateRequireVNetShootTag``).
@@ -235,10 +249,26 @@ def vnet_tagged(vnet: Mapping[str, Any], shoot: str, network_tag: str) -> bool:
     return (bool(network_tag) and network_tag in tags) or (bool(shoot) and shoot in tags)
 
 
+def points_to(peering: Mapping[str, Any] | None) -> str:
+    """The resource id of the VNet a peering references (``properties.remoteVirtualNetwork.id``)."""
+    return str((((peering or {}).get("properties") or {}).get("remoteVirtualNetwork") or {}).get("id") or "")
+
+
+def owned(remote_id: str, peering: Mapping[str, Any] | None, local: VNet | None) -> bool:
+    """Whether the remote ``peering`` is the one this object made: ``status.remoteId`` (``remote_id``) is
+    recorded and is its resource id, and it references this object's ``local`` (the shoot's) VNet (ARM ids
+    compared case-insensitively). Only an owned remote peering skips the tag check and is deleted (the
+    original's rule, see the module doc)."""
+    return (bool(remote_id) and peering is not None and local is not None
+            and str(peering.get("id") or "").lower() == remote_id.lower()
+            and points_to(peering).lower() == local.id.lower())
+
+
 @dataclass(frozen=True)
 class Read:
-    """What one turn read (``*_error``: that read failed; ``remote_vnet``: read only before the remote
-    peering exists, for the tag check; ``client_error``: the remote clients could not be built)."""
+    """What one turn read (``*_error``: that read failed; ``remote_vnet``: read while creating unless the
+    remote peering is this object's (:func:`owned`), for the tag check; ``client_error``: the remote
+    clients could not be built)."""
 
     local_peering: Mapping[str, Any] | None = None
     local_error: Failure | None = None
@@ -264,16 +294,21 @@ def _refusal(run: StepBuilder, t: Timing, call: Call, err: Failure) -> Outcome |
                     exclusive=False)
 
 
-def _calls(run: StepBuilder, t: Timing, calls: Sequence[Call], then: Outcome) -> Outcome:
-    """``calls`` in order, then ``then``; a refused one: :func:`_refusal`."""
+def _calls(run: StepBuilder, t: Timing, calls: Sequence[Call],
+           then: Outcome | Callable[[Sequence[Any]], Outcome]) -> Outcome:
+    """``calls`` in order, then ``then`` (an Outcome, or one made of the calls' answers); a refused one:
+    :func:`_refusal`."""
     if not calls:
-        return then
+        return then if isinstance(then, Outcome) else then(())
 
     def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
         assert isinstance(write, Call)
         return _refusal(run, t, write, failure)
 
-    return Outcome(writes=tuple(calls), then=lambda answers: then, refused=refused)
+    if isinstance(then, Outcome):
+        fixed = then
+        return Outcome(writes=tuple(calls), then=lambda answers: fixed, refused=refused)
+    return Outcome(writes=tuple(calls), then=then, refused=refused)
 
 
 def client_failed(obj: Mapping[str, Any], why: str, t: Timing, now: str | None = None) -> Outcome:
@@ -346,16 +381,17 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet | 
     if found.remote_error is not None and not found.remote_error.not_found:
         return _load_failed(run, t, found.remote_error, "Error loading remote VPC peering",
                             REASON_FAILED_LOADING_PEERING)
-    if remote_peering is not None:
-        points_to = str(((remote_peering.get("properties") or {}).get("remoteVirtualNetwork") or {}).get("id") or "")
-        if points_to.lower() != local.id.lower():
-            run.without(names.COND_READY)
-            return run.fail(REASON_FAILED_LOADING_PEERING, f"Peering with the same name {peering_name} already "
-                            f"exists in network {remote.id}", state=STATE_WARNING, exclusive=False)
+    if remote_peering is not None and points_to(remote_peering).lower() != local.id.lower():
+        # a peering of that name to another VNet: someone else's, never adopted nor deleted
+        run.without(names.COND_READY)
+        return run.fail(REASON_FAILED_LOADING_PEERING, f"Peering with the same name {peering_name} already "
+                        f"exists in network {remote.id}", state=STATE_WARNING, exclusive=False)
     if not peering_name:
         return run.fail(REASON_ERROR, "Peering name not specified")
-    # the remote VNet's tag (until the remote peering exists)
-    if remote_peering is None and remote_type not in UNTAGGED_NETWORK_TYPES:
+    mine = owned(str(run.status.get("remoteId") or ""), remote_peering, local)
+    # the remote VNet's tag, unless the remote peering is this object's (fix: not skipped for any peering of
+    # that name)
+    if not mine and remote_type not in UNTAGGED_NETWORK_TYPES:
         if found.remote_vnet_error is not None:
             err = found.remote_vnet_error
             if err.too_many_requests:
@@ -383,14 +419,20 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], local: VNet | 
                           {"allow_vnet_access": True, "use_remote_gateways": False,
                            "allow_gateway_transit": use_remote_gateway}, client="remote", kind="remote_create"))
     if calls or state != CONNECTED or local_peering is None or remote_peering is None:
-        return _calls(run, t, calls, run.step(requeue_after=t(1)))
+        def made(answers: Sequence[Any]) -> Outcome:
+            if remote_peering is None:  # the remote peering this object made (the last call): its id recorded
+                created = answers[-1] if answers and isinstance(answers[-1], Mapping) else {}
+                run.set(remoteId=str(created.get("id") or f"{remote.id}/virtualNetworkPeerings/{peering_name}"))
+            return run.step(requeue_after=t(1))
+        return _calls(run, t, calls, made)
     run.set(id=str(local_peering.get("id") or ""), remoteId=str(remote_peering.get("id") or ""))
     return run.ready()
 
 
 def plan_delete(obj: Mapping[str, Any], local: VNet | None, remote: VNet | None, found: Read, t: Timing,
                 now: str | None = None) -> Outcome:
-    """One deletion turn (pure): the remote peering when ``details.deleteRemotePeering``, then the local
+    """One deletion turn (pure): the remote peering when ``details.deleteRemotePeering`` and it is this
+    object's (:func:`owned`; else it stays and an Event ``RemotePeeringNotOwned`` says so), then the local
     one; the finalizer goes in the same turn (ARM deletes them on its own time, as in the original)."""
     run = StepBuilder(obj, now)
     details = run.spec.get("details") or {}
@@ -401,11 +443,16 @@ def plan_delete(obj: Mapping[str, Any], local: VNet | None, remote: VNet | None,
         return run.fail(REASON_CLOUD_PROVIDER_ERROR, f"Failed creating Azure client for tenant {remote.tenant} "
                         f"subscription {remote.subscription}", requeue_after=t(300))
     calls: list[Call] = []
+    event: Event | None = None
     if details.get("deleteRemotePeering") and found.remote_peering is not None and remote is not None:
-        rg, vnet = _rg_vnet(str(found.remote_peering.get("id") or ""), remote)
-        calls.append(Call("delete_peering", (rg, vnet, str(details.get("peeringName"))), client="remote",
-                          kind="remote_delete"))
+        name = str(details.get("peeringName") or "")
+        if owned(str(run.status.get("remoteId") or ""), found.remote_peering, local):
+            rg, vnet = _rg_vnet(str(found.remote_peering.get("id") or ""), remote)
+            calls.append(Call("delete_peering", (rg, vnet, name), client="remote", kind="remote_delete"))
+        else:  # fix: another tenant's peering of that name, or one this object never recorded, stays
+            event = Event("Warning", REASON_NOT_OWNED, f"Remote VPC peering {name} in network {remote.id} was not "
+                          "created by this VpcPeering: it is left in place")
     if found.local_peering is not None and local is not None:
         rg, vnet = _rg_vnet(str(found.local_peering.get("id") or ""), local)
         calls.append(Call("delete_peering", (rg, vnet, local_peering_name(obj)), client="local", kind="local_delete"))
-    return _calls(run, t, calls, run.step(remove_finalizer=names.FINALIZER))
+    return _calls(run, t, calls, run.step(remove_finalizer=names.FINALIZER, event=event))

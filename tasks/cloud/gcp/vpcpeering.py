@@ -12,11 +12,13 @@ from typing import Any
 from kube.refusal import Failure
 from tasks.cloud.gcp.client import GcpApiError
 from tasks.cloud.gcp.clients import compute
+from tasks.cloud.gcp.scope import kyma_network_reference
 from tasks.cloud.gcp.vpcpeering_plan import (
     Network,
     Read,
     VpcPeeringClient,
     local_peering_name,
+    owned,
     plan_create,
     plan_delete,
 )
@@ -33,9 +35,21 @@ def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
         return None, err.failure
 
 
+def _kyma_network(scope: Mapping[str, Any]) -> Network | None:
+    """The shoot's network as the Scope names it (``spec.scope.gcp``); None when it names none."""
+    try:
+        return Network.of({"spec": {"network": {"reference": kyma_network_reference(scope)}}})
+    except (KeyError, TypeError):
+        return None
+
+
 def _networks(turn: Turn) -> tuple[Network | None, Network | None]:
-    """The GCP networks the local and remote KCP Networks name (``None``: gone, or names none)."""
-    return Network.of(getattr(turn.seen, "local", None)), Network.of(getattr(turn.seen, "remote", None))
+    """The GCP networks the local and remote KCP Networks name (``None``: names none; the remote one: gone).
+    A local Network already gone (a runtime being deleted) is the shoot's network of the Scope, so the
+    local peering is still removed and the remote one still compared with it (ownership)."""
+    local = getattr(turn.seen, "local", None)
+    return (Network.of(local) if local is not None else _kyma_network(turn.scope),
+            Network.of(getattr(turn.seen, "remote", None)))
 
 
 def read(clients: Mapping[str, Any], turn: Turn) -> Read:
@@ -60,7 +74,9 @@ def read(clients: Mapping[str, Any], turn: Turn) -> Read:
         if not deleting and not status.get("id") and op_name:
             local_op, local_op_error = _try(client.get_global_operation, local.project, op_name)
         local_peering, local_error = _try(client.get_peering, local.project, local.name, local_peering_name(turn.name))
-    if not deleting and remote is not None and remote_peering is None and remote_error is None:
+    # the tags, unless the remote peering is this object's (the plan checks them for any other)
+    if not deleting and remote is not None and remote_error is None \
+            and not owned(str(status.get("remoteId") or ""), remote_peering, local):
         tag_keys, tags_error = _try(client.network_tag_keys, remote.project, remote.name)
     return Read(remote_op=remote_op, remote_op_error=remote_op_error, remote_peering=remote_peering,
                 remote_error=remote_error, local_op=local_op, local_op_error=local_op_error,
@@ -83,6 +99,5 @@ def seed_network(client: Any, project: str, name: str, tag_keys: tuple[str, ...]
 #: The kind's ``gcp`` provider: the Compute client of the process (:func:`~tasks.cloud.gcp.clients.compute`).
 SIDE = ProviderSide(
     clients=lambda turn: {"": compute(turn.settings)}, read=read,
-    create=lambda found, turn: plan_create(turn.obj, turn.scope, *_networks(turn), found, turn.t,
-                                           turn.settings.peering_network_tag),
+    create=lambda found, turn: plan_create(turn.obj, turn.scope, *_networks(turn), found, turn.t),
     delete=lambda found, turn: plan_delete(turn.obj, *_networks(turn), found, turn.t))

@@ -17,8 +17,8 @@ original's order (the id label, the finalizer, the KCP objects on cluster ``kcp`
    the remote Network deleted and waited for, then the finalizer released (state ``Deleting``); waits
    come back after 10 s, i.e. at a later connect, as the IpRange's (the original requeues every second in
    its own controller; here that would hold the connect's window);
-3. the quota ``<lower(kind)>.cloud-resources.kyma-project.io/totalCount`` when one is configured
-   (the original sets none: unlimited), the older wins: ``QuotaExceeded`` ``Maximum number of <n>
+3. the quota ``<lower(kind)>.cloud-resources.kyma-project.io/totalCount`` (declared default 5 per kind;
+   the original sets none: unlimited), the older wins: ``QuotaExceeded`` ``Maximum number of <n>
    resources exceeded``;
 4. the Azure ``remoteVnet`` must be a virtual network resource id (``InvalidRemoteVnet``);
 5. the finalizer; the remote Network and the VpcPeering created in the same turn (the original waits
@@ -40,7 +40,7 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.resources import Resource
 from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, identity, owner_labels
 from tasks.cloud.state import derive_state
@@ -70,7 +70,8 @@ class Seen:
             is not a UUID, which is never looked up).
         network: the KCP remote Network of that name (same rules).
         kyma: the runtime; kcp_namespace: where the KCP objects live.
-        quota: peerings of the kind allowed in this SKR (``None``: unlimited, the original's default).
+        quota: peerings of the kind allowed in this SKR (``None``: unlimited, as the original; the declared
+            default is 5, :mod:`tasks.cloud.kinds.vpcpeering`).
     """
 
     provider: str
@@ -178,7 +179,7 @@ def project(kcp: Mapping[str, Any], skr_conditions: Sequence[Mapping[str, Any]] 
     kcp_conds = [dict(c) for c in status.get("conditions") or []]
     if not (cond.find(kcp_conds, names.COND_READY) or cond.find(kcp_conds, names.COND_ERROR)):
         return None
-    if (kcp.get("metadata") or {}).get("deletionTimestamp"):
+    if deleting(kcp):
         kcp_conds = cond.remove(kcp_conds, names.COND_READY)
         if not kcp_conds:
             return None
@@ -209,7 +210,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
         run.set(state=names.STATE_DELETING)
         for res, found in ((names.VPC_PEERING, seen.peering), (names.NETWORK, seen.network)):
             if found is not None:
-                gone = bool((found.get("metadata") or {}).get("deletionTimestamp"))
+                gone = deleting(found)
                 return _outcome(run.step(requeue_after=t(10)), seen, label_id=label_id,
                                 delete=() if gone else ((res, ident),))
         return _outcome(run.step(remove_finalizer=names.FINALIZER), seen, label_id=label_id)

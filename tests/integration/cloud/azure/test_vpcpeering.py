@@ -17,7 +17,7 @@ from tasks.cloud.azure.client import AzureClient
 from tasks.cloud.kcp.vpcpeering_plan import Seen
 from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
-from tests.integration.cloud.steps import drive, provider_outcome, provider_turns
+from tests.integration.cloud.steps import apply_step, drive, provider_outcome, provider_turns
 
 from .conftest import REGION, SHOOT, SUBSCRIPTION, TENANT, VPC, azure_scope
 
@@ -178,3 +178,34 @@ def test_through_the_azure_provider(azure_http: AzureStandIn, clients: dict[str,
         step = turn(obj, delete=True)
         assert step.remove_finalizer == FINALIZER
         assert _wait(lambda: _peering(azure_http, LOCAL_ID, "8b-bridge") is None)
+
+
+VICTIM_RG = VICTIM_VNET = "shoot--kyma--c-victim"
+VICTIM_ID = (f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{VICTIM_RG}/providers/Microsoft.Network/"
+             f"virtualNetworks/{VICTIM_VNET}")
+
+
+def test_attacker_naming_another_tenants_remote_peering_never_deletes_it(
+        azure_http: AzureStandIn, clients: dict[str, AzureClient]) -> None:
+    """Tenant A's AzureVpcPeering names tenant B's customer VNet and B's remote peering, with
+    ``deleteRemotePeering``, then is deleted: B's peering stays Connected and A's object finishes deleting."""
+    _seed_remote(clients, {"c-victim": ""})
+    vpcpeering.seed_vnet(clients["local"], VICTIM_RG, VICTIM_VNET, REGION, "10.200.0.0/16")  # B's shoot VNet
+    clients["local"].create_peering(VICTIM_RG, VICTIM_VNET, "cm-victim", REMOTE_ID)  # B's connection
+    clients["remote"].create_peering(REMOTE_RG, REMOTE_VNET, "customer-to-kyma", VICTIM_ID)
+    assert _wait(lambda: (_peering(azure_http, REMOTE_ID, "customer-to-kyma") or {}).get("properties", {}).get(
+        "peeringState") == "Connected")
+
+    obj = peering(name="a7-attacker", delete_remote=True)
+    step = _reconcile(obj, clients)
+    apply_step(obj, step)
+    assert obj["status"]["state"] == "Warning" and not obj["status"].get("remoteId")
+    assert VICTIM_VNET not in str(obj["status"])
+
+    obj["metadata"]["deletionTimestamp"] = "2026-11-21T10:00:00Z"
+    step = _reconcile(obj, clients)
+    assert step.remove_finalizer == FINALIZER
+    assert step.event is not None and VICTIM_VNET not in step.event.message
+    time.sleep(0.1)
+    kept = _peering(azure_http, REMOTE_ID, "customer-to-kyma")
+    assert kept is not None and kept["properties"]["peeringState"] == "Connected"

@@ -17,7 +17,7 @@ from tasks.cloud.gcp.client import GcpClient
 from tasks.cloud.kcp.vpcpeering_plan import Seen
 from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
-from tests.integration.cloud.steps import drive, provider_outcome, provider_turns
+from tests.integration.cloud.steps import apply_step, drive, provider_outcome, provider_turns
 
 from .conftest import PROJECT, VPC, gcp_scope
 
@@ -164,3 +164,74 @@ def test_through_the_gcp_provider(gcp: GcpStandIn, client: GcpClient) -> None:
         assert states[-1] == "Ready"
         step, _ = drive(turn, obj, delete=True)
         assert step.remove_finalizer and gcp.state.peering(PROJECT, VPC, "cm-c2-bridge") is None
+
+
+VICTIM_PROJECT, VICTIM_VPC, VICTIM_SHOOT = "victim-kyma-project", "shoot--kyma--c-victim", "c-victim"
+
+
+def _turns(obj: dict[str, Any], client: GcpClient, n: int = 12) -> Any:
+    """Up to ``n`` turns (a peering that cannot finish is never final): the last Outcome."""
+    step = None
+    for _ in range(n):
+        step = _reconcile(obj, client)
+        apply_step(obj, step)
+        if step.remove_finalizer or (step.requeue_after is None and step.error is None):
+            break
+        time.sleep(min(step.requeue_after or 0.01, 0.05))
+    return step
+
+
+def test_attacker_naming_another_tenants_remote_peering_never_peers_nor_deletes_it(
+        gcp: GcpStandIn, client: GcpClient) -> None:
+    """Tenant A's GcpVpcPeering names tenant B's customer network and B's remote peering, with
+    ``deleteRemotePeering``, then is deleted: B's peering stays ACTIVE, A's shoot is never peered (the
+    tag names B's shoot only), and A's object finishes deleting."""
+    gcp.state.project_number(VICTIM_PROJECT)
+    vpcpeering.seed_network(client, VICTIM_PROJECT, VICTIM_VPC)
+    vpcpeering.seed_network(client, REMOTE_PROJECT, REMOTE_VPC, tag_keys=(VICTIM_SHOOT,))
+    for args in ((REMOTE_PROJECT, REMOTE_VPC, "customer-to-kyma", VICTIM_PROJECT, VICTIM_VPC),
+                 (VICTIM_PROJECT, VICTIM_VPC, "cm-victim", REMOTE_PROJECT, REMOTE_VPC)):  # B's connection
+        assert _wait_op(gcp, client, client.add_peering(*args, import_custom_routes=False,
+                                                        export_custom_routes=False), args[0])
+    assert (gcp.state.peering(REMOTE_PROJECT, REMOTE_VPC, "customer-to-kyma") or {}).get("state") == "ACTIVE"
+
+    obj = peering(name="a7-attacker", delete_remote=True)
+    step = _turns(obj, client)
+    assert gcp.state.peering(PROJECT, VPC, "cm-a7-attacker") is None  # A's shoot was never peered
+    assert not obj["status"].get("remoteId") and obj["status"]["state"] == "Disconnected"
+    assert _conditions(obj)[0][3] == (f"Peering with the same name customer-to-kyma already exists in network "
+                                      f"{REMOTE_PROJECT}/{REMOTE_VPC}")
+    assert VICTIM_PROJECT not in str(obj["status"]) and VICTIM_VPC not in str(obj["status"])
+
+    obj["metadata"]["deletionTimestamp"] = "2026-11-21T10:00:00Z"
+    step = _turns(obj, client)
+    assert step.remove_finalizer == "cloud-manager.kyma-project.io/deletion-hook"
+    assert step.event is not None and VICTIM_PROJECT not in step.event.message
+    time.sleep(0.1)  # a removal would be done by now (op_delay 50 ms)
+    kept = gcp.state.peering(REMOTE_PROJECT, REMOTE_VPC, "customer-to-kyma")
+    assert kept is not None and kept["state"] == "ACTIVE"
+
+
+def _wait_op(gcp: GcpStandIn, client: GcpClient, op: str, project: str) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if (client.get_global_operation(project, op) or {}).get("status") == "DONE":
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_attacker_a_generic_tag_or_another_shoots_tag_does_not_open_a_network(gcp: GcpStandIn,
+                                                                              client: GcpClient) -> None:
+    """The customer's network carries the landscape-wide ``PEERING_NETWORK_TAG`` key and a key naming
+    another shoot that contains this one's name: no tenant's shoot may peer with it (the original's
+    substring match on either let every tenant in)."""
+    vpcpeering.seed_network(client, REMOTE_PROJECT, REMOTE_VPC, tag_keys=("kyma-peering", f"{SHOOT}0"))
+    env = {"RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_CLOUD_TIME_SCALE": "1000",
+           "PEERING_NETWORK_TAG": "kyma-peering"}
+    with provider_turns("gcp", env, gcp_scope(), LOCAL, REMOTE) as turn:
+        step = turn(peering(name="d3-generic"))
+    assert step.status is not None and step.status["state"] == "Disconnected" and not step.writes
+    assert step.status["conditions"][0]["message"] == (
+        f"Error creating VpcPeering, remote VPC does not have a tag with the key: {SHOOT}")
+    assert gcp.state.peering(REMOTE_PROJECT, REMOTE_VPC, "customer-to-kyma") is None

@@ -34,6 +34,13 @@ LOCAL_PEERING: dict[str, Any] = {"id": f"{LOCAL.id}/virtualNetworkPeerings/p-1",
 REMOTE_PEERING = {"id": f"{REMOTE.id}/virtualNetworkPeerings/to-kyma",
                   "properties": {"peeringState": "Connected", "remoteVirtualNetwork": {"id": LOCAL.id.upper()}}}
 TAGGED = {"tags": {"c-1": ""}}
+#: the remote peering is this object's once its resource id is recorded
+OWNED = {"state": "Initiated", "remoteId": str(REMOTE_PEERING["id"])}
+#: another tenant's remote peering of the same name, referencing that tenant's shoot VNet
+VICTIMS = {"id": f"{REMOTE.id}/virtualNetworkPeerings/to-kyma",
+           "properties": {"peeringState": "Connected", "remoteVirtualNetwork": {
+               "id": "/subscriptions/sub-v/resourceGroups/shoot--kyma--c-9/providers/Microsoft.Network/"
+                     "virtualNetworks/shoot--kyma--c-9"}}}
 
 
 def t(seconds: float) -> float:
@@ -115,7 +122,11 @@ def test_first_turn_is_initiated_and_creates_both_peerings_local_first() -> None
              {"allow_vnet_access": True, "use_remote_gateways": False, "allow_gateway_transit": True},
              client="remote", kind="remote_create"))
     step = done(plan)
-    assert step.status == {"state": "Initiated"} and step.requeue_after == 1
+    assert step.status == {"state": "Initiated", "remoteId": f"{REMOTE.id}/virtualNetworkPeerings/to-kyma"}
+    assert step.requeue_after == 1
+    # the id ARM answered for the remote peering is the one recorded
+    answered = plan.then(({"id": "L"}, {"id": "R"})) if plan.then is not None else plan
+    assert answered.status == {"state": "Initiated", "remoteId": "R"}
 
 
 def test_local_peering_name_is_the_detail_else_the_kcp_name() -> None:
@@ -125,9 +136,10 @@ def test_local_peering_name_is_the_detail_else_the_kcp_name() -> None:
 
 def test_waits_for_connected_then_ready_with_the_ids() -> None:
     initiated = {**LOCAL_PEERING, "properties": {**LOCAL_PEERING["properties"], "peeringState": "Initiated"}}
-    step = done(create(Read(local_peering=initiated, remote_peering=REMOTE_PEERING)))
+    step = done(create(Read(local_peering=initiated, remote_peering=REMOTE_PEERING), OWNED))
     assert step.requeue_after == 1 and step.status is None
-    step = done(create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING)))
+    # a remote peering to the shoot's VNet not recorded yet: the tag allows it, its id is recorded at Ready
+    step = done(create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING, remote_vnet=TAGGED)))
     assert step.status is not None and step.status["state"] == "Ready" and step.requeue_after is None
     assert (step.status["id"], step.status["remoteId"]) == (LOCAL_PEERING["id"], REMOTE_PEERING["id"])
     assert conds(step) == [("Ready", "Ready", "Ready")]
@@ -142,7 +154,8 @@ def test_a_disconnected_local_peering_is_put_again_before_the_customers_side() -
     disconnected = {**LOCAL_PEERING, "properties": {**LOCAL_PEERING["properties"], "peeringState": "Disconnected"}}
     plan = create(Read(local_peering=disconnected, remote_vnet=TAGGED), status={"state": "Ready"})
     assert [c.kind for c in calls(plan)] == ["local_create", "remote_create"]
-    assert done(plan).requeue_after == 1 and done(plan).status is None
+    assert done(plan).requeue_after == 1
+    assert done(plan).status == {"remoteId": f"{REMOTE.id}/virtualNetworkPeerings/to-kyma"}
 
 
 @pytest.mark.parametrize(("tags", "network_tag", "remote_type", "ok"), [
@@ -232,8 +245,8 @@ def test_missing_peering_name_and_client_errors() -> None:
     assert step.requeue_after == 300
 
 
-def delete(found: Read, delete_remote: bool = True) -> Outcome:
-    o = obj(delete_remote=delete_remote)
+def delete(found: Read, delete_remote: bool = True, status: dict[str, Any] | None = None) -> Outcome:
+    o = obj(OWNED if status is None else status, delete_remote=delete_remote)
     o["metadata"]["deletionTimestamp"] = NOW
     return plan_delete(o, LOCAL, REMOTE, found, t, now=NOW)
 
@@ -250,6 +263,43 @@ def test_delete_removes_the_remote_side_first_only_when_asked() -> None:
     assert [c.kind for c in calls(delete(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING),
                                          delete_remote=False))] == ["local_delete"]
     assert done(delete(Read())).remove_finalizer == FIN
+
+
+@pytest.mark.parametrize(("peering", "status"), [
+    (VICTIMS, {}),  # another tenant's peering of that name (the attack)
+    (VICTIMS, {"remoteId": VICTIMS["id"]}),  # a recorded id of a peering that references another VNet
+    (REMOTE_PEERING, {}),  # a peering to the shoot's VNet this object never recorded
+    (REMOTE_PEERING, {"remoteId": f"{REMOTE.id}/virtualNetworkPeerings/other"}),
+])
+def test_attack_delete_leaves_a_remote_peering_that_is_not_this_objects(peering: dict[str, Any],
+                                                                       status: dict[str, Any]) -> None:
+    """Tenant A, naming B's customer VNet and B's remote peering with ``deleteRemotePeering``, is deleted:
+    the port deleted B's peering by name (the original deletes only its own)."""
+    plan = delete(Read(local_peering=LOCAL_PEERING, remote_peering=peering), status=status)
+    assert [c.kind for c in calls(plan)] == ["local_delete"]
+    step = done(plan)
+    assert step.remove_finalizer == FIN and step.event is not None
+    assert (step.event.type, step.event.reason) == ("Warning", "RemotePeeringNotOwned")
+    assert step.event.message == (f"Remote VPC peering to-kyma in network {REMOTE.id} was not created by this "
+                                  "VpcPeering: it is left in place")
+    assert "c-9" not in step.event.message
+
+
+def test_attack_another_tenants_remote_peering_is_never_adopted() -> None:
+    for status in ({}, {"remoteId": VICTIMS["id"]}):
+        step = done(create(Read(remote_peering=VICTIMS, remote_vnet=TAGGED), status))
+        assert not step.writes and step.status is not None and step.status["state"] == "Warning"
+        assert "remoteId" not in step.status and "c-9" not in str(step.status)
+
+
+def test_attack_the_tag_check_is_not_skipped_for_a_remote_peering_that_is_not_this_objects() -> None:
+    """A peering of that name to the shoot's VNet this object did not record still needs the tag."""
+    step = done(create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING, remote_vnet={"tags": {}})))
+    assert step.status is not None and step.status["state"] == "Warning" and "remoteId" not in step.status
+    assert conds(step) == [("Error", "FailedLoadingRemoteVpcNetwork", "Loaded remote VPC network has no matching tags")]
+    # this object's own: the tag is not read again (its removal does not break a working peering)
+    ready = done(create(Read(local_peering=LOCAL_PEERING, remote_peering=REMOTE_PEERING), OWNED))
+    assert ready.status is not None and ready.status["state"] == "Ready"
 
 
 def test_a_local_client_that_cannot_be_built_and_networks_that_name_no_vnet() -> None:
@@ -275,3 +325,9 @@ def test_the_kyma_peering_of_an_azure_iprange_is_the_originals() -> None:
     # the Cloud Manager network needs no tag: both peerings are planned at once
     plan = plan_create(peering, SCOPE, LOCAL, REMOTE, "cloud-resources", Read(), t, now=NOW)
     assert [(c.kind, c.args[2]) for c in calls(plan)] == [("local_create", "cm--c-1"), ("remote_create", "kyma--c-1")]
+    # its remote peering is recorded as it is made, so deleting the IpRange's peering removes both sides
+    status = plan.then(({"id": "L"}, {"id": REMOTE_PEERING["id"]})).status if plan.then is not None else None
+    assert status is not None and status["remoteId"] == REMOTE_PEERING["id"]
+    peering["metadata"]["deletionTimestamp"] = NOW
+    gone = plan_delete({**peering, "status": status}, LOCAL, REMOTE, Read(remote_peering=REMOTE_PEERING), t, now=NOW)
+    assert [c.kind for c in calls(gone)] == ["remote_delete"]

@@ -10,7 +10,7 @@ import pytest
 from kube.refusal import Failure
 from kube.toolkit import Call, Outcome
 from tasks.cloud.gcp.client import GcpApiError
-from tasks.cloud.gcp.vpcpeering_plan import Network, Read, plan_create, plan_delete, tagged
+from tasks.cloud.gcp.vpcpeering_plan import Network, Read, owned, peer_network, plan_create, plan_delete, tagged
 
 NOW = "2026-11-26T01:00:00Z"
 LOCAL = Network("kyma-project", "shoot--kyma--c-1")
@@ -57,8 +57,8 @@ def obj(status: dict[str, Any] | None = None, import_routes: bool = False, delet
             "status": dict(status or {})}
 
 
-def create(found: Read, status: dict[str, Any] | None = None, network_tag: str = "", **kw: Any) -> Outcome:
-    return plan_create(obj(status, **kw), SCOPE, LOCAL, REMOTE, found, t, network_tag, now=NOW)
+def create(found: Read, status: dict[str, Any] | None = None, **kw: Any) -> Outcome:
+    return plan_create(obj(status, **kw), SCOPE, LOCAL, REMOTE, found, t, now=NOW)
 
 
 def conds(step: Any) -> list[tuple[str, str, str]]:
@@ -66,20 +66,42 @@ def conds(step: Any) -> list[tuple[str, str, str]]:
 
 
 TAGGED = ["customer/c-1"]
-PEER_ACTIVE = {"name": "to-kyma", "state": "ACTIVE"}
+TO_LOCAL = f"https://www.googleapis.com/compute/v1/projects/{LOCAL.project}/global/networks/{LOCAL.name}"
+PEER_ACTIVE = {"name": "to-kyma", "state": "ACTIVE", "network": TO_LOCAL}
+PEER_INACTIVE = {**PEER_ACTIVE, "state": "INACTIVE"}
+#: the remote peering is this object's once its name is recorded
+OWNED = {"remoteId": "to-kyma"}
+#: another tenant's remote peering of the same name, to that tenant's shoot network
+VICTIMS = {"name": "to-kyma", "state": "ACTIVE",
+           "network": "https://www.googleapis.com/compute/v1/projects/victim/global/networks/shoot--kyma--c-9"}
 LOCAL_ACTIVE = {"name": "cm-p-1", "state": "ACTIVE"}
 FAILED_OP = {"status": "DONE", "error": {"errors": [{"code": "QUOTA_EXCEEDED", "message": "quota"}]}}
 
 
-@pytest.mark.parametrize(("keys", "shoot", "tag", "ok"), [
-    (["customer/c-1"], "c-1", "", True),
-    (["customer/my-c-1-key"], "c-1", "", True),  # the original's Contains
-    (["customer/kyma-peering"], "c-1", "kyma-peering", True),
-    (["customer/other"], "c-1", "", False),  # fix: an empty network tag matches nothing
-    ([], "c-1", "kyma-peering", False),
+@pytest.mark.parametrize(("keys", "shoot", "ok"), [
+    (["customer/c-1"], "c-1", True),
+    (["123456789012/c-1"], "c-1", True),  # a key of the customer's organization
+    (["customer/other", "customer/c-1"], "c-1", True),
+    (["customer/my-c-1-key"], "c-1", False),  # fix: the original's Contains accepted it
+    (["customer/c-10"], "c-1", False),  # another shoot's name containing this one
+    (["customer/kyma-peering"], "c-1", False),  # a generic (landscape-wide) key authorises no tenant
+    (["customer/other"], "c-1", False),
+    (["customer/c-1"], "", False),
+    ([], "c-1", False),
 ])
-def test_tagged(keys: list[str], shoot: str, tag: str, ok: bool) -> None:
-    assert tagged(keys, shoot, tag) is ok
+def test_tagged_is_an_exact_match_on_the_shoot_name(keys: list[str], shoot: str, ok: bool) -> None:
+    assert tagged(keys, shoot) is ok
+
+
+def test_peer_network_and_ownership() -> None:
+    assert peer_network(PEER_ACTIVE) == LOCAL
+    assert peer_network({"network": f"projects/{LOCAL.project}/global/networks/{LOCAL.name}"}) == LOCAL
+    assert peer_network({"network": "x"}) is None and peer_network(None) is None
+    assert owned("to-kyma", PEER_ACTIVE, LOCAL)
+    assert not owned("", PEER_ACTIVE, LOCAL)  # not recorded
+    assert not owned("other", PEER_ACTIVE, LOCAL)  # recorded for another name
+    assert not owned("to-kyma", VICTIMS, LOCAL)  # peers with another network
+    assert not owned("to-kyma", PEER_ACTIVE, None) and not owned("to-kyma", None, LOCAL)
 
 
 def test_network_of_prefers_status_and_needs_project_and_name() -> None:
@@ -108,7 +130,7 @@ def test_running_operations_wait_10_s_remote_and_60_s_local() -> None:
     step = done(create(Read(remote_op={"status": "RUNNING"}), {"remotePeeringOperation": "op-r"}))
     assert (step.status, step.requeue_after) == (None, 10)
     step = done(create(Read(remote_peering=PEER_ACTIVE, local_op={"status": "PENDING"}),
-                       {"localPeeringOperation": "op-l", "remoteId": "to-kyma"}))
+                       {"localPeeringOperation": "op-l", **OWNED}))
     assert step.requeue_after == 60 and step.status is None
 
 
@@ -170,7 +192,8 @@ def test_untagged_remote_network_is_disconnected() -> None:
     assert conds(step) == [("Error", "FailedCreatingVpcPeeringConnection",
                             "Error creating VpcPeering, remote VPC does not have a tag with the key: c-1")]
     assert step.requeue_after == 300
-    assert call_of(create(Read(tag_keys=["customer/kyma-net"]), network_tag="kyma-net")) is not None
+    # a generic key (the landscape's PEERING_NETWORK_TAG, say) or one naming another shoot does not authorise
+    assert call_of(create(Read(tag_keys=["customer/kyma-net", "customer/c-10"]))) is None
 
 
 @pytest.mark.parametrize("import_routes", [False, True])
@@ -185,23 +208,47 @@ def test_remote_peering_first_exporting_custom_routes_iff_imported(import_routes
 
 
 def test_remote_peering_exists_then_local_peering_importing_custom_routes() -> None:
-    plan = create(Read(remote_peering={"name": "to-kyma", "state": "INACTIVE"}), import_routes=True)
+    plan = create(Read(remote_peering=PEER_INACTIVE, tag_keys=TAGGED), import_routes=True)
     assert call_of(plan) == Call("add_peering", ("kyma-project", "shoot--kyma--c-1", "cm-p-1", "customer",
                                                  "customer-vpc"),
                                  {"import_custom_routes": True, "export_custom_routes": False}, kind="local_add")
     step = done(plan, "op-local")
     assert step.status == {"remoteId": "to-kyma", "localPeeringOperation": "op-local"} and step.requeue_after == 30
-    # the tag is not checked again once the remote peering exists (fix)
-    assert call_of(create(Read(remote_peering={"name": "to-kyma", "state": "INACTIVE"}, tag_keys=[]))) is not None
+    # the tag is not checked again once the remote peering is this object's (fix)
+    assert call_of(create(Read(remote_peering=PEER_INACTIVE, tag_keys=[]), OWNED)) is not None
+
+
+def test_attack_a_remote_peering_of_that_name_to_another_network_is_never_adopted() -> None:
+    """Tenant A names tenant B's customer network and B's remote peering: the original skipped the tag
+    check, recorded B's peering as A's and peered A's shoot into B's network."""
+    for tags in ([], TAGGED):  # even where the customer's tag would allow A
+        step = create(Read(remote_peering=VICTIMS, tag_keys=tags))
+        assert call_of(step) is None and step.status is not None and step.status["state"] == "Disconnected"
+        assert "remoteId" not in step.status and step.requeue_after == 300
+        assert conds(step) == [("Error", "FailedCreatingVpcPeeringConnection",
+                                "Peering with the same name to-kyma already exists in network customer/customer-vpc")]
+        assert "victim" not in str(step.status) and step.event is not None and "victim" not in step.event.message
+    # a remoteId recorded before does not make it A's either
+    assert call_of(create(Read(remote_peering=VICTIMS, tag_keys=TAGGED), OWNED)) is None
+
+
+def test_attack_the_tag_check_is_not_skipped_for_a_peering_of_that_name_that_is_not_this_objects() -> None:
+    """A peering of that name to this shoot's network that this object did not record (made by hand, say)
+    still needs the customer's tag for this shoot."""
+    step = create(Read(remote_peering=PEER_INACTIVE, tag_keys=["customer/c-10"]))
+    assert call_of(step) is None and "remoteId" not in (step.status or {})
+    assert conds(step) == [("Error", "FailedCreatingVpcPeeringConnection",
+                            "Error creating VpcPeering, remote VPC does not have a tag with the key: c-1")]
 
 
 def test_waits_until_both_active_then_ready() -> None:
-    step = done(create(Read(remote_peering=PEER_ACTIVE, local_peering={"name": "cm-p-1", "state": "INACTIVE"})))
+    step = done(create(Read(remote_peering=PEER_ACTIVE, local_peering={"name": "cm-p-1", "state": "INACTIVE"},
+                            tag_keys=TAGGED)))
     assert step.requeue_after == 10 and step.status == {"id": "cm-p-1", "remoteId": "to-kyma"}
-    step = done(create(Read(remote_peering=PEER_ACTIVE, local_peering=LOCAL_ACTIVE)))
+    step = done(create(Read(remote_peering=PEER_ACTIVE, local_peering=LOCAL_ACTIVE), OWNED))
     assert step.status is not None and step.status["state"] == "Ready" and step.requeue_after is None
     assert conds(step) == [("Ready", "Ready", "VpcPeering :to-kyma is provisioned")]
-    again = done(create(Read(remote_peering=PEER_ACTIVE, local_peering=LOCAL_ACTIVE), {**step.status}))
+    again = done(create(Read(remote_peering=PEER_ACTIVE, local_peering=LOCAL_ACTIVE), {**OWNED, **step.status}))
     assert again.status is None and again.requeue_after is None
 
 
@@ -213,7 +260,7 @@ def test_waits_until_both_active_then_ready() -> None:
      "Error creating local network VpcPeering", 60),
 ])
 def test_refused_adds(kind: str, err: Failure, reason: str, message: str, requeue: float) -> None:
-    found = Read(tag_keys=TAGGED) if kind == "remote_add" else Read(remote_peering=PEER_ACTIVE)
+    found = Read(tag_keys=TAGGED) if kind == "remote_add" else Read(remote_peering=PEER_ACTIVE, tag_keys=TAGGED)
     plan = create(found)
     assert call_of(plan) is not None and call_of(plan).kind == kind  # type: ignore[union-attr]
     step = failed(plan, err)
@@ -242,14 +289,33 @@ def test_delete_removes_ready_then_the_local_peering_and_waits() -> None:
 
 
 def test_delete_then_the_remote_peering_only_when_asked() -> None:
-    plan = delete(Read(remote_peering=PEER_ACTIVE))
+    plan = delete(Read(remote_peering=PEER_ACTIVE), status=OWNED)
     assert call_of(plan) == Call("remove_peering", ("customer", "customer-vpc", "to-kyma"), kind="remote_remove")
     assert done(plan, "op").remove_finalizer == FIN
     assert failed(plan, refused(429, "x")).requeue_after == 60
     assert failed(plan, refused(400, "operation in progress")).requeue_after == 10
     assert failed(plan, refused(403, "x")).remove_finalizer == FIN  # logged and ignored, as the original
-    kept = delete(Read(remote_peering=PEER_ACTIVE), delete_remote=False)
+    kept = delete(Read(remote_peering=PEER_ACTIVE), delete_remote=False, status=OWNED)
     assert call_of(kept) is None and done(kept).remove_finalizer == FIN
+
+
+@pytest.mark.parametrize(("peering", "status"), [
+    (VICTIMS, {}),  # another tenant's peering of that name (the attack)
+    (VICTIMS, OWNED),  # a remoteId recorded for a peering that does not peer with this shoot
+    (PEER_ACTIVE, {}),  # a peering to this shoot this object never recorded
+    (PEER_ACTIVE, {"remoteId": "other"}),
+])
+def test_attack_delete_leaves_a_remote_peering_that_is_not_this_objects(peering: dict[str, Any],
+                                                                       status: dict[str, Any]) -> None:
+    """Tenant A, naming B's customer network and B's remote peering with ``deleteRemotePeering``, is
+    deleted: the original removed B's peering by name."""
+    step = delete(Read(remote_peering=peering), status=status)
+    assert call_of(step) is None and step.remove_finalizer == FIN
+    assert step.event is not None and (step.event.type, step.event.reason) == ("Warning", "RemotePeeringNotOwned")
+    assert step.event.message == ("Remote VPC peering to-kyma in network customer/customer-vpc was not created by "
+                                  "this VpcPeering: it is left in place")
+    assert plan_delete(obj(status, delete_remote=True, deleting=True), None, REMOTE, Read(remote_peering=PEER_ACTIVE),
+                       t, now=NOW).writes == ()  # the shoot's network unknown: nothing to compare with
 
 
 def test_a_network_that_names_no_gcp_network_is_disconnected() -> None:
