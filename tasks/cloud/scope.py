@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from tasks.cloud import names
 
@@ -20,6 +20,7 @@ __all__ = [
     "binding_secret_ref",
     "build_scope",
     "decode_secret",
+    "kyma_network",
     "kyma_network_object",
     "missing_labels",
     "network_reference",
@@ -131,3 +132,17 @@ def network_reference(kcp_network: Obj | None, provider: str) -> Mapping[str, An
         return {}
     return ((kcp_network.get("status") or {}).get("network") or {}).get(provider) \
         or (((kcp_network.get("spec") or {}).get("network") or {}).get("reference") or {}).get(provider) or {}
+
+
+N = TypeVar("N")
+
+
+def kyma_network(scope: Obj, reference: Callable[[Obj], Mapping[str, Any]], of: Callable[[Obj], N]) -> N | None:
+    """The runtime's own network as the Scope names it: ``of`` (a provider's network parser) over a KCP
+    Network whose ``spec.network.reference`` is ``reference(scope)`` (the provider's
+    ``kyma_network_reference``); ``None`` when the Scope names none (either raises ``KeyError`` /
+    ``TypeError``). What a VpcPeering compares a remote peering with when its local Network is gone."""
+    try:
+        return of({"spec": {"network": {"reference": reference(scope)}}})
+    except (KeyError, TypeError):
+        return None

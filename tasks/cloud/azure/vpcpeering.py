@@ -39,6 +39,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     read_failed,
 )
 from tasks.cloud.registry import ProviderSide, Turn
+from tasks.cloud.scope import kyma_network
 
 log = structlog.get_logger("tasks.cloud.azure")
 
@@ -57,20 +58,12 @@ class ClientFailed(Refusal):
         return Failure("refused", code=CLIENT_FAILED, message=str(self), text=str(self))
 
 
-def _kyma_vnet(scope: Mapping[str, Any]) -> VNet | None:
-    """The shoot's VNet as the Scope names it (``spec.scope.azure``); None when it names none."""
-    try:
-        return VNet.of({"spec": {"network": {"reference": kyma_network_reference(scope)}}})
-    except (KeyError, TypeError):
-        return None
-
-
 def _vnets(turn: Turn) -> tuple[VNet | None, VNet | None]:
     """The VNets the local and remote KCP Networks name (``None``: names none; the remote one: gone). A
     local Network already gone (a runtime being deleted) is the shoot's VNet of the Scope, so the local
     peering is still deleted and the remote one still compared with it (ownership)."""
     local = getattr(turn.seen, "local", None)
-    return (VNet.of(local) if local is not None else _kyma_vnet(turn.scope),
+    return (VNet.of(local) if local is not None else kyma_network(turn.scope, kyma_network_reference, VNet.of),
             VNet.of(getattr(turn.seen, "remote", None)))
 
 

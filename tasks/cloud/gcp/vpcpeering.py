@@ -23,6 +23,7 @@ from tasks.cloud.gcp.vpcpeering_plan import (
     plan_delete,
 )
 from tasks.cloud.registry import ProviderSide, Turn
+from tasks.cloud.scope import kyma_network
 
 __all__ = ["SIDE", "read", "seed_network"]
 
@@ -35,20 +36,12 @@ def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
         return None, err.failure
 
 
-def _kyma_network(scope: Mapping[str, Any]) -> Network | None:
-    """The shoot's network as the Scope names it (``spec.scope.gcp``); None when it names none."""
-    try:
-        return Network.of({"spec": {"network": {"reference": kyma_network_reference(scope)}}})
-    except (KeyError, TypeError):
-        return None
-
-
 def _networks(turn: Turn) -> tuple[Network | None, Network | None]:
     """The GCP networks the local and remote KCP Networks name (``None``: names none; the remote one: gone).
     A local Network already gone (a runtime being deleted) is the shoot's network of the Scope, so the
     local peering is still removed and the remote one still compared with it (ownership)."""
     local = getattr(turn.seen, "local", None)
-    return (Network.of(local) if local is not None else _kyma_network(turn.scope),
+    return (Network.of(local) if local is not None else kyma_network(turn.scope, kyma_network_reference, Network.of),
             Network.of(getattr(turn.seen, "remote", None)))
 
 

@@ -24,21 +24,9 @@ from kube import Conflict
 from tasks.cloud import names, registry
 from tasks.cloud.skr import kind
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.skr.defaultiprange_plan import (
-    DEFAULT_NAME,
-    REASON_IPRANGE_NOT_FOUND,
-    WAIT_READY,
-    IpRangeUse,
-    blocked,
-    decide,
-    default_manifest,
-    owned,
-    reference,
-    wanted,
-)
+from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, decide, owned, wanted
 
-__all__ = ["DEFAULT_NAME", "REASON_IPRANGE_NOT_FOUND", "WAIT_READY", "IpRangeUse", "blocked", "decide",
-           "default_manifest", "owned", "reference", "resolve", "wanted"]
+__all__ = ["resolve"]
 
 
 def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
