@@ -89,7 +89,8 @@ class ControllerSettings:
         return cls(
             plan=RulePolicy(reconciliation_interval=domain.apirule_reconciliation,
                           error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access,
-                          migration_interval=domain.apirule_migration),
+                          migration_interval=domain.apirule_migration,
+                          allow_cross_namespace_services=domain.allow_cross_namespace_services),
             error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
             resync_interval=domain.apirule_resync,
         )
@@ -159,6 +160,7 @@ def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> Cluste
         request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
         ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
         crds=frozenset(served),
+        namespaces=reads.namespaces(reader, wanted.namespaces),
     )
 
 
