@@ -12,9 +12,13 @@ from typing import Any
 
 import pytest
 
+from informers.store import Stores
 from tasks.apigateway.externalgateway import model as m
+from tasks.apigateway.externalgateway import watches
 from tasks.apigateway.externalgateway.plan import ca_secret_readable, hosts_overlap, plan
 from tasks.apigateway.namespaces import ALLOW_EXTERNALGATEWAYS
+from watchers.engine import WatchEvent
+from workers.controller import Key
 
 from .test_externalgateway import CA, NOW, SHOOT, cluster, conditions, egw, secret
 
@@ -135,3 +139,22 @@ def test_the_kyma_domain_is_refused(domain: str, shoot: dict[str, Any] | None, k
 ])
 def test_hosts_overlap(a: str, b: str, expected: bool) -> None:
     assert hosts_overlap(a, b) is expected and hosts_overlap(b, a) is expected
+
+
+def test_a_namespace_granting_or_withdrawing_enqueues_the_external_gateways_using_its_secrets() -> None:
+    stores = Stores()
+    store = stores.add(watches.EXTERNAL_GATEWAYS)
+    for obj in (egw(caSecretRef=FOREIGN), egw("own", "bank", caSecretRef=FOREIGN), egw("other")):
+        store.apply("ADDED", obj)
+    bare, granted = namespace("bank"), namespace("bank", "shop")
+
+    def keys(type_: str, new: dict[str, Any], old: dict[str, Any] | None = None) -> list[Any]:
+        return list(watches.map_namespace(WatchEvent(type_, new, old, "local"), stores))
+
+    expected = [("externalgateway", Key("local", "shop", "partner"))]
+    assert keys("MODIFIED", granted, bare) == expected
+    assert keys("MODIFIED", bare, granted) == expected
+    assert keys("ADDED", bare) == expected
+    relabelled = {**granted, "metadata": {**granted["metadata"], "labels": {"x": "y"}}}
+    assert keys("MODIFIED", relabelled, granted) == []
+    assert list(watches.map_namespace(WatchEvent("ADDED", bare, None, "local"), Stores())) == []
