@@ -14,7 +14,9 @@ As api-gateway's ExternalGateway controller (``internal/controller/gateway/exter
    ``Error``/``Invalid``/``Stale``/``Revoked``: ``Error``). Without them both conditions are
    ``False`` ``GardenerCRDUnavailable`` and neither is written;
 5. the CA Secret ``istio-system/<base>-tls-cacert`` (``ca.crt`` copied from ``spec.caSecretRef``: its
-   only key, else ``ca.crt``);
+   only key, else ``ca.crt``; a Secret of another namespace only where that Namespace allows it, else
+   one generic ``CASecretUnavailable`` error, and a copy made before the permission was withdrawn is
+   deleted);
 6. the region's certificate subjects from the regions ConfigMap (its only key, else ``regions.yaml``:
    ``regions: [{name, subjects: [...]}]``, region names case-insensitive, each subject's ``", "``
    parts reversed into Envoy's order);
@@ -685,6 +687,16 @@ class _Writer:
             return
         self.stages.append(stage)
 
+    def withdraw(self, ref: Ref, stage: str) -> None:
+        """Delete ``ref`` when it exists and is this ExternalGateway's (its labels): the CA copied from
+        another namespace's Secret once that Namespace no longer allows it."""
+        actual = self.state.existing.get(ref)
+        if actual is None or m.owner_of(actual) != (self.eg.namespace, self.eg.name):
+            return
+        kind, ns, name = ref
+        self.actions.append(Action("delete", kind, {"metadata": {"name": name, "namespace": ns}}, dict(actual)))
+        self.stages.append(stage)
+
     def plan(self) -> dict[str, Any]:
         """``_finish``'s writes, their stages and the desired objects."""
         return {"writes": tuple(self.actions), "stages": tuple(self.stages), "desired": tuple(self.desired)}
@@ -759,6 +771,8 @@ def plan(obj: Mapping[str, Any], state: ExternalGatewayState, now: str) -> Exter
     try:
         w.write(CA_SECRET, ca_secret(eg, ca_certificate(eg, state.ca_secret, state.ca_namespace)))
     except _Reasoned as exc:
+        if not ca_secret_readable(eg, state.ca_namespace):
+            w.withdraw(("Secret", m.ISTIO_SYSTEM, eg.names.ca_secret), CA_SECRET)
         return gateway_failed("failed to reconcile CA Secret", exc)
     try:
         subjects = region_subjects(eg, state.regions_config_map)

@@ -81,7 +81,7 @@ def map_namespace(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]
             == (_meta(event.old).get("annotations") or {}).get(ALLOW_EXTERNALGATEWAYS)):
         return []
     name = str(_meta(event.object).get("name") or "")
-    found: list[Mapping[str, Any]] = []
+    found: list[dict[str, Any]] = []
     with contextlib.suppress(KeyError):  # ExternalGateways not watched in this process
         found = stores.list(EXTERNAL_GATEWAYS)
     return [_key(event, o) for o in found

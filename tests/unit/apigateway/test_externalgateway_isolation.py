@@ -72,6 +72,20 @@ def test_a_namespace_that_allows_it_lends_its_ca(allow: str) -> None:
     assert copied["metadata"]["namespace"] == "istio-system" and copied["data"] == {"ca.crt": CA}
 
 
+def test_a_withdrawn_permission_deletes_the_copied_ca_and_writes_no_gateway() -> None:
+    source = secret(name="signing", namespace="bank")
+    ready = plan(egw(caSecretRef=FOREIGN), cluster(ca_secret=source, ca_namespace=namespace("bank", "shop")), NOW)
+    existing = {(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]): o for o in ready.desired}
+    p = plan(egw(caSecretRef=FOREIGN), cluster(ca_secret=None, ca_namespace=namespace("bank"), existing=existing),
+             NOW)
+    assert p.state == "Error" and p.description == f"failed to reconcile CA Secret: {UNAVAILABLE}"
+    assert [w.describe() for w in p.outcome.writes] == ["delete Secret istio-system/partner-tls-cacert"]
+    # allowed but gone (or broken): the same answer, and the copy stays (as for a Secret of its own namespace)
+    kept = plan(egw(caSecretRef=FOREIGN), cluster(ca_secret=None, ca_namespace=namespace("bank", "shop"),
+                                                  existing=existing), NOW)
+    assert kept.description == p.description and kept.outcome.writes == ()
+
+
 def test_the_controller_reads_a_foreign_secret_only_where_it_is_allowed() -> None:
     eg = m.ExternalGateway.of(egw(caSecretRef=FOREIGN))
     assert not ca_secret_readable(eg, None)
