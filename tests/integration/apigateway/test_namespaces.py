@@ -49,6 +49,9 @@ def test_an_apirule_writes_into_another_namespace_only_while_it_allows_it(agw: A
     assert result.outcome is ResultKind.ERROR and status["state"] == "Error"
     assert f'Namespace "{VICTIM}" does not allow APIRules of namespace "shop"' in status["description"]
     assert policies_in(agw, VICTIM) == []
+    read = controller.read_state(agw.kube, agw.get("sneaky"))  # type: ignore[arg-type]
+    assert read.services == {} and read.pods == ()  # the other namespace's Services and Pods not even read
+    assert set(read.namespaces) == {VICTIM}
 
     annotate(agw, "shop")
     assert controller.reconcile(key).outcome is ResultKind.REQUEUE_AFTER
