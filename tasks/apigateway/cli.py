@@ -152,19 +152,26 @@ def _load(files: list[str]) -> list[dict[str, Any]]:
 FILES = typer.Option(..., "-f", "--filename", help="YAML/JSON manifests; '-' reads stdin.")
 V1BETA1 = typer.Option(True, "--v1beta1-access/--no-v1beta1-access",
                        help="Render as if v1beta1 APIRules are allowed (RECONCILERY_APIRULE_V1BETA1_ACCESS).")
+CROSS_NAMESPACE = typer.Option(
+    False, "--allow-cross-namespace-services",
+    help="Render as if an APIRule may name a Service of any namespace (RECONCILERY_APIRULE_ALLOW_CROSS_NAMESPACE_"
+         "SERVICES); without it, a Namespace of the input must allow the APIRule's (annotation "
+         "gateway.kyma-project.io/allow-apirules-from).")
 
 
 def render(
     files: list[str] = FILES,
     diff: bool = typer.Option(False, "--diff", help="Print create/update/delete actions instead of objects."),
     v1beta1_access: bool = V1BETA1,
+    cross_namespace: bool = CROSS_NAMESPACE,
     output: Output = OUTPUT,
 ) -> None:
     """Render APIRules into the Istio objects and status the controller would write (no cluster needed)."""
     docs = _load(files)
     if not any(is_apirule(d) for d in docs):
         typer.echo("note: no APIRule (gateway.kyma-project.io) in the input, nothing to render", err=True)
-    echo(render_documents(docs, diff=diff, settings=RulePolicy(v1beta1_access=v1beta1_access)), output)
+    echo(render_documents(docs, diff=diff, settings=RulePolicy(
+        v1beta1_access=v1beta1_access, allow_cross_namespace_services=cross_namespace)), output)
 
 
 # --- RateLimit ------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from kube import toolkit as tk
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
 from tasks.apigateway import settings as domain_settings
+from tasks.apigateway.namespaces import ALLOW_APIRULES, allows
 from tasks.apigateway.plan import APIRULE_KIND, PIPELINE_DELETION, Plan, RulePolicy, plan
 from tasks.apigateway.settings import ApiGatewaySettings
 from tasks.apigateway.state import ClusterState
@@ -89,7 +90,8 @@ class ControllerSettings:
         return cls(
             plan=RulePolicy(reconciliation_interval=domain.apirule_reconciliation,
                           error_retry_interval=domain.apirule_error_retry, v1beta1_access=domain.v1beta1_access,
-                          migration_interval=domain.apirule_migration),
+                          migration_interval=domain.apirule_migration,
+                          allow_cross_namespace_services=domain.allow_cross_namespace_services),
             error_retry_cap=max(domain.apirule_error_retry, domain.apirule_error_retry_cap),
             resync_interval=domain.apirule_resync,
         )
@@ -115,9 +117,16 @@ API_ERRORS = tk.counter(
 # ---- reads ---------------------------------------------------------------------------------
 
 
-def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> ClusterState:
+def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule,
+               allow_cross_namespace_services: bool = False) -> ClusterState:
     """The snapshot one reconcile of ``apirule`` (a manifest, or the parsed rule) needs, read
     through :mod:`tasks.apigateway.reads` following :func:`state.reads_for`.
+
+    The Namespaces of Services outside the APIRule's namespace come first (from the API server); the
+    Services (and their Pods) of a namespace that does not allow the APIRule's are not read at all,
+    unless ``allow_cross_namespace_services`` (the plan refuses the APIRule before it would look at
+    them: :func:`tasks.apigateway.namespaces.service_namespace_failures`), so naming many namespaces
+    starts no Pod informer in any of them.
 
     Reads (every one from the worker process's informers, :mod:`informers.informer`, once synced;
     from the API server when informers are off, not synced in time, or bypassed by
@@ -141,7 +150,10 @@ def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> Cluste
         served.add(res.full_name)
         return tuple(found)
 
-    services = reads.services(reader, wanted.services)
+    namespaces = reads.namespaces(reader, wanted.namespaces)
+    services = reads.services(reader, [
+        ref for ref in wanted.services if allow_cross_namespace_services
+        or allows(ref[0], rule.namespace, namespaces.get(ref[0]), ALLOW_APIRULES)])
     pods: list[dict[str, Any]] = []
     for (namespace, _), service in services.items():
         selector = (service.get("spec") or {}).get("selector") or {}
@@ -159,6 +171,7 @@ def read_state(kube: Kube, apirule: Mapping[str, Any] | model.APIRule) -> Cluste
         request_authentications=owned(OWNED[model.REQUEST_AUTHENTICATION.kind], selectors),
         ory_rules=owned(OWNED[model.ORY_RULE.kind], selectors),
         crds=frozenset(served),
+        namespaces=namespaces,
     )
 
 
@@ -257,7 +270,7 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
     meta = _meta(apirule)
     cached = informers.enabled() and not informers.bypassed()  # reads may lag the API server
     rule = model.APIRule.parse(apirule)  # once per reconcile: reads, plan and re-check share it
-    snapshot = read_state(kube, rule)
+    snapshot = read_state(kube, rule, settings.plan.allow_cross_namespace_services)
     now = datetime.now(UTC)
     p = plan(rule, snapshot, settings.plan, now)
     creating = {a.kind for a in p.actions if a.verb == "create"}

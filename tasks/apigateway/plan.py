@@ -53,6 +53,7 @@ from tasks.apigateway.diff import (
     diff_virtual_service,
 )
 from tasks.apigateway.model import APIRule
+from tasks.apigateway.namespaces import ALLOW_APIRULES, allows, service_namespace_failures
 from tasks.apigateway.parsing import as_dict, opt_int
 from tasks.apigateway.requestauthentication import desired_request_authentications
 from tasks.apigateway.state import ClusterState, external_gateway_gateway_name
@@ -83,6 +84,9 @@ class RulePolicy:
             turns the zero-downtime migration on (the original's ``migrationAllowed``).
         migration_interval: seconds to the next reconcile while the ``migration-step`` annotation is
             present (the original's ``--migration-interval``, 1 minute).
+        allow_cross_namespace_services: a Service of any namespace may be named (the original); off:
+            only of the APIRule's own namespace or of one whose Namespace allows it
+            (:func:`~tasks.apigateway.namespaces.service_namespace_failures`, issue 27).
     """
 
     reconciliation_interval: float = 1800.0
@@ -90,6 +94,7 @@ class RulePolicy:
     finalizer_requeue: float = 5.0
     v1beta1_access: bool = False
     migration_interval: float = 60.0
+    allow_cross_namespace_services: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,8 +283,8 @@ def _outcome(p: Plan, rule: APIRule, now: datetime | None) -> Outcome:
     outcome = _status_outcome(p.status, rule, p.requeue_after, now)
     if p.add_finalizer:
         outcome = replace(outcome, add_finalizer=model.FINALIZER)
-    if p.failed:
-        return outcome
+    if p.failed:  # only the revocation of a namespace's permission writes (deletes) on Error
+        return replace(outcome, writes=p.actions, refused=lambda *_: outcome) if p.actions else outcome
     writes: list[Write] = list(p.actions)
     if p.annotations and not all(rule.annotations.get(k) == v for k, v in p.annotations.items()):
         version = as_dict(rule.raw.get("metadata")).get("resourceVersion")
@@ -312,7 +317,11 @@ def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datet
         )
         return Plan(PIPELINE_DELETION, actions=tuple(actions), remove_finalizer=True)
 
-    if select_pipeline(rule) == PIPELINE_V1BETA1:
+    pipeline = select_pipeline(rule)
+    refused = [] if settings.allow_cross_namespace_services else service_namespace_failures(rule, state.namespaces)
+    if pipeline == PIPELINE_V1BETA1:
+        if refused and settings.v1beta1_access:
+            return _refused_namespaces(rule, pipeline, owned, refused, state)
         v1 = plan_v1beta1(rule.v1beta1, state, settings.v1beta1_access)
         return Plan(PIPELINE_V1BETA1, desired=v1.desired, actions=v1.actions, status=v1.status,
                     add_finalizer=v1.components is not None and not has_finalizer(rule.raw, model.FINALIZER),
@@ -339,6 +348,9 @@ def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datet
     if rule.spec_empty:  # checked first so the user sees the original's troubleshooting hint
         failures = validate(rule, state)
         return result(st.validation_failed(failures), failures=tuple(failures))
+
+    if refused:  # before anything reads the other namespace's Services and Pods
+        return _refused_namespaces(rule, pipeline, owned, refused, state)
 
     gateway_ref, error = _discover_gateway(rule, state)
     if error is not None or gateway_ref is None:
@@ -384,6 +396,23 @@ def _decide(rule: APIRule, state: ClusterState, settings: RulePolicy, now: datet
     return Plan(PIPELINE_V2, desired=(virtual_service, *policies, *authentications), actions=tuple(actions),
                 status=st.ready(), add_finalizer=add_finalizer, requeue_after=settings.reconciliation_interval,
                 annotations=stale)
+
+
+def _refused_namespaces(rule: APIRule, pipeline: str, owned: _Owned, failures: list[ValidationFailure],
+                        state: ClusterState) -> Plan:
+    """The APIRule names a Service in a namespace that does not allow it: ``Error`` with ``failures``,
+    nothing written there, and the owned AuthorizationPolicies and RequestAuthentications already in a
+    namespace other than its own that does not allow it are deleted (written before the rule, or
+    before the namespace withdrew its permission). Checked before everything that reads that
+    namespace's Services and Pods, so no message says anything about them."""
+    def outside(obj: Mapping[str, Any]) -> bool:
+        namespace = str(as_dict(obj.get("metadata")).get("namespace") or "")
+        return not allows(namespace, rule.namespace, state.namespaces.get(namespace), ALLOW_APIRULES)
+
+    actions = (delete_all(model.AUTHORIZATION_POLICY.kind, filter(outside, owned.authorization_policies))
+               + delete_all(model.REQUEST_AUTHENTICATION.kind, filter(outside, owned.request_authentications)))
+    return Plan(pipeline, actions=tuple(actions), status=st.validation_failed(failures),
+                add_finalizer=not has_finalizer(rule.raw, model.FINALIZER), failures=tuple(failures))
 
 
 def _since_last_step(rule: APIRule, now: datetime | None) -> float | None:

@@ -107,6 +107,12 @@ def service(reader: Reader, ref: NamespacedName) -> dict[str, Any] | None:
     return get(reader, resources.SERVICE, ref[1], ref[0])
 
 
+def namespaces(reader: Reader, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The Namespaces that exist among ``names`` (one GET each from the API server: Namespaces are
+    not among :data:`READS`, and only APIRules with a Service in another namespace read them)."""
+    return {name: obj for name in names if (obj := get(reader, resources.NAMESPACE, name)) is not None}
+
+
 def config_maps(reader: Reader, refs: Iterable[NamespacedName]) -> dict[NamespacedName, dict[str, Any]]:
     """The ConfigMaps that exist among ``refs``."""
     return {ref: obj for ref in refs if (obj := get(reader, resources.CONFIGMAP, ref[1], ref[0])) is not None}

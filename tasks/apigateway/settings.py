@@ -39,6 +39,12 @@ class ApiGatewaySettings(Settings):
     v1beta1_access: Access = Field(False, validation_alias="RECONCILERY_APIRULE_V1BETA1_ACCESS", description=(
         "``allow`` reconciles v1beta1 APIRules and installs Ory Oathkeeper; ``deny`` (default) does not. "
         "Stands for the original's signed ``kyma-system/apirule-access`` ConfigMap (notes §5.6)."))
+    allow_cross_namespace_services: Flag = Field(
+        False, validation_alias="RECONCILERY_APIRULE_ALLOW_CROSS_NAMESPACE_SERVICES", description=(
+            "On: an APIRule may name a Service of any namespace and writes its AuthorizationPolicies and "
+            "RequestAuthentications there (the original). Off (default): only in its own namespace, or in one "
+            "whose Namespace annotation ``gateway.kyma-project.io/allow-apirules-from`` lists the APIRule's "
+            "namespace or ``*``; otherwise the APIRule is ``Error`` and nothing is written there."))
     vs_cache: Flag = Field(True, validation_alias="RECONCILERY_APIRULE_VS_CACHE", description=(
         "Look up occupied hosts in an informer's VirtualService index (independent of "
         "``RECONCILERY_INFORMERS``); off lists VirtualServices on every reconcile."))

@@ -14,6 +14,7 @@ from typing import Any
 
 from tasks.apigateway import model
 from tasks.apigateway.externalgateway.model import Names
+from tasks.apigateway.namespaces import foreign_service_namespaces
 from tasks.apigateway.v1beta1.model import looks_v1beta1
 from tasks.apigateway.v1beta1.model import referenced_services as v1beta1_services
 
@@ -35,6 +36,9 @@ class ClusterState:
             APIRule; others are ignored.
         crds: names of installed CRDs (``virtualservices.networking.istio.io``...); ``None`` = not
             known, assume the required ones are installed.
+        namespaces: Namespaces by name (at least those of Services in another namespace than the
+            APIRule's: their ``allow-apirules-from`` annotation, :mod:`tasks.apigateway.namespaces`);
+            a namespace absent here is treated as not found.
     """
 
     gateways: Mapping[NamespacedName, dict[str, Any]] = field(default_factory=dict)
@@ -47,6 +51,7 @@ class ClusterState:
     request_authentications: tuple[dict[str, Any], ...] = ()
     ory_rules: tuple[dict[str, Any], ...] = ()
     crds: frozenset[str] | None = None
+    namespaces: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def from_manifests(cls, manifests: Iterable[Mapping[str, Any]]) -> ClusterState:
@@ -64,6 +69,7 @@ class ClusterState:
         ras: list[dict[str, Any]] = []
         rules: list[dict[str, Any]] = []
         crds: set[str] = set()
+        namespaces: dict[str, dict[str, Any]] = {}
         for raw in manifests:
             obj = _with_namespace(raw)
             kind = obj.get("kind")
@@ -87,6 +93,8 @@ class ClusterState:
                 ras.append(obj)
             elif kind == model.ORY_RULE.kind and group == model.ORY_RULE.group:
                 rules.append(obj)
+            elif kind == "Namespace" and group == "":
+                namespaces[key[1]] = obj
             elif kind == "CustomResourceDefinition":
                 crds.add(str((raw.get("metadata") or {}).get("name", "")))
         return cls(
@@ -100,6 +108,7 @@ class ClusterState:
             request_authentications=tuple(ras),
             ory_rules=tuple(rules),
             crds=frozenset(crds) if crds else None,
+            namespaces=namespaces,
         )
 
     def pods_selected(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -142,6 +151,7 @@ class Reads:
         owner_selectors: label selectors for the owned VirtualServices, AuthorizationPolicies,
             RequestAuthentications and Ory Rules (cluster-wide lists, results merged).
         all_virtual_services: list every VirtualService (the occupied-host check needs them).
+        namespaces: Namespaces to get: those of the Services outside the APIRule's namespace.
     """
 
     gateways: tuple[NamespacedName, ...]
@@ -150,6 +160,7 @@ class Reads:
     config_maps: tuple[NamespacedName, ...]
     owner_selectors: tuple[str, ...]
     all_virtual_services: bool = True
+    namespaces: tuple[str, ...] = ()
 
 
 def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
@@ -178,6 +189,7 @@ def reads_for(apirule: Mapping[str, Any] | model.APIRule) -> Reads:
         services=tuple(services),
         config_maps=tuple(config_maps),
         owner_selectors=tuple(model.owner_label_selectors(rule.name, rule.namespace)),
+        namespaces=tuple(ns for _, ns in foreign_service_namespaces(rule)),
     )
 
 

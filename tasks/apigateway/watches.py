@@ -8,6 +8,9 @@ As api-gateway's APIRule controller watches (``SetupWithManager``), plus the own
   (our own status writes) and metadata-only updates (our finalizer) enqueue nothing.
 - Services: a Service added, deleted or whose ``spec`` changed → every APIRule that references it
   (spec level or rule level, namespace defaulting to the APIRule's), for the old and the new object.
+- Namespaces: the ``gateway.kyma-project.io/allow-apirules-from`` annotation added, changed or removed
+  (or the Namespace added or deleted) → every APIRule with a Service in that namespace outside its own
+  (granted: its policies are written; withdrawn: they are deleted at once). Not in the original.
 - The ``kyma-system/api-gateway-config`` ConfigMap (data changed, added, deleted) → every APIRule.
 - Istio Gateways: ``kyma-system/kyma-gateway`` → every APIRule; another Gateway → the APIRules that
   name it in ``spec.gateway`` (or through an ExternalGateway).
@@ -45,6 +48,7 @@ from kube import resources
 from kube.toolkit.outcome import deleting
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
+from tasks.apigateway.namespaces import ALLOW_APIRULES
 from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.resources import NETWORK_POLICY, NETWORK_POLICY_OWNER_LABEL, NETWORK_POLICY_RESOURCE
 from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION
@@ -65,10 +69,11 @@ RATELIMIT_CONTROLLER = "ratelimit"
 INGRESS_SERVICE = ("istio-system", "istio-ingressgateway")
 SERVICES = "apigateway-services"
 CONFIG = "apigateway-config"
+NAMESPACES = "apigateway-namespaces"
 GATEWAYS = "apigateway-gateways"
 OWNED_PREFIX = "apigateway-owned-"
 
-#: A dependency of an APIRule: ``("Service" | "Gateway", namespace, name)``.
+#: A dependency of an APIRule: ``("Service" | "Gateway", namespace, name)`` or ``("Namespace", "", name)``.
 Dependency = tuple[str, str, str]
 WATCHED_ANNOTATIONS = (model.ORIGINAL_VERSION_ANNOTATION, V1BETA1_SPEC_ANNOTATION)
 
@@ -83,6 +88,7 @@ def dependencies(apirule: Mapping[str, Any]) -> set[Dependency]:
     reads = reads_for(apirule)
     deps = {("Service", ns, name) for ns, name in reads.services}
     deps |= {("Gateway", ns, name) for ns, name in reads.gateways}
+    deps |= {("Namespace", "", name) for name in reads.namespaces}
     return deps
 
 
@@ -216,6 +222,17 @@ def map_service(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     return [_key(event, *ref) for ref in index_of(stores).rules_for(("Service", namespace, name))]
 
 
+def map_namespace(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
+    """A Namespace added or deleted, or its ``allow-apirules-from`` annotation changed → every APIRule
+    with a Service in it outside the APIRule's own namespace."""
+    if event.type == "MODIFIED" and event.old is not None and (
+            (_meta(event.object).get("annotations") or {}).get(ALLOW_APIRULES)
+            == (_meta(event.old).get("annotations") or {}).get(ALLOW_APIRULES)):
+        return []
+    name = str(_meta(event.object).get("name") or "")
+    return [_key(event, *ref) for ref in index_of(stores).rules_for(("Namespace", "", name))]
+
+
 def map_config(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
     """The ``api-gateway-config`` ConfigMap added, deleted or with changed data → every APIRule."""
     if object_key(event.object) != model.CONFIG_MAP:
@@ -342,6 +359,8 @@ REGISTRATIONS: list[WatchRegistration] = [
                       map_event=map_apirule, controllers=(CONTROLLER_NAME, APIGATEWAY_CONTROLLER)),
     WatchRegistration(name=SERVICES, resource=resources.SERVICE, namespace=None, label_selector=None,
                       map_event=map_service, controllers=(CONTROLLER_NAME, APIGATEWAY_CONTROLLER)),
+    WatchRegistration(name=NAMESPACES, resource=resources.NAMESPACE, namespace=None, label_selector=None,
+                      map_event=map_namespace, controllers=_CONTROLLERS),
     WatchRegistration(name=CONFIG, resource=resources.CONFIGMAP, namespace=model.CONFIG_MAP[0],
                       label_selector=None, map_event=map_config, controllers=_CONTROLLERS,
                       field_selector=f"metadata.name={model.CONFIG_MAP[1]}"),

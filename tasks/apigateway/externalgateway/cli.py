@@ -6,7 +6,9 @@ ConfigMaps and CA Secrets, ``kube-system/shoot-info`` (Gardener's cluster domain
 ``istio-system/istio-ingressgateway`` (DNSEntry targets), CRDs (Gardener's DNSEntry and Certificate
 CRDs turn the Gardener path on), other ExternalGateways and generated objects as they are. Per
 ExternalGateway the generated objects are printed in the order they are written, then the
-ExternalGateway with its finalizer and status (timestamps left out). One table row each: NAMESPACE
+ExternalGateway with its finalizer and status (timestamps left out). Istio Gateways and Namespaces of
+the input are the cluster's too (``externalDomain`` no other Gateway's host; a CA Secret of another
+namespace used only where its Namespace allows it). One table row each: NAMESPACE
 NAME STATUS OBJECTS MESSAGE; ``-o yaml|json`` print the documents. Exit 0 (an ``Error`` status is a
 result), 2 for unreadable input.
 """
@@ -45,6 +47,7 @@ def render_external_gateways(docs: list[dict[str, Any]]) -> Listing:
     gateways = [{**d, "metadata": {**_meta(d), "namespace": _meta(d).get("namespace") or "default"}}
                 for d in docs if is_external_gateway(d)]
     by_ref = {_ref(d): d for d in docs if not is_external_gateway(d)}
+    namespaces = {str(_meta(d).get("name")): d for d in docs if d.get("kind") == "Namespace"}
     crds = frozenset(str(_meta(d).get("name")) for d in docs if d.get("kind") == "CustomResourceDefinition")
     out: list[dict[str, Any]] = []
     rows: list[tuple[str, ...]] = []
@@ -56,6 +59,9 @@ def render_external_gateways(docs: list[dict[str, Any]]) -> Listing:
             external_gateways=tuple(gateways),
             regions_config_map=by_ref.get(("ConfigMap", eg.namespace, eg.regions_config_map)),
             ca_secret=by_ref.get(("Secret", *eg.ca_secret)),
+            ca_namespace=namespaces.get(eg.ca_secret[0]),
+            gateways=tuple(d for d in docs if d.get("kind") == "Gateway"
+                           and str(d.get("apiVersion", "")).startswith("networking.istio.io/")),
             ingress_service=by_ref.get(("Service", *m.INGRESS_SERVICE)),
             existing={ref: by_ref[ref] for ref in refs(eg) if ref in by_ref},
         )

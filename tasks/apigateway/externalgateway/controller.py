@@ -7,8 +7,11 @@ The thin shell around :func:`tasks.apigateway.externalgateway.plan.plan` (api-ga
 2. read from the API server: Gardener's two CRDs, the generated objects
    (:func:`~tasks.apigateway.externalgateway.plan.refs`; the Gardener ones only with Gardener), and,
    unless it is being deleted, ``kube-system/shoot-info``, every ExternalGateway (domain uniqueness),
-   the regions ConfigMap, the CA Secret and (Gardener) the ingress gateway Service: 11 requests with
-   the ExternalGateway's own GET, 15 with Gardener; a steady-state reconcile writes nothing;
+   every Istio Gateway (``externalDomain`` no other Gateway's host), the regions ConfigMap, the CA
+   Secret (one of another namespace only after its Namespace, and only when that allows it:
+   :func:`~tasks.apigateway.externalgateway.plan.ca_secret_readable`) and (Gardener) the ingress
+   gateway Service: 12 requests with the ExternalGateway's own GET, 16 with Gardener (one more for a
+   CA Secret of another namespace); a steady-state reconcile writes nothing;
 3. plan; :func:`kube.toolkit.execute` carries its Outcome out: the finalizer first, the writes in order
    (the first refused write stops and becomes the ``Error`` status of its step), the status when
    changed, the Event, the finalizer's removal after a deletion.
@@ -31,6 +34,7 @@ from tasks.apigateway.externalgateway.plan import (
     RECONCILIATION_SECONDS,
     ExternalGatewayPlan,
     ExternalGatewayState,
+    ca_secret_readable,
     gardener_refs,
     plan,
     refs,
@@ -59,6 +63,13 @@ def _get(kube: Kube, res: Resource, name: str, namespace: str | None) -> dict[st
         return None
 
 
+def _list(kube: Kube, res: Resource) -> tuple[dict[str, Any], ...]:
+    try:
+        return tuple(kube.list(res))
+    except ResourceMissing:
+        return ()
+
+
 def read_state(kube: Kube, obj: dict[str, Any]) -> ExternalGatewayState:
     """The snapshot of one reconcile (API server reads: the ExternalGateway's references are in other
     namespaces than any informer of the domain watches; a reconcile runs about hourly)."""
@@ -74,16 +85,19 @@ def read_state(kube: Kube, obj: dict[str, Any]) -> ExternalGatewayState:
             existing[ref] = found
     if eg.deleting:
         return ExternalGatewayState(crds=crds, existing=existing)
-    try:
-        others = tuple(kube.list(EXTERNAL_GATEWAY))
-    except ResourceMissing:
-        others = ()
+    others, gateways = _list(kube, EXTERNAL_GATEWAY), _list(kube, reads.GATEWAY)
+    ca_namespace = None
+    if eg.ca_secret[0] != eg.namespace:  # another namespace's Secret: read only where it allows us
+        ca_namespace = _get(kube, resources.NAMESPACE, eg.ca_secret[0], None)
     return ExternalGatewayState(
         crds=crds,
         shoot_info=_get(kube, resources.CONFIGMAP, m.SHOOT_INFO[1], m.SHOOT_INFO[0]),
         external_gateways=others,
         regions_config_map=_get(kube, resources.CONFIGMAP, eg.regions_config_map, eg.namespace),
-        ca_secret=_get(kube, resources.SECRET, eg.ca_secret[1], eg.ca_secret[0]),
+        ca_secret=_get(kube, resources.SECRET, eg.ca_secret[1], eg.ca_secret[0])
+        if ca_secret_readable(eg, ca_namespace) else None,
+        ca_namespace=ca_namespace,
+        gateways=gateways,
         ingress_service=_get(kube, resources.SERVICE, m.INGRESS_SERVICE[1], m.INGRESS_SERVICE[0]) if gardener
         else None,
         existing=existing,

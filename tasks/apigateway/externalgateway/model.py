@@ -55,6 +55,8 @@ REASON_RECONCILING = "Reconciling"
 REASON_CA_SECRET_INVALID = "CASecretInvalid"
 REASON_CA_SECRET_KEY_AMBIGUOUS = "CASecretKeyAmbiguous"
 REASON_CA_SECRET_NOT_FOUND = "CASecretNotFound"
+#: Not in the original: a CA Secret of another namespace cannot be used, for whatever cause (issue 27).
+REASON_CA_SECRET_UNAVAILABLE = "CASecretUnavailable"
 REASON_GARDENER_UNAVAILABLE = "GardenerCRDUnavailable"
 REASON_CERTIFICATE_ERROR = "CertificateError"
 REASON_CERTIFICATE_PENDING = "CertificatePending"

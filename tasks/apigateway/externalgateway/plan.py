@@ -14,7 +14,9 @@ As api-gateway's ExternalGateway controller (``internal/controller/gateway/exter
    ``Error``/``Invalid``/``Stale``/``Revoked``: ``Error``). Without them both conditions are
    ``False`` ``GardenerCRDUnavailable`` and neither is written;
 5. the CA Secret ``istio-system/<base>-tls-cacert`` (``ca.crt`` copied from ``spec.caSecretRef``: its
-   only key, else ``ca.crt``);
+   only key, else ``ca.crt``; a Secret of another namespace only where that Namespace allows it, else
+   one generic ``CASecretUnavailable`` error, and a copy made before the permission was withdrawn is
+   deleted);
 6. the region's certificate subjects from the regions ConfigMap (its only key, else ``regions.yaml``:
    ``regions: [{name, subjects: [...]}]``, region names case-insensitive, each subject's ``", "``
    parts reversed into Envoy's order);
@@ -70,6 +72,7 @@ from kube.toolkit.conditions import Condition, condition, set_condition
 from kube.toolkit.outcome import Event, Outcome, has_finalizer, status_patch
 from tasks.apigateway import model as agw
 from tasks.apigateway.externalgateway import model as m
+from tasks.apigateway.namespaces import ALLOW_EXTERNALGATEWAYS, allows
 
 Ref = tuple[str, str, str]
 """``(kind, namespace, name)`` of a generated object."""
@@ -144,7 +147,11 @@ class ExternalGatewayState:
         shoot_info: ConfigMap ``kube-system/shoot-info`` (Gardener's cluster domain), if any.
         external_gateways: every ExternalGateway of the cluster (the domain uniqueness check).
         regions_config_map: the ConfigMap ``spec.regionsConfigMap`` of the ExternalGateway's namespace.
-        ca_secret: the Secret ``spec.caSecretRef``, if it exists.
+        ca_secret: the Secret ``spec.caSecretRef``, if it exists (the controller reads one of another
+            namespace only when :func:`ca_secret_readable` says so).
+        ca_namespace: the Namespace of ``spec.caSecretRef`` when it is not the ExternalGateway's own
+            (its :data:`~tasks.apigateway.namespaces.ALLOW_EXTERNALGATEWAYS` annotation), if it exists.
+        gateways: every Istio Gateway of the cluster (``externalDomain`` must be none's host).
         ingress_service: Service ``istio-system/istio-ingressgateway`` (DNSEntry targets), if any.
         existing: the generated objects as they are, by ``(kind, namespace, name)``
             (:func:`refs`; absent ones missing).
@@ -155,6 +162,8 @@ class ExternalGatewayState:
     external_gateways: tuple[Mapping[str, Any], ...] = ()
     regions_config_map: Mapping[str, Any] | None = None
     ca_secret: Mapping[str, Any] | None = None
+    ca_namespace: Mapping[str, Any] | None = None
+    gateways: tuple[Mapping[str, Any], ...] = ()
     ingress_service: Mapping[str, Any] | None = None
     existing: Mapping[Ref, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -222,18 +231,24 @@ def _go_list(items: Sequence[str]) -> str:
 # --- inputs ---------------------------------------------------------------------------------------
 
 
+def kyma_domain(shoot_info: Mapping[str, Any] | None) -> str:
+    """The cluster's (Kyma's) domain: ``kube-system/shoot-info``'s ``domain``, else ``local.kyma.dev``
+    (as the Kyma Gateway's ``*.<domain>``, :mod:`tasks.apigateway.operator`). Raises :class:`_Failed`
+    when shoot-info has no ``domain``."""
+    if shoot_info is None:
+        return m.NON_GARDENER_DOMAIN
+    data = shoot_info.get("data")
+    value = data.get("domain") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value:
+        raise _Failed("failed to build internal domain: failed to get Gardener cluster domain: "
+                      "domain not found in shoot-info ConfigMap")
+    return value
+
+
 def internal_domain(eg: m.ExternalGateway, shoot_info: Mapping[str, Any] | None) -> str:
     """``<kymaSubdomain>.<cluster domain>`` (``buildInternalDomain``). Raises :class:`_Reasoned` /
     :class:`_Failed` (no ``domain`` in shoot-info, too long for a CommonName)."""
-    domain = m.NON_GARDENER_DOMAIN
-    if shoot_info is not None:
-        data = shoot_info.get("data")
-        value = data.get("domain") if isinstance(data, dict) else None
-        if not isinstance(value, str) or not value:
-            raise _Failed("failed to build internal domain: failed to get Gardener cluster domain: "
-                          "domain not found in shoot-info ConfigMap")
-        domain = value
-    result = f"{eg.kyma_subdomain}.{domain}"
+    result = f"{eg.kyma_subdomain}.{kyma_domain(shoot_info)}"
     if len(result) > m.X509_COMMON_NAME_MAX:
         over = len(result) - m.X509_COMMON_NAME_MAX
         raise _Failed(f'failed to build internal domain: internal domain "{result}" is {len(result)} chars; '
@@ -249,17 +264,68 @@ def _created(obj: Mapping[str, Any]) -> tuple[str, str, str]:
 
 def domain_conflict(eg: m.ExternalGateway, others: Sequence[Mapping[str, Any]]) -> str | None:
     """The message when an older ExternalGateway (creation time, then namespace/name) has the same
-    ``externalDomain`` (``CheckExternalDomainUnique``, but only the newer one fails)."""
+    ``externalDomain``, or one overlapping it (a wildcard covering it, or covered by it)
+    (``CheckExternalDomainUnique``, but only the newer one fails, and it compares equal strings only)."""
     if not eg.external_domain:
         return None
     mine = _created(eg.raw)
     for other in sorted(others, key=_created):
         o = m.ExternalGateway.of(other)
-        if (o.namespace, o.name) == (eg.namespace, eg.name) or o.external_domain != eg.external_domain:
+        if (o.namespace, o.name) == (eg.namespace, eg.name) or not hosts_overlap(o.external_domain,
+                                                                                  eg.external_domain):
             continue
         if _created(other) < mine:
             return (f'externalDomain "{eg.external_domain}" is also used by ExternalGateway '
                     f"{o.namespace}/{o.name}")
+    return None
+
+
+def _host(value: str) -> str:
+    """An Istio host without its ``namespace/`` prefix (Gateway ``servers[].hosts``), lower case, no final dot."""
+    return value.rpartition("/")[2].lower().rstrip(".")
+
+
+def _covers(pattern: str, host: str) -> bool:
+    """``*.<suffix>`` covers every name (and wildcard) below ``<suffix>``; a name only itself."""
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:]) and len(host) > len(pattern) - 1
+    return pattern == host
+
+
+def hosts_overlap(a: str, b: str) -> bool:
+    """Whether hosts ``a`` and ``b`` (names or ``*.`` wildcards, optionally ``namespace/``-prefixed)
+    share a name: equal, or one's wildcard covers the other. A bare ``*`` (a catch-all Gateway) claims
+    no name and overlaps nothing; nor does an empty host."""
+    a, b = _host(a), _host(b)
+    if not a or not b or "*" in (a, b):
+        return False
+    return a == b or _covers(a, b) or _covers(b, a)
+
+
+def domain_taken(eg: m.ExternalGateway, gateways: Sequence[Mapping[str, Any]],
+                 external_gateways: Sequence[Mapping[str, Any]], domain: str) -> str | None:
+    """The message when ``spec.externalDomain`` is a host of another Istio Gateway (its
+    ``servers[].hosts``, a wildcard covering it or covered by it) or within the Kyma domain
+    ``domain`` (``<domain>`` or ``*.<domain>``, the Kyma Gateway's): its EnvoyFilters match the SNI
+    on the shared ingress gateway, so it would take that traffic over. The Gateways labelled as an
+    existing ExternalGateway's (this one's own included) are left to :func:`domain_conflict`. The
+    message names no other Gateway. Not in the original (issue 27)."""
+    if not eg.external_domain:
+        return None
+    if hosts_overlap(eg.external_domain, domain) or hosts_overlap(eg.external_domain, f"*.{domain}"):
+        return f'externalDomain "{eg.external_domain}" is within the Kyma domain "{domain}"'
+    external = {(o.namespace, o.name) for o in map(m.ExternalGateway.of, external_gateways)} | {
+        (eg.namespace, eg.name)}
+    for gateway_ in gateways:
+        if m.owner_of(gateway_) in external:
+            continue
+        spec = gateway_.get("spec")
+        servers = spec.get("servers") if isinstance(spec, dict) else None
+        for server in servers if isinstance(servers, list) else ():
+            hosts = server.get("hosts") if isinstance(server, dict) else None
+            for host in hosts if isinstance(hosts, list) else ():
+                if isinstance(host, str) and hosts_overlap(eg.external_domain, host):
+                    return f'externalDomain "{eg.external_domain}" is a host of another Gateway'
     return None
 
 
@@ -289,11 +355,44 @@ def _secret_data(secret: Mapping[str, Any]) -> dict[str, str]:
     return data
 
 
-def ca_certificate(eg: m.ExternalGateway, secret: Mapping[str, Any] | None) -> str:
-    """The CA (base64, as in ``data``) to copy (``ReconcileCASecret``). Raises :class:`_Reasoned`."""
+def ca_secret_readable(eg: m.ExternalGateway, namespace: Mapping[str, Any] | None) -> bool:
+    """Whether the Secret ``spec.caSecretRef`` may be read: it is in the ExternalGateway's namespace,
+    or ``namespace`` (the manifest of its Namespace, ``None`` if not found) lists the ExternalGateway's
+    namespace (or ``*``) in :data:`~tasks.apigateway.namespaces.ALLOW_EXTERNALGATEWAYS`."""
+    return allows(eg.ca_secret[0], eg.namespace, namespace, ALLOW_EXTERNALGATEWAYS)
+
+
+def ca_unavailable(eg: m.ExternalGateway) -> str:
+    """The one message for a CA Secret of another namespace that cannot be used, whatever the cause
+    (not allowed, missing, empty, keys): it says nothing the author did not write."""
+    ns, name = eg.ca_secret
+    return (f"CA secret {ns}/{name} referenced by spec.caSecretRef cannot be used: a Secret of another "
+            f"namespace must exist with the CA under its only key or 'ca.crt', and its Namespace must list "
+            f'"{eg.namespace}" in the annotation {ALLOW_EXTERNALGATEWAYS}')
+
+
+def ca_certificate(eg: m.ExternalGateway, secret: Mapping[str, Any] | None,
+                   namespace: Mapping[str, Any] | None = None) -> str:
+    """The CA (base64, as in ``data``) to copy (``ReconcileCASecret``); ``namespace`` is the Namespace of
+    a Secret of another namespace (:func:`ca_secret_readable`). Raises :class:`_Reasoned`: the
+    original's reasons and words for a Secret of its own namespace, one reason
+    (``CASecretUnavailable``) and message (:func:`ca_unavailable`) for any problem with another's."""
     ns, name = eg.ca_secret
     if not name:  # the CRD does not require caSecretRef.name; client-go refuses the GET
         raise _Reasoned(m.REASON_FAILED, f"failed to get source CA secret {ns}/: resource name may not be empty")
+    if ns != eg.namespace:
+        if not ca_secret_readable(eg, namespace):
+            raise _Reasoned(m.REASON_CA_SECRET_UNAVAILABLE, ca_unavailable(eg))
+        try:
+            return _ca_of(eg, secret)
+        except _Reasoned:
+            raise _Reasoned(m.REASON_CA_SECRET_UNAVAILABLE, ca_unavailable(eg)) from None
+    return _ca_of(eg, secret)
+
+
+def _ca_of(eg: m.ExternalGateway, secret: Mapping[str, Any] | None) -> str:
+    """The CA of ``secret`` (its only key, else ``ca.crt``). Raises :class:`_Reasoned`."""
+    ns, name = eg.ca_secret
     if secret is None:
         raise _Reasoned(m.REASON_CA_SECRET_NOT_FOUND, f"CA secret {ns}/{name} referenced by spec.caSecretRef not found")
     data = _secret_data(secret)
@@ -588,6 +687,16 @@ class _Writer:
             return
         self.stages.append(stage)
 
+    def withdraw(self, ref: Ref, stage: str) -> None:
+        """Delete ``ref`` when it exists and is this ExternalGateway's (its labels): the CA copied from
+        another namespace's Secret once that Namespace no longer allows it."""
+        actual = self.state.existing.get(ref)
+        if actual is None or m.owner_of(actual) != (self.eg.namespace, self.eg.name):
+            return
+        kind, ns, name = ref
+        self.actions.append(Action("delete", kind, {"metadata": {"name": name, "namespace": ns}}, dict(actual)))
+        self.stages.append(stage)
+
     def plan(self) -> dict[str, Any]:
         """``_finish``'s writes, their stages and the desired objects."""
         return {"writes": tuple(self.actions), "stages": tuple(self.stages), "desired": tuple(self.desired)}
@@ -616,6 +725,9 @@ def plan(obj: Mapping[str, Any], state: ExternalGatewayState, now: str) -> Exter
         domain = internal_domain(eg, state.shoot_info)
     except _Failed as exc:
         return failed(exc.message, exc.reason)
+    taken = domain_taken(eg, state.gateways, state.external_gateways, kyma_domain(state.shoot_info))
+    if taken is not None:
+        return failed(taken, m.REASON_DOMAIN_CONFLICT)
 
     pending = False
     if state.gardener:
@@ -657,8 +769,10 @@ def plan(obj: Mapping[str, Any], state: ExternalGatewayState, now: str) -> Exter
                       _cond(m.COND_GATEWAY, "False", exc.reason, exc.message, eg, now))
 
     try:
-        w.write(CA_SECRET, ca_secret(eg, ca_certificate(eg, state.ca_secret)))
+        w.write(CA_SECRET, ca_secret(eg, ca_certificate(eg, state.ca_secret, state.ca_namespace)))
     except _Reasoned as exc:
+        if not ca_secret_readable(eg, state.ca_namespace):
+            w.withdraw(("Secret", m.ISTIO_SYSTEM, eg.names.ca_secret), CA_SECRET)
         return gateway_failed("failed to reconcile CA Secret", exc)
     try:
         subjects = region_subjects(eg, state.regions_config_map)

@@ -33,6 +33,14 @@ def service(name: str, namespace: str = "shop", selector: dict[str, str] | None 
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
+def namespace(name: str, allow_apirules_from: str | None = None, **annotations: str) -> dict:
+    """Namespace ``name``; ``allow_apirules_from`` is its ``gateway.kyma-project.io/allow-apirules-from``."""
+    if allow_apirules_from is not None:
+        annotations["gateway.kyma-project.io/allow-apirules-from"] = allow_apirules_from
+    meta: dict[str, Any] = {"name": name, **({"annotations": annotations} if annotations else {})}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
 def config_map(name: str, namespace: str, data: dict[str, str]) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}
 

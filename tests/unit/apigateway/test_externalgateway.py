@@ -253,10 +253,12 @@ def test_ca_secret_ref_without_a_name() -> None:
     assert conditions(p)["Ready"][1] == "ReconciliationFailed"
 
 
-def test_ca_secret_from_another_namespace_and_string_data() -> None:
+def test_ca_secret_from_another_namespace_that_allows_it_and_string_data() -> None:
     obj = egw(caSecretRef={"name": "shared-ca", "namespace": "certs"})
     source = {"metadata": {"name": "shared-ca", "namespace": "certs"}, "stringData": {"ca.crt": "PEM"}}
-    p = plan(obj, cluster(ca_secret=source), NOW)
+    certs = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "certs", "annotations": {"gateway.kyma-project.io/allow-externalgateways-from": "shop"}}}
+    p = plan(obj, cluster(ca_secret=source, ca_namespace=certs), NOW)
     assert p.state == "Ready" and p.desired[0]["data"] == {"ca.crt": base64.b64encode(b"PEM").decode()}
     assert m.ExternalGateway.of(obj).ca_secret == ("certs", "shared-ca")
 

@@ -11,7 +11,7 @@ from tasks.apigateway.authorizationpolicy import not_paths
 from tasks.apigateway.model import APIRule
 from tasks.apigateway.plan import plan
 
-from .builders import ISSUER, JWKS, apirule, jwt, rule, service, state
+from .builders import ISSUER, JWKS, apirule, jwt, namespace, rule, service, state
 
 INGRESS = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"
 LABELS = {
@@ -117,7 +117,7 @@ def test_catch_all_is_prefix_and_rule_service_overrides() -> None:
 
 def test_service_namespace_falls_back_to_spec_service_namespace() -> None:
     obj = apirule(rule("/a", service={"name": "x", "port": 1}), service={"name": "y", "namespace": "n2", "port": 2})
-    objs = desired(obj, service("x", "n2"))
+    objs = desired(obj, service("x", "n2"), namespace("n2", allow_apirules_from="shop"))
     assert objs[0]["spec"]["http"][0]["route"][0]["destination"]["host"] == "x.n2.svc.cluster.local"
     assert objs[0]["metadata"]["namespace"] == "shop"  # VS stays in the APIRule namespace
     assert objs[1]["metadata"]["namespace"] == "n2"  # policies go to the Service namespace

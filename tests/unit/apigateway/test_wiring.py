@@ -21,6 +21,7 @@ from tasks.apigateway.watches import (
     map_config,
     map_envoy_filter,
     map_gateway,
+    map_namespace,
     map_network_policy,
     map_owned,
     map_ratelimit,
@@ -139,6 +140,24 @@ def test_the_index_follows_apirule_changes_and_deletions(stores: Stores) -> None
     assert keys(map_service(event("ADDED", svc), stores)) == []
 
 
+def test_a_namespace_granting_or_withdrawing_its_permission_enqueues_the_apirules_using_it(stores: Stores) -> None:
+    foreign = apirule("foreign", service={"name": "istiod", "namespace": "istio-system", "port": 1})
+    stores.store(APIRULES).apply("ADDED", foreign)
+    list(map_apirule(event("ADDED", foreign), stores))
+    annotation = "gateway.kyma-project.io/allow-apirules-from"
+    bare = {"kind": "Namespace", "metadata": {"name": "istio-system", "resourceVersion": "1"}}
+    granted = copy.deepcopy(bare)
+    granted["metadata"]["annotations"] = {annotation: "shop"}
+    assert keys(map_namespace(event("MODIFIED", granted, bare), stores)) == ["shop/foreign"]
+    assert keys(map_namespace(event("MODIFIED", bare, granted), stores)) == ["shop/foreign"]
+    assert keys(map_namespace(event("ADDED", bare), stores)) == ["shop/foreign"]
+    relabelled = copy.deepcopy(granted)
+    relabelled["metadata"]["labels"] = {"x": "y"}
+    assert keys(map_namespace(event("MODIFIED", relabelled, granted), stores)) == []  # permission unchanged
+    shop = {"kind": "Namespace", "metadata": {"name": "shop", "annotations": {annotation: "*"}}}
+    assert keys(map_namespace(event("ADDED", shop), stores)) == []  # own namespaces need no permission
+
+
 def test_config_map_and_default_gateway_enqueue_every_apirule(stores: Stores) -> None:
     everything = ["shop/rule-level", "shop/spec-level", "team/other-ns"]
     config = obj("ConfigMap", "api-gateway-config", "kyma-system", data={"api-gateway-config": "jwtHandler: istio"})
@@ -180,10 +199,10 @@ def test_owner_from_labels(labels: dict[str, str], owner: tuple[str, str] | None
 
 def test_registrations_feed_the_three_controllers() -> None:
     names = [r.name for r in REGISTRATIONS]
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 13
     fed = {c for r in REGISTRATIONS for c in r.controllers}
     assert fed == {"apirule", "apigateway", "ratelimit"}
-    assert sum("apirule" in r.controllers for r in REGISTRATIONS) == 8
+    assert sum("apirule" in r.controllers for r in REGISTRATIONS) == 9
     assert Key("local", "shop", "x").encode() == "local/shop/x"
 
 
