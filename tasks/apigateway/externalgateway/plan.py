@@ -274,9 +274,10 @@ def domain_conflict(eg: m.ExternalGateway, others: Sequence[Mapping[str, Any]]) 
         if (o.namespace, o.name) == (eg.namespace, eg.name) or not hosts_overlap(o.external_domain,
                                                                                   eg.external_domain):
             continue
-        if _created(other) < mine:
-            return (f'externalDomain "{eg.external_domain}" is also used by ExternalGateway '
-                    f"{o.namespace}/{o.name}")
+        if _created(other) < mine:  # the original's words; another namespace's object is not named
+            who = f"ExternalGateway {o.namespace}/{o.name}" if o.namespace == eg.namespace \
+                else "an ExternalGateway of another namespace"
+            return f'externalDomain "{eg.external_domain}" is also used by {who}'
     return None
 
 

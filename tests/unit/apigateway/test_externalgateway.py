@@ -359,9 +359,15 @@ def test_duplicate_external_domain_fails_only_the_newer() -> None:
     others = (older, newer)
     p = plan(newer, cluster(external_gateways=others), NOW)
     assert p.state == "Error" and p.outcome.writes == ()
-    assert p.description == 'externalDomain "api.partner.example" is also used by ExternalGateway team-a/first'
+    # the original names the older one; one of another namespace is not named (issue 27)
+    assert p.description == ('externalDomain "api.partner.example" is also used by an ExternalGateway of another '
+                             "namespace")
     assert conditions(p)["Ready"] == ("False", "ExternalDomainConflict", p.description)
     assert plan(older, cluster(external_gateways=others), NOW).state == "Ready"
+    neighbour = egw("first", newer["metadata"]["namespace"], created="2026-01-01T00:00:00Z")
+    p = plan(newer, cluster(external_gateways=(neighbour, newer)), NOW)
+    assert p.description == ('externalDomain "api.partner.example" is also used by ExternalGateway '
+                             f'{newer["metadata"]["namespace"]}/first')
 
 
 @pytest.mark.parametrize(("ca", "reason", "message"), [
