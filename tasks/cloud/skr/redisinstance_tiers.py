@@ -54,6 +54,11 @@ def _strings(values: Mapping[str, Any], drop_empty: bool = False) -> dict[str, s
     return {str(k): str(v) for k, v in dict(values).items() if v or not drop_empty}
 
 
+def _maps(spec: Mapping[str, Any], key: str, drop_empty: bool = False) -> dict[str, dict[str, str]]:
+    """``{key: <the spec's map as strings>}`` when the spec sets that map, else ``{}``."""
+    return {key: _strings(spec[key], drop_empty)} if spec.get(key) else {}
+
+
 def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """``spec.instance.aws`` of the KCP RedisInstance for an AwsRedisInstance ``spec``; ``None`` for an
     unknown tier. ``overrides`` (setting ``redisInstanceTierMachineTypes``) win over the table per tier."""
@@ -67,9 +72,8 @@ def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = 
         "autoMinorVersionUpgrade": bool(spec.get("autoMinorVersionUpgrade")),
         "authEnabled": bool(spec.get("authEnabled")),
         "readReplicas": _replicas(tier),
+        **_maps(spec, "parameters"),
     }
-    if spec.get("parameters"):
-        out["parameters"] = _strings(spec["parameters"])
     if spec.get("preferredMaintenanceWindow"):
         out["preferredMaintenanceWindow"] = str(spec["preferredMaintenanceWindow"])
     return out
@@ -80,13 +84,11 @@ def gcp_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     found = GCP_TIERS.get(str(spec.get("redisTier") or ""))
     if found is None:
         return None
-    tier, memory = found
     out: dict[str, Any] = {
-        "tier": tier, "memorySizeGb": memory, "replicaCount": _replicas(str(spec["redisTier"])),
+        "tier": found[0], "memorySizeGb": found[1], "replicaCount": _replicas(str(spec["redisTier"])),
         "redisVersion": str(spec.get("redisVersion") or "REDIS_7_0"), "authEnabled": bool(spec.get("authEnabled")),
+        **_maps(spec, "redisConfigs"),
     }
-    if spec.get("redisConfigs"):
-        out["redisConfigs"] = _strings(spec["redisConfigs"])
     policy = spec.get("maintenancePolicy")
     if policy and (policy.get("dayOfWeek") or {}).get("day"):
         out["maintenancePolicy"] = {"dayOfWeek": dict(policy["dayOfWeek"])}
@@ -98,12 +100,8 @@ def azure_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:
     found = AZURE_SKUS.get(str(spec.get("redisTier") or ""))
     if found is None:
         return None
-    family, capacity = found
-    out: dict[str, Any] = {"sku": {"family": family, "capacity": capacity},
-                           "redisVersion": str(spec.get("redisVersion") or "6.0")}
-    if spec.get("redisConfiguration"):
-        out["redisConfiguration"] = _strings(spec["redisConfiguration"], drop_empty=True)
-    return out
+    return {"sku": {"family": found[0], "capacity": found[1]}, "redisVersion": str(spec.get("redisVersion") or "6.0"),
+            **_maps(spec, "redisConfiguration", drop_empty=True)}
 
 
 def instance_for(provider: str, spec: Mapping[str, Any],
