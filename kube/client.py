@@ -8,6 +8,7 @@ answers are plain dicts. Errors are mapped by :func:`kube.errors.error_for`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import threading
@@ -43,6 +44,8 @@ WriteListener = Callable[[Resource, str, dict[str, Any]], None]
 
 #: Bytes asked of the socket per read of a bounded answer.
 _CHUNK = 64 * 1024
+#: Bytes of an error (non-2xx) answer read at most, from any cluster: a Status is a few hundred bytes.
+ERROR_BODY_MAX = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ class Kube:
              name: str | None = None) -> urllib3.BaseHTTPResponse:
         """Send one request; the open urllib3 response on 2xx (caller reads and closes it).
 
+        A non-2xx answer's body is read through :func:`_read_bounded`: at most :data:`ERROR_BODY_MAX`
+        bytes, the request's timeout a total deadline from the start of the request (a trickled or
+        endless error body cannot hold a thread; issue 27), else :class:`ReadLimitExceeded`.
+
         ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both. Inside a
         reconcile the timeout is bounded by what is left of its deadline (and, for writes, of its
         lease), and a reconcile that must stop gets :class:`fencing.LeaseLost` or
@@ -126,6 +133,7 @@ class Kube:
         Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
         """
         audit.record(method, path, query)  # RBAC check of deploy/ (no-op unless RECONCILERY_KUBE_AUDIT_DIR)
+        started = time.monotonic()
         if fencing.current() is not None:
             write = method not in ("GET", "HEAD")
             if timeout is None:
@@ -153,11 +161,20 @@ class Kube:
             raise ApiError(int(exc.status or 0), "Unreachable", f"{method} {path}: {exc.reason}") from exc
         response = rest_response.response
         if not 200 <= response.status <= 299:
-            try:
-                raw = response.data
+            total = timeout if timeout is not None else self.timeout
+            deadline = started + (max(total) if isinstance(total, tuple) else total)
+            try:  # an error body is bounded for every cluster: at most 64 KiB, the timeout a total deadline
+                raw = _read_bounded(response, f"{method} {path}: error answer HTTP {response.status}",
+                                    ERROR_BODY_MAX, deadline)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                _hang_up(response)
+                raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+            except ReadLimitExceeded:
+                _hang_up(response)
+                raise
             finally:
                 response.release_conn()
-            raise error_for(response.status, raw, name)
+            raise error_for(response.status, bytes(raw), name)
         return response
 
     def request(self, method: str, path: str, query: Query = (), body: Any = None,
@@ -184,7 +201,11 @@ class Kube:
                 raw = _read_bounded(response, f"{method} {path}", limits.max_bytes if max_bytes is None
                                     else max_bytes, deadline if limits.total_deadline else None)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            _hang_up(response)
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        except ReadLimitExceeded:
+            _hang_up(response)
+            raise
         finally:
             response.release_conn()
         return response.status, raw
@@ -385,6 +406,13 @@ class Kube:
 
     def __repr__(self) -> str:
         return f"Kube(cluster={self.cluster!r}, host={self.api_client.configuration.host!r})"
+
+
+def _hang_up(response: urllib3.BaseHTTPResponse) -> None:
+    """Close the connection of an answer abandoned mid-body: the rest is never read, and the
+    connection must not go back to the pool with it (the server sees the hang-up and stops)."""
+    with contextlib.suppress(urllib3.exceptions.HTTPError, OSError):
+        response.close()
 
 
 def _read_bounded(response: urllib3.BaseHTTPResponse, what: str, max_bytes: int,

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kubernetes import client as k8s
 
-from kube import ApiError, ReadLimitExceeded
+from kube import ApiError, Kube, ReadLimitExceeded
 from kube.client import ReadLimits
 from kube.clusters import RemoteKube
 from kube.resources import Resource
@@ -170,3 +170,66 @@ def test_trickled_header_lines_end_at_the_total_deadline(evil: Evil) -> None:
         _drip(h, b"X", 300, 0.05)  # a header byte every 0.05 s: the headers never end
 
     assert _get_within_the_deadline(evil, trickle_headers, ApiError).status == 0
+
+
+def _in_thread(call: Callable[[], object], wait: float) -> tuple[bool, BaseException | None]:
+    """Run ``call`` in a daemon thread for at most ``wait`` seconds: ``(finished, what it raised)``
+    (an unbounded read would otherwise hold the test for the attacker's whole answer)."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # the error is what the test looks at
+            raised.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(wait)
+    return not thread.is_alive(), (raised[0] if raised else None)
+
+
+def test_a_trickled_error_body_ends_at_the_total_deadline(evil: Evil) -> None:
+    # issue 27: a 500 whose body trickles at 32 KiB/s was read for as long as it lasted (61 s with a 10 s timeout)
+    def trickle_500(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(500)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()  # no length (a declared one past 64 KiB is refused before any read)
+        _drip(h, b" " * 3277, 640, 0.1)  # 32 KiB/s for 64 s, under the 64 KiB bound for the first 2 s
+
+    evil.handler = trickle_500
+    t0 = time.monotonic()
+    finished, raised = _in_thread(lambda: evil.client(timeout=1.0).get(IPRANGE, "a"), wait=5.0)
+    assert finished, "still reading the error body 5 s after a 1 s timeout"
+    assert time.monotonic() - t0 < 3.0
+    assert isinstance(raised, ReadLimitExceeded) and raised.reason == "DeadlineExceeded"
+
+
+def test_an_endless_error_body_is_read_to_64_kib_only(evil: Evil) -> None:
+    sent: list[int] = [0]
+
+    def stream_500(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(500)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()  # no length: the body ends when the server closes
+        chunk = b"x" * 65536
+        for _ in range(512):  # 32 MiB at full speed, unless the client hangs up
+            h.wfile.write(chunk)
+            sent[0] += len(chunk)
+
+    evil.handler = stream_500
+    finished, raised = _in_thread(lambda: evil.client(timeout=5.0).get(IPRANGE, "a"), wait=5.0)
+    assert finished
+    assert isinstance(raised, ReadLimitExceeded) and raised.reason == "TooLarge"
+    assert "64 KiB" in str(raised) or "65536" in str(raised)
+    time.sleep(0.2)
+    assert sent[0] < 16 * 2**20  # the client hung up: only socket buffers' worth went out
+
+
+def test_a_trusted_client_bounds_error_bodies_too(evil: Evil) -> None:
+    evil.handler = lambda h: _json(h, {"kind": "Status", "message": "x" * 200_000, "reason": "InternalError"}, 500)
+    config = k8s.Configuration()
+    config.host = evil.url
+    trusted = Kube(k8s.ApiClient(config), cluster="local", timeout=2.0)
+    with pytest.raises(ReadLimitExceeded, match="TooLarge"):
+        trusted.get(IPRANGE, "a")
