@@ -70,6 +70,49 @@ class ReadLimits:
     total_deadline: bool = True
 
 
+class ByteBudget:
+    """Bytes of answers one client (one SKR connect) may hold at once: lists charge their raw bytes
+    while read and keep them charged while their caller holds the objects (:meth:`Kube.list_measured`,
+    given back with :meth:`give`); any answer is read only up to what is left. Thread-safe.
+
+    Sized by :func:`kube.clusters.connect_budget` from the pod's memory (issue 27: a kind's list
+    could be 64 MiB, decoded about 3.8x, for each of 8 connect threads of a 512 Mi worker).
+
+    Args:
+        total: bytes (raw JSON as read, not decoded objects); ``>= 1``.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = max(1, total)
+        self._used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def left(self) -> int:
+        """Bytes that may still be read (``>= 0``)."""
+        with self._lock:
+            return max(0, self.total - self._used)
+
+    def take(self, n: int, what: str) -> None:
+        """Charge ``n`` bytes; raises :class:`ReadLimitExceeded` (reason ``"BudgetExhausted"``,
+        nothing charged) when fewer are left."""
+        with self._lock:
+            if n > self.total - self._used:
+                raise budget_exhausted(what, self.total)
+            self._used += n
+
+    def give(self, n: int) -> None:
+        """Give back ``n`` bytes taken before (their objects are dropped)."""
+        with self._lock:
+            self._used = max(0, self._used - n)
+
+
+def budget_exhausted(what: str, total: int) -> ReadLimitExceeded:
+    """The error of a read past a :class:`ByteBudget` (its message names the budget, not the data)."""
+    return ReadLimitExceeded("BudgetExhausted", f"{what}: the connect's memory budget of {total} bytes is "
+                             "exhausted (RECONCILERY_REMOTE_CONNECT_BUDGET_BYTES, or the pod's memory)")
+
+
 def _meta(body: dict[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -84,14 +127,16 @@ class Kube:
         timeout: seconds for connect and for each read of a non-watch request (with ``limits``: for
             the whole request).
         limits: bounds on answers (None: unbounded, for the clusters Reconcilery trusts).
+        budget: bytes this client's answers may hold at once (with ``limits``; None: no budget).
     """
 
     def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
-                 limits: ReadLimits | None = None) -> None:
+                 limits: ReadLimits | None = None, budget: ByteBudget | None = None) -> None:
         self.api_client = api_client
         self.cluster = cluster
         self.timeout = timeout
         self.limits = limits
+        self.budget = budget
         self._listeners: tuple[WriteListener, ...] = ()
         self._listeners_lock = threading.Lock()
 
@@ -194,12 +239,22 @@ class Kube:
         limits = self.limits
         deadline = time.monotonic() + self.timeout
         response = self.open(method, path, query, body, content_type, name=name)
+        cap = limits.max_bytes if limits is not None and max_bytes is None else max_bytes
+        budget = self.budget
+        by_budget = budget is not None and cap is not None and budget.left < cap
+        if by_budget and budget is not None:
+            cap = budget.left
         try:
-            if limits is None:
+            if limits is None or cap is None:
                 raw = response.data
             else:
-                raw = _read_bounded(response, f"{method} {path}", limits.max_bytes if max_bytes is None
-                                    else max_bytes, deadline if limits.total_deadline else None)
+                try:
+                    raw = _read_bounded(response, f"{method} {path}", cap,
+                                        deadline if limits.total_deadline else None)
+                except ReadLimitExceeded as exc:
+                    if by_budget and budget is not None and exc.reason == "TooLarge":
+                        raise budget_exhausted(f"{method} {path} of cluster {self.cluster}", budget.total) from exc
+                    raise
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             _hang_up(response)
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
@@ -247,9 +302,34 @@ class Kube:
         """Every matching object (pages of ``page_size`` followed) and the list's resourceVersion
         (the snapshot to start a watch from). Items get ``apiVersion``/``kind`` filled in (the API
         server leaves them out of list items). With :attr:`limits`, pages are at most
-        ``limits.page_size`` and the list at most ``max_objects`` objects and ``max_bytes`` bytes.
+        ``limits.page_size`` and the list at most ``max_objects`` objects and ``max_bytes`` bytes
+        (and what is left of :attr:`budget`, given back when the list is returned).
         Raises :class:`ResourceMissing`, :class:`ReadLimitExceeded`, :class:`ApiError`."""
+        items, version, size = self.list_measured(res, namespace, label_selector, field_selector, page_size)
+        if self.budget is not None:
+            self.budget.give(size)
+        return items, version
+
+    def list_measured(self, res: Resource, namespace: str | None = None,
+                      label_selector: str | None = None, field_selector: str | None = None,
+                      page_size: int = LIST_PAGE_SIZE) -> tuple[list[dict[str, Any]], str, int]:
+        """As :meth:`list_with_version`, and the raw bytes read (0 without :attr:`limits`). With a
+        :attr:`budget`, those bytes stay charged to it until the caller gives them back
+        (``kube.budget.give(size)``) when it drops the objects; a list past what is left raises
+        :class:`ReadLimitExceeded` (reason ``"BudgetExhausted"``) and keeps nothing charged."""
+        taken = [0]  # bytes charged so far, given back when the list fails
+        try:
+            return self._list(res, namespace, label_selector, field_selector, page_size, taken)
+        except BaseException:
+            if self.budget is not None:
+                self.budget.give(taken[0])
+            raise
+
+    def _list(self, res: Resource, namespace: str | None, label_selector: str | None,
+              field_selector: str | None, page_size: int,
+              taken: builtins.list[int]) -> tuple[builtins.list[dict[str, Any]], str, int]:
         limits = self.limits
+        budget = self.budget
         if limits is not None:
             page_size = min(page_size, limits.page_size)
             pages_left = limits.max_objects // max(1, page_size) + 2  # a server that pages forever
@@ -274,6 +354,9 @@ class Kube:
                                             f"than {limits.max_objects} objects need")
                 status, raw = self._raw("GET", path, page_query, max_bytes=bytes_left)
                 bytes_left -= len(raw)
+                if budget is not None:
+                    budget.take(len(raw), f"list {res} of cluster {self.cluster}")
+                taken[0] += len(raw)
                 page = self._decode("GET", path, status, raw) or {}
                 del raw
                 if len(items) + len(page.get("items") or []) > limits.max_objects:
@@ -287,7 +370,7 @@ class Kube:
             version = version or str(meta.get("resourceVersion") or "")
             token = str(meta.get("continue") or "")
             if not token:
-                return items, version
+                return items, version, taken[0]
 
     def list(self, res: Resource, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[dict[str, Any]]:
