@@ -81,20 +81,18 @@ class SkrContext:
     def forget(self, res: Resource) -> None:
         """Drop the snapshot of ``res`` and give its bytes back to the budget: after a write, reads go
         to the SKR again."""
-        self._cache.pop(res.full_name, None)
-        size = self._sizes.pop(res.full_name, 0)
-        budget = getattr(self.skr, "budget", None)
-        if size and budget is not None:
-            budget.give(size)
+        self._drop(res.full_name)
 
     def forget_all(self) -> None:
         """Drop every snapshot (a kind's turn is over: its lists are not kept for the next kind)."""
         for key in list(self._cache):
-            self._cache.pop(key, None)
-            size = self._sizes.pop(key, 0)
-            budget = getattr(self.skr, "budget", None)
-            if size and budget is not None:
-                budget.give(size)
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        self._cache.pop(key, None)
+        size = self._sizes.pop(key, 0)
+        if size and self.skr.budget is not None:
+            self.skr.budget.give(size)
 
     def track(self, ref: str, obj: Mapping[str, Any]) -> None:
         """Remember the object ``ref`` as last written: its final state is reported."""
