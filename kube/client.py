@@ -8,6 +8,7 @@ answers are plain dicts. Errors are mapped by :func:`kube.errors.error_for`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import threading
@@ -43,6 +44,8 @@ WriteListener = Callable[[Resource, str, dict[str, Any]], None]
 
 #: Bytes asked of the socket per read of a bounded answer.
 _CHUNK = 64 * 1024
+#: Bytes of an error (non-2xx) answer read at most, from any cluster: a Status is a few hundred bytes.
+ERROR_BODY_MAX = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,49 @@ class ReadLimits:
     total_deadline: bool = True
 
 
+class ByteBudget:
+    """Bytes of answers one client (one SKR connect) may hold at once: lists charge their raw bytes
+    while read and keep them charged while their caller holds the objects (:meth:`Kube.list_measured`,
+    given back with :meth:`give`); any answer is read only up to what is left. Thread-safe.
+
+    Sized by :func:`kube.clusters.connect_budget` from the pod's memory (issue 27: a kind's list
+    could be 64 MiB, decoded about 3.8x, for each of 8 connect threads of a 512 Mi worker).
+
+    Args:
+        total: bytes (raw JSON as read, not decoded objects); ``>= 1``.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = max(1, total)
+        self._used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def left(self) -> int:
+        """Bytes that may still be read (``>= 0``)."""
+        with self._lock:
+            return max(0, self.total - self._used)
+
+    def take(self, n: int, what: str) -> None:
+        """Charge ``n`` bytes; raises :class:`ReadLimitExceeded` (reason ``"BudgetExhausted"``,
+        nothing charged) when fewer are left."""
+        with self._lock:
+            if n > self.total - self._used:
+                raise budget_exhausted(what, self.total)
+            self._used += n
+
+    def give(self, n: int) -> None:
+        """Give back ``n`` bytes taken before (their objects are dropped)."""
+        with self._lock:
+            self._used = max(0, self._used - n)
+
+
+def budget_exhausted(what: str, total: int) -> ReadLimitExceeded:
+    """The error of a read past a :class:`ByteBudget` (its message names the budget, not the data)."""
+    return ReadLimitExceeded("BudgetExhausted", f"{what}: the connect's memory budget of {total} bytes is "
+                             "exhausted (RECONCILERY_REMOTE_CONNECT_BUDGET_BYTES, or the pod's memory)")
+
+
 def _meta(body: dict[str, Any]) -> dict[str, Any]:
     meta = body.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -81,14 +127,16 @@ class Kube:
         timeout: seconds for connect and for each read of a non-watch request (with ``limits``: for
             the whole request).
         limits: bounds on answers (None: unbounded, for the clusters Reconcilery trusts).
+        budget: bytes this client's answers may hold at once (with ``limits``; None: no budget).
     """
 
     def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
-                 limits: ReadLimits | None = None) -> None:
+                 limits: ReadLimits | None = None, budget: ByteBudget | None = None) -> None:
         self.api_client = api_client
         self.cluster = cluster
         self.timeout = timeout
         self.limits = limits
+        self.budget = budget
         self._listeners: tuple[WriteListener, ...] = ()
         self._listeners_lock = threading.Lock()
 
@@ -119,6 +167,10 @@ class Kube:
              name: str | None = None) -> urllib3.BaseHTTPResponse:
         """Send one request; the open urllib3 response on 2xx (caller reads and closes it).
 
+        A non-2xx answer's body is read through :func:`_read_bounded`: at most :data:`ERROR_BODY_MAX`
+        bytes, the request's timeout a total deadline from the start of the request (a trickled or
+        endless error body cannot hold a thread; issue 27), else :class:`ReadLimitExceeded`.
+
         ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both. Inside a
         reconcile the timeout is bounded by what is left of its deadline (and, for writes, of its
         lease), and a reconcile that must stop gets :class:`fencing.LeaseLost` or
@@ -126,6 +178,7 @@ class Kube:
         Raises :class:`ApiError` (``status`` 0 when the server is unreachable) or a subclass.
         """
         audit.record(method, path, query)  # RBAC check of deploy/ (no-op unless RECONCILERY_KUBE_AUDIT_DIR)
+        started = time.monotonic()
         if fencing.current() is not None:
             write = method not in ("GET", "HEAD")
             if timeout is None:
@@ -153,11 +206,20 @@ class Kube:
             raise ApiError(int(exc.status or 0), "Unreachable", f"{method} {path}: {exc.reason}") from exc
         response = rest_response.response
         if not 200 <= response.status <= 299:
-            try:
-                raw = response.data
+            total = timeout if timeout is not None else self.timeout
+            deadline = started + (max(total) if isinstance(total, tuple) else total)
+            try:  # an error body is bounded for every cluster: at most 64 KiB, the timeout a total deadline
+                raw = _read_bounded(response, f"{method} {path}: error answer HTTP {response.status}",
+                                    ERROR_BODY_MAX, deadline)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                _hang_up(response)
+                raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+            except ReadLimitExceeded:
+                _hang_up(response)
+                raise
             finally:
                 response.release_conn()
-            raise error_for(response.status, raw, name)
+            raise error_for(response.status, bytes(raw), name)
         return response
 
     def request(self, method: str, path: str, query: Query = (), body: Any = None,
@@ -177,14 +239,28 @@ class Kube:
         limits = self.limits
         deadline = time.monotonic() + self.timeout
         response = self.open(method, path, query, body, content_type, name=name)
+        cap = limits.max_bytes if limits is not None and max_bytes is None else max_bytes
+        budget = self.budget
+        by_budget = budget is not None and cap is not None and budget.left < cap
+        if by_budget and budget is not None:
+            cap = budget.left
         try:
-            if limits is None:
+            if limits is None or cap is None:
                 raw = response.data
             else:
-                raw = _read_bounded(response, f"{method} {path}", limits.max_bytes if max_bytes is None
-                                    else max_bytes, deadline if limits.total_deadline else None)
+                try:
+                    raw = _read_bounded(response, f"{method} {path}", cap,
+                                        deadline if limits.total_deadline else None)
+                except ReadLimitExceeded as exc:
+                    if by_budget and budget is not None and exc.reason == "TooLarge":
+                        raise budget_exhausted(f"{method} {path} of cluster {self.cluster}", budget.total) from exc
+                    raise
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            _hang_up(response)
             raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        except ReadLimitExceeded:
+            _hang_up(response)
+            raise
         finally:
             response.release_conn()
         return response.status, raw
@@ -226,9 +302,34 @@ class Kube:
         """Every matching object (pages of ``page_size`` followed) and the list's resourceVersion
         (the snapshot to start a watch from). Items get ``apiVersion``/``kind`` filled in (the API
         server leaves them out of list items). With :attr:`limits`, pages are at most
-        ``limits.page_size`` and the list at most ``max_objects`` objects and ``max_bytes`` bytes.
+        ``limits.page_size`` and the list at most ``max_objects`` objects and ``max_bytes`` bytes
+        (and what is left of :attr:`budget`, given back when the list is returned).
         Raises :class:`ResourceMissing`, :class:`ReadLimitExceeded`, :class:`ApiError`."""
+        items, version, size = self.list_measured(res, namespace, label_selector, field_selector, page_size)
+        if self.budget is not None:
+            self.budget.give(size)
+        return items, version
+
+    def list_measured(self, res: Resource, namespace: str | None = None,
+                      label_selector: str | None = None, field_selector: str | None = None,
+                      page_size: int = LIST_PAGE_SIZE) -> tuple[list[dict[str, Any]], str, int]:
+        """As :meth:`list_with_version`, and the raw bytes read (0 without :attr:`limits`). With a
+        :attr:`budget`, those bytes stay charged to it until the caller gives them back
+        (``kube.budget.give(size)``) when it drops the objects; a list past what is left raises
+        :class:`ReadLimitExceeded` (reason ``"BudgetExhausted"``) and keeps nothing charged."""
+        taken = [0]  # bytes charged so far, given back when the list fails
+        try:
+            return self._list(res, namespace, label_selector, field_selector, page_size, taken)
+        except BaseException:
+            if self.budget is not None:
+                self.budget.give(taken[0])
+            raise
+
+    def _list(self, res: Resource, namespace: str | None, label_selector: str | None,
+              field_selector: str | None, page_size: int,
+              taken: builtins.list[int]) -> tuple[builtins.list[dict[str, Any]], str, int]:
         limits = self.limits
+        budget = self.budget
         if limits is not None:
             page_size = min(page_size, limits.page_size)
             pages_left = limits.max_objects // max(1, page_size) + 2  # a server that pages forever
@@ -253,6 +354,9 @@ class Kube:
                                             f"than {limits.max_objects} objects need")
                 status, raw = self._raw("GET", path, page_query, max_bytes=bytes_left)
                 bytes_left -= len(raw)
+                if budget is not None:
+                    budget.take(len(raw), f"list {res} of cluster {self.cluster}")
+                taken[0] += len(raw)
                 page = self._decode("GET", path, status, raw) or {}
                 del raw
                 if len(items) + len(page.get("items") or []) > limits.max_objects:
@@ -266,7 +370,7 @@ class Kube:
             version = version or str(meta.get("resourceVersion") or "")
             token = str(meta.get("continue") or "")
             if not token:
-                return items, version
+                return items, version, taken[0]
 
     def list(self, res: Resource, namespace: str | None = None, label_selector: str | None = None,
              field_selector: str | None = None) -> list[dict[str, Any]]:
@@ -385,6 +489,13 @@ class Kube:
 
     def __repr__(self) -> str:
         return f"Kube(cluster={self.cluster!r}, host={self.api_client.configuration.host!r})"
+
+
+def _hang_up(response: urllib3.BaseHTTPResponse) -> None:
+    """Close the connection of an answer abandoned mid-body: the rest is never read, and the
+    connection must not go back to the pool with it (the server sees the hang-up and stops)."""
+    with contextlib.suppress(urllib3.exceptions.HTTPError, OSError):
+        response.close()
 
 
 def _read_bounded(response: urllib3.BaseHTTPResponse, what: str, max_bytes: int,

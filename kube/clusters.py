@@ -7,7 +7,8 @@ short-lived client from :func:`remote`, closed when the ``with`` block ends, as 
 looper builds a manager per connect and throws it away.
 
 Remote clusters are not trusted (an SKR's owner controls its API server): their clients read within
-:func:`remote_read_limits` (objects, bytes, a total deadline per request) and follow no redirects.
+:func:`remote_read_limits` (objects, bytes, a total deadline per request) and one
+:func:`connect_budget` of bytes held at once sized from the pod's memory, and follow no redirects.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import urllib3
 from kubernetes.client import ApiClient
 
 from kube import audit, resources, settings
-from kube.client import Kube, ReadLimits
+from kube.client import ByteBudget, Kube, ReadLimits
 from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
 
 LOCAL = "local"
@@ -88,6 +89,39 @@ def remote_read_limits() -> ReadLimits:
     s = settings.current()
     return ReadLimits(page_size=s.remote_list_page_size, max_objects=s.remote_list_max_objects,
                       max_bytes=s.remote_list_max_bytes)
+
+
+#: Decoded JSON takes about 3.8x its raw bytes in CPython (issue 27): a budget of raw bytes counts 4x.
+DECODED_FACTOR = 4
+#: Where the cgroup declares the container's memory limit (v2, then v1).
+CGROUP_MEMORY_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def pod_memory_bytes(files: tuple[str, ...] = CGROUP_MEMORY_FILES) -> int:
+    """The container's memory limit in bytes: the first cgroup file of ``files`` that holds a number
+    (``max`` or cgroup v1's near-2^63 "unlimited" count as none), else the setting
+    ``RECONCILERY_REMOTE_MEMORY_BYTES``."""
+    for path in files:
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if text.isdigit() and 0 < int(text) < 2**50:
+            return int(text)
+    return settings.current().remote_memory_bytes
+
+
+def connect_budget(memory: int | None = None) -> ByteBudget:
+    """A new :class:`~kube.client.ByteBudget` for one connect to a remote cluster:
+    ``RECONCILERY_REMOTE_CONNECT_BUDGET_BYTES`` when set, else ``memory`` (default
+    :func:`pod_memory_bytes`) ``* REMOTE_MEMORY_SHARE / (REMOTE_CONNECTS * DECODED_FACTOR)``:
+    512 Mi, 0.5 and 8 connects give 8 MiB of raw JSON per connect."""
+    s = settings.current()
+    if s.remote_connect_budget_bytes:
+        return ByteBudget(s.remote_connect_budget_bytes)
+    memory = pod_memory_bytes() if memory is None else memory
+    return ByteBudget(int(memory * s.remote_memory_share) // (s.remote_connects * DECODED_FACTOR))
 
 
 #: Monotonic deadline of the request this thread is sending through a :class:`RemoteKube` (None: none).
@@ -156,14 +190,16 @@ def _no_redirects(api_client: ApiClient) -> None:
 
 class RemoteKube(Kube):
     """A :class:`Kube` of another cluster (from a kubeconfig Secret): bounded by ``limits`` (default
-    :func:`remote_read_limits`), its ``timeout`` the total deadline of each request, no redirects
-    followed. Its calls are recorded by :mod:`kube.audit` as made to that cluster, so the RBAC check
+    :func:`remote_read_limits`) and by ``budget`` (default a new :func:`connect_budget`: one per
+    client, and a client lives for one connect), its ``timeout`` the total deadline of each request,
+    no redirects followed. Its calls are recorded by :mod:`kube.audit` as made to that cluster, so the RBAC check
     of deploy/ leaves them out (they are governed by the other cluster's RBAC for the kubeconfig's
     user)."""
 
     def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
-                 limits: ReadLimits | None = None) -> None:
-        super().__init__(api_client, cluster, timeout, limits or remote_read_limits())
+                 limits: ReadLimits | None = None, budget: ByteBudget | None = None) -> None:
+        super().__init__(api_client, cluster, timeout, limits or remote_read_limits(),
+                         budget if budget is not None else connect_budget())
         _no_redirects(api_client)
 
     def open(self, *args: Any, **kwargs: Any) -> Any:

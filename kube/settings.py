@@ -34,6 +34,18 @@ class KubeSettings(Settings):
         "Objects per list (all pages) read from a remote cluster; past it the read fails."))
     remote_list_max_bytes: int = Field(64 * 2**20, ge=1, description=(
         "Bytes per list (all pages) and per answer read from a remote cluster; past it the read fails."))
+    remote_connect_budget_bytes: int = Field(0, ge=0, description=(
+        "Bytes of answers one connect to a remote cluster (an SKR) may hold at once: each kind's list stays "
+        "charged while its turn runs, and a connect past it stops with a ``BudgetExhausted`` status and "
+        "Event and is retried with backoff. 0: derived from the pod's memory, ``memory * "
+        "REMOTE_MEMORY_SHARE / (REMOTE_CONNECTS * 4)`` (decoded JSON takes about 3.8x its bytes)."))
+    remote_memory_bytes: int = Field(512 * 2**20, ge=1, description=(
+        "The pod's memory in bytes when the cgroup declares no limit (``/sys/fs/cgroup/memory.max``, or "
+        "cgroup v1's ``memory.limit_in_bytes``, wins when present); set it to the container's memory limit."))
+    remote_memory_share: float = Field(0.5, gt=0, le=1, description=(
+        "Share of the pod's memory all concurrent remote connects' answers may take together."))
+    remote_connects: int = Field(8, ge=1, description=(
+        "Concurrent connects to remote clusters per process (the ``cloud-skr`` worker's ``--concurrency``)."))
 
 
 #: This process's kube settings, read on first use.

@@ -68,7 +68,7 @@ def listener(
         if missing:
             typer.echo(f"error: mTLS of the skr-listener needs {', '.join(missing)}", err=True)
             raise typer.Exit(2)
-        tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
+        tls = ListenerTLS.from_settings(s)
     if tls is None:
         typer.echo("warning: no RECONCILERY_CLOUD_LISTENER_CERT_FILE: probes only, every event is answered 401",
                    err=True)

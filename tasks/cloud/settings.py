@@ -81,6 +81,10 @@ class CloudSettings(config.Settings):
         "Take the SKR's certificate from ``X-Forwarded-Client-Cert`` (set by a trusted proxy such as Istio that "
         "verified it); the proxy itself must present a client certificate verified against "
         "``listener_client_ca_file``. Off: the header is ignored."))
+    listener_proxy_names: str = Field("", description=(
+        "With ``listener_trust_xfcc``: comma-separated names of the trusted proxy, one of which its verified client "
+        "certificate must carry as subject CN or DNS SAN (production: ``istio-ingressgateway.istio-system``, the "
+        "gateway's Certificate). Any other certificate of the CA is not the proxy; empty: every event is 401."))
     listener_max_connections: int = Field(32, ge=1, description=(
         "Connections the skr-listener serves at once; past it a connection is answered 503 (or closed)."))
     listener_request_timeout: Seconds = Field(10.0, description=(

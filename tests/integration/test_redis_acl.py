@@ -79,6 +79,21 @@ def test_the_listener_does_its_work_and_nothing_else(acl_redis: tuple[str, redis
             forbidden()
 
 
+def test_the_listener_cannot_write_another_controllers_queue(acl_redis: tuple[str, redis.Redis]) -> None:
+    """issue 27: its user could write every controller's queue (``~rq:*``): now only the connect
+    controller's keys and the cloud-skr queue's."""
+    url, _ = acl_redis
+    listener = redis.Redis.from_url(_as(url, "listener", LISTENER_PW))
+    for forbidden in (lambda: listener.rpush("rq:nginx:ready", "nginx-upstreams local/x/y"),
+                      lambda: listener.zadd("rq:ctl:apirule:waiting", {"local/ns/evil": 1}),
+                      lambda: listener.rpush("rq:cloud-kcp:ready", "cloud-kcp-iprange local/x/y"),
+                      lambda: listener.set("rq:fence", "0"),
+                      lambda: listener.delete("rq:epoch")):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            forbidden()
+    listener.zadd("rq:ctl:cloud-skr-connect:waiting", {"local/kcp-system/kyma-x": 1})  # what it needs still works
+
+
 @pytest.mark.timeout(240)
 def test_flower_shows_a_worker_without_its_password_and_writes_no_queue(
         acl_redis: tuple[str, redis.Redis], tmp_path: Path) -> None:

@@ -467,7 +467,7 @@ def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else
         if name.startswith("RECONCILERY_CLOUD_LISTENER_"):
             monkeypatch.setenv(name, str(value).replace(mount, str(secret_dir)))
     s = settings.CloudSettings.load()
-    tls = ListenerTLS(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc)
+    tls = ListenerTLS.from_settings(s)
     kymas: list[str] = []
     served = Listener(lambda kyma: kymas.append(kyma) or "accepted", "127.0.0.1", 0, tls=tls)
     listener = ThreadedListener(served).start()
@@ -500,6 +500,8 @@ def test_the_production_listener_accepts_what_the_gateway_sends_and_nothing_else
         assert post(issue_client_cert(klm, "kyma-2"), xfcc("kyma-2")) is None  # the SKR, past the gateway
         assert post(serving, xfcc("kyma-3")) is None  # the listener's own pair is no client certificate
         assert post(None, xfcc("kyma-4")) == 401
+        other = issue_client_cert(ca, "kyma-5")  # another certificate of the ClusterIssuer is not the gateway
+        assert post(other, xfcc("kyma-6")) == 401
         assert kymas == ["kyma-1"]
     finally:
         listener.stop()

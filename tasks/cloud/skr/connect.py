@@ -70,19 +70,22 @@ class ConnectReport:
         return self.result != "failed"
 
 
-def ready(skr: Kube, s: CloudSettings) -> list[dict[str, Any]] | None:
+def ready(skr: Kube, s: CloudSettings) -> tuple[list[dict[str, Any]], int] | None:
     """The SKR readiness check, retried every 1 s up to ~3.5 s: the CloudResources instances when ready
-    (the connect's snapshot of them), ``None`` when not."""
+    (the connect's snapshot of them) and their raw bytes, still charged to ``skr.budget``; ``None``
+    when not."""
     deadline = time.monotonic() + s.t(3.5)
     while True:
         try:
-            found = skr.list(names.CLOUD_RESOURCES)
+            found, _, size = skr.list_measured(names.CLOUD_RESOURCES)
         except ResourceMissing:
-            found = []
+            found, size = [], 0
         alive = [o for o in found
                  if not (o["metadata"].get("deletionTimestamp") and not o["metadata"].get("finalizers"))]
         if alive:
-            return found
+            return found, size
+        if skr.budget is not None:
+            skr.budget.give(size)
         if time.monotonic() + s.t(1) > deadline:
             return None
         time.sleep(s.t(1))
@@ -103,6 +106,8 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
         ref = f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
         try:
             result = run_object(ctx, reconcile, res, str(meta.get("namespace") or ""), str(meta["name"]))
+        except ReadLimitExceeded:
+            raise  # the SKR answered past a bound: the connect stops reading (status, Event, backoff)
         except ApiError as exc:
             ok = False
             outcomes.append(f"{ref}: {exc.reason}: {exc.message}"[:300])
@@ -112,6 +117,7 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
             outcomes.append(f"{ref}: {result.message}"[:300])
         else:
             outcomes.append(f"{ref}: {ctx.state_of(ref)}")
+    ctx.forget_all()  # the kind's turn is over: its snapshot (and any other kind's it read) is dropped
     return {"title": f"Controller {title}", "objKindGroup": f"{res.kind.lower()}.{res.group}", "ok": ok,
             "outcomes": outcomes}
 
@@ -127,8 +133,8 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
     provider = str((scope.get("spec") or {}).get("provider") or "")
     with clusters.remote(kcp, s.kcp_namespace, names.kubeconfig_secret(kyma), cluster=kyma,
                          timeout=s.skr_request_timeout) as skr:
-        instances = ready(skr, s) if provider else []
-        if instances is None:
+        seen = ready(skr, s) if provider else ([], 0)
+        if seen is None:
             report.result = "not_ready"
             report.handles.append({"title": "Readiness", "ok": False, "outcomes": ["NotReady"]})
             skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
@@ -137,8 +143,9 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
             time.sleep(s.connect_delay)
         ctx = SkrContext(kyma=kyma, skr=skr, kcp=kcp, scope=scope, settings=s,
                          deadline=time.monotonic() + s.reconcile_timeout)
+        instances, size = seen
         if instances:
-            ctx.remember(names.CLOUD_RESOURCES, instances)
+            ctx.remember(names.CLOUD_RESOURCES, instances, size)
         trial = ctx.broker_plan == "trial"
         outcomes = installer.install_crds(skr, provider, s, api_disabled=trial)
         report.handles.append({"title": "Installer", "ok": True, "outcomes": outcomes})

@@ -37,10 +37,13 @@ class SkrContext:
     deadline: float
     def objects(self, res: Resource) -> list[dict[str, Any]]:
         """Objects of ``res`` from the connect's snapshot (listed once, like the original's short-lived
-        cache), read from the SKR when there is none. Raises ``kube.ApiError``."""
+        cache), read from the SKR when there is none; its bytes stay charged to the SKR client's
+        budget until the snapshot is forgotten. Raises ``kube.ApiError``, ``kube.ReadLimitExceeded``
+        (reason ``BudgetExhausted``) when the connect's budget cannot hold the list."""
         key = res.full_name
         if key not in self._cache:
-            self._cache[key] = self.skr.list(res)
+            items, _, size = self.skr.list_measured(res)
+            self.remember(res, items, size)
         return self._cache[key]
 
     def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
@@ -68,13 +71,28 @@ class SkrContext:
             return None
         return self.kcp.get(res, ident, self.kcp_namespace)
 
-    def remember(self, res: Resource, objects: list[dict[str, Any]]) -> None:
-        """Use ``objects`` as the snapshot of ``res``."""
+    def remember(self, res: Resource, objects: list[dict[str, Any]], size: int = 0) -> None:
+        """Use ``objects`` as the snapshot of ``res``; ``size``: its raw bytes, charged to the SKR
+        client's budget by the list that read them (given back when the snapshot is forgotten)."""
+        self.forget(res)
         self._cache[res.full_name] = objects
+        self._sizes[res.full_name] = size
 
     def forget(self, res: Resource) -> None:
-        """Drop the snapshot of ``res``: after a write, reads go to the SKR again."""
-        self._cache.pop(res.full_name, None)
+        """Drop the snapshot of ``res`` and give its bytes back to the budget: after a write, reads go
+        to the SKR again."""
+        self._drop(res.full_name)
+
+    def forget_all(self) -> None:
+        """Drop every snapshot (a kind's turn is over: its lists are not kept for the next kind)."""
+        for key in list(self._cache):
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        self._cache.pop(key, None)
+        size = self._sizes.pop(key, 0)
+        if size and self.skr.budget is not None:
+            self.skr.budget.give(size)
 
     def track(self, ref: str, obj: Mapping[str, Any]) -> None:
         """Remember the object ``ref`` as last written: its final state is reported."""
@@ -87,6 +105,7 @@ class SkrContext:
     def __post_init__(self) -> None:
         self._tracked: dict[str, str] = {}
         self._cache: dict[str, list[dict[str, Any]]] = {}
+        self._sizes: dict[str, int] = {}  # raw bytes of each snapshot, charged to the SKR client's budget
 
     @property
     def provider(self) -> str:

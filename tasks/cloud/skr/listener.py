@@ -6,7 +6,10 @@ notification sleeve, listener of ``kyma-project/runtime-watcher``, contract v2).
 common name of the client certificate, verified against the configured CA (KLM's runtime-watcher CA).
 Only when :attr:`Identity.trust_xfcc` is set (behind a proxy such as Istio that verified the SKR's
 certificate) the certificate comes from ``X-Forwarded-Client-Cert`` instead, and then the proxy must
-itself present a verified client certificate. Answers as the listener does: 405 for other methods,
+itself present a verified client certificate whose subject CN or a DNS SAN is one of the pinned
+:attr:`ListenerTLS.proxy_names` (issue 27: any other certificate of the same issuer, an SKR's included,
+could otherwise name any SKR in the header); none pinned, no event is believed.
+Answers as the listener does: 405 for other methods,
 413 over 16 KiB, 400/401 for a missing version, certificate or common name, 500 for a body that is not
 a WatchEvent, else 200. ``GET /healthz`` and ``/readyz`` answer 200 (probes).
 
@@ -79,17 +82,29 @@ class Parsed(Answer):
 @dataclass(frozen=True)
 class Identity:
     """Who sent a request: ``peer_cn`` is the subject CN of the direct peer's verified client certificate
-    (``None``: no verified certificate, e.g. plain HTTP); ``trust_xfcc``: the peer is a trusted proxy whose
-    ``X-Forwarded-Client-Cert`` names the SKR."""
+    (``None``: no verified certificate, e.g. plain HTTP); ``trust_xfcc``: the listener sits behind a proxy
+    whose ``X-Forwarded-Client-Cert`` names the SKR; ``proxy``: the peer's certificate carries one of the
+    pinned proxy names (:attr:`ListenerTLS.proxy_names`), so its header is believed."""
 
     peer_cn: str | None = None
     trust_xfcc: bool = False
+    proxy: bool = False
 
 
 def common_name(cert: x509.Certificate) -> str:
     """The subject's first common name (``""``: none)."""
     names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     return str(names[0].value) if names else ""
+
+
+def subject_names(cert: x509.Certificate) -> set[str]:
+    """The subject's common names and the DNS names of its subjectAltName."""
+    found = {str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)}
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return found
+    return found | set(san.get_values_for_type(x509.DNSName))
 
 
 def runtime_id(xfcc: str) -> str:
@@ -115,6 +130,9 @@ def _kyma(headers: Mapping[str, str], identity: Identity) -> Parsed:
         return Parsed(401, "could not get client certificate from request: no verified client certificate")
     if not identity.trust_xfcc:
         cn = identity.peer_cn
+    elif not identity.proxy:
+        return Parsed(401, "could not get client certificate from request: "
+                           "the client certificate is not the trusted proxy's")
     else:
         header = next((v for k, v in headers.items() if k.lower() == XFCC.lower()), None)
         if header is None:
@@ -154,12 +172,21 @@ def parse_event(method: str, path: str, headers: Mapping[str, str], body: bytes,
 @dataclass(frozen=True)
 class ListenerTLS:
     """Files of the listener's mTLS: server ``cert_file`` + ``key_file`` (PEM) and ``client_ca_file``, the CA
-    bundle client certificates are verified against; ``trust_xfcc`` as :attr:`Identity.trust_xfcc`."""
+    bundle client certificates are verified against; ``trust_xfcc`` as :attr:`Identity.trust_xfcc`;
+    ``proxy_names``: with ``trust_xfcc``, the subject CNs / DNS SANs of which the proxy's verified client
+    certificate must carry one (empty: no peer is the proxy, every event is 401)."""
 
     cert_file: str
     key_file: str
     client_ca_file: str
     trust_xfcc: bool = False
+    proxy_names: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, s: settings.CloudSettings) -> ListenerTLS:
+        """The listener's mTLS from the ``RECONCILERY_CLOUD_LISTENER_*`` settings."""
+        names = tuple(n.strip() for n in s.listener_proxy_names.split(",") if n.strip())
+        return cls(s.listener_cert_file, s.listener_key_file, s.listener_client_ca_file, s.listener_trust_xfcc, names)
 
     def reloader(self) -> CertificateReloader:
         """The reloader of the three files (:meth:`webhooks.tls.CertificateReloader.for_files`): client
@@ -205,6 +232,9 @@ class Listener:
         await self.server.start()
         if self.certificates is not None:
             self.certificates.start()
+        if self.tls is not None and self.tls.trust_xfcc and not self.tls.proxy_names:
+            log.warning("skr-listener trusts X-Forwarded-Client-Cert but pins no proxy name "
+                        "(RECONCILERY_CLOUD_LISTENER_PROXY_NAMES): every event is answered 401")
         log.info("skr-listener serving", url=self.url, mtls=self.tls is not None)
 
     async def stop(self) -> None:
@@ -215,9 +245,10 @@ class Listener:
 
     def _identity(self, writer: asyncio.StreamWriter) -> Identity:
         cert = peer_certificate(writer)
-        if cert is None:
-            return Identity()
-        return Identity(common_name(cert), self.tls.trust_xfcc if self.tls is not None else False)
+        if cert is None or self.tls is None:
+            return Identity(common_name(cert) if cert is not None else None)
+        proxy = self.tls.trust_xfcc and not subject_names(cert).isdisjoint(self.tls.proxy_names)
+        return Identity(common_name(cert), self.tls.trust_xfcc, proxy)
 
     async def _busy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: Connection) -> None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pathlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kubernetes import client as k8s
 
-from kube import ApiError, ReadLimitExceeded
-from kube.client import ReadLimits
-from kube.clusters import RemoteKube
+from kube import ApiError, Kube, ReadLimitExceeded
+from kube.client import ByteBudget, ReadLimits
+from kube.clusters import RemoteKube, connect_budget, pod_memory_bytes
 from kube.resources import Resource
 
 pytestmark = pytest.mark.integration
@@ -47,10 +48,11 @@ class Evil:
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def client(self, timeout: float = 2.0, **limits: int) -> RemoteKube:
+    def client(self, timeout: float = 2.0, budget: int = 2**30, **limits: int) -> RemoteKube:
         config = k8s.Configuration()
         config.host = self.url
-        return RemoteKube(k8s.ApiClient(config), cluster="attacker", timeout=timeout, limits=ReadLimits(**limits))
+        return RemoteKube(k8s.ApiClient(config), cluster="attacker", timeout=timeout, limits=ReadLimits(**limits),
+                          budget=ByteBudget(budget))
 
 
 @pytest.fixture
@@ -170,3 +172,116 @@ def test_trickled_header_lines_end_at_the_total_deadline(evil: Evil) -> None:
         _drip(h, b"X", 300, 0.05)  # a header byte every 0.05 s: the headers never end
 
     assert _get_within_the_deadline(evil, trickle_headers, ApiError).status == 0
+
+
+def _in_thread(call: Callable[[], object], wait: float) -> tuple[bool, BaseException | None]:
+    """Run ``call`` in a daemon thread for at most ``wait`` seconds: ``(finished, what it raised)``
+    (an unbounded read would otherwise hold the test for the attacker's whole answer)."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # the error is what the test looks at
+            raised.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(wait)
+    return not thread.is_alive(), (raised[0] if raised else None)
+
+
+def test_a_trickled_error_body_ends_at_the_total_deadline(evil: Evil) -> None:
+    # issue 27: a 500 whose body trickles at 32 KiB/s was read for as long as it lasted (61 s with a 10 s timeout)
+    def trickle_500(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(500)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()  # no length (a declared one past 64 KiB is refused before any read)
+        _drip(h, b" " * 3277, 640, 0.1)  # 32 KiB/s for 64 s, under the 64 KiB bound for the first 2 s
+
+    evil.handler = trickle_500
+    t0 = time.monotonic()
+    finished, raised = _in_thread(lambda: evil.client(timeout=1.0).get(IPRANGE, "a"), wait=5.0)
+    assert finished, "still reading the error body 5 s after a 1 s timeout"
+    assert time.monotonic() - t0 < 3.0
+    assert isinstance(raised, ReadLimitExceeded) and raised.reason == "DeadlineExceeded"
+
+
+def test_an_endless_error_body_is_read_to_64_kib_only(evil: Evil) -> None:
+    sent: list[int] = [0]
+
+    def stream_500(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(500)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()  # no length: the body ends when the server closes
+        chunk = b"x" * 65536
+        for _ in range(512):  # 32 MiB at full speed, unless the client hangs up
+            h.wfile.write(chunk)
+            sent[0] += len(chunk)
+
+    evil.handler = stream_500
+    finished, raised = _in_thread(lambda: evil.client(timeout=5.0).get(IPRANGE, "a"), wait=5.0)
+    assert finished
+    assert isinstance(raised, ReadLimitExceeded) and raised.reason == "TooLarge"
+    assert "64 KiB" in str(raised) or "65536" in str(raised)
+    time.sleep(0.2)
+    assert sent[0] < 16 * 2**20  # the client hung up: only socket buffers' worth went out
+
+
+def test_a_trusted_client_bounds_error_bodies_too(evil: Evil) -> None:
+    evil.handler = lambda h: _json(h, {"kind": "Status", "message": "x" * 200_000, "reason": "InternalError"}, 500)
+    config = k8s.Configuration()
+    config.host = evil.url
+    trusted = Kube(k8s.ApiClient(config), cluster="local", timeout=2.0)
+    with pytest.raises(ReadLimitExceeded, match="TooLarge"):
+        trusted.get(IPRANGE, "a")
+
+
+def _ten_pages(h: BaseHTTPRequestHandler) -> None:
+    start = int(h.path.split("continue=")[1]) if "continue=" in h.path else 0
+    _json(h, _page(1, start, cont=str(start + 1) if start < 9 else "", pad=20_000))  # ~20 KB a page
+
+
+def test_a_list_past_the_connect_budget_fails_and_keeps_nothing_charged(evil: Evil) -> None:
+    # issue 27: each list could take its own 64 MiB however many a connect held; now they share one budget
+    evil.handler = _ten_pages
+    skr = evil.client(budget=100_000)
+    with pytest.raises(ReadLimitExceeded) as caught:
+        skr.list(IPRANGE)
+    assert caught.value.reason == "BudgetExhausted" and "memory budget of 100000 bytes" in str(caught.value)
+    assert skr.budget is not None and skr.budget.left == 100_000
+    assert len(evil.paths) <= 6  # it stopped reading at the budget
+
+
+def test_held_lists_share_the_budget_until_given_back(evil: Evil) -> None:
+    evil.handler = _ten_pages
+    whole = evil.client().list_measured(IPRANGE)[2]
+    skr = evil.client(budget=whole + 10_000)  # room for the list, not for one more page
+    assert skr.budget is not None
+    items, _, size = skr.list_measured(IPRANGE)
+    assert len(items) == 10 and size == whole and skr.budget.left == 10_000
+    with pytest.raises(ReadLimitExceeded, match="BudgetExhausted"):
+        skr.list_measured(IPRANGE)  # a second kind's list while the first is held
+    with pytest.raises(ReadLimitExceeded, match="BudgetExhausted"):
+        skr.get(IPRANGE, "r0")  # any answer is bounded by what is left
+    skr.budget.give(size)
+    assert len(skr.list(IPRANGE)) == 10 and skr.budget.left == whole + 10_000  # list() gives back itself
+
+
+def test_the_budget_is_sized_from_the_cgroup_memory_limit(tmp_path: pathlib.Path) -> None:
+    from kube import settings as kube_settings
+
+    v2 = tmp_path / "memory.max"
+    v2.write_text("max\n")
+    v1 = tmp_path / "memory.limit_in_bytes"
+    v1.write_text(f"{256 * 2**20}\n")
+    assert pod_memory_bytes((str(v2), str(v1))) == 256 * 2**20  # "max" is no limit: v1's number wins
+    v2.write_text(f"{512 * 2**20}\n")
+    assert pod_memory_bytes((str(v2), str(v1))) == 512 * 2**20
+    assert pod_memory_bytes((str(tmp_path / "absent"),)) == 512 * 2**20  # the setting
+    assert connect_budget(512 * 2**20).total == 8 * 2**20  # 512 Mi * 0.5 / (8 connects * 4)
+    kube_settings.current.override(kube_settings.KubeSettings(remote_connect_budget_bytes=12345))
+    try:
+        assert connect_budget(512 * 2**20).total == 12345
+    finally:
+        kube_settings.current.override(None)

@@ -4,6 +4,7 @@ SKR; bodies, time and connections are bounded, and the listener stays up whateve
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import ssl
@@ -106,8 +107,13 @@ def test_a_forged_client_certificate_is_rejected(served: Served) -> None:
     assert served.alive()
 
 
+def _behind_proxy(tmp_path: Path, *names: str) -> Served:
+    certs = listener_certs(tmp_path, trust_xfcc=True)
+    return Served(dataclasses.replace(certs, tls=dataclasses.replace(certs.tls, proxy_names=names)))
+
+
 def test_behind_a_trusted_proxy_the_header_names_the_skr_only_for_a_verified_proxy(tmp_path: Path) -> None:
-    served = Served(listener_certs(tmp_path, trust_xfcc=True))
+    served = _behind_proxy(tmp_path, "istio-ingressgateway")
     try:
         proxy = served.certs.client("istio-ingressgateway")
         assert served.post(cert=proxy, headers={"X-Forwarded-Client-Cert": xfcc("kyma-2")}) == 200
@@ -120,6 +126,27 @@ def test_behind_a_trusted_proxy_the_header_names_the_skr_only_for_a_verified_pro
         assert served.kymas == ["kyma-2"]
     finally:
         served.stop()
+
+
+def test_behind_a_proxy_another_certificate_of_its_issuer_is_not_the_proxy(tmp_path: Path) -> None:
+    # issue 27: any certificate the CA issued (an SKR's own runtime-watcher certificate) was taken for the proxy
+    served = _behind_proxy(tmp_path, "istio-ingressgateway")
+    try:
+        attacker = served.certs.client("kyma-attacker")
+        assert served.post(cert=attacker, headers={"X-Forwarded-Client-Cert": xfcc("victim")}) == 401
+        assert served.kymas == []
+        assert served.post(cert=served.certs.client("istio-ingressgateway"),
+                           headers={"X-Forwarded-Client-Cert": xfcc("kyma-2")}) == 200
+        assert served.kymas == ["kyma-2"]
+    finally:
+        served.stop()
+    unpinned = _behind_proxy(tmp_path / "unpinned")  # trusting the header with no proxy pinned believes no one
+    try:
+        assert unpinned.post(cert=unpinned.certs.client("istio-ingressgateway"),
+                             headers={"X-Forwarded-Client-Cert": xfcc("kyma-2")}) == 401
+        assert unpinned.kymas == []
+    finally:
+        unpinned.stop()
 
 
 @pytest.mark.parametrize(("headers", "status"), [

@@ -46,7 +46,7 @@ def test_rejections(method: str, path: str, headers: dict, body: bytes, status: 
 
 
 #: A trusted proxy (Istio) that presented a verified client certificate of its own.
-PROXY = Identity("istio-ingressgateway", trust_xfcc=True)
+PROXY = Identity("istio-ingressgateway", trust_xfcc=True, proxy=True)
 
 
 def test_runtime_id_is_the_certificate_common_name() -> None:
@@ -62,7 +62,8 @@ def test_runtime_id_is_the_certificate_common_name() -> None:
     assert (empty.status, empty.message) == (400, "client certificate common name is empty")
 
 
-@pytest.mark.parametrize("identity", [Identity(), Identity(None, trust_xfcc=True), Identity("kyma-a")])
+@pytest.mark.parametrize("identity", [Identity(), Identity(None, trust_xfcc=True), Identity("kyma-a"),
+                                      Identity("kyma-a", trust_xfcc=True)])
 def test_the_header_alone_never_names_an_skr(identity: Identity) -> None:
     """Without a verified peer, or with a peer that is not a trusted proxy, the header is not believed."""
     parsed = parse_event("POST", "/v2/cloud-manager/event", {"X-Forwarded-Client-Cert": xfcc("victim")}, BODY,
@@ -83,3 +84,11 @@ def test_the_header_alone_never_names_an_skr(identity: Identity) -> None:
 def test_content_length(method: str, headers: dict, expected: int) -> None:
     got = content_length(method, headers, SIZE_LIMIT)
     assert (got if isinstance(got, int) else got.status) == expected
+
+
+def test_behind_a_proxy_a_peer_that_is_not_the_pinned_proxy_is_refused() -> None:
+    """issue 27: with the header trusted, any certificate of the proxy's issuer (an SKR's own) was the proxy."""
+    parsed = parse_event("POST", "/v2/cloud-manager/event", {"X-Forwarded-Client-Cert": xfcc("victim")}, BODY,
+                         identity=Identity("kyma-attacker", trust_xfcc=True, proxy=False))
+    assert (parsed.status, parsed.kyma) == (401, "")
+    assert "not the trusted proxy's" in parsed.message
