@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 import yaml
@@ -71,6 +73,15 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _redacted(url: str) -> str:
+    """``url`` with its password shown as ``***`` (the console and the summary never print it)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 @dataclass
@@ -169,10 +180,13 @@ class LocalRuntime:
             url = self.o.redis_url
         else:
             redis_dir = self.state_dir / "redis"
-            server = LocalRedis(_free_port(), workdir=str(redis_dir), die_with_parent=True).start()
+            # a password of its own: every process of the run gets it through RECONCILERY_REDIS_URL, nothing
+            # else on this host reaches the queues (the run's endpoints.json holds it, readable by its owner)
+            server = LocalRedis(_free_port(), workdir=str(redis_dir), password=secrets.token_hex(16),
+                                die_with_parent=True).start()
             self._stops.append(server.stop)
             url = server.url
-            console.print(f"[green]✓[/green] Redis at {url}")
+            console.print(f"[green]✓[/green] Redis at {_redacted(url)}")
         self.endpoints["redis"] = url
         self.env["RECONCILERY_REDIS_URL"] = url
         self.wq = WorkQueue.from_url(url)
@@ -265,7 +279,10 @@ class LocalRuntime:
         self.supervisor.check()
 
     def _write_endpoints(self) -> None:
-        (self.state_dir / "endpoints.json").write_text(json.dumps(self.endpoints, indent=2) + "\n")
+        path = self.state_dir / "endpoints.json"
+        path.touch(mode=0o600)
+        path.chmod(0o600)  # the Redis URL carries the run's password
+        path.write_text(json.dumps(self.endpoints, indent=2) + "\n")
 
     # -- apply and settle ----------------------------------------------------------------------------
 
@@ -328,7 +345,7 @@ class LocalRuntime:
         console.print(table)
         ep = Table("endpoint", "value", title="endpoints.json")
         for k, v in self.endpoints.items():
-            ep.add_row(k, ", ".join(v) if isinstance(v, list) else str(v))
+            ep.add_row(k, ", ".join(v) if isinstance(v, list) else _redacted(str(v)))
         console.print(ep)
         for local in self.locals:
             for line in local.hints():

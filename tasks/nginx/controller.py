@@ -54,6 +54,7 @@ from tasks.nginx.plan import (
     ClusterState,
     desired_upstreams,
     parse_config,
+    parse_owners,
     plan_upstream,
     stops,
     sync_failure,
@@ -61,7 +62,15 @@ from tasks.nginx.plan import (
 )
 from tasks.nginx.plus_client import PlusClient, PlusError
 from tasks.nginx.reads import ENDPOINTSLICE, READS
-from tasks.nginx.settings import NLK_CONFIG_KEY, ConfigError, EdgeNames, ModeConfig, nlk_document, tls_material
+from tasks.nginx.settings import (
+    NLK_CONFIG_KEY,
+    ConfigError,
+    EdgeNames,
+    ModeConfig,
+    TLSMode,
+    nlk_document,
+    tls_material,
+)
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
 
@@ -176,9 +185,11 @@ def read_state(reader: Reader, names: EdgeNames) -> ClusterState:
     services = _services(reader, names) if names.nkl else []
     if not names.nlk:
         return ClusterState(config, services, _nodes(reader))
+    record = reader.get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace) or {}
     return ClusterState(config, services, _nodes(reader), _nlk_config(reader, names),
                         reader.list(resources.SERVICE),
-                        reader.list(ENDPOINTSLICE, label_selector=SERVICE_NAME_LABEL))
+                        reader.list(ENDPOINTSLICE, label_selector=SERVICE_NAME_LABEL),
+                        parse_owners(record.get("data")))
 
 
 class StateReads:
@@ -242,6 +253,22 @@ def nlk_version() -> str:
         return ""
 
 
+_unverified_lock = threading.Lock()
+_unverified_hosts: set[str] = set()
+
+
+def _warn_unverified(host: str) -> None:
+    """Warn once per host and process that the NGINXaaS API key goes to ``host`` without the server's
+    certificate verified (``tls-mode`` ``no-tls`` / ``skip-verify-tls``; plain text over ``http://``):
+    whoever answers in its place receives the key (the original sends it silently)."""
+    with _unverified_lock:
+        if host in _unverified_hosts:
+            return
+        _unverified_hosts.add(host)
+    log.warning("the NGINXaaS API key is sent without TLS verification: use tls-mode ca-tls", host=host,
+                plain_http=host.startswith("http://"))
+
+
 def plus_client_for(kube: Kube, host: str, settings: ModeConfig, names: EdgeNames, nlk: bool = False) -> PlusClient:
     """A client for ``host`` with the settings' TLS mode (reads the Secrets it needs). ``nlk``: the
     host is one of the ``nlk`` mode's, so requests carry ``X-NLK-Version`` and, when
@@ -252,6 +279,8 @@ def plus_client_for(kube: Kube, host: str, settings: ModeConfig, names: EdgeName
     secrets = {name: reader.get(resources.SECRET, name, names.namespace) for name in needed}
     if not nlk:
         return PlusClient(host, tls_material(settings, secrets))
+    if edge_settings.current().api_key and settings.tls_mode is TLSMode.NO_TLS:
+        _warn_unverified(host)
     return PlusClient(host, tls_material(settings, secrets), api_key=edge_settings.current().api_key,
                       nlk_version=nlk_version())
 
@@ -284,9 +313,7 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
     report.desired = plan.desired
-    recorded = ownership.owns(kube, names, host, upstream)
-    if plan.named and not recorded:
-        ownership.record(kube, names, host, upstream)
+    recorded = ownership.recorded(kube, names, host, upstream)
     client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
     try:
         try:
@@ -294,6 +321,17 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         except PlusError as exc:
             report.stopped = exc.failure
             return report
+        if recorded is None and ((current and not plan.adopts) or not plan.named):
+            # never ours: an upstream only nlk Services name that holds servers the edge did not write
+            # (configured by hand) is left alone; one no Service names is not the edge's to empty
+            if current and plan.named:
+                report.skipped = "upstream holds servers the edge did not write: left alone"
+                log.warning("upstream not taken over", host=host, upstream=str(upstream), servers=len(current))
+            else:
+                report.skipped = "not the edge's"
+            return report
+        if plan.named and recorded != plan.owner:
+            ownership.record(kube, names, host, upstream, plan.owner)
         report.changes = diff(upstream.protocol, current, report.desired)
         done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
     finally:
@@ -303,7 +341,7 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         report.stopped = done.refused[1]
         return report
     report.error = done.outcome.error or ""
-    if not plan.named and recorded and not report.error:
+    if not plan.named and recorded is not None and not report.error:
         ownership.forget(kube, names, host, upstream)
     _accepted(host)
     return report

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Conflict, Kube, NotFound, resources
-from tasks.nginx.plan import parse_owned, record_key, record_value
+from tasks.nginx.plan import parse_owned, parse_owners, record_key, record_value, recorded_owner
 from tasks.nginx.reads import READS
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
@@ -40,6 +40,16 @@ def owns(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> bool
     return record_key(host, upstream) in _data(kube, names)
 
 
+def recorded(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> str | None:
+    """The owner recorded for ``upstream`` on ``host`` (``""``: none), ``None`` when not recorded."""
+    return recorded_owner(_data(kube, names), host, upstream)
+
+
+def owners(kube: Kube, names: EdgeNames) -> dict[UpstreamRef, str]:
+    """Each upstream's recorded owning Service."""
+    return parse_owners(_data(kube, names))
+
+
 def _patch(kube: Kube, names: EdgeNames, data: dict[str, Any]) -> None:
     try:
         kube.patch(resources.CONFIGMAP, names.owned_configmap, {"data": data}, namespace=names.owned_namespace)
@@ -58,11 +68,11 @@ def _patch(kube: Kube, names: EdgeNames, data: dict[str, Any]) -> None:
         kube.patch(resources.CONFIGMAP, names.owned_configmap, {"data": data}, namespace=names.owned_namespace)
 
 
-def record(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> None:
-    """Record ``upstream`` on ``host`` (creating the ConfigMap when needed). Raises ``kube.ApiError``
-    (e.g. :class:`kube.NotFound` when the namespace does not exist): nothing is written to the host
-    unless it is recorded first."""
-    _patch(kube, names, {record_key(host, upstream): record_value(host, upstream)})
+def record(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, owner: str = "") -> None:
+    """Record ``upstream`` on ``host`` with its owning Service ``owner`` (creating the ConfigMap when
+    needed). Raises ``kube.ApiError`` (e.g. :class:`kube.NotFound` when the namespace does not exist):
+    nothing is written to the host unless it is recorded first."""
+    _patch(kube, names, {record_key(host, upstream): record_value(host, upstream, owner)})
 
 
 def forget(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> None:

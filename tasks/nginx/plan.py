@@ -38,8 +38,8 @@ from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, tran
 class ClusterState:
     """What a sync reads: the ``nkl`` ConfigMap's ``data`` (``None``: none), the watched namespace's
     Services and all Nodes; for the ``nlk`` mode its configuration mapping (``None``: none), the
-    Services of every namespace and the EndpointSlices of every namespace. Objects are shared:
-    read-only."""
+    Services of every namespace and the EndpointSlices of every namespace, and each upstream's recorded
+    owning Service (:func:`parse_owners`). Objects are shared: read-only."""
 
     config: Mapping[str, Any] | None
     services: Sequence[Mapping[str, Any]]
@@ -47,6 +47,7 @@ class ClusterState:
     nlk_config: Mapping[str, Any] | None = None
     nlk_services: Sequence[Mapping[str, Any]] = ()
     slices: Sequence[Mapping[str, Any]] = ()
+    owners: Mapping[UpstreamRef, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,17 @@ class UpstreamPlan:
             longer named is emptied and dropped from the ownership record).
         problems: human text about skipped or defaulted ports (logs).
         service_problems: problems to record as Events on Services.
+        owner: ``namespace/name`` of the Service the ``nlk`` mode takes the upstream's servers from
+            (``""``: none, or the ``nkl`` mode only).
+        adopts: whether the edge may take the upstream over when it holds servers it did not write:
+            when the ``nkl`` mode names it (the administrator's watched namespace opted it in, as the
+            original), not when only ``nlk`` Services of any namespace name it.
     """
 
     desired: list[str] = field(default_factory=list)
     named: bool = False
+    owner: str = ""
+    adopts: bool = False
     problems: list[str] = field(default_factory=list)
     service_problems: list[ServiceProblem] = field(default_factory=list)
 
@@ -114,8 +122,9 @@ def translations(state: ClusterState, config: EdgeConfig, names: EdgeNames, only
     """``(nkl translation, nlk translation, Service problems)`` of the running modes (``None`` for a
     mode that does not run)."""
     nkl = translate(state.services, state.nodes, names, only) if config.nkl else None
-    nlk, events = (translate_nlk(state.nlk_services, state.slices, state.nodes, config.nlk.annotation_match, only)
-                   if config.nlk else (None, []))
+    allowed = frozenset(names.nlk_allowed_namespaces) or None
+    nlk, events = (translate_nlk(state.nlk_services, state.slices, state.nodes, config.nlk.annotation_match, only,
+                                 state.owners, allowed) if config.nlk else (None, []))
     return nkl, nlk, events
 
 
@@ -132,7 +141,9 @@ def plan_upstream(state: ClusterState, config: EdgeConfig, names: EdgeNames, hos
         plan.problems += translation.problems
         if upstream in translation.upstreams:
             plan.named = True
+            plan.adopts = plan.adopts or settings is config.nkl
             servers.update(translation.upstreams[upstream])
+        plan.owner = plan.owner or translation.owners.get(upstream, "")
     if config.nlk and host in config.nlk.hosts:
         plan.service_problems = events
     plan.desired = sorted(servers)
@@ -236,9 +247,33 @@ def record_key(host: str, upstream: UpstreamRef) -> str:
     return f"{digest}.{upstream.protocol}.{safe}"
 
 
-def record_value(host: str, upstream: UpstreamRef) -> str:
-    """The recorded value: ``{"host": ..., "upstream": "protocol:name"}`` as JSON."""
-    return json.dumps({"host": host, "upstream": str(upstream)}, sort_keys=True)
+def record_value(host: str, upstream: UpstreamRef, owner: str = "") -> str:
+    """The recorded value: ``{"host": ..., "upstream": "protocol:name"}`` as JSON, with ``"owner":
+    "namespace/name"`` of the Service the upstream's servers come from (the ``nlk`` mode)."""
+    return json.dumps({"host": host, "upstream": str(upstream), **({"owner": owner} if owner else {})},
+                      sort_keys=True)
+
+
+def recorded_owner(data: Mapping[str, Any] | None, host: str, upstream: UpstreamRef) -> str | None:
+    """The owner recorded for ``upstream`` on ``host`` (``""``: recorded without one), ``None`` when
+    the pair is not recorded (or its entry does not parse)."""
+    raw = (data or {}).get(record_key(host, upstream))
+    if raw is None:
+        return None
+    try:
+        return str(json.loads(str(raw)).get("owner") or "")
+    except (ValueError, AttributeError):
+        return None
+
+
+def parse_owners(data: Mapping[str, Any] | None) -> dict[UpstreamRef, str]:
+    """Each upstream's recorded owning Service (``namespace/name``; the first found over its hosts)."""
+    owners: dict[UpstreamRef, str] = {}
+    for host, upstream in sorted(parse_owned(data), key=lambda pair: (pair[0], str(pair[1]))):
+        owner = recorded_owner(data, host, upstream)
+        if owner and upstream not in owners:
+            owners[upstream] = owner
+    return owners
 
 
 def parse_owned(data: Mapping[str, Any] | None) -> set[tuple[str, UpstreamRef]]:

@@ -99,6 +99,8 @@ class EdgeNames:
             (env ``RECONCILERY_NGINX_NLK_CONFIG_FILE``).
         owned_configmap: name of the ConfigMap recording the upstreams the edge owns, in
             :attr:`owned_namespace` (env ``RECONCILERY_NGINX_OWNED_CONFIGMAP``).
+        nlk_allowed_namespaces: the only namespaces whose Services the ``nlk`` mode takes upstreams
+            from (``()``: every namespace; env ``RECONCILERY_NGINX_NLK_ALLOWED_NAMESPACES``).
     """
 
     namespace: str = "nkl"
@@ -111,6 +113,7 @@ class EdgeNames:
     nlk_configmap: str = "nlk-config"
     nlk_config_file: str = ""
     owned_configmap: str = "nginx-edge-upstreams"
+    nlk_allowed_namespaces: tuple[str, ...] = ()
 
     @property
     def nkl(self) -> bool:
@@ -197,6 +200,10 @@ class EdgeSettings(config.Settings):
     owned_configmap: ObjectName = Field(EdgeNames.owned_configmap, description=(
         "ConfigMap recording which (host, upstream) pairs the edge owns, so upstreams no Service names "
         "any more are emptied even after a restart."))
+    nlk_allowed_namespaces: str = Field("", description=(
+        "Comma-separated namespaces whose annotated Services the ``nlk`` mode takes upstreams from; a Service "
+        "of another namespace names none (a Warning Event ``NamespaceNotAllowed`` on it). Empty: every "
+        "namespace (the original's)."))
     api_key: str = Field("", validation_alias="NGINXAAS_DATAPLANE_API_KEY", repr=False, description=(
         "NGINXaaS dataplane API key, sent as ``Authorization: ApiKey <base64>`` to the ``nlk`` mode's hosts only."))
 
@@ -207,7 +214,8 @@ class EdgeSettings(config.Settings):
         return EdgeNames(self.namespace.strip(), self.configmap.strip(), self.watched_namespace.strip(),
                          self.port_prefix.strip(), self.annotation_prefix.strip(), modes,
                          self.nlk_namespace.strip(), self.nlk_configmap.strip(), self.nlk_config_file.strip(),
-                         self.owned_configmap.strip())
+                         self.owned_configmap.strip(),
+                         tuple(sorted({n.strip() for n in self.nlk_allowed_namespaces.split(",") if n.strip()})))
 
 
 #: This process's NGINX edge settings (environment part), read on first use.

@@ -13,7 +13,7 @@ without a nodePort) are reported as data instead of silently producing an odd up
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,10 +58,13 @@ class PortUpstream:
 
 @dataclass
 class Translation:
-    """Desired servers per upstream (addresses, sorted) plus the problems found, as human text."""
+    """Desired servers per upstream (addresses, sorted) plus the problems found, as human text;
+    ``owners``: the ``namespace/name`` of the one Service each upstream's servers come from (the
+    ``nlk`` mode)."""
 
     upstreams: dict[UpstreamRef, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    owners: dict[UpstreamRef, str] = field(default_factory=dict)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -270,9 +273,33 @@ def slice_servers(slices: Iterable[Mapping[str, Any]], port_name: str, problems:
     return sorted(ready or serving)
 
 
+#: Event reasons of a Service whose upstream claims the ``nlk`` mode refuses.
+REASON_UPSTREAM_CLAIMED = "UpstreamClaimed"
+REASON_NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
+
+
+def _created(service: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = _meta(service)
+    return str(meta.get("creationTimestamp") or ""), str(meta.get("namespace", "")), str(meta.get("name", ""))
+
+
+def nlk_owners(claims: Mapping[UpstreamRef, Sequence[Mapping[str, Any]]],
+               recorded: Mapping[UpstreamRef, str] | None = None) -> dict[UpstreamRef, str]:
+    """The one Service (``namespace/name``) each upstream's servers come from, among the Services
+    claiming it: the recorded owner while it still claims it, else the first claimant (the oldest
+    ``creationTimestamp``, then namespace and name), who keeps it."""
+    out: dict[UpstreamRef, str] = {}
+    for upstream, services in claims.items():
+        refs = {f"{ns}/{name}": (created, ns, name) for created, ns, name in map(_created, services)}
+        kept = (recorded or {}).get(upstream)
+        out[upstream] = kept if kept in refs else min(refs, key=lambda r: refs[r])
+    return out
+
+
 def translate_nlk(services: Iterable[Mapping[str, Any]], slices: Iterable[Mapping[str, Any]],
-                  nodes: Iterable[Mapping[str, Any]], match: str, only: UpstreamRef | None = None
-                  ) -> tuple[Translation, list[ServiceProblem]]:
+                  nodes: Iterable[Mapping[str, Any]], match: str, only: UpstreamRef | None = None,
+                  owners: Mapping[UpstreamRef, str] | None = None,
+                  namespaces: frozenset[str] | None = None) -> tuple[Translation, list[ServiceProblem]]:
     """Desired servers of every upstream named by a selected Service of any namespace (the ``nlk``
     mode; nginx/nginx-loadbalancer-kubernetes ``internal/translation``), or of ``only``.
 
@@ -288,8 +315,13 @@ def translate_nlk(services: Iterable[Mapping[str, Any]], slices: Iterable[Mappin
     - anything else (``ExternalName``): no servers and a :class:`ServiceProblem` (the original
       failed and retried the Service forever).
 
-    Services being deleted count as gone. Several Services naming one upstream give the union.
-    Returns the translation (problems as text) and the problems to record on Services.
+    Services being deleted count as gone. An upstream has one owner (:func:`nlk_owners`; ``owners``: the
+    recorded ones): only the owning Service's servers go into it; another Service naming it (of any
+    namespace) adds nothing and gets a Warning Event ``UpstreamClaimed`` that names no other Service
+    (the original merged them: a Service of any namespace could add its endpoints to any upstream).
+    ``namespaces``: the only namespaces whose Services may name upstreams (``None``: every one); a
+    Service of another gets ``NamespaceNotAllowed``. Returns the translation (problems as text) and
+    the problems to record on Services.
     """
     result = Translation()
     events: list[ServiceProblem] = []
@@ -302,17 +334,42 @@ def translate_nlk(services: Iterable[Mapping[str, Any]], slices: Iterable[Mappin
     nodes = list(nodes)
     node_hosts = [host_part(ip) for ip in node_ips(nodes)]
     merged: dict[UpstreamRef, set[str]] = {}
+    selected: list[tuple[Mapping[str, Any], list[tuple[Mapping[str, Any], UpstreamRef]]]] = []
+    claims: dict[UpstreamRef, list[Mapping[str, Any]]] = {}
     for service in services:
         if not nlk_selected(service, match) or _meta(service).get("deletionTimestamp"):
             continue
         meta, spec = _meta(service), service.get("spec") or {}
         namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-        ref = f"{namespace}/{name}"
-        kind = str(spec.get("type") or "ClusterIP")
         ports = [(p, nlk_port_upstream(str(p.get("name") or ""))) for p in spec.get("ports") or []]
         named = [(p, up) for p, up in ports if up is not None and (only is None or up == only)]
         if not named:
             continue
+        if namespaces is not None and namespace not in namespaces:
+            message = (f"namespace {namespace} may not name NGINX upstreams "
+                       f"(RECONCILERY_NGINX_NLK_ALLOWED_NAMESPACES); upstreams "
+                       f"{', '.join(sorted(str(u) for _, u in named))} get no servers from this Service")
+            events.append(ServiceProblem(namespace, name, REASON_NAMESPACE_NOT_ALLOWED, message))
+            result.problems.append(f"Service {namespace}/{name}: {message}")
+            continue
+        selected.append((service, named))
+        for _, up in named:
+            claims.setdefault(up, []).append(service)
+    result.owners = nlk_owners(claims, owners)
+    for service, named in selected:
+        meta, spec = _meta(service), service.get("spec") or {}
+        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        ref = f"{namespace}/{name}"
+        kind = str(spec.get("type") or "ClusterIP")
+        refused = sorted({str(up) for _, up in named if result.owners.get(up) != ref})
+        if refused:
+            message = (f"upstreams {', '.join(refused)} are served by another Service (the first to name them "
+                       "keeps them): this Service adds no servers to them; rename its ports")
+            events.append(ServiceProblem(namespace, name, REASON_UPSTREAM_CLAIMED, message))
+            result.problems.append(f"Service {ref}: {message}")
+            named = [(p, up) for p, up in named if result.owners.get(up) == ref]
+            if not named:
+                continue
         if kind not in SUPPORTED_TYPES:
             message = (f"Service type {kind} is not supported by the NGINX edge: use ClusterIP, NodePort or "
                        f"LoadBalancer; upstreams {', '.join(sorted(str(u) for _, u in named))} get no servers "

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -38,6 +39,10 @@ def test_up_once_applies_the_examples_settles_and_stops_everything(tmp_path: Pat
     assert {"kubernetes", "redis", "flower", "nginx_plus", "webhook", "webhook_ca", "conversion_webhook"} <= set(
         endpoints)
     assert len(endpoints["nginx_plus"]) == 3 and Path(endpoints["webhook_ca"]).is_file()
+    # the run's Redis has a password (issue 27): in endpoints.json, readable by its owner only, never printed
+    password = urlsplit(endpoints["redis"]).password
+    assert password and password not in out and ":***@127.0.0.1:" in out
+    assert (state / "endpoints.json").stat().st_mode & 0o077 == 0
     assert "server:" in (state / "kubeconfig").read_text()
 
     rows = [line for line in out.splitlines() if "│ APIRule " in line]

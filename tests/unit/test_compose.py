@@ -79,9 +79,13 @@ def test_flower_is_behind_basic_auth_on_loopback() -> None:
     assert all(p.startswith("127.0.0.1:") for p in flower["ports"])
 
 
-def test_the_skr_listener_is_published_on_loopback_only() -> None:
-    """Only the webhook (called by the cluster's API server) is published beyond this host."""
+def test_every_port_is_published_on_loopback_unless_the_webhook_is_told_otherwise() -> None:
+    """Nothing is reachable beyond this host by default (issue 27: the webhooks were on every interface);
+    the webhook, which the cluster's API server calls, binds where RECONCILERY_WEBHOOK_BIND_ADDRESS says."""
     assert COMPOSE["services"]["skr-listener"]["ports"] == ["127.0.0.1:8083:8083"]
+    assert COMPOSE["services"]["webhook"]["ports"] == [
+        "${RECONCILERY_WEBHOOK_BIND_ADDRESS:-127.0.0.1}:9443:9443",
+        "${RECONCILERY_WEBHOOK_BIND_ADDRESS:-127.0.0.1}:9444:9444"]
     for name, svc in COMPOSE["services"].items():
         if name != "webhook":
             assert all(str(p).startswith("127.0.0.1:") for p in svc.get("ports") or []), name

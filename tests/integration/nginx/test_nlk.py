@@ -4,6 +4,7 @@ ownership record that empties upstreams of Services deleted while nothing watche
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +38,7 @@ def kube(kube_client: ApiClient, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ku
     monkeypatch.setenv("NGINXAAS_DATAPLANE_API_KEY", KEY)
     config.reset()
     controller._unauthorized_hosts.clear()
+    controller._unverified_hosts.clear()
     k = Kube(kube_client)
     for ns in ("nlk", "apps"):
         k.create(resources.NAMESPACE, {"metadata": {"name": ns}})
@@ -142,9 +144,15 @@ def test_api_key_absent_or_wrong_is_reported_once_then_retried_with_backoff(
 
     monkeypatch.setenv("NGINXAAS_DATAPLANE_API_KEY", KEY)
     config.reset()
-    assert reconcile(key, NAMES, kube).outcome is ResultKind.SUCCESS
+    controller._unverified_hosts.clear()
+    with capture_logs() as logs:
+        assert reconcile(key, NAMES, kube).outcome is ResultKind.SUCCESS
+        reconcile(key, NAMES, kube)
     assert plus.addresses("http", "lb-edge") == ["192.0.2.10:443"]
     assert plus.url not in controller._unauthorized_hosts
+    # tls-mode no-tls: the key goes to a host whose certificate nobody checked, said once per host
+    unverified = [e for e in logs if e["event"].startswith("the NGINXaaS API key is sent without TLS verification")]
+    assert [(e["log_level"], e["host"], e["plain_http"]) for e in unverified] == [("warning", plus.url, True)]
 
 
 def test_a_service_deleted_while_nothing_watched_is_emptied_by_the_resync(kube: Kube, plus: NginxPlusStandIn) -> None:
@@ -217,3 +225,31 @@ def test_a_change_of_the_config_file_enqueues_every_nlk_upstream(
     assert set(enqueued[1:]) == {key_for(first.url, LB), key_for(second.url, LB)}
     assert reconcile(key_for(second.url, LB), names, kube).outcome is ResultKind.SUCCESS
     assert second.addresses("http", "lb-edge") == ["192.0.2.10:443"]
+
+
+def test_an_upstream_has_one_owner_and_one_configured_by_hand_is_left_alone(
+        kube: Kube, plus_factory: Callable[..., NginxPlusStandIn]) -> None:
+    """Issue 27: a Service of another namespace naming an upstream by its port name added its endpoints
+    to it, and took over an upstream configured by hand on the NGINX host."""
+    plus = plus_factory(http_upstreams=["pods", "manual"], api_key=KEY)
+    plus.state.declare("http", "manual", servers=[{"server": "10.9.9.9:80"}])  # configured in nginx.conf
+    configure(kube, plus)
+    service(kube, "pods", "ClusterIP", [{"name": "http-pods", "port": 80, "targetPort": 8080}])
+    endpoint_slice(kube, "pods", "pods-a", 8080, ["10.244.1.5"])
+    time.sleep(1.1)  # creationTimestamp has seconds: the attacker's Service is younger
+    kube.create(resources.NAMESPACE, {"metadata": {"name": "evil"}})
+    kube.create(resources.SERVICE, {"metadata": {"name": "x", "namespace": "evil",
+                                                 "annotations": {"nginx.com/nginxaas": "nginxaas"}},
+                                    "spec": {"type": "LoadBalancer", "ports": [{"name": "http-pods", "port": 80},
+                                                                               {"name": "http-manual", "port": 81}]}})
+    kube.patch_status(resources.SERVICE, "x", {"loadBalancer": {"ingress": [{"ip": "203.0.113.66"}]}}, "evil")
+
+    sync(kube, plus, UpstreamRef("http", "manual"))
+    assert plus.addresses("http", "pods") == ["10.244.1.5:8080"]  # evil's endpoint is not in shop's upstream
+    assert plus.addresses("http", "manual") == ["10.9.9.9:80"]  # neither emptied nor taken over
+    record = (kube.get(resources.CONFIGMAP, "nginx-edge-upstreams", "nlk") or {}).get("data") or {}
+    assert [json.loads(v) for v in record.values()] == [
+        {"host": plus.url, "upstream": "http:pods", "owner": "apps/pods"}]
+    events = [(e["reason"], e["message"]) for e in kube.list(resources.EVENT, "evil")]
+    assert [r for r, _ in events] == ["UpstreamClaimed"]
+    assert "http:pods" in events[0][1] and "apps" not in events[0][1]  # names no other tenant's Service

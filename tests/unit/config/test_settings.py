@@ -103,6 +103,7 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_NGINX_MODES", "nkl,nlk", "nkl,nlk"),
     ("RECONCILERY_NGINX_NLK_NAMESPACE", "nginxaas", "nginxaas"),
     ("RECONCILERY_NGINX_NLK_CONFIGMAP", "nlk-config", "nlk-config"),
+    ("RECONCILERY_NGINX_NLK_ALLOWED_NAMESPACES", "shop,storefront", "shop,storefront"),
     ("RECONCILERY_NGINX_NLK_CONFIG_FILE", "/etc/nginxaas-loadbalancer-kubernetes/config.yaml",
      "/etc/nginxaas-loadbalancer-kubernetes/config.yaml"),
     ("RECONCILERY_NGINX_OWNED_CONFIGMAP", "edge-owned", "edge-owned"),

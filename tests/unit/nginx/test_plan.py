@@ -9,9 +9,11 @@ from tasks.nginx.plan import (
     ClusterState,
     parse_config,
     parse_owned,
+    parse_owners,
     plan_upstream,
     record_key,
     record_value,
+    recorded_owner,
 )
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
@@ -29,8 +31,10 @@ def state() -> ClusterState:
         services=[service("ing", [("nkl-web", 30080)])],
         nodes=[node("w0", "10.0.1.11")],
         nlk_config={"nginx-hosts": [SHARED, NLK_ONLY], "tls-mode": "no-tls"},
-        nlk_services=[svc("pods", "ClusterIP", [{"name": "http-web", "port": 80}]),
-                      svc("ext", "ExternalName", [{"name": "http-web", "port": 80}])],
+        nlk_services=[svc("pods", "ClusterIP", [{"name": "http-web", "port": 80}],
+                          creationTimestamp="2025-01-01T00:00:00Z"),
+                      svc("ext", "ExternalName", [{"name": "http-web", "port": 80}],
+                          creationTimestamp="2026-01-01T00:00:00Z")],
         slices=[eps("pods", "pods-1", [("http-web", 8080)], [(["10.244.0.5"], READY)])])
 
 
@@ -42,7 +46,8 @@ def test_a_host_of_both_modes_holds_the_union() -> None:
     nkl = plan_upstream(s, config, BOTH, NKL_ONLY, WEB)
     assert nkl.desired == ["10.0.1.11:30080"] and nkl.service_problems == []
     nlk = plan_upstream(s, config, BOTH, NLK_ONLY, WEB)
-    assert nlk.desired == ["10.244.0.5:8080"] and [p.name for p in nlk.service_problems] == ["ext"]
+    assert nlk.desired == ["10.244.0.5:8080"] and nlk.owner == "apps/pods"
+    assert [(p.name, p.reason) for p in nlk.service_problems] == [("ext", "UpstreamClaimed")]
     assert not plan_upstream(s, config, BOTH, NLK_ONLY, UpstreamRef("http", "gone")).named
 
 
@@ -71,3 +76,16 @@ def test_hand_edited_records_are_skipped() -> None:
     good = record_key(SHARED, WEB)
     assert parse_owned({good: record_value(SHARED, WEB), "junk": "{", "moved": record_value(NLK_ONLY, WEB)}) == {
         (SHARED, WEB)}
+
+
+def test_the_record_keeps_each_upstreams_owner() -> None:
+    data = {record_key(SHARED, WEB): record_value(SHARED, WEB, "apps/pods"),
+            record_key(NKL_ONLY, WEB): record_value(NKL_ONLY, WEB),
+            record_key(SHARED, UpstreamRef("stream", "db")): record_value(SHARED, UpstreamRef("stream", "db"))}
+    assert recorded_owner(data, SHARED, WEB) == "apps/pods" and recorded_owner(data, NKL_ONLY, WEB) == ""
+    assert recorded_owner(data, NLK_ONLY, WEB) is None and recorded_owner({"x": "not json"}, SHARED, WEB) is None
+    assert parse_owners(data) == {WEB: "apps/pods"}
+    assert parse_owned(data) == {(SHARED, WEB), (NKL_ONLY, WEB), (SHARED, UpstreamRef("stream", "db"))}
+    owned = ClusterState(**{**state().__dict__, "owners": {WEB: "apps/ext"}})
+    config = parse_config(owned, BOTH)  # the recorded owner keeps the upstream while it names it
+    assert plan_upstream(owned, config, BOTH, NLK_ONLY, WEB).owner == "apps/ext"

@@ -91,6 +91,27 @@ def test_both_modes_render_from_the_examples() -> None:
     assert render(objects)[0] == docs[:6]  # the default runs nkl only
 
 
+def test_another_namespaces_service_adds_nothing_to_an_upstream_it_names() -> None:
+    """Issue 27: a Service of namespace ``evil`` with a port ``http-storefront-web`` was merged into the
+    storefront's upstream. The first to name it keeps it; the other is a warning (and an Event live)."""
+    objects = list(yaml.safe_load_all(NLK_EXAMPLE.read_text()))
+    evil = {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "x", "namespace": "evil", "annotations": {"nginx.com/nginxaas": "nginxaas"},
+                         "creationTimestamp": "2030-01-01T00:00:00Z"},
+            "spec": {"type": "LoadBalancer", "ports": [{"name": "http-storefront-web", "port": 80}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.66"}]}}}
+    stamped = [{**d, "metadata": {**d["metadata"], "creationTimestamp": "2026-01-01T00:00:00Z"}}
+               if d.get("kind") == "Service" else d for d in objects]
+    for given in ([*stamped, evil], [evil, *stamped]):
+        docs, problems = render(given, EdgeNames(modes=("nlk",)))
+        assert docs == NLK_DOCS
+        assert problems == ["Service evil/x: upstreams http:storefront-web are served by another Service (the first "
+                            "to name them keeps them): this Service adds no servers to them; rename its ports"]
+    allowed = EdgeNames(modes=("nlk",), nlk_allowed_namespaces=("storefront",))
+    docs, problems = render([*objects, {**evil, "metadata": {**evil["metadata"], "creationTimestamp": ""}}], allowed)
+    assert docs == NLK_DOCS and problems[0].startswith("Service evil/x: namespace evil may not name NGINX upstreams")
+
+
 def test_config_file_form_with_services_slices_and_nodes(tmp_path: Path) -> None:
     """``--config`` takes the original's config.yaml; the nlk-config ConfigMap in the files is then not needed."""
     config = tmp_path / "config.yaml"

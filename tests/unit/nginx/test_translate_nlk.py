@@ -136,8 +136,8 @@ def test_selection_by_annotation_value_in_every_namespace() -> None:
                 svc("d", "NodePort", [{"name": "http-none", "port": 80, "nodePort": 30083}], match=None),
                 svc("e", "NodePort", [{"name": "http-gone", "port": 80, "nodePort": 30084}],
                     deletionTimestamp="2026-01-01T00:00:00Z")]
-    assert run(services) == {"http:web": ["10.0.1.11:30080", "10.0.1.11:30081", "10.0.1.12:30080",
-                                          "10.0.1.12:30081"]}
+    # one owner per upstream: of two Services naming it, the first (here: by namespace and name) keeps it
+    assert run(services) == {"http:web": ["10.0.1.11:30080", "10.0.1.12:30080"]}
     assert nlk_service_upstreams(services[2], MATCH) == set()
     assert nlk_service_upstreams(services[2], "something-else") == {UpstreamRef("http", "other")}
 
@@ -167,11 +167,45 @@ def test_node_port_excludes_both_control_plane_labels_and_brackets_ipv6() -> Non
     assert translation.upstreams == {UpstreamRef("stream", "db"): ["[fd00::11]:30001"]}
 
 
-def test_two_services_of_different_types_share_an_upstream() -> None:
-    services = [svc("lb", "LoadBalancer", [{"name": "http-web", "port": 80}], ingress=[{"ip": "192.0.2.1"}]),
-                svc("pods", "ClusterIP", [{"name": "http-web", "port": 80}])]
-    slices = [eps("pods", "pods-1", [("http-web", 8080)], [(["10.244.0.1"], READY)])]
-    assert run(services, slices) == {"http:web": ["10.244.0.1:8080", "192.0.2.1:80"]}
+def test_an_upstream_takes_the_servers_of_one_service_the_first_to_name_it() -> None:
+    """The original merged every Service naming an upstream: any namespace's Service could add its
+    endpoints to any upstream (issue 27). Now the oldest claimant keeps it; another gets an Event."""
+    shop = svc("web", "ClusterIP", [{"name": "http-shop", "port": 80}], namespace="shop",
+               creationTimestamp="2026-01-01T00:00:00Z")
+    evil = svc("x", "LoadBalancer", [{"name": "http-shop", "port": 80}, {"name": "http-evil", "port": 81}],
+               namespace="evil", ingress=[{"ip": "203.0.113.9"}], creationTimestamp="2026-02-01T00:00:00Z")
+    slices = [eps("web", "web-1", [("http-shop", 8080)], [(["10.244.0.1"], READY)], namespace="shop")]
+    for services in ([shop, evil], [evil, shop]):
+        translation, problems = translate_nlk(services, slices, NODES, MATCH)
+        assert translation.upstreams == {UpstreamRef("http", "shop"): ["10.244.0.1:8080"],
+                                         UpstreamRef("http", "evil"): ["203.0.113.9:81"]}
+        assert translation.owners == {UpstreamRef("http", "shop"): "shop/web", UpstreamRef("http", "evil"): "evil/x"}
+        assert [(p.namespace, p.name, p.reason) for p in problems] == [("evil", "x", "UpstreamClaimed")]
+        assert "http:shop" in problems[0].message and "shop/web" not in problems[0].message
+        assert any(p.startswith("Service evil/x: upstreams http:shop are served by another Service")
+                   for p in translation.problems)
+
+
+def test_the_recorded_owner_keeps_its_upstream_while_it_names_it() -> None:
+    older = svc("old", "LoadBalancer", [{"name": "http-web", "port": 80}], ingress=[{"ip": "192.0.2.1"}],
+                creationTimestamp="2025-01-01T00:00:00Z")
+    kept = svc("kept", "LoadBalancer", [{"name": "http-web", "port": 80}], ingress=[{"ip": "192.0.2.2"}],
+               creationTimestamp="2026-01-01T00:00:00Z")
+    web = UpstreamRef("http", "web")
+    translation, _ = translate_nlk([older, kept], [], NODES, MATCH, owners={web: "apps/kept"})
+    assert translation.upstreams == {web: ["192.0.2.2:80"]} and translation.owners == {web: "apps/kept"}
+    translation, _ = translate_nlk([older], [], NODES, MATCH, owners={web: "apps/kept"})  # the owner went
+    assert translation.owners == {web: "apps/old"}
+
+
+def test_only_the_allowed_namespaces_name_upstreams() -> None:
+    services = [svc("a", "LoadBalancer", [{"name": "http-a", "port": 80}], namespace="team-a",
+                    ingress=[{"ip": "192.0.2.1"}]),
+                svc("b", "LoadBalancer", [{"name": "http-b", "port": 80}], namespace="team-b",
+                    ingress=[{"ip": "192.0.2.2"}])]
+    translation, problems = translate_nlk(services, [], NODES, MATCH, namespaces=frozenset({"team-a"}))
+    assert translation.upstreams == {UpstreamRef("http", "a"): ["192.0.2.1:80"]}
+    assert [(p.namespace, p.reason) for p in problems] == [("team-b", "NamespaceNotAllowed")]
 
 
 _CONDITIONS = st.fixed_dictionaries({}, optional={"ready": st.booleans(), "serving": st.booleans(),
