@@ -141,7 +141,7 @@ def kyma_network(scope: Obj, reference: Callable[[Obj], Mapping[str, Any]], of: 
     """The runtime's own network as the Scope names it: ``of`` (a provider's network parser) over a KCP
     Network whose ``spec.network.reference`` is ``reference(scope)`` (the provider's
     ``kyma_network_reference``); ``None`` when the Scope names none (either raises ``KeyError`` /
-    ``TypeError``). What a VpcPeering compares a remote peering with when its local Network is gone."""
+    ``TypeError``). What a remote peering is compared with when the local Network is already gone."""
     try:
         return of({"spec": {"network": {"reference": reference(scope)}}})
     except (KeyError, TypeError):

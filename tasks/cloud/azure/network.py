@@ -1,6 +1,6 @@
 """The managed KCP Network on Azure (``pkg/kcp/provider/azure/network``): the IpRange's turn provisions the
 Cloud Manager VNet itself, so its ``<kyma>--cm`` Network is Ready at once, ``status.network`` naming that
-VNet as the original's Network reconciler writes it, so a VpcPeering can peer with it. Declared as the
+VNet as the original's Network reconciler writes it, so a peering can name it as its network. Declared as the
 Network kind's ``azure`` provider (:data:`SIDE`)."""
 
 from __future__ import annotations
