@@ -208,17 +208,9 @@ class Kube:
         if not 200 <= response.status <= 299:
             total = timeout if timeout is not None else self.timeout
             deadline = started + (max(total) if isinstance(total, tuple) else total)
-            try:  # an error body is bounded for every cluster: at most 64 KiB, the timeout a total deadline
-                raw = _read_bounded(response, f"{method} {path}: error answer HTTP {response.status}",
-                                    ERROR_BODY_MAX, deadline)
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                _hang_up(response)
-                raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
-            except ReadLimitExceeded:
-                _hang_up(response)
-                raise
-            finally:
-                response.release_conn()
+            # an error body is bounded for every cluster: at most 64 KiB, the timeout a total deadline
+            raw = _read_or_hang_up(response, f"{method} {path}", lambda: _read_bounded(
+                response, f"{method} {path}: error answer HTTP {response.status}", ERROR_BODY_MAX, deadline))
             raise error_for(response.status, bytes(raw), name)
         return response
 
@@ -244,26 +236,17 @@ class Kube:
         by_budget = budget is not None and cap is not None and budget.left < cap
         if by_budget and budget is not None:
             cap = budget.left
-        try:
+        def read() -> bytes | bytearray:
             if limits is None or cap is None:
-                raw = response.data
-            else:
-                try:
-                    raw = _read_bounded(response, f"{method} {path}", cap,
-                                        deadline if limits.total_deadline else None)
-                except ReadLimitExceeded as exc:
-                    if by_budget and budget is not None and exc.reason == "TooLarge":
-                        raise budget_exhausted(f"{method} {path} of cluster {self.cluster}", budget.total) from exc
-                    raise
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            _hang_up(response)
-            raise ApiError(0, "Unreachable", f"{method} {path}: {exc}") from exc
-        except ReadLimitExceeded:
-            _hang_up(response)
-            raise
-        finally:
-            response.release_conn()
-        return response.status, raw
+                return response.data
+            try:
+                return _read_bounded(response, f"{method} {path}", cap, deadline if limits.total_deadline else None)
+            except ReadLimitExceeded as exc:
+                if by_budget and budget is not None and exc.reason == "TooLarge":
+                    raise budget_exhausted(f"{method} {path} of cluster {self.cluster}", budget.total) from exc
+                raise
+
+        return response.status, _read_or_hang_up(response, f"{method} {path}", read)
 
     @staticmethod
     def _decode(method: str, path: str, status: int, raw: bytes | bytearray) -> Any:
@@ -489,6 +472,23 @@ class Kube:
 
     def __repr__(self) -> str:
         return f"Kube(cluster={self.cluster!r}, host={self.api_client.configuration.host!r})"
+
+
+def _read_or_hang_up(response: urllib3.BaseHTTPResponse, what: str,
+                     read: Callable[[], bytes | bytearray]) -> bytes | bytearray:
+    """``read()`` of ``response``'s body, its connection released after; a read that failed
+    (:class:`ApiError` ``Unreachable`` naming ``what``) or was abandoned (:class:`ReadLimitExceeded`)
+    hangs up first, so the rest of the body never goes back to the pool."""
+    try:
+        return read()
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        _hang_up(response)
+        raise ApiError(0, "Unreachable", f"{what}: {exc}") from exc
+    except ReadLimitExceeded:
+        _hang_up(response)
+        raise
+    finally:
+        response.release_conn()
 
 
 def _hang_up(response: urllib3.BaseHTTPResponse) -> None:
