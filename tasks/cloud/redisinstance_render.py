@@ -21,7 +21,7 @@ from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
-from tasks.cloud.skr.redisinstance_plan import KINDS, mirror, secret_name
+from tasks.cloud.skr.redisinstance_plan import KINDS, REASON_INVALID_EXTRA_DATA, extra_data_invalid, mirror, secret_name
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 
 __all__ = ["RenderedRedis", "redis_plan", "render_redis"]
@@ -97,6 +97,12 @@ def render_redis(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
         if instance is None:
             out.append(RenderedRedis(ref, kind, names.STATE_ERROR, f"Error: {UNKNOWN_TIER_MESSAGES[provider]}",
                                      provider))
+            continue
+        extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
+        invalid = "authSecret.extraData must be an object" if extra is not None and not isinstance(extra, Mapping) \
+            else extra_data_invalid(extra)
+        if invalid is not None:  # as the SKR plan refuses it, before anything is made
+            out.append(RenderedRedis(ref, kind, names.STATE_ERROR, f"{REASON_INVALID_EXTRA_DATA}: {invalid}", provider))
             continue
         ident = str((obj.get("status") or {}).get("id") or "<id>")
         body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}

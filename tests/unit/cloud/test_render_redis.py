@@ -46,6 +46,16 @@ def test_errors_and_overrides() -> None:
     assert over.state == "Ready" and "cache.r7g.large" in over.plan[-2]
 
 
+def test_extra_data_the_plan_refuses_is_the_renders_error_too() -> None:
+    long, many = {"a": "{{" * 3000}, {f"k{i}": "x" for i in range(65)}
+    rows = render_redis(SCOPES["aws"], [instance("AwsRedisInstance", "S1", authSecret={"extraData": extra})
+                                        for extra in (long, many, [1], {"host": "{{.host}}"})])
+    assert [(r.state, r.outcome.split(":")[0]) for r in rows[:3]] == [("Error", "InvalidExtraData")] * 3
+    assert rows[0].outcome.endswith("authSecret.extraData.a is longer than 4096 characters") and not rows[0].kcp
+    assert rows[2].outcome == "InvalidExtraData: authSecret.extraData must be an object"
+    assert rows[3].state == "Ready"
+
+
 def test_cli() -> None:
     result = CliRunner().invoke(app, ["render", "redisinstance", "--scope",
                                       str(ROOT / "examples/render/cloud-scope.yaml"), "-f",
