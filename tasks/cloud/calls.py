@@ -31,16 +31,14 @@ from tasks.cloud.step import StepBuilder
 __all__ = ["UNREAD", "KwCall", "Needed", "Planned", "attempt", "marked_deleting", "need", "needed",
            "read_as_needed", "with_calls", "with_planned"]
 
-E = TypeVar("E", bound=Exception)
-
-
-def attempt(error: type[E], fn: Callable[..., Any], *args: Any) -> tuple[Any, E | None]:
-    """``(fn(*args), None)``, or ``(None, err)`` when it raises ``error`` (a read whose failure the plan
-    answers); any other exception propagates."""
+def attempt(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
+    """``(fn(*args), None)``, or ``(None, its failure)`` when a client refused it (a
+    :class:`~kube.refusal.Refusal`: a read whose failure the plan answers); any other exception
+    (``fencing.FenceError``) propagates."""
     try:
         return fn(*args), None
-    except error as err:
-        return None, err
+    except Refusal as err:
+        return None, err.failure
 
 
 def marked_deleting(obj: Mapping[str, Any], deleting: bool | None) -> Mapping[str, Any]:

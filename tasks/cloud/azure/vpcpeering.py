@@ -14,13 +14,12 @@ built are left out, and :func:`read` reports it (``Read.client_error``) for the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
 
 from kube.refusal import Failure, Refusal
-from tasks.cloud.azure.client import AzureApiError
 from tasks.cloud.azure.clients import peering, scope_azure
 from tasks.cloud.azure.scope import kyma_network_reference
 from tasks.cloud.azure.vpcpeering_plan import (
@@ -38,6 +37,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     plan_delete,
     read_failed,
 )
+from tasks.cloud.calls import attempt
 from tasks.cloud.registry import ProviderSide, Turn
 from tasks.cloud.scope import kyma_network
 
@@ -92,14 +92,6 @@ def clients(turn: Turn) -> dict[str, Any]:
     return {**found, "peering": both, "remote": theirs}
 
 
-def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
-    """``(fn(*args), None)``, or ``(None, its failure)`` when ARM refused it (fencing errors pass through)."""
-    try:
-        return fn(*args), None
-    except AzureApiError as err:
-        return None, err.failure
-
-
 def read(found: Mapping[str, Any], turn: Turn) -> Read:
     """Everything one turn may need; refusals are kept in the :class:`Read` (``client_error``: the remote
     clients are missing)."""
@@ -114,20 +106,20 @@ def read(found: Mapping[str, Any], turn: Turn) -> Read:
     if local is not None:
         client: VpcPeeringClient = found["local"]
         rg, vnet = _rg_vnet(str(status.get("id") or ""), local)
-        local_peering, local_error = _try(client.get_peering, rg, vnet, local_peering_name(obj))
+        local_peering, local_error = attempt(client.get_peering, rg, vnet, local_peering_name(obj))
         if local_error is not None and not local_error.not_found:
             log.warning("azure local peering not loaded", vpcpeering=turn.name, error=str(local_error))
     peering_name = str(details.get("peeringName") or "")
     if remote is not None and not client_error and peering_name:
         theirs: VpcPeeringClient = found["remote"]
         rg, vnet = _rg_vnet(str(status.get("remoteId") or ""), remote)
-        remote_peering, remote_error = _try(theirs.get_peering, rg, vnet, peering_name)
+        remote_peering, remote_error = attempt(theirs.get_peering, rg, vnet, peering_name)
         if deleting and remote_error is not None:
             remote_error = None  # ignored while deleting, as the original
         # the VNet's tags, unless the remote peering is this object's (the plan checks them for any other)
         if not deleting and remote_error is None and remote_type not in UNTAGGED_NETWORK_TYPES \
                 and not owned(str(status.get("remoteId") or ""), remote_peering, local):
-            remote_vnet, remote_vnet_error = _try(theirs.get_vnet, remote.resource_group, remote.name)
+            remote_vnet, remote_vnet_error = attempt(theirs.get_vnet, remote.resource_group, remote.name)
     return Read(local_peering=local_peering, local_error=local_error, remote_peering=remote_peering,
                 remote_error=remote_error, remote_vnet=remote_vnet, remote_vnet_error=remote_vnet_error,
                 client_error=client_error)

@@ -12,7 +12,6 @@ from typing import Any
 
 from tasks.cloud.calls import attempt
 from tasks.cloud.gcp import clients
-from tasks.cloud.gcp.client import GcpApiError
 from tasks.cloud.gcp.gcpsubnet_client import SubnetClient
 from tasks.cloud.gcp.gcpsubnet_plan import Read, plan_create, plan_delete, read_failed, subnet_name, where
 from tasks.cloud.registry import ProviderSide, Turn
@@ -30,15 +29,15 @@ def read(clients: Mapping[str, Any], turn: Turn) -> Read:
     operation = None
     name = str((turn.obj.get("status") or {}).get("subnetCreationOperationName") or "")
     if name:
-        operation, err = attempt(GcpApiError, client.get_region_operation, at.project, at.region, name)
+        operation, err = attempt(client.get_region_operation, at.project, at.region, name)
         if err is not None:
-            return Read(failed=("operation", err.failure))
-    subnet, err = attempt(GcpApiError, client.get_subnetwork, at.project, at.region, subnet_name(turn.name))
+            return Read(failed=("operation", err))
+    subnet, err = attempt(client.get_subnetwork, at.project, at.region, subnet_name(turn.name))
     if err is not None:
-        return Read(operation=operation, failed=("subnet", err.failure))
-    policy, err = attempt(GcpApiError, client.get_connection_policy, at.policy)
+        return Read(operation=operation, failed=("subnet", err))
+    policy, err = attempt(client.get_connection_policy, at.policy)
     if err is not None:
-        return Read(subnet, operation=operation, failed=("policy", err.failure))
+        return Read(subnet, operation=operation, failed=("policy", err))
     return Read(subnet, policy, operation)
 
 

@@ -6,11 +6,10 @@ of a customer's network for local runs and tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from kube.refusal import Failure
-from tasks.cloud.gcp.client import GcpApiError
+from tasks.cloud.calls import attempt
 from tasks.cloud.gcp.clients import compute
 from tasks.cloud.gcp.scope import kyma_network_reference
 from tasks.cloud.gcp.vpcpeering_plan import (
@@ -26,14 +25,6 @@ from tasks.cloud.registry import ProviderSide, Turn
 from tasks.cloud.scope import kyma_network
 
 __all__ = ["SIDE", "read", "seed_network"]
-
-
-def _try(fn: Callable[..., Any], *args: Any) -> tuple[Any, Failure | None]:
-    """``(fn(*args), None)``, or ``(None, its failure)`` when GCP refused it (fencing errors pass through)."""
-    try:
-        return fn(*args), None
-    except GcpApiError as err:
-        return None, err.failure
 
 
 def _networks(turn: Turn) -> tuple[Network | None, Network | None]:
@@ -59,18 +50,19 @@ def read(clients: Mapping[str, Any], turn: Turn) -> Read:
     if remote is not None:
         op_name = str(status.get("remotePeeringOperation") or "")
         if not deleting and not status.get("remoteId") and op_name:
-            remote_op, remote_op_error = _try(client.get_global_operation, remote.project, op_name)
-        remote_peering, remote_error = _try(client.get_peering, remote.project, remote.name,
+            remote_op, remote_op_error = attempt(client.get_global_operation, remote.project, op_name)
+        remote_peering, remote_error = attempt(client.get_peering, remote.project, remote.name,
                                             str(details.get("peeringName") or ""))
     if local is not None:
         op_name = str(status.get("localPeeringOperation") or "")
         if not deleting and not status.get("id") and op_name:
-            local_op, local_op_error = _try(client.get_global_operation, local.project, op_name)
-        local_peering, local_error = _try(client.get_peering, local.project, local.name, local_peering_name(turn.name))
+            local_op, local_op_error = attempt(client.get_global_operation, local.project, op_name)
+        local_peering, local_error = attempt(client.get_peering, local.project, local.name,
+                                             local_peering_name(turn.name))
     # the tags, unless the remote peering is this object's (the plan checks them for any other)
     if not deleting and remote is not None and remote_error is None \
             and not owned(str(status.get("remoteId") or ""), remote_peering, local):
-        tag_keys, tags_error = _try(client.network_tag_keys, remote.project, remote.name)
+        tag_keys, tags_error = attempt(client.network_tag_keys, remote.project, remote.name)
     return Read(remote_op=remote_op, remote_op_error=remote_op_error, remote_peering=remote_peering,
                 remote_error=remote_error, local_op=local_op, local_op_error=local_op_error,
                 local_peering=local_peering, local_error=local_error, tag_keys=tag_keys, tags_error=tags_error)
