@@ -341,7 +341,6 @@ class CloudLocal:
         self.skrs: dict[str, Kube] = {}
         self.others: list[dict[str, Any]] = []
         self.kymas: dict[str, str] = {}  # kyma -> provider (its broker-plan-name label)
-        self.skr_ipranges: list[tuple[str, str]] = []
         self.skr_objects: list[tuple[str, str, str, str]] = []  # (kyma, kind, namespace, name): declared kinds
 
     @classmethod
@@ -433,8 +432,6 @@ class CloudLocal:
             stored = self._apply(apply, doc)
             if stored is None:
                 failed += 1
-            elif doc.get("kind") == "IpRange":
-                self.skr_ipranges.append((cluster_of(doc), str(stored["metadata"]["name"])))
             elif registry.by_skr_kind(str(doc.get("kind"))) is not None:
                 meta = stored["metadata"]
                 self.skr_objects.append((cluster_of(doc), str(doc["kind"]), str(meta.get("namespace") or ""),
@@ -502,23 +499,10 @@ class CloudLocal:
         return path
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, object, state, detail) of each SKR IpRange applied (the KCP CIDR and what it is in the
-        provider: AWS the subnets per zone, GCP the global address, Azure the ``--cm`` VNet), then of each
-        SKR object of a declared kind, in the connect's order (the detail its ``SkrSide.summary`` gives)."""
+        """(kind, object, state, detail) of each SKR object of a declared kind applied, in the connect's
+        order (IpRanges first), the detail its ``SkrSide.summary`` gives (for an IpRange the KCP CIDR and
+        what it is in the provider)."""
         rows: list[tuple[str, str, str, str]] = []
-        for kyma, name in self.skr_ipranges:
-            skr = self.skrs[kyma]
-            obj = skr.get(names.SKR_IPRANGE, name) or {}
-            status = obj.get("status") or {}
-            detail = ""
-            if status.get("id"):
-                kcp_obj = self.kcp.get(names.KCP_IPRANGE, status["id"], names.KCP_NAMESPACE) or {}
-                kst = kcp_obj.get("status") or {}
-                subnets = ", ".join(f"{s.get('zone')} {s.get('range')} {s.get('id')}" for s in kst.get("subnets") or [])
-                detail = f"cidr {kst.get('cidr', '?')}" + (f"; subnets: {subnets}" if subnets else "")
-                if not subnets:  # GCP: the global address; Azure: the Cloud Manager network
-                    detail += f"; {kst.get('id') or ((kcp_obj.get('spec') or {}).get('network') or {}).get('name')}"
-            rows.append(_row(f"SKR IpRange ({kyma[:8]})", name, status, detail))
         declared = {res.kind: (kind, res) for kind in registry.kinds() if kind.skr
                     for res in kind.skr.resources.values()}
         def order(o: tuple[str, str, str, str]) -> tuple[int, tuple[str, str, str, str]]:

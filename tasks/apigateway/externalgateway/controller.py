@@ -55,24 +55,13 @@ KINDS: dict[str, Resource] = {
 
 
 def _get(kube: Kube, res: Resource, name: str, namespace: str | None) -> dict[str, Any] | None:
-    if not name:
-        return None
-    try:
-        return kube.get(res, name, namespace)
-    except ResourceMissing:
-        return None
-
-
-def _list(kube: Kube, res: Resource) -> tuple[dict[str, Any], ...]:
-    try:
-        return tuple(kube.list(res))
-    except ResourceMissing:
-        return ()
+    return reads.get(kube, res, name, namespace) if name else None
 
 
 def read_state(kube: Kube, obj: dict[str, Any]) -> ExternalGatewayState:
-    """The snapshot of one reconcile (API server reads: the ExternalGateway's references are in other
-    namespaces than any informer of the domain watches; a reconcile runs about hourly)."""
+    """The snapshot of one reconcile: API server reads (the ExternalGateway's references are in other
+    namespaces than any informer of the domain watches; a reconcile runs about hourly), but for every
+    Gateway and ExternalGateway, which the domain's informers hold."""
     eg = m.ExternalGateway.of(obj)
     crds = reads.crds(kube, m.GARDENER_CRDS)
     gardener = all(c in crds for c in m.GARDENER_CRDS)
@@ -85,7 +74,8 @@ def read_state(kube: Kube, obj: dict[str, Any]) -> ExternalGatewayState:
             existing[ref] = found
     if eg.deleting:
         return ExternalGatewayState(crds=crds, existing=existing)
-    others, gateways = _list(kube, EXTERNAL_GATEWAY), _list(kube, reads.GATEWAY)
+    cached = reads.READS.reader(kube)  # every Gateway and ExternalGateway: the domain's informers
+    others, gateways = (tuple(reads.list_objects(cached, res) or ()) for res in (EXTERNAL_GATEWAY, reads.GATEWAY))
     ca_namespace = None
     if eg.ca_secret[0] != eg.namespace:  # another namespace's Secret: read only where it allows us
         ca_namespace = _get(kube, resources.NAMESPACE, eg.ca_secret[0], None)

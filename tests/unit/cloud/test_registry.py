@@ -74,3 +74,12 @@ def test_a_summary_shows_only_the_objects_own_mirror() -> None:
     dots = _Kcp({"..": own})
     assert skr_kind.mirror(dots, names.REDIS_INSTANCE, {**obj, "status": {"id": ".."}}, "k1") is None  # type: ignore[arg-type]
     assert dots.reads == 0
+    # the SKR IpRange's row too (cluster scoped): its own mirror's CIDR, nothing of another tenant's
+    side = registry.get("iprange").skr
+    assert side is not None and side.summary is not None
+    iprange = {"metadata": {"name": "r1"}, "status": {"id": ident}}
+    mine = {"metadata": {"name": ident, "labels": ownership.owner_labels("k1", "r1", "")},
+            "status": {"cidr": "10.250.4.0/22", "id": "cm-x"}}
+    theirs = {**mine, "metadata": {"name": ident, "labels": ownership.owner_labels("k2", "r1", "")}}
+    assert side.summary(None, _Kcp({ident: mine}), "k1", iprange).detail == "cidr 10.250.4.0/22; cm-x"  # type: ignore[arg-type]
+    assert side.summary(None, _Kcp({ident: theirs}), "k1", iprange).detail == ""  # type: ignore[arg-type]
