@@ -11,7 +11,7 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["age_key", "cidr_failure", "newer", "overlap_winner", "quota_exceeded", "ranges_overlap"]
+__all__ = ["Ranked", "age_key", "cidr_failure", "newer", "overlap_winner", "quota_exceeded", "ranges_overlap"]
 
 Obj = Mapping[str, Any]
 
@@ -81,13 +81,34 @@ def overlap_winner(obj: Obj, others: Iterable[Obj]) -> str | None:
     return None
 
 
+def _quota_key(obj: Obj) -> tuple[str, str, str]:
+    return (*age_key(obj), str(_meta(obj).get("namespace") or ""))
+
+
+def _ref(obj: Obj) -> tuple[Any, Any]:
+    return _meta(obj).get("namespace"), _meta(obj).get("name")
+
+
+class Ranked(list[Any]):
+    """A list of objects that knows each one's place oldest first (:func:`quota_exceeded`), sorted once
+    on first use: a connect's snapshot, so the quota of each of its n objects costs O(1), not a sort."""
+
+    _places: dict[tuple[Any, Any], int] | None = None
+
+    def place(self, obj: Obj) -> int:
+        """``obj``'s index oldest first (``len(self)`` when it is not in the list)."""
+        if self._places is None:
+            self._places = {}
+            for i, o in enumerate(sorted(self, key=_quota_key)):
+                self._places.setdefault(_ref(o), i)
+        return self._places.get(_ref(obj), len(self))
+
+
 def quota_exceeded(obj: Obj, all_objects: Sequence[Obj], quota: int | None) -> bool:
     """Whether ``obj`` is beyond ``quota`` (``None`` = unlimited) among ``all_objects`` sorted oldest first
-    (namespaced objects: on a tie of time and name, by namespace)."""
+    (namespaced objects: on a tie of time and name, by namespace); a :class:`Ranked` list is sorted once."""
     if quota is None:
         return False
-    me = (_meta(obj).get("namespace"), _meta(obj).get("name"))
-    ordered = sorted(all_objects, key=lambda o: (*age_key(o), str(_meta(o).get("namespace") or "")))
-    index = next((i for i, o in enumerate(ordered) if (_meta(o).get("namespace"), _meta(o).get("name")) == me),
-                 len(ordered))
-    return index >= quota
+    if isinstance(all_objects, Ranked):
+        return all_objects.place(obj) >= quota
+    return Ranked(all_objects).place(obj) >= quota

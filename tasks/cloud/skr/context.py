@@ -11,6 +11,7 @@ from kube import Kube, Resource
 from tasks.cloud import names, registry
 from tasks.cloud.ownership import invalid_id
 from tasks.cloud.settings import CloudSettings
+from tasks.cloud.validate import Ranked
 from workers.controller import Result, ResultKind
 
 __all__ = ["SkrContext", "run_object"]
@@ -75,7 +76,7 @@ class SkrContext:
         """Use ``objects`` as the snapshot of ``res``; ``size``: its raw bytes, charged to the SKR
         client's budget by the list that read them (given back when the snapshot is forgotten)."""
         self.forget(res)
-        self._cache[res.full_name] = objects
+        self._cache[res.full_name] = Ranked(objects)  # each object's quota rank: sorted once per snapshot
         self._sizes[res.full_name] = size
 
     def forget(self, res: Resource) -> None:

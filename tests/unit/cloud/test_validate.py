@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.cloud.validate import cidr_failure, overlap_winner, quota_exceeded, ranges_overlap
+from tasks.cloud.validate import Ranked, cidr_failure, overlap_winner, quota_exceeded, ranges_overlap
 
 
 @pytest.mark.parametrize(("cidr", "message"), [
@@ -56,3 +56,6 @@ def test_quota_older_first() -> None:
     assert [quota_exceeded(o, objs, 1) for o in objs] == [True, False, True]
     assert [quota_exceeded(o, objs, 2) for o in objs] == [True, False, False]
     assert not any(quota_exceeded(o, objs, None) for o in objs)
+    ranked = Ranked(objs)  # a connect's snapshot: the same answers, sorted once
+    assert [quota_exceeded(o, ranked, q) for q in (1, 2) for o in objs] == [True, False, True, True, False, False]
+    assert ranked.place(ipr("z", "2020-01-01T00:00:00Z")) == 3  # not in the list
