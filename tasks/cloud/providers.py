@@ -44,10 +44,9 @@ from typing import Any
 
 from kube import Kube
 from kube.toolkit.outcome import Outcome
-from tasks.cloud.registry import Turn
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["LayerProvider", "ObjectContext", "Provider", "ProviderError",
+__all__ = ["LayerProvider", "Provider", "ProviderError",
            "ScopeContext", "ScopeInputs"]
 
 
@@ -91,12 +90,6 @@ class ScopeContext:
     kube: Kube
     scope: Mapping[str, Any]
     settings: CloudSettings
-
-
-@dataclass(frozen=True)
-class ObjectContext(Turn):
-    """One reconcile of a KCP object as the provider sees it: a :class:`~tasks.cloud.registry.Turn`
-    (``kube`` the KCP client, ``obj`` the object as last written, ``scope``, ``settings``)."""
 
 
 class Provider:

@@ -168,9 +168,8 @@ class KcpSide:
         read: ``(kcp, obj, namespace) -> seen``: the provider-independent reads (Scope, dependencies).
         plan: ``(seen, t) -> Outcome``: the provider-independent part (pure). Its
             :attr:`~kube.toolkit.Outcome.handoff` (``"reconcile"`` / ``"delete"``) hands the object,
-            once that outcome is carried out, to the Scope's provider (:attr:`Kind.providers`).
-        scope_of: the Scope's name of ``seen`` and whether its provider is known are read from
-            ``seen.scope`` / ``seen.provider_known``; the provider's turn gets ``seen``.
+            once that outcome is carried out, to the Scope's provider (:attr:`Kind.providers`): the
+            Scope is ``seen.scope``, and the provider's turn gets ``seen`` (:attr:`Turn.seen`).
         resync: seconds between resyncs of every object (``None``: none).
         timeout: the reconcile's deadline, seconds.
         wakes: ``(event type, obj) -> [(kind name or controller, name)]``: other objects a watch event

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kube.toolkit import deleting
 from tasks.cloud import names
 from tasks.cloud.aws.client import Ec2, ec2_for
 from tasks.cloud.aws.iprange_plan import Read, plan_create, plan_delete, read_failed
@@ -37,8 +38,7 @@ def _ec2(turn: Turn) -> Mapping[str, Any]:
 
 def _read_failed(failure: Any, turn: Turn) -> Any:
     # the original's reasons: CloudProviderError while provisioning, Unknown while deleting
-    deleting = bool(turn.obj["metadata"].get("deletionTimestamp"))
-    reason = names.REASON_UNKNOWN if deleting else names.REASON_CLOUD_PROVIDER_ERROR
+    reason = names.REASON_UNKNOWN if deleting(turn.obj) else names.REASON_CLOUD_PROVIDER_ERROR
     return read_failed(turn.obj, failure, reason, turn.t)
 
 

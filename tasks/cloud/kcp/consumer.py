@@ -15,7 +15,8 @@ from typing import Any
 
 from kube import Kube
 from tasks.cloud import clouds, names
-from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, in_scope, iprange_name, scope_of
+from tasks.cloud.kcp.consumer_plan import REASON_INVALID_IPRANGE_REFERENCE, Seen, in_scope, iprange_name
+from tasks.cloud.kcp.iprange_plan import scope_name
 
 __all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "read"]
 
@@ -23,7 +24,7 @@ __all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "read"]
 def read(kcp: Kube, obj: dict[str, Any], namespace: str) -> Seen:
     """The Scope, whether its provider is known and the KCP IpRange (``None`` when missing or of another
     Scope). Raises ``kube.ApiError``."""
-    scope = kcp.get(names.SCOPE, scope_of(obj), namespace)
+    scope = kcp.get(names.SCOPE, scope_name(obj), namespace)
     if scope is None:
         return Seen(obj, None)
     known = clouds.get(str((scope.get("spec") or {}).get("provider") or "")) is not None

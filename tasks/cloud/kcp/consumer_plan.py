@@ -30,9 +30,10 @@ from typing import Any
 import kube.toolkit.conditions as cond
 from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
+from tasks.cloud.kcp.iprange_plan import scope_name
 from tasks.cloud.step import StepBuilder, gone
 
-__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "Seen", "in_scope", "iprange_name", "plan", "scope_of"]
+__all__ = ["REASON_INVALID_IPRANGE_REFERENCE", "Seen", "in_scope", "iprange_name", "plan"]
 
 REASON_INVALID_IPRANGE_REFERENCE = "InvalidIpRangeReference"
 
@@ -53,15 +54,10 @@ def iprange_name(obj: Mapping[str, Any]) -> str:
     return str(((obj.get("spec") or {}).get("ipRange") or {}).get("name") or "")
 
 
-def scope_of(obj: Mapping[str, Any]) -> str:
-    """``spec.scope.name``."""
-    return str(((obj.get("spec") or {}).get("scope") or {}).get("name") or "")
-
-
 def in_scope(obj: Mapping[str, Any], iprange: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """``iprange`` (the KCP IpRange ``obj`` names, as read) when it lives in ``obj``'s Scope (the same
     non-empty ``spec.scope.name``), else ``None``: an IpRange of another Scope is never used."""
-    if iprange is None or not scope_of(obj) or scope_of(iprange) != scope_of(obj):
+    if iprange is None or not scope_name(obj) or scope_name(iprange) != scope_name(obj):
         return None
     return iprange
 

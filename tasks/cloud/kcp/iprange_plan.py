@@ -45,7 +45,7 @@ from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome, at_end, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.allocate import AllocationError, allocate_cidr
-from tasks.cloud.step import StepBuilder, go_list, gone
+from tasks.cloud.step import StepBuilder, go_list
 
 __all__ = ["NETWORK", "VPC_PEERING", "Seen", "finish", "network_name", "network_names", "peering_writes", "plan",
            "scope_name"]
@@ -157,10 +157,8 @@ def plan(seen: Seen, t: Callable[[float], float], now: str | None = None) -> Out
     obj = seen.obj
     run = StepBuilder(obj, now)
     scope = scope_name(obj)
-    if seen.scope is None:
-        if run.deleting:  # nothing can have been provisioned without a Scope to reach the cloud with
-            return gone()
-        return run.fail(names.REASON_SCOPE_NOT_FOUND, f"Scope {scope} does not exist", requeue_after=t(60))
+    if seen.scope is None:  # deleting: nothing can have been provisioned without a Scope to reach the cloud with
+        return run.scope_missing(t)
     fields: dict[str, Any] = {}
     finalized = has_finalizer(obj, names.FINALIZER)
     add = None if finalized or run.deleting else names.FINALIZER

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kube import Conflict
+from kube.toolkit import deleting
 from tasks.cloud import names, registry
 from tasks.cloud.skr import kind
 from tasks.cloud.skr.context import SkrContext
@@ -47,7 +48,7 @@ def resolve(ctx: SkrContext, consumer: Mapping[str, Any]) -> IpRangeUse:
         ctx.forget(names.SKR_IPRANGE)
         found = ctx.skr.get(names.SKR_IPRANGE, name)
         use = decide(consumer, found) if found is not None else IpRangeUse(None, wait=True)
-    if use.kcp_name and not (consumer.get("metadata") or {}).get("deletionTimestamp"):
+    if use.kcp_name and not deleting(consumer):
         use = owned(use, ctx.mirror(names.KCP_IPRANGE, use.kcp_name), ctx.kyma)
     return use
 

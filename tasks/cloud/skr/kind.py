@@ -14,7 +14,7 @@ from typing import Any
 from kube import Kube, Resource
 from kube.clock import now_rfc3339
 from kube.toolkit import execute
-from tasks.cloud import names
+from tasks.cloud import settings
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import foreign, invalid_id
 from tasks.cloud.registry import Kind
@@ -48,7 +48,7 @@ def mirror(kcp: Kube, res: Resource, obj: Mapping[str, Any], kyma: str) -> dict[
     ident = str((obj.get("status") or {}).get("id") or "")
     if not ident or invalid_id(ident) is not None:
         return None
-    found = kcp.get(res, ident, names.KCP_NAMESPACE)
+    found = kcp.get(res, ident, settings.current().kcp_namespace)
     meta = obj.get("metadata") or {}
     if foreign(found, kyma, str(meta.get("name") or ""), str(meta.get("namespace") or "")) is not None:
         return None

@@ -368,7 +368,7 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     if size > SECRET_DATA_MAX:  # rendered fields can grow a template: refused here, not by the API server
         return stop(run.fail(REASON_INVALID_EXTRA_DATA, f"the auth Secret's data would be {size} bytes "
                                                         f"(base64), at most {SECRET_DATA_MAX} are allowed"),
-                    **{k: v for k, v in writes.items() if k == "patch"})
+                    patch=writes.get("patch"))
     if secret is None:
         writes["secret_create"] = wanted
     elif _secret_differs(secret, wanted):
