@@ -259,8 +259,8 @@ _unverified_hosts: set[str] = set()
 
 def _warn_unverified(host: str) -> None:
     """Warn once per host and process that the NGINXaaS API key goes to ``host`` without the server's
-    certificate verified (``tls-mode`` ``no-tls`` / ``skip-verify-tls``; plain text over ``http://``):
-    whoever answers in its place receives the key (the original sends it silently)."""
+    certificate verified (``tls-mode`` ``no-tls`` / ``skip-verify-tls``, or any mode over ``http://``,
+    in plain text): whoever answers in its place receives the key (the original sends it silently)."""
     with _unverified_lock:
         if host in _unverified_hosts:
             return
@@ -279,7 +279,7 @@ def plus_client_for(kube: Kube, host: str, settings: ModeConfig, names: EdgeName
     secrets = {name: reader.get(resources.SECRET, name, names.namespace) for name in needed}
     if not nlk:
         return PlusClient(host, tls_material(settings, secrets))
-    if edge_settings.current().api_key and settings.tls_mode is TLSMode.NO_TLS:
+    if edge_settings.current().api_key and (settings.tls_mode is TLSMode.NO_TLS or host.startswith("http://")):
         _warn_unverified(host)
     return PlusClient(host, tls_material(settings, secrets), api_key=edge_settings.current().api_key,
                       nlk_version=nlk_version())

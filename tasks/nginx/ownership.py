@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube import Conflict, Kube, NotFound, resources
-from tasks.nginx.plan import parse_owned, parse_owners, record_key, record_value, recorded_owner
+from tasks.nginx.plan import parse_owned, record_key, record_value, recorded_owner
 from tasks.nginx.reads import READS
 from tasks.nginx.settings import EdgeNames
 from tasks.nginx.translate import UpstreamRef
@@ -35,19 +35,10 @@ def owned(kube: Kube, names: EdgeNames) -> set[tuple[str, UpstreamRef]]:
     return parse_owned(_data(kube, names))
 
 
-def owns(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> bool:
-    """Whether ``upstream`` on ``host`` is recorded."""
-    return record_key(host, upstream) in _data(kube, names)
-
-
 def recorded(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef) -> str | None:
     """The owner recorded for ``upstream`` on ``host`` (``""``: none), ``None`` when not recorded."""
     return recorded_owner(_data(kube, names), host, upstream)
 
-
-def owners(kube: Kube, names: EdgeNames) -> dict[UpstreamRef, str]:
-    """Each upstream's recorded owning Service."""
-    return parse_owners(_data(kube, names))
 
 
 def _patch(kube: Kube, names: EdgeNames, data: dict[str, Any]) -> None:

@@ -279,8 +279,8 @@ REASON_NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
 
 
 def _created(service: Mapping[str, Any]) -> tuple[str, str, str]:
-    meta = _meta(service)
-    return str(meta.get("creationTimestamp") or ""), str(meta.get("namespace", "")), str(meta.get("name", ""))
+    meta = _meta(service)  # one without a creationTimestamp (a manifest not yet applied) comes last
+    return str(meta.get("creationTimestamp") or "~"), str(meta.get("namespace", "")), str(meta.get("name", ""))
 
 
 def nlk_owners(claims: Mapping[UpstreamRef, Sequence[Mapping[str, Any]]],
