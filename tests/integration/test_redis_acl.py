@@ -83,7 +83,11 @@ def test_the_listener_cannot_write_another_controllers_queue(acl_redis: tuple[st
     """issue 27: its user could write every controller's queue (``~rq:*``): now only the connect
     controller's keys and the cloud-skr queue's."""
     url, _ = acl_redis
-    listener = redis.Redis.from_url(_as(url, "listener", LISTENER_PW))
+    with redis.Redis.from_url(_as(url, "listener", LISTENER_PW)) as listener:
+        _only_its_own_keys(listener)
+
+
+def _only_its_own_keys(listener: redis.Redis) -> None:
     for forbidden in (lambda: listener.rpush("rq:nginx:ready", "nginx-upstreams local/x/y"),
                       lambda: listener.zadd("rq:ctl:apirule:waiting", {"local/ns/evil": 1}),
                       lambda: listener.rpush("rq:cloud-kcp:ready", "cloud-kcp-iprange local/x/y"),

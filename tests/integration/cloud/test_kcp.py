@@ -223,13 +223,15 @@ def test_delete_while_used(cloud: CloudEnv) -> None:
         "metadata": {"name": foreign, "namespace": names.KCP_NAMESPACE, "labels": {names.LABEL_IGNORE: "true"}},
         "spec": {"ipRange": {"name": name}, "scope": {"name": "another-kyma"},
                  "remoteRef": {"namespace": "ns", "name": "v"}, "instance": {"aws": {}}}})
-    cloud.kcp.delete(names.KCP_IPRANGE, name, names.KCP_NAMESPACE)
-    obj = wait_state(cloud, name, "Warning")
-    assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
-        ("Warning", "DeleteWhileUsed", f"Can not be deleted while used by NfsInstance: [kcp-system/{nfs}]")]
-    cloud.kcp.delete(names.NFS_INSTANCE, nfs, names.KCP_NAMESPACE)
-    cloud.wait(lambda: cloud.kcp_get(names.KCP_IPRANGE, name) is None, message="deleted once unused by its own")
-    cloud.kcp.delete(names.NFS_INSTANCE, foreign, names.KCP_NAMESPACE)
+    try:  # the stack is shared by the package's tests: the foreign object goes also when this fails
+        cloud.kcp.delete(names.KCP_IPRANGE, name, names.KCP_NAMESPACE)
+        obj = wait_state(cloud, name, "Warning")
+        assert [(c["type"], c["reason"], c["message"]) for c in obj["status"]["conditions"]] == [
+            ("Warning", "DeleteWhileUsed", f"Can not be deleted while used by NfsInstance: [kcp-system/{nfs}]")]
+        cloud.kcp.delete(names.NFS_INSTANCE, nfs, names.KCP_NAMESPACE)
+        cloud.wait(lambda: cloud.kcp_get(names.KCP_IPRANGE, name) is None, message="deleted once unused by its own")
+    finally:
+        cloud.kcp.delete(names.NFS_INSTANCE, foreign, names.KCP_NAMESPACE)
 
 
 def test_scope_missing(cloud: CloudEnv) -> None:

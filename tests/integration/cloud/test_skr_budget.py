@@ -18,6 +18,7 @@ from kube.resources import Resource
 from tasks.cloud import settings as cloud_settings
 from tasks.cloud.skr import connect
 from tasks.cloud.skr.context import SkrContext
+from tests.fixtures.processes import served
 from tests.integration.kube.test_remote_limits import Evil, _json, _page
 from workers.controller import Result
 
@@ -29,9 +30,7 @@ KIND_B = Resource("cloud-resources.kyma-project.io", "v1beta1", "awsnfsvolumes",
 
 @pytest.fixture
 def evil() -> Iterator[Evil]:
-    server = Evil()
-    yield server
-    server.server.shutdown()
+    yield from served(Evil())
 
 
 def _ctx(evil: Evil, budget: int) -> SkrContext:

@@ -19,6 +19,7 @@ from kube import ApiError, Kube, ReadLimitExceeded
 from kube.client import ByteBudget, ReadLimits
 from kube.clusters import RemoteKube, connect_budget, pod_memory_bytes
 from kube.resources import Resource
+from tests.fixtures.processes import served
 
 pytestmark = pytest.mark.integration
 
@@ -48,6 +49,11 @@ class Evil:
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def stop(self) -> None:
+        """Stop serving and close the listening socket."""
+        self.server.shutdown()
+        self.server.server_close()
+
     def client(self, timeout: float = 2.0, budget: int = 2**30, **limits: int) -> RemoteKube:
         config = k8s.Configuration()
         config.host = self.url
@@ -57,9 +63,7 @@ class Evil:
 
 @pytest.fixture
 def evil() -> Iterator[Evil]:
-    server = Evil()
-    yield server
-    server.server.shutdown()
+    yield from served(Evil())
 
 
 def _json(h: BaseHTTPRequestHandler, body: object, status: int = 200) -> None:

@@ -8,10 +8,29 @@ from typing import Any
 
 from kube.refusal import Failure, FailureKind
 from kube.resources import Resource
-from kube.toolkit import Action, Outcome, Write
+from kube.toolkit import Action, Call, Outcome, Write
 from tasks.cloud import names
 
-__all__ = ["SkrWrites", "answered", "refuse"]
+__all__ = ["SkrWrites", "answered", "calls", "done", "failed", "refuse"]
+
+
+def calls(outcome: Outcome) -> tuple[Call, ...]:
+    """The outcome's provider calls, in order (asserting it writes nothing else)."""
+    assert all(isinstance(w, Call) for w in outcome.writes), outcome.writes
+    return outcome.writes  # type: ignore[return-value]
+
+
+def done(outcome: Outcome, answers: Sequence[Any] | None = ()) -> Outcome:
+    """The Outcome once every write was made with ``answers`` (as the executor asks ``then``; none:
+    the outcome itself)."""
+    return outcome.then(tuple(answers or ())) if outcome.then is not None else outcome
+
+
+def failed(outcome: Outcome, call: Call, failure: Failure) -> Outcome | None:
+    """The Outcome of the refused ``call`` (``None``: the next write follows), as the executor asks
+    ``refused``."""
+    assert outcome.refused is not None and call in outcome.writes
+    return outcome.refused(call, failure, ())
 
 
 def refuse(outcome: Outcome, write: Write, message: str = "", kind: FailureKind = "refused", status: int = 400,

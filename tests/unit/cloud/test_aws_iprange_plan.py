@@ -15,7 +15,7 @@ from tasks.cloud.aws.iprange_plan import (
     subnet_conflict,
     vpc_overlap,
 )
-from tests.fixtures.outcomes import calls, done, failed
+from tests.unit.cloud.outcomes import calls, done, failed
 
 
 def assoc(cidr: str, state: str = "associated", ident: str = "a") -> dict:

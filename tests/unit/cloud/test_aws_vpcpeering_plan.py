@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kube.refusal import Failure
-from kube.toolkit import Call, Outcome
+from kube.toolkit import Outcome
 from tasks.cloud import names
 from tasks.cloud.aws.vpcpeering_plan import (
     Read,
@@ -20,6 +20,7 @@ from tasks.cloud.aws.vpcpeering_plan import (
     remote_client_failed,
     should_update,
 )
+from tests.unit.cloud.outcomes import calls, done, failed
 
 NOW = "2026-01-01T00:00:00Z"
 SHOOT = "c-1234567"
@@ -37,25 +38,6 @@ def fail(code: str = "", message: str = "", retryable: bool = False, not_found: 
     """A refused AWS request as the client layer classifies it (:attr:`AwsError.failure`)."""
     return Failure("retry" if retryable else "not_found" if not_found else "refused", 400, code, message, message,
                    10.0 if retryable else None)
-
-
-def calls(outcome: Outcome) -> tuple[Call, ...]:
-    """The plan's EC2 calls, in order."""
-    assert all(isinstance(w, Call) for w in outcome.writes)
-    return outcome.writes  # type: ignore[return-value]
-
-
-def done(outcome: Outcome, answers: list[Any] | None = None) -> Outcome:
-    """The Outcome once every call was made with ``answers`` (as the executor asks ``then``)."""
-    return outcome.then(tuple(answers or ())) if outcome.then is not None else outcome
-
-
-def failed(outcome: Outcome, call: Call, failure: Failure) -> Outcome:
-    """The Outcome of a refused ``call`` (as the executor asks ``refused``)."""
-    assert outcome.refused is not None
-    found = outcome.refused(call, failure, ())
-    assert found is not None
-    return found
 
 
 def obj(status: dict[str, Any] | None = None, strategy: str = "AUTO", delete_remote: bool = False) -> dict[str, Any]:

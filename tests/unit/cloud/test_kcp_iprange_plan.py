@@ -13,7 +13,7 @@ from kube.toolkit.outcome import Event, Outcome
 from tasks.cloud import names
 from tasks.cloud.kcp.iprange_plan import NETWORK, VPC_PEERING, Seen, finish, peering_writes, plan
 from tasks.cloud.step import gone
-from tests.fixtures.outcomes import done
+from tests.unit.cloud.outcomes import done
 
 NOW = "2026-01-01T00:00:00Z"
 NODES = ["10.250.0.0/22", "100.64.0.0/12", "100.104.0.0/13"]

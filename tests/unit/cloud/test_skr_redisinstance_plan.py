@@ -300,10 +300,12 @@ FLOOD = "{{" * 40_000  # issue 27: 80 KB of "{{" took 33 s per value with re.fin
     ("{{\n.host\n}}", "H"),
     ("{{.host}}{{ if .host }}{{ end }}", "{{.host}}{{ if .host }}{{ end }}"),
 ])
+@pytest.mark.timeout(10)  # the quadratic regex took 33 s on FLOOD: a regression fails, not just slows
 def test_templates_render_in_one_scan_as_the_regex_did(template: str, rendered: str) -> None:
     assert render_extra_data({"k": template}, {"host": "H"}) == {"k": rendered}
 
 
+@pytest.mark.timeout(10)  # ~264 s with the regex: a regression fails here
 def test_eight_flooded_values_render_as_text() -> None:
     """The issue's attack: ``{{`` x 40,000 in eight values comes back unchanged (linear: the whole suite
     would stall for minutes otherwise; bench/extradata.py prints the time)."""

@@ -32,9 +32,9 @@ def gcp() -> Iterator[GcpStandIn]:
 @pytest.fixture
 def gcp_vpc() -> Iterator[GcpStandIn]:
     """A GCP stand-in whose operations finish 10 ms after they start, with the shoot's VPC network."""
-    standin = GcpStandIn(op_delay=0.01, projects=(PROJECT,)).start()
-    standin.state.put_network(PROJECT, VPC)
-    yield from served(standin)
+    standin = GcpStandIn(op_delay=0.01, projects=(PROJECT,))
+    standin.state.put_network(PROJECT, VPC)  # seeded before it serves: nothing to stop if this fails
+    yield from served(standin.start())
 
 
 def conforms(api: str, schema: str, body: dict[str, Any], version: str = "v1") -> None:

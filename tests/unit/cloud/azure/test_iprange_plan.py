@@ -13,7 +13,7 @@ from tasks.cloud.azure import iprange_plan
 from tasks.cloud.azure.iprange_plan import Read, Timing
 from tasks.cloud.azure.vpcpeering_plan import kyma_peering
 from tasks.cloud.calls import needed, read_as_needed
-from tests.fixtures.outcomes import calls, done, failed
+from tests.unit.cloud.outcomes import calls, done, failed
 
 NOW = "2026-01-01T00:00:00Z"
 SUB, SHOOT, KYMA, REGION = "sub-1", "c-1", "kyma-az", "northeurope"

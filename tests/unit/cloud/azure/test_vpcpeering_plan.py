@@ -23,6 +23,7 @@ from tasks.cloud.azure.vpcpeering_plan import (
     plan_delete,
     read_failed,
 )
+from tests.unit.cloud.outcomes import calls, done, failed
 
 NOW = "2026-11-26T01:00:00Z"
 LOCAL = VNet("sub-l", "shoot--kyma--c-1", "shoot--kyma--c-1", "tenant-l")
@@ -50,23 +51,6 @@ def t(seconds: float) -> float:
 def arm(status: int, code: str, message: str) -> Failure:
     """A refused ARM request as the client layer classifies it (:attr:`AzureApiError.failure`)."""
     return AzureApiError(status, code, message).failure
-
-
-def calls(outcome: Outcome) -> tuple[Call, ...]:
-    """The plan's ARM calls, in order."""
-    assert all(isinstance(w, Call) for w in outcome.writes)
-    return outcome.writes  # type: ignore[return-value]
-
-
-def done(outcome: Outcome) -> Outcome:
-    """The Outcome once every call was made (as the executor asks ``then``)."""
-    return outcome.then(()) if outcome.then is not None else outcome
-
-
-def failed(outcome: Outcome, call: Call, failure: Failure) -> Outcome | None:
-    """The Outcome of a refused ``call`` (``None``: the next call follows), as the executor asks ``refused``."""
-    assert outcome.refused is not None
-    return outcome.refused(call, failure, ())
 
 
 def obj(status: dict[str, Any] | None = None, gateway: bool = False, delete_remote: bool = False,

@@ -10,7 +10,7 @@ import pytest
 from kube.refusal import Failure
 from tasks.cloud.calls import needed, read_as_needed
 from tasks.cloud.gcp.iprange_plan import Read, plan
-from tests.fixtures.outcomes import calls, done, failed
+from tests.unit.cloud.outcomes import calls, done, failed
 
 NOW = "2026-01-01T00:00:00Z"
 PROJECT, VPC = "p-1", "shoot--kyma--c"
