@@ -49,6 +49,17 @@ AZURE_MANAGED_REDIS = Resource(KCP_GROUP, VERSION, "azuremanagedredis", "AzureMa
 AWS_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "awsnfsvolumes", "AwsNfsVolume", True)
 GCP_NFS_VOLUME = Resource(SKR_GROUP, VERSION, "gcpnfsvolumes", "GcpNfsVolume", True)
 
+#: SKR NFS backups, restores and schedules (``nfsBackup`` feature; no KCP mirror: their SKR plans call
+#: the provider with the Scope's credentials).
+GCP_NFS_VOLUME_BACKUP = Resource(SKR_GROUP, VERSION, "gcpnfsvolumebackups", "GcpNfsVolumeBackup", True)
+GCP_NFS_VOLUME_RESTORE = Resource(SKR_GROUP, VERSION, "gcpnfsvolumerestores", "GcpNfsVolumeRestore", True)
+GCP_NFS_BACKUP_SCHEDULE = Resource(SKR_GROUP, VERSION, "gcpnfsbackupschedules", "GcpNfsBackupSchedule", True)
+GCP_NFS_VOLUME_BACKUP_DISCOVERY = Resource(SKR_GROUP, VERSION, "gcpnfsvolumebackupdiscoveries",
+                                           "GcpNfsVolumeBackupDiscovery", False)
+AWS_NFS_VOLUME_BACKUP = Resource(SKR_GROUP, VERSION, "awsnfsvolumebackups", "AwsNfsVolumeBackup", True)
+AWS_NFS_VOLUME_RESTORE = Resource(SKR_GROUP, VERSION, "awsnfsvolumerestores", "AwsNfsVolumeRestore", True)
+AWS_NFS_BACKUP_SCHEDULE = Resource(SKR_GROUP, VERSION, "awsnfsbackupschedules", "AwsNfsBackupSchedule", True)
+
 #: Outside kinds the loops read.
 KYMA = Resource("operator.kyma-project.io", "v1beta2", "kymas", "Kyma", True)
 GARDENER_CLUSTER = Resource("infrastructuremanager.kyma-project.io", "v1", "gardenerclusters", "GardenerCluster",
@@ -145,6 +156,9 @@ LABEL_NFS_VOLUME_NAME = "cloud-resources.kyma-project.io/nfsVolumeName"
 LABEL_NFS_VOLUME_NAMESPACE = "cloud-resources.kyma-project.io/nfsVolumeNamespace"
 LABEL_NFS_VOLUME_CAPACITY = "cloud-resources.kyma-project.io/nfsVolumeStorageCapacity"
 LABEL_MANAGED = "cloud-resources.kyma-project.io/managed"
+#: Labels of a backup a schedule created (``api/cloud-resources/v1beta1`` ``LabelScheduleName`` ...).
+LABEL_SCHEDULE_NAME = "cloud-resources.kyma-project.io/scheduleName"
+LABEL_SCHEDULE_NAMESPACE = "cloud-resources.kyma-project.io/scheduleNamespace"
 #: ``util.NewLabelBuilder().WithCloudManagerDefaults()``.
 CLOUD_MANAGER_DEFAULT_LABELS = {"app.kubernetes.io/component": "cloud-manager", "app.kubernetes.io/part-of": "kyma",
                                 "app.kubernetes.io/managed-by": "cloud-manager"}
