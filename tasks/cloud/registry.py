@@ -33,11 +33,12 @@ from typing import Any
 from kube.client import Kube
 from kube.resources import Resource
 from kube.toolkit.outcome import Outcome
+from tasks.cloud.kcp.nuke_plan import ProviderObject
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["ANY_PROVIDER", "KcpSide", "Kind", "KindRender", "ProviderSide", "SkrSide", "Summary", "Timing", "Turn",
-           "by_kcp_kind", "by_skr_kind", "get", "iprange_consumers", "kinds", "nuked", "quota_default", "register",
-           "skr_kinds"]
+__all__ = ["ANY_PROVIDER", "KcpSide", "Kind", "KindRender", "NukeSide", "ProviderObject", "ProviderSide", "SkrSide",
+           "Summary", "Timing", "Turn", "by_kcp_kind", "by_skr_kind", "get", "iprange_consumers", "kinds", "nuked",
+           "provider_nuked", "quota_default", "register", "skr_kinds"]
 
 #: Seconds scaled by the domain's time scale (``CloudSettings.t``).
 Timing = Callable[[float], float]
@@ -191,6 +192,27 @@ class KcpSide:
 
 
 @dataclass(frozen=True)
+class NukeSide:
+    """One provider's resources of a kind that Nuke deletes at the provider (a runtime's NFS backups:
+    cloud-manager's ``pkg/kcp/provider/<provider>/nuke``, flags ``nukeBackupsGcp`` / ``nukeBackupsAws``).
+
+    Attributes:
+        kind: the kind named in the Nuke's status (``resourceType: ProviderResource``), e.g.
+            ``FilestoreBackup``.
+        clients: ``(scope, settings) -> client``: the client of the Scope's credentials; raises the client
+            layer's :class:`~kube.refusal.Refusal`.
+        list: ``(client, scope) -> [ProviderObject]``: this runtime's resources only (what the Scope's own
+            names or labels select); raises :class:`~kube.refusal.Refusal`.
+        list_failed: the Error reason of a refused listing (``ErrorListingGcpFilestoreBackups``).
+    """
+
+    kind: str
+    clients: Callable[[Mapping[str, Any], CloudSettings], Any]
+    list: Callable[[Any, Mapping[str, Any]], list[ProviderObject]]
+    list_failed: str
+
+
+@dataclass(frozen=True)
 class KindRender:
     """The kind's ``reconcilery render <command>``: a dry run over manifests and a Scope (pure).
 
@@ -229,6 +251,8 @@ class Kind:
             in the ``DeleteWhileUsed`` messages (``None``: not a consumer).
         nuke: place in Nuke's deletion order (``None``: Nuke leaves it).
         render: the ``render`` command (``None``: none).
+        provider_nuke: provider type -> the provider resources of the kind Nuke deletes directly (kinds
+            without a KCP mirror: a runtime's NFS backups).
     """
 
     name: str
@@ -238,6 +262,7 @@ class Kind:
     iprange_consumer: int | None = None
     nuke: int | None = None
     render: KindRender | None = None
+    provider_nuke: Mapping[str, NukeSide] = field(default_factory=dict)
 
     @property
     def controller(self) -> str:
@@ -311,6 +336,13 @@ def nuked() -> list[Resource]:
     """The KCP resources Nuke deletes, in its order."""
     found = [k for k in kinds() if k.nuke is not None and k.kcp is not None]
     return [k.kcp.resource for k in sorted(found, key=lambda k: (k.nuke, k.name)) if k.kcp is not None]
+
+
+def provider_nuked(provider: str) -> list[NukeSide]:
+    """The provider resources Nuke deletes directly in a runtime of ``provider``, in Nuke's order (then by
+    kind name)."""
+    found = sorted((k for k in kinds() if provider in k.provider_nuke), key=lambda k: (k.nuke or 0, k.name))
+    return [k.provider_nuke[provider] for k in found]
 
 
 def iprange_consumers(skr: bool) -> list[Resource]:

@@ -6,6 +6,11 @@ Lists, in the Nuke's namespace, the objects of the kinds declared with a place i
 being deleted, and tracks each in ``status.resources[]{kind, resourceType: KCP, objects{name: state}}``
 (``Deleting``, then ``Deleted``). Ready when all are gone; a Ready Nuke is done for good. A list error is
 state Error reason ``ErrorListingResources`` (requeue 300 s).
+
+While the Scope is there, the provider resources Nuke deletes directly (the runtime's NFS backups:
+:func:`tasks.cloud.registry.provider_nuked` of the Scope's provider) are listed through the Scope's
+credentials and deleted in the same turn (:mod:`.nuke_plan`); a refused listing is state Error with the
+kind's reason (``ErrorListingGcpFilestoreBackups``), back after 10 s, as the original.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 from kube import ApiError, ResourceMissing, client_for
 from kube.clock import now_rfc3339
+from kube.refusal import Refusal
 from kube.toolkit import StatusWriter, deleting, execute
 from tasks.cloud import names, registry, settings
 from tasks.cloud.kcp.nuke_plan import plan
@@ -41,4 +47,16 @@ def reconcile(key: Key) -> Result:
             StatusWriter(kcp, names.NUKE, nuke).fail(names.REASON_ERROR_LISTING_RESOURCES,
                                                      f"Error listing {res.kind} resources: {exc.message}")
             return Result.requeue(s.t(300))
-    return execute(plan(nuke, found, s.t, now_rfc3339()), kcp, names.NUKE, nuke, resources=kinds).result
+    scope_name = str(((nuke.get("spec") or {}).get("scope") or {}).get("name") or "")
+    scope = kcp.get(names.SCOPE, scope_name, key.namespace) if scope_name else None
+    provider: dict[str, list[registry.ProviderObject]] = {}
+    clients: dict[str, object] = {}
+    for side in registry.provider_nuked(str(((scope or {}).get("spec") or {}).get("provider") or "")):
+        try:
+            clients[side.kind] = side.clients(scope or {}, s)
+            provider[side.kind] = side.list(clients[side.kind], scope or {})
+        except Refusal as exc:
+            StatusWriter(kcp, names.NUKE, nuke).fail(side.list_failed, exc.failure.message)
+            return Result.requeue(s.t(10))
+    return execute(plan(nuke, found, s.t, now_rfc3339(), provider), kcp, names.NUKE, nuke, resources=kinds,
+                   clients=clients).result
