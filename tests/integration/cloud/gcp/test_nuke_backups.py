@@ -1,0 +1,94 @@
+"""Nuke's GCP backups (cloud-manager's pkg/kcp/provider/gcp/nuke) against the GCP stand-in: the Scope's
+backups in every location are listed through the real ``google-cloud-filestore`` client, deleted by the
+Nuke plan's calls through the same client, and hold the Nuke ``Deleting`` until none is listed; backups of
+other runtimes, shared ones and foreign ones stay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kube.refusal import Refusal
+from kube.toolkit import execute
+from kube.toolkit.outcome import Outcome
+from standins.gcp import GcpStandIn
+from tasks.cloud import settings
+from tasks.cloud.gcp.nuke_backups import NUKE_SIDE, listed
+from tasks.cloud.gcp.nuke_backups_client import NukeBackupsClient
+from tasks.cloud.kcp.nuke_plan import plan
+
+from .conftest import PROJECT
+
+pytestmark = pytest.mark.integration
+
+NOW = "2026-01-01T00:00:00Z"
+SCOPE = {"metadata": {"name": "kyma-1", "namespace": "kcp-system"},
+         "spec": {"provider": "gcp", "scope": {"gcp": {"project": PROJECT}}}}
+MINE = {"managed-by": "cloud-manager", "scope-name": "kyma-1"}
+
+
+def t(seconds: float) -> float:
+    return seconds
+
+
+def name(location: str, backup: str, project: str = PROJECT) -> str:
+    return f"projects/{project}/locations/{location}/backups/{backup}"
+
+
+@pytest.fixture
+def seeded(gcp: GcpStandIn) -> GcpStandIn:
+    gcp.state.op_delay = 0.0
+    fs = gcp.filestore
+    fs.put_backup(name("us-east4", "mine-1"), labels=MINE)
+    fs.put_backup(name("europe-west3", "mine-2"), labels={**MINE, "cm-allow-c-2": "accessible"})
+    fs.put_backup(name("us-east4", "going"), labels=MINE, state="DELETING")
+    fs.put_backup(name("us-east4", "other-runtime"), labels={"managed-by": "cloud-manager", "scope-name": "kyma-10"})
+    fs.put_backup(name("us-east4", "shared-with-me"),
+                  labels={"managed-by": "cloud-manager", "scope-name": "kyma-2", "cm-allow-c-1": "accessible"})
+    fs.put_backup(name("us-east4", "hand-made"), labels={"scope-name": "kyma-1"})
+    fs.put_backup(name("us-east4", "mine-elsewhere", "other-project"), labels=MINE)
+    return gcp
+
+
+def test_the_scopes_backups_go_in_every_location_and_hold_the_nuke(seeded: GcpStandIn) -> None:
+    s = settings.load({"RECONCILERY_GCP_ENDPOINT_URL": seeded.url})
+    client = NUKE_SIDE.clients(SCOPE, s)
+    assert isinstance(client, NukeBackupsClient)
+    found = NUKE_SIDE.list(client, SCOPE)
+    assert sorted((o.id, o.deleting) for o in found) == [
+        (name("europe-west3", "mine-2"), False), (name("us-east4", "going"), True), (name("us-east4", "mine-1"), False)]
+    nuke: dict[str, Any] = {"metadata": {"name": "kyma-1"}, "spec": {"scope": {"name": "kyma-1"}}, "status": {}}
+    first = plan(nuke, {}, t, NOW, {NUKE_SIDE.kind: found})
+    execute(first, clients={NUKE_SIDE.kind: client})
+    assert first.status is not None and first.status["state"] == "Deleting" and first.requeue_after == 10
+    left = seeded.filestore.backups()
+    assert sorted(left) == sorted([name("us-east4", n) for n in ("going", "other-runtime", "shared-with-me",
+                                                                 "hand-made")]
+                                  + [name("us-east4", "mine-elsewhere", "other-project")])
+    seeded.filestore.finish()  # the DELETING one (put there by hand) has no operation: it stays listed
+    nuke["status"] = first.status
+    second = plan(nuke, {}, t, NOW, {NUKE_SIDE.kind: listed(client, SCOPE)})
+    executed = execute(second, clients={NUKE_SIDE.kind: client})
+    assert executed.answers == ()  # its deletion runs: not asked again
+    assert second.status is not None and {**nuke["status"], **second.status}["state"] == "Deleting"
+    assert second.requeue_after == 10
+    assert second.status["resources"] == [{"kind": "FilestoreBackup", "resourceType": "ProviderResource", "objects": {
+        name("europe-west3", "mine-2"): "Deleted", name("us-east4", "going"): "Deleting",
+        name("us-east4", "mine-1"): "Deleted"}}]
+
+
+def test_a_refused_listing_is_the_nukes_error_and_a_gone_backup_is_deleted(seeded: GcpStandIn) -> None:
+    client = NukeBackupsClient(endpoint=seeded.url)
+    seeded.state.inject("GET", "/backups", 403, "Permission 'file.backups.list' denied")
+    with pytest.raises(Refusal) as refused:
+        listed(client, SCOPE)
+    assert refused.value.failure.status == 403 and "file.backups.list" in refused.value.failure.message
+    assert NUKE_SIDE.list_failed == "ErrorListingGcpFilestoreBackups"
+    assert client.delete_backup(name("us-east4", "never-was")) is None  # gone between list and delete: done
+    assert listed(client, {"metadata": {"name": "kyma-1"}, "spec": {"scope": {}}}) == []  # no project: nothing
+    out = plan({"metadata": {"name": "k"}, "spec": {"scope": {"name": "kyma-1"}}, "status": {}}, {}, t, NOW,
+               {NUKE_SIDE.kind: listed(client, SCOPE)})
+    seeded.state.inject("DELETE", "/backups/", 500, "backend error", times=5)
+    executed = execute(out, clients={NUKE_SIDE.kind: client})
+    assert isinstance(executed.outcome, Outcome) and executed.outcome.requeue_after == 10  # asked again later
