@@ -1453,10 +1453,13 @@ class FilestoreState:
     ``sourceInstance`` a ``READY`` instance of the project, ``sourceFileShare`` its share) answers an
     operation and the backup ``CREATING``, ``READY`` when done, with ``capacityGb`` and
     ``sourceInstanceTier`` of the source and ``storageBytes`` / ``downloadBytes`` the instance's used bytes
-    (:meth:`set_used_bytes`, default 0); list (location ``-``: every location of the project; ``filter``,
-    :func:`parse_filter`; ``orderBy`` ``name`` / ``name desc``; pages), patch (``updateMask`` of ``labels``,
-    ``description``; applied when the operation is done), delete (``DELETING``, gone when done). Backups
-    outlive their source instance.
+    (:meth:`set_used_bytes`; by default a tenth of the share's capacity); list (location ``-``: every
+    location of the project; ``filter``, :func:`parse_filter`; ``orderBy`` ``name`` / ``name desc``; pages),
+    patch (``updateMask`` of ``labels``, ``description``; applied when the operation is done), delete
+    (``DELETING``, gone when done). Backups
+    outlive their source instance. The documented concurrency limits of a backup chain (the backups of one
+    source instance) hold: see :meth:`delete_backup` and :meth:`create_backup`. Not modelled: the steady
+    state rate limit of one backup create or restore per instance every 10 minutes.
 
     Restore (``POST .../instances/{id}:restore``, ``fileShare``, ``sourceBackup``): the instance is
     ``RESTORING`` until the operation is done, then ``READY`` with ``fileShares[0].sourceBackup`` the
@@ -1506,10 +1509,14 @@ class FilestoreState:
                 "fileSystemProtocol": "NFS_V3"}
             return copy.deepcopy(self._backups[name])
 
-    def set_used_bytes(self, instance: str, used: int) -> None:
-        """The bytes the share of ``instance`` (full name) holds: a new backup's ``storageBytes``."""
+    def set_used_bytes(self, instance: str, used: int | None) -> None:
+        """The bytes the share of ``instance`` (full name) holds: a new backup's ``storageBytes`` and
+        ``downloadBytes`` (unset: a tenth of the share's capacity)."""
         with self.parent.lock:
-            self._used_bytes[instance] = used
+            if used is None:
+                self._used_bytes.pop(instance, None)
+            else:
+                self._used_bytes[instance] = used
 
     def set_error(self, name: str, message: str = "injected instance failure") -> None:
         """Put the instance ``name`` (full name) into state ``ERROR`` with ``statusMessage``."""
@@ -1751,7 +1758,8 @@ class FilestoreState:
     def create_backup(self, location: str, backup_id: str, body: Any) -> dict[str, Any]:
         """``POST {location}/backups?backupId=`` (body a Backup): 400 for a bad id, a zone or ``-`` as
         location, bad labels, a malformed or unknown source instance or another share, 409 for a taken
-        name, 400 ``FAILED_PRECONDITION`` when the source instance is not ``READY``."""
+        name, 400 ``FAILED_PRECONDITION`` when the source instance is not ``READY`` or its most recent
+        backup is being deleted (documented, "Operations concurrency")."""
         if not isinstance(body, dict):
             raise _invalid("Invalid JSON payload received.")
         if not _INSTANCE_ID_RE.match(backup_id or ""):
@@ -1781,7 +1789,10 @@ class FilestoreState:
                            f"'{source_name}'")
         if source["state"] != "READY":
             raise _precondition(f"source instance '{source_name}' is {source['state']}, not READY")
-        used = str(self._used_bytes.get(source_name, 0))
+        latest = self._latest(source_name)
+        if latest is not None and latest["state"] == "DELETING":
+            raise _precondition(f"the most recent backup of instance '{source_name}' is being deleted")
+        used = str(self._used_bytes.get(source_name, int(share["capacityGb"]) * 2**30 // 10))
         backup = {"name": name, "state": "CREATING", "createTime": _now(), "labels": labels,
                   "capacityGb": share["capacityGb"], "storageBytes": used, "downloadBytes": used,
                   "sourceInstance": source_name, "sourceFileShare": share["name"],
@@ -1844,12 +1855,36 @@ class FilestoreState:
         return self._op(name.rsplit("/backups/", 1)[0], "update", name, apply, kind="updateBackup",
                         response_type=_BACKUP_TYPE)
 
+    def _chain(self, source: str) -> list[dict[str, Any]]:
+        """The backups of the source instance ``source`` (its backup chain), oldest first."""
+        return [b for b in self._backups.values() if source and b.get("sourceInstance") == source]
+
+    def _latest(self, source: str) -> dict[str, Any] | None:
+        """The most recent backup of ``source`` that is no longer being created."""
+        done = [b for b in self._chain(source) if b["state"] != "CREATING"]
+        return done[-1] if done else None
+
     def delete_backup(self, name: str) -> dict[str, Any]:
         """``DELETE {name}``: ``DELETING`` until the operation is done, then gone; 404 when absent, 400
-        ``FAILED_PRECONDITION`` while it is already being deleted."""
+        ``FAILED_PRECONDITION`` while it is already being deleted. The documented concurrency limits
+        (Filestore "Operations concurrency"): outside the BASIC tiers, one delete at a time per backup chain
+        (a second one answers 429 ``RESOURCE_EXHAUSTED``, 400 ``FAILED_PRECONDITION`` once the source
+        instance is gone); the most recent backup cannot be deleted while a backup of its instance is being
+        created (400 ``FAILED_PRECONDITION``)."""
         backup = self._get_backup(name)
         if backup["state"] == "DELETING":
             raise _precondition(f"backup '{name}' is already being deleted")
+        source = str(backup.get("sourceInstance") or "")
+        chain = self._chain(source)
+        if not str(backup.get("sourceInstanceTier") or "").startswith("BASIC") and any(
+                b is not backup and b["state"] == "DELETING" for b in chain):
+            if source in self._instances:
+                raise ApiError(429, f"another backup of instance '{source}' is being deleted: backups of one "
+                                    "source instance are deleted one at a time", "RESOURCE_EXHAUSTED")
+            raise _precondition(f"another backup of the deleted instance '{source}' is being deleted")
+        if backup is self._latest(source) and any(b["state"] == "CREATING" for b in chain):
+            raise _precondition(f"backup '{name}' is the most recent backup of instance '{source}', which is "
+                                "being backed up: delete it when the backup create operation completes")
         before = backup["state"]
         backup["state"] = "DELETING"
 

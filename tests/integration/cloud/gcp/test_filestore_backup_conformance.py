@@ -64,9 +64,10 @@ def _status(err: gexc.GoogleAPICallError) -> str:
     return str(err.response.json()["error"]["status"])
 
 
-def _instance(capacity: int = 1024, source: str = "") -> filestore_v1.Instance:
+def _instance(capacity: int = 1024, source: str = "",
+              tier: filestore_v1.Instance.Tier = filestore_v1.Instance.Tier.BASIC_HDD) -> filestore_v1.Instance:
     return filestore_v1.Instance(
-        tier=filestore_v1.Instance.Tier.BASIC_HDD,
+        tier=tier,
         file_shares=[filestore_v1.FileShareConfig(name="vol1", capacity_gb=capacity, source_backup=source)],
         networks=[filestore_v1.NetworkConfig(
             network=NETWORK, modes=[filestore_v1.NetworkConfig.AddressMode.MODE_IPV4], reserved_ip_range=RANGE,
@@ -121,6 +122,9 @@ def test_create_get_backup_creating_then_ready(fs: tuple[GcpStandIn, filestore_v
     assert got.description == "nightly" and dict(got.labels) == {"managed-by": "cloud-manager", "scope-name": "kyma-1"}
     assert got.create_time.timestamp() > 0
     conforms("file", "Backup", _plain(got))
+    gcp.filestore.set_used_bytes(INSTANCE, None)
+    client.create_backup(parent=REGION, backup_id="cm-b2", backup=_backup()).result(timeout=10)
+    assert client.get_backup(name=f"{REGION}/backups/cm-b2").storage_bytes == 1024 * 2**30 // 10  # the default
     conforms("file", "Operation", json_format.MessageToDict(client.get_operation(request={"name": op.operation.name})))
 
 
@@ -334,3 +338,47 @@ def test_injected_operation_failures(fs: tuple[GcpStandIn, filestore_v1.CloudFil
     assert _failed(client, restore.operation.name).code == 9
     instance = client.get_instance(name=INSTANCE)
     assert instance.state == filestore_v1.Instance.State.READY and not instance.file_shares[0].source_backup
+
+
+def test_a_backup_chain_deletes_one_at_a_time(fs: tuple[GcpStandIn, filestore_v1.CloudFilestoreManagerClient]) -> None:
+    """As documented (Filestore "Operations concurrency"): outside the BASIC tiers a second delete in a chain
+    is RESOURCE_EXHAUSTED (FAILED_PRECONDITION once the source is gone); the most recent backup cannot go while
+    a backup of its instance is being created, nor can a backup be created while the most recent one goes."""
+    gcp, client = fs
+    zonal = f"{ZONE}/instances/cm-zonal"
+    client.create_instance(parent=ZONE, instance_id="cm-zonal",
+                           instance=_instance(tier=filestore_v1.Instance.Tier.ZONAL)).result(timeout=10)
+    for backup_id in ("z1", "z2", "z3"):
+        client.create_backup(parent=REGION, backup_id=backup_id, backup=_backup(source=zonal)).result(timeout=10)
+    _held(gcp)
+    client.delete_backup(name=f"{REGION}/backups/z1")
+    with pytest.raises(gexc.TooManyRequests) as exhausted:
+        client.delete_backup(name=f"{REGION}/backups/z2")
+    assert _status(exhausted.value) == "RESOURCE_EXHAUSTED"
+    _done(gcp)
+    _held(gcp)
+    client.create_backup(parent=REGION, backup_id="z4", backup=_backup(source=zonal))
+    with pytest.raises(gexc.BadRequest) as newest:  # z3 is the most recent while z4 is being created
+        client.delete_backup(name=f"{REGION}/backups/z3")
+    assert _status(newest.value) == "FAILED_PRECONDITION"
+    _done(gcp)
+    _held(gcp)
+    client.delete_backup(name=f"{REGION}/backups/z4")  # now the most recent one
+    with pytest.raises(gexc.BadRequest) as going:
+        client.create_backup(parent=REGION, backup_id="z5", backup=_backup(source=zonal))
+    assert _status(going.value) == "FAILED_PRECONDITION"
+    _done(gcp)
+    client.delete_instance(name=zonal).result(timeout=10)
+    _held(gcp)
+    client.delete_backup(name=f"{REGION}/backups/z2")
+    with pytest.raises(gexc.BadRequest) as orphaned:
+        client.delete_backup(name=f"{REGION}/backups/z3")
+    assert _status(orphaned.value) == "FAILED_PRECONDITION"
+    _done(gcp)
+    for backup_id in ("b1", "b2"):  # BASIC tiers: deletes run side by side
+        client.create_backup(parent=REGION, backup_id=backup_id, backup=_backup()).result(timeout=10)
+    _held(gcp)
+    client.delete_backup(name=f"{REGION}/backups/b1")
+    client.delete_backup(name=f"{REGION}/backups/b2")
+    _done(gcp)
+    assert sorted(gcp.filestore.backups(PROJECT)) == [f"{REGION}/backups/z3"]
