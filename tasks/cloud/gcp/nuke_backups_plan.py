@@ -10,7 +10,8 @@ carry their own scope's name and are not selected.
 
 We list the same way and, as the provider's answer is not what decides what we delete, keep only the
 backups whose labels and name say they are this Scope's (:func:`owned`): a filter the API ignored or
-widened never deletes another runtime's backup.
+widened never deletes another runtime's backup. Where Filestore deletes a backup chain one backup at a
+time, we ask for one per chain and turn (:func:`objects`).
 """
 
 from __future__ import annotations
@@ -65,14 +66,34 @@ def owned(backup: Mapping[str, Any], scope: Mapping[str, Any]) -> bool:
             and bool(_scope_name(scope)))
 
 
+def _chain(backup: Mapping[str, Any]) -> str:
+    """The backup chain whose deletes run one at a time (its source instance), ``""`` for none: Filestore
+    deletes the backups of one source instance one after another outside the BASIC tiers (a second delete
+    answers ``RESOURCE_EXHAUSTED``, documented in "Operations concurrency")."""
+    if str(backup.get("sourceInstanceTier") or "BASIC").startswith("BASIC"):
+        return ""
+    return str(backup.get("sourceInstance") or "")
+
+
 def objects(backups: Iterable[Mapping[str, Any]], scope: Mapping[str, Any]) -> list[ProviderObject]:
-    """The Scope's backups among ``backups`` as Nuke's provider objects (by full name, a second one of a
-    name dropped): each deleted by ``delete_backup(name)`` unless its state is ``DELETING``."""
-    found: dict[str, ProviderObject] = {}
+    """The Scope's backups among ``backups`` as Nuke's provider objects, oldest first (by ``createTime``,
+    then name; a second one of a name dropped): each deleted by ``delete_backup(name)`` unless its state
+    is ``DELETING``, or, in a chain deleted one at a time (:func:`_chain`), another of its chain is
+    being deleted or asked first this turn (it waits for a later turn: no call a refusal would answer,
+    which would hold up the deletes of other chains). The original asks for all at once and logs the
+    refusals."""
+    mine: dict[str, Mapping[str, Any]] = {}
     for backup in backups:
-        if not owned(backup, scope):
-            continue
-        name = str(backup["name"])
-        found.setdefault(name, ProviderObject(name, str(backup.get("state") or "") == "DELETING", DELETE_METHOD,
-                                              (name,)))
-    return list(found.values())
+        if owned(backup, scope):
+            mine.setdefault(str(backup["name"]), backup)
+    ordered = sorted(mine.values(), key=lambda b: (str(b.get("createTime") or ""), str(b["name"])))
+    busy = {_chain(b) for b in ordered if str(b.get("state") or "") == "DELETING"} - {""}
+    found: list[ProviderObject] = []
+    for backup in ordered:
+        name, chain = str(backup["name"]), _chain(backup)
+        deleting = str(backup.get("state") or "") == "DELETING"
+        waits = not deleting and chain in busy
+        if not deleting and chain:
+            busy.add(chain)
+        found.append(ProviderObject(name, deleting or waits, DELETE_METHOD, (name,)))
+    return found

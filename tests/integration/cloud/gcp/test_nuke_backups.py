@@ -92,3 +92,22 @@ def test_a_refused_listing_is_the_nukes_error_and_a_gone_backup_is_deleted(seede
     seeded.state.inject("DELETE", "/backups/", 500, "backend error", times=5)
     executed = execute(out, clients={NUKE_SIDE.kind: client})
     assert isinstance(executed.outcome, Outcome) and executed.outcome.requeue_after == 10  # asked again later
+
+
+def test_a_zonal_chain_goes_one_backup_per_turn_without_refusals(gcp: GcpStandIn) -> None:
+    """Filestore deletes the backups of one ZONAL/REGIONAL source one at a time; Nuke asks for one per turn."""
+    gcp.state.op_delay = 60.0  # deletes keep running until finish()
+    source = f"projects/{PROJECT}/locations/us-east4-a/instances/gone"
+    for backup in ("z1", "z2"):
+        gcp.filestore.put_backup(name("us-east4", backup), source_instance=source, labels=MINE, tier="ZONAL")
+    client = NukeBackupsClient(endpoint=gcp.url)
+    nuke: dict[str, Any] = {"metadata": {"name": "kyma-1"}, "spec": {"scope": {"name": "kyma-1"}}, "status": {}}
+    for expected in (["z1"], ["z2"]):
+        found = listed(client, SCOPE)
+        assert [o.id.rsplit("/", 1)[-1] for o in found if not o.deleting] == expected
+        out = plan(nuke, {}, t, NOW, {NUKE_SIDE.kind: found})
+        executed = execute(out, clients={NUKE_SIDE.kind: client})
+        assert executed.refused is None and out.requeue_after == 10
+        gcp.filestore.finish()
+        nuke["status"] = {**nuke["status"], **(out.status or {})}
+    assert listed(client, SCOPE) == []

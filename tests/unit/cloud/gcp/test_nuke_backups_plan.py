@@ -53,9 +53,9 @@ def test_only_the_scopes_own_backups_are_deleted_and_running_deletes_not_asked_a
         {"name": "", "labels": MINE},
     ]
     name = f"projects/{PROJECT}/locations/%s/backups/%s"
-    assert objects(listed, SCOPE) == [
-        ProviderObject(name % ("us-east4", "b1"), False, "delete_backup", (name % ("us-east4", "b1"),)),
+    assert objects(listed, SCOPE) == [  # no createTime here: by name
         ProviderObject(name % ("europe-west3", "b2"), True, "delete_backup", (name % ("europe-west3", "b2"),)),
+        ProviderObject(name % ("us-east4", "b1"), False, "delete_backup", (name % ("us-east4", "b1"),)),
     ]
 
 
@@ -63,3 +63,20 @@ def test_owned_needs_the_scope_name() -> None:
     nameless = {"metadata": {}, "spec": {"scope": {"gcp": {"project": PROJECT}}}}
     assert not owned(backup("b", {"managed-by": "cloud-manager", "scope-name": ""}), nameless)
     assert owned(backup("b"), SCOPE)
+
+
+def test_a_chain_outside_the_basic_tiers_is_deleted_one_backup_per_turn() -> None:
+    """Filestore answers RESOURCE_EXHAUSTED to a second delete in a chain (not on BASIC tiers): one is asked,
+    oldest first; BASIC chains and other chains go at once."""
+    def of(backup_id: str, created: str, source: str, tier: str, state: str = "READY") -> dict[str, Any]:
+        return {**backup(backup_id, state=state), "createTime": created, "sourceInstanceTier": tier,
+                "sourceInstance": f"projects/{PROJECT}/locations/us-east4-a/instances/{source}"}
+
+    listed = [of("z-new", "2026-01-03", "zonal", "ZONAL"), of("z-old", "2026-01-01", "zonal", "ZONAL"),
+              of("z-mid", "2026-01-02", "zonal", "ZONAL"), of("r1", "2026-01-02", "regional", "REGIONAL"),
+              of("r2", "2026-01-03", "regional", "REGIONAL", state="DELETING"),
+              of("b1", "2026-01-01", "basic", "BASIC_HDD"), of("b2", "2026-01-02", "basic", "BASIC_HDD")]
+    asked = [o.id.rsplit("/", 1)[-1] for o in objects(listed, SCOPE) if not o.deleting]
+    assert asked == ["b1", "z-old", "b2"]  # r1 waits for r2; z-mid and z-new for z-old
+    assert [o.id.rsplit("/", 1)[-1] for o in objects(listed, SCOPE)] == [
+        "b1", "z-old", "b2", "r1", "z-mid", "r2", "z-new"]  # oldest first
