@@ -1458,7 +1458,7 @@ class FilestoreState:
     patch (``updateMask`` of ``labels``, ``description``; applied when the operation is done), delete
     (``DELETING``, gone when done). Backups
     outlive their source instance. The documented concurrency limits of a backup chain (the backups of one
-    source instance) hold: see :meth:`delete_backup` and :meth:`create_backup`. Not modelled: the steady
+    source instance in one region) hold: see :meth:`delete_backup` and :meth:`create_backup`. Not modelled: the steady
     state rate limit of one backup create or restore per instance every 10 minutes.
 
     Restore (``POST .../instances/{id}:restore``, ``fileShare``, ``sourceBackup``): the instance is
@@ -1604,13 +1604,17 @@ class FilestoreState:
             raise ApiError(400, f"Invalid value for capacity_gb: {capacity}; the {tier} tier needs between "
                                 f"{low} and {high} GB", "INVALID_ARGUMENT")
 
-    def _source_backup(self, name: Any, capacity: int) -> dict[str, Any]:
-        """The backup ``name`` an instance is created or restored from: 400 for a malformed name, 404 when
-        absent, 400 ``FAILED_PRECONDITION`` when not ``READY``, 400 when larger than the share ``capacity``."""
+    def _source_backup(self, name: Any, capacity: int, project: str) -> dict[str, Any]:
+        """The backup ``name`` an instance of ``project`` is created or restored from: 400 for a malformed name
+        or one of another project, 404 when absent, 400 ``FAILED_PRECONDITION`` when not ``READY``, 400 when
+        larger than the share ``capacity``."""
         match = _FILESTORE_NAME_RE.match(str(name or ""))
         if match is None or match.group(3) != "backups":
             raise _invalid(f"Invalid source backup '{name}': must be projects/{{project}}/locations/{{location}}/"
                            "backups/{backup}")
+        if project and match.group(1) != project:
+            raise _invalid(f"source backup '{name}' is not of project '{project}': backups cannot be shared "
+                           "across projects")
         backup = self._backups.get(str(name))
         if backup is None:
             raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
@@ -1640,7 +1644,7 @@ class FilestoreState:
         self._check_capacity(tier, capacity)
         source = shares[0].get("sourceBackup")
         if source:
-            self._source_backup(source, capacity)
+            self._source_backup(source, capacity, location.split("/")[1])
         networks = body.get("networks") or []
         if len(networks) != 1 or not networks[0].get("network"):
             raise ApiError(400, "exactly one network is required", "INVALID_ARGUMENT")
@@ -1727,7 +1731,7 @@ class FilestoreState:
             raise _invalid(f"file share '{body.get('fileShare')}' is not a file share of instance '{name}'")
         if instance["state"] != "READY":
             raise _precondition(f"instance '{name}' is {instance['state']}: another operation is in progress")
-        backup = self._source_backup(body.get("sourceBackup"), int(share["capacityGb"]))
+        backup = self._source_backup(body.get("sourceBackup"), int(share["capacityGb"]), name.split("/")[1])
         instance["state"] = "RESTORING"
 
         def apply() -> dict[str, Any] | None:
@@ -1789,7 +1793,7 @@ class FilestoreState:
                            f"'{source_name}'")
         if source["state"] != "READY":
             raise _precondition(f"source instance '{source_name}' is {source['state']}, not READY")
-        latest = self._latest(source_name)
+        latest = self._latest(source_name, location)
         if latest is not None and latest["state"] == "DELETING":
             raise _precondition(f"the most recent backup of instance '{source_name}' is being deleted")
         used = str(self._used_bytes.get(source_name, int(share["capacityGb"]) * 2**30 // 10))
@@ -1855,34 +1859,36 @@ class FilestoreState:
         return self._op(name.rsplit("/backups/", 1)[0], "update", name, apply, kind="updateBackup",
                         response_type=_BACKUP_TYPE)
 
-    def _chain(self, source: str) -> list[dict[str, Any]]:
-        """The backups of the source instance ``source`` (its backup chain), oldest first."""
-        return [b for b in self._backups.values() if source and b.get("sourceInstance") == source]
+    def _chain(self, source: str, location: str) -> list[dict[str, Any]]:
+        """The backups of the source instance ``source`` in ``location`` (a backup chain: one instance, one
+        region), oldest first."""
+        return [b for n, b in self._backups.items()
+                if source and b.get("sourceInstance") == source and n.startswith(f"{location}/backups/")]
 
-    def _latest(self, source: str) -> dict[str, Any] | None:
-        """The most recent backup of ``source`` that is no longer being created."""
-        done = [b for b in self._chain(source) if b["state"] != "CREATING"]
+    def _latest(self, source: str, location: str) -> dict[str, Any] | None:
+        """The most recent backup of the chain that is no longer being created."""
+        done = [b for b in self._chain(source, location) if b["state"] != "CREATING"]
         return done[-1] if done else None
 
     def delete_backup(self, name: str) -> dict[str, Any]:
         """``DELETE {name}``: ``DELETING`` until the operation is done, then gone; 404 when absent, 400
         ``FAILED_PRECONDITION`` while it is already being deleted. The documented concurrency limits
         (Filestore "Operations concurrency"): outside the BASIC tiers, one delete at a time per backup chain
-        (a second one answers 429 ``RESOURCE_EXHAUSTED``, 400 ``FAILED_PRECONDITION`` once the source
-        instance is gone); the most recent backup cannot be deleted while a backup of its instance is being
-        created (400 ``FAILED_PRECONDITION``)."""
+        (the backups of one instance in one region; a second one answers 429 ``RESOURCE_EXHAUSTED``, 400
+        ``FAILED_PRECONDITION`` once the source instance is gone); the most recent backup of a chain cannot
+        be deleted while a backup of the chain is being created (400 ``FAILED_PRECONDITION``)."""
         backup = self._get_backup(name)
         if backup["state"] == "DELETING":
             raise _precondition(f"backup '{name}' is already being deleted")
-        source = str(backup.get("sourceInstance") or "")
-        chain = self._chain(source)
+        source, location = str(backup.get("sourceInstance") or ""), name.rsplit("/backups/", 1)[0]
+        chain = self._chain(source, location)
         if not str(backup.get("sourceInstanceTier") or "").startswith("BASIC") and any(
                 b is not backup and b["state"] == "DELETING" for b in chain):
             if source in self._instances:
                 raise ApiError(429, f"another backup of instance '{source}' is being deleted: backups of one "
                                     "source instance are deleted one at a time", "RESOURCE_EXHAUSTED")
             raise _precondition(f"another backup of the deleted instance '{source}' is being deleted")
-        if backup is self._latest(source) and any(b["state"] == "CREATING" for b in chain):
+        if backup is self._latest(source, location) and any(b["state"] == "CREATING" for b in chain):
             raise _precondition(f"backup '{name}' is the most recent backup of instance '{source}', which is "
                                 "being backed up: delete it when the backup create operation completes")
         before = backup["state"]

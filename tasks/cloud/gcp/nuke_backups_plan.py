@@ -67,12 +67,13 @@ def owned(backup: Mapping[str, Any], scope: Mapping[str, Any]) -> bool:
 
 
 def _chain(backup: Mapping[str, Any]) -> str:
-    """The backup chain whose deletes run one at a time (its source instance), ``""`` for none: Filestore
-    deletes the backups of one source instance one after another outside the BASIC tiers (a second delete
+    """The backup chain whose deletes run one at a time (its source instance and region), ``""`` for none:
+    Filestore deletes the backups of one chain one after another outside the BASIC tiers (a second delete
     answers ``RESOURCE_EXHAUSTED``, documented in "Operations concurrency")."""
-    if str(backup.get("sourceInstanceTier") or "BASIC").startswith("BASIC"):
+    source = str(backup.get("sourceInstance") or "")
+    if not source or str(backup.get("sourceInstanceTier") or "BASIC").startswith("BASIC"):
         return ""
-    return str(backup.get("sourceInstance") or "")
+    return f"{source} {str(backup['name']).rsplit('/backups/', 1)[0]}"
 
 
 def objects(backups: Iterable[Mapping[str, Any]], scope: Mapping[str, Any]) -> list[ProviderObject]:

@@ -287,6 +287,11 @@ def test_restore_needs_a_share_as_large_as_the_backup(
     with pytest.raises(gexc.BadRequest) as small:
         client.restore_instance(request={"name": INSTANCE, "file_share": "vol1", "source_backup": big})
     assert _status(small.value) == "INVALID_ARGUMENT"
+    foreign = "projects/other/locations/us-east4/backups/theirs"
+    gcp.filestore.put_backup(foreign)
+    with pytest.raises(gexc.BadRequest) as shared:  # backups cannot be shared across projects
+        client.restore_instance(request={"name": INSTANCE, "file_share": "vol1", "source_backup": foreign})
+    assert _status(shared.value) == "INVALID_ARGUMENT"
     gcp.filestore.put_backup(f"{REGION}/backups/pending", state="CREATING")
     with pytest.raises(gexc.BadRequest) as pending:
         client.restore_instance(request={"name": INSTANCE, "file_share": "vol1",
@@ -355,8 +360,10 @@ def test_a_backup_chain_deletes_one_at_a_time(fs: tuple[GcpStandIn, filestore_v1
     with pytest.raises(gexc.TooManyRequests) as exhausted:
         client.delete_backup(name=f"{REGION}/backups/z2")
     assert _status(exhausted.value) == "RESOURCE_EXHAUSTED"
+    client.create_backup(parent=OTHER_REGION, backup_id="z-eu", backup=_backup(source=zonal))
     _done(gcp)
     _held(gcp)
+    client.delete_backup(name=f"{OTHER_REGION}/backups/z-eu")  # another region: another chain, another turn
     client.create_backup(parent=REGION, backup_id="z4", backup=_backup(source=zonal))
     with pytest.raises(gexc.BadRequest) as newest:  # z3 is the most recent while z4 is being created
         client.delete_backup(name=f"{REGION}/backups/z3")

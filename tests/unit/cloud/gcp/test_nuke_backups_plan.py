@@ -68,15 +68,17 @@ def test_owned_needs_the_scope_name() -> None:
 def test_a_chain_outside_the_basic_tiers_is_deleted_one_backup_per_turn() -> None:
     """Filestore answers RESOURCE_EXHAUSTED to a second delete in a chain (not on BASIC tiers): one is asked,
     oldest first; BASIC chains and other chains go at once."""
-    def of(backup_id: str, created: str, source: str, tier: str, state: str = "READY") -> dict[str, Any]:
-        return {**backup(backup_id, state=state), "createTime": created, "sourceInstanceTier": tier,
+    def of(backup_id: str, created: str, source: str, tier: str, state: str = "READY",
+           location: str = "us-east4") -> dict[str, Any]:
+        return {**backup(backup_id, state=state, location=location), "createTime": created, "sourceInstanceTier": tier,
                 "sourceInstance": f"projects/{PROJECT}/locations/us-east4-a/instances/{source}"}
 
     listed = [of("z-new", "2026-01-03", "zonal", "ZONAL"), of("z-old", "2026-01-01", "zonal", "ZONAL"),
               of("z-mid", "2026-01-02", "zonal", "ZONAL"), of("r1", "2026-01-02", "regional", "REGIONAL"),
               of("r2", "2026-01-03", "regional", "REGIONAL", state="DELETING"),
-              of("b1", "2026-01-01", "basic", "BASIC_HDD"), of("b2", "2026-01-02", "basic", "BASIC_HDD")]
+              of("b1", "2026-01-01", "basic", "BASIC_HDD"), of("b2", "2026-01-02", "basic", "BASIC_HDD"),
+              of("z-eu", "2026-01-04", "zonal", "ZONAL", location="europe-west3")]  # another region: another chain
     asked = [o.id.rsplit("/", 1)[-1] for o in objects(listed, SCOPE) if not o.deleting]
-    assert asked == ["b1", "z-old", "b2"]  # r1 waits for r2; z-mid and z-new for z-old
+    assert asked == ["b1", "z-old", "b2", "z-eu"]  # r1 waits for r2; z-mid and z-new for z-old
     assert [o.id.rsplit("/", 1)[-1] for o in objects(listed, SCOPE)] == [
-        "b1", "z-old", "b2", "r1", "z-mid", "r2", "z-new"]  # oldest first
+        "b1", "z-old", "b2", "r1", "z-mid", "r2", "z-new", "z-eu"]  # oldest first
