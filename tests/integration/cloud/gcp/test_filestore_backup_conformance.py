@@ -65,7 +65,7 @@ def _status(err: gexc.GoogleAPICallError) -> str:
 
 
 def _instance(capacity: int = 1024, source: str = "",
-              tier: filestore_v1.Instance.Tier = filestore_v1.Instance.Tier.BASIC_HDD) -> filestore_v1.Instance:
+              tier: int = filestore_v1.Instance.Tier.BASIC_HDD) -> filestore_v1.Instance:
     return filestore_v1.Instance(
         tier=tier,
         file_shares=[filestore_v1.FileShareConfig(name="vol1", capacity_gb=capacity, source_backup=source)],
