@@ -5,25 +5,33 @@ other runtimes, shared ones and foreign ones stay."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client as k8s
 
+from kube import clusters, resources
 from kube.refusal import Refusal
 from kube.toolkit import execute
 from kube.toolkit.outcome import Outcome
+from kubedev import DevAPIServer
 from standins.gcp import GcpStandIn
-from tasks.cloud import settings
+from tasks.cloud import names, registry, settings
 from tasks.cloud.gcp.nuke_backups import NUKE_SIDE, listed
 from tasks.cloud.gcp.nuke_backups_client import NukeBackupsClient
+from tasks.cloud.install import install
+from tasks.cloud.kcp.nuke import reconcile
 from tasks.cloud.kcp.nuke_plan import plan
+from tests.fixtures.devapi import real_cluster
+from workers.controller import Key
 
 from .conftest import PROJECT
 
 pytestmark = pytest.mark.integration
 
 NOW = "2026-01-01T00:00:00Z"
-SCOPE = {"metadata": {"name": "kyma-1", "namespace": "kcp-system"},
+SCOPE: dict[str, Any] = {"metadata": {"name": "kyma-1", "namespace": "kcp-system"},
          "spec": {"provider": "gcp", "scope": {"gcp": {"project": PROJECT}}}}
 MINE = {"managed-by": "cloud-manager", "scope-name": "kyma-1"}
 
@@ -111,3 +119,56 @@ def test_a_zonal_chain_goes_one_backup_per_turn_without_refusals(gcp: GcpStandIn
         gcp.filestore.finish()
         nuke["status"] = {**nuke["status"], **(out.status or {})}
     assert listed(client, SCOPE) == []
+
+
+@pytest.fixture
+def declared() -> Iterator[None]:
+    """A kind declaring the GCP backups as Nuke's provider resources, as the GcpNfsVolumeBackup kind does
+    (``provider_nuke={"gcp": NUKE_SIDE}``); undeclared after the test."""
+    kind = registry.register(registry.Kind(name="zz-test-nuke-gcp-backups", provider_nuke={"gcp": NUKE_SIDE}))
+    try:
+        yield
+    finally:
+        with registry._lock:
+            if registry._kinds.get(kind.name) is kind:
+                del registry._kinds[kind.name]
+
+
+@pytest.mark.skipif(real_cluster(), reason="a named cluster of the dev API server")
+def test_nuke_reconcile_deletes_the_runtimes_backups_then_is_ready(
+        devapi_clean: DevAPIServer, seeded: GcpStandIn, declared: None) -> None:
+    """The Nuke controller (tasks/cloud/kcp/nuke.py) with the hook: the Scope's backups are deleted through
+    the Scope's credentials and tracked as ProviderResource FilestoreBackup until none is listed."""
+    seeded.filestore.put_backup(name("us-east4", "going"), labels={"scope-name": "unlisted"})  # not ours now
+    devapi_clean.add_cluster("kcp-nuke")
+    cfg = k8s.Configuration()
+    cfg.host = devapi_clean.cluster_url("kcp-nuke")
+    kcp = clusters.register("kcp-nuke", k8s.ApiClient(cfg))
+    install(kcp, "kcp")
+    kcp.create(resources.NAMESPACE, {"metadata": {"name": "kcp-system"}})
+    kcp.create(names.SCOPE, {**SCOPE, "apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "Scope",
+                             "spec": {**SCOPE["spec"], "kymaName": "kyma-1", "shootName": "c-1", "region": "us-east4",
+                                      "scope": {"gcp": {"project": PROJECT, "vpcNetwork": "vpc"}}}})
+    kcp.create(names.NUKE, {"apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "Nuke",
+                            "metadata": {"name": "kyma-1", "namespace": "kcp-system"},
+                            "spec": {"scope": {"name": "kyma-1"}}})
+    settings.override(settings.load({"RECONCILERY_GCP_ENDPOINT_URL": seeded.url,
+                                     "RECONCILERY_CLOUD_TIME_SCALE": "1000"}))
+    try:
+        key = Key("kcp-nuke", "kcp-system", "kyma-1")
+        first = reconcile(key)
+        nuke = kcp.get(names.NUKE, "kyma-1", "kcp-system")
+        assert nuke is not None and nuke["status"]["state"] == "Deleting" and first.requeue_after
+        assert nuke["status"]["resources"] == [{"kind": "FilestoreBackup", "resourceType": "ProviderResource",
+                                                "objects": {name("europe-west3", "mine-2"): "Deleting",
+                                                            name("us-east4", "mine-1"): "Deleting"}}]
+        assert sorted(n.rsplit("/", 1)[-1] for n in seeded.filestore.backups()) == [
+            "going", "hand-made", "mine-elsewhere", "other-runtime", "shared-with-me"]
+        reconcile(key)
+        nuke = kcp.get(names.NUKE, "kyma-1", "kcp-system")
+        assert nuke is not None and nuke["status"]["state"] == "Ready"
+        assert nuke["status"]["resources"][0]["objects"] == {name("europe-west3", "mine-2"): "Deleted",
+                                                             name("us-east4", "mine-1"): "Deleted"}
+    finally:
+        settings.override(None)
+        clusters.unregister("kcp-nuke")
