@@ -1351,6 +1351,9 @@ def parse_filter(text: str) -> _FilterNode | None:
         if peek() in ("NOT", "-"):
             take()
             return ("not", simple())
+        if peek().startswith("-") and len(peek()) > 1:  # -field=value
+            tokens[pos] = tokens[pos][1:]
+            return ("not", simple())
         return simple()
 
     def simple() -> _FilterNode:
