@@ -1253,6 +1253,7 @@ _LABEL_VALUE_RE = re.compile(r"^[-_a-z0-9]{0,63}$")
 _BACKUP_DESCRIPTION_MAX = 2048
 _LIST_PAGE_MAX = 1000
 _FILTER_MAX = 4096
+_FILTER_DEPTH = 32
 #: Enum numbers of the v1 API (clients may send ``$alt=json;enum-encoding=int``, as the GAPIC REST ones do).
 _TIER_NUMBERS = {1: "STANDARD", 2: "PREMIUM", 3: "BASIC_HDD", 4: "BASIC_SSD", 5: "HIGH_SCALE_SSD", 6: "ENTERPRISE",
                  7: "ZONAL", 8: "REGIONAL"}
@@ -1314,13 +1315,14 @@ def parse_filter(text: str) -> _FilterNode | None:
     """The list filter ``text`` (AIP-160: restrictions ``field.path OP value`` with ``=``, ``!=``, ``<``,
     ``<=``, ``>``, ``>=`` and ``:`` (has; ``:*`` present), ``AND`` / juxtaposition, ``OR`` (which binds
     tighter than ``AND``, as AIP-160 defines), ``NOT`` / ``-``, parentheses; values quoted or bare) as a
-    tree; ``None`` for an empty filter. Linear in the length; 400 ``INVALID_ARGUMENT`` when malformed."""
+    tree; ``None`` for an empty filter. Linear in the length (at most 4,096 characters, parentheses nested at
+    most 32 deep); 400 ``INVALID_ARGUMENT`` when malformed."""
     if len(text) > _FILTER_MAX:
         raise _invalid(f"filter longer than {_FILTER_MAX} characters")
     tokens = _filter_tokens(text)
     if not tokens:
         return None
-    pos = 0
+    pos = depth = 0
 
     def peek() -> str:
         return tokens[pos] if pos < len(tokens) else ""
@@ -1357,9 +1359,14 @@ def parse_filter(text: str) -> _FilterNode | None:
         return simple()
 
     def simple() -> _FilterNode:
+        nonlocal depth
         token = take()
         if token == "(":
+            depth += 1
+            if depth > _FILTER_DEPTH:
+                raise _invalid(f"Invalid filter: parentheses nested deeper than {_FILTER_DEPTH}")
             inner = expression()
+            depth -= 1
             if take() != ")":
                 raise _invalid(f"Invalid filter {text!r}: unbalanced parentheses")
             return inner

@@ -187,7 +187,8 @@ def test_list_filters_as_cloud_manager_lists(fs: tuple[GcpStandIn, filestore_v1.
     assert len(first.backups) == 2 and first.next_page_token
     conforms("file", "ListBackupsResponse", {k: v for k, v in _plain(first).items() if k != "backups"})
     assert ids("projects/other/locations/-") == []
-    for broken in ['labels.managed-by="cloud-manager" AND (', "labels.x", 'labels.a="b" OR', "= x"]:
+    for broken in ['labels.managed-by="cloud-manager" AND (', "labels.x", 'labels.a="b" OR', "= x",
+                   "(" * 2000 + "a=b" + ")" * 2000, 'labels.a="unterminated']:
         with pytest.raises(gexc.BadRequest):
             ids(ANY_LOCATION, broken)
 
