@@ -276,6 +276,7 @@ def test_restore_runs_one_at_a_time(fs: tuple[GcpStandIn, filestore_v1.CloudFile
     found = client.list_operations(request={"name": ZONE, "filter": f'metadata.target="{INSTANCE}" AND '
                                                                     'metadata.verb="restore"'})
     assert [o.name for o in found.operations] == [op.operation.name] and not found.operations[0].done
+    conforms("file", "ListOperationsResponse", json_format.MessageToDict(found))
     _done(gcp)
     done = op.result(timeout=10)
     assert isinstance(done, filestore_v1.Instance) and done.state == filestore_v1.Instance.State.READY
