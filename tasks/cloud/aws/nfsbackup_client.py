@@ -1,7 +1,6 @@
 """The AWS Backup I/O of the NFS backup flows (AwsNfsVolumeBackup / AwsNfsVolumeRestore and Nuke's AWS
 backups): ``pkg/skr/awsnfsvolumebackup/client``, ``pkg/skr/awsnfsvolumerestore/client`` and
-``pkg/kcp/provider/aws/nuke/client`` of the original, in one class whose methods are the original's
-interfaces' in snake case (``ListRecoveryPointsForVault`` -> ``list_recovery_points_for_vault``).
+``pkg/kcp/provider/aws/nuke/client`` of the original, in one class.
 
 As :mod:`tasks.cloud.aws.client`, whose clients, credentials (the Scope's account, the default role
 assumed when configured, as the original's ``NewSkrConfig``), timeouts and errors it shares: every
@@ -27,7 +26,6 @@ from tasks.cloud.aws.client import (
     _credentials,
     _guard_methods,
     _guarded,
-    _unless_gone,
     attempt_timeout,
     error_code,
     is_not_found,
@@ -101,20 +99,20 @@ def _answer(out: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k != "ResponseMetadata"}
 
 
-def _lifecycle(delete_after_days: int | None, move_to_cold_storage_after_days: int | None) -> dict[str, Any]:
+def _lifecycle(delete_after_days: int | None, cold_after_days: int | None) -> dict[str, Any]:
     """The ``Lifecycle`` parameter (none when neither is set), as the original builds it."""
+    if delete_after_days is None and cold_after_days is None:
+        return {}
     cycle = {k: v for k, v in (("DeleteAfterDays", delete_after_days),
-                               ("MoveToColdStorageAfterDays", move_to_cold_storage_after_days)) if v is not None}
-    return {"Lifecycle": cycle} if cycle else {}
+                               ("MoveToColdStorageAfterDays", cold_after_days)) if v is not None}
+    return {"Lifecycle": cycle}
 
 
 @_guard_methods
 class Backup:
-    """The NFS backup flows' calls, named as the original's client interfaces (snake case): vaults,
-    backup / copy / restore jobs, recovery points, tags. Raises
+    """The NFS backup flows' calls: vaults, backup / copy / restore jobs, recovery points, tags. Raises
     :class:`~tasks.cloud.aws.client.AwsError` (and :class:`fencing.FenceError` when the reconcile must
-    stop); the describes of one object answer ``None`` when AWS says it is not found; the deletes of one
-    already gone are done.
+    stop); the describes of one object answer ``None`` when AWS says it is not found.
 
     Args:
         clients: the boto3 Backup client for a per-attempt timeout in seconds.
@@ -123,155 +121,161 @@ class Backup:
     def __init__(self, clients: Callable[[float], Any]) -> None:
         self._clients = clients
 
-    def _svc(self, write: bool = False) -> Any:
+    def _backup(self, write: bool = False) -> Any:
         if write:
             fencing.check()
         return self._clients(attempt_timeout(write))
 
-    def _read(self, method: str, **params: Any) -> dict[str, Any] | None:
+    def _found(self, method: str, **params: Any) -> dict[str, Any] | None:
         try:
-            return _answer(getattr(self._svc(), method)(**params))
+            return _answer(getattr(self._backup(), method)(**params))
         except botocore.exceptions.ClientError as exc:
             if is_not_found(exc):
                 return None
             raise
 
-    def _pages(self, method: str, key: str, limit: int, **params: Any) -> list[dict[str, Any]] | None:
-        """Every page's ``key`` items of a list call (at most ``limit`` pages); ``None`` when not found."""
-        items: list[dict[str, Any]] = []
-        token = ""
-        for _ in range(limit):
-            out = self._read(method, **params, **({"NextToken": token} if token else {}))
-            if out is None:
-                return None
-            items.extend(dict(i) for i in out.get(key) or [])
-            token = str(out.get("NextToken") or "")
-            if not token:
-                break
-        return items
-
     # ---- tags and vaults
 
     def list_tags(self, resource_arn: str) -> dict[str, str]:
-        """The tags of a vault or recovery point (``ListTags``, every page; none when it is gone)."""
+        """The tags of a vault or recovery point (``ListTags``, every page)."""
         tags: dict[str, str] = {}
         token = ""
         for _ in range(100):
-            out = self._read("list_tags", ResourceArn=resource_arn, **({"NextToken": token} if token else {}))
-            if out is None:
-                return {}
+            out = self._backup().list_tags(ResourceArn=resource_arn, **({"NextToken": token} if token else {}))
             tags.update(out.get("Tags") or {})
             token = str(out.get("NextToken") or "")
             if not token:
                 break
         return tags
 
-    def list_backup_vaults(self) -> list[dict[str, Any]]:
+    def list_vaults(self) -> list[dict[str, Any]]:
         """The region's backup vaults (``ListBackupVaults``, every page): ``BackupVaultListMember`` dicts."""
-        return self._pages("list_backup_vaults", "BackupVaultList", 100) or []
+        vaults: list[dict[str, Any]] = []
+        token = ""
+        for _ in range(100):
+            out = self._backup().list_backup_vaults(**({"NextToken": token} if token else {}))
+            vaults.extend(dict(v) for v in out.get("BackupVaultList") or [])
+            token = str(out.get("NextToken") or "")
+            if not token:
+                break
+        return vaults
 
-    def describe_backup_vault(self, backup_vault_name: str) -> dict[str, Any] | None:
-        """``DescribeBackupVault`` (``NumberOfRecoveryPoints``, ``BackupVaultArn``), or ``None``."""
-        return self._read("describe_backup_vault", BackupVaultName=backup_vault_name)
+    def vault(self, name: str) -> dict[str, Any] | None:
+        """``DescribeBackupVault`` of ``name``, or ``None``."""
+        return self._found("describe_backup_vault", BackupVaultName=name)
 
-    def create_backup_vault(self, name: str, tags: Mapping[str, str]) -> str:
+    def create_vault(self, name: str, tags: Mapping[str, str]) -> str:
         """``CreateBackupVault`` with tags (``CreatorRequestId`` the name, as the original); its ARN.
         An existing vault answers ``AlreadyExistsException`` (:func:`is_already_exists`)."""
-        out = self._svc(write=True).create_backup_vault(BackupVaultName=name, BackupVaultTags=dict(tags),
-                                                        CreatorRequestId=name)
+        out = self._backup(write=True).create_backup_vault(BackupVaultName=name, BackupVaultTags=dict(tags),
+                                                           CreatorRequestId=name)
         return str(out.get("BackupVaultArn") or "")
 
-    def delete_backup_vault(self, name: str) -> None:
+    def delete_vault(self, name: str) -> None:
         """``DeleteBackupVault`` (one already gone is fine; one holding recovery points is refused:
         ``InvalidRequestException``)."""
-        _unless_gone(self._svc(write=True).delete_backup_vault, BackupVaultName=name)
+        try:
+            self._backup(write=True).delete_backup_vault(BackupVaultName=name)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
 
     # ---- backup jobs
 
-    def start_backup_job(self, backup_vault_name: str, resource_arn: str, iam_role_arn: str,
-                         idempotency_token: str = "", recovery_point_tags: Mapping[str, str] | None = None,
-                         delete_after_days: int | None = None,
-                         move_to_cold_storage_after_days: int | None = None) -> dict[str, Any]:
-        """``StartBackupJob`` of ``resource_arn`` (an EFS file system's ARN, :func:`efs_arn`) into the
-        vault with the role ``iam_role_arn`` (:func:`backup_role_arn`): ``{BackupJobId,
+    def start_backup_job(self, vault: str, resource_arn: str, role_arn: str, *, idempotency_token: str = "",
+                         tags: Mapping[str, str] | None = None, delete_after_days: int | None = None,
+                         cold_after_days: int | None = None) -> dict[str, Any]:
+        """``StartBackupJob`` of ``resource_arn`` (an EFS file system's ARN, :func:`efs_arn`) into
+        ``vault`` with the role ``role_arn`` (:func:`backup_role_arn`); ``{BackupJobId,
         RecoveryPointArn, CreationDate}``. The same ``idempotency_token`` answers the same job."""
-        params: dict[str, Any] = {"BackupVaultName": backup_vault_name, "ResourceArn": resource_arn,
-                                  "IamRoleArn": iam_role_arn,
-                                  **_lifecycle(delete_after_days, move_to_cold_storage_after_days)}
+        params: dict[str, Any] = {"BackupVaultName": vault, "ResourceArn": resource_arn, "IamRoleArn": role_arn,
+                                  **_lifecycle(delete_after_days, cold_after_days)}
         if idempotency_token:
             params["IdempotencyToken"] = idempotency_token
-        if recovery_point_tags:
-            params["RecoveryPointTags"] = dict(recovery_point_tags)
-        return _answer(self._svc(write=True).start_backup_job(**params))
+        if tags:
+            params["RecoveryPointTags"] = dict(tags)
+        return _answer(self._backup(write=True).start_backup_job(**params))
 
-    def describe_backup_job(self, backup_job_id: str) -> dict[str, Any] | None:
+    def backup_job(self, job_id: str) -> dict[str, Any] | None:
         """``DescribeBackupJob`` (``State``: ``CREATED`` / ``PENDING`` / ``RUNNING`` / ``COMPLETED`` /
         ``FAILED`` / ``ABORTED`` ..., ``StatusMessage``, ``RecoveryPointArn``), or ``None``."""
-        return self._read("describe_backup_job", BackupJobId=backup_job_id)
+        return self._found("describe_backup_job", BackupJobId=job_id)
 
     # ---- copy jobs
 
-    def start_copy_job(self, source_backup_vault_name: str, destination_backup_vault_arn: str,
-                       recovery_point_arn: str, iam_role_arn: str, idempotency_token: str = "",
-                       delete_after_days: int | None = None,
-                       move_to_cold_storage_after_days: int | None = None) -> dict[str, Any]:
-        """``StartCopyJob`` of a recovery point of the source vault into the vault of
-        ``destination_backup_vault_arn`` (another region's, :func:`vault_arn`): ``{CopyJobId, CreationDate}``."""
-        params: dict[str, Any] = {"SourceBackupVaultName": source_backup_vault_name,
-                                  "RecoveryPointArn": recovery_point_arn,
-                                  "DestinationBackupVaultArn": destination_backup_vault_arn, "IamRoleArn": iam_role_arn,
-                                  **_lifecycle(delete_after_days, move_to_cold_storage_after_days)}
+    def start_copy_job(self, source_vault: str, recovery_point_arn: str, destination_vault_arn: str,
+                       role_arn: str, *, idempotency_token: str = "", delete_after_days: int | None = None,
+                       cold_after_days: int | None = None) -> dict[str, Any]:
+        """``StartCopyJob`` of a recovery point of ``source_vault`` into the vault of
+        ``destination_vault_arn`` (another region's, :func:`vault_arn`); ``{CopyJobId, CreationDate}``."""
+        params: dict[str, Any] = {"SourceBackupVaultName": source_vault, "RecoveryPointArn": recovery_point_arn,
+                                  "DestinationBackupVaultArn": destination_vault_arn, "IamRoleArn": role_arn,
+                                  **_lifecycle(delete_after_days, cold_after_days)}
         if idempotency_token:
             params["IdempotencyToken"] = idempotency_token
-        return _answer(self._svc(write=True).start_copy_job(**params))
+        return _answer(self._backup(write=True).start_copy_job(**params))
 
-    def describe_copy_job(self, copy_job_id: str) -> dict[str, Any] | None:
+    def copy_job(self, job_id: str) -> dict[str, Any] | None:
         """The ``CopyJob`` of ``DescribeCopyJob`` (``State``, ``StatusMessage``,
         ``DestinationRecoveryPointArn``), or ``None``."""
-        out = self._read("describe_copy_job", CopyJobId=copy_job_id)
-        return None if out is None else dict(out.get("CopyJob") or {})
+        out = self._found("describe_copy_job", CopyJobId=job_id)
+        return dict(out.get("CopyJob") or {}) if out is not None else None
 
     # ---- recovery points
 
-    def describe_recovery_point(self, account_id: str, backup_vault_name: str,
-                                recovery_point_arn: str) -> dict[str, Any] | None:
+    def recovery_point(self, account: str, vault: str, arn: str) -> dict[str, Any] | None:
         """``DescribeRecoveryPoint`` (``Status``: ``CREATING`` / ``COMPLETED`` / ``DELETING`` ...,
         ``BackupSizeInBytes``), or ``None``."""
-        return self._read("describe_recovery_point", BackupVaultName=backup_vault_name,
-                          RecoveryPointArn=recovery_point_arn, BackupVaultAccountId=account_id)
+        return self._found("describe_recovery_point", BackupVaultName=vault, RecoveryPointArn=arn,
+                           BackupVaultAccountId=account)
 
-    def list_recovery_points_for_vault(self, account_id: str, backup_vault_name: str) -> list[dict[str, Any]]:
-        """The recovery points of the vault (``ListRecoveryPointsByBackupVault``, every page;
+    def recovery_points(self, account: str, vault: str) -> list[dict[str, Any]]:
+        """The recovery points of ``vault`` (``ListRecoveryPointsByBackupVault``, every page;
         ``RecoveryPointByBackupVault`` dicts); none when the vault is gone."""
-        return self._pages("list_recovery_points_by_backup_vault", "RecoveryPoints", 1000,
-                           BackupVaultName=backup_vault_name, BackupVaultAccountId=account_id) or []
+        points: list[dict[str, Any]] = []
+        token = ""
+        for _ in range(1000):
+            params: dict[str, Any] = {"BackupVaultName": vault, "BackupVaultAccountId": account}
+            if token:
+                params["NextToken"] = token
+            out = self._found("list_recovery_points_by_backup_vault", **params)
+            if out is None:
+                return []
+            points.extend(dict(p) for p in out.get("RecoveryPoints") or [])
+            token = str(out.get("NextToken") or "")
+            if not token:
+                break
+        return points
 
-    def delete_recovery_point(self, backup_vault_name: str, recovery_point_arn: str) -> None:
+    def delete_recovery_point(self, vault: str, arn: str) -> None:
         """``DeleteRecoveryPoint`` (one already gone is fine; it is ``DELETING`` afterwards;
-        ``InvalidResourceStateException`` while a job makes it)."""
-        _unless_gone(self._svc(write=True).delete_recovery_point, BackupVaultName=backup_vault_name,
-                     RecoveryPointArn=recovery_point_arn)
+        ``InvalidResourceStateException`` while a job uses it)."""
+        try:
+            self._backup(write=True).delete_recovery_point(BackupVaultName=vault, RecoveryPointArn=arn)
+        except botocore.exceptions.ClientError as exc:
+            if not is_not_found(exc):
+                raise
 
-    def get_recovery_point_restore_metadata(self, account_id: str, backup_vault_name: str,
-                                            recovery_point_arn: str) -> dict[str, Any] | None:
-        """``GetRecoveryPointRestoreMetadata``: ``{RecoveryPointArn, RestoreMetadata, ...}``, or ``None``."""
-        return self._read("get_recovery_point_restore_metadata", BackupVaultName=backup_vault_name,
-                          RecoveryPointArn=recovery_point_arn, BackupVaultAccountId=account_id)
+    def restore_metadata(self, account: str, vault: str, arn: str) -> dict[str, Any]:
+        """``GetRecoveryPointRestoreMetadata``: ``{RecoveryPointArn, RestoreMetadata, ...}``."""
+        return _answer(self._backup().get_recovery_point_restore_metadata(
+            BackupVaultName=vault, RecoveryPointArn=arn, BackupVaultAccountId=account))
 
     # ---- restore jobs
 
-    def start_restore_job(self, iam_role_arn: str, idempotency_token: str, recovery_point_arn: str,
-                          restore_metadata: Mapping[str, str]) -> dict[str, Any]:
-        """``StartRestoreJob`` of an EFS recovery point (``ResourceType`` ``EFS``) with the restore metadata
-        (``newFileSystem`` ``"false"`` and ``file-system-id`` to restore in place, as
-        ``startAwsRestore.go``): ``{RestoreJobId}``."""
-        params: dict[str, Any] = {"RecoveryPointArn": recovery_point_arn, "IamRoleArn": iam_role_arn,
-                                  "Metadata": dict(restore_metadata), "ResourceType": RESOURCE_TYPE}
+    def start_restore_job(self, recovery_point_arn: str, role_arn: str, metadata: Mapping[str, str], *,
+                          idempotency_token: str = "") -> str:
+        """``StartRestoreJob`` of an EFS recovery point (``ResourceType`` ``EFS``) with ``metadata`` (the
+        restore metadata, ``newFileSystem`` ``"false"`` and ``file-system-id`` to restore in place, as
+        ``startAwsRestore.go``); the restore job id."""
+        params: dict[str, Any] = {"RecoveryPointArn": recovery_point_arn, "IamRoleArn": role_arn,
+                                  "Metadata": dict(metadata), "ResourceType": RESOURCE_TYPE}
         if idempotency_token:
             params["IdempotencyToken"] = idempotency_token
-        return _answer(self._svc(write=True).start_restore_job(**params))
+        return str(self._backup(write=True).start_restore_job(**params).get("RestoreJobId") or "")
 
-    def describe_restore_job(self, restore_job_id: str) -> dict[str, Any] | None:
+    def restore_job(self, job_id: str) -> dict[str, Any] | None:
         """``DescribeRestoreJob`` (``Status``: ``PENDING`` / ``RUNNING`` / ``COMPLETED`` / ``ABORTED`` /
         ``FAILED``, ``StatusMessage``, ``CreatedResourceArn``), or ``None``."""
-        return self._read("describe_restore_job", RestoreJobId=restore_job_id)
+        return self._found("describe_restore_job", RestoreJobId=job_id)
+

@@ -39,8 +39,8 @@ def listed(backups: Backup | None, scope: Mapping[str, Any]) -> list[registry.Pr
     where = target(scope)
     if backups is None or where is None:
         return []
-    points = backups.list_recovery_points_for_vault(where.account, where.vault)
-    return objects(points, None if points else backups.describe_backup_vault(where.vault), where)
+    points = backups.recovery_points(where.account, where.vault)
+    return objects(points, None if points else backups.vault(where.vault), where)
 
 
 NUKE_SIDE = registry.NukeSide(kind=KIND, clients=client, list=listed, list_failed=LIST_FAILED)

@@ -36,7 +36,7 @@ KIND = "AwsNfsVolumeBackup"
 #: The Nuke's Error reason when the listing is refused (``loadNfsBackups.go``).
 LIST_FAILED = "ErrorListingAwsRecoveryPoints"
 #: The calls that delete one recovery point / the empty vault (:class:`~tasks.cloud.aws.nfsbackup_client.Backup`).
-DELETE_POINT, DELETE_VAULT = "delete_recovery_point", "delete_backup_vault"
+DELETE_POINT, DELETE_VAULT = "delete_recovery_point", "delete_vault"
 #: Recovery point states with no delete call: its deletion runs, or its job does (AWS refuses a delete).
 _WAITING = frozenset({"DELETING", "CREATING"})
 _ACCOUNT_RE = re.compile(r"^\d{12}$")
@@ -89,7 +89,7 @@ def objects(points: Iterable[Mapping[str, Any]], vault: Mapping[str, Any] | None
     oldest first (``CreationDate``, then ARN; a repeated ARN once): each deleted by
     ``delete_recovery_point(vault, arn)`` unless ``DELETING`` or ``CREATING``. With no recovery point
     listed at all and the vault still there (``vault``: ``DescribeBackupVault``'s answer, ``None`` when
-    gone or not asked), the vault itself: ``delete_backup_vault(vault)``, id its ARN (unless the vault
+    gone or not asked), the vault itself: ``delete_vault(vault)``, id its ARN (unless the vault
     is of another name or still counts recovery points)."""
     listed = list(points)
     mine: dict[str, Mapping[str, Any]] = {}

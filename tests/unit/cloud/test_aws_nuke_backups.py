@@ -64,7 +64,7 @@ def test_objects_oldest_first_waiting_ones_without_a_call_and_no_vault_while_poi
 def test_the_empty_vault_is_deleted_last() -> None:
     vault = {"BackupVaultName": "cm-kyma-1", "BackupVaultArn": VAULT_ARN, "NumberOfRecoveryPoints": 0}
     [only] = objects([], vault, WHERE)
-    assert (only.id, only.deleting, only.method, only.args) == (VAULT_ARN, False, "delete_backup_vault",
+    assert (only.id, only.deleting, only.method, only.args) == (VAULT_ARN, False, "delete_vault",
                                                                 ("cm-kyma-1",))
     assert objects([], None, WHERE) == []
     assert objects([], {**vault, "NumberOfRecoveryPoints": 2}, WHERE) == []
@@ -75,15 +75,15 @@ class FakeBackup:
     """The two reads Nuke makes, recorded."""
 
     def __init__(self, points: list[dict[str, Any]], vault: dict[str, Any] | None) -> None:
-        self.points, self.vault, self.calls = points, vault, []  # type: list[tuple[str, ...]]
+        self.points, self.found_vault, self.calls = points, vault, []  # type: list[tuple[str, ...]]
 
-    def list_recovery_points_for_vault(self, account_id: str, backup_vault_name: str) -> list[dict[str, Any]]:
+    def recovery_points(self, account_id: str, backup_vault_name: str) -> list[dict[str, Any]]:
         self.calls.append(("list", account_id, backup_vault_name))
         return self.points
 
-    def describe_backup_vault(self, backup_vault_name: str) -> dict[str, Any] | None:
+    def vault(self, backup_vault_name: str) -> dict[str, Any] | None:
         self.calls.append(("describe", backup_vault_name))
-        return self.vault
+        return self.found_vault
 
 
 def test_listed_through_the_client_then_nuke_deletes_in_order() -> None:
@@ -101,7 +101,7 @@ def test_listed_through_the_client_then_nuke_deletes_in_order() -> None:
     fake = FakeBackup([], {"BackupVaultName": "cm-kyma-1", "BackupVaultArn": VAULT_ARN,
                            "NumberOfRecoveryPoints": 0})
     second = plan(nuke, {}, lambda s: s, NOW, {KIND: nuke_backups.listed(fake, scope())})  # type: ignore[arg-type]
-    assert [(c.method, c.args) for c in second.writes] == [("delete_backup_vault", ("cm-kyma-1",))]
+    assert [(c.method, c.args) for c in second.writes] == [("delete_vault", ("cm-kyma-1",))]
     assert second.status is not None and second.status["resources"] == [{
         "kind": KIND, "resourceType": "ProviderResource",
         "objects": {point("a")["RecoveryPointArn"]: "Deleted", point("b")["RecoveryPointArn"]: "Deleted",

@@ -220,46 +220,43 @@ def test_client(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     settings = CloudSettings(aws_endpoint_url=aws["endpoint"], aws_role_name="")
     local, remote = nb.backup_for(settings, ACCOUNT, REGION), nb.backup_for(settings, ACCOUNT, DEST)
     vault = nb.vault_name(f"scope-{aws['id']}")
-    assert local.describe_backup_vault(vault) is None and local.list_recovery_points_for_vault(ACCOUNT, vault) == []
-    arn = local.create_backup_vault(vault, {nb.VAULT_SCOPE_TAG: "scope"})
-    remote.create_backup_vault(vault, {nb.VAULT_SCOPE_TAG: "scope"})
+    assert local.vault(vault) is None and local.recovery_points(ACCOUNT, vault) == []
+    arn = local.create_vault(vault, {nb.VAULT_SCOPE_TAG: "scope"})
+    remote.create_vault(vault, {nb.VAULT_SCOPE_TAG: "scope"})
     with pytest.raises(AwsError) as exc:
-        local.create_backup_vault(vault, {})
+        local.create_vault(vault, {})
     assert nb.is_already_exists(exc.value) and exc.value.status == 400 and not exc.value.not_found
-    assert vault in [v["BackupVaultName"] for v in local.list_backup_vaults()]
+    assert vault in [v["BackupVaultName"] for v in local.list_vaults()]
     assert local.list_tags(arn) == {nb.VAULT_SCOPE_TAG: "scope"}
-    started = local.start_backup_job(backup_vault_name=vault, resource_arn=aws["fs_arn"], iam_role_arn=ROLE,
-                                     idempotency_token="tok", recovery_point_tags={"Name": "a/b"})
+    started = local.start_backup_job(vault, aws["fs_arn"], ROLE, idempotency_token="tok", tags={"Name": "a/b"})
     job_id, point = started["BackupJobId"], started["RecoveryPointArn"]
-    assert local.describe_backup_job("no-such") is None
-    assert local.describe_recovery_point(ACCOUNT, vault, point + "0") is None
+    assert local.backup_job("no-such") is None and local.recovery_point(ACCOUNT, vault, point + "0") is None
     settle()
-    assert (local.describe_backup_job(job_id) or {})["State"] == "COMPLETED"
-    assert (local.describe_recovery_point(ACCOUNT, vault, point) or {})["BackupSizeInBytes"] == awsbackup.BACKUP_SIZE
-    copy_id = local.start_copy_job(vault, nb.vault_arn(DEST, ACCOUNT, vault), point, ROLE, "c")["CopyJobId"]
+    assert (local.backup_job(job_id) or {})["State"] == "COMPLETED"
+    assert (local.recovery_point(ACCOUNT, vault, point) or {})["BackupSizeInBytes"] == awsbackup.BACKUP_SIZE
+    copy_id = local.start_copy_job(vault, point, nb.vault_arn(DEST, ACCOUNT, vault), ROLE)["CopyJobId"]
     settle()
-    copy = local.describe_copy_job(copy_id) or {}
-    assert copy["State"] == "COMPLETED" and local.describe_copy_job("no-such") is None
-    [remote_point] = remote.list_recovery_points_for_vault(ACCOUNT, vault)
+    copy = local.copy_job(copy_id) or {}
+    assert copy["State"] == "COMPLETED" and local.copy_job("no-such") is None
+    [remote_point] = remote.recovery_points(ACCOUNT, vault)
     assert remote_point["RecoveryPointArn"] == copy["DestinationRecoveryPointArn"]
-    meta = (local.get_recovery_point_restore_metadata(ACCOUNT, vault, point) or {})["RestoreMetadata"]
-    assert local.get_recovery_point_restore_metadata(ACCOUNT, vault, point + "0") is None
-    restore_id = local.start_restore_job(ROLE, "r", point, {**meta, "newFileSystem": "false"})["RestoreJobId"]
+    meta = local.restore_metadata(ACCOUNT, vault, point)["RestoreMetadata"]
+    restore_id = local.start_restore_job(point, ROLE, {**meta, "newFileSystem": "false"}, idempotency_token="r")
     settle()
-    assert (local.describe_restore_job(restore_id) or {})["CreatedResourceArn"] == aws["fs_arn"]
-    assert local.describe_restore_job("no-such") is None
+    assert (local.restore_job(restore_id) or {})["CreatedResourceArn"] == aws["fs_arn"]
+    assert local.restore_job("no-such") is None
     with pytest.raises(AwsError) as exc:
-        local.delete_backup_vault(vault)
+        local.delete_vault(vault)
     assert exc.value.code == "InvalidRequestException" and not exc.value.retryable
     local.delete_recovery_point(vault, point)
-    local.list_recovery_points_for_vault(ACCOUNT, vault)  # DELETING, then gone
+    local.recovery_points(ACCOUNT, vault)  # DELETING, then gone
     local.delete_recovery_point(vault, point)  # already gone: fine
     remote.delete_recovery_point(vault, remote_point["RecoveryPointArn"])
-    assert [p["Status"] for p in remote.list_recovery_points_for_vault(ACCOUNT, vault)] == ["DELETING"]
-    local.delete_backup_vault(vault)
-    remote.delete_backup_vault(vault)
-    local.delete_backup_vault(vault)  # already gone: fine
-    assert local.describe_backup_vault(vault) is None and local.list_tags(arn) == {}
+    assert [p["Status"] for p in remote.recovery_points(ACCOUNT, vault)] == ["DELETING"]
+    local.delete_vault(vault)
+    remote.delete_vault(vault)
+    local.delete_vault(vault)  # already gone: fine
+    assert local.vault(vault) is None and local.list_tags(arn) == {}
 
 
 def test_nuke_side_over_the_stand_in(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
