@@ -6,7 +6,8 @@ holds a recovery point. :func:`install` gives moto's Backup responder (one metho
 serialized by moto from the botocore model) and its URL map these actions over a small model of ours,
 without forking moto (the vaults stay moto's):
 
-- vaults: describe / create (moto's: ``ResourceNotFoundException``, ``AlreadyExistsException``),
+- vaults: describe / create (moto's: ``ResourceNotFoundException``, ``AlreadyExistsException``; ours: a
+  name not of 2-50 ``A-Za-z0-9-_.`` ``InvalidParameterValueException``),
   delete (ours: a missing vault ``ResourceNotFoundException``, one holding recovery points
   ``InvalidRequestException``), list, describe and list count the vault's recovery points;
 - backup jobs: ``StartBackupJob`` needs an existing vault (``ResourceNotFoundException``), an IAM
@@ -64,6 +65,7 @@ BACKUP_SIZE = 6144
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 _EFS_ARN = re.compile(r"^arn:aws[a-z-]*:elasticfilesystem:([a-z0-9-]+):(\d{12}):file-system/(fs-[0-9a-f]+)$")
 _VAULT_ARN = re.compile(r"^arn:aws[a-z-]*:backup:([a-z0-9-]+):(\d{12}):backup-vault:([A-Za-z0-9_.-]{2,50})$")
+_VAULT_NAME = re.compile(r"^[A-Za-z0-9_.-]{2,50}$")
 _STATES = ("CREATED", "RUNNING", "COMPLETED")
 
 
@@ -363,10 +365,13 @@ def list_backup_vaults(self: Any) -> Any:
 
 
 def create_backup_vault(self: Any) -> Any:
-    from moto.backup.responses import BackupResponse
-
+    """moto's ``CreateBackupVault`` (``AlreadyExistsException``), after an injected failure and the name's
+    check (2-50 of ``A-Za-z0-9-_.``, else ``InvalidParameterValueException``)."""
     _take_injected("CreateBackupVault")
-    return _MOTO_CREATE_VAULT(self) if _MOTO_CREATE_VAULT else BackupResponse.create_backup_vault(self)
+    name = _required(self, "BackupVaultName")
+    if not _VAULT_NAME.match(name):
+        raise _invalid(f"Invalid backup vault name: {name}")
+    return _MOTO_CREATE_VAULT(self)
 
 
 _MOTO_CREATE_VAULT: Any = None

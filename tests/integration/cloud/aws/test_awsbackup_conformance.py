@@ -73,7 +73,7 @@ def aws(moto_endpoint: str) -> Iterator[dict[str, Any]]:
            "dest": boto3.client("backup", region_name=DEST, **kw), "efs": efs, "fs": fs,
            "fs_arn": nb.efs_arn(REGION, ACCOUNT, fs), "id": uuid.uuid4().hex[:8],
            "endpoint": moto_endpoint}
-    awsbackup.reset()
+    awsbackup.set_step(awsbackup.STEP_SECONDS)  # no reset(): the cloud stack may share this moto
     efs.delete_file_system(FileSystemId=fs)
 
 
@@ -91,6 +91,7 @@ def test_vaults_not_found_already_exists_in_use(aws: dict[str, Any]) -> None:
                                 CreatorRequestId=vault)["BackupVaultArn"]
     assert arn == nb.vault_arn(REGION, ACCOUNT, vault)
     refused("AlreadyExistsException", lambda: b.create_backup_vault(BackupVaultName=vault))
+    refused("InvalidParameterValueException", lambda: b.create_backup_vault(BackupVaultName="x" * 51))
     assert b.list_tags(ResourceArn=arn)["Tags"] == {nb.VAULT_SCOPE_TAG: "s1"}
     [listed] = [v for v in b.list_backup_vaults()["BackupVaultList"] if v["BackupVaultName"] == vault]
     assert listed["NumberOfRecoveryPoints"] == 0
