@@ -5,7 +5,9 @@ what :func:`~.backupschedule_plan.plan` decides over, and the two providers' dec
 A schedule waiting for its next run time costs no read beyond itself and the quota's list; when a run is
 due (or it is being deleted) the read loads its volume (``spec.nfsVolumeRef``, its namespace defaulting to
 the schedule's: one object of this SKR, never read for a name that cannot be one) and the backups of its
-namespace, keeping only its own (:func:`~.backupschedule_plan.own`). The clock of the turn is the read's.
+namespace that carry its labels (a label-selected list: never the SKR's other backups), keeping only its own
+(:func:`~.backupschedule_plan.own`); a schedule whose spec is invalid reads no backups. The clock of the turn
+is the read's.
 """
 
 from __future__ import annotations
@@ -65,12 +67,13 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
                 source = ctx.get(kind.source, name, namespace)
             except ResourceMissing:
                 source = None
+    selector = f"{names.LABEL_SCHEDULE_NAME}={meta['name']},{names.LABEL_SCHEDULE_NAMESPACE}={meta['namespace']}"
     try:
-        listed = ctx.objects(kind.backup)
+        listed = ctx.skr.list(kind.backup, str(meta["namespace"]), label_selector=selector) \
+            if problem is None else []
     except ResourceMissing:
         listed = []
-    backups = tuple(b for b in listed if (b.get("metadata") or {}).get("namespace") == meta.get("namespace")
-                    and own(obj, b))
+    backups = tuple(b for b in listed if own(obj, b))
     return Seen(obj=obj, kind=kind, now=now, loaded=True, source=source, backups=backups, everyone=everyone,
                 quota=ctx.quota(res))
 

@@ -17,7 +17,8 @@ schedule: ``backupImplGcpNfs.go``, ``backupImplAwsNfs.go``). One turn, in the or
    dialect (gorhill/cronexpr: 5 fields, 6 with a year, 7 with seconds first and a year, the ``@`` macros;
    ``L``, ``W``, ``#``) -> ``InvalidCronExpression``; ``startTime`` before the creation (1 s tolerance) ->
    ``InvalidStartTime``; ``endTime`` before the start -> ``InvalidEndTime``; also (not in the original) a
-   prefix or volume reference that cannot name an object -> ``InvalidPrefix`` / ``NfsVolumeNotFound``;
+   prefix or volume reference that cannot name an object -> ``InvalidPrefix`` / ``NfsVolumeNotFound``, a
+   schedule name too long for the label its backups carry (63) -> ``InvalidName``;
 6. the next run times (``calculateOnetimeSchedule.go``, ``calculateRecurringSchedule.go``):
    :data:`MAX_SCHEDULES` cron times after ``max(startTime, now)`` when none are set or the cron changed
    (state ``Active``, ``status.schedule``); a one-time schedule runs at ``startTime`` or now, and after its
@@ -91,6 +92,7 @@ REASON_INVALID_CRON = "InvalidCronExpression"
 REASON_INVALID_START = "InvalidStartTime"
 REASON_INVALID_END = "InvalidEndTime"
 REASON_INVALID_PREFIX = "InvalidPrefix"
+REASON_INVALID_NAME = "InvalidName"
 REASON_TIME_PARSE = "TimeParseError"
 REASON_NOT_FOUND = "NfsVolumeNotFound"
 REASON_NOT_READY = "NfsVolumeNotReady"
@@ -234,6 +236,8 @@ def due(obj: Mapping[str, Any], now: float) -> bool:
     if meta.get("deletionTimestamp"):
         return True
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if spec.get("suspend") or status.get("state") == STATE_DONE:
+        return False
     times = status.get("nextRunTimes") or []
     if not isinstance(times, list) or not times:
         return True
@@ -285,6 +289,8 @@ def validate(obj: Mapping[str, Any], now: dt.datetime) -> tuple[str, str] | None
             parsed.next_n(start if start is not None and start > now else now, 1)
         except (CroniterError, ValueError, OverflowError):
             return REASON_INVALID_CRON, f"no run time within {CRON_HORIZON_YEARS} years"
+    if len(str((obj.get("metadata") or {}).get("name") or "")) > 63:
+        return REASON_INVALID_NAME, "The schedule's name labels its backups: at most 63 characters."
     prefix = prefix_of(obj)
     if len(prefix) > 253 - _NAME_ROOM or not _DNS_SUBDOMAIN.fullmatch(prefix):
         return REASON_INVALID_PREFIX, (f"Prefix must be a lower case RFC 1123 name of at most "

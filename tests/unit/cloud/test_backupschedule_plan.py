@@ -117,6 +117,21 @@ def test_validation(spec: dict[str, Any], reason: str | None) -> None:
 
 # ---- run times and the run decision -------------------------------------------------------------------------
 
+def test_a_name_too_long_for_the_backups_label_is_invalid() -> None:
+    obj = schedule()
+    obj["metadata"]["name"] = "n" * 64
+    assert bs.validate(obj, T0) == ("InvalidName", "The schedule's name labels its backups: at most 63 characters.")
+
+
+def test_suspended_or_done_schedules_read_nothing_more() -> None:
+    assert bs.due(schedule(suspend=True), T0.timestamp()) is False
+    done = schedule()
+    done["status"] = {"state": "Done"}
+    assert bs.due(done, T0.timestamp()) is False
+    done["metadata"]["deletionTimestamp"] = CREATED
+    assert bs.due(done, T0.timestamp()) is True
+
+
 def test_recurring_schedule_waits_exactly_until_its_next_run_time() -> None:
     obj = schedule("0 * * * *")
     out = turn(obj, T0 + dt.timedelta(minutes=20))
