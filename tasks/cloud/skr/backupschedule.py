@@ -6,7 +6,8 @@ A schedule waiting for its next run time costs no read beyond itself and the quo
 due (or it is being deleted) the read loads its volume (``spec.nfsVolumeRef``, its namespace defaulting to
 the schedule's: one object of this SKR, never read for a name that cannot be one) and the backups of its
 namespace that carry its labels (a label-selected list: never the SKR's other backups), keeping only its own
-(:func:`~.backupschedule_plan.own`); a schedule whose spec is invalid reads no backups. The clock of the turn
+(:func:`~.backupschedule_plan.own`); a schedule whose spec is invalid reads no backups unless it is being
+deleted. The clock of the turn
 is the read's.
 """
 
@@ -70,7 +71,7 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     selector = f"{names.LABEL_SCHEDULE_NAME}={meta['name']},{names.LABEL_SCHEDULE_NAMESPACE}={meta['namespace']}"
     try:
         listed = ctx.skr.list(kind.backup, str(meta["namespace"]), label_selector=selector) \
-            if problem is None else []
+            if len(str(meta["name"])) <= 63 and (problem is None or meta.get("deletionTimestamp")) else []
     except ResourceMissing:
         listed = []
     backups = tuple(b for b in listed if own(obj, b))

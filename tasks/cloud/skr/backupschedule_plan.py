@@ -8,7 +8,8 @@ backups it made beyond the retention limits. The providers differ only by a smal
 schedule: ``backupImplGcpNfs.go``, ``backupImplAwsNfs.go``). One turn, in the original's order:
 
 1. deleting: with ``deleteCascade`` the schedule's own backups are deleted (state ``Deleting``, back after
-   1 s) until none is listed, then the finalizer goes (``deleteCascade.go``, ``removeFinalizer.go``);
+   1 s; 15 s while all left are already being deleted) until none is listed, then the finalizer goes
+   (``deleteCascade.go``, ``removeFinalizer.go``);
 2. the finalizer (``addFinalizer.go``); state ``Done``: nothing more (``checkCompleted.go``); ``endTime``
    past: ``Done``, no next run times; a one-time schedule that ran and has no backup left: ``Done``;
 3. ``suspend``: ``Suspended``, no next run or delete times (``checkSuspension.go``);
@@ -103,6 +104,9 @@ REASON_IN_PROGRESS = "BackupInProgress"
 SOURCE_WAIT = 10.0
 #: Seconds (scaled) between the turns of a cascading deletion (``T1000ms``).
 CASCADE_WAIT = 1.0
+#: Seconds (scaled) between looks while every backup left is already being deleted (the original: 1 s; a
+#: backup whose provider is slow to let go must not hold a connect's window).
+CASCADE_GONE_WAIT = 15.0
 #: Seconds (scaled) between two looks at a backup still in progress while a run waits for it.
 IN_PROGRESS_WAIT = 30.0
 #: Seconds before a run time at which the read loads the volume and the backups (the plan then has them).
@@ -421,7 +425,8 @@ def _deleting(seen: Seen, run: StepBuilder, t: Callable[[float], float]) -> Outc
     writes = [Action.named("delete", seen.kind.backup, m["name"], m["namespace"]) for b in seen.backups
               if not (b.get("metadata") or {}).get("deletionTimestamp") for m in [_ref(b)]]
     run.set(state=STATE_DELETING, conditions=None)
-    return run.step(requeue_after=t(CASCADE_WAIT), refused=_ignore).also(*writes)
+    wait = CASCADE_WAIT if writes else CASCADE_GONE_WAIT  # only backups already deleting: look less often
+    return run.step(requeue_after=t(wait), refused=_ignore).also(*writes)
 
 
 def _ignore(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome | None:

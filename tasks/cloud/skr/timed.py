@@ -140,6 +140,7 @@ def reconcile(key: Key) -> Result:
                              timeout=s.skr_request_timeout) as skr:
             ctx = SkrContext(kyma=target.kyma, skr=skr, kcp=kcp, scope=scope or {}, settings=s,
                              deadline=time.monotonic() + s.reconcile_timeout)
+            ctx.objects(res)  # one list: the object's first turn and the quota read it (no GET besides)
             result = run_object(ctx, partial(kind.reconcile, kind=target.kind, res=res), res, target.namespace,
                                 target.name)
     except ResourceMissing:  # the kind is not served (yet) in this SKR: the connect installs it

@@ -289,6 +289,10 @@ def test_deletion_cascades_to_its_own_backups_then_releases() -> None:
     assert deletes(out) == ["nightly-1-20261128-100000", "nightly-2-20261128-110000"]
     assert out.status is not None and out.status["state"] == "Deleting" and out.requeue_after == 1
     assert out.remove_finalizer is None
+    for b in mine:
+        b["metadata"]["deletionTimestamp"] = "2026-11-28T10:00:01Z"
+    waiting = turn(obj, T0, backups=mine)
+    assert not waiting.writes and waiting.requeue_after == 15 and waiting.remove_finalizer is None
     gone = turn(obj, T0, backups=[])
     assert gone.remove_finalizer == names.FINALIZER and not gone.writes
     obj["spec"]["deleteCascade"] = False
