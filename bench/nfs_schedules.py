@@ -50,6 +50,15 @@ READY = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Read
           "lastTransitionTime": "2026-01-01T00:00:00Z"}]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its waited-for children (``/proc/<pid>/stat``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def seed_schedules(server: DevAPIServer, kymas: list[str], per_skr: int, due: dt.datetime) -> None:
     """In each SKR: namespace ``default``, a Ready AwsNfsVolume ``data`` (ignore label) and ``per_skr``
     schedules of it due at ``due`` (store calls: setup is not measured)."""
@@ -147,6 +156,8 @@ def main() -> None:
                     break  # every backup made, and each SKR connected twice (the interval is measured)
             time.sleep(0.2)
         time.sleep(2.0)  # a second backup of some schedule would show now
+        workers_cpu = sum(cpu_seconds(p.pid) for p in procs)
+        own_cpu = sum(os.times()[:2])
         for stop in unsubscribe:
             stop()
         with lock:
@@ -160,6 +171,8 @@ def main() -> None:
         if late:
             print(f"lateness (backup ADDED - D): p50 {percentile(late, 0.5) * 1000:.0f} ms, p99 "
                   f"{percentile(late, 0.99) * 1000:.0f} ms, max {late[-1] * 1000:.0f} ms, min {late[0] * 1000:.0f} ms")
+        print(f"CPU: cloud-skr workers {workers_cpu:.1f} s, this process (dev API server with {args.skrs + 1} "
+              f"clusters, bench) {own_cpu:.1f} s, over {time.time() - started:.0f} s of wall time")
         if revisits:
             print(f"connect interval (between two SkrStatus writes of one SKR): median "
                   f"{statistics.median(revisits):.1f} s, min {min(revisits):.1f} s, max {max(revisits):.1f} s "
