@@ -18,6 +18,8 @@ SKR loop, queue ``cloud-skr``:
 ``cloud-skr-connect``     one key per SKR (``local/kcp-system/<kyma>``): one connect
                           (:mod:`tasks.cloud.skr.connect`); the workqueue's exclusivity per key is
                           the per-SKR gate
+``cloud-skr-object``      one key per SKR object of a timed kind (``local/<kyma>/<kind>/<ns>/<name>``),
+                          requeued at the time its turn asks for (:mod:`tasks.cloud.skr.timed`)
 ========================  ===================================================================
 """
 
@@ -29,7 +31,7 @@ from functools import partial
 from kube import Resource, ResourceMissing, client_for
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.kcp import kind, kyma, nuke, scope
-from tasks.cloud.skr import connect
+from tasks.cloud.skr import connect, timed
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key
 from workers.controller import registry as controllers
 
@@ -43,6 +45,7 @@ IPRANGE = "cloud-iprange"  # the IpRange kind's controller (its consumers wake i
 NUKE = "cloud-nuke"
 SWEEP = sweep.SWEEP
 CONNECT = sweep.CONNECT
+OBJECT = timed.OBJECT
 
 #: The sweep's only key.
 SWEEP_KEY = Key(LOCAL_CLUSTER, "", "sweep")
@@ -101,7 +104,9 @@ controllers.register(lambda: Controller(SWEEP, SKR_QUEUE, sweep.reconcile, backo
 #: are built on the registry's first use (their numbers are settings; nothing is read at import).
 controllers.register(lambda: Controller(CONNECT, SKR_QUEUE, connect.reconcile, backoff=Backoff(base=1.0, cap=300.0),
                                      timeout=settings.current().worker_timeout))
+controllers.register(lambda: Controller(OBJECT, SKR_QUEUE, timed.reconcile, backoff=Backoff(base=1.0, cap=300.0),
+                                     timeout=settings.current().worker_timeout))
 
-__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "SCOPE",
+__all__ = ["CONNECT", "IPRANGE", "KCP_QUEUE", "KYMA", "NETWORK", "NUKE", "OBJECT", "SCOPE",
            "SKR_QUEUE",
            "SWEEP", "SWEEP_KEY", "settings"]

@@ -122,6 +122,9 @@ class SkrSide:
         summary: ``(skr, kcp, kyma, obj) -> Summary``: the detail of ``reconcilery up``'s row for ``obj`` as
             stored in the SKR of runtime ``kyma`` (reads through the SKR and KCP clients, a KCP mirror only
             when it is the object's own; ``None``: state and message only).
+        timed: an object whose turn asks to come back later than the connect's window is also a key of
+            its own (``cloud-skr-object``, :mod:`tasks.cloud.skr.timed`), requeued at that time: a backup
+            schedule runs at its run time, not at the next connect after it.
     """
 
     resources: Mapping[str, Resource]
@@ -132,6 +135,7 @@ class SkrSide:
     clients: Callable[[Any], Mapping[str, Any]] | None = None
     skip_trial: bool = True
     summary: Callable[[Kube, Kube, str, Mapping[str, Any]], Summary] | None = None
+    timed: bool = False
 
     def resource(self, provider: str) -> Resource | None:
         """The SKR resource of ``provider`` (``None``: the kind has none there)."""

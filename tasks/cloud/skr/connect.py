@@ -12,7 +12,8 @@ the per-SKR gate. A connect:
 4. installs/updates the SKR CRDs by version annotation (:mod:`.installer`);
 5. runs every SKR reconciler over all its objects within the window ``reconcile_timeout``
    (CloudResources, then the declared kinds of the provider in their order; skipped on ``trial`` plans,
-   whose APIs are disabled);
+   whose APIs are disabled); an object of a timed kind that asks to come back later becomes a key of
+   its own at that time (:mod:`.timed`);
 6. saves SkrStatus; 7. reports to the rotation (:meth:`tasks.cloud.sweep.Rotation.finish`), which puts
    the SKR back at the tail, with backoff when the connect failed.
 
@@ -37,7 +38,7 @@ from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, kind, skrstatus
+from tasks.cloud.skr import cloudresources, installer, kind, skrstatus, timed
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -91,7 +92,10 @@ def ready(skr: Kube, s: CloudSettings) -> tuple[list[dict[str, Any]], int] | Non
         time.sleep(s.t(1))
 
 
-def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[str, Any]:
+def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str,
+         later: list[tuple[str, str, float]] | None = None) -> dict[str, Any]:
+    """Every object of ``res``, each until done or asking to come back later (``later``: a timed kind's
+    objects that asked, ``(namespace, name, seconds)``)."""
     outcomes: list[str] = []
     ok = True
     try:
@@ -112,6 +116,8 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str) -> dict[s
             ok = False
             outcomes.append(f"{ref}: {exc.reason}: {exc.message}"[:300])
             continue
+        if later is not None and result.outcome is ResultKind.REQUEUE_AFTER:
+            later.append((str(meta.get("namespace") or ""), str(meta["name"]), result.requeue_after or 0.0))
         if result.outcome in (ResultKind.ERROR, ResultKind.TERMINAL):
             ok = False
             outcomes.append(f"{ref}: {result.message}"[:300])
@@ -152,7 +158,10 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
         if not trial:
             for declared, res in registry.skr_kinds(provider):
-                report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind))
+                later: list[tuple[str, str, float]] | None = [] if declared.skr and declared.skr.timed else None
+                report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind,
+                                           later))
+                timed.schedule(kyma, declared.name, later or [])  # each a key at its time (:mod:`.timed`)
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
     skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
     return report

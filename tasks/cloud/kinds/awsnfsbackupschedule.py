@@ -1,0 +1,15 @@
+"""AwsNfsBackupSchedule: AwsNfsVolumeBackups of one AwsNfsVolume at cron times, and their retention
+(cloud-manager's ``pkg/skr/backupschedule/v1`` with ``backupImplAwsNfs.go``). No KCP mirror, no provider
+call: the plan writes SKR objects only (the backups' own kind calls AWS Backup). Timed: an object whose next
+run is past the connect is a key of its own, requeued at its run time (:mod:`tasks.cloud.skr.timed`)."""
+
+from __future__ import annotations
+
+from tasks.cloud import names, registry
+from tasks.cloud.skr import backupschedule as skr
+from tasks.cloud.skr import backupschedule_plan as plan
+
+KIND = registry.register(registry.Kind(
+    name="awsnfsbackupschedule",
+    skr=registry.SkrSide(resources={"aws": names.AWS_NFS_BACKUP_SCHEDULE}, read=skr.read, plan=plan.plan, order=80,
+                          quota={names.AWS_NFS_BACKUP_SCHEDULE.kind: plan.QUOTA}, summary=skr.summary, timed=True)))
