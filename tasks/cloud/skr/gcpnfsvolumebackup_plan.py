@@ -19,7 +19,8 @@ In the original's order:
 5. no backup: the source volume ``spec.source.volume`` (namespace: the backup's) of this SKR, Ready, whose
    KCP NfsInstance (found by the volume's ``status.id`` and checked by its owner labels) names the
    instance ``cm-<kcp name>`` in the mirror's location: else Error ``GCPError`` ``Error loading
-   GcpNfsVolume`` / ``GcpNfsVolume is not ready``, back after the retry wait; then ``CreateBackup``
+   GcpNfsVolume`` / ``GcpNfsVolume is not ready`` (looked at again at the next connect, where the original
+   comes back after the retry wait: a wait on another object holds no connect's window); then ``CreateBackup``
    ``cm-<id>`` in ``projects/<p>/locations/<status.location>`` with the share ``fileShareName`` and the
    labels of :func:`~tasks.cloud.gcp.nfsbackup_plan.labels_for`, state ``Creating``;
 6. ``CREATING``: come back; a backup whose labels are not this object's own (``managed-by``,
@@ -284,7 +285,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
 
 
 def _volume_error(run: StepBuilder, seen: Seen, t: Timing, message: str, add: str | None) -> Outcome:
-    failed = run.fail(REASON_GCP_ERROR, message, requeue_after=t(seen.retry))
+    failed = run.fail(REASON_GCP_ERROR, message)  # another object's state: looked at again at the next connect
     return Outcome(status=failed.status, event=failed.event, add_finalizer=add, requeue_after=failed.requeue_after)
 
 

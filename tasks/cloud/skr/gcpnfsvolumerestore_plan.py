@@ -12,7 +12,8 @@ In the original's order:
    done -> ``Done``, Ready ``Restore operation finished successfully: <op>``; both release the lease;
 4. the destination ``spec.destination.volume`` (namespace: the restore's) of this SKR, Ready, whose own KCP
    NfsInstance names the instance (:func:`tasks.cloud.skr.kind.mirror`): else Error ``MissingNfsVolume`` /
-   ``NfsVolumeNotReady`` ``Error loading GcpNfsVolume``, back after the retry wait;
+   ``NfsVolumeNotReady`` ``Error loading GcpNfsVolume`` (looked at again at the next connect, where the
+   original comes back after the retry wait: a wait on another object holds no connect's window);
 5. the source: ``source.backup`` (a GcpNfsVolumeBackup of this SKR, Ready: else Error
    ``MissingNfsVolumeBackup`` ``Error loading GcpNfsVolumeBackup`` / ``NfsVolumeBackupNotReady``
    ``GcpNfsVolumeBackup is not ready``) or ``source.backupUrl`` ``<location>/<backup>`` in the Scope's
@@ -248,16 +249,14 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
         return run.step(add_finalizer=add).also(*_release(seen))
     volume = seen.volume  # 4
     if volume is None:
-        return _with(run.fail(REASON_MISSING_VOLUME, "Error loading GcpNfsVolume", requeue_after=t(seen.retry)), add)
+        return _with(run.fail(REASON_MISSING_VOLUME, "Error loading GcpNfsVolume"), add)
     if not cond.is_true(list((volume.get("status") or {}).get("conditions") or []), names.COND_READY) \
             or seen.instance is None:
-        return _with(run.fail(REASON_VOLUME_NOT_READY, "Error loading GcpNfsVolume", requeue_after=t(seen.retry)),
-                     add)
+        return _with(run.fail(REASON_VOLUME_NOT_READY, "Error loading GcpNfsVolume"), add)
     path, why = source_path(seen)  # 5
     if path is None:
         assert why is not None
-        again = None if why[0] == names.REASON_ERROR else t(seen.retry)
-        return _with(run.fail(*why, requeue_after=again), add)
+        return _with(run.fail(*why), add)
     if not fs.allowed(seen.backup, seen.scope):  # 6
         message = NOT_ALLOWED if seen.backup is not None else NOT_READABLE
         return _with(run.fail(names.REASON_ERROR, message, state=STATE_FAILED), add)

@@ -502,8 +502,7 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
         kcp_name = ident or new_id
         where = ""
         if kind == GCP and seen.source is not None and seen.source.error is not None:  # from a backup
-            return stop(run.fail(*seen.source.error, state=seen.source.state,
-                                 requeue_after=t(3) if seen.source.retry else None))
+            return stop(run.fail(*seen.source.error, state=seen.source.state))  # again at the next connect
         if kind == GCP:
             found = location(obj, seen.scope, seen.zone_pick)
             if found is None:

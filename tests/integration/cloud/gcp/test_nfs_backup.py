@@ -31,13 +31,28 @@ def test_gcp_nfs_backup_restore_and_volume_from_backup(cloud: CloudEnv) -> None:
     assert skr is not None
     cloud.wait(lambda: cloud.rotation.is_active(rt.kyma), timeout=90, message="SKR active")
     cloud.wait(lambda: skr.served(names.GCP_NFS_VOLUME_BACKUP), timeout=90, message="backup CRDs installed")
+    scope = cloud.kcp_get(names.SCOPE, rt.kyma)
+    assert scope is not None
+    shared = f"projects/{GCP_PROJECT}/locations/europe-west3/backups/cm-shared"
+    cloud.gcp.filestore.put_backup(shared, labels={"managed-by": "cloud-manager", fs.SHOOT_NAME_KEY: "shoot-b",
+                                                   fs.allow_key(fs.shoot(scope)): fs.ACCESSIBLE_FROM_VALUE})
+    # all at once (<= 15 s): each waits for what it needs, in the connect's order (volumes, backups, restores)
     skr.create(names.SKR_IPRANGE, {"metadata": {"name": "nfs"}, "spec": {"cidr": "10.251.0.0/22"}})
     skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "src", "namespace": "default"},
                                       "spec": {"capacityGb": 1024, "ipRange": {"name": "nfs"}}})
-    volume = state_of(cloud, skr, names.GCP_NFS_VOLUME, "src", "Ready", timeout=120)
-
     skr.create(names.GCP_NFS_VOLUME_BACKUP, {"metadata": {"name": "bk", "namespace": "default"}, "spec": {
         "source": {"volume": {"name": "src"}}, "accessibleFrom": ["shoot-other"]}})
+    skr.create(names.GCP_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": "default"}, "spec": {
+        "source": {"backup": {"name": "bk", "namespace": "default"}}, "destination": {"volume": {"name": "src"}}}})
+    skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "copy", "namespace": "default"}, "spec": {
+        "capacityGb": 1024, "ipRange": {"name": "nfs"}, "sourceBackup": {"name": "bk", "namespace": "default"}}})
+    skr.create(names.GCP_NFS_VOLUME_BACKUP_DISCOVERY, {"metadata": {"name": "find"}})
+    found = state_of(cloud, skr, names.GCP_NFS_VOLUME_BACKUP_DISCOVERY, "find", "Done", namespace=None)
+    assert found["status"]["availableBackupUris"] == ["europe-west3/cm-shared"]
+
+    done = state_of(cloud, skr, names.GCP_NFS_VOLUME_RESTORE, "rs", "Done", timeout=120)
+    assert done["status"]["conditions"][0]["type"] == "Ready"
+    volume = state_of(cloud, skr, names.GCP_NFS_VOLUME, "src", "Ready")
     backup = state_of(cloud, skr, names.GCP_NFS_VOLUME_BACKUP, "bk", "Ready")
     path = f"projects/{GCP_PROJECT}/locations/{backup['status']['location']}/backups/cm-{backup['status']['id']}"
     stored = cloud.gcp.filestore.backups(GCP_PROJECT)[path]
@@ -46,31 +61,14 @@ def test_gcp_nfs_backup_restore_and_volume_from_backup(cloud: CloudEnv) -> None:
     assert labels["managed-by"] == "cloud-manager" and labels["cm-allow-shoot-other"] == fs.ACCESSIBLE_FROM_VALUE
     assert labels[fs.BACKUP_NAME_KEY] == "bk" and labels[fs.VOLUME_NAME_KEY] == "src"
     assert backup["status"]["capacity"] and backup["status"]["accessibleFrom"] == "shoot-other"
-
-    skr.create(names.GCP_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": "default"}, "spec": {
-        "source": {"backup": {"name": "bk", "namespace": "default"}}, "destination": {"volume": {"name": "src"}}}})
-    done = state_of(cloud, skr, names.GCP_NFS_VOLUME_RESTORE, "rs", "Done")
-    assert done["status"]["conditions"][0]["type"] == "Ready"
     assert skr.get(resources.LEASE, "restore-src", "default") is None
     instance = f"/instances/cm-{volume['status']['id']}"
     restored = next(i for n, i in cloud.gcp.filestore.instances(GCP_PROJECT).items() if n.endswith(instance))
     assert restored["fileShares"][0]["sourceBackup"] == path
 
-    skr.create(names.GCP_NFS_VOLUME, {"metadata": {"name": "copy", "namespace": "default"}, "spec": {
-        "capacityGb": 1024, "ipRange": {"name": "nfs"}, "sourceBackup": {"name": "bk", "namespace": "default"}}})
-    copy = state_of(cloud, skr, names.GCP_NFS_VOLUME, "copy", "Ready", timeout=120)
+    copy = state_of(cloud, skr, names.GCP_NFS_VOLUME, "copy", "Ready")
     mirror = cloud.kcp_get(names.NFS_INSTANCE, copy["status"]["id"])
     assert mirror is not None and mirror["spec"]["instance"]["gcp"]["sourceBackup"] == path
-
-    scope = cloud.kcp_get(names.SCOPE, rt.kyma)
-    assert scope is not None
-    shoot = fs.shoot(scope)
-    shared = f"projects/{GCP_PROJECT}/locations/europe-west3/backups/cm-shared"
-    cloud.gcp.filestore.put_backup(shared, labels={"managed-by": "cloud-manager", fs.SHOOT_NAME_KEY: "shoot-b",
-                                                   fs.allow_key(shoot): fs.ACCESSIBLE_FROM_VALUE})
-    skr.create(names.GCP_NFS_VOLUME_BACKUP_DISCOVERY, {"metadata": {"name": "find"}})
-    found = state_of(cloud, skr, names.GCP_NFS_VOLUME_BACKUP_DISCOVERY, "find", "Done", namespace=None)
-    assert found["status"]["availableBackupUris"] == ["europe-west3/cm-shared"]
 
     skr.delete(names.GCP_NFS_VOLUME_BACKUP, "bk", "default")
     cloud.wait(lambda: skr.get(names.GCP_NFS_VOLUME_BACKUP, "bk", "default") is None, timeout=60,
