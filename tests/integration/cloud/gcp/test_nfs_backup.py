@@ -1,7 +1,7 @@
 """GCP NFS backups end to end on the package's cloud stack (issue 28): a GcpNfsVolume, a GcpNfsVolumeBackup
 of it (Ready, the original's labels on the Filestore stand-in's backup), a GcpNfsVolumeRestore into the
 volume (Done, the lease released), a GcpNfsVolume created from the backup (the KCP NfsInstance's
-``sourceBackup``, the instance's share restored from it), a GcpNfsVolumeBackupDiscovery listing a backup
+``sourceBackup``, its instance created from it), a GcpNfsVolumeBackupDiscovery listing a backup
 another shoot shared, and the backup's deletion deleting the Filestore backup."""
 
 from __future__ import annotations
@@ -66,7 +66,12 @@ def test_gcp_nfs_backup_restore_and_volume_from_backup(cloud: CloudEnv) -> None:
     restored = next(i for n, i in cloud.gcp.filestore.instances(GCP_PROJECT).items() if n.endswith(instance))
     assert restored["fileShares"][0]["sourceBackup"] == path
 
-    copy = state_of(cloud, skr, names.GCP_NFS_VOLUME, "copy", "Ready")
+    # the copy's instance is created from the backup (then the backup may go: the copy no longer needs it)
+    created = cloud.wait(lambda: next((i for i in cloud.gcp.filestore.instances(GCP_PROJECT).values()
+                                       if i["fileShares"][0].get("sourceBackup") == path and not i["name"].endswith(
+                                           instance)), None), timeout=60, message="the copy's instance")
+    copy = skr.get(names.GCP_NFS_VOLUME, "copy", "default")
+    assert copy is not None and created["name"].endswith(f"/instances/cm-{copy['status']['id']}")
     mirror = cloud.kcp_get(names.NFS_INSTANCE, copy["status"]["id"])
     assert mirror is not None and mirror["spec"]["instance"]["gcp"]["sourceBackup"] == path
 
