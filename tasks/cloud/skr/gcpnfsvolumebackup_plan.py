@@ -157,14 +157,12 @@ def _owned(backup: Mapping[str, Any], obj: Mapping[str, Any], scope: Mapping[str
     """Whether the Filestore ``backup`` is this object's: managed by us for this Scope, and (when it
     carries them) labelled with this object's name and namespace."""
     labels = backup.get("labels") or {}
-    meta = obj.get("metadata") or {}
     if not isinstance(labels, Mapping):
         return False
-    scope_name = str((scope.get("metadata") or {}).get("name") or "")
-    return (labels.get(fs.MANAGED_BY_KEY) == fs.MANAGED_BY and bool(scope_name)
-            and labels.get(fs.SCOPE_NAME_KEY) == scope_name
-            and labels.get(fs.BACKUP_NAME_KEY, meta.get("name")) == meta.get("name")
-            and labels.get(fs.BACKUP_NAMESPACE_KEY, meta.get("namespace")) == meta.get("namespace"))
+    want = fs.labels_for(scope, obj)  # the values as labels hold them (lower case, bounded)
+    return (labels.get(fs.MANAGED_BY_KEY) == fs.MANAGED_BY and bool(want[fs.SCOPE_NAME_KEY])
+            and labels.get(fs.SCOPE_NAME_KEY) == want[fs.SCOPE_NAME_KEY]
+            and all(labels.get(key, want[key]) == want[key] for key in (fs.BACKUP_NAME_KEY, fs.BACKUP_NAMESPACE_KEY)))
 
 
 def _call(run: StepBuilder, t: Timing, seen: Seen, step: Outcome, method: str, *, operation: bool = True,

@@ -386,3 +386,13 @@ def test_render_backup_and_restore() -> None:
     bad = {**restore_obj(backupUrl="x"), "kind": "GcpNfsVolumeRestore"}
     rows = render_restores(SCOPE, [vol, r, bad])
     assert [x.state for x in rows] == ["Ready", "Error"] and BACKUP in rows[0].plan[1]
+
+
+def test_a_long_name_is_an_empty_label_and_the_backup_stays_its_own() -> None:
+    long = "b" * 70
+    obj = backup_obj({"id": ID, "location": "us-east4", "state": "Ready"})
+    obj["metadata"]["name"] = long
+    b = filestore(obj)
+    assert b["labels"][fs.BACKUP_NAME_KEY] == ""
+    out = bk.plan(seen(obj, backup=b), NEW, t, NOW)
+    assert out.status is not None and out.status["state"] == "Ready" and not out.writes
