@@ -395,4 +395,4 @@ def test_a_long_name_is_an_empty_label_and_the_backup_stays_its_own() -> None:
     b = filestore(obj)
     assert b["labels"][fs.BACKUP_NAME_KEY] == ""
     out = bk.plan(seen(obj, backup=b), NEW, t, NOW)
-    assert out.status is not None and out.status["state"] == "Ready" and not out.writes
+    assert out.status is not None and out.status["conditions"][0]["type"] == "Ready" and not out.writes
