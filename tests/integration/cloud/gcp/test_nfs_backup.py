@@ -79,3 +79,43 @@ def test_gcp_nfs_backup_restore_and_volume_from_backup(cloud: CloudEnv) -> None:
     cloud.wait(lambda: skr.get(names.GCP_NFS_VOLUME_BACKUP, "bk", "default") is None, timeout=60,
                message="backup gone")
     assert path not in cloud.gcp.filestore.backups(GCP_PROJECT)
+
+
+def test_file_backup_client_against_the_stand_in(gcp: Any) -> None:
+    """Every call of :class:`FileBackupClient` through google-cloud-filestore against the stand-in: a backup
+    created, read, relabelled, listed by the shared filter, restored from (the running restore found again
+    by listing the instance's operations), deleted; a missing one is ``None``."""
+    import time
+
+    from tasks.cloud.gcp.nfsbackup_client import FileBackupClient
+    from tasks.cloud.gcp.nfsinstance_client import FilestoreClient
+    from tests.integration.cloud.gcp.conftest import NETWORK, PROJECT, VPC
+
+    gcp.state.op_delay = 0.0
+    gcp.state.put_network(PROJECT, VPC)
+    gcp.state.put_address(PROJECT, "cm-r", "10.251.0.0/22", NETWORK)
+    zone, region = f"projects/{PROJECT}/locations/us-east4-a", f"projects/{PROJECT}/locations/us-east4"
+    FilestoreClient(endpoint=gcp.url).create_instance(zone, "cm-src", {
+        "tier": "BASIC_HDD", "fileShares": [{"name": "vol1", "capacityGb": 1024}],
+        "networks": [{"network": NETWORK, "modes": ["MODE_IPV4"], "reservedIpRange": "cm-r",
+                      "connectMode": "PRIVATE_SERVICE_ACCESS"}]})
+    client, source = FileBackupClient(endpoint=gcp.url), f"{zone}/instances/cm-src"
+    name = f"{region}/backups/cm-b1"
+    assert client.get_backup(name) is None
+    op = client.create_backup(region, "cm-b1", {"sourceInstance": source, "sourceFileShare": "vol1",
+                                                "labels": {"managed-by": "cloud-manager"}})
+    assert (client.get_operation(op) or {}).get("done") is True
+    assert (client.get_backup(name) or {})["state"] == "READY"
+    client.update_backup_labels(name, {"managed-by": "cloud-manager", "cm-allow-s2": fs.ACCESSIBLE_FROM_VALUE})
+    assert [b["name"] for b in client.list_backups(f"projects/{PROJECT}/locations/-", fs.shared_filter("s2", "s2"))] \
+        == [name]
+    gcp.state.op_delay = 30.0  # the restore runs until finished
+    restore = client.restore_instance(source, "vol1", name)
+    assert client.find_restore_operation(source) == {"name": restore, "done": False}
+    gcp.filestore.finish()
+    assert client.find_restore_operation(source) is None
+    gcp.state.op_delay = 0.0
+    assert client.delete_backup(name) is not None
+    time.sleep(0.01)
+    assert client.get_backup(name) is None and client.delete_backup(name) is None
+    assert client.get_operation(f"{region}/operations/nope") is None
