@@ -13,7 +13,7 @@ from tasks.cloud.skr.gcpnfsvolumebackup_plan import KINDS, plan
 KIND = registry.register(registry.Kind(
     name="gcpnfsvolumebackup",
     # after the volumes (40); no quota: the original has none, and a schedule keeps up to 100 Ready ones
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=60, clients=skr.client),
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=60, clients=skr.client, summary=skr.summary),
     provider_nuke={"gcp": nuke_backups.NUKE_SIDE},
     render=registry.KindRender(
         "gcpnfsvolumebackup", "GcpNfsVolumeBackups with a Scope -> the Filestore backup each would create.",

@@ -13,7 +13,7 @@ QUOTA = 5
 
 KIND = registry.register(registry.Kind(
     name="gcpnfsvolumerestore",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=65, clients=skr.client,
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=65, clients=skr.client, summary=skr.summary,
                          quota={res.kind: QUOTA for res in KINDS.values()}),
     render=registry.KindRender(
         "gcpnfsvolumerestore", "GcpNfsVolumeRestores with a Scope -> the Filestore restore each would start.",

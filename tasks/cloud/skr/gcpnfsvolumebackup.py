@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kube import Resource
+from kube import Kube, Resource
 from kube.clock import now_rfc3339
 from kube.refusal import Failure
 from tasks.cloud import names
@@ -23,12 +23,13 @@ from tasks.cloud.gcp import clients
 from tasks.cloud.gcp import nfsbackup_plan as fs
 from tasks.cloud.gcp.nfsbackup_client import FileBackupClient
 from tasks.cloud.ownership import invalid_id
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.gcpnfsvolumebackup_plan import Seen, needs_provider
 from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.nfsvolume_plan import valid_name
 
-__all__ = ["client", "read", "source_instance"]
+__all__ = ["client", "read", "source_instance", "summary"]
 
 
 def client(ctx: SkrContext) -> dict[str, Any]:
@@ -93,3 +94,12 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     return Seen(obj=obj, scope=scope, volume=volume, instance=instance, file_share=share, backup=backup,
                 operation=operation, failure=failure, newer=base.newer, retry=base.retry, everyone=base.everyone,
                 quota=base.quota)
+
+
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: the Filestore backup (``<location>/cm-<id>``) and its size."""
+    status = obj.get("status") or {}
+    if not status.get("id"):
+        return Summary("")
+    size = f", {status['capacity']}" if status.get("capacity") else ""
+    return Summary(f"backup {status.get('location')}/{fs.backup_id(str(status['id']))}{size}")

@@ -10,14 +10,16 @@ Filestore backup (its labels decide the ownership rule) and a restore of the ins
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from kube import Resource, resources
+from kube import Kube, Resource, resources
 from kube.refusal import Failure
 from tasks.cloud import names
 from tasks.cloud.calls import attempt
 from tasks.cloud.gcp.nfsbackup_client import FileBackupClient
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.gcpnfsvolumebackup import client, source_instance
 from tasks.cloud.skr.gcpnfsvolumerestore_plan import (
@@ -31,7 +33,7 @@ from tasks.cloud.skr.gcpnfsvolumerestore_plan import (
 )
 from tasks.cloud.skr.nfsvolume_plan import valid_name
 
-__all__ = ["client", "read"]
+__all__ = ["client", "read", "summary"]
 
 
 def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
@@ -68,3 +70,12 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
         running, not_listed = attempt(backups.find_restore_operation, instance)
         failure = failure or not_listed
     return replace(seen, backup=backup, running=running, failure=failure)
+
+
+def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail: what is restored into which volume."""
+    source = (obj.get("spec") or {}).get("source") or {}
+    ref = source_ref(obj)
+    what = f"backup {ref[0]}/{ref[1]}" if ref is not None else str(source.get("backupUrl") or "")
+    namespace, name = destination(obj)
+    return Summary(f"{what} -> volume {namespace}/{name}")
