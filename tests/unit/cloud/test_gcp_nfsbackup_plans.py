@@ -396,3 +396,37 @@ def test_a_long_name_is_an_empty_label_and_the_backup_stays_its_own() -> None:
     assert b["labels"][fs.BACKUP_NAME_KEY] == ""
     out = bk.plan(seen(obj, backup=b), NEW, t, NOW)
     assert out.status is not None and out.status["conditions"][0]["type"] == "Ready" and not out.writes
+
+
+# -- the CRDs' rules ----------------------------------------------------------------------------------
+
+def _schema(plural: str) -> Any:
+    import pathlib
+
+    import yaml
+
+    from kubedev.schema import Schema
+
+    crds = pathlib.Path(names.__file__).parent / "crds" / "skr" / "gcp"
+    path = crds / f"{plural}.cloud-resources.kyma-project.io.yaml"
+    crd = yaml.safe_load(path.read_text())
+    return Schema.compile(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+
+
+@pytest.mark.parametrize(("plural", "spec", "old", "error"), [
+    ("gcpnfsvolumebackups", {"source": {"volume": {"name": "v"}}, "accessibleFrom": ["all", "x"]}, None,
+     "The value 'all' cannot be combined with other values."),
+    ("gcpnfsvolumebackups", {"source": {"volume": {"name": "v"}}, "location": "mars-1"}, None, "location"),
+    ("gcpnfsvolumebackups", {"source": {"volume": {"name": "w"}}}, {"source": {"volume": {"name": "v"}}},
+     "source is immutable."),
+    ("gcpnfsvolumebackups", {"source": {"volume": {"name": "v"}}, "location": "us-east4"}, None, ""),
+    ("gcpnfsvolumerestores", {"destination": {"volume": {"name": "v"}},
+                              "source": {"backupUrl": "us-east4/b", "backup": {"name": "b", "namespace": "n"}}},
+     None, "source"),
+    ("gcpnfsvolumerestores", {"destination": {"volume": {"name": "v"}}, "source": {"backupUrl": "nourl"}}, None,
+     "backupUrl"),
+    ("gcpnfsvolumerestores", {"destination": {"volume": {"name": "v"}}, "source": {"backupUrl": "us-east4/b"}},
+     None, "")])
+def test_the_crds_rules(plural: str, spec: dict[str, Any], old: dict[str, Any] | None, error: str) -> None:
+    errors = [str(e) for e in _schema(plural).validate({"spec": spec}, {"spec": old} if old else None)]
+    assert (error in " ".join(errors)) if error else errors == [], errors
