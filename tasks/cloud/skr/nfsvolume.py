@@ -20,7 +20,7 @@ from kube.diff import label_selector
 from tasks.cloud import names
 from tasks.cloud.ownership import invalid_id, owner_labels
 from tasks.cloud.registry import Summary
-from tasks.cloud.skr import defaultiprange
+from tasks.cloud.skr import defaultiprange, gcpnfsvolume_source
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.nfsvolume_plan import AWS, GCP, KINDS, Seen, claim_name, pv_name, valid_name
 
@@ -65,7 +65,10 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
     kind = AWS if res == KINDS[AWS] else GCP
     namespace = str(obj["metadata"].get("namespace") or "")
     pv, pvc = pv_name(obj), claim_name(obj)  # untrusted names: read only valid ones (the plan refuses the rest)
-    return Seen(kind=kind, obj=obj, kcp=_kcp_of(ctx, kind, obj), iprange=defaultiprange.resolve(ctx, obj),
+    kcp = _kcp_of(ctx, kind, obj)
+    deleting = bool(obj["metadata"].get("deletionTimestamp"))
+    source = gcpnfsvolume_source.resolve(ctx, obj) if kind == GCP and kcp is None and not deleting else None
+    return Seen(kind=kind, obj=obj, kcp=kcp, iprange=defaultiprange.resolve(ctx, obj), source=source,
                 kyma=ctx.kyma, kcp_namespace=ctx.kcp_namespace,
                 pv=ctx.skr.get(resources.PERSISTENT_VOLUME, pv) if valid_name(pv) else None,
                 pvc=ctx.skr.get(resources.PERSISTENT_VOLUME_CLAIM, pvc, namespace) if valid_name(pvc) else None,

@@ -24,7 +24,9 @@ original's order:
 5. the finalizer; 6. the KCP NfsInstance created (§2.5 of the notes: scope, remoteRef, ``ipRange.name`` =
    the SKR IpRange's ``status.id``, ``instance.aws`` / ``instance.gcp``), state ``Creating`` (AWS) /
    ``Processing`` (GCP); GCP location: ``spec.location``, else the region (REGIONAL) or a zone of the
-   first worker pool (none: Error ``NoWorkerZones`` ``Could not automatically select a zone``);
+   first worker pool (none: Error ``NoWorkerZones`` ``Could not automatically select a zone``); GCP from a
+   backup (``sourceBackup`` / ``sourceBackupUrl``): ``instance.gcp.sourceBackup``, or the source's Error
+   (:mod:`tasks.cloud.skr.gcpnfsvolume_source_plan`);
 7. GCP: a changed ``spec.capacityGb`` is written to the KCP object (Ready removed, ``Processing``);
    GCP, a renamed PV (the original's ``deletePVForNameChange``): this volume's PV of another name than the
    wanted one (:func:`stale_pvs`) that is not ``Released`` or ``Available`` is an Error
@@ -61,6 +63,7 @@ from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import claim_id, foreign, owner_labels
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
+from tasks.cloud.skr.gcpnfsvolume_source_plan import SourceUse
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["AWS", "GCP", "KINDS", "Seen", "claim_name", "location", "mirror", "plan", "pv_name", "released",
@@ -102,6 +105,8 @@ class Seen:
         scope: the runtime's KCP Scope (GCP: region, worker zones).
         zone_pick: which worker zone a GCP zonal instance gets (index modulo the zones; the original
             picks at random).
+        source: GCP, a volume without a KCP object: the backup it is created from
+            (:mod:`tasks.cloud.skr.gcpnfsvolume_source_plan`; ``None``: none).
     """
 
     kind: str
@@ -117,6 +122,7 @@ class Seen:
     quota: int | None = None
     scope: Mapping[str, Any] = field(default_factory=dict)
     zone_pick: int = 0
+    source: SourceUse | None = None
 
 
 def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, kcp_create: dict[str, Any] | None = None,
@@ -293,6 +299,8 @@ def mirror(seen: Seen, kcp_name: str, iprange_id: str, where: str = "") -> dict[
                             "fileShareName": str(spec.get("fileShareName") or "vol1"),
                             "capacityGb": int(spec.get("capacityGb") or 2560),
                             "connectMode": "PRIVATE_SERVICE_ACCESS"}}
+        if seen.source is not None and seen.source.path:
+            instance["gcp"]["sourceBackup"] = seen.source.path
     return {"apiVersion": names.NFS_INSTANCE.api_version, "kind": names.NFS_INSTANCE.kind,
             "metadata": {"name": kcp_name, "namespace": seen.kcp_namespace,
                          "labels": {**owner_labels(seen.kyma, name, namespace),
@@ -493,6 +501,8 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
     if kcp is None:  # 6
         kcp_name = ident or new_id
         where = ""
+        if kind == GCP and seen.source is not None and seen.source.error is not None:  # from a backup
+            return stop(run.fail(*seen.source.error, state=seen.source.state))  # again at the next connect
         if kind == GCP:
             found = location(obj, seen.scope, seen.zone_pick)
             if found is None:

@@ -1,0 +1,21 @@
+"""GcpNfsVolumeRestore: restores a Filestore backup into a GcpNfsVolume of the same SKR, one restore at a
+time per volume, made by the SKR loop itself (no KCP mirror: cloud-manager's ``pkg/skr/gcpnfsvolumerestore/v2``)."""
+
+from __future__ import annotations
+
+from tasks.cloud import registry
+from tasks.cloud.skr import gcpnfsvolumerestore as skr
+from tasks.cloud.skr.gcpnfsbackup_render import BACKUP, RESTORE, VOLUME, render_restores
+from tasks.cloud.skr.gcpnfsvolumerestore_plan import KINDS, plan
+
+#: Default quota of restores per SKR (``resourceQuota.skr``; the original has none: the house default).
+QUOTA = 5
+
+KIND = registry.register(registry.Kind(
+    name="gcpnfsvolumerestore",
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=65, clients=skr.client, summary=skr.summary,
+                         quota={res.kind: QUOTA for res in KINDS.values()}),
+    render=registry.KindRender(
+        "gcpnfsvolumerestore", "GcpNfsVolumeRestores with a Scope -> the Filestore restore each would start.",
+        "GcpNfsVolumeRestore, GcpNfsVolumeBackup and GcpNfsVolume manifests", (RESTORE, BACKUP, VOLUME),
+        lambda scope, docs, settings: render_restores(scope, docs))))
