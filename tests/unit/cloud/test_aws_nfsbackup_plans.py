@@ -1,0 +1,354 @@
+"""The SKR AwsNfsVolumeBackup and AwsNfsVolumeRestore plans (pkg/skr/awsnfsvolumebackup,
+pkg/skr/awsnfsvolumerestore), turn by turn over what was read (pure). The provider reads are made as the
+plan needs them: each test gives the answers and :func:`decide` fails when the plan asks for one it was not
+given (a turn reads only what its decision looks at)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from kube.refusal import Failure
+from kube.toolkit import Outcome
+from kube.toolkit.conditions import condition
+from tasks.cloud import names
+from tasks.cloud.aws import nfsbackup_plan as bp
+from tasks.cloud.aws import nfsrestore_plan as rp
+from tasks.cloud.calls import needed, read_as_needed
+from tests.unit.cloud.outcomes import answered, calls, refuse
+
+NOW = "2026-01-01T00:00:00Z"
+TOKEN = "6f1c1f0e-8c1d-4c52-a0f7-3b1fcb8f7a11"
+WHERE = bp.Where(scope="kyma-1", region="eu-central-1", account="123456789012", shoot="shoot-1")
+READY = [condition("Ready", True, "Ready", "Ready", NOW)]
+VOLUME = {"metadata": {"name": "vol", "namespace": "apps"}, "status": {"id": "vol-id", "conditions": READY}}
+INSTANCE = {"metadata": {"name": "vol-id"}, "status": {"id": "fs-0123"}}
+VAULTS = [{"BackupVaultName": "cm-kyma-1"}]
+POINT_ARN = "arn:aws:backup:eu-central-1:123456789012:recovery-point:rp-1"
+
+
+def t(seconds: float) -> float:
+    return seconds
+
+
+def backup(status: dict[str, Any] | None = None, *, finalizer: bool = True, deleting: bool = False,
+           **spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "bk", "namespace": "apps", "creationTimestamp": NOW}
+    if finalizer:
+        meta["finalizers"] = [names.FINALIZER]
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta, "spec": {"source": {"volume": {"name": "vol"}}, **spec}, "status": status or {}}
+
+
+def decide(plan: Any, seen: Any, **answers: Any) -> Outcome:
+    """The plan's Outcome once the reads it needs are made from ``answers`` (a read it needs that is not in
+    ``answers`` fails the test)."""
+
+    def fetch(key: str) -> Any:
+        if key not in answers:
+            raise AssertionError(f"the plan needs the read {key!r}")
+        return answers[key]
+
+    filled = read_as_needed(seen, lambda s: needed(lambda: plan(s, TOKEN, t, NOW)),
+                            {k: (lambda k=k: fetch(k)) for k in ("vaults", "dest_vaults", "job", "point", "copy_job",
+                                                                   "dest_point", "metadata")})
+    for key, value in answers.items():  # a given read the plan did not need is a test mistake
+        assert getattr(filled, key) is value, f"the plan did not need {key!r}"
+    return plan(filled, TOKEN, t, NOW)
+
+
+def bseen(obj: dict[str, Any], **kw: Any) -> bp.Seen:
+    return bp.Seen(obj=obj, where=WHERE, **{"volume": VOLUME, "instance": INSTANCE, **kw})
+
+
+def errors(outcome: Outcome) -> list[tuple[str, str]]:
+    return [(c["reason"], c["message"]) for c in (outcome.status or {}).get("conditions") or []]
+
+
+def methods(outcome: Outcome) -> list[tuple[str, str]]:
+    return [(c.client, c.method) for c in calls(outcome)]
+
+
+STARTED = {"idempotencyToken": TOKEN, "jobId": "job-1", "id": "rp-1", "state": "Creating",
+           "locations": ["eu-central-1"]}
+
+
+# ---- AwsNfsVolumeBackup -----------------------------------------------------------------------------------
+
+def test_a_new_backup_gets_its_finalizer_and_token_first() -> None:
+    step = decide(bp.plan, bseen(backup(finalizer=False)))
+    assert step.add_finalizer == names.FINALIZER
+    assert step.status == {"idempotencyToken": TOKEN} and step.writes == ()
+
+
+@pytest.mark.parametrize(("kw", "reason", "message"), [
+    ({"volume": None}, "MissingNfsVolume", "AwsNfsVolume apps/vol does not exist"),
+    ({"volume": {**VOLUME, "status": {"conditions": []}}}, "NfsVolumeNotReady", "The AwsNfsVolume is not ready"),
+    ({"instance": None}, "MissingNfsVolume", "NfsInstance vol-id does not exist"),
+])
+def test_the_volume_and_its_own_instance_must_be_there_and_ready(kw: dict[str, Any], reason: str,
+                                                                message: str) -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN}), **kw))
+    assert errors(step) == [(reason, message)] and step.status and step.status["state"] == "Error"
+    assert step.requeue_after is None and step.writes == ()
+
+
+def test_a_missing_vault_is_created_with_the_scope_tag() -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN})), vaults=[{"BackupVaultName": "cm-other"}])
+    (call,) = calls(step)
+    assert (call.method, dict(call.kwargs)) == (
+        "create_backup_vault", {"name": "cm-kyma-1", "tags": {"cloud-resources.kyma-project.io/scope": "kyma-1"}})
+
+
+def test_the_backup_job_starts_on_the_volumes_file_system_with_the_lifecycle() -> None:
+    obj = backup({"idempotencyToken": TOKEN}, lifecycle={"deleteAfterDays": 100, "moveToColdStorageAfterDays": 5})
+    step = decide(bp.plan, bseen(obj), vaults=VAULTS)
+    (call,) = calls(step)
+    assert call.method == "start_backup_job" and dict(call.kwargs) == {
+        "backup_vault_name": "cm-kyma-1",
+        "resource_arn": "arn:aws:elasticfilesystem:eu-central-1:123456789012:file-system/fs-0123",
+        "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
+        "idempotency_token": TOKEN, "delete_after_days": 100, "move_to_cold_storage_after_days": 5,
+        "recovery_point_tags": {"Name": "apps/bk", "cloud-manager.kyma-project.io/name": "apps/bk",
+                                names.TAG_SCOPE: "kyma-1", names.TAG_SHOOT: "shoot-1"}}
+    after = answered(step, {"BackupJobId": "job-1", "RecoveryPointArn": POINT_ARN})
+    assert after.status == {"jobId": "job-1", "id": "rp-1", "state": "Creating", "locations": ["eu-central-1"]}
+    refused = refuse(step, call, "role missing")
+    assert refused is not None and errors(refused) == [("Error", "Error creating AWS Backup: role missing")]
+
+
+def test_a_running_job_is_waited_for_and_a_completed_one_is_ready_with_its_capacity() -> None:
+    obj = backup(STARTED)
+    running = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"}, point=None)
+    assert running.requeue_after == 1 and running.writes == ()
+    ready = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "COMPLETED"},
+                   point={"Status": "COMPLETED", "BackupSizeInBytes": 2048})
+    assert ready.status is not None and ready.status["state"] == "Ready"
+    assert errors(ready) == [("Ready", "Backup is ready for use.")]
+    assert ready.status["capacity"] == "2Ki" and ready.status["lastCapacityUpdate"] == NOW
+    assert ready.requeue_after == WHERE.capacity_check
+
+
+@pytest.mark.parametrize(("job", "point", "message"), [
+    ({"State": "FAILED", "StatusMessage": "no access"}, None, "AWS BackupJob State: FAILED. Message: no access"),
+    ({"State": "COMPLETED"}, {"Status": "EXPIRED", "StatusMessage": "gone"},
+     "AWS RecoveryPoint State: EXPIRED. Message: gone"),
+])
+def test_a_failed_job_or_recovery_point_is_an_error(job: dict[str, Any], point: Any, message: str) -> None:
+    step = decide(bp.plan, bseen(backup(STARTED)), vaults=VAULTS, job=job, point=point)
+    assert errors(step) == [("Error", message)] and step.requeue_after is None
+
+
+def test_a_missing_recovery_point_of_a_completed_job_is_an_error() -> None:
+    step = decide(bp.plan, bseen(backup(STARTED)), vaults=VAULTS, job={"State": "COMPLETED"},
+                  point=Failure("not_found", 404, "ResourceNotFoundException", "nope"))
+    assert errors(step) == [("Error", "Recovery point rp-1 does not exist")]
+
+
+def test_a_ready_backup_only_reads_again_when_its_capacity_is_due() -> None:
+    status = {**STARTED, "state": "Ready", "conditions": [condition("Ready", True, "Ready", bp.READY_MESSAGE, NOW)],
+              "lastCapacityUpdate": "2025-12-31T23:30:00Z"}
+    step = decide(bp.plan, bseen(backup(status)))
+    assert step.requeue_after == 1800 and step.writes == () and step.status is None
+    due = decide(bp.plan, bseen(backup({**status, "lastCapacityUpdate": "2025-12-31T22:00:00Z"})), vaults=VAULTS,
+                 job={"State": "COMPLETED"}, point={"Status": "COMPLETED", "BackupSizeInBytes": 1024})
+    assert due.status == {"capacity": "1Ki", "lastCapacityUpdate": NOW}
+
+
+def test_a_failed_backup_is_left_alone() -> None:
+    step = decide(bp.plan, bseen(backup({**STARTED, "state": "Failed"})))
+    assert step.writes == () and step.status is None and step.requeue_after is None
+
+
+def test_an_error_backup_of_a_schedule_with_a_newer_one_fails() -> None:
+    status = {**STARTED, "state": "Error", "conditions": [condition("Error", True, "Error", "boom", NOW)]}
+    step = decide(bp.plan, bseen(backup(status), newer_in_schedule=True))
+    assert step.status is not None and step.status["state"] == "Failed"
+    assert errors(step) == [("BackupFailed", "boom\nBackup moved to Failed state as more recent backup(s) is "
+                                             "available.")]
+
+
+def test_the_quota_refuses_a_new_backup_beyond_it() -> None:
+    older = [backup() | {"metadata": {"name": f"b{i}", "namespace": "apps", "creationTimestamp": "2025-01-01T00:00:00Z"}}
+             for i in range(2)]
+    obj = backup()
+    step = decide(bp.plan, bseen(obj, everyone=[*older, obj], quota=2))
+    assert errors(step) == [("QuotaExceeded", "Maximum number of 2 resources exceeded")]
+
+
+@pytest.mark.parametrize(("spec", "status", "reason"), [
+    ({"location": "evil.example.com/x"}, {}, "InvalidLocation"),
+    ({}, {"id": "../../other"}, "InvalidId"),
+])
+def test_untrusted_location_and_ids_never_reach_a_request(spec: dict[str, Any], status: dict[str, Any],
+                                                         reason: str) -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN, **status}, **spec)))
+    assert [r for r, _ in errors(step)] == [reason] and step.writes == ()
+
+
+# -- the copy into another region --
+
+def test_a_remote_location_copies_once_the_local_recovery_point_is_complete() -> None:
+    obj = backup(STARTED, location="us-west-2")
+    waiting = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"}, point={"Status": "CREATING"})
+    assert waiting.writes == () and waiting.requeue_after == 1
+    seen = bseen(obj)
+    vault = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
+                   dest_vaults=[])
+    assert methods(vault) == [("us-west-2", "create_backup_vault")]
+    copy = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
+                  dest_vaults=VAULTS)
+    (call,) = calls(copy)
+    assert (call.client, call.method) == ("", "start_copy_job") and dict(call.kwargs) == {
+        "source_backup_vault_name": "cm-kyma-1",
+        "destination_backup_vault_arn": "arn:aws:backup:us-west-2:123456789012:backup-vault:cm-kyma-1",
+        "recovery_point_arn": POINT_ARN, "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
+        "idempotency_token": TOKEN, "delete_after_days": None, "move_to_cold_storage_after_days": None}
+    after = answered(copy, {"CopyJobId": "copy-1"})
+    assert after.status == {"copyJobId": "copy-1", "state": "CreatingRemote"}
+
+
+def test_the_copy_jobs_recovery_point_becomes_the_remote_id_and_then_ready() -> None:
+    obj = backup({**STARTED, "copyJobId": "copy-1", "state": "CreatingRemote"}, location="us-west-2")
+    done = {"State": "COMPLETED"}, {"Status": "COMPLETED", "BackupSizeInBytes": 1024}
+    pending = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1], copy_job={"State": "RUNNING"})
+    assert pending.requeue_after == 10 and pending.writes == ()
+    failed = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1],
+                    copy_job={"State": "FAILED", "StatusMessage": "denied"})
+    assert errors(failed) == [("BackupFailed", "denied")]
+    copied = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1], copy_job={
+        "State": "COMPLETED", "DestinationRecoveryPointArn": "arn:aws:backup:us-west-2:1:recovery-point:rp-2"})
+    assert copied.status == {"remoteId": "rp-2", "locations": ["eu-central-1", "us-west-2"]}
+    obj2 = backup({**STARTED, "copyJobId": "copy-1", "remoteId": "rp-2", "locations": ["eu-central-1", "us-west-2"]},
+                  location="us-west-2")
+    ready = decide(bp.plan, bseen(obj2), vaults=VAULTS, job=done[0], point=done[1],
+                   dest_point={"Status": "COMPLETED", "BackupSizeInBytes": 1024})
+    assert ready.status is not None and ready.status["state"] == "Ready" and ready.status["capacity"] == "2Ki"
+
+
+# -- deletion --
+
+def test_deletion_deletes_the_remote_then_the_local_recovery_point_then_the_finalizer() -> None:
+    status = {**STARTED, "remoteId": "rp-2", "state": "Ready"}
+    obj = backup(status, deleting=True, location="us-west-2")
+    remote = decide(bp.plan, bseen(obj), dest_point={"Status": "COMPLETED"})
+    (call,) = calls(remote)
+    assert (call.client, call.method, dict(call.kwargs)) == ("us-west-2", "delete_recovery_point", {
+        "backup_vault_name": "cm-kyma-1",
+        "recovery_point_arn": "arn:aws:backup:us-west-2:123456789012:recovery-point:rp-2"})
+    assert remote.status is not None and remote.status["state"] == "DeletingRemote"
+    local = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": "COMPLETED"})
+    assert methods(local) == [("", "delete_recovery_point")] and local.status and local.status["state"] == "Deleting"
+    waiting = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": "DELETING"})
+    assert waiting.writes == () and waiting.requeue_after == 1 and waiting.remove_finalizer is None
+    gone = decide(bp.plan, bseen(obj), dest_point=None, point=Failure("not_found", 404, "", "gone"))
+    assert gone.remove_finalizer == names.FINALIZER and gone.writes == ()
+
+
+def test_deleting_a_backup_that_never_started_only_releases_it() -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN}, deleting=True)))
+    assert step.remove_finalizer == names.FINALIZER and step.writes == ()
+
+
+def test_a_refused_read_is_an_error_and_a_transient_one_waits() -> None:
+    obj = backup(STARTED)
+    refused = decide(bp.plan, bseen(obj), vaults=Failure("refused", 403, "AccessDenied", "denied"))
+    assert errors(refused) == [("Error", "Error listing AWS Backup Vaults: denied")]
+    transient = decide(bp.plan, bseen(obj), vaults=Failure("retry", 503, "", "down", delay=3))
+    assert transient.requeue_after == 3 and transient.status is None
+
+
+@pytest.mark.parametrize(("arn", "ident"), [
+    (POINT_ARN, "rp-1"), ("arn:aws:elasticfilesystem:r:1:file-system/fs-1", "fs-1"), ("nope", "")])
+def test_parse_arn_id(arn: str, ident: str) -> None:
+    assert bp.parse_arn_id(arn) == ident
+
+
+# ---- AwsNfsVolumeRestore ----------------------------------------------------------------------------------
+
+BACKUP = backup({**STARTED, "state": "Ready", "conditions": READY})
+
+
+def restore(status: dict[str, Any] | None = None, *, finalizer: bool = True, deleting: bool = False,
+            **source: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "rs", "namespace": "apps", "creationTimestamp": NOW}
+    if finalizer:
+        meta["finalizers"] = [names.FINALIZER]
+    if deleting:
+        meta["deletionTimestamp"] = NOW
+    return {"metadata": meta, "spec": {"source": {"backup": {"name": "bk", **source}}}, "status": status or {}}
+
+
+def rseen(obj: dict[str, Any], **kw: Any) -> rp.Seen:
+    return rp.Seen(obj=obj, where=WHERE, **{"backup": BACKUP, "volume": VOLUME, "instance": INSTANCE, **kw})
+
+
+def test_a_restore_starts_in_place_into_the_volumes_own_file_system() -> None:
+    first = decide(rp.plan, rseen(restore(finalizer=False)))
+    assert first.add_finalizer == names.FINALIZER and first.status == {"idempotencyToken": TOKEN}
+    obj = restore({"idempotencyToken": TOKEN})
+    step = decide(rp.plan, rseen(obj), metadata={"RestoreMetadata": {"file-system-id": "fs-other", "Encrypted": "true"}})
+    (call,) = calls(step)
+    assert call.method == "start_restore_job" and dict(call.kwargs) == {
+        "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole", "idempotency_token": TOKEN,
+        "recovery_point_arn": POINT_ARN,
+        "restore_metadata": {"file-system-id": "fs-0123", "Encrypted": "true", "newFileSystem": "false"}}
+    assert answered(step, {"RestoreJobId": "rj-1"}).status == {"jobId": "rj-1", "state": "InProgress"}
+
+
+@pytest.mark.parametrize(("kw", "reason", "message"), [
+    ({"backup": None}, "MissingNfsVolumeBackup", "AwsNfsVolumeBackup apps/bk does not exist"),
+    ({"backup": backup(STARTED)}, "NfsVolumeBackupNotReady", "The AwsNfsVolumeBackup is not ready"),
+    ({"volume": None}, "MissingNfsVolume", "AwsNfsVolume apps/vol does not exist"),
+    ({"volume": {**VOLUME, "status": {}}}, "NfsVolumeNotReady", "The AwsNfsVolume is not ready"),
+    ({"instance": None}, "MissingNfsVolume", "NfsInstance vol-id does not exist"),
+])
+def test_the_backup_and_the_volume_must_be_there_and_ready(kw: dict[str, Any], reason: str, message: str) -> None:
+    step = decide(rp.plan, rseen(restore({"idempotencyToken": TOKEN}), **kw))
+    assert errors(step) == [(reason, message)] and step.writes == ()
+
+
+def test_refused_metadata_is_an_error() -> None:
+    step = decide(rp.plan, rseen(restore({"idempotencyToken": TOKEN})),
+                  metadata=Failure("refused", 400, "InvalidParameterValueException", "bad arn"))
+    assert errors(step) == [("Error", "bad arn")] and step.status and step.status["state"] == "Error"
+
+
+@pytest.mark.parametrize(("job", "state", "conds"), [
+    ({"Status": "RUNNING"}, None, None),
+    ({"Status": "FAILED", "StatusMessage": "x"}, "Failed", [("Error", "Restore Job failed: x")]),
+    ({"Status": "ABORTED", "StatusMessage": "y"}, "Failed", [("Error", "Restore Job aborted: y")]),
+    (None, "Failed", [("Error", "Restore Job rj-1 does not exist")]),
+])
+def test_the_restore_job_is_followed_to_its_end(job: Any, state: str | None, conds: Any) -> None:
+    step = decide(rp.plan, rseen(restore({"idempotencyToken": TOKEN, "jobId": "rj-1", "state": "InProgress"})),
+                  job=job)
+    if state is None:
+        assert step.requeue_after == 1 and step.status is None
+    else:
+        assert step.status is not None and step.status["state"] == state and errors(step) == conds
+
+
+def test_a_completed_restore_is_done_with_its_directory_and_releases_its_finalizer() -> None:
+    created = dt.datetime(2026, 1, 1, 1, 2, 3, tzinfo=dt.UTC)
+    step = decide(rp.plan, rseen(restore({"idempotencyToken": TOKEN, "jobId": "rj-1", "state": "InProgress"})),
+                  job={"Status": "COMPLETED", "CreationDate": created})
+    assert step.status is not None and step.status["state"] == "Done"
+    assert step.status["restoredDir"] == "aws-backup-restore_2026-01-01T01-02-03"
+    assert errors(step) == [("Ready", "Restore Job completed successfully")]
+    assert step.remove_finalizer == names.FINALIZER
+
+
+@pytest.mark.parametrize("obj", [restore({"state": "Done"}), restore({"state": "Failed"}),
+                                 restore({"jobId": "rj-1"}, deleting=True)])
+def test_a_finished_or_deleted_restore_only_releases_its_finalizer(obj: dict[str, Any]) -> None:
+    step = decide(rp.plan, rseen(obj))
+    assert step.remove_finalizer == names.FINALIZER and step.writes == () and step.status is None
+
+
+def test_the_backup_namespace_defaults_to_the_restores() -> None:
+    assert rp.backup_ref(restore()) == ("apps", "bk")
+    assert rp.backup_ref(restore(namespace="other")) == ("other", "bk")
