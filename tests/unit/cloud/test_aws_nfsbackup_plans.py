@@ -6,6 +6,8 @@ given (a turn reads only what its decision looks at)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -52,9 +54,9 @@ def decide(plan: Any, seen: Any, **answers: Any) -> Outcome:
             raise AssertionError(f"the plan needs the read {key!r}")
         return answers[key]
 
-    filled = read_as_needed(seen, lambda s: needed(lambda: plan(s, TOKEN, t, NOW)),
-                            {k: (lambda k=k: fetch(k)) for k in ("vaults", "dest_vaults", "job", "point", "copy_job",
-                                                                   "dest_point", "metadata")})
+    fetchers: dict[str, Callable[[], Any]] = {
+        k: partial(fetch, k) for k in ("vaults", "dest_vaults", "job", "point", "copy_job", "dest_point", "metadata")}
+    filled = read_as_needed(seen, lambda s: needed(lambda: plan(s, TOKEN, t, NOW)), fetchers)
     for key, value in answers.items():  # a given read the plan did not need is a test mistake
         assert getattr(filled, key) is value, f"the plan did not need {key!r}"
     return plan(filled, TOKEN, t, NOW)
@@ -172,8 +174,8 @@ def test_an_error_backup_of_a_schedule_with_a_newer_one_fails() -> None:
 
 
 def test_the_quota_refuses_a_new_backup_beyond_it() -> None:
-    older = [backup() | {"metadata": {"name": f"b{i}", "namespace": "apps", "creationTimestamp": "2025-01-01T00:00:00Z"}}
-             for i in range(2)]
+    older = [backup() | {"metadata": {"name": f"b{i}", "namespace": "apps", "creationTimestamp": "2025-01-01T00:00:0"
+                                                                                          f"{i}Z"}} for i in range(2)]
     obj = backup()
     step = decide(bp.plan, bseen(obj, everyone=[*older, obj], quota=2))
     assert errors(step) == [("QuotaExceeded", "Maximum number of 2 resources exceeded")]
@@ -290,7 +292,8 @@ def test_a_restore_starts_in_place_into_the_volumes_own_file_system() -> None:
     first = decide(rp.plan, rseen(restore(finalizer=False)))
     assert first.add_finalizer == names.FINALIZER and first.status == {"idempotencyToken": TOKEN}
     obj = restore({"idempotencyToken": TOKEN})
-    step = decide(rp.plan, rseen(obj), metadata={"RestoreMetadata": {"file-system-id": "fs-other", "Encrypted": "true"}})
+    metadata = {"RestoreMetadata": {"file-system-id": "fs-other", "Encrypted": "true"}}
+    step = decide(rp.plan, rseen(obj), metadata=metadata)
     (call,) = calls(step)
     assert call.method == "start_restore_job" and dict(call.kwargs) == {
         "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole", "idempotency_token": TOKEN,
