@@ -17,6 +17,7 @@ from kube.toolkit import Outcome
 from kube.toolkit.conditions import condition
 from tasks.cloud import names
 from tasks.cloud.aws import nfsbackup_plan as bp
+from tasks.cloud.aws import nfsbackup_render as render
 from tasks.cloud.aws import nfsrestore_plan as rp
 from tasks.cloud.calls import needed, read_as_needed
 from tests.unit.cloud.outcomes import answered, calls, refuse
@@ -355,3 +356,38 @@ def test_a_finished_or_deleted_restore_only_releases_its_finalizer(obj: dict[str
 def test_the_backup_namespace_defaults_to_the_restores() -> None:
     assert rp.backup_ref(restore()) == ("apps", "bk")
     assert rp.backup_ref(restore(namespace="other")) == ("other", "bk")
+
+
+# ---- render -------------------------------------------------------------------------------------------------
+
+SCOPE = {"metadata": {"name": "kyma-1"}, "spec": {"provider": "aws", "region": "eu-central-1", "shootName": "s",
+                                                  "scope": {"aws": {"accountId": "123456789012"}}}}
+VOLUME_DOC = {"kind": "AwsNfsVolume", "metadata": {"name": "vol", "namespace": "apps"}, "spec": {"capacity": "1Gi"}}
+
+
+def doc(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": kind, "metadata": {"name": name, "namespace": "apps"}, "spec": spec}
+
+
+def test_render_shows_the_backup_and_copy_jobs_and_the_plans_errors() -> None:
+    remote = {"source": {"volume": {"name": "vol"}}, "location": "us-west-2"}
+    docs = [VOLUME_DOC, doc("AwsNfsVolumeBackup", "bk", remote),
+            doc("AwsNfsVolumeBackup", "lost", {"source": {"volume": {"name": "gone"}}})]
+    bk, lost = render.render_backups(SCOPE, docs)
+    assert (bk.name, bk.state) == ("apps/bk", "Ready")
+    assert bk.plan[0] == "vault cm-kyma-1 in eu-central-1 (created when missing)"
+    assert bk.plan[1].startswith("start_backup_job(backup_vault_name=cm-kyma-1, resource_arn=arn:aws:elasticfilesystem:"
+                                 "eu-central-1:123456789012:file-system/<fsId>")
+    assert bk.plan[2] == "vault cm-kyma-1 in us-west-2 (created when missing)"
+    assert (lost.state, lost.outcome) == ("Error", "MissingNfsVolume: AwsNfsVolume apps/gone does not exist")
+
+
+def test_render_shows_the_restore_job_into_the_volumes_file_system() -> None:
+    docs = [VOLUME_DOC, doc("AwsNfsVolumeBackup", "bk", {"source": {"volume": {"name": "vol"}}}),
+            doc("AwsNfsVolumeRestore", "rs", {"source": {"backup": {"name": "bk"}}}),
+            doc("AwsNfsVolumeRestore", "lost", {"source": {"backup": {"name": "gone"}}})]
+    rs, lost = render.render_restores(SCOPE, docs)
+    assert rs.state == "Ready" and rs.plan[-1].startswith("start_restore_job(")
+    assert "recovery-point:<recoveryPointId>" in rs.plan[-1] and "'file-system-id': '<fsId>'" in rs.plan[-1]
+    assert (lost.state, lost.outcome) == ("Error",
+                                          "MissingNfsVolumeBackup: AwsNfsVolumeBackup apps/gone does not exist")
