@@ -1,0 +1,62 @@
+"""AWS NFS backups end to end on the package's cloud stack: an SKR AwsNfsVolume (EFS in moto), an
+AwsNfsVolumeBackup through the AWS Backup stand-in (the vault ``cm-<scope>``, a backup job, its recovery point)
+to Ready, an AwsNfsVolumeRestore of it to Done with its directory, and the backup's deletion deleting its
+recovery point before it goes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from kube import Kube
+from tasks.cloud import names
+from tests.integration.cloud.conftest import REGION, CloudEnv
+from tests.integration.cloud.test_skr import active_skr, conditions
+
+pytestmark = pytest.mark.integration
+
+
+def state(cloud: CloudEnv, skr: Kube, res: Any, name: str, wanted: str, timeout: float = 60) -> dict[str, Any]:
+    return cloud.wait(lambda: (o := skr.get(res, name, "default")) is not None
+                      and (o.get("status") or {}).get("state") == wanted and o,
+                      timeout=timeout, message=f"{res.kind} {name} {wanted}")
+
+
+def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
+    rt, skr = active_skr(cloud)
+    skr.create(names.AWS_NFS_VOLUME, {"metadata": {"name": "data", "namespace": "default"},
+                                      "spec": {"capacity": "10Gi"}})
+    volume = state(cloud, skr, names.AWS_NFS_VOLUME, "data", "Ready", timeout=120)
+    fs_id = (cloud.kcp_get(names.NFS_INSTANCE, volume["status"]["id"]) or {})["status"]["id"]
+
+    skr.create(names.AWS_NFS_VOLUME_BACKUP, {"metadata": {"name": "bk", "namespace": "default"},
+                                             "spec": {"source": {"volume": {"name": "data"}}}})
+    backup = state(cloud, skr, names.AWS_NFS_VOLUME_BACKUP, "bk", "Ready")
+    status = backup["status"]
+    assert conditions(backup) == [("Ready", "True", "Ready", "Backup is ready for use.")]
+    assert status["locations"] == [REGION] and status["jobId"] and status["idempotencyToken"]
+    assert names.FINALIZER in backup["metadata"]["finalizers"]
+    aws = boto3.client("backup", endpoint_url=cloud.aws, region_name=REGION, aws_access_key_id="testing",
+                       aws_secret_access_key="testing")
+    vault = f"cm-{rt.kyma}"
+    account = aws.describe_backup_vault(BackupVaultName=vault)["BackupVaultArn"].split(":")[4]
+    point_arn = f"arn:aws:backup:{REGION}:{account}:recovery-point:{status['id']}"
+    point = aws.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=point_arn)
+    assert point["Status"] == "COMPLETED" and point["ResourceArn"].endswith(f":file-system/{fs_id}")
+    assert "capacity" in status
+
+    skr.create(names.AWS_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": "default"},
+                                              "spec": {"source": {"backup": {"name": "bk"}}}})
+    restore = state(cloud, skr, names.AWS_NFS_VOLUME_RESTORE, "rs", "Done")
+    assert restore["status"]["restoredDir"].startswith("aws-backup-restore_")
+    assert conditions(restore) == [("Ready", "True", "Ready", "Restore Job completed successfully")]
+    assert names.FINALIZER not in (restore["metadata"].get("finalizers") or [])
+    job = aws.describe_restore_job(RestoreJobId=restore["status"]["jobId"])
+    assert job["Status"] == "COMPLETED"
+
+    skr.delete(names.AWS_NFS_VOLUME_BACKUP, "bk", "default")
+    cloud.wait(lambda: skr.get(names.AWS_NFS_VOLUME_BACKUP, "bk", "default") is None, message="backup gone")
+    with pytest.raises(aws.exceptions.ResourceNotFoundException):
+        aws.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=point_arn)
