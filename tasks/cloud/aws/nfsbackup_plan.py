@@ -73,7 +73,7 @@ from tasks.cloud.step import StepBuilder
 
 __all__ = ["REASON_BACKUP_FAILED", "REASON_MISSING_NFS_VOLUME", "REASON_NFS_VOLUME_NOT_READY", "STATE_FAILED",
            "Seen", "Where", "backup_role_arn", "capacity_due_in", "efs_arn", "is_aws_id", "location", "parse_arn_id",
-           "plan", "recovery_point_arn", "remote", "vault_arn", "vault_name", "volume_ref"]
+           "plan", "recovery_point_arn", "remote", "valid_region", "vault_arn", "vault_name", "volume_ref"]
 
 Timing = Callable[[float], float]
 
@@ -235,6 +235,11 @@ def capacity_due_in(obj: Mapping[str, Any], where: Where, now: str) -> float:
 
 def _has_vault(vaults: Sequence[Mapping[str, Any]], name: str) -> bool:
     return any(str(v.get("BackupVaultName") or "") == name for v in vaults or [])
+
+
+def valid_region(name: str) -> bool:
+    """Whether ``name`` looks like an AWS region (``eu-central-1``): what may select a client's endpoint."""
+    return bool(_REGION.match(name))
 
 
 def is_aws_id(value: str) -> bool:

@@ -64,6 +64,9 @@ class Clients(Mapping[str, Backup]):
     def __len__(self) -> int:
         return len(self._built)
 
+    def __bool__(self) -> bool:  # clients are there before the first is built (the executor tests ``clients or {}``)
+        return True
+
 
 def clients(ctx: SkrContext) -> Clients:
     """The executor's clients of a turn (:attr:`tasks.cloud.registry.SkrSide.clients`)."""
