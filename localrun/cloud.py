@@ -53,7 +53,7 @@ import yaml
 from kubernetes import client as k8s
 
 from kube import Kube, Resource, resources
-from standins import elasticache
+from standins import awsbackup, elasticache
 from standins.azure import AzureStandIn
 from standins.gcp import GcpStandIn
 from tasks.cloud import install, names, registry
@@ -355,6 +355,7 @@ class CloudLocal:
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
         elasticache.install()  # the ElastiCache actions moto lacks, in this process's moto
+        awsbackup.install()  # the AWS Backup jobs and recovery points moto lacks (NFS backups)
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
         host, bound = self.moto.get_host_and_port()

@@ -56,9 +56,18 @@ Served paths (one port for all three APIs; their paths do not collide):
   :meth:`FilestoreState.owns`):
   ``POST /v1/projects/{p}/locations/{l}/instances?instanceId=`` (create),
   ``GET|PATCH|DELETE /v1/projects/{p}/locations/{l}/instances/{id}`` (``updateMask=fileShares``),
-  ``GET /v1/projects/{p}/locations/{l}/operations/{op}``: long-running operations in the One Platform
-  shape (``done``, ``response`` the Instance, ``error`` a ``google.rpc.Status``); instance states
-  ``CREATING`` -> ``READY``, ``DELETING``, ``ERROR`` (injected, :meth:`FilestoreState.set_error`).
+  ``POST /v1/projects/{p}/locations/{l}/instances/{id}:restore`` (``fileShare``, ``sourceBackup``; the
+  instance ``RESTORING`` -> ``READY``, one operation per instance),
+  ``POST|GET /v1/projects/{p}/locations/{region}/backups`` (create ``?backupId=``; list with ``filter``
+  (AIP-160, :func:`parse_filter`), ``orderBy``, ``pageSize``, ``pageToken``; location ``-`` lists every
+  location), ``GET|PATCH|DELETE /v1/projects/{p}/locations/{region}/backups/{id}`` (``updateMask=labels``),
+  ``GET /v1/projects/{p}/locations/{l}/operations[/{op}]`` (the list with ``filter``, e.g.
+  ``metadata.target`` and ``metadata.verb``): long-running operations in the One Platform shape
+  (``done``, ``response`` the Instance or Backup, ``error`` a ``google.rpc.Status``); instance states
+  ``CREATING`` -> ``READY``, ``RESTORING``, ``DELETING``, ``ERROR`` (injected,
+  :meth:`FilestoreState.set_error`); backup states ``CREATING`` -> ``READY``, ``DELETING``. Errors answer
+  400 ``INVALID_ARGUMENT`` / ``FAILED_PRECONDITION``, 404 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``
+  (:class:`FilestoreState` lists which when).
 
 Operations complete ``op_delay`` seconds after they start (time-based, so a client that only reads the
 resource sees it change too). Failures are injectable: :meth:`GcpState.fail_operation` makes the next
@@ -208,6 +217,7 @@ class Operation:
     peer: str = ""  # addPeering/removePeering: the peer network's "project/name"
     region: str = ""  # a regional Compute operation's region ("": a global one)
     resource: Any = None  # an insert's resource while it runs (a subnetwork's range is taken meanwhile)
+    response_type: str = ""  # a One Platform operation's ``response`` ``@type`` (Filestore: Instance or Backup)
 
 
 @dataclass
@@ -1232,12 +1242,26 @@ _FILESTORE_TIERS = {"BASIC_HDD": (1024, 65433), "BASIC_SSD": (2560, 65433), "ZON
                     "REGIONAL": (1024, 102400), "ENTERPRISE": (1024, 10240), "STANDARD": (1024, 65433),
                     "PREMIUM": (2560, 65433), "HIGH_SCALE_SSD": (10240, 102400)}
 _INSTANCE_ID_RE = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: A Filestore resource name: ``projects/{p}/locations/{l}/(instances|backups)/{id}``.
+_FILESTORE_NAME_RE = re.compile(r"^projects/([^/]+)/locations/([^/]+)/(instances|backups)/([^/]+)$")
+#: A zone (``us-east4-a``); backups live in regions (``us-east4``), as the API's ``parent`` documents.
+_ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+#: Resource labels as Google Cloud checks them: at most 64, keys start with a lowercase letter, keys and
+#: values at most 63 lowercase letters, digits, ``_`` and ``-``.
+_LABEL_KEY_RE = re.compile(r"^[a-z][-_a-z0-9]{0,62}$")
+_LABEL_VALUE_RE = re.compile(r"^[-_a-z0-9]{0,63}$")
+_BACKUP_DESCRIPTION_MAX = 2048
+_LIST_PAGE_MAX = 1000
+_FILTER_MAX = 4096
+_FILTER_DEPTH = 32
 #: Enum numbers of the v1 API (clients may send ``$alt=json;enum-encoding=int``, as the GAPIC REST ones do).
 _TIER_NUMBERS = {1: "STANDARD", 2: "PREMIUM", 3: "BASIC_HDD", 4: "BASIC_SSD", 5: "HIGH_SCALE_SSD", 6: "ENTERPRISE",
                  7: "ZONAL", 8: "REGIONAL"}
 _CONNECT_MODE_NUMBERS = {1: "DIRECT_PEERING", 2: "PRIVATE_SERVICE_ACCESS", 3: "PRIVATE_SERVICE_CONNECT"}
 _ADDRESS_MODE_NUMBERS = {1: "MODE_IPV4"}
 _PROTOCOL_NUMBERS = {1: "NFS_V3", 2: "NFS_V4_1"}
+_INSTANCE_TYPE = "type.googleapis.com/google.cloud.filestore.v1.Instance"
+_BACKUP_TYPE = "type.googleapis.com/google.cloud.filestore.v1.Backup"
 
 
 def _enum(value: Any, numbers: dict[int, str]) -> str:
@@ -1247,17 +1271,223 @@ def _enum(value: Any, numbers: dict[int, str]) -> str:
     return str(value or "")
 
 
+def _invalid(message: str) -> ApiError:
+    return ApiError(400, message, "INVALID_ARGUMENT")
+
+
+def _precondition(message: str) -> ApiError:
+    return ApiError(400, message, "FAILED_PRECONDITION")
+
+
+def _check_labels(labels: Any) -> dict[str, str]:
+    """``labels`` as Google Cloud accepts them (400 ``INVALID_ARGUMENT`` otherwise)."""
+    if labels is None:
+        return {}
+    if not isinstance(labels, dict) or len(labels) > 64:
+        raise _invalid("labels must be a map of at most 64 entries")
+    for key, value in labels.items():
+        if not _LABEL_KEY_RE.match(str(key)) or not isinstance(value, str) or not _LABEL_VALUE_RE.match(value):
+            raise _invalid(f"Invalid label {key!r}: {value!r}: keys must start with a lowercase letter; keys "
+                           "and values may hold at most 63 lowercase letters, digits, '_' and '-'")
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+# -- list filters (AIP-160, the subset Filestore's callers use) --
+
+_FILTER_TOKEN_RE = re.compile(r'\s+|(?P<tok>\(|\)|"(?:[^"\\]|\\.)*"|!=|<=|>=|=|<|>|:|[^\s()=!<>:"]+)')
+_FilterNode = tuple[Any, ...]
+
+
+def _filter_tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _FILTER_TOKEN_RE.match(text, pos)
+        if match is None:
+            raise _invalid(f"Invalid filter {text!r}: unexpected {text[pos]!r} at {pos}")
+        if match.group("tok"):
+            tokens.append(match.group("tok"))
+        pos = match.end()
+    return tokens
+
+
+def parse_filter(text: str) -> _FilterNode | None:
+    """The list filter ``text`` (AIP-160: restrictions ``field.path OP value`` with ``=``, ``!=``, ``<``,
+    ``<=``, ``>``, ``>=`` and ``:`` (has; ``:*`` present), ``AND`` / juxtaposition, ``OR`` (which binds
+    tighter than ``AND``, as AIP-160 defines), ``NOT`` / ``-``, parentheses; values quoted or bare) as a
+    tree; ``None`` for an empty filter. Linear in the length (at most 4,096 characters, parentheses nested at
+    most 32 deep); 400 ``INVALID_ARGUMENT`` when malformed."""
+    if len(text) > _FILTER_MAX:
+        raise _invalid(f"filter longer than {_FILTER_MAX} characters")
+    tokens = _filter_tokens(text)
+    if not tokens:
+        return None
+    pos = depth = 0
+
+    def peek() -> str:
+        return tokens[pos] if pos < len(tokens) else ""
+
+    def take() -> str:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise _invalid(f"Invalid filter {text!r}: unexpected end")
+        pos += 1
+        return tokens[pos - 1]
+
+    def expression() -> _FilterNode:
+        parts = [factor()]
+        while peek() and peek() != ")":
+            if peek() == "AND":
+                take()
+            parts.append(factor())
+        return ("and", parts)
+
+    def factor() -> _FilterNode:
+        parts = [term()]
+        while peek() == "OR":
+            take()
+            parts.append(term())
+        return ("or", parts)
+
+    def term() -> _FilterNode:
+        if peek() in ("NOT", "-"):
+            take()
+            return ("not", simple())
+        if peek().startswith("-") and len(peek()) > 1:  # -field=value
+            tokens[pos] = tokens[pos][1:]
+            return ("not", simple())
+        return simple()
+
+    def simple() -> _FilterNode:
+        nonlocal depth
+        token = take()
+        if token == "(":
+            depth += 1
+            if depth > _FILTER_DEPTH:
+                raise _invalid(f"Invalid filter: parentheses nested deeper than {_FILTER_DEPTH}")
+            inner = expression()
+            depth -= 1
+            if take() != ")":
+                raise _invalid(f"Invalid filter {text!r}: unbalanced parentheses")
+            return inner
+        if token in (")", "AND", "OR", "NOT") or token.startswith('"') or token in _FILTER_OPS:
+            raise _invalid(f"Invalid filter {text!r}: unexpected {token!r}")
+        op = take()
+        if op not in _FILTER_OPS:
+            raise _invalid(f"Invalid filter {text!r}: {token!r} needs a comparator (=, !=, <, <=, >, >=, :)")
+        value = take()
+        if value in ("(", ")") or value in _FILTER_OPS:
+            raise _invalid(f"Invalid filter {text!r}: {token}{op} needs a value")
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        return ("cmp", token.split("."), op, value)
+
+    tree = expression()
+    if pos != len(tokens):
+        raise _invalid(f"Invalid filter {text!r}: unexpected {tokens[pos]!r}")
+    return tree
+
+
+_FILTER_OPS = ("=", "!=", "<", "<=", ">", ">=", ":")
+
+
+def _filter_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def matches(tree: _FilterNode | None, resource: Mapping[str, Any]) -> bool:
+    """Whether ``resource`` (its JSON body) passes the filter ``tree`` of :func:`parse_filter`. A path that
+    is not there compares unequal (``!=`` true), as Google's list filters do."""
+    if tree is None:
+        return True
+    kind = tree[0]
+    if kind == "and":
+        return all(matches(part, resource) for part in tree[1])
+    if kind == "or":
+        return any(matches(part, resource) for part in tree[1])
+    if kind == "not":
+        return not matches(tree[1], resource)
+    _, path, op, want = tree
+    found: Any = resource
+    for step in path:
+        found = found.get(step) if isinstance(found, Mapping) else None
+    if found is None or (isinstance(found, (dict, list)) and op != ":"):
+        return op == "!="
+    if op == ":":
+        if want == "*":
+            return True
+        items = found if isinstance(found, (list, dict)) else [found]
+        return any(_filter_value(item) == want for item in items)
+    have = _filter_value(found)
+    if op in ("=", "!="):
+        return (have == want) == (op == "=")
+    try:
+        left, right = float(have), float(want)
+    except ValueError:
+        left, right = have, want  # type: ignore[assignment]
+    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+
+
+def _page(items: list[dict[str, Any]], query: Mapping[str, str], key: str) -> dict[str, Any]:
+    """One page of ``items`` per ``pageSize`` (at most 1,000; unset: 1,000) and ``pageToken`` (the offset the
+    previous page named)."""
+    try:
+        size = int(query.get("pageSize") or _LIST_PAGE_MAX)
+        start = int(query.get("pageToken") or 0)
+    except ValueError:
+        raise _invalid("Invalid pageSize or pageToken") from None
+    if size < 0 or start < 0 or start > len(items):
+        raise _invalid("Invalid pageSize or pageToken")
+    size = min(size or _LIST_PAGE_MAX, _LIST_PAGE_MAX)
+    out: dict[str, Any] = {key: [copy.deepcopy(i) for i in items[start:start + size]]}
+    if start + size < len(items):
+        out["nextPageToken"] = str(start + size)
+    return out
+
+
 @dataclass
 class FilestoreState:
-    """Filestore instances and their long-running operations (``file.googleapis.com/v1``), on the
-    stand-in's lock and clock. A create answers an operation and the instance in state ``CREATING``,
-    ``READY`` when the operation is done (its ``ipAddresses`` from the PSA range ``reservedIpRange``
-    names, which must exist among the project's global addresses); a ``fileShares`` update changes the
-    capacity when done (no shrink on BASIC tiers); a delete sets ``DELETING`` and removes it when done.
-    :meth:`set_error` puts an instance into state ``ERROR`` with a status message."""
+    """Filestore instances, backups and their long-running operations (``file.googleapis.com/v1``), on the
+    stand-in's lock and clock.
+
+    Instances: a create answers an operation and the instance in state ``CREATING``, ``READY`` when the
+    operation is done (its ``ipAddresses`` from the PSA range ``reservedIpRange`` names, which must exist
+    among the project's global addresses); ``fileShares[0].sourceBackup`` must name a ``READY`` backup (404
+    ``NOT_FOUND`` / 400 ``FAILED_PRECONDITION``) no larger than the share and is kept on the share; a
+    ``fileShares`` update changes the capacity when done (no shrink on BASIC tiers); a delete sets
+    ``DELETING`` and removes it when done. :meth:`set_error` puts an instance into state ``ERROR``.
+
+    Backups (regional: ``projects/{p}/locations/{region}/backups/{id}``): a create (``backupId``;
+    ``sourceInstance`` a ``READY`` instance of the project, ``sourceFileShare`` its share) answers an
+    operation and the backup ``CREATING``, ``READY`` when done, with ``capacityGb`` and
+    ``sourceInstanceTier`` of the source and ``storageBytes`` / ``downloadBytes`` the instance's used bytes
+    (:meth:`set_used_bytes`; by default a tenth of the share's capacity); list (location ``-``: every
+    location of the project; ``filter``, :func:`parse_filter`; ``orderBy`` ``name`` / ``name desc``; pages),
+    patch (``updateMask`` of ``labels``, ``description``; applied when the operation is done), delete
+    (``DELETING``, gone when done). Backups
+    outlive their source instance. The documented concurrency limits of a backup chain (the backups of one
+    source instance in one region) hold: see :meth:`delete_backup` and :meth:`create_backup`. Not modelled: the steady
+    state rate limit of one backup create or restore per instance every 10 minutes.
+
+    Restore (``POST .../instances/{id}:restore``, ``fileShare``, ``sourceBackup``): the instance is
+    ``RESTORING`` until the operation is done, then ``READY`` with ``fileShares[0].sourceBackup`` the
+    backup. One operation per instance: a restore, update or backup of an instance that is not ``READY``
+    answers 400 ``FAILED_PRECONDITION``.
+
+    Operations (``GET .../operations/{id}``, ``GET .../operations`` with ``filter`` such as
+    ``metadata.target="..." AND metadata.verb="restore"``) carry ``metadata.verb`` ``create`` / ``update``
+    / ``delete`` / ``restore``. Injected failures (:meth:`GcpState.fail_operation` with api
+    ``filestore``) are matched by kind ``create`` / ``update`` / ``delete`` (instances),
+    ``createBackup`` / ``updateBackup`` / ``deleteBackup`` (target: the backup id) and ``restore`` (target:
+    the instance id); a failed create leaves nothing behind, a failed delete or restore leaves the resource
+    ``READY``."""
 
     parent: GcpState
     _instances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _backups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _used_bytes: dict[str, int] = field(default_factory=dict)
     _ops: dict[str, Operation] = field(default_factory=dict)
 
     # -- test helpers --
@@ -1269,11 +1499,47 @@ class FilestoreState:
             return {n: copy.deepcopy(i) for n, i in sorted(self._instances.items())
                     if project is None or n.startswith(f"projects/{project}/")}
 
+    def backups(self, project: str | None = None) -> dict[str, dict[str, Any]]:
+        """Full name -> backup (copies), optionally of one project."""
+        with self.parent.lock:
+            self.advance()
+            return {n: copy.deepcopy(b) for n, b in sorted(self._backups.items())
+                    if project is None or n.startswith(f"projects/{project}/")}
+
+    def put_backup(self, name: str, source_instance: str = "", labels: Mapping[str, str] | None = None,
+                   capacity_gb: int = 1024, tier: str = "BASIC_HDD", state: str = "READY",
+                   file_share: str = "vol1") -> dict[str, Any]:
+        """Create a backup directly (a fixture: a backup made outside Reconcilery, or one another shoot
+        shared); ``name`` is its full name."""
+        with self.parent.lock:
+            self._backups[name] = {
+                "name": name, "state": state, "createTime": _now(), "labels": dict(labels or {}),
+                "capacityGb": str(capacity_gb), "storageBytes": "0", "downloadBytes": "0",
+                "sourceInstance": source_instance, "sourceFileShare": file_share, "sourceInstanceTier": tier,
+                "fileSystemProtocol": "NFS_V3"}
+            return copy.deepcopy(self._backups[name])
+
+    def set_used_bytes(self, instance: str, used: int | None) -> None:
+        """The bytes the share of ``instance`` (full name) holds: a new backup's ``storageBytes`` and
+        ``downloadBytes`` (unset: a tenth of the share's capacity)."""
+        with self.parent.lock:
+            if used is None:
+                self._used_bytes.pop(instance, None)
+            else:
+                self._used_bytes[instance] = used
+
     def set_error(self, name: str, message: str = "injected instance failure") -> None:
         """Put the instance ``name`` (full name) into state ``ERROR`` with ``statusMessage``."""
         with self.parent.lock:
             self.advance()
             self._instances[name].update(state="ERROR", statusMessage=message)
+
+    def finish(self) -> None:
+        """Complete every running operation now (a test that held them with a long ``op_delay``)."""
+        with self.parent.lock:
+            for op in self._ops.values():
+                op.done_at = min(op.done_at, time.monotonic())
+            self.advance()
 
     # -- operations --
 
@@ -1288,19 +1554,24 @@ class FilestoreState:
             if op.error is not None:
                 code, message = op.error
                 op.body["error"] = {"code": _RPC_CODE.get(code, 9), "message": message}
+                if op.resource is not None:
+                    op.resource()  # undo what the operation started
                 continue
             result = op.apply() if op.apply is not None else None
-            op.body["response"] = {"@type": "type.googleapis.com/google.cloud.filestore.v1.Instance",
-                                   **(copy.deepcopy(result) if result else {})} if result else \
-                {"@type": "type.googleapis.com/google.protobuf.Empty"}
+            op.body["response"] = {"@type": op.response_type or _INSTANCE_TYPE, **copy.deepcopy(result)} \
+                if result else {"@type": "type.googleapis.com/google.protobuf.Empty"}
 
-    def _op(self, location: str, kind: str, target: str, apply: Any) -> dict[str, Any]:
+    def _op(self, location: str, verb: str, target: str, apply: Any, kind: str = "",
+            undo: Callable[[], None] | None = None, response_type: str = _INSTANCE_TYPE) -> dict[str, Any]:
+        """Start an operation ``verb`` on ``target`` (a full name); ``kind`` (default: ``verb``) is what an
+        injected failure matches; ``undo`` runs when it fails."""
         name = f"{location}/operations/operation-{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
         body = {"name": name, "done": False, "metadata": {
             "@type": "type.googleapis.com/google.cloud.common.OperationMetadata", "createTime": _now(),
-            "target": target, "verb": kind, "apiVersion": "v1"}}
-        op = Operation("filestore", kind, target, body, time.monotonic() + self.parent.op_delay, apply,
-                       self.parent._take_failure("filestore", kind, target.rsplit("/", 1)[-1]))
+            "target": target, "verb": verb, "apiVersion": "v1"}}
+        op = Operation("filestore", kind or verb, target, body, time.monotonic() + self.parent.op_delay, apply,
+                       self.parent._take_failure("filestore", kind or verb, target.rsplit("/", 1)[-1]),
+                       resource=undo, response_type=response_type)
         self._ops[name] = op
         self.advance()
         return copy.deepcopy(op.body)
@@ -1310,6 +1581,20 @@ class FilestoreState:
         if op is None:
             raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
         return copy.deepcopy(op.body)
+
+    def list_ops(self, location: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """``GET {location}/operations`` (``-``: every location of the project), ``filter`` on the
+        operation's body (``metadata.target``, ``metadata.verb``, ``done``)."""
+        tree = parse_filter(query.get("filter", ""))
+        found = [op.body for name, op in sorted(self._ops.items())
+                 if self._in_location(name, location) and matches(tree, op.body)]
+        return _page(found, query, "operations")
+
+    @staticmethod
+    def _in_location(name: str, location: str) -> bool:
+        project, region = location.split("/")[1], location.split("/")[3]
+        parts = name.split("/")
+        return parts[1] == project and (region == "-" or parts[3] == region)
 
     # -- instances --
 
@@ -1329,6 +1614,27 @@ class FilestoreState:
             raise ApiError(400, f"Invalid value for capacity_gb: {capacity}; the {tier} tier needs between "
                                 f"{low} and {high} GB", "INVALID_ARGUMENT")
 
+    def _source_backup(self, name: Any, capacity: int, project: str) -> dict[str, Any]:
+        """The backup ``name`` an instance of ``project`` is created or restored from: 400 for a malformed name
+        or one of another project, 404 when absent, 400 ``FAILED_PRECONDITION`` when not ``READY``, 400 when
+        larger than the share ``capacity``."""
+        match = _FILESTORE_NAME_RE.match(str(name or ""))
+        if match is None or match.group(3) != "backups":
+            raise _invalid(f"Invalid source backup '{name}': must be projects/{{project}}/locations/{{location}}/"
+                           "backups/{backup}")
+        if project and match.group(1) != project:
+            raise _invalid(f"source backup '{name}' is not of project '{project}': backups cannot be shared "
+                           "across projects")
+        backup = self._backups.get(str(name))
+        if backup is None:
+            raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
+        if backup["state"] != "READY":
+            raise _precondition(f"backup '{name}' is {backup['state']}, not READY")
+        if capacity < int(backup["capacityGb"]):
+            raise _invalid(f"the file share's capacity {capacity} GB is less than the backup's source capacity "
+                           f"{backup['capacityGb']} GB")
+        return backup
+
     def create_instance(self, location: str, instance_id: str, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise ApiError(400, "Invalid JSON payload received.", "INVALID_ARGUMENT")
@@ -1346,6 +1652,9 @@ class FilestoreState:
             raise ApiError(400, "exactly one file share with a name is required", "INVALID_ARGUMENT")
         capacity = int(shares[0].get("capacityGb") or 0)
         self._check_capacity(tier, capacity)
+        source = shares[0].get("sourceBackup")
+        if source:
+            self._source_backup(source, capacity, location.split("/")[1])
         networks = body.get("networks") or []
         if len(networks) != 1 or not networks[0].get("network"):
             raise ApiError(400, "exactly one network is required", "INVALID_ARGUMENT")
@@ -1366,8 +1675,7 @@ class FilestoreState:
             ip = str(ipaddress.ip_network(reserved, strict=False).network_address + 2)
         instance = {"name": name, "tier": tier, "state": "CREATING", "createTime": _now(),
                     "fileShares": [{"name": str(shares[0]["name"]), "capacityGb": str(capacity),
-                                    **({"sourceBackup": shares[0]["sourceBackup"]}
-                                       if shares[0].get("sourceBackup") else {})}],
+                                    **({"sourceBackup": str(source)} if source else {})}],
                     "networks": [{**network, "ipAddresses": [ip] if ip else []}],
                     "protocol": _enum(body.get("protocol"), _PROTOCOL_NUMBERS) or "NFS_V3",
                     "labels": dict(body.get("labels") or {})}
@@ -1421,26 +1729,218 @@ class FilestoreState:
 
         return self._op(name.rsplit("/instances/", 1)[0], "delete", name, apply)
 
+    def restore_instance(self, name: str, body: Any) -> dict[str, Any]:
+        """``POST {name}:restore`` (``fileShare``, ``sourceBackup``): 404 for an unknown instance or
+        backup, 400 for another share or a malformed / too large backup, 400 ``FAILED_PRECONDITION`` while
+        the instance is not ``READY`` (one operation per instance) or the backup is not ``READY``."""
+        instance = self._get(name)
+        if not isinstance(body, dict):
+            raise _invalid("Invalid JSON payload received.")
+        share = instance["fileShares"][0]
+        if body.get("fileShare") != share["name"]:
+            raise _invalid(f"file share '{body.get('fileShare')}' is not a file share of instance '{name}'")
+        if instance["state"] != "READY":
+            raise _precondition(f"instance '{name}' is {instance['state']}: another operation is in progress")
+        backup = self._source_backup(body.get("sourceBackup"), int(share["capacityGb"]), name.split("/")[1])
+        instance["state"] = "RESTORING"
+
+        def apply() -> dict[str, Any] | None:
+            found = self._instances.get(name)
+            if found is not None and found["state"] == "RESTORING":
+                found["state"] = "READY"
+                found["fileShares"][0]["sourceBackup"] = backup["name"]
+            return found
+
+        def undo() -> None:
+            found = self._instances.get(name)
+            if found is not None and found["state"] == "RESTORING":
+                found["state"] = "READY"
+
+        return self._op(name.rsplit("/instances/", 1)[0], "restore", name, apply, undo=undo)
+
+    # -- backups --
+
+    def _get_backup(self, name: str) -> dict[str, Any]:
+        found = self._backups.get(name)
+        if found is None:
+            raise ApiError(404, f"Resource '{name}' was not found", "NOT_FOUND")
+        return found
+
+    def get_backup(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self._get_backup(name))
+
+    def create_backup(self, location: str, backup_id: str, body: Any) -> dict[str, Any]:
+        """``POST {location}/backups?backupId=`` (body a Backup): 400 for a bad id, a zone or ``-`` as
+        location, bad labels, a malformed or unknown source instance or another share, 409 for a taken
+        name, 400 ``FAILED_PRECONDITION`` when the source instance is not ``READY`` or its most recent
+        backup is being deleted (documented, "Operations concurrency")."""
+        if not isinstance(body, dict):
+            raise _invalid("Invalid JSON payload received.")
+        if not _INSTANCE_ID_RE.match(backup_id or ""):
+            raise _invalid(f"backup_id '{backup_id}' must start with a lowercase letter followed by up to 62 "
+                           "lowercase letters, numbers, or hyphens, and cannot end with a hyphen")
+        region = location.split("/")[3]
+        if region == "-" or _ZONE_RE.match(region):
+            raise _invalid(f"Invalid location '{region}': backups are regional (for example us-east4)")
+        name = f"{location}/backups/{backup_id}"
+        if name in self._backups:
+            raise ApiError(409, f"Resource '{name}' already exists", "ALREADY_EXISTS")
+        description = str(body.get("description") or "")
+        if len(description) > _BACKUP_DESCRIPTION_MAX:
+            raise _invalid(f"description longer than {_BACKUP_DESCRIPTION_MAX} characters")
+        labels = _check_labels(body.get("labels"))
+        source_name = str(body.get("sourceInstance") or "")
+        match = _FILESTORE_NAME_RE.match(source_name)
+        if match is None or match.group(3) != "instances" or match.group(1) != location.split("/")[1]:
+            raise _invalid(f"Invalid source instance '{source_name}': must be projects/{{project}}/locations/"
+                           "{zone}/instances/{instance} of the backup's project")
+        source = self._instances.get(source_name)
+        if source is None:
+            raise _invalid(f"source instance '{source_name}' does not exist")
+        share = source["fileShares"][0]
+        if body.get("sourceFileShare") != share["name"]:
+            raise _invalid(f"source file share '{body.get('sourceFileShare')}' is not a file share of instance "
+                           f"'{source_name}'")
+        if source["state"] != "READY":
+            raise _precondition(f"source instance '{source_name}' is {source['state']}, not READY")
+        latest = self._latest(source_name, location)
+        if latest is not None and latest["state"] == "DELETING":
+            raise _precondition(f"the most recent backup of instance '{source_name}' is being deleted")
+        used = str(self._used_bytes.get(source_name, int(share["capacityGb"]) * 2**30 // 10))
+        backup = {"name": name, "state": "CREATING", "createTime": _now(), "labels": labels,
+                  "capacityGb": share["capacityGb"], "storageBytes": used, "downloadBytes": used,
+                  "sourceInstance": source_name, "sourceFileShare": share["name"],
+                  "sourceInstanceTier": source["tier"], "fileSystemProtocol": source.get("protocol", "NFS_V3"),
+                  **({"description": description} if description else {})}
+        self._backups[name] = backup
+
+        def apply() -> dict[str, Any] | None:
+            found = self._backups.get(name)
+            if found is not None and found["state"] == "CREATING":
+                found["state"] = "READY"
+            return found
+
+        def undo() -> None:
+            self._backups.pop(name, None)
+
+        out = self._op(location, "create", name, apply, kind="createBackup", undo=undo, response_type=_BACKUP_TYPE)
+        if self._ops[out["name"]].error is not None:
+            undo()
+        return out
+
+    def list_backups(self, location: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """``GET {location}/backups`` (``-``: every location of the project) with ``filter``, ``orderBy``
+        (``name``, ``name desc`` or unset), ``pageSize`` and ``pageToken``."""
+        tree = parse_filter(query.get("filter", ""))
+        order = " ".join(query.get("orderBy", "").split())
+        if order not in ("", "name", "name asc", "name desc"):
+            raise _invalid(f"Invalid orderBy '{order}': supported are \"name\", \"name desc\" or \"\"")
+        found = [b for name, b in sorted(self._backups.items(), reverse=order == "name desc")
+                 if self._in_location(name, location) and matches(tree, b)]
+        return _page(found, query, "backups")
+
+    def update_backup(self, name: str, mask: str, body: Any) -> dict[str, Any]:
+        """``PATCH {name}?updateMask=labels[,description]``: the change applies when the operation is done;
+        400 for another field, 400 ``FAILED_PRECONDITION`` while the backup is not ``READY``."""
+        backup = self._get_backup(name)
+        fields = {f.strip() for f in mask.split(",") if f.strip()}
+        if not fields or not fields <= {"description", "labels"}:
+            raise _invalid(f"update_mask '{mask}' is not supported: updatable are description and labels")
+        if backup["state"] != "READY":
+            raise _precondition(f"backup '{name}' is {backup['state']}, not READY")
+        body = body if isinstance(body, dict) else {}
+        change: dict[str, Any] = {}
+        if "labels" in fields:
+            change["labels"] = _check_labels(body.get("labels"))
+        if "description" in fields:
+            description = str(body.get("description") or "")
+            if len(description) > _BACKUP_DESCRIPTION_MAX:
+                raise _invalid(f"description longer than {_BACKUP_DESCRIPTION_MAX} characters")
+            change["description"] = description
+
+        def apply() -> dict[str, Any] | None:
+            found = self._backups.get(name)
+            if found is not None:
+                found.update(change)
+                if not found.get("description"):
+                    found.pop("description", None)
+            return found
+
+        return self._op(name.rsplit("/backups/", 1)[0], "update", name, apply, kind="updateBackup",
+                        response_type=_BACKUP_TYPE)
+
+    def _chain(self, source: str, location: str) -> list[dict[str, Any]]:
+        """The backups of the source instance ``source`` in ``location`` (a backup chain: one instance, one
+        region), oldest first."""
+        return [b for n, b in self._backups.items()
+                if source and b.get("sourceInstance") == source and n.startswith(f"{location}/backups/")]
+
+    def _latest(self, source: str, location: str) -> dict[str, Any] | None:
+        """The most recent backup of the chain that is no longer being created."""
+        done = [b for b in self._chain(source, location) if b["state"] != "CREATING"]
+        return done[-1] if done else None
+
+    def delete_backup(self, name: str) -> dict[str, Any]:
+        """``DELETE {name}``: ``DELETING`` until the operation is done, then gone; 404 when absent, 400
+        ``FAILED_PRECONDITION`` while it is already being deleted. The documented concurrency limits
+        (Filestore "Operations concurrency"): outside the BASIC tiers, one delete at a time per backup chain
+        (the backups of one instance in one region; a second one answers 429 ``RESOURCE_EXHAUSTED``, 400
+        ``FAILED_PRECONDITION`` once the source instance is gone); the most recent backup of a chain cannot
+        be deleted while a backup of the chain is being created (400 ``FAILED_PRECONDITION``)."""
+        backup = self._get_backup(name)
+        if backup["state"] == "DELETING":
+            raise _precondition(f"backup '{name}' is already being deleted")
+        source, location = str(backup.get("sourceInstance") or ""), name.rsplit("/backups/", 1)[0]
+        chain = self._chain(source, location)
+        if not str(backup.get("sourceInstanceTier") or "").startswith("BASIC") and any(
+                b is not backup and b["state"] == "DELETING" for b in chain):
+            if source in self._instances:
+                raise ApiError(429, f"another backup of instance '{source}' is being deleted: backups of one "
+                                    "source instance are deleted one at a time", "RESOURCE_EXHAUSTED")
+            raise _precondition(f"another backup of the deleted instance '{source}' is being deleted")
+        if backup is self._latest(source, location) and any(b["state"] == "CREATING" for b in chain):
+            raise _precondition(f"backup '{name}' is the most recent backup of instance '{source}', which is "
+                                "being backed up: delete it when the backup create operation completes")
+        before = backup["state"]
+        backup["state"] = "DELETING"
+
+        def apply() -> None:
+            self._backups.pop(name, None)
+
+        def undo() -> None:
+            found = self._backups.get(name)
+            if found is not None:
+                found["state"] = before
+
+        return self._op(name.rsplit("/backups/", 1)[0], "delete", name, apply, kind="deleteBackup", undo=undo)
+
+    # -- routing --
+
     def owns(self, method: str, parts: list[str], body: Any) -> bool:
         """Whether a ``/v1/projects/{p}/locations/{l}/...`` request is Filestore's: on Google the path is
         the same for Memorystore (``redis.googleapis.com``) and Filestore (``file.googleapis.com``); the
-        stand-in serves both on one port, so a create is Filestore's by its body (``fileShares``), any other
-        request by the instance or operation it names."""
+        stand-in serves both on one port, so a create is Filestore's by its body (``fileShares``), backups
+        and the operations list are Filestore's alone, any other request is Filestore's by the instance
+        or operation it names."""
         if len(parts) < 6 or parts[:2] != ["v1", "projects"] or parts[3] != "locations":
             return False
         location, rest = "/".join(parts[1:5]), parts[5:]
         if rest == ["instances"]:
             return method == "POST" and isinstance(body, dict) and "fileShares" in body
-        name = f"{location}/{rest[0]}/{rest[1]}" if len(rest) == 2 else ""
+        if rest[0] == "backups" or (rest == ["operations"] and method == "GET"):
+            return True
+        name = f"{location}/{rest[0]}/{rest[1].split(':', 1)[0]}" if len(rest) == 2 else ""
         return name in self._instances or name in self._ops
 
     def route(self, method: str, parts: list[str], query: dict[str, str], body: Any) -> tuple[int, Any, float]:
-        """``/v1/projects/{p}/locations/{l}/(instances|operations)[/{id}]``."""
+        """``/v1/projects/{p}/locations/{l}/(instances|backups|operations)[/{id}[:restore]]``."""
         location = "/".join(parts[:4])
         collection, rest = parts[4], parts[5:]
         if collection == "instances":
             if not rest and method == "POST":
                 return 200, self.create_instance(location, query.get("instanceId", ""), body), 0.0
+            if len(rest) == 1 and rest[0].endswith(":restore") and method == "POST":
+                return 200, self.restore_instance(f"{location}/instances/{rest[0][:-len(':restore')]}", body), 0.0
             if len(rest) == 1:
                 name = f"{location}/instances/{rest[0]}"
                 if method == "GET":
@@ -1449,6 +1949,21 @@ class FilestoreState:
                     return 200, self.update_instance(name, query.get("updateMask", ""), body), 0.0
                 if method == "DELETE":
                     return 200, self.delete_instance(name), 0.0
+        if collection == "backups":
+            if not rest and method == "POST":
+                return 200, self.create_backup(location, query.get("backupId", ""), body), 0.0
+            if not rest and method == "GET":
+                return 200, self.list_backups(location, query), 0.0
+            if len(rest) == 1:
+                name = f"{location}/backups/{rest[0]}"
+                if method == "GET":
+                    return 200, self.get_backup(name), 0.0
+                if method == "PATCH":
+                    return 200, self.update_backup(name, query.get("updateMask", ""), body), 0.0
+                if method == "DELETE":
+                    return 200, self.delete_backup(name), 0.0
+        if collection == "operations" and not rest and method == "GET":
+            return 200, self.list_ops(location, query), 0.0
         if collection == "operations" and len(rest) == 1 and method == "GET":
             return 200, self.get_op(f"{location}/operations/{rest[0]}"), 0.0
         raise ApiError(404, f"Method not found: {method} /{'/'.join(parts)}", "NOT_FOUND")

@@ -220,10 +220,11 @@ def moto_endpoint() -> Iterator[str]:
 
     from moto.server import ThreadedMotoServer
 
-    from standins import elasticache
+    from standins import awsbackup, elasticache
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     elasticache.install()  # the ElastiCache actions moto lacks (Redis)
+    awsbackup.install()  # the AWS Backup jobs and recovery points moto lacks (NFS backups)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
     server.start()
     host, port = server.get_host_and_port()
