@@ -46,7 +46,8 @@ looks at, one at a time, all before any write). One turn, in the original's orde
 
 Deletion (the finalizer): the remote recovery point is deleted (state ``DeletingRemote``), then the local one
 (``Deleting``); both are waited for; the finalizer goes once the local one is gone. Only the recovery
-points whose ids this backup recorded, in this runtime's vault, are ever deleted.
+points whose ids this backup recorded, in this runtime's vault, are ever deleted (an id that is no AWS id
+was not recorded by us: it is left, and does not hold the deletion up).
 
 Deliberate differences: the copy job starts once the local recovery point is complete (the original starts
 it at once and fails with backoff until it is); ``spec.lifecycle`` reaches the backup and copy jobs (the
@@ -331,9 +332,7 @@ def _provision(seen: Seen, run: StepBuilder, new_id: str, t: Timing, now: str) -
     if isinstance(vaults, Failure):
         return _refused(run, vaults, t, "Error listing AWS Backup Vaults")
     if not _has_vault(vaults, vault):
-        return with_calls(run, t, run.step(requeue_after=t(0.1)), [
-            _call("create_backup_vault", "Error creating AWS Backup Vault: ", name=vault,
-                  tags={VAULT_SCOPE_TAG: where.scope})])
+        return _create_vault(run, t, where, "")
     status = run.status
     if not status.get("id") and not status.get("jobId"):  # 7
         return _start_backup(seen, run, t, fs_id, token)
@@ -359,6 +358,22 @@ def _provision(seen: Seen, run: StepBuilder, new_id: str, t: Timing, now: str) -
         dest_point = copied
     _capacity(seen, run, point, dest_point, now)  # 10
     return _status(seen, run, t, job, point, dest, dest_point, now)  # 11
+
+
+def _create_vault(run: StepBuilder, t: Timing, where: Where, client: str) -> Outcome:
+    """``CreateBackupVault`` of ``cm-<scope>`` through ``client`` (``""``: the Scope's region); one that
+    already exists (another backup's turn made it) is fine."""
+    outcome = with_calls(run, t, run.step(requeue_after=t(0.1)), [
+        _call("create_backup_vault", "Error creating AWS Backup Vault: ", client=client,
+              name=vault_name(where.scope), tags={VAULT_SCOPE_TAG: where.scope})])
+    refused = outcome.refused
+
+    def exists(write: Any, failure: Failure, answers: Sequence[Any]) -> Outcome | None:
+        if failure.code == "AlreadyExistsException":
+            return run.step(requeue_after=t(0.1))
+        return refused(write, failure, answers) if refused is not None else None
+
+    return replace(outcome, refused=exists)
 
 
 def new_token(new_id: str) -> str:
@@ -394,9 +409,7 @@ def _copy(seen: Seen, run: StepBuilder, t: Timing, dest: str, token: str) -> Out
         if isinstance(vaults, Failure):
             return _refused(run, vaults, t, "Error listing AWS Backup Vaults")
         if not _has_vault(vaults, vault):
-            return with_calls(run, t, run.step(requeue_after=t(0.1)), [
-                _call("create_backup_vault", "Error creating AWS Backup Vault: ", client=dest, name=vault,
-                      tags={VAULT_SCOPE_TAG: where.scope})])
+            return _create_vault(run, t, where, dest)
 
         def started(answers: Sequence[Any]) -> Outcome:
             run.set(copyJobId=_get(answers[-1] if answers else None, "CopyJobId") or None,
@@ -460,13 +473,10 @@ def _delete(seen: Seen, run: StepBuilder, t: Timing) -> Outcome:
         return run.step()
     vault = vault_name(where.scope)
     dest = remote(obj, where) if _REGION.match(location(obj)) else ""
-    bad = _invalid_id(status)
-    if bad is not None:  # never a request path from an id that is no AWS id
-        return run.fail(REASON_INVALID_ID, bad)
     for key, field_name, region, state in (("remoteId", "dest_point", dest, STATE_DELETING_REMOTE),
                                            ("id", "point", where.region, names.STATE_DELETING)):
         ident = str(status.get(key) or "")
-        if not ident or not region:
+        if not ident or not region or not is_aws_id(ident):  # never a request path from an id that is no AWS id
             continue
         read = need(seen, field_name)
         if isinstance(read, Failure) and not read.not_found:

@@ -251,6 +251,18 @@ def test_deletion_deletes_the_remote_then_the_local_recovery_point_then_the_fina
     assert gone.remove_finalizer == names.FINALIZER and gone.writes == ()
 
 
+def test_a_vault_made_meanwhile_is_fine() -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN})), vaults=[])
+    (call,) = calls(step)
+    exists = refuse(step, call, "exists", code="AlreadyExistsException")
+    assert exists is not None and exists.status is None and exists.requeue_after == 0.1
+
+
+def test_deleting_a_backup_with_a_tampered_id_releases_it_without_a_request() -> None:
+    step = decide(bp.plan, bseen(backup({"id": "../x"}, deleting=True)))
+    assert step.remove_finalizer == names.FINALIZER and step.writes == ()
+
+
 def test_deleting_a_backup_that_never_started_only_releases_it() -> None:
     step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN}, deleting=True)))
     assert step.remove_finalizer == names.FINALIZER and step.writes == ()
