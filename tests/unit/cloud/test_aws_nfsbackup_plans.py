@@ -15,11 +15,14 @@ import pytest
 from kube.refusal import Failure
 from kube.toolkit import Outcome
 from kube.toolkit.conditions import condition
-from tasks.cloud import names
+from tasks.cloud import names, ownership
 from tasks.cloud.aws import nfsbackup_plan as bp
 from tasks.cloud.aws import nfsbackup_render as render
 from tasks.cloud.aws import nfsrestore_plan as rp
 from tasks.cloud.calls import needed, read_as_needed
+from tasks.cloud.settings import CloudSettings
+from tasks.cloud.skr import awsnfsbackup
+from tasks.cloud.skr.context import SkrContext
 from tests.unit.cloud.outcomes import answered, calls, refuse
 
 NOW = "2026-01-01T00:00:00Z"
@@ -403,3 +406,60 @@ def test_render_shows_the_restore_job_into_the_volumes_file_system() -> None:
     assert "recovery-point:<recoveryPointId>" in rs.plan[-1] and "'file-system-id': '<fsId>'" in rs.plan[-1]
     assert (lost.state, lost.outcome) == ("Error",
                                           "MissingNfsVolumeBackup: AwsNfsVolumeBackup apps/gone does not exist")
+
+
+# ---- the reads: only this SKR's objects, only the volume's own NfsInstance ----------------------------------
+
+class _Kcp:
+    """A KCP holding one NfsInstance per name."""
+
+    def __init__(self, objs: dict[str, dict[str, Any]]) -> None:
+        self.objs = objs
+
+    def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.objs.get(name)
+
+
+IDENT = "0b9e4c1e-8a53-4c0e-9f3a-2d5c8c2f6f11"
+
+
+def ctx_with(instance_labels: dict[str, str], objects: list[dict[str, Any]]) -> SkrContext:
+    kcp = _Kcp({IDENT: {"metadata": {"name": IDENT, "labels": instance_labels}, "status": {"id": "fs-0123"}}})
+    ctx = SkrContext(kyma="k1", skr=None, kcp=kcp, scope=SCOPE, settings=CloudSettings(),  # type: ignore[arg-type]
+                     deadline=0)
+    volume = {"metadata": {"name": "vol", "namespace": "apps"}, "status": {"id": IDENT, "conditions": READY}}
+    ctx.remember(names.AWS_NFS_VOLUME, [volume])
+    ctx.remember(names.AWS_NFS_VOLUME_BACKUP, objects)
+    return ctx
+
+
+def test_the_backup_reads_only_the_volumes_own_instance_and_never_calls_aws_before_it_must() -> None:
+    obj = backup()
+    own = awsnfsbackup.read_backup(ctx_with(ownership.owner_labels("k1", "vol", "apps"), [obj]),
+                                   names.AWS_NFS_VOLUME_BACKUP, obj)
+    assert own.instance is not None and own.volume is not None and own.where.region == "eu-central-1"
+    assert own.where.scope == "kyma-1" and own.quota == 5
+    foreign = awsnfsbackup.read_backup(ctx_with(ownership.owner_labels("k2", "vol", "apps"), [obj]),
+                                       names.AWS_NFS_VOLUME_BACKUP, obj)
+    assert foreign.instance is None  # another runtime's NfsInstance of that name is never used
+    step = bp.plan(foreign, TOKEN, t, NOW)
+    assert errors(step) == [("MissingNfsVolume", f"NfsInstance {IDENT} does not exist")]
+
+
+def test_a_newer_backup_of_the_same_schedule_is_seen() -> None:
+    labels = {names.LABEL_SCHEDULE_NAME: "nightly", names.LABEL_SCHEDULE_NAMESPACE: "apps"}
+    old = backup({"state": "Error"}) | {"metadata": {"name": "old", "namespace": "apps", "labels": labels,
+                                                     "creationTimestamp": "2026-01-01T00:00:00Z"}}
+    new = backup() | {"metadata": {"name": "new", "namespace": "apps", "labels": labels,
+                                   "creationTimestamp": "2026-01-02T00:00:00Z"}}
+    ctx = ctx_with({}, [old, new])
+    assert awsnfsbackup.read_backup(ctx, names.AWS_NFS_VOLUME_BACKUP, old).newer_in_schedule
+    assert not awsnfsbackup.read_backup(ctx, names.AWS_NFS_VOLUME_BACKUP, {**new, "status": {"state": "Error"}}
+                                        ).newer_in_schedule
+
+
+def test_the_clients_are_of_region_shaped_names_only() -> None:
+    clients = awsnfsbackup.Clients(ctx_with({}, []))
+    assert clients  # the executor's ``clients or {}`` must keep it
+    with pytest.raises(KeyError):
+        clients["evil.example.com/"]
