@@ -176,9 +176,9 @@ def _here(resp: Any) -> tuple[str, str, _Region]:
     return account, region, _region_of(account, region)
 
 
-def _param(resp: Any, name: str) -> Any:
-    """A request parameter: the JSON body's ``name``, else the URI label or query string ``name`` with a
-    lower-case first letter (as the model's URI and query names are)."""
+def _param(resp: Any, name: str, wire: str = "") -> Any:
+    """A request parameter: the JSON body's ``name``, else the URI label or query string ``wire``
+    (default: ``name`` with a lower-case first letter, as the model's URI and query names mostly are)."""
     import json
 
     if resp.body:
@@ -188,7 +188,7 @@ def _param(resp: Any, name: str) -> Any:
             body = {}
         if isinstance(body, dict) and name in body:
             return body[name]
-    label = name[0].lower() + name[1:]
+    label = wire or name[0].lower() + name[1:]
     if resp.uri_match and label in resp.uri_match:
         return unquote(str(resp.uri_match[label]))
     values = resp.querystring.get(label) or resp.querystring.get(name)
@@ -495,7 +495,7 @@ def list_recovery_points_by_backup_vault(self: Any) -> Any:
         now, name = _now(), _required(self, "BackupVaultName")
         _vault(account, region_name, name)
         _observe(region, now)
-        by_resource = _param(self, "ByResourceArn")
+        by_resource = _param(self, "ByResourceArn", "resourceArn")
         points = [p for p in region.points.values()
                   if p.vault == name and (not by_resource or p.resource_arn == by_resource)]
         views = []
@@ -608,7 +608,7 @@ _ACTIONS = (describe_backup_vault, delete_backup_vault, list_backup_vaults, crea
 #: names its action).
 _PATHS = ("{0}/backup-jobs/?$", "{0}/backup-jobs/(?P<backupJobId>[^/]+)$", "{0}/copy-jobs/?$",
           "{0}/copy-jobs/(?P<copyJobId>[^/]+)$", "{0}/restore-jobs/?$", "{0}/restore-jobs/(?P<restoreJobId>[^/]+)$",
-          "{0}/backup-vaults/(?P<backupVaultName>[^/]+)/recovery-points/?$",
+          "{0}/backup-vaults/(?P<backupVaultName>[^/]+)/recovery-points/$",
           "{0}/backup-vaults/(?P<backupVaultName>[^/]+)/recovery-points/(?P<recoveryPointArn>[^/]+)$",
           "{0}/backup-vaults/(?P<backupVaultName>[^/]+)/recovery-points/(?P<recoveryPointArn>[^/]+)/restore-metadata$")
 

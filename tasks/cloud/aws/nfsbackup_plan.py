@@ -212,8 +212,7 @@ def _get(answer: Any, key: str) -> str:
 
 def _lifecycle(obj: Mapping[str, Any]) -> dict[str, Any]:
     spec = (obj.get("spec") or {}).get("lifecycle") or {}
-    return {"delete_after_days": spec.get("deleteAfterDays"),
-            "move_to_cold_storage_after_days": spec.get("moveToColdStorageAfterDays")}
+    return {"delete_after_days": spec.get("deleteAfterDays"), "cold_after_days": spec.get("moveToColdStorageAfterDays")}
 
 
 def _seconds_since(stamp: str, now: str) -> float | None:
@@ -364,7 +363,7 @@ def _create_vault(run: StepBuilder, t: Timing, where: Where, client: str) -> Out
     """``CreateBackupVault`` of ``cm-<scope>`` through ``client`` (``""``: the Scope's region); one that
     already exists (another backup's turn made it) is fine."""
     outcome = with_calls(run, t, run.step(requeue_after=t(0.1)), [
-        _call("create_backup_vault", "Error creating AWS Backup Vault: ", client=client,
+        _call("create_vault", "Error creating AWS Backup Vault: ", client=client,
               name=vault_name(where.scope), tags={VAULT_SCOPE_TAG: where.scope})])
     refused = outcome.refused
 
@@ -394,9 +393,8 @@ def _start_backup(seen: Seen, run: StepBuilder, t: Timing, fs_id: str, token: st
         return run.step(requeue_after=t(1))
 
     call = _call("start_backup_job", "Error creating AWS Backup: ", retry=60.0,
-                 backup_vault_name=vault_name(where.scope), resource_arn=efs_arn(where, fs_id),
-                 iam_role_arn=backup_role_arn(where), idempotency_token=token, recovery_point_tags=tags,
-                 **_lifecycle(obj))
+                 vault=vault_name(where.scope), resource_arn=efs_arn(where, fs_id),
+                 role_arn=backup_role_arn(where), idempotency_token=token, tags=tags, **_lifecycle(obj))
     return replace(with_calls(run, t, run.step(requeue_after=t(1)), [call]), then=started)
 
 
@@ -416,10 +414,11 @@ def _copy(seen: Seen, run: StepBuilder, t: Timing, dest: str, token: str) -> Out
                     state=STATE_CREATING_REMOTE, conditions=[])
             return run.step(requeue_after=t(10))
 
+        point_arn = recovery_point_arn(where, where.region, str(status.get("id")))
         call = _call("start_copy_job", "Error creating AWS destination backup: ",
-                     source_backup_vault_name=vault, destination_backup_vault_arn=vault_arn(where, dest),
-                     recovery_point_arn=recovery_point_arn(where, where.region, str(status.get("id"))),
-                     iam_role_arn=backup_role_arn(where), idempotency_token=token, **_lifecycle(seen.obj))
+                     source_vault=vault, recovery_point_arn=point_arn,
+                     destination_vault_arn=vault_arn(where, dest), role_arn=backup_role_arn(where),
+                     idempotency_token=token, **_lifecycle(seen.obj))
         return replace(with_calls(run, t, run.step(requeue_after=t(10)), [call]), then=started)
     if not status.get("remoteId"):
         read = need(seen, "copy_job")
@@ -490,5 +489,5 @@ def _delete(seen: Seen, run: StepBuilder, t: Timing) -> Outcome:
         client = "" if region == where.region else region
         return with_calls(run, t, run.step(requeue_after=t(1)), [
             _call("delete_recovery_point", "Error deleting the Recovery Point: ", client=client,
-                  backup_vault_name=vault, recovery_point_arn=recovery_point_arn(where, region, ident))])
+                  vault=vault, arn=recovery_point_arn(where, region, ident))])
     return run.step(remove_finalizer=names.FINALIZER)

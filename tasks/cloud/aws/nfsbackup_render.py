@@ -113,7 +113,7 @@ def render_backups(scope: Mapping[str, Any], docs: Sequence[Mapping[str, Any]], 
         dest = bp.remote(obj, where)
         if row.state == names.STATE_READY and dest:
             row.plan.extend([f"vault {bp.vault_name(where.scope)} in {dest} (created when missing)",
-                             f"start_copy_job(recovery_point_arn=<recovery point>, destination_backup_vault_arn="
+                             f"start_copy_job(recovery_point_arn=<recovery point>, destination_vault_arn="
                              f"{bp.vault_arn(where, dest)}) once the recovery point is complete"])
         out.append(row)
     return out
@@ -138,5 +138,5 @@ def render_restores(scope: Mapping[str, Any], docs: Sequence[Mapping[str, Any]],
                        instance={"status": {"id": _FS}}, metadata={"RestoreMetadata": {}})
         outcome = rp.plan(seen, _TOKEN, lambda s: s, _NOW)
         out.append(_row(name, str(doc.get("kind")), outcome,
-                        [f"get_recovery_point_restore_metadata({bp.vault_name(where.scope)}, <recoveryPointId>)"]))
+                        [f"restore_metadata({bp.vault_name(where.scope)}, <recoveryPointId>)"]))
     return out

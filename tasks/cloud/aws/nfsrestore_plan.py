@@ -177,13 +177,14 @@ def _turn(seen: Seen, run: StepBuilder, new_id: str, t: Timing) -> Outcome:
         restore.update({"newFileSystem": "false", "file-system-id": fs_id})
 
         def started(answers: Sequence[Any]) -> Outcome:
-            run.set(jobId=str(_get(answers[-1], "RestoreJobId") or "") or None, state=STATE_IN_PROGRESS,
-                    conditions=[])
+            answer = answers[-1] if answers else None  # the job id (or an answer carrying ``RestoreJobId``)
+            job = answer if isinstance(answer, str) else str(_get(answer, "RestoreJobId") or "")
+            run.set(jobId=job or None, state=STATE_IN_PROGRESS, conditions=[])
             return run.step(requeue_after=t(1))
 
         call = KwCall("start_restore_job", {
-            "iam_role_arn": backup_role_arn(where), "idempotency_token": token,
-            "recovery_point_arn": recovery_point_arn(where, where.region, point_id), "restore_metadata": restore},
+            "recovery_point_arn": recovery_point_arn(where, where.region, point_id),
+            "role_arn": backup_role_arn(where), "metadata": restore, "idempotency_token": token},
             "Error starting AWS Restore: ", names.REASON_ERROR, with_cause=True, retry=60.0)
         return replace(with_calls(run, t, run.step(requeue_after=t(1)), [call]), then=started)
     if not is_aws_id(job_id):

@@ -127,15 +127,15 @@ def read_backup(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> bp.Seen:
     dest = bp.remote(obj, w)
 
     def point(region: str, key: str) -> Callable[[], Any]:
-        return lambda: backups["" if region == w.region else region].describe_recovery_point(
+        return lambda: backups["" if region == w.region else region].recovery_point(
             w.account, vault, bp.recovery_point_arn(w, region, str(status.get(key) or "")))
 
     return _filled(seen, bp.plan, ctx, {
-        "vaults": lambda: backups[""].list_backup_vaults(),
-        "dest_vaults": lambda: backups[dest].list_backup_vaults(),
-        "job": lambda: backups[""].describe_backup_job(str(status.get("jobId") or "")),
+        "vaults": lambda: backups[""].list_vaults(),
+        "dest_vaults": lambda: backups[dest].list_vaults(),
+        "job": lambda: backups[""].backup_job(str(status.get("jobId") or "")),
         "point": point(w.region, "id"),
-        "copy_job": lambda: backups[""].describe_copy_job(str(status.get("copyJobId") or "")),
+        "copy_job": lambda: backups[""].copy_job(str(status.get("copyJobId") or "")),
         "dest_point": point(dest, "remoteId"),
     })
 
@@ -155,7 +155,7 @@ def read_restore(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> rp.Seen
     backups = Clients(ctx)
     point_id = str(((backup or {}).get("status") or {}).get("id") or "")
     return _filled(seen, rp.plan, ctx, {
-        "metadata": lambda: backups[""].get_recovery_point_restore_metadata(
+        "metadata": lambda: backups[""].restore_metadata(
             w.account, bp.vault_name(w.scope), bp.recovery_point_arn(w, w.region, point_id)),
-        "job": lambda: backups[""].describe_restore_job(str((obj.get("status") or {}).get("jobId") or "")),
+        "job": lambda: backups[""].restore_job(str((obj.get("status") or {}).get("jobId") or "")),
     })

@@ -106,7 +106,7 @@ def test_a_missing_vault_is_created_with_the_scope_tag() -> None:
     step = decide(bp.plan, bseen(backup({"idempotencyToken": TOKEN})), vaults=[{"BackupVaultName": "cm-other"}])
     (call,) = calls(step)
     assert (call.method, dict(call.kwargs)) == (
-        "create_backup_vault", {"name": "cm-kyma-1", "tags": {"cloud-resources.kyma-project.io/scope": "kyma-1"}})
+        "create_vault", {"name": "cm-kyma-1", "tags": {"cloud-resources.kyma-project.io/scope": "kyma-1"}})
 
 
 def test_the_backup_job_starts_on_the_volumes_file_system_with_the_lifecycle() -> None:
@@ -114,11 +114,11 @@ def test_the_backup_job_starts_on_the_volumes_file_system_with_the_lifecycle() -
     step = decide(bp.plan, bseen(obj), vaults=VAULTS)
     (call,) = calls(step)
     assert call.method == "start_backup_job" and dict(call.kwargs) == {
-        "backup_vault_name": "cm-kyma-1",
+        "vault": "cm-kyma-1",
         "resource_arn": "arn:aws:elasticfilesystem:eu-central-1:123456789012:file-system/fs-0123",
-        "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
-        "idempotency_token": TOKEN, "delete_after_days": 100, "move_to_cold_storage_after_days": 5,
-        "recovery_point_tags": {"Name": "apps/bk", "cloud-manager.kyma-project.io/name": "apps/bk",
+        "role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
+        "idempotency_token": TOKEN, "delete_after_days": 100, "cold_after_days": 5,
+        "tags": {"Name": "apps/bk", "cloud-manager.kyma-project.io/name": "apps/bk",
                                 names.TAG_SCOPE: "kyma-1", names.TAG_SHOOT: "shoot-1"}}
     after = answered(step, {"BackupJobId": "job-1", "RecoveryPointArn": POINT_ARN})
     assert after.status == {"jobId": "job-1", "id": "rp-1", "state": "Creating", "locations": ["eu-central-1"]}
@@ -204,15 +204,15 @@ def test_a_remote_location_copies_once_the_local_recovery_point_is_complete() ->
     seen = bseen(obj)
     vault = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
                    dest_vaults=[])
-    assert methods(vault) == [("us-west-2", "create_backup_vault")]
+    assert methods(vault) == [("us-west-2", "create_vault")]
     copy = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
                   dest_vaults=VAULTS)
     (call,) = calls(copy)
     assert (call.client, call.method) == ("", "start_copy_job") and dict(call.kwargs) == {
-        "source_backup_vault_name": "cm-kyma-1",
-        "destination_backup_vault_arn": "arn:aws:backup:us-west-2:123456789012:backup-vault:cm-kyma-1",
-        "recovery_point_arn": POINT_ARN, "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
-        "idempotency_token": TOKEN, "delete_after_days": None, "move_to_cold_storage_after_days": None}
+        "source_vault": "cm-kyma-1",
+        "destination_vault_arn": "arn:aws:backup:us-west-2:123456789012:backup-vault:cm-kyma-1",
+        "recovery_point_arn": POINT_ARN, "role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole",
+        "idempotency_token": TOKEN, "delete_after_days": None, "cold_after_days": None}
     after = answered(copy, {"CopyJobId": "copy-1"})
     assert after.status == {"copyJobId": "copy-1", "state": "CreatingRemote"}
 
@@ -243,8 +243,7 @@ def test_deletion_deletes_the_remote_then_the_local_recovery_point_then_the_fina
     remote = decide(bp.plan, bseen(obj), dest_point={"Status": "COMPLETED"})
     (call,) = calls(remote)
     assert (call.client, call.method, dict(call.kwargs)) == ("us-west-2", "delete_recovery_point", {
-        "backup_vault_name": "cm-kyma-1",
-        "recovery_point_arn": "arn:aws:backup:us-west-2:123456789012:recovery-point:rp-2"})
+        "vault": "cm-kyma-1", "arn": "arn:aws:backup:us-west-2:123456789012:recovery-point:rp-2"})
     assert remote.status is not None and remote.status["state"] == "DeletingRemote"
     local = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": "COMPLETED"})
     assert methods(local) == [("", "delete_recovery_point")] and local.status and local.status["state"] == "Deleting"
@@ -312,10 +311,10 @@ def test_a_restore_starts_in_place_into_the_volumes_own_file_system() -> None:
     step = decide(rp.plan, rseen(obj), metadata=metadata)
     (call,) = calls(step)
     assert call.method == "start_restore_job" and dict(call.kwargs) == {
-        "iam_role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole", "idempotency_token": TOKEN,
+        "role_arn": "arn:aws:iam::123456789012:role/CloudManagerBackupServiceRole", "idempotency_token": TOKEN,
         "recovery_point_arn": POINT_ARN,
-        "restore_metadata": {"file-system-id": "fs-0123", "Encrypted": "true", "newFileSystem": "false"}}
-    assert answered(step, {"RestoreJobId": "rj-1"}).status == {"jobId": "rj-1", "state": "InProgress"}
+        "metadata": {"file-system-id": "fs-0123", "Encrypted": "true", "newFileSystem": "false"}}
+    assert answered(step, "rj-1").status == {"jobId": "rj-1", "state": "InProgress"}
 
 
 @pytest.mark.parametrize(("kw", "reason", "message"), [
@@ -391,7 +390,7 @@ def test_render_shows_the_backup_and_copy_jobs_and_the_plans_errors() -> None:
     bk, lost = render.render_backups(SCOPE, docs)
     assert (bk.name, bk.state) == ("apps/bk", "Ready")
     assert bk.plan[0] == "vault cm-kyma-1 in eu-central-1 (created when missing)"
-    assert bk.plan[1].startswith("start_backup_job(backup_vault_name=cm-kyma-1, resource_arn=arn:aws:elasticfilesystem:"
+    assert bk.plan[1].startswith("start_backup_job(vault=cm-kyma-1, resource_arn=arn:aws:elasticfilesystem:"
                                  "eu-central-1:123456789012:file-system/<fsId>")
     assert bk.plan[2] == "vault cm-kyma-1 in us-west-2 (created when missing)"
     assert (lost.state, lost.outcome) == ("Error", "MissingNfsVolume: AwsNfsVolume apps/gone does not exist")
