@@ -49,10 +49,12 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
 
     skr.create(names.AWS_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": "default"},
                                               "spec": {"source": {"backup": {"name": "bk"}}}})
-    restore = state(cloud, skr, names.AWS_NFS_VOLUME_RESTORE, "rs", "Done")
+    state(cloud, skr, names.AWS_NFS_VOLUME_RESTORE, "rs", "Done")
+    restore = cloud.wait(lambda: (o := skr.get(names.AWS_NFS_VOLUME_RESTORE, "rs", "default")) is not None
+                         and names.FINALIZER not in (o["metadata"].get("finalizers") or []) and o,
+                         message="a Done restore releases its finalizer")
     assert restore["status"]["restoredDir"].startswith("aws-backup-restore_")
     assert conditions(restore) == [("Ready", "True", "Ready", "Restore Job completed successfully")]
-    assert names.FINALIZER not in (restore["metadata"].get("finalizers") or [])
     job = aws.describe_restore_job(RestoreJobId=restore["status"]["jobId"])
     assert job["Status"] == "COMPLETED"
 
