@@ -37,8 +37,8 @@ looks at, one at a time, all before any write). One turn, in the original's orde
    likewise), then ``StartCopyJob`` into it (``copyJobId``, state ``CreatingRemote``); the copy job
    ``FAILED`` / ``PARTIAL`` -> Error ``BackupFailed`` with its message; its destination recovery point ->
    ``status.remoteId``, ``locations`` += the location;
-10. ``updateCapacity``: when due, ``status.capacity`` = the recovery points' ``BackupSizeInBytes`` (a
-    binary-SI quantity), ``lastCapacityUpdate`` = now;
+10. ``updateCapacity``: when due and the recovery point(s) are complete, ``status.capacity`` = their
+    ``BackupSizeInBytes`` (a binary-SI quantity), ``lastCapacityUpdate`` = now;
 11. ``updateStatus``: the job done (or gone) and the recovery point(s) ``COMPLETED`` -> Ready ``Backup is
     ready for use.``, back when the capacity is due; the job ``ABORTING`` / ``ABORTED`` / ``PARTIAL`` /
     ``FAILED`` / ``EXPIRED`` or the recovery point ``EXPIRED`` / ``PARTIAL`` -> Error ``AWS RecoveryPoint
@@ -52,7 +52,9 @@ was not recorded by us: it is left, and does not hold the deletion up).
 Deliberate differences: the copy job starts once the local recovery point is complete (the original starts
 it at once and fails with backoff until it is); ``spec.lifecycle`` reaches the backup and copy jobs (the
 original declares it and never passes it); a remote backup is Ready once its copy is complete too; a
-recovery point not found while its job still runs is waited for (the original fails); refused calls set
+recovery point not found while its job still runs is waited for (the original fails); the capacity is read
+once the recovery points are complete (the original may record the size of one still being made, ``0``, for
+the next hour); refused calls set
 an Error condition with AWS's words instead of only logging; the location and ids are validated.
 """
 
@@ -442,7 +444,9 @@ def _copy(seen: Seen, run: StepBuilder, t: Timing, dest: str, token: str) -> Out
 
 def _capacity(seen: Seen, run: StepBuilder, point: Mapping[str, Any] | None, dest_point: Mapping[str, Any] | None,
               now: str) -> None:
-    if point is None or capacity_due_in(seen.obj, seen.where, now) > 0:
+    if point is None or str(point.get("Status") or "") != "COMPLETED" or capacity_due_in(seen.obj, seen.where, now) > 0:
+        return
+    if remote(seen.obj, seen.where) and str((dest_point or {}).get("Status") or "") != "COMPLETED":
         return
     size = int(point.get("BackupSizeInBytes") or 0) + int((dest_point or {}).get("BackupSizeInBytes") or 0)
     run.set(capacity=binary_quantity(size), lastCapacityUpdate=now)

@@ -130,6 +130,9 @@ def test_a_running_job_is_waited_for_and_a_completed_one_is_ready_with_its_capac
     obj = backup(STARTED)
     running = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"}, point=None)
     assert running.requeue_after == 1 and running.writes == ()
+    creating = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"},
+                      point={"Status": "CREATING", "BackupSizeInBytes": 0})
+    assert creating.requeue_after == 1 and creating.status is None  # no capacity of a point still being made
     ready = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "COMPLETED"},
                    point={"Status": "COMPLETED", "BackupSizeInBytes": 2048})
     assert ready.status is not None and ready.status["state"] == "Ready"

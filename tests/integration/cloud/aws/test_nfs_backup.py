@@ -1,21 +1,34 @@
 """AWS NFS backups end to end on the package's cloud stack: an SKR AwsNfsVolume (EFS in moto), an
-AwsNfsVolumeBackup through the AWS Backup stand-in (the vault ``cm-<scope>``, a backup job, its recovery point)
-to Ready, an AwsNfsVolumeRestore of it to Done with its directory, and the backup's deletion deleting its
-recovery point before it goes."""
+AwsNfsVolumeBackup with a ``location`` in another region through the AWS Backup stand-in (the vault
+``cm-<scope>`` in both regions, a backup job, its recovery point, a copy job into the other region's vault) to
+Ready, an AwsNfsVolumeRestore of it to Done with its directory, and the backup's deletion deleting both
+recovery points before it goes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 
 from kube import Kube
+from standins import awsbackup
 from tasks.cloud import names
 from tests.integration.cloud.conftest import REGION, CloudEnv
 from tests.integration.cloud.test_skr import active_skr, conditions
 
 pytestmark = pytest.mark.integration
+
+REMOTE = "us-west-2"
+
+
+@pytest.fixture
+def quick_jobs() -> Iterator[None]:
+    """Jobs of the stand-in (in this process' moto server) step every 0.1 s instead of 0.5 s."""
+    awsbackup.set_step(0.1)
+    yield
+    awsbackup.set_step(awsbackup.STEP_SECONDS)
 
 
 def state(cloud: CloudEnv, skr: Kube, res: Any, name: str, wanted: str, timeout: float = 60) -> dict[str, Any]:
@@ -24,7 +37,7 @@ def state(cloud: CloudEnv, skr: Kube, res: Any, name: str, wanted: str, timeout:
                       timeout=timeout, message=f"{res.kind} {name} {wanted}")
 
 
-def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
+def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv, quick_jobs: None) -> None:
     rt, skr = active_skr(cloud)
     skr.create(names.AWS_NFS_VOLUME, {"metadata": {"name": "data", "namespace": "default"},
                                       "spec": {"capacity": "10Gi"}})
@@ -32,11 +45,12 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
     fs_id = (cloud.kcp_get(names.NFS_INSTANCE, volume["status"]["id"]) or {})["status"]["id"]
 
     skr.create(names.AWS_NFS_VOLUME_BACKUP, {"metadata": {"name": "bk", "namespace": "default"},
-                                             "spec": {"source": {"volume": {"name": "data"}}}})
+                                             "spec": {"source": {"volume": {"name": "data"}},
+                                                      "location": REMOTE}})
     backup = state(cloud, skr, names.AWS_NFS_VOLUME_BACKUP, "bk", "Ready")
     status = backup["status"]
     assert conditions(backup) == [("Ready", "True", "Ready", "Backup is ready for use.")]
-    assert status["locations"] == [REGION] and status["jobId"] and status["idempotencyToken"]
+    assert status["locations"] == [REGION, REMOTE] and status["jobId"] and status["copyJobId"]
     assert names.FINALIZER in backup["metadata"]["finalizers"]
     aws = boto3.client("backup", endpoint_url=cloud.aws, region_name=REGION, aws_access_key_id="testing",
                        aws_secret_access_key="testing")
@@ -45,7 +59,11 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
     point_arn = f"arn:aws:backup:{REGION}:{account}:recovery-point:{status['id']}"
     point = aws.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=point_arn)
     assert point["Status"] == "COMPLETED" and point["ResourceArn"].endswith(f":file-system/{fs_id}")
-    assert "capacity" in status
+    assert status["capacity"] == "12Ki"  # both recovery points
+    remote = boto3.client("backup", endpoint_url=cloud.aws, region_name=REMOTE, aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    remote_arn = f"arn:aws:backup:{REMOTE}:{account}:recovery-point:{status['remoteId']}"
+    assert remote.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=remote_arn)["Status"] == "COMPLETED"
 
     skr.create(names.AWS_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": "default"},
                                               "spec": {"source": {"backup": {"name": "bk"}}}})
@@ -60,5 +78,6 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv) -> None:
 
     skr.delete(names.AWS_NFS_VOLUME_BACKUP, "bk", "default")
     cloud.wait(lambda: skr.get(names.AWS_NFS_VOLUME_BACKUP, "bk", "default") is None, message="backup gone")
-    with pytest.raises(aws.exceptions.ResourceNotFoundException):
-        aws.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=point_arn)
+    for client, arn in ((aws, point_arn), (remote, remote_arn)):
+        with pytest.raises(client.exceptions.ResourceNotFoundException):
+            client.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=arn)
