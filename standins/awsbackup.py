@@ -267,11 +267,12 @@ def _point(account: str, region_name: str, region: _Region, vault: str, arn: str
     return point
 
 
-def _after_seen(region: _Region, points: list[_Point]) -> None:
-    """A recovery point seen ``DELETING`` is gone afterwards."""
+def _after_seen(account: str, region_name: str, region: _Region, points: list[_Point]) -> None:
+    """A recovery point seen ``DELETING`` is gone afterwards (with its tags)."""
     for point in points:
         if point.deleting:
             region.points.pop(point.arn, None)
+            _backend(account, region_name).tagger.delete_all_tags_for_resource(point.arn)
 
 
 def _count_points(region: _Region, vault: Any) -> None:
@@ -342,7 +343,9 @@ def delete_backup_vault(self: Any) -> Any:
         if vault.num_of_recovery_points:
             raise _error("InvalidRequestException",
                          f"Backup vault cannot be deleted (contains {vault.num_of_recovery_points} recovery points)")
-        _backend(account, region_name).vaults.pop(name, None)
+        backend = _backend(account, region_name)
+        backend.tagger.delete_all_tags_for_resource(vault.backup_vault_arn)  # a vault made again starts untagged
+        backend.vaults.pop(name, None)
         return EmptyResult()
 
 
@@ -483,7 +486,7 @@ def describe_recovery_point(self: Any) -> Any:
         point = _point(account, region_name, region, _required(self, "BackupVaultName"),
                        _required(self, "RecoveryPointArn"))
         view = _point_view(account, region_name, point, now)
-        _after_seen(region, [point])
+        _after_seen(account, region_name, region, [point])
         return ActionResult(view)
 
 
@@ -504,7 +507,7 @@ def list_recovery_points_by_backup_vault(self: Any) -> Any:
             view.pop("StorageClass", None)
             view.pop("VaultType", None)
             views.append(view)
-        _after_seen(region, points)
+        _after_seen(account, region_name, region, points)
         return ActionResult({"RecoveryPoints": views})
 
 

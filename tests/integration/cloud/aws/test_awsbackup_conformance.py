@@ -256,4 +256,33 @@ def test_client(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     local.delete_vault(vault)
     remote.delete_vault(vault)
     local.delete_vault(vault)  # already gone: fine
-    assert local.vault(vault) is None
+    assert local.vault(vault) is None and local.list_tags(arn) == {}
+
+
+def test_nuke_side_over_the_stand_in(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nuke's AWS side (tasks/cloud/aws/nuke_backups.py): the runtime's recovery points, then its empty vault,
+    then nothing; another runtime's vault untouched."""
+    from tasks.cloud.aws import nuke_backups
+
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(key, "testing")
+    settings = CloudSettings(aws_endpoint_url=aws["endpoint"], aws_role_name="")
+    name = f"kyma-{aws['id']}"
+    scope = {"metadata": {"name": name}, "spec": {"provider": "aws", "region": REGION,
+                                                  "scope": {"aws": {"accountId": ACCOUNT}}}}
+    b = aws["b"]
+    for vault in (nb.vault_name(name), nb.vault_name(f"other-{aws['id']}")):
+        b.create_backup_vault(BackupVaultName=vault)
+        b.start_backup_job(BackupVaultName=vault, ResourceArn=aws["fs_arn"], IamRoleArn=ROLE)
+    settle()
+    client = nuke_backups.client(scope, settings)
+    assert client is not None
+    [found] = nuke_backups.listed(client, scope)
+    assert not found.deleting and found.method == "delete_recovery_point"
+    getattr(client, found.method)(*found.args)
+    assert [o.deleting for o in nuke_backups.listed(client, scope)] == [True]  # DELETING, then gone
+    [vault] = nuke_backups.listed(client, scope)
+    assert vault.id == nb.vault_arn(REGION, ACCOUNT, nb.vault_name(name))
+    getattr(client, vault.method)(*vault.args)
+    assert nuke_backups.listed(client, scope) == []
+    assert len(b.list_recovery_points_by_backup_vault(BackupVaultName=f"cm-other-{aws['id']}")["RecoveryPoints"]) == 1
