@@ -45,7 +45,8 @@ looks at, one at a time, all before any write). One turn, in the original's orde
     State: <s>. Message: <m>`` (or ``AWS BackupJob State: ...``); else back in 1 s.
 
 Deletion (the finalizer): the remote recovery point is deleted (state ``DeletingRemote``), then the local one
-(``Deleting``); both are waited for; the finalizer goes once the local one is gone. Only the recovery
+(``Deleting``); both are waited for (and one still ``CREATING`` first: AWS refuses to delete it while its job
+runs); the finalizer goes once the local one is gone. Only the recovery
 points whose ids this backup recorded, in this runtime's vault, are ever deleted (an id that is no AWS id
 was not recorded by us: it is left, and does not hold the deletion up).
 
@@ -488,7 +489,7 @@ def _delete(seen: Seen, run: StepBuilder, t: Timing) -> Outcome:
         if point is None:
             continue
         run.set(state=state, conditions=[])
-        if str(point.get("Status") or "") == "DELETING":
+        if str(point.get("Status") or "") in ("DELETING", "CREATING"):  # going, or its job still makes it
             return run.step(requeue_after=t(1))
         client = "" if region == where.region else region
         return with_calls(run, t, run.step(requeue_after=t(1)), [

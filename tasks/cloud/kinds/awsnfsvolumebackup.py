@@ -13,7 +13,8 @@ KIND = registry.register(registry.Kind(
     name="awsnfsvolumebackup",
     # after the volumes (40); quota: the original has none, the house default 5
     skr=registry.SkrSide(resources={"aws": names.AWS_NFS_VOLUME_BACKUP}, read=skr.read_backup, plan=plan, order=45,
-                         quota={names.AWS_NFS_VOLUME_BACKUP.kind: 5}, clients=skr.clients),
+                         quota={names.AWS_NFS_VOLUME_BACKUP.kind: 5},
+                         clients=skr.clients, summary=skr.backup_summary),
     render=registry.KindRender(
         "awsnfsbackup", "AWS NFS volume backups with a Scope -> the AWS Backup vault, backup and copy jobs.",
         "AwsNfsVolumeBackup and AwsNfsVolume manifests", RENDERED_BACKUPS, render_backups)))

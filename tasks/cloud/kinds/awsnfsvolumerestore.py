@@ -13,7 +13,8 @@ KIND = registry.register(registry.Kind(
     name="awsnfsvolumerestore",
     # after the backups (45); quota: the original has none, the house default 5
     skr=registry.SkrSide(resources={"aws": names.AWS_NFS_VOLUME_RESTORE}, read=skr.read_restore, plan=plan,
-                         order=46, quota={names.AWS_NFS_VOLUME_RESTORE.kind: 5}, clients=skr.clients),
+                         order=46, quota={names.AWS_NFS_VOLUME_RESTORE.kind: 5},
+                         clients=skr.clients, summary=skr.restore_summary),
     render=registry.KindRender(
         "awsnfsrestore", "AWS NFS volume restores with a Scope -> the AWS Backup restore jobs.",
         "AwsNfsVolumeRestore, AwsNfsVolumeBackup and AwsNfsVolume manifests", RENDERED_RESTORES, render_restores)))

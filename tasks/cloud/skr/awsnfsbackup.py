@@ -23,11 +23,13 @@ from tasks.cloud.aws import nfsbackup_plan as bp
 from tasks.cloud.aws import nfsrestore_plan as rp
 from tasks.cloud.aws.nfsbackup_client import BACKUP_ROLE_NAME, Backup, backup_for
 from tasks.cloud.calls import needed, read_as_needed
+from tasks.cloud.registry import Summary
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.nfsvolume_plan import valid_name
 
-__all__ = ["Clients", "clients", "read_backup", "read_restore", "valid_ref", "where"]
+__all__ = ["Clients", "backup_summary", "clients", "read_backup", "read_restore", "restore_summary", "valid_ref",
+           "where"]
 
 
 def where(ctx: SkrContext) -> bp.Where:
@@ -159,3 +161,21 @@ def read_restore(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> rp.Seen
             w.account, bp.vault_name(w.scope), bp.recovery_point_arn(w, w.region, point_id)),
         "job": lambda: backups[""].restore_job(str((obj.get("status") or {}).get("jobId") or "")),
     })
+
+
+def backup_summary(skr: Any, kcp: Any, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail of a backup (no reads): its recovery point, locations and capacity."""
+    status = obj.get("status") or {}
+    if not status.get("id"):
+        return Summary(f"job {status['jobId']}" if status.get("jobId") else "")
+    where = ", ".join(str(x) for x in status.get("locations") or [])
+    return Summary(f"recovery point {status['id']} in {where or '?'}; capacity {status.get('capacity') or '?'}")
+
+
+def restore_summary(skr: Any, kcp: Any, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail of a restore (no reads): its job and the directory it restored into."""
+    status = obj.get("status") or {}
+    detail = f"restore job {status['jobId']}" if status.get("jobId") else ""
+    if status.get("restoredDir"):
+        detail += f" into /{status['restoredDir']}"
+    return Summary(detail)

@@ -250,8 +250,9 @@ def test_deletion_deletes_the_remote_then_the_local_recovery_point_then_the_fina
     assert remote.status is not None and remote.status["state"] == "DeletingRemote"
     local = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": "COMPLETED"})
     assert methods(local) == [("", "delete_recovery_point")] and local.status and local.status["state"] == "Deleting"
-    waiting = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": "DELETING"})
-    assert waiting.writes == () and waiting.requeue_after == 1 and waiting.remove_finalizer is None
+    for going in ("DELETING", "CREATING"):  # AWS refuses to delete a point its job still makes
+        waiting = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": going})
+        assert waiting.writes == () and waiting.requeue_after == 1 and waiting.remove_finalizer is None
     gone = decide(bp.plan, bseen(obj), dest_point=None, point=Failure("not_found", 404, "", "gone"))
     assert gone.remove_finalizer == names.FINALIZER and gone.writes == ()
 
@@ -465,3 +466,10 @@ def test_the_clients_are_of_region_shaped_names_only() -> None:
     assert clients  # the executor's ``clients or {}`` must keep it
     with pytest.raises(KeyError):
         clients["evil.example.com/"]
+
+
+def test_ups_rows_show_the_recovery_point_and_the_restored_directory() -> None:
+    assert awsnfsbackup.backup_summary(None, None, "k", backup(STARTED | {"capacity": "6Ki"})).detail == \
+        "recovery point rp-1 in eu-central-1; capacity 6Ki"
+    assert awsnfsbackup.restore_summary(None, None, "k", restore({"jobId": "rj-1", "restoredDir": "d"})).detail == \
+        "restore job rj-1 into /d"
