@@ -77,7 +77,8 @@ from tasks.cloud.step import StepBuilder
 
 __all__ = ["REASON_BACKUP_FAILED", "REASON_MISSING_NFS_VOLUME", "REASON_NFS_VOLUME_NOT_READY", "STATE_FAILED",
            "Seen", "Where", "backup_role_arn", "capacity_due_in", "efs_arn", "is_aws_id", "location", "parse_arn_id",
-           "plan", "recovery_point_arn", "remote", "valid_region", "vault_arn", "vault_name", "volume_ref"]
+           "plan", "recovery_point_arn", "remote", "short_circuit", "valid_region", "vault_arn", "vault_name",
+           "volume_ref"]
 
 Timing = Callable[[float], float]
 
@@ -279,6 +280,22 @@ def _found(value: Any) -> Mapping[str, Any] | None:
     return value
 
 
+def short_circuit(obj: Mapping[str, Any], where: Where, now: str) -> Outcome | None:
+    """``shortCircuitCompleted``: a ``Failed`` backup is left alone, a ``Ready`` one comes back when its
+    capacity is due (``None``: the turn goes on; deleting: never settled). The reads skip what such a turn
+    does not look at."""
+    if deleting(obj):
+        return None
+    status = obj.get("status") or {}
+    if status.get("state") == STATE_FAILED:
+        return Outcome()
+    if status.get("state") == names.STATE_READY and cond.is_true(status.get("conditions") or [], names.COND_READY):
+        due = capacity_due_in(obj, where, now)
+        if due > 0:
+            return Outcome(requeue_after=due)
+    return None
+
+
 def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
     """One turn of the backup (module doc). ``new_id``: the idempotency token to assign; ``t`` scales
     seconds; ``now``: RFC 3339."""
@@ -286,13 +303,10 @@ def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
     run = StepBuilder(obj, now)
     if deleting(obj):
         return _delete(seen, run, t)
+    settled = short_circuit(obj, where, now)  # 1
+    if settled is not None:
+        return settled
     state = run.status.get("state")
-    if state == STATE_FAILED:  # 1
-        return run.step()
-    if state == names.STATE_READY and cond.is_true(run.conditions, names.COND_READY):
-        due = capacity_due_in(obj, where, now)
-        if due > 0:
-            return run.step(requeue_after=due)
     if state == names.STATE_ERROR and seen.newer_in_schedule:  # 2
         previous = cond.find(run.conditions, names.COND_ERROR)
         message = f"{previous['message']}\n{FAILED_LATER_MESSAGE}" if previous and previous.get("message") \

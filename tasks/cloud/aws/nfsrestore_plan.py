@@ -58,7 +58,7 @@ from tasks.cloud.calls import UNREAD, KwCall, need, with_calls
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["REASON_BACKUP_NOT_READY", "REASON_MISSING_BACKUP", "STATE_DONE", "STATE_FAILED", "STATE_IN_PROGRESS",
-           "Seen", "backup_ref", "plan", "restored_dir"]
+           "Seen", "backup_ref", "finished", "plan", "restored_dir"]
 
 Timing = Callable[[float], float]
 
@@ -126,13 +126,19 @@ def _get(answer: Any, key: str) -> Any:
     return getattr(answer, key, None)
 
 
+def finished(obj: Mapping[str, Any]) -> bool:
+    """``Done`` / ``Failed`` (``CompletedRestorePredicate``) or deleting: only the finalizer may still go (the
+    reads skip everything else)."""
+    return deleting(obj) or (obj.get("status") or {}).get("state") in _COMPLETED
+
+
 def plan(seen: Seen, new_id: str, t: Timing, now: str) -> Outcome:
     """One turn of the restore (module doc). ``new_id``: the idempotency token to assign; ``t`` scales
     seconds; ``now``: RFC 3339."""
     obj = seen.obj
     run = StepBuilder(obj, now)
     mine = has_finalizer(obj, names.FINALIZER)
-    if deleting(obj) or run.status.get("state") in _COMPLETED:  # 0
+    if finished(obj):  # 0
         return run.step(remove_finalizer=names.FINALIZER if mine else None)
     if not run.status.get("jobId") and (over := run.over_quota(seen.everyone, seen.quota)) is not None:  # 1
         return over

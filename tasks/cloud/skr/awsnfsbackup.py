@@ -118,7 +118,7 @@ def read_backup(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> bp.Seen:
     """What the backup plan needs of ``obj``. Raises ``kube.ApiError``."""
     w = where(ctx)
     volume = instance = None
-    if not deleting(obj):
+    if not deleting(obj) and bp.short_circuit(obj, w, now_rfc3339()) is None:  # a settled backup reads nothing
         volume, instance = _volume(ctx, *bp.volume_ref(obj))
     seen = bp.Seen(obj=obj, where=w, volume=volume, instance=instance,
                    newer_in_schedule=_newer_in_schedule(ctx, res, obj), everyone=ctx.objects(res),
@@ -148,7 +148,7 @@ def read_restore(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> rp.Seen
     w = where(ctx)
     backup = volume = instance = None
     namespace, name = rp.backup_ref(obj)
-    if not deleting(obj) and valid_ref(namespace, name):
+    if not rp.finished(obj) and valid_ref(namespace, name):
         backup = ctx.get(names.AWS_NFS_VOLUME_BACKUP, name, namespace)
         if backup is not None:
             volume, instance = _volume(ctx, *bp.volume_ref(backup))

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kube.clock import now_rfc3339
 from kube.refusal import Failure
 from kube.toolkit import Outcome
 from kube.toolkit.conditions import condition
@@ -417,9 +418,10 @@ class _Kcp:
     """A KCP holding one NfsInstance per name."""
 
     def __init__(self, objs: dict[str, dict[str, Any]]) -> None:
-        self.objs = objs
+        self.objs, self.reads = objs, 0
 
     def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        self.reads += 1
         return self.objs.get(name)
 
 
@@ -447,6 +449,17 @@ def test_the_backup_reads_only_the_volumes_own_instance_and_never_calls_aws_befo
     assert foreign.instance is None  # another runtime's NfsInstance of that name is never used
     step = bp.plan(foreign, TOKEN, t, NOW)
     assert errors(step) == [("MissingNfsVolume", f"NfsInstance {IDENT} does not exist")]
+
+
+def test_a_settled_backup_or_restore_reads_nothing() -> None:
+    ready = backup({**STARTED, "state": "Ready", "lastCapacityUpdate": now_rfc3339(),
+                    "conditions": [condition("Ready", True, "Ready", bp.READY_MESSAGE, NOW)]})
+    ctx = ctx_with(ownership.owner_labels("k1", "vol", "apps"), [ready])
+    seen = awsnfsbackup.read_backup(ctx, names.AWS_NFS_VOLUME_BACKUP, ready)
+    assert seen.volume is None and ctx.kcp.reads == 0  # type: ignore[attr-defined]
+    ctx.remember(names.AWS_NFS_VOLUME_RESTORE, [])
+    done = restore({"state": "Done"})
+    assert awsnfsbackup.read_restore(ctx, names.AWS_NFS_VOLUME_RESTORE, done).backup is None
 
 
 def test_a_newer_backup_of_the_same_schedule_is_seen() -> None:
