@@ -17,7 +17,8 @@ looks at, one at a time, all before any write). One turn, in the original's orde
    Failed state as more recent backup(s) is available.``, nothing more;
 3. house rules: ``spec.location`` must look like an AWS region (``InvalidLocation``: it names the endpoint the
    copy's client talks to), ids in the status must look like AWS ids (``InvalidId``: they name request paths);
-   the quota of a new backup (no job yet; default 5, the original has none): ``QuotaExceeded``;
+   the quota of a new backup (no job yet; none by default, as the original: a schedule keeps up to 100
+   Ready backups; a configured one applies): ``QuotaExceeded``;
 4. the finalizer; ``loadSkrAwsNfsVolume``: the volume ``spec.source.volume`` (namespace: the backup's) missing
    -> Error ``MissingNfsVolume`` ``AwsNfsVolume <ns>/<name> does not exist``; not Ready -> Error
    ``NfsVolumeNotReady`` ``The AwsNfsVolume is not ready``; ``loadKcpAwsNfsInstance``: the volume's own KCP

@@ -11,9 +11,9 @@ from tasks.cloud.skr import awsnfsbackup as skr
 
 KIND = registry.register(registry.Kind(
     name="awsnfsvolumebackup",
-    # after the volumes (40); quota: the original has none, the house default 5
+    # after the volumes (40); no default quota: the original has none, and a schedule keeps up to 100 Ready
+    # backups (maxReadyBackups) — a configured one (resourceQuota.skr) still applies
     skr=registry.SkrSide(resources={"aws": names.AWS_NFS_VOLUME_BACKUP}, read=skr.read_backup, plan=plan, order=45,
-                         quota={names.AWS_NFS_VOLUME_BACKUP.kind: 5},
                          clients=skr.clients, summary=skr.backup_summary),
     render=registry.KindRender(
         "awsnfsbackup", "AWS NFS volume backups with a Scope -> the AWS Backup vault, backup and copy jobs.",

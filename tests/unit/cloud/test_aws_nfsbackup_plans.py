@@ -443,7 +443,7 @@ def test_the_backup_reads_only_the_volumes_own_instance_and_never_calls_aws_befo
     own = awsnfsbackup.read_backup(ctx_with(ownership.owner_labels("k1", "vol", "apps"), [obj]),
                                    names.AWS_NFS_VOLUME_BACKUP, obj)
     assert own.instance is not None and own.volume is not None and own.where.region == "eu-central-1"
-    assert own.where.scope == "kyma-1" and own.quota == 5
+    assert own.where.scope == "kyma-1" and own.quota is None  # as the original (schedules keep up to 100)
     foreign = awsnfsbackup.read_backup(ctx_with(ownership.owner_labels("k2", "vol", "apps"), [obj]),
                                        names.AWS_NFS_VOLUME_BACKUP, obj)
     assert foreign.instance is None  # another runtime's NfsInstance of that name is never used
