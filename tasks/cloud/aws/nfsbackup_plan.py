@@ -341,8 +341,8 @@ def _provision(seen: Seen, run: StepBuilder, new_id: str, t: Timing, now: str) -
     if not _AWS_ID.match(fs_id):
         return run.fail(REASON_INVALID_ID, f"file system id {fs_id[:64]!r} is not an AWS id")
     token = str(run.status.get("idempotencyToken") or "").strip()
-    if not token:  # 5: written before any job starts
-        run.set(idempotencyToken=new_token(new_id))
+    if not is_aws_id(token):  # 5: written before any job starts (one that is no token is replaced)
+        run.set(idempotencyToken=new_id)
         return run.step(requeue_after=t(0.1))
     vault = vault_name(where.scope)
     vaults = need(seen, "vaults")  # 6
@@ -364,7 +364,6 @@ def _provision(seen: Seen, run: StepBuilder, new_id: str, t: Timing, now: str) -
             return _refused(run, read, t, "Error loading the Recovery Point")
         point = _found(read)
         if point is None and (job is None or str(job.get("State") or "") == "COMPLETED"):
-            run.set(state=names.STATE_ERROR)
             return run.fail(names.REASON_ERROR, f"Recovery point {status.get('id')} does not exist")
     dest = remote(obj, where)
     dest_point: Mapping[str, Any] | None = None
@@ -391,11 +390,6 @@ def _create_vault(run: StepBuilder, t: Timing, where: Where, client: str) -> Out
         return refused(write, failure, answers) if refused is not None else None
 
     return replace(outcome, refused=exists)
-
-
-def new_token(new_id: str) -> str:
-    """The idempotency token of a backup or restore: the turn's fresh UUID."""
-    return new_id
 
 
 def _start_backup(seen: Seen, run: StepBuilder, t: Timing, fs_id: str, token: str) -> Outcome:

@@ -29,10 +29,10 @@ RENDERED_BACKUPS = (names.AWS_NFS_VOLUME_BACKUP.kind, names.AWS_NFS_VOLUME.kind)
 RENDERED_RESTORES = (names.AWS_NFS_VOLUME_RESTORE.kind, names.AWS_NFS_VOLUME_BACKUP.kind, names.AWS_NFS_VOLUME.kind)
 
 _NOW = "1970-01-01T00:00:00Z"
-_TOKEN = "<idempotencyToken>"
+_TOKEN = "token-placeholder"
 _FS = "fsid-placeholder"
 _POINT = "rpid-placeholder"
-_PLACEHOLDERS = {_FS: "<fsId>", _POINT: "<recoveryPointId>"}
+_PLACEHOLDERS = {_FS: "<fsId>", _POINT: "<recoveryPointId>", _TOKEN: "<idempotencyToken>"}
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def _turn(seen: Seen, run: StepBuilder, new_id: str, t: Timing) -> Outcome:
         ident = str((seen.volume.get("status") or {}).get("id") or "")
         return run.fail(REASON_MISSING_NFS_VOLUME, f"NfsInstance {ident} does not exist")
     token = str(status.get("idempotencyToken") or "").strip()
-    if not token:  # 4
+    if not is_aws_id(token):  # 4 (one that is no token is replaced)
         run.set(idempotencyToken=new_id)
         return run.step(requeue_after=t(0.1))
     job_id = str(status.get("jobId") or "")

@@ -486,3 +486,11 @@ def test_ups_rows_show_the_recovery_point_and_the_restored_directory() -> None:
         "recovery point rp-1 in eu-central-1; capacity 6Ki"
     assert awsnfsbackup.restore_summary(None, None, "k", restore({"jobId": "rj-1", "restoredDir": "d"})).detail == \
         "restore job rj-1 into /d"
+
+
+@pytest.mark.parametrize("token", ["", "x" * 500, "bad token"])
+def test_a_token_that_is_no_token_is_replaced_before_any_job(token: str) -> None:
+    step = decide(bp.plan, bseen(backup({"idempotencyToken": token})))
+    assert step.status == {"idempotencyToken": TOKEN} and step.writes == ()
+    step = decide(rp.plan, rseen(restore({"idempotencyToken": token})))
+    assert step.status == {"idempotencyToken": TOKEN} and step.writes == ()
