@@ -26,8 +26,8 @@ looks at, one at a time, all before any write). One turn, in the original's orde
    -> Error ``MissingNfsVolume`` ``NfsInstance <id> does not exist`` (each: nothing more until the next
    connect);
 5. ``setIdempotencyToken``: a fresh UUID in ``status.idempotencyToken``, written before any job starts;
-6. ``loadVault``: the vault ``cm-<scope>`` (listed by name) is created when missing (tag
-   ``cloud-resources.kyma-project.io/scope``);
+6. ``loadVault``: before the job starts, the vault ``cm-<scope>`` (listed by name) is created when missing
+   (tag ``cloud-resources.kyma-project.io/scope``);
 7. ``createAwsBackup``: no ``id`` and no ``jobId`` -> ``StartBackupJob`` of
    ``arn:<partition>:elasticfilesystem:<region>:<account>:file-system/<fsId>`` into the vault with the
    backup role, the idempotency token, ``spec.lifecycle`` and the tags ``Name`` (``<ns>/<name>``),
@@ -54,10 +54,11 @@ was not recorded by us: it is left, and does not hold the deletion up).
 Deliberate differences: the copy job starts once the local recovery point is complete (the original starts
 it at once and fails with backoff until it is); ``spec.lifecycle`` reaches the backup and copy jobs (the
 original declares it and never passes it); a remote backup is Ready once its copy is complete too; a
-recovery point not found while its job still runs is waited for (the original fails); the capacity is read
-once the recovery points are complete (the original may record the size of one still being made, ``0``, for
-the next hour); refused calls set
-an Error condition with AWS's words instead of only logging; the location and ids are validated.
+recovery point not found while its job still runs is waited for (the original fails); the vaults are listed
+only before a job starts (the original lists them in every turn); the capacity is read once the recovery
+points are complete (the original may record the size of one still being made, ``0``, for the next hour);
+refused calls set an Error condition with AWS's words instead of only logging; the location, the ids and
+the idempotency token are validated.
 """
 
 from __future__ import annotations
@@ -344,15 +345,14 @@ def _provision(seen: Seen, run: StepBuilder, new_id: str, t: Timing, now: str) -
     if not is_aws_id(token):  # 5: written before any job starts (one that is no token is replaced)
         run.set(idempotencyToken=new_id)
         return run.step(requeue_after=t(0.1))
-    vault = vault_name(where.scope)
-    vaults = need(seen, "vaults")  # 6
-    if isinstance(vaults, Failure):
-        return _refused(run, vaults, t, "Error listing AWS Backup Vaults")
-    if not _has_vault(vaults, vault):
-        return _create_vault(run, t, where, "")
     status = run.status
-    if not status.get("id") and not status.get("jobId"):  # 7
-        return _start_backup(seen, run, t, fs_id, token)
+    if not status.get("id") and not status.get("jobId"):
+        vaults = need(seen, "vaults")  # 6: only before the job starts (the original lists them every turn)
+        if isinstance(vaults, Failure):
+            return _refused(run, vaults, t, "Error listing AWS Backup Vaults")
+        if not _has_vault(vaults, vault_name(where.scope)):
+            return _create_vault(run, t, where, "")
+        return _start_backup(seen, run, t, fs_id, token)  # 7
     job = _found(need(seen, "job")) if status.get("jobId") else None  # 8
     job_failure = seen.job if isinstance(seen.job, Failure) and not seen.job.not_found else None
     if job_failure is not None:

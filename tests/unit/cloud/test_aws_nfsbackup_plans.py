@@ -129,12 +129,12 @@ def test_the_backup_job_starts_on_the_volumes_file_system_with_the_lifecycle() -
 
 def test_a_running_job_is_waited_for_and_a_completed_one_is_ready_with_its_capacity() -> None:
     obj = backup(STARTED)
-    running = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"}, point=None)
+    running = decide(bp.plan, bseen(obj), job={"State": "RUNNING"}, point=None)
     assert running.requeue_after == 1 and running.writes == ()
-    creating = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"},
+    creating = decide(bp.plan, bseen(obj), job={"State": "RUNNING"},
                       point={"Status": "CREATING", "BackupSizeInBytes": 0})
     assert creating.requeue_after == 1 and creating.status is None  # no capacity of a point still being made
-    ready = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "COMPLETED"},
+    ready = decide(bp.plan, bseen(obj), job={"State": "COMPLETED"},
                    point={"Status": "COMPLETED", "BackupSizeInBytes": 2048})
     assert ready.status is not None and ready.status["state"] == "Ready"
     assert errors(ready) == [("Ready", "Backup is ready for use.")]
@@ -148,12 +148,12 @@ def test_a_running_job_is_waited_for_and_a_completed_one_is_ready_with_its_capac
      "AWS RecoveryPoint State: EXPIRED. Message: gone"),
 ])
 def test_a_failed_job_or_recovery_point_is_an_error(job: dict[str, Any], point: Any, message: str) -> None:
-    step = decide(bp.plan, bseen(backup(STARTED)), vaults=VAULTS, job=job, point=point)
+    step = decide(bp.plan, bseen(backup(STARTED)), job=job, point=point)
     assert errors(step) == [("Error", message)] and step.requeue_after is None
 
 
 def test_a_missing_recovery_point_of_a_completed_job_is_an_error() -> None:
-    step = decide(bp.plan, bseen(backup(STARTED)), vaults=VAULTS, job={"State": "COMPLETED"},
+    step = decide(bp.plan, bseen(backup(STARTED)), job={"State": "COMPLETED"},
                   point=Failure("not_found", 404, "ResourceNotFoundException", "nope"))
     assert errors(step) == [("Error", "Recovery point rp-1 does not exist")]
 
@@ -163,7 +163,7 @@ def test_a_ready_backup_only_reads_again_when_its_capacity_is_due() -> None:
               "lastCapacityUpdate": "2025-12-31T23:30:00Z"}
     step = decide(bp.plan, bseen(backup(status)))
     assert step.requeue_after == 1800 and step.writes == () and step.status is None
-    due = decide(bp.plan, bseen(backup({**status, "lastCapacityUpdate": "2025-12-31T22:00:00Z"})), vaults=VAULTS,
+    due = decide(bp.plan, bseen(backup({**status, "lastCapacityUpdate": "2025-12-31T22:00:00Z"})),
                  job={"State": "COMPLETED"}, point={"Status": "COMPLETED", "BackupSizeInBytes": 1024})
     assert due.status == {"capacity": "1Ki", "lastCapacityUpdate": NOW}
 
@@ -203,13 +203,13 @@ def test_untrusted_location_and_ids_never_reach_a_request(spec: dict[str, Any], 
 
 def test_a_remote_location_copies_once_the_local_recovery_point_is_complete() -> None:
     obj = backup(STARTED, location="us-west-2")
-    waiting = decide(bp.plan, bseen(obj), vaults=VAULTS, job={"State": "RUNNING"}, point={"Status": "CREATING"})
+    waiting = decide(bp.plan, bseen(obj), job={"State": "RUNNING"}, point={"Status": "CREATING"})
     assert waiting.writes == () and waiting.requeue_after == 1
     seen = bseen(obj)
-    vault = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
+    vault = decide(bp.plan, seen, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
                    dest_vaults=[])
     assert methods(vault) == [("us-west-2", "create_vault")]
-    copy = decide(bp.plan, seen, vaults=VAULTS, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
+    copy = decide(bp.plan, seen, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
                   dest_vaults=VAULTS)
     (call,) = calls(copy)
     assert (call.client, call.method) == ("", "start_copy_job") and dict(call.kwargs) == {
@@ -224,17 +224,17 @@ def test_a_remote_location_copies_once_the_local_recovery_point_is_complete() ->
 def test_the_copy_jobs_recovery_point_becomes_the_remote_id_and_then_ready() -> None:
     obj = backup({**STARTED, "copyJobId": "copy-1", "state": "CreatingRemote"}, location="us-west-2")
     done = {"State": "COMPLETED"}, {"Status": "COMPLETED", "BackupSizeInBytes": 1024}
-    pending = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1], copy_job={"State": "RUNNING"})
+    pending = decide(bp.plan, bseen(obj), job=done[0], point=done[1], copy_job={"State": "RUNNING"})
     assert pending.requeue_after == 10 and pending.writes == ()
-    failed = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1],
+    failed = decide(bp.plan, bseen(obj), job=done[0], point=done[1],
                     copy_job={"State": "FAILED", "StatusMessage": "denied"})
     assert errors(failed) == [("BackupFailed", "denied")]
-    copied = decide(bp.plan, bseen(obj), vaults=VAULTS, job=done[0], point=done[1], copy_job={
+    copied = decide(bp.plan, bseen(obj), job=done[0], point=done[1], copy_job={
         "State": "COMPLETED", "DestinationRecoveryPointArn": "arn:aws:backup:us-west-2:1:recovery-point:rp-2"})
     assert copied.status == {"remoteId": "rp-2", "locations": ["eu-central-1", "us-west-2"]}
     obj2 = backup({**STARTED, "copyJobId": "copy-1", "remoteId": "rp-2", "locations": ["eu-central-1", "us-west-2"]},
                   location="us-west-2")
-    ready = decide(bp.plan, bseen(obj2), vaults=VAULTS, job=done[0], point=done[1],
+    ready = decide(bp.plan, bseen(obj2), job=done[0], point=done[1],
                    dest_point={"Status": "COMPLETED", "BackupSizeInBytes": 1024})
     assert ready.status is not None and ready.status["state"] == "Ready" and ready.status["capacity"] == "2Ki"
 
@@ -276,7 +276,7 @@ def test_deleting_a_backup_that_never_started_only_releases_it() -> None:
 
 
 def test_a_refused_read_is_an_error_and_a_transient_one_waits() -> None:
-    obj = backup(STARTED)
+    obj = backup({"idempotencyToken": TOKEN})
     refused = decide(bp.plan, bseen(obj), vaults=Failure("refused", 403, "AccessDenied", "denied"))
     assert errors(refused) == [("Error", "Error listing AWS Backup Vaults: denied")]
     transient = decide(bp.plan, bseen(obj), vaults=Failure("retry", 503, "", "down", delay=3))
