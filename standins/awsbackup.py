@@ -6,7 +6,8 @@ holds a recovery point. :func:`install` gives moto's Backup responder (one metho
 serialized by moto from the botocore model) and its URL map these actions over a small model of ours,
 without forking moto (the vaults stay moto's):
 
-- vaults: describe / create (moto's: ``ResourceNotFoundException``, ``AlreadyExistsException``),
+- vaults: describe / create (moto's: ``ResourceNotFoundException``, ``AlreadyExistsException``; ours: a
+  name not of 2-50 ``A-Za-z0-9-_.`` ``InvalidParameterValueException``),
   delete (ours: a missing vault ``ResourceNotFoundException``, one holding recovery points
   ``InvalidRequestException``), list, describe and list count the vault's recovery points;
 - backup jobs: ``StartBackupJob`` needs an existing vault (``ResourceNotFoundException``), an IAM
@@ -24,7 +25,8 @@ without forking moto (the vaults stay moto's):
   (``FAILED``, ``StatusMessage``); else ``CREATED`` / ``RUNNING`` / ``COMPLETED`` as above, the
   destination recovery point (``DestinationRecoveryPointArn``, in the destination region's vault)
   ``COMPLETED`` with the job. ``DescribeCopyJob``: ``ResourceNotFoundException``.
-- recovery points: describe, list by vault (``ByResourceArn`` filter), restore metadata (EFS:
+- recovery points: describe, list by vault (``ByResourceArn`` filter, oldest first, ``MaxResults`` /
+  ``NextToken`` pages), restore metadata (EFS:
   ``file-system-id``, ``Encrypted``, ``PerformanceMode``, ``CreationToken``, ``newFileSystem``),
   delete (``InvalidResourceStateException`` while its job runs; ``DELETING`` to the next describe
   or list, then gone); a missing vault or recovery point ``ResourceNotFoundException``.
@@ -39,7 +41,7 @@ without forking moto (the vaults stay moto's):
 the code of botocore's Backup model and its HTTP status (the model gives none, so botocore's rule:
 400, 500 for ``fault`` shapes: ``ServiceUnavailableException``, ``DependencyFailureException``),
 pinned by ``tests/integration/cloud/aws/test_awsbackup_conformance.py``. Errors can be injected per
-action (:func:`inject`: the next ``n`` calls of an action answer an error).
+action, these and ``ListTags`` (:func:`inject`: the next ``n`` calls of an action answer an error).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ BACKUP_SIZE = 6144
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 _EFS_ARN = re.compile(r"^arn:aws[a-z-]*:elasticfilesystem:([a-z0-9-]+):(\d{12}):file-system/(fs-[0-9a-f]+)$")
 _VAULT_ARN = re.compile(r"^arn:aws[a-z-]*:backup:([a-z0-9-]+):(\d{12}):backup-vault:([A-Za-z0-9_.-]{2,50})$")
+_VAULT_NAME = re.compile(r"^[A-Za-z0-9_.-]{2,50}$")
 _STATES = ("CREATED", "RUNNING", "COMPLETED")
 
 
@@ -333,7 +336,6 @@ def describe_backup_vault(self: Any) -> Any:
 def delete_backup_vault(self: Any) -> Any:
     from moto.core.responses import EmptyResult
 
-    _take_injected("DeleteBackupVault")
     account, region_name, region = _here(self)
     with _lock:
         name = _required(self, "BackupVaultName")
@@ -363,10 +365,12 @@ def list_backup_vaults(self: Any) -> Any:
 
 
 def create_backup_vault(self: Any) -> Any:
-    from moto.backup.responses import BackupResponse
-
-    _take_injected("CreateBackupVault")
-    return _MOTO_CREATE_VAULT(self) if _MOTO_CREATE_VAULT else BackupResponse.create_backup_vault(self)
+    """moto's ``CreateBackupVault`` (``AlreadyExistsException``), after an injected failure and the name's
+    check (2-50 of ``A-Za-z0-9-_.``, else ``InvalidParameterValueException``)."""
+    name = _required(self, "BackupVaultName")
+    if not _VAULT_NAME.match(name):
+        raise _invalid(f"Invalid backup vault name: {name}")
+    return _MOTO_CREATE_VAULT(self)
 
 
 _MOTO_CREATE_VAULT: Any = None
@@ -375,7 +379,6 @@ _MOTO_CREATE_VAULT: Any = None
 def start_backup_job(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("StartBackupJob")
     account, region_name, region = _here(self)
     vault_name = _required(self, "BackupVaultName")
     resource_arn, role = _required(self, "ResourceArn"), _required(self, "IamRoleArn")
@@ -425,7 +428,6 @@ def describe_backup_job(self: Any) -> Any:
 def start_copy_job(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("StartCopyJob")
     account, region_name, region = _here(self)
     source, point_arn = _required(self, "SourceBackupVaultName"), _required(self, "RecoveryPointArn")
     dest_arn, role = _required(self, "DestinationBackupVaultArn"), _required(self, "IamRoleArn")
@@ -499,22 +501,39 @@ def list_recovery_points_by_backup_vault(self: Any) -> Any:
         _vault(account, region_name, name)
         _observe(region, now)
         by_resource = _param(self, "ByResourceArn", "resourceArn")
-        points = [p for p in region.points.values()
-                  if p.vault == name and (not by_resource or p.resource_arn == by_resource)]
+        points = sorted((p for p in region.points.values()
+                         if p.vault == name and (not by_resource or p.resource_arn == by_resource)),
+                        key=lambda p: (p.created, p.arn))
+        start, size = _page(self)
+        page = points[start:start + size]
         views = []
-        for p in points:
+        for p in page:
             view = _point_view(account, region_name, p, now)
             view.pop("StorageClass", None)
             view.pop("VaultType", None)
             views.append(view)
-        _after_seen(account, region_name, region, points)
-        return ActionResult({"RecoveryPoints": views})
+        _after_seen(account, region_name, region, page)
+        more = {"NextToken": str(start + size)} if start + size < len(points) else {}
+        return ActionResult({"RecoveryPoints": views, **more})
+
+
+def _page(resp: Any) -> tuple[int, int]:
+    """``(first index, size)`` of a list's page: ``NextToken`` (ours: an index), ``MaxResults`` (1-1000,
+    default 1000; else ``InvalidParameterValueException``)."""
+    token, size = _param(resp, "NextToken"), _param(resp, "MaxResults")
+    try:
+        start = int(token) if token else 0
+        count = int(size) if size else 1000
+    except ValueError:
+        raise _invalid("Invalid NextToken or MaxResults.") from None
+    if start < 0 or not 1 <= count <= 1000:
+        raise _invalid("Invalid NextToken or MaxResults.")
+    return start, count
 
 
 def delete_recovery_point(self: Any) -> Any:
     from moto.core.responses import EmptyResult
 
-    _take_injected("DeleteRecoveryPoint")
     account, region_name, region = _here(self)
     with _lock:
         now = _now()
@@ -549,7 +568,6 @@ def get_recovery_point_restore_metadata(self: Any) -> Any:
 def start_restore_job(self: Any) -> Any:
     from moto.core.responses import ActionResult
 
-    _take_injected("StartRestoreJob")
     account, region_name, region = _here(self)
     point_arn = _required(self, "RecoveryPointArn")
     metadata = _param(self, "Metadata") or {}
@@ -616,6 +634,23 @@ _PATHS = ("{0}/backup-jobs/?$", "{0}/backup-jobs/(?P<backupJobId>[^/]+)$", "{0}/
           "{0}/backup-vaults/(?P<backupVaultName>[^/]+)/recovery-points/(?P<recoveryPointArn>[^/]+)/restore-metadata$")
 
 
+def _injectable(action: Any, name: str) -> Any:
+    """``action`` answering first what :func:`inject` queued for the API action ``name``."""
+    import functools
+
+    @functools.wraps(action)
+    def run(self: Any) -> Any:
+        _take_injected(name)
+        return action(self)
+
+    return run
+
+
+def _api_name(method: str) -> str:
+    """``start_backup_job`` -> ``StartBackupJob``."""
+    return "".join(part.capitalize() for part in method.split("_"))
+
+
 def install() -> None:
     """Give moto's Backup responder the actions of this module and its URL map their routes (idempotent;
     every moto server or ``mock_aws`` of this process started afterwards answers them)."""
@@ -627,8 +662,8 @@ def install() -> None:
         if _installed:
             return
         _MOTO_CREATE_VAULT = BackupResponse.create_backup_vault
-        for action in _ACTIONS:
-            setattr(BackupResponse, action.__name__, action)
+        for action in (*_ACTIONS, BackupResponse.list_tags):
+            setattr(BackupResponse, action.__name__, _injectable(action, _api_name(action.__name__)))
         for path in _PATHS:
             urls.url_paths.setdefault(path, BackupResponse.dispatch)
         _installed = True

@@ -73,7 +73,7 @@ def aws(moto_endpoint: str) -> Iterator[dict[str, Any]]:
            "dest": boto3.client("backup", region_name=DEST, **kw), "efs": efs, "fs": fs,
            "fs_arn": nb.efs_arn(REGION, ACCOUNT, fs), "id": uuid.uuid4().hex[:8],
            "endpoint": moto_endpoint}
-    awsbackup.reset()
+    awsbackup.set_step(awsbackup.STEP_SECONDS)  # no reset(): the cloud stack may share this moto
     efs.delete_file_system(FileSystemId=fs)
 
 
@@ -91,6 +91,7 @@ def test_vaults_not_found_already_exists_in_use(aws: dict[str, Any]) -> None:
                                 CreatorRequestId=vault)["BackupVaultArn"]
     assert arn == nb.vault_arn(REGION, ACCOUNT, vault)
     refused("AlreadyExistsException", lambda: b.create_backup_vault(BackupVaultName=vault))
+    refused("InvalidParameterValueException", lambda: b.create_backup_vault(BackupVaultName="x" * 51))
     assert b.list_tags(ResourceArn=arn)["Tags"] == {nb.VAULT_SCOPE_TAG: "s1"}
     [listed] = [v for v in b.list_backup_vaults()["BackupVaultList"] if v["BackupVaultName"] == vault]
     assert listed["NumberOfRecoveryPoints"] == 0
@@ -211,6 +212,24 @@ def test_failed_backup_and_injected_faults(aws: dict[str, Any]) -> None:
                                                                       ResourceArn=aws["fs_arn"], IamRoleArn=ROLE))
     awsbackup.inject("DeleteBackupVault", "DependencyFailureException", "kms", 500)
     refused("DependencyFailureException", lambda: b.delete_backup_vault(BackupVaultName=vault))
+    awsbackup.inject("DescribeBackupJob", "DependencyFailureException", "kms", 500)
+    refused("DependencyFailureException", lambda: b.describe_backup_job(BackupJobId=job_id))
+    awsbackup.inject("ListTags", "ResourceNotFoundException", "gone")
+    refused("ResourceNotFoundException", lambda: b.list_tags(ResourceArn=nb.vault_arn(REGION, ACCOUNT, vault)))
+
+    # pages: MaxResults and NextToken, oldest first; the client reads every page
+    points = [b.start_backup_job(BackupVaultName=vault, ResourceArn=aws["fs_arn"],
+                                 IamRoleArn=ROLE)["RecoveryPointArn"] for _ in range(3)]
+    first = b.list_recovery_points_by_backup_vault(BackupVaultName=vault, MaxResults=2)
+    assert [p["RecoveryPointArn"] for p in first["RecoveryPoints"]] == points[:2] and first["NextToken"]
+    rest = b.list_recovery_points_by_backup_vault(BackupVaultName=vault, MaxResults=2, NextToken=first["NextToken"])
+    assert [p["RecoveryPointArn"] for p in rest["RecoveryPoints"]] == points[2:] and "NextToken" not in rest
+    refused("InvalidParameterValueException", lambda: b.list_recovery_points_by_backup_vault(
+        BackupVaultName=vault, NextToken="not-a-token"))
+    settle()
+    for point in points:
+        b.delete_recovery_point(BackupVaultName=vault, RecoveryPointArn=point)
+    b.list_recovery_points_by_backup_vault(BackupVaultName=vault)  # DELETING, then gone
     b.delete_backup_vault(BackupVaultName=vault)
 
 
