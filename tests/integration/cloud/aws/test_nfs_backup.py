@@ -1,8 +1,8 @@
 """AWS NFS backups end to end on the package's cloud stack: an SKR AwsNfsVolume (EFS in moto), an
 AwsNfsVolumeBackup with a ``location`` in another region through the AWS Backup stand-in (the vault
 ``cm-<scope>`` in both regions, a backup job, its recovery point, a copy job into the other region's vault) to
-Ready, an AwsNfsVolumeRestore of it to Done with its directory, and the backup's deletion deleting both
-recovery points before it goes."""
+Ready (one of a volume that does not exist: Error), an AwsNfsVolumeRestore of it to Done with its directory,
+and the backup's deletion deleting both recovery points before it goes."""
 
 from __future__ import annotations
 
@@ -47,7 +47,11 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv, quick_jobs:
     skr.create(names.AWS_NFS_VOLUME_BACKUP, {"metadata": {"name": "bk", "namespace": "default"},
                                              "spec": {"source": {"volume": {"name": "data"}},
                                                       "location": REMOTE}})
+    skr.create(names.AWS_NFS_VOLUME_BACKUP, {"metadata": {"name": "lost", "namespace": "default"},
+                                             "spec": {"source": {"volume": {"name": "nope"}}}})
     backup = state(cloud, skr, names.AWS_NFS_VOLUME_BACKUP, "bk", "Ready")
+    lost = state(cloud, skr, names.AWS_NFS_VOLUME_BACKUP, "lost", "Error")
+    assert conditions(lost) == [("Error", "True", "MissingNfsVolume", "AwsNfsVolume default/nope does not exist")]
     status = backup["status"]
     assert conditions(backup) == [("Ready", "True", "Ready", "Backup is ready for use.")]
     assert status["locations"] == [REGION, REMOTE] and status["jobId"] and status["copyJobId"]
@@ -77,7 +81,9 @@ def test_aws_nfs_volume_backup_restore_and_deletion(cloud: CloudEnv, quick_jobs:
     assert job["Status"] == "COMPLETED"
 
     skr.delete(names.AWS_NFS_VOLUME_BACKUP, "bk", "default")
-    cloud.wait(lambda: skr.get(names.AWS_NFS_VOLUME_BACKUP, "bk", "default") is None, message="backup gone")
+    skr.delete(names.AWS_NFS_VOLUME_BACKUP, "lost", "default")
+    cloud.wait(lambda: skr.get(names.AWS_NFS_VOLUME_BACKUP, "bk", "default") is None
+               and skr.get(names.AWS_NFS_VOLUME_BACKUP, "lost", "default") is None, message="backups gone")
     for client, arn in ((aws, point_arn), (remote, remote_arn)):
         with pytest.raises(client.exceptions.ResourceNotFoundException):
             client.describe_recovery_point(BackupVaultName=vault, RecoveryPointArn=arn)
