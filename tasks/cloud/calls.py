@@ -144,7 +144,7 @@ class KwCall:
     """One provider write made by keyword, ``<client>.<method>(**kwargs)``, with what its refusal means:
     an Error ``reason`` with ``message`` (followed by the provider's own message when ``with_cause``),
     back after ``retry`` seconds (scaled by the plan's ``t``; ``None``: the Error is the only condition
-    and the reconcile fails with backoff)."""
+    and the reconcile fails with backoff); ``client``: which of the turn's clients (``""``: the default one)."""
 
     method: str
     kwargs: Mapping[str, Any]
@@ -152,6 +152,7 @@ class KwCall:
     reason: str = names.REASON_CLOUD_PROVIDER_ERROR
     with_cause: bool = False
     retry: float | None = 60.0
+    client: str = ""
 
 
 def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, calls: Sequence[KwCall] = (),
@@ -167,7 +168,7 @@ def with_calls(run: StepBuilder, t: Callable[[float], float], outcome: Outcome, 
     (GCP). ``run`` is the plan's builder: a refusal's status builds on the plan's changes."""
     if not calls:
         return outcome
-    writes = tuple(Call(c.method, kwargs=dict(c.kwargs), kind=c.message) for c in calls)
+    writes = tuple(Call(c.method, kwargs=dict(c.kwargs), client=c.client, kind=c.message) for c in calls)
 
     def refused(write: Write, failure: Failure, answers: Sequence[Any]) -> Outcome:
         call = calls[next(i for i, w in enumerate(writes) if w is write)]

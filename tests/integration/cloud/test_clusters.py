@@ -150,7 +150,9 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
     skr = Kube(api_for(devapi_clean, "skr"))
     assert {r.kind for r in install.install(skr, "module", "skr", provider="aws")} == {"CloudResources", "IpRange",
                                                                                       "AwsVpcPeering", "AwsNfsVolume",
-                                                                                      "AwsRedisInstance"}
+                                                                                      "AwsRedisInstance",
+                                                                                      "AwsNfsVolumeBackup",
+                                                                                      "AwsNfsVolumeRestore"}
     # installing again replaces in place
     install.install(skr, "skr")
     with pytest.raises(ValueError, match="unknown CRD set"):
