@@ -35,7 +35,8 @@ schedule: ``backupImplGcpNfs.go``, ``backupImplAwsNfs.go``). One turn, in the or
 
 Deliberate differences (issue 28):
 
-- **no pile-up**: while the backup created last is listed and neither ``Ready`` nor ``Failed``, a due run
+- **no pile-up**: while the backup created last is listed and neither ``Ready``, ``Failed`` nor ``Error``
+  (an Error backup retries at every connect and turns Failed only once a newer one exists), a due run
   waits (condition ``Warning`` ``BackupInProgress`` naming it, back after 30 s); it runs once that backup
   is done;
 - **a missed run runs once**: a run due long ago (workers down for N periods) makes one backup (named by
@@ -406,14 +407,15 @@ def _ref(backup: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _in_progress(seen: Seen) -> Mapping[str, Any] | None:
-    """The backup created last when it is listed, not being deleted, and neither Ready nor Failed."""
+    """The backup created last when it is listed, not being deleted, and neither Ready, Failed nor Error (an
+    Error backup is settled for the schedule: waiting for it would stop the schedule for good)."""
     last = (seen.obj.get("status") or {}).get("lastCreatedBackup") or {}
     name = str(last.get("name") or "") if isinstance(last, Mapping) else ""
     for backup in seen.backups:
         meta = backup.get("metadata") or {}
         if name and meta.get("name") == name and not meta.get("deletionTimestamp"):
             state = str((backup.get("status") or {}).get("state") or "")
-            return None if state in (names.STATE_READY, "Failed") else backup
+            return None if state in (names.STATE_READY, "Failed", names.STATE_ERROR) else backup
     return None
 
 

@@ -226,6 +226,18 @@ def test_no_pile_up_while_the_last_backup_is_in_progress() -> None:
     assert done.status["nextRunTimes"][0] == "2026-11-28T10:50:00Z"
 
 
+def test_an_error_backup_does_not_stop_the_schedule() -> None:
+    """An Error backup retries at every connect and turns Failed only once a newer one exists (markFailed):
+    waiting for it to be Ready or Failed would stop the schedule for good."""
+    obj = schedule("*/10 * * * *")
+    apply(obj, turn(obj, T0 - dt.timedelta(minutes=1)))
+    out = turn(obj, T0)
+    apply(obj, out)
+    name = creates(out)[0].name
+    nxt = turn(obj, T0 + dt.timedelta(minutes=10), backups=[backup(name, T0, "Error")])
+    assert [w.name for w in creates(nxt)] == ["nightly-2-20261128-101000"]
+
+
 def test_source_missing_or_not_ready() -> None:
     obj = schedule("")
     seen = bs.Seen(obj=obj, kind=GCP, now=T0.timestamp(), loaded=True, source=None)
