@@ -524,8 +524,9 @@ class CloudLocal:
 
     def settled(self) -> bool:
         """Every row of the summary (SKR IpRanges and the objects of every declared kind) has settled:
-        Ready, Error or Warning (a peering's remote-load warning is its resting state)."""
-        return all(r[2] in (names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING) for r in self.rows())
+        Ready, Error or Warning (a peering's remote-load warning is its resting state), or a job's end
+        (``Done``, ``Failed``) or a schedule's waiting state (``Active``, ``Suspended``)."""
+        return all(r[2] in SETTLED for r in self.rows())
 
     def stop(self) -> None:
         """Stop moto's server and the stand-ins."""
@@ -534,6 +535,11 @@ class CloudLocal:
                 with contextlib.suppress(Exception):
                     server.stop()
         self.moto = self.gcp = self.azure = None
+
+
+#: The states of a settled SKR object in ``up``'s summary.
+SETTLED = frozenset({names.STATE_READY, names.STATE_ERROR, names.STATE_WARNING, "Done", "Failed", "Active",
+                     "Suspended"})
 
 
 def wait(predicate: Callable[[], Any], timeout: float) -> Any:

@@ -5,7 +5,7 @@ customer's VPC in a second account ends Ready with the connection active and its
 with the customer's network in a second project with both peerings ACTIVE, the Azure one with the
 customer's VNet in a second subscription with both peerings Connected (and the Azure IpRange's own
 kyma ↔ Cloud Manager VNet peering Connected), and the AWS and GCP NFS volumes end Ready with their PVC and
-PV; every process and server is stopped afterwards."""
+PV, their backups Ready, restores Done and schedules Active; every process and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -136,8 +136,18 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     rows = [line for line in out.splitlines() if "SKR IpRange" in line]
     assert len(rows) == 4 and all("Ready" in r for r in rows), out
     # the NFS volumes of examples/cloud/30-skr-nfs.yaml: Ready, their PVC naming a PV with the NFS server
-    volumes = [line for line in out.splitlines() if "NfsVolume" in line]
+    volumes = [line for line in out.splitlines() if "SKR AwsNfsVolume " in line or "SKR GcpNfsVolume " in line]
     assert len(volumes) == 2 and all("Ready" in r for r in volumes), out
+    # examples/cloud/31-skr-nfs-backups.yaml: each backup Ready, each restore and the discovery Done, each
+    # schedule Active (the GCP one-time schedule with its one backup)
+    family = {kind: [line for line in out.splitlines() if f"SKR {kind} " in line] for kind in (
+        "GcpNfsVolumeBackup", "AwsNfsVolumeBackup", "GcpNfsVolumeRestore", "AwsNfsVolumeRestore",
+        "GcpNfsVolumeBackupDiscovery", "GcpNfsBackupSchedule", "AwsNfsBackupSchedule")}
+    assert [len(rows) for rows in family.values()] == [1] * 7, out
+    for kind, rows in family.items():
+        expected = "Ready" if kind.endswith("Backup") else "Active" if "Schedule" in kind else "Done"
+        assert f"│ {expected} " in rows[0], (kind, out)
+    assert "backups 1" in family["GcpNfsBackupSchedule"][0], out
     assert ".efs.eu-central-1.amazonaws.com:/; pvc shared-files bound to pv" in out, out
     assert "10.241.0.2:/vol1; pvc reports bound to pv" in out, out  # in the default range's PSA address
     assert "10.251.0.0/22" in out and "10.181.0.0/22" in out, out  # explicit, and allocated after 10.180.0.0/16
