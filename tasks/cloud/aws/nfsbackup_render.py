@@ -1,4 +1,4 @@
-"""``reconcilery render awsnfsbackup`` / ``awsnfsrestore``: what the SKR reconcilers would ask of AWS Backup
+"""``reconcilery render awsnfsvolumebackup`` / ``awsnfsvolumerestore``: what the SKR reconcilers would ask of AWS Backup
 for AwsNfsVolumeBackups and AwsNfsVolumeRestores, offline (pure).
 
 Each object is run through its real plan (:func:`tasks.cloud.aws.nfsbackup_plan.plan`,

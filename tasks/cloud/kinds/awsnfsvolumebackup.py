@@ -19,5 +19,5 @@ KIND = registry.register(registry.Kind(
     # Nuke deletes a gone runtime's recovery points in its vault (pkg/kcp/provider/aws/nuke, nukeBackupsAws)
     provider_nuke={"aws": nuke_backups.NUKE_SIDE},
     render=registry.KindRender(
-        "awsnfsbackup", "AWS NFS volume backups with a Scope -> the AWS Backup vault, backup and copy jobs.",
+        "awsnfsvolumebackup", "AWS NFS volume backups with a Scope -> the AWS Backup vault, backup and copy jobs.",
         "AwsNfsVolumeBackup and AwsNfsVolume manifests", RENDERED_BACKUPS, render_backups)))

@@ -16,5 +16,5 @@ KIND = registry.register(registry.Kind(
                          order=46, quota={names.AWS_NFS_VOLUME_RESTORE.kind: 5},
                          clients=skr.clients, summary=skr.restore_summary),
     render=registry.KindRender(
-        "awsnfsrestore", "AWS NFS volume restores with a Scope -> the AWS Backup restore jobs.",
+        "awsnfsvolumerestore", "AWS NFS volume restores with a Scope -> the AWS Backup restore jobs.",
         "AwsNfsVolumeRestore, AwsNfsVolumeBackup and AwsNfsVolume manifests", RENDERED_RESTORES, render_restores)))
