@@ -152,7 +152,8 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
                                                                                       "AwsVpcPeering", "AwsNfsVolume",
                                                                                       "AwsRedisInstance",
                                                                                       "AwsNfsVolumeBackup",
-                                                                                      "AwsNfsVolumeRestore", "AwsNfsBackupSchedule"}
+                                                                                      "AwsNfsVolumeRestore",
+                                                                                      "AwsNfsBackupSchedule"}
     # installing again replaces in place
     install.install(skr, "skr")
     with pytest.raises(ValueError, match="unknown CRD set"):
