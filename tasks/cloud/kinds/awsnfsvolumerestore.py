@@ -11,9 +11,9 @@ from tasks.cloud.skr import awsnfsbackup as skr
 
 KIND = registry.register(registry.Kind(
     name="awsnfsvolumerestore",
-    # after the backups (45); quota: the original has none, the house default 5
+    # after the backups (45); no default quota, as the original: a Done restore stays and reads nothing
     skr=registry.SkrSide(resources={"aws": names.AWS_NFS_VOLUME_RESTORE}, read=skr.read_restore, plan=plan,
-                         order=46, quota={names.AWS_NFS_VOLUME_RESTORE.kind: 5},
+                         order=46,
                          clients=skr.clients, summary=skr.restore_summary),
     render=registry.KindRender(
         "awsnfsvolumerestore", "AWS NFS volume restores with a Scope -> the AWS Backup restore jobs.",

@@ -7,10 +7,7 @@ from tasks.cloud import registry
 from tasks.cloud.skr import gcpnfsvolumebackupdiscovery as skr
 from tasks.cloud.skr.gcpnfsvolumebackupdiscovery_plan import KINDS, plan
 
-#: Default quota of discoveries per SKR (``resourceQuota.skr``; the original has none: the house default).
-QUOTA = 5
-
 KIND = registry.register(registry.Kind(
     name="gcpnfsvolumebackupdiscovery",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=66, clients=skr.client,
-                         quota={res.kind: QUOTA for res in KINDS.values()})))
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=66, clients=skr.client)))
+# no default quota, as the original: a discovery lists once (at most 1,000 backups) and stays Done

@@ -8,13 +8,10 @@ from tasks.cloud.skr import gcpnfsvolumerestore as skr
 from tasks.cloud.skr.gcpnfsbackup_render import BACKUP, RESTORE, VOLUME, render_restores
 from tasks.cloud.skr.gcpnfsvolumerestore_plan import KINDS, plan
 
-#: Default quota of restores per SKR (``resourceQuota.skr``; the original has none: the house default).
-QUOTA = 5
-
 KIND = registry.register(registry.Kind(
     name="gcpnfsvolumerestore",
-    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=65, clients=skr.client, summary=skr.summary,
-                         quota={res.kind: QUOTA for res in KINDS.values()}),
+    skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=65, clients=skr.client,
+                         summary=skr.summary),  # no default quota, as the original: a Done restore stays
     render=registry.KindRender(
         "gcpnfsvolumerestore", "GcpNfsVolumeRestores with a Scope -> the Filestore restore each would start.",
         "GcpNfsVolumeRestore, GcpNfsVolumeBackup and GcpNfsVolume manifests", (RESTORE, BACKUP, VOLUME),

@@ -368,7 +368,7 @@ def test_volume_plan_puts_the_source_into_the_kcp_instance() -> None:
 
 def test_declarations_and_quota() -> None:
     assert registry.get("gcpnfsvolumebackup").provider_nuke["gcp"].kind == "FilestoreBackup"
-    assert registry.quota_default(names.quota_key(names.GCP_NFS_VOLUME_RESTORE)) == 5
+    assert registry.quota_default(names.quota_key(names.GCP_NFS_VOLUME_RESTORE)) is None  # as the original
     assert registry.quota_default(names.quota_key(names.GCP_NFS_VOLUME_BACKUP)) is None
     gcp = [res.kind for _, res in registry.skr_kinds("gcp")]
     assert gcp.index("GcpNfsVolume") < gcp.index("GcpNfsVolumeBackup") < gcp.index("GcpNfsVolumeRestore")
