@@ -15,19 +15,19 @@ from typing import Any
 
 from tasks.cloud import registry
 from tasks.cloud.gcp import clients as gcp_clients
-from tasks.cloud.gcp.nuke_backups_client import NukeBackupsClient
+from tasks.cloud.gcp.nfsbackup_client import FileBackupClient
 from tasks.cloud.gcp.nuke_backups_plan import KIND, LIST_FAILED, listing, objects
 from tasks.cloud.settings import CloudSettings
 
 __all__ = ["NUKE_SIDE", "client", "listed"]
 
 
-def client(scope: Mapping[str, Any], settings: CloudSettings) -> NukeBackupsClient:
+def client(scope: Mapping[str, Any], settings: CloudSettings) -> FileBackupClient:
     """The process's Filestore backup client (GCP credentials are the process's, not the Scope's)."""
-    return gcp_clients.of(NukeBackupsClient, settings)
+    return gcp_clients.of(FileBackupClient, settings)
 
 
-def listed(backups: NukeBackupsClient, scope: Mapping[str, Any]) -> list[registry.ProviderObject]:
+def listed(backups: FileBackupClient, scope: Mapping[str, Any]) -> list[registry.ProviderObject]:
     """The runtime's backups as Nuke's provider objects (:func:`.nuke_backups_plan.objects`); none when the
     Scope says where none can be. Raises :class:`~tasks.cloud.gcp.client.GcpApiError` (a Refusal)."""
     request = listing(scope)

@@ -18,8 +18,8 @@ from kube.toolkit.outcome import Outcome
 from kubedev import DevAPIServer
 from standins.gcp import GcpStandIn
 from tasks.cloud import names, registry, settings
+from tasks.cloud.gcp.nfsbackup_client import FileBackupClient
 from tasks.cloud.gcp.nuke_backups import NUKE_SIDE, listed
-from tasks.cloud.gcp.nuke_backups_client import NukeBackupsClient
 from tasks.cloud.install import install
 from tasks.cloud.kcp.nuke import reconcile
 from tasks.cloud.kcp.nuke_plan import plan
@@ -62,7 +62,7 @@ def seeded(gcp: GcpStandIn) -> GcpStandIn:
 def test_the_scopes_backups_go_in_every_location_and_hold_the_nuke(seeded: GcpStandIn) -> None:
     s = settings.load({"RECONCILERY_GCP_ENDPOINT_URL": seeded.url})
     client = NUKE_SIDE.clients(SCOPE, s)
-    assert isinstance(client, NukeBackupsClient)
+    assert isinstance(client, FileBackupClient)
     found = NUKE_SIDE.list(client, SCOPE)
     assert sorted((o.id, o.deleting) for o in found) == [
         (name("europe-west3", "mine-2"), False), (name("us-east4", "going"), True), (name("us-east4", "mine-1"), False)]
@@ -87,7 +87,7 @@ def test_the_scopes_backups_go_in_every_location_and_hold_the_nuke(seeded: GcpSt
 
 
 def test_a_refused_listing_is_the_nukes_error_and_a_gone_backup_is_deleted(seeded: GcpStandIn) -> None:
-    client = NukeBackupsClient(endpoint=seeded.url)
+    client = FileBackupClient(endpoint=seeded.url)
     seeded.state.inject("GET", "/backups", 403, "Permission 'file.backups.list' denied")
     with pytest.raises(Refusal) as refused:
         listed(client, SCOPE)
@@ -108,7 +108,7 @@ def test_a_zonal_chain_goes_one_backup_per_turn_without_refusals(gcp: GcpStandIn
     source = f"projects/{PROJECT}/locations/us-east4-a/instances/gone"
     for backup in ("z1", "z2"):
         gcp.filestore.put_backup(name("us-east4", backup), source_instance=source, labels=MINE, tier="ZONAL")
-    client = NukeBackupsClient(endpoint=gcp.url)
+    client = FileBackupClient(endpoint=gcp.url)
     nuke: dict[str, Any] = {"metadata": {"name": "kyma-1"}, "spec": {"scope": {"name": "kyma-1"}}, "status": {}}
     for expected in (["z1"], ["z2"]):
         found = listed(client, SCOPE)
