@@ -8,8 +8,14 @@ from __future__ import annotations
 from tasks.cloud import names, registry
 from tasks.cloud.skr import backupschedule as skr
 from tasks.cloud.skr import backupschedule_plan as plan
+from tasks.cloud.skr.backupschedule_render import AWS_KINDS, render_schedules
 
 KIND = registry.register(registry.Kind(
     name="awsnfsbackupschedule",
     skr=registry.SkrSide(resources={"aws": names.AWS_NFS_BACKUP_SCHEDULE}, read=skr.read, plan=plan.plan, order=80,
-                          quota={names.AWS_NFS_BACKUP_SCHEDULE.kind: plan.QUOTA}, summary=skr.summary, timed=True)))
+                          quota={names.AWS_NFS_BACKUP_SCHEDULE.kind: plan.QUOTA}, summary=skr.summary, timed=True),
+    render=registry.KindRender(
+        "awsnfsbackupschedule",
+        "AwsNfsBackupSchedules -> state, next run times, the backup a due run creates, what retention deletes (now).",
+        "AwsNfsBackupSchedule, AwsNfsVolume and (optional) AwsNfsVolumeBackup manifests", AWS_KINDS,
+        lambda scope, docs, settings: render_schedules(scope, docs, skr.AWS))))

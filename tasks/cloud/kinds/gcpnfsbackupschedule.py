@@ -8,8 +8,14 @@ from __future__ import annotations
 from tasks.cloud import names, registry
 from tasks.cloud.skr import backupschedule as skr
 from tasks.cloud.skr import backupschedule_plan as plan
+from tasks.cloud.skr.backupschedule_render import GCP_KINDS, render_schedules
 
 KIND = registry.register(registry.Kind(
     name="gcpnfsbackupschedule",
     skr=registry.SkrSide(resources={"gcp": names.GCP_NFS_BACKUP_SCHEDULE}, read=skr.read, plan=plan.plan, order=80,
-                          quota={names.GCP_NFS_BACKUP_SCHEDULE.kind: plan.QUOTA}, summary=skr.summary, timed=True)))
+                          quota={names.GCP_NFS_BACKUP_SCHEDULE.kind: plan.QUOTA}, summary=skr.summary, timed=True),
+    render=registry.KindRender(
+        "gcpnfsbackupschedule",
+        "GcpNfsBackupSchedules -> state, next run times, the backup a due run creates, what retention deletes (now).",
+        "GcpNfsBackupSchedule, GcpNfsVolume and (optional) GcpNfsVolumeBackup manifests", GCP_KINDS,
+        lambda scope, docs, settings: render_schedules(scope, docs, skr.GCP))))
