@@ -8,7 +8,7 @@ from __future__ import annotations
 from tasks.cloud import names, registry
 from tasks.cloud.skr import backupschedule as skr
 from tasks.cloud.skr import backupschedule_plan as plan
-from tasks.cloud.skr.backupschedule_render import AWS_KINDS, render_schedules
+from tasks.cloud.skr.backupschedule_render import AWS_KINDS, problems, render_schedules
 
 KIND = registry.register(registry.Kind(
     name="awsnfsbackupschedule",
@@ -18,4 +18,5 @@ KIND = registry.register(registry.Kind(
         "awsnfsbackupschedule",
         "AwsNfsBackupSchedules -> state, next run times, the backup a due run creates, what retention deletes (now).",
         "AwsNfsBackupSchedule, AwsNfsVolume and (optional) AwsNfsVolumeBackup manifests", AWS_KINDS,
-        lambda scope, docs, settings: render_schedules(scope, docs, skr.AWS))))
+        lambda scope, docs, settings: render_schedules(scope, docs, skr.AWS),
+        problems=lambda scope, docs: problems(docs, skr.AWS))))

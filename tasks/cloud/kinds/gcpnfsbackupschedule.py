@@ -8,7 +8,7 @@ from __future__ import annotations
 from tasks.cloud import names, registry
 from tasks.cloud.skr import backupschedule as skr
 from tasks.cloud.skr import backupschedule_plan as plan
-from tasks.cloud.skr.backupschedule_render import GCP_KINDS, render_schedules
+from tasks.cloud.skr.backupschedule_render import GCP_KINDS, problems, render_schedules
 
 KIND = registry.register(registry.Kind(
     name="gcpnfsbackupschedule",
@@ -18,4 +18,5 @@ KIND = registry.register(registry.Kind(
         "gcpnfsbackupschedule",
         "GcpNfsBackupSchedules -> state, next run times, the backup a due run creates, what retention deletes (now).",
         "GcpNfsBackupSchedule, GcpNfsVolume and (optional) GcpNfsVolumeBackup manifests", GCP_KINDS,
-        lambda scope, docs, settings: render_schedules(scope, docs, skr.GCP))))
+        lambda scope, docs, settings: render_schedules(scope, docs, skr.GCP),
+        problems=lambda scope, docs: problems(docs, skr.GCP))))

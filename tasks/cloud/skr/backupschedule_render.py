@@ -28,7 +28,7 @@ from tasks.cloud import names
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr import backupschedule_plan as sp
 
-__all__ = ["AWS_KINDS", "GCP_KINDS", "RenderedSchedule", "render_schedules"]
+__all__ = ["AWS_KINDS", "GCP_KINDS", "RenderedSchedule", "problems", "render_schedules"]
 
 #: The manifests each command takes (schedules, their volumes, their existing backups).
 GCP_KINDS = (names.GCP_NFS_BACKUP_SCHEDULE.kind, names.GCP_NFS_VOLUME.kind, names.GCP_NFS_VOLUME_BACKUP.kind)
@@ -96,6 +96,33 @@ def render_schedules(scope: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]
     volumes = {_key(d): d for d in docs if d.get("kind") == kind.source.kind}
     backups = [_defaulted(d) for d in docs if d.get("kind") == kind.backup.kind]
     return [_render(obj, kind, clock, now_text, volumes, backups, schedules) for obj in schedules]
+
+
+def problems(docs: Sequence[Mapping[str, Any]], kind: sp.BackupKind) -> list[str]:
+    """Input the command cannot render (exit 2): a ``metadata``/``spec``/``status`` that is not an object,
+    a ``status.conditions`` that is not a list of objects (the API server's schema rejects both in an SKR),
+    or a schedule whose turn fails on other malformed fields (``TypeError``/``ValueError`` of the plan)."""
+    out: list[str] = []
+    for doc in docs:
+        meta = doc.get("metadata")
+        name = str(meta.get("name", "?")) if isinstance(meta, Mapping) else "?"
+        bad = [part for part in ("metadata", "spec", "status") if not isinstance(doc.get(part) or {}, Mapping)]
+        conditions = (doc.get("status") or {}).get("conditions") if not bad else None
+        if conditions is not None and not (isinstance(conditions, list) and
+                                           all(isinstance(c, Mapping) for c in conditions)):
+            bad.append("status.conditions")
+        out += [f"{doc.get('kind')} {name}: {part} must be " + ("a list of objects" if "." in part else "an object")
+                for part in bad]
+    if out:
+        return out
+    for doc in docs:
+        if doc.get("kind") != kind.schedule.kind:
+            continue
+        try:
+            render_schedules({}, [doc, *(d for d in docs if d.get("kind") != kind.schedule.kind)], kind)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            out.append(f"{doc.get('kind')} {_key(doc)[1]}: malformed ({type(exc).__name__}: {exc})")
+    return out
 
 
 def _render(obj: dict[str, Any], kind: sp.BackupKind, clock: float, now_text: str,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from reconcilery.cli import app
 from tasks.cloud import names
 from tasks.cloud.skr.backupschedule import AWS, GCP
-from tasks.cloud.skr.backupschedule_render import render_schedules
+from tasks.cloud.skr.backupschedule_render import problems, render_schedules
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "render"
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC).timestamp()
@@ -105,3 +105,12 @@ def test_the_command_renders_a_table_and_json(tmp_path: Path) -> None:
     manifests.write_text(yaml.safe_dump_all([schedule(schedule="61 * * * *"), volume()]))
     bad = CliRunner().invoke(app, args)
     assert bad.exit_code == 1 and "InvalidCronExpression" in bad.output
+
+
+def test_malformed_input_is_a_problem_not_a_traceback() -> None:
+    odd = schedule(schedule="* * * * *")
+    odd["status"] = {"conditions": 5}
+    assert problems([odd, volume()], GCP) == [
+        "GcpNfsBackupSchedule nightly: status.conditions must be a list of objects"]
+    assert problems([{**schedule(), "spec": "x"}], GCP) == ["GcpNfsBackupSchedule nightly: spec must be an object"]
+    assert problems([schedule(), volume()], GCP) == []
