@@ -27,7 +27,8 @@ the botocore model) these actions over a small model of ours, without forking mo
   (``ApplyImmediately`` true, a decrease names ``NodeGroupsToRemove`` or ``NodeGroupsToRetain``),
   ``IncreaseReplicaCount`` / ``DecreaseReplicaCount`` (``NewReplicaCount`` or ``ReplicasToRemove``; the
   same count: ``NoOperationFault``), each ``modifying`` once, then ``available``;
-- cache clusters: describe a member (engine version, node type, parameter group);
+- cache clusters: describe a member (engine version, node type, parameter group), or list every member a
+  page at a time;
 - user groups: create (``active``), describe, delete.
 
 Behaviour follows the ElastiCache API reference (error codes, 404/400 statuses, field names), pinned by
@@ -625,20 +626,34 @@ def decrease_replica_count(self: Any) -> Any:
         return ActionResult({"ReplicationGroup": _group_view(self, g)})
 
 
+def _cluster_view(g: _Group, ident: str) -> dict[str, Any]:
+    return {"CacheClusterId": ident, "ReplicationGroupId": g.ident, "CacheNodeType": g.node_type,
+            "Engine": "redis", "EngineVersion": g.engine_version, "CacheClusterStatus": g.status,
+            "NumCacheNodes": 1, "CacheSubnetGroupName": g.subnet_group,
+            "CacheParameterGroup": {"CacheParameterGroupName": g.parameter_group, "ParameterApplyStatus": "in-sync"},
+            "AutoMinorVersionUpgrade": g.auto_minor, "PreferredMaintenanceWindow": g.maintenance_window}
+
+
 def describe_cache_clusters(self: Any) -> Any:
+    """One member cluster (``CacheClusterNotFound``), or every member of the region a page at a time
+    (``MaxRecords`` 20-100, default 100; ``Marker``)."""
     from moto.core.responses import ActionResult
 
     region, ident = _region(self), self._get_param("CacheClusterId")
     with _lock:
+        if not ident:
+            every = [_cluster_view(g, m) for g in region.groups.values() for m in g.members]
+            size = int(self._get_param("MaxRecords") or 100)
+            if not 20 <= size <= 100:
+                raise _error("InvalidParameterValue", "MaxRecords must be between 20 and 100.")
+            start = int(self._get_param("Marker") or 0)
+            page: dict[str, Any] = {"CacheClusters": every[start:start + size]}
+            if start + size < len(every):
+                page["Marker"] = str(start + size)
+            return ActionResult(page)
         for g in region.groups.values():
             if ident in g.members:
-                return ActionResult({"CacheClusters": [{
-                    "CacheClusterId": ident, "ReplicationGroupId": g.ident, "CacheNodeType": g.node_type,
-                    "Engine": "redis", "EngineVersion": g.engine_version, "CacheClusterStatus": g.status,
-                    "NumCacheNodes": 1, "CacheSubnetGroupName": g.subnet_group,
-                    "CacheParameterGroup": {"CacheParameterGroupName": g.parameter_group,
-                                            "ParameterApplyStatus": "in-sync"},
-                    "AutoMinorVersionUpgrade": g.auto_minor, "PreferredMaintenanceWindow": g.maintenance_window}]})
+                return ActionResult({"CacheClusters": [_cluster_view(g, ident)]})
         raise _error("CacheClusterNotFound", f"Cache cluster {ident} not found.", 404)
 
 

@@ -217,6 +217,10 @@ def test_cluster_mode_resharding_and_replicas(aws: dict[str, Any]) -> None:
     assert "PrimaryEndpoint" not in g["NodeGroups"][0] and g["NodeGroups"][1]["Slots"] == "8192-16383"
     [member] = ec.describe_cache_clusters(CacheClusterId=g["MemberClusters"][3])["CacheClusters"]
     assert member["ReplicationGroupId"] == rg and member["CacheParameterGroup"]["CacheParameterGroupName"] == pg
+    listed = [c for page in ec.get_paginator("describe_cache_clusters").paginate(
+        PaginationConfig={"PageSize": 20}) for c in page["CacheClusters"] if c["ReplicationGroupId"] == rg]
+    assert [c["CacheClusterId"] for c in listed] == g["MemberClusters"]
+    refused("InvalidParameterValueException", lambda: ec.describe_cache_clusters(MaxRecords=5))
 
     # resharding: out to 3 (the new shard gets the replicas), refused while modifying, then in to 2
     reshard = ec.modify_replication_group_shard_configuration
