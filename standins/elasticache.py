@@ -409,7 +409,7 @@ def create_replication_group(self: Any) -> Any:
                        parameter_group=parameter_group, subnet_group=subnet_group,
                        security_groups=list(self._get_param("SecurityGroupIds", []) or []), cluster=cluster,
                        auth_token=token, failover=failover,
-                       auto_minor=str(self._get_param("AutoMinorVersionUpgrade") or "true").lower() == "true")
+                       auto_minor=str(_given(self._get_param("AutoMinorVersionUpgrade"), True)).lower() == "true")
         for _ in range(shards):
             group.add_shard(replicas)
         if self._get_param("PreferredMaintenanceWindow"):
@@ -444,6 +444,11 @@ def _check_counts(shards: int, replicas: int) -> None:
         raise _error("InvalidParameterValue", f"NumNodeGroups must be between 1 and {MAX_SHARDS}.")
     if not 0 <= replicas <= MAX_REPLICAS:
         raise _error("InvalidParameterValue", f"ReplicasPerNodeGroup must be between 0 and {MAX_REPLICAS}.")
+
+
+def _given(value: Any, default: Any) -> Any:
+    """A request parameter's value, ``default`` when it is absent (``False`` is a value)."""
+    return default if value is None or value == "" else value
 
 
 def _group(region: _Region, ident: str) -> _Group:

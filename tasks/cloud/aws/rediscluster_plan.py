@@ -10,7 +10,9 @@ comes back):
 1. the subnet group from the IpRange's subnets; the parameter groups as the instance's (family from the
    engine version, the temp one while the family changes, obsolete or redundant ones deleted once
    unused), whose desired parameters are the family's defaults overlaid by ``parameters`` *and*
-   ``cluster-enabled=yes`` (``GetDesiredParameters``: cluster mode needs it); the auth token secret when
+   ``cluster-enabled=yes`` (``GetDesiredParameters``: cluster mode needs it; a new main group gets
+   ``parameters`` and ``cluster-enabled`` in the turn that creates it, where the original comes back
+   for them); the auth token secret when
    ``authEnabled``; the transient user group when auth goes from on to off; the security group and its
    ingress (tcp 6379 from the shoot's pods and VPC CIDRs);
 2. the replication group in cluster mode: ``shardCount`` node groups of ``replicasPerShard`` replicas,
@@ -149,9 +151,11 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
         calls.append(Call("delete_parameter_group", {"name": n["temp_parameter_group"]},
                           "Failed to delete parameter group"))
         temp = None
-    if main is None and version_ok and not deleting_main:
+    if main is None and version_ok and not deleting_main:  # with its parameters at once (a turn saved)
         calls.append(Call("create_parameter_group", {"name": n["parameter_group"], "family": want_family,
                                                      "tags": tags}, "Failed to create parameter group"))
+        calls.append(Call("modify_parameter_group", {"name": n["parameter_group"], "parameters": desired_parameters(
+            {}, user_params)}, "Failed to modify cache parameters"))
     if group is not None and main is not None and temp is None and not main_family_ok:
         calls.append(Call("create_parameter_group", {"name": n["temp_parameter_group"], "family": want_family,
                                                      "tags": tags}, "Failed to create parameter group"))

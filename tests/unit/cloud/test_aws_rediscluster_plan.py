@@ -95,9 +95,10 @@ def test_cluster_parameters_and_shape_helpers() -> None:
 
 def test_first_turns_create_the_pieces_then_cluster_enabled() -> None:
     plan = plan_create(obj(authEnabled=True), SCOPE, IPRANGE, Read(), "tok", t)
-    assert methods(plan) == ["create_subnet_group", "create_parameter_group", "create_auth_token",
-                             "create_security_group"]
+    assert methods(plan) == ["create_subnet_group", "create_parameter_group", "modify_parameter_group",
+                             "create_auth_token", "create_security_group"]
     assert plan.writes[0].kwargs["subnet_ids"] == ["subnet-a", "subnet-b"]
+    assert plan.writes[2].kwargs == {"name": "cm-c1", "parameters": {"cluster-enabled": "yes"}}
     assert plan.writes[0].kwargs["tags"] == {names.TAG_NAME: "kcp-system/c1", names.TAG_REMOTE_NAME: "apps/cache",
                                              names.TAG_SCOPE: "k1", names.TAG_SHOOT: "shoot1"}
     fresh = provisioned(main=pg(params=DEFAULTS), group=None, members=[])  # a new group: cluster-enabled no
