@@ -21,8 +21,9 @@ comes back):
 3. ``status.id``; ``modifying`` -> condition ``Updating`` (removed once it is not); ``create-failed`` ->
    Error ``Failed to provision RedisCluster`` (forget); not ``available`` or no members yet -> 60 s;
 4. one ``ModifyReplicationGroup`` with what differs (node type, auto minor upgrade, maintenance window,
-   auth), then the engine upgrade (``engineVersion`` only goes up: the CRD refuses a downgrade; with the
-   temp group when the family changes) and the switch back to the main group, each removing ``Ready``
+   auth), then the engine upgrade (``engineVersion`` only goes up: the CRD refuses a downgrade, and a
+   downgrade that reaches the plan is an Error ``engineVersion cannot be downgraded to <v>.`` with no
+   call; with the temp group when the family changes) and the switch back to the main group, each removing ``Ready``
    first; refused: ``Failed to update RedisCluster``;
 5. the shard count (``ModifyReplicationGroupShardConfiguration``, online resharding; fewer shards remove
    the last node groups), then, on a later turn, the replicas per shard (``IncreaseReplicaCount`` /
@@ -63,7 +64,7 @@ from tasks.cloud.calls import KwCall as Call  # ElastiCacheCluster.<method>(**kw
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Read", "desired_parameters", "plan_create", "plan_delete", "replicas_to_change",
+__all__ = ["Call", "Read", "desired_parameters", "downgrade", "plan_create", "plan_delete", "replicas_to_change",
            "shards_to_remove"]
 
 Timing = Callable[[float], float]
@@ -93,6 +94,23 @@ def replicas_to_change(node_groups: Sequence[Mapping[str, Any]], desired: int) -
     if not node_groups or any(c != desired for c in counts):
         return "increase"
     return None
+
+
+def _version_key(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of an engine version (``6.x``: any 6, the highest minor)."""
+    parts = [*version.split("."), "0"][:2]
+    try:
+        return int(parts[0]), (99 if parts[1].lower() == "x" else int(parts[1]))
+    except ValueError:
+        return 0, 0
+
+
+def downgrade(members: Sequence[Mapping[str, Any]], desired: str) -> bool:
+    """Whether ``desired`` is older than a member's engine version (``engineVersion`` only goes up: the
+    CRD's rule, kept here for objects that did not pass it)."""
+    want = _version_key(desired)
+    return any(_version_key(str(m.get("EngineVersion") or "")) > want for m in members
+               if m.get("EngineVersion"))
 
 
 def _endpoint(group: Mapping[str, Any]) -> str:
@@ -132,6 +150,8 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
             pg.get("params") or {}, desired_parameters(pg.get("defaults") or {}, user_params))},
             "Failed to modify cache parameters")
 
+    if group is not None and downgrade(members, version):  # an answer, not a refused call every minute
+        return run.fail(names.REASON_ERROR, f"engineVersion cannot be downgraded to {version}.")
     calls: list[Call] = []
     if found.subnet_group is None:
         subnets = [str(s.get("id")) for s in (iprange.get("status") or {}).get("subnets") or [] if s.get("id")]

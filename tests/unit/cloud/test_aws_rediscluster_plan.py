@@ -12,6 +12,7 @@ from tasks.cloud import names
 from tasks.cloud.aws.rediscluster_plan import (
     Read,
     desired_parameters,
+    downgrade,
     plan_create,
     plan_delete,
     replicas_to_change,
@@ -230,3 +231,13 @@ def test_delete_in_the_original_order() -> None:
                              "delete_parameter_group", "delete_parameter_group", "delete_subnet_group"]
     assert plan.remove_finalizer is None
     assert plan_delete(o, Read(), t).remove_finalizer == names.FINALIZER
+
+
+def test_a_downgrade_is_an_error_without_calls() -> None:
+    assert downgrade([member("7.1.0")], "7.0") and downgrade([member("7.0.7")], "6.x")
+    assert not downgrade([member("6.2.6")], "6.x") and not downgrade([member("7.0.7")], "7.1")
+    assert not downgrade([member("7.0.7")], "7.0") and not downgrade([{"CacheClusterId": "x"}], "6.x")
+    plan = plan_create(obj(engineVersion="6.x"), SCOPE, IPRANGE, provisioned(), "x", t)
+    assert plan.writes == () and plan.requeue_after is None
+    assert error(plan) == ("Error", "engineVersion cannot be downgraded to 6.x.")
+    assert (plan.status or {})["state"] == "Error"
