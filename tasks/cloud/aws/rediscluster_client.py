@@ -82,7 +82,11 @@ class ElastiCacheCluster(ElastiCache):
         self._c("elasticache", True).increase_replica_count(ReplicationGroupId=name, NewReplicaCount=replicas,
                                                             ApplyImmediately=True)
 
-    def decrease_replica_count(self, name: str, replicas: int) -> None:
-        """``DecreaseReplicaCount`` of every shard to ``replicas``, at once."""
-        self._c("elasticache", True).decrease_replica_count(ReplicationGroupId=name, NewReplicaCount=replicas,
-                                                            ApplyImmediately=True)
+    def decrease_replica_count(self, name: str, replicas: int | None = None, remove: Sequence[str] = ()) -> None:
+        """``DecreaseReplicaCount`` at once: every shard to ``replicas``, or the named replicas ``remove``."""
+        options: dict[str, Any] = {"ReplicationGroupId": name, "ApplyImmediately": True}
+        if remove:
+            options["ReplicasToRemove"] = list(remove)
+        else:
+            options["NewReplicaCount"] = replicas
+        self._c("elasticache", True).decrease_replica_count(**options)

@@ -28,8 +28,9 @@ comes back):
 5. the shard count (``ModifyReplicationGroupShardConfiguration``, online resharding; fewer shards remove
    the last node groups), then, on a later turn, the replicas per shard (``IncreaseReplicaCount`` /
    ``DecreaseReplicaCount``): one change at a time, only while the group is ``available`` (the change makes
-   it ``modifying``: step 3 waits), back after 60 s; refused: ``Failed to scale RedisCluster shards`` /
-   ``... replicas``, back after 300 s;
+   it ``modifying``: step 3 waits), back after 60 s (shards both above and below the count: the surplus
+   replicas removed by name first, where the original asks a count AWS refuses); refused: ``Failed to
+   scale RedisCluster shards`` / ``... replicas``, back after 300 s;
 6. Ready: ``discoveryEndpoint`` (the configuration endpoint, ``host:port``), ``authString`` (the token),
    ``nodeType``, ``shardCount``, ``replicasPerShard`` (as provisioned), the single condition Ready
    ``Redis instance is ready`` (the original's words).
@@ -65,7 +66,7 @@ from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["Call", "Read", "desired_parameters", "downgrade", "plan_create", "plan_delete", "replicas_to_change",
-           "shards_to_remove"]
+           "shards_to_remove", "surplus_replicas"]
 
 Timing = Callable[[float], float]
 READY_MESSAGE = "Redis instance is ready"
@@ -111,6 +112,12 @@ def downgrade(members: Sequence[Mapping[str, Any]], desired: str) -> bool:
     want = _version_key(desired)
     return any(_version_key(str(m.get("EngineVersion") or "")) > want for m in members
                if m.get("EngineVersion"))
+
+
+def surplus_replicas(node_groups: Sequence[Mapping[str, Any]], desired: int) -> list[str]:
+    """``GetReplicasForRemoval``: each shard's last members beyond a primary and ``desired`` replicas."""
+    return [str(m.get("CacheClusterId") or "") for ng in node_groups
+            for m in (ng.get("NodeGroupMembers") or [])[desired + 1:]]
 
 
 def _endpoint(group: Mapping[str, Any]) -> str:
@@ -287,9 +294,12 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
             "Failed to scale RedisCluster shards", retry=SCALE_RETRY))
     change = replicas_to_change(node_groups, replicas)
     if change is not None:
+        options: dict[str, Any] = {"name": n["group"], "replicas": replicas}
+        short = [ng for ng in node_groups if len(ng.get("NodeGroupMembers") or []) - 1 < replicas]
+        if change == "decrease" and short:  # shards on both sides: the surplus by name, the rest next turn
+            options = {"name": n["group"], "remove": surplus_replicas(node_groups, replicas)}
         return plan(run.step(requeue_after=t(60)), *pre, Call(
-            f"{change}_replica_count", {"name": n["group"], "replicas": replicas},
-            "Failed to scale RedisCluster replicas", retry=SCALE_RETRY))
+            f"{change}_replica_count", options, "Failed to scale RedisCluster replicas", retry=SCALE_RETRY))
     if pre:
         return plan(run.step(requeue_after=t(1)), *pre)
     run.set(discoveryEndpoint=_endpoint(group), authString=found.token or "",  # 6

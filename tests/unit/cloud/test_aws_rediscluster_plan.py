@@ -17,6 +17,7 @@ from tasks.cloud.aws.rediscluster_plan import (
     plan_delete,
     replicas_to_change,
     shards_to_remove,
+    surplus_replicas,
 )
 from tests.unit.cloud.outcomes import refuse
 
@@ -241,3 +242,13 @@ def test_a_downgrade_is_an_error_without_calls() -> None:
     assert plan.writes == () and plan.requeue_after is None
     assert error(plan) == ("Error", "engineVersion cannot be downgraded to 6.x.")
     assert (plan.status or {})["state"] == "Error"
+
+
+def test_shards_on_both_sides_of_the_replica_count() -> None:
+    mixed = group(shape=(3, 1))  # 2 replicas and none; 1 wanted
+    assert surplus_replicas(mixed["NodeGroups"], 1) == ["cm-c1-0001-003"]
+    plan = plan_create(obj(replicasPerShard=1), SCOPE, IPRANGE, provisioned(group=mixed), "x", t)
+    assert methods(plan) == ["decrease_replica_count"]
+    assert plan.writes[0].kwargs == {"name": "cm-c1", "remove": ["cm-c1-0001-003"]}
+    plan = plan_create(obj(replicasPerShard=1), SCOPE, IPRANGE, provisioned(group=group(shape=(2, 1))), "x", t)
+    assert methods(plan) == ["increase_replica_count"] and plan.writes[0].kwargs == {"name": "cm-c1", "replicas": 1}

@@ -254,6 +254,10 @@ def test_cluster_mode_resharding_and_replicas(aws: dict[str, Any]) -> None:
     assert shape(group()) == [("0001", 4), ("0003", 4)]
     refused("InvalidParameterValueException", lambda: ec.decrease_replica_count(
         ReplicationGroupId=rg, NewReplicaCount=4, ApplyImmediately=True))
+    refused("InvalidParameterValueException", lambda: ec.decrease_replica_count(  # a primary
+        ReplicationGroupId=rg, ReplicasToRemove=[f"{rg}-0001-001"], ApplyImmediately=True))
+    ec.decrease_replica_count(ReplicationGroupId=rg, ReplicasToRemove=[f"{rg}-0001-004"], ApplyImmediately=True)
+    assert [shape(group()) for _ in range(2)] == [[("0001", 3), ("0003", 4)]] * 2
     ec.decrease_replica_count(ReplicationGroupId=rg, NewReplicaCount=0, ApplyImmediately=True)
     group()
     g = group()
