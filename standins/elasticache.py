@@ -14,12 +14,21 @@ the botocore model) these actions over a small model of ours, without forking mo
 - parameter groups: create / describe / delete (``CacheParameterGroupNotFound``, in use:
   ``InvalidCacheParameterGroupState``) / modify / describe parameters (the family's defaults overlaid by
   the modifications) / engine defaults per family (:data:`ENGINE_DEFAULTS`);
-- replication groups (cluster mode disabled, one node group): create (``available`` at once, member
+- replication groups, cluster mode disabled (one node group): create (``available`` at once, member
   clusters ``<id>-00<n>``, primary and reader endpoints), describe (``ReplicationGroupNotFoundFault``),
   modify (node type, engine version, parameter group, auth token rotate/set, user groups with
   ``AuthTokenUpdateStrategy=DELETE``, maintenance window, auto minor upgrade: the group answers
   ``modifying`` once, then ``available``), delete (``deleting`` once, then gone);
-- cache clusters: describe a member (engine version, node type, parameter group);
+- replication groups in cluster mode (``ClusterMode=enabled``, ``NumNodeGroups`` > 1 or a parameter group
+  with ``cluster-enabled=yes``; moto has none of it): ``NumNodeGroups`` shards (1-500) of
+  ``ReplicasPerNodeGroup`` replicas (0-5) each, node groups ``0001``..., members ``<id>-<shard>-00<n>``, the
+  ``ConfigurationEndpoint`` (``clustercfg.<id>...``), automatic failover required, a parameter group
+  with ``cluster-enabled=no`` refused; online resharding ``ModifyReplicationGroupShardConfiguration``
+  (``ApplyImmediately`` true, a decrease names ``NodeGroupsToRemove`` or ``NodeGroupsToRetain``),
+  ``IncreaseReplicaCount`` / ``DecreaseReplicaCount`` (``NewReplicaCount`` or ``ReplicasToRemove``; the
+  same count: ``NoOperationFault``), each ``modifying`` once, then ``available``;
+- cache clusters: describe a member (engine version, node type, parameter group), or list every member a
+  page at a time;
 - user groups: create (``active``), describe, delete.
 
 Behaviour follows the ElastiCache API reference (error codes, 404/400 statuses, field names), pinned by
@@ -48,6 +57,19 @@ ENGINE_DEFAULTS: Mapping[str, Mapping[str, str]] = {
 PORT = 6379
 
 
+MAX_SHARDS = 500
+MAX_REPLICAS = 5
+
+
+@dataclass
+class _NodeGroup:
+    """One shard: its id (``0001``...) and member cluster ids, the primary first."""
+
+    ident: str
+    members: list[str] = field(default_factory=list)
+    next_member: int = 1
+
+
 @dataclass
 class _Group:
     ident: str
@@ -56,7 +78,9 @@ class _Group:
     parameter_group: str
     subnet_group: str
     security_groups: list[str]
-    replicas: int
+    cluster: bool = False
+    node_groups: list[_NodeGroup] = field(default_factory=list)
+    next_shard: int = 1
     auth_token: str = ""
     user_groups: list[str] = field(default_factory=list)
     maintenance_window: str = "sun:05:00-sun:06:00"
@@ -68,7 +92,21 @@ class _Group:
 
     @property
     def members(self) -> list[str]:
-        return [f"{self.ident}-{n:03d}" for n in range(1, self.replicas + 2)]
+        return [m for ng in self.node_groups for m in ng.members]
+
+    def add_shard(self, replicas: int) -> None:
+        """A new node group of a primary and ``replicas`` replicas."""
+        ng = _NodeGroup(f"{self.next_shard:04d}")
+        self.next_shard += 1
+        self.node_groups.append(ng)
+        self.add_members(ng, replicas + 1)
+
+    def add_members(self, ng: _NodeGroup, count: int) -> None:
+        """``count`` new members of ``ng`` (``<id>-<shard>-00<n>`` in cluster mode, ``<id>-00<n>`` else)."""
+        for _ in range(count):
+            prefix = f"{self.ident}-{ng.ident}" if self.cluster else self.ident
+            ng.members.append(f"{prefix}-{ng.next_member:03d}")
+            ng.next_member += 1
 
 
 @dataclass
@@ -144,21 +182,38 @@ def _full_version(version: str) -> str:
 
 def _group_view(resp: Any, g: _Group) -> dict[str, Any]:
     domain = f"{g.ident}.abc123.{resp.region}.cache.amazonaws.com"
-    members = [{"CacheClusterId": m, "CacheNodeId": "0001", "CurrentRole": "primary" if i == 0 else "replica",
-                "ReadEndpoint": {"Address": f"{m}.{domain}", "Port": PORT},
-                "PreferredAvailabilityZone": f"{resp.region}a"} for i, m in enumerate(g.members)]
-    return {
+    node_groups = []
+    for index, ng in enumerate(g.node_groups):
+        members: list[dict[str, Any]] = [{"CacheClusterId": m, "CacheNodeId": "0001",
+                    "PreferredAvailabilityZone": f"{resp.region}a"} for m in ng.members]
+        view: dict[str, Any] = {"NodeGroupId": ng.ident, "Status": g.status, "NodeGroupMembers": members}
+        if g.cluster:  # the configuration endpoint is the cluster's way in; slots split evenly
+            view["Slots"] = _slots(index, len(g.node_groups))
+        else:
+            for i, member in enumerate(members):
+                member["CurrentRole"] = "primary" if i == 0 else "replica"
+                member["ReadEndpoint"] = {"Address": f"{member['CacheClusterId']}.{domain}", "Port": PORT}
+            view["PrimaryEndpoint"] = {"Address": f"master.{domain}", "Port": PORT}
+            view["ReaderEndpoint"] = {"Address": f"replica.{domain}", "Port": PORT}
+        node_groups.append(view)
+    out: dict[str, Any] = {
         "ReplicationGroupId": g.ident, "Description": "ElastiCache managed by Kyma Cloud Manager",
-        "Status": g.status, "MemberClusters": g.members, "CacheNodeType": g.node_type,
-        "NodeGroups": [{"NodeGroupId": "0001", "Status": g.status,
-                        "PrimaryEndpoint": {"Address": f"master.{domain}", "Port": PORT},
-                        "ReaderEndpoint": {"Address": f"replica.{domain}", "Port": PORT},
-                        "NodeGroupMembers": members}],
-        "AutomaticFailover": "enabled" if g.failover else "disabled", "ClusterEnabled": False,
+        "Status": g.status, "MemberClusters": g.members, "CacheNodeType": g.node_type, "NodeGroups": node_groups,
+        "AutomaticFailover": "enabled" if g.failover else "disabled", "ClusterEnabled": g.cluster,
+        "ClusterMode": "enabled" if g.cluster else "disabled",
         "AuthTokenEnabled": bool(g.auth_token), "TransitEncryptionEnabled": True, "AtRestEncryptionEnabled": True,
         "UserGroupIds": list(g.user_groups), "ARN": _arn(resp, "replicationgroup", g.ident),
         "AutoMinorVersionUpgrade": g.auto_minor,
     }
+    if g.cluster:
+        out["ConfigurationEndpoint"] = {"Address": f"clustercfg.{domain}", "Port": PORT}
+    return out
+
+
+def _slots(index: int, count: int) -> str:
+    """The hash slots (0-16383) of the ``index``-th of ``count`` shards, as ``first-last``."""
+    first, last = 16384 * index // count, 16384 * (index + 1) // count - 1
+    return f"{first}-{last}"
 
 
 def _observe(region: _Region, g: _Group) -> None:
@@ -339,20 +394,61 @@ def create_replication_group(self: Any) -> Any:
         if token and not 16 <= len(token) <= 128:
             raise _error("InvalidParameterValue", "The AUTH token must be between 16 and 128 characters.")
         replicas = int(self._get_param("ReplicasPerNodeGroup") or 0)
+        shards = int(self._get_param("NumNodeGroups") or 1)
         failover = str(self._get_param("AutomaticFailoverEnabled") or "").lower() == "true"
-        if failover and replicas < 1:
+        cluster = _cluster_mode(region, str(self._get_param("ClusterMode") or ""), shards, parameter_group)
+        _check_counts(shards, replicas)
+        if cluster and not failover:
+            raise _error("InvalidParameterCombination",
+                         "Redis with cluster mode enabled cannot be created with automatic failover disabled.")
+        if failover and replicas < 1 and not cluster:
             raise _error("InvalidParameterCombination",
                          "Automatic failover requires at least one read replica.")
         group = _Group(ident=ident, node_type=self._get_param("CacheNodeType") or "cache.t4g.micro",
                        engine_version=_full_version(self._get_param("EngineVersion") or "7.1"),
                        parameter_group=parameter_group, subnet_group=subnet_group,
-                       security_groups=list(self._get_param("SecurityGroupIds", []) or []), replicas=replicas,
+                       security_groups=list(self._get_param("SecurityGroupIds", []) or []), cluster=cluster,
                        auth_token=token, failover=failover,
-                       auto_minor=str(self._get_param("AutoMinorVersionUpgrade") or "true").lower() == "true")
+                       auto_minor=str(_given(self._get_param("AutoMinorVersionUpgrade"), True)).lower() == "true")
+        for _ in range(shards):
+            group.add_shard(replicas)
         if self._get_param("PreferredMaintenanceWindow"):
             group.maintenance_window = self._get_param("PreferredMaintenanceWindow")
         region.groups[ident] = group
         return ActionResult({"ReplicationGroup": _group_view(self, group)})
+
+
+def _cluster_mode(region: _Region, mode: str, shards: int, parameter_group: str) -> bool:
+    """Whether a new group is in cluster mode: asked (``ClusterMode=enabled``, more than one shard) or
+    implied by its parameter group's ``cluster-enabled=yes``; a contradiction is refused
+    (``InvalidParameterCombination``)."""
+    pg_value = ""
+    if parameter_group:
+        pg = region.parameter_groups[parameter_group]
+        pg_value = {**ENGINE_DEFAULTS[pg["family"]], **pg["params"]}.get("cluster-enabled", "")
+    asked = mode.lower() == "enabled" or shards > 1
+    if mode.lower() == "disabled" and shards > 1:
+        raise _error("InvalidParameterCombination", "NumNodeGroups greater than 1 requires cluster mode enabled.")
+    if asked and pg_value == "no":
+        raise _error("InvalidParameterCombination",
+                     f"Cluster mode requires a parameter group with cluster-enabled yes; {parameter_group} has no.")
+    if mode.lower() == "disabled" and pg_value == "yes":
+        raise _error("InvalidParameterCombination",
+                     f"Parameter group {parameter_group} has cluster-enabled yes: cluster mode cannot be disabled.")
+    return asked or pg_value == "yes"
+
+
+def _check_counts(shards: int, replicas: int) -> None:
+    """``InvalidParameterValue`` for a shard count outside 1-500 or a replica count outside 0-5."""
+    if not 1 <= shards <= MAX_SHARDS:
+        raise _error("InvalidParameterValue", f"NumNodeGroups must be between 1 and {MAX_SHARDS}.")
+    if not 0 <= replicas <= MAX_REPLICAS:
+        raise _error("InvalidParameterValue", f"ReplicasPerNodeGroup must be between 0 and {MAX_REPLICAS}.")
+
+
+def _given(value: Any, default: Any) -> Any:
+    """A request parameter's value, ``default`` when it is absent (``False`` is a value)."""
+    return default if value is None or value == "" else value
 
 
 def _group(region: _Region, ident: str) -> _Group:
@@ -422,20 +518,147 @@ def delete_replication_group(self: Any) -> Any:
         return ActionResult({"ReplicationGroup": _group_view(self, g)})
 
 
+def _available_group(resp: Any, action: str) -> tuple[_Region, _Group]:
+    """The region and the ``available`` group a resize ``action`` names (``ReplicationGroupNotFoundFault``,
+    ``InvalidReplicationGroupState``; ``ApplyImmediately`` must be true: ``InvalidParameterValue``)."""
+    _take_injected(action)
+    region = _region(resp)
+    g = _group(region, resp._get_param("ReplicationGroupId"))
+    if str(resp._get_param("ApplyImmediately")).lower() != "true":
+        raise _error("InvalidParameterValue", "ApplyImmediately must be true.")
+    if g.status != "available":
+        raise _error("InvalidReplicationGroupState", f"Replication group {g.ident} is not available.")
+    return region, g
+
+
+def modify_replication_group_shard_configuration(self: Any) -> Any:
+    """Online resharding: add shards (as many replicas as the first one) or remove the named ones."""
+    from moto.core.responses import ActionResult
+
+    with _lock:
+        _, g = _available_group(self, "ModifyReplicationGroupShardConfiguration")
+        if not g.cluster:
+            raise _error("InvalidParameterCombination",
+                         f"Replication group {g.ident} is not in cluster mode: it cannot be resharded.")
+        count = int(self._get_param("NodeGroupCount") or 0)
+        if count > MAX_SHARDS:
+            raise _error("NodeGroupsPerReplicationGroupQuotaExceeded",
+                         f"A replication group has at most {MAX_SHARDS} node groups.")
+        if count < 1:
+            raise _error("InvalidParameterValue", "NodeGroupCount must be at least 1.")
+        current = len(g.node_groups)
+        if count == current:
+            raise _error("InvalidParameterValue", f"Replication group {g.ident} already has {count} node groups.")
+        ids = [ng.ident for ng in g.node_groups]
+        remove = [str(i) for i in self._get_param("NodeGroupsToRemove", []) or []]
+        retain = [str(i) for i in self._get_param("NodeGroupsToRetain", []) or []]
+        if count < current:
+            if bool(remove) == bool(retain):
+                raise _error("InvalidParameterCombination",
+                             "Reducing node groups needs either NodeGroupsToRemove or NodeGroupsToRetain.")
+            gone = remove or [i for i in ids if i not in retain]
+            if any(i not in ids for i in remove + retain) or len(set(gone)) != current - count:
+                raise _error("InvalidParameterValue",
+                             f"The node groups to remove must be {current - count} of {', '.join(ids)}.")
+            g.node_groups = [ng for ng in g.node_groups if ng.ident not in gone]
+        else:
+            for _ in range(count - current):
+                g.add_shard(len(g.node_groups[0].members) - 1)
+        g.status, g.next_status = "modifying", "available"
+        return ActionResult({"ReplicationGroup": _group_view(self, g)})
+
+
+def _new_replica_count(resp: Any, g: _Group) -> int:
+    if resp._get_param("ReplicaConfiguration"):
+        raise _error("InvalidParameterValue", "ReplicaConfiguration is not supported here: use NewReplicaCount.")
+    value = resp._get_param("NewReplicaCount")
+    if value is None:
+        raise _error("InvalidParameterCombination", "Either NewReplicaCount or ReplicaConfiguration is required.")
+    count = int(value)
+    if not 0 <= count <= MAX_REPLICAS:
+        raise _error("InvalidParameterValue", f"NewReplicaCount must be between 0 and {MAX_REPLICAS}.")
+    return count
+
+
+def _replica_counts(g: _Group) -> list[int]:
+    return [len(ng.members) - 1 for ng in g.node_groups]
+
+
+def increase_replica_count(self: Any) -> Any:
+    """Add replicas to every shard up to ``NewReplicaCount``."""
+    from moto.core.responses import ActionResult
+
+    with _lock:
+        _, g = _available_group(self, "IncreaseReplicaCount")
+        count = _new_replica_count(self, g)
+        if all(c == count for c in _replica_counts(g)):
+            raise _error("NoOperationFault", f"Replication group {g.ident} already has {count} replicas per shard.")
+        if any(c > count for c in _replica_counts(g)):
+            raise _error("InvalidParameterValue", "NewReplicaCount must not be lower than the current replica count.")
+        for ng in g.node_groups:
+            g.add_members(ng, count + 1 - len(ng.members))
+        g.status, g.next_status = "modifying", "available"
+        return ActionResult({"ReplicationGroup": _group_view(self, g)})
+
+
+def decrease_replica_count(self: Any) -> Any:
+    """Remove replicas: the named ``ReplicasToRemove``, or every shard's last ones down to ``NewReplicaCount``."""
+    from moto.core.responses import ActionResult
+
+    with _lock:
+        _, g = _available_group(self, "DecreaseReplicaCount")
+        named = [str(m) for m in self._get_param("ReplicasToRemove", []) or []]
+        if named:
+            replicas = {m for ng in g.node_groups for m in ng.members[1:]}
+            if any(m not in replicas for m in named):
+                raise _error("InvalidParameterValue", "ReplicasToRemove names a primary or an unknown member.")
+            for ng in g.node_groups:
+                ng.members = [m for m in ng.members if m not in named]
+        else:
+            count = _new_replica_count(self, g)
+            if all(c == count for c in _replica_counts(g)):
+                raise _error("NoOperationFault",
+                             f"Replication group {g.ident} already has {count} replicas per shard.")
+            if any(c < count for c in _replica_counts(g)):
+                raise _error("InvalidParameterValue",
+                             "NewReplicaCount must not be higher than the current replica count.")
+            if count < 1 and g.failover and not g.cluster:
+                raise _error("InvalidParameterCombination",
+                             "Automatic failover requires at least one read replica.")
+            for ng in g.node_groups:
+                ng.members = ng.members[:count + 1]
+        g.status, g.next_status = "modifying", "available"
+        return ActionResult({"ReplicationGroup": _group_view(self, g)})
+
+
+def _cluster_view(g: _Group, ident: str) -> dict[str, Any]:
+    return {"CacheClusterId": ident, "ReplicationGroupId": g.ident, "CacheNodeType": g.node_type,
+            "Engine": "redis", "EngineVersion": g.engine_version, "CacheClusterStatus": g.status,
+            "NumCacheNodes": 1, "CacheSubnetGroupName": g.subnet_group,
+            "CacheParameterGroup": {"CacheParameterGroupName": g.parameter_group, "ParameterApplyStatus": "in-sync"},
+            "AutoMinorVersionUpgrade": g.auto_minor, "PreferredMaintenanceWindow": g.maintenance_window}
+
+
 def describe_cache_clusters(self: Any) -> Any:
+    """One member cluster (``CacheClusterNotFound``), or every member of the region a page at a time
+    (``MaxRecords`` 20-100, default 100; ``Marker``)."""
     from moto.core.responses import ActionResult
 
     region, ident = _region(self), self._get_param("CacheClusterId")
     with _lock:
+        if not ident:
+            every = [_cluster_view(g, m) for g in region.groups.values() for m in g.members]
+            size = int(self._get_param("MaxRecords") or 100)
+            if not 20 <= size <= 100:
+                raise _error("InvalidParameterValue", "MaxRecords must be between 20 and 100.")
+            start = int(self._get_param("Marker") or 0)
+            page: dict[str, Any] = {"CacheClusters": every[start:start + size]}
+            if start + size < len(every):
+                page["Marker"] = str(start + size)
+            return ActionResult(page)
         for g in region.groups.values():
             if ident in g.members:
-                return ActionResult({"CacheClusters": [{
-                    "CacheClusterId": ident, "ReplicationGroupId": g.ident, "CacheNodeType": g.node_type,
-                    "Engine": "redis", "EngineVersion": g.engine_version, "CacheClusterStatus": g.status,
-                    "NumCacheNodes": 1, "CacheSubnetGroupName": g.subnet_group,
-                    "CacheParameterGroup": {"CacheParameterGroupName": g.parameter_group,
-                                            "ParameterApplyStatus": "in-sync"},
-                    "AutoMinorVersionUpgrade": g.auto_minor, "PreferredMaintenanceWindow": g.maintenance_window}]})
+                return ActionResult({"CacheClusters": [_cluster_view(g, ident)]})
         raise _error("CacheClusterNotFound", f"Cache cluster {ident} not found.", 404)
 
 
@@ -473,7 +696,8 @@ _ACTIONS = (create_cache_subnet_group, describe_cache_subnet_groups, delete_cach
             create_cache_parameter_group, describe_cache_parameter_groups, delete_cache_parameter_group,
             describe_cache_parameters, modify_cache_parameter_group, describe_engine_default_parameters,
             create_replication_group, describe_replication_groups, modify_replication_group,
-            delete_replication_group, describe_cache_clusters, create_user_group, describe_user_groups,
+            delete_replication_group, modify_replication_group_shard_configuration, increase_replica_count,
+            decrease_replica_count, describe_cache_clusters, create_user_group, describe_user_groups,
             delete_user_group)
 
 

@@ -4,7 +4,8 @@ package's moto server: every error answers the code *and* HTTP status of botocor
 user groups and cache clusters; already-exists; a subnet group, parameter group or user group in use
 refused; a replication group ``available`` at once, ``modifying`` once after a modify then
 ``available``, ``deleting`` once after a delete then gone; its primary and reader endpoints and member
-clusters; engine defaults per family and a parameter group's parameters over them.
+clusters; engine defaults per family and a parameter group's parameters over them; cluster mode (shards,
+the configuration endpoint, online resharding, replica changes) where moto has none.
 
 Its own region keeps it apart from the cloud stack's objects on the shared server."""
 
@@ -178,3 +179,103 @@ def test_replication_group_states_endpoints_and_in_use(aws: dict[str, Any]) -> N
     ec.delete_user_group(UserGroupId=ug)
     ec.delete_cache_subnet_group(CacheSubnetGroupName=sg)
     ec.delete_cache_parameter_group(CacheParameterGroupName=pg)
+
+
+def test_cluster_mode_resharding_and_replicas(aws: dict[str, Any]) -> None:
+    """Cluster mode, where moto has none: shards of replicas, the configuration endpoint, online resharding
+    and replica changes (``modifying`` once, then ``available``), each refusal as the model's fault."""
+    ec, i = aws["ec"], aws["id"]
+    sg, pg, off, rg = f"sg-{i}", f"pg-{i}", f"off-{i}", f"rg-{i}"
+    ec.create_cache_subnet_group(CacheSubnetGroupName=sg, CacheSubnetGroupDescription="d", SubnetIds=[aws["subnet"]])
+    for name in (pg, off):
+        ec.create_cache_parameter_group(CacheParameterGroupName=name, CacheParameterGroupFamily="redis7",
+                                        Description="d")
+    ec.modify_cache_parameter_group(CacheParameterGroupName=pg, ParameterNameValues=[
+        {"ParameterName": "cluster-enabled", "ParameterValue": "yes"}])
+    base = {"ReplicationGroupId": rg, "ReplicationGroupDescription": "d", "Engine": "redis", "EngineVersion": "7.1",
+            "CacheNodeType": "cache.t4g.small", "CacheSubnetGroupName": sg, "TransitEncryptionEnabled": True}
+    refused("InvalidParameterCombinationException", lambda: ec.create_replication_group(
+        **base, CacheParameterGroupName=off, NumNodeGroups=2, ClusterMode="enabled", AutomaticFailoverEnabled=True))
+    refused("InvalidParameterCombinationException", lambda: ec.create_replication_group(
+        **base, CacheParameterGroupName=pg, NumNodeGroups=2, ClusterMode="enabled", AutomaticFailoverEnabled=False))
+    refused("InvalidParameterValueException", lambda: ec.create_replication_group(
+        **base, CacheParameterGroupName=pg, NumNodeGroups=2, ReplicasPerNodeGroup=6, AutomaticFailoverEnabled=True))
+    ec.create_replication_group(**base, CacheParameterGroupName=pg, NumNodeGroups=2, ReplicasPerNodeGroup=1,
+                                ClusterMode="enabled", AutomaticFailoverEnabled=True)
+
+    def group() -> dict[str, Any]:
+        return ec.describe_replication_groups(ReplicationGroupId=rg)["ReplicationGroups"][0]
+
+    def shape(g: dict[str, Any]) -> list[tuple[str, int]]:
+        return [(ng["NodeGroupId"], len(ng["NodeGroupMembers"])) for ng in g["NodeGroups"]]
+
+    g = group()
+    assert (g["Status"], g["ClusterEnabled"], g["AutomaticFailover"]) == ("available", True, "enabled")
+    assert g["ConfigurationEndpoint"]["Address"].startswith(f"clustercfg.{rg}.") \
+        and g["ConfigurationEndpoint"]["Port"] == 6379
+    assert shape(g) == [("0001", 2), ("0002", 2)] and len(g["MemberClusters"]) == 4
+    assert "PrimaryEndpoint" not in g["NodeGroups"][0] and g["NodeGroups"][1]["Slots"] == "8192-16383"
+    [member] = ec.describe_cache_clusters(CacheClusterId=g["MemberClusters"][3])["CacheClusters"]
+    assert member["ReplicationGroupId"] == rg and member["CacheParameterGroup"]["CacheParameterGroupName"] == pg
+    listed = [c for page in ec.get_paginator("describe_cache_clusters").paginate(
+        PaginationConfig={"PageSize": 20}) for c in page["CacheClusters"] if c["ReplicationGroupId"] == rg]
+    assert [c["CacheClusterId"] for c in listed] == g["MemberClusters"]
+    refused("InvalidParameterValueException", lambda: ec.describe_cache_clusters(MaxRecords=5))
+
+    # resharding: out to 3 (the new shard gets the replicas), refused while modifying, then in to 2
+    reshard = ec.modify_replication_group_shard_configuration
+    refused("InvalidParameterValueException", lambda: reshard(ReplicationGroupId=rg, NodeGroupCount=3,
+                                                              ApplyImmediately=False))
+    refused("NodeGroupsPerReplicationGroupQuotaExceededFault", lambda: reshard(
+        ReplicationGroupId=rg, NodeGroupCount=501, ApplyImmediately=True))
+    assert reshard(ReplicationGroupId=rg, NodeGroupCount=3, ApplyImmediately=True)["ReplicationGroup"][
+        "Status"] == "modifying"
+    refused("InvalidReplicationGroupStateFault", lambda: reshard(ReplicationGroupId=rg, NodeGroupCount=2,
+                                                                 ApplyImmediately=True, NodeGroupsToRemove=["0003"]))
+    assert group()["Status"] == "modifying"
+    g = group()
+    assert g["Status"] == "available" and shape(g) == [("0001", 2), ("0002", 2), ("0003", 2)]
+    refused("InvalidParameterCombinationException", lambda: reshard(ReplicationGroupId=rg, NodeGroupCount=2,
+                                                                    ApplyImmediately=True))
+    refused("InvalidParameterValueException", lambda: reshard(ReplicationGroupId=rg, NodeGroupCount=2,
+                                                              ApplyImmediately=True, NodeGroupsToRemove=["0009"]))
+    reshard(ReplicationGroupId=rg, NodeGroupCount=2, ApplyImmediately=True, NodeGroupsToRemove=["0002"])
+    assert [shape(group()) for _ in range(2)] == [[("0001", 2), ("0003", 2)]] * 2
+
+    # replicas: up to 3 per shard, down to 0 (cluster mode allows none), the same count a no-op fault
+    refused("NoOperationFault", lambda: ec.increase_replica_count(ReplicationGroupId=rg, NewReplicaCount=1,
+                                                                  ApplyImmediately=True))
+    refused("InvalidParameterValueException", lambda: ec.increase_replica_count(
+        ReplicationGroupId=rg, NewReplicaCount=6, ApplyImmediately=True))
+    ec.increase_replica_count(ReplicationGroupId=rg, NewReplicaCount=3, ApplyImmediately=True)
+    refused("InvalidReplicationGroupStateFault", lambda: ec.decrease_replica_count(
+        ReplicationGroupId=rg, NewReplicaCount=0, ApplyImmediately=True))
+    assert [group()["Status"] for _ in range(2)] == ["modifying", "available"]
+    assert shape(group()) == [("0001", 4), ("0003", 4)]
+    refused("InvalidParameterValueException", lambda: ec.decrease_replica_count(
+        ReplicationGroupId=rg, NewReplicaCount=4, ApplyImmediately=True))
+    refused("InvalidParameterValueException", lambda: ec.decrease_replica_count(  # a primary
+        ReplicationGroupId=rg, ReplicasToRemove=[f"{rg}-0001-001"], ApplyImmediately=True))
+    ec.decrease_replica_count(ReplicationGroupId=rg, ReplicasToRemove=[f"{rg}-0001-004"], ApplyImmediately=True)
+    assert [shape(group()) for _ in range(2)] == [[("0001", 3), ("0003", 4)]] * 2
+    ec.decrease_replica_count(ReplicationGroupId=rg, NewReplicaCount=0, ApplyImmediately=True)
+    group()
+    g = group()
+    assert shape(g) == [("0001", 1), ("0003", 1)] and g["MemberClusters"] == [f"{rg}-0001-001", f"{rg}-0003-001"]
+
+    # cluster mode disabled cannot be resharded
+    single = f"single-{i}"
+    ec.create_replication_group(**{**base, "ReplicationGroupId": single}, CacheParameterGroupName=off,
+                                ClusterMode="disabled")
+    refused("InvalidParameterCombinationException", lambda: reshard(ReplicationGroupId=single, NodeGroupCount=2,
+                                                                    ApplyImmediately=True))
+    refused("ReplicationGroupNotFoundFault", lambda: ec.increase_replica_count(
+        ReplicationGroupId=f"missing-{i}", NewReplicaCount=1, ApplyImmediately=True))
+    for ident in (rg, single):
+        ec.delete_replication_group(ReplicationGroupId=ident)
+        group_of = ec.describe_replication_groups
+        group_of(ReplicationGroupId=ident)
+        refused("ReplicationGroupNotFoundFault", lambda: group_of(ReplicationGroupId=ident))  # noqa: B023
+    for name in (pg, off):
+        ec.delete_cache_parameter_group(CacheParameterGroupName=name)
+    ec.delete_cache_subnet_group(CacheSubnetGroupName=sg)
