@@ -5,8 +5,8 @@
 In process: a dev API server (KCP = its default cluster, one GCP and one AWS SKR), the GCP stand-in
 (Filestore) and moto's server with the AWS Backup stand-in (:mod:`standins.awsbackup`). Each flow is driven
 one turn at a time through :func:`tasks.cloud.skr.kind.reconcile` with an :class:`SkrContext`, as a connect
-would: a turn asking to be requeued is run again after its ``requeue_after`` (the settings' time scale
-applies; capped by ``--max-wait``), until the object reaches its end state. The provider requests are
+would: a turn asking to be requeued is run again after its ``requeue_after`` (capped by ``--max-wait``),
+until the object reaches its end state. The provider requests are
 counted where they arrive: the GCP stand-in's ``request_log`` and a WSGI wrapper around moto's application
 (:class:`Counter`; every HTTP request, retries included). Setup (volumes, file systems, instances) is not
 counted.
@@ -15,12 +15,15 @@ Flows: GcpNfsVolumeBackup to Ready, then deleted; GcpNfsVolumeRestore to Done; A
 without and with a copy ``location``, then deleted; AwsNfsVolumeRestore to Done; ``--ticks`` turns of a Ready
 backup of each provider and of a schedule of each provider with nothing due.
 
-Printed: per flow our requests (turns; the requests of one polling turn while the provider works) and the
-original's, counted by reading cloud-manager's code (:data:`ORIGINAL`: calls per reconcile per phase times
-the reconciles its requeue cadence gives for the same provider durations); then the per-request breakdown.
-Provider durations here are the stand-ins' (``--gcp-op`` s per Filestore operation, ``--aws-step`` s per AWS
-Backup job step: three steps to COMPLETED); real ones are minutes, which multiplies the polling part of both
-sides by the same factor of turns (ours poll at the original's cadence, see the table's notes).
+Printed: one table, flow | ours measured (requests in turns) | ours as a model | the original's model | both
+at ``--duration`` s per provider wait | how the original's was counted. A model is ``fixed + requests per
+polling turn @ its requeue`` per state: fixed = the requests of the turns that move the object on, a polling
+turn = one that leaves its state as it was while the provider works. Ours comes from the measured turns (the
+median polling turn, the requeue it asked for: production's values at time scale 1; the bench itself waits at
+most ``--max-wait`` s between turns); the original's from reading cloud-manager's code (:data:`ORIGINAL`:
+calls per reconcile per phase; every status patch wakes the object again through its watch). The stand-ins'
+waits (``--gcp-op`` s per Filestore operation, ``--aws-step`` s per AWS Backup job step, three to COMPLETED)
+are short; real ones take minutes, hence the ``at`` column. Then our requests by kind per flow.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ def label(method: str, path: str) -> str:
     """A request's label for the breakdown: its method and path with every id-like segment (digits, ``cm-``
     names, ARNs) as ``{}``; e.g. ``GET /backup-jobs/{}``. Query strings are dropped."""
     path = path.split("?", 1)[0]
+    if method == "POST" and path in ("", "/"):
+        return "POST / (STS, query protocol)"
     parts = ["{}" if _ID.search(p) and not _VERSION.match(p) else p for p in path.strip("/").split("/")]
     return f"{method} /{'/'.join(parts)}"
 
@@ -104,11 +109,13 @@ def moto_server() -> Iterator[tuple[str, Counter]]:
 
 @dataclass
 class Run:
-    """One flow's turns: ``requests`` per turn (labels), the state after each."""
+    """One flow's turns: the requests of each (by label), the state after each, and the ``requeue_after`` each
+    asked for (seconds; production's at time scale 1)."""
 
     flow: str
     turns: list[Tally[str]] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
+    requeues: list[float | None] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -120,10 +127,30 @@ class Run:
             out.update(t)
         return out
 
-    def polls(self) -> list[int]:
-        """Requests of the turns that left the state as it was (polling while the provider works)."""
-        return [sum(t.values()) for i, t in enumerate(self.turns)
-                if i > 0 and self.states[i] == self.states[i - 1] and self.states[i] not in ("", "Ready", "Done")]
+    def phases(self) -> dict[str, tuple[list[int], list[float]]]:
+        """The polling turns (a turn leaving the state as the previous one left it, not an end state) by
+        state: their request counts and requeues."""
+        out: dict[str, tuple[list[int], list[float]]] = {}
+        for i in range(1, len(self.turns)):
+            state = self.states[i]
+            if state == self.states[i - 1] and state not in ("", "Ready", "Done", "tick"):
+                counts, waits = out.setdefault(state, ([], []))
+                counts.append(sum(self.turns[i].values()))
+                if self.requeues[i] is not None:
+                    waits.append(float(self.requeues[i] or 0.0))
+        return out
+
+    def model(self) -> tuple[int, list[tuple[str, int, float | str]]]:
+        """``fixed + per poll @ requeue`` per polling state: each state's median polling turn and requeue;
+        fixed = the total less the polls at their medians (a polling turn that did more, such as creating a
+        copy's vault, counts its extra as fixed)."""
+        phases: list[tuple[str, int, float | str]] = []
+        polled = 0
+        for state, (counts, waits) in self.phases().items():
+            per = sorted(counts)[len(counts) // 2]
+            phases.append((state, per, sorted(waits)[len(waits) // 2] if waits else 0.0))
+            polled += per * len(counts)
+        return self.total - polled, phases
 
 
 class Driver:
@@ -150,6 +177,7 @@ class Driver:
             obj = skr.get(res, name, NAMESPACE if res.namespaced else None)
             run.turns.append(self.take())
             run.states.append(str(((obj or {}).get("status") or {}).get("state") or ""))
+            run.requeues.append(result.requeue_after)
             if done(obj):
                 return run
             wait = result.requeue_after if result.requeue_after is not None else 0.05
@@ -160,9 +188,10 @@ class Driver:
         run = Run(flow)
         self.take()
         for _ in range(n):
-            self.turn(kind_name, res, name)
+            result = self.turn(kind_name, res, name)
             run.turns.append(self.take())
             run.states.append("tick")
+            run.requeues.append(result.requeue_after)
         return run
 
 
@@ -280,18 +309,92 @@ def aws_setup(server: Any, kcp: Kube, endpoint: str) -> tuple[str, Kube, dict[st
 
 # -- the original's counts, from reading cloud-manager's code ------------------------------------------
 
+BACKOFF = "backoff"  # controller-runtime's per-item rate limiter: 5 ms doubling up to 1000 s (an action erred)
+
+
 @dataclass(frozen=True)
 class Original:
-    """The original's requests of one flow: ``fixed`` (the calls outside polling, summed over the reconciles
-    that make them), ``per_poll`` (the calls of one reconcile that waits for the provider) and how they were
-    counted (source paths)."""
+    """The original's provider requests of one flow, read from its code: ``fixed`` (the calls of the
+    reconciles that move it on, summed), ``phases`` (state, calls of one reconcile that only waits, its
+    requeue in seconds or :data:`BACKOFF`), ``per_tick`` (a settled object's reconcile) and ``how``."""
 
     fixed: int
-    per_poll: int
-    how: str
+    phases: tuple[tuple[str, int, float | str], ...] = ()
+    per_tick: float | None = None
+    how: str = ""
 
 
-ORIGINAL: dict[str, Original] = {}  # filled below, per flow (see the module doc)
+_GCP = "pkg/skr/gcpnfsvolumebackup/v2"
+_AWS = "pkg/skr/awsnfsvolumebackup"
+_STS = ("STS AssumeRole once per reconcile that calls AWS: createAwsClient builds a new client each reconcile "
+        "(awsclient.NewSkrConfig, a fresh credentials cache), one more for the destination region's client")
+
+#: flow key -> the original's count (see each ``how``; every status patch also wakes the object through its
+#: watch, so the reconcile after a patch is immediate and counted as the next one).
+ORIGINAL: dict[str, Original] = {
+    "gcp-backup": Original(6, (("Creating", 2, 5.0),), how=(
+        f"{_GCP}/reconcile.go: R1 createNfsBackup sets status.id (0 calls); R2 loadNfsBackup GetBackup (404) + "
+        "CreateBackup (2), requeue GcpRetryWaitTime 5 s; polls: GetBackup + checkBackupOperation GetOperation "
+        "(2 / 5 s); op done: GetBackup + GetOperation + addLabelsToNfsBackup UpdateBackup (the create set only "
+        "managed-by and scope labels) (3); next: GetBackup, updateStatus capacity and labels (1); then "
+        "shortCircuit")),
+    "gcp-ready": Original(0, per_tick=0, how=(
+        f"{_GCP}/shortCircuit.go: Ready, accessibleFrom and status labels current -> StopWithRequeueDelay"
+        "(GcpCapacityCheckInterval 1 h), no call; once an hour GetBackup for the capacity")),
+    "gcp-restore": Original(3, (("InProgress", 1, 5.0),), how=(
+        "pkg/skr/gcpnfsvolumerestore/v2: R1 setProcessing (0); R2 findRestoreOperation lists the instance's "
+        "operations + runNfsRestore RestoreInstance (2), requeue GcpOperationWaitTime 5 s; polls: "
+        "checkRestoreOperation GetOperation (1 / GcpRetryWaitTime 5 s); done: GetOperation (1). By backupUrl "
+        "instead of a reference: loadBackup's GetBackup on every reconcile too (+1 each)")),
+    "gcp-delete": Original(4, (("Deleting", 2, 5.0),), how=(
+        f"{_GCP}: R1 GetBackup + deleteNfsBackup DeleteBackup (2), waitBackupDeleted requeues 5 s; polls: "
+        "GetBackup + GetOperation (2 / 5 s); done: GetBackup (404) + GetOperation (2), finalizer removed")),
+    "gcp-schedule": Original(0, per_tick=0, how=(
+        "pkg/skr/backupschedule/v1/evaluateNextRun.go: next run not due -> StopWithRequeueDelay(time left); "
+        "the schedule kinds call no provider (their backups do)")),
+    "aws-backup": Original(9, (("Creating", 4, 1.0),), how=(
+        f"{_AWS}/reconciler.go (after the finalizer and idempotency token reconciles, 0 calls): create: STS + "
+        "loadLocalVault ListBackupVaults + CreateBackupVault + ListBackupVaults (first backup of the Scope) + "
+        "StartBackupJob (5), requeue 1 s; polls: STS + ListBackupVaults (the vault is loaded on every "
+        "reconcile) + DescribeBackupJob + DescribeRecoveryPoint (4 / 1 s, updateStatus); completed: the same "
+        f"4, Ready; then shortCircuit. {_STS}")),
+    "aws-backup-copy": Original(27, (("Creating", 7, BACKOFF),), how=(
+        f"{_AWS}: create: STS + ListBackupVaults + StartBackupJob (3); while the backup job runs each "
+        "reconcile also runs the remote branch: dest STS + dest ListBackupVaults (+ CreateBackupVault + "
+        "ListBackupVaults the first time: 2 in fixed) and createAwsDestBackup StartCopyJob of a recovery point "
+        "not yet COMPLETED, refused -> the action errs -> rate-limited requeue (7 / backoff); job done: 4 local + "
+        "2 dest + StartCopyJob (7), requeue 10 s; loadAwsCopyJob DescribeCopyJob sets remoteId (7), requeue 1 s; "
+        "then 4 + 2 + DescribeCopyJob + dest DescribeRecoveryPoint (8) and Ready: updateStatus looks at the "
+        "local job and recovery point only, so it is Ready without waiting for the copy (no copy polling)")),
+    "aws-ready": Original(0, per_tick=0, how=(
+        f"{_AWS}/shortCircuit.go: Ready and capacity not due -> requeue EfsCapacityCheckInterval (1 h), no "
+        "call; once an hour a full reconcile (STS + ListBackupVaults + DescribeBackupJob + "
+        "DescribeRecoveryPoint)")),
+    "aws-restore": Original(5, (("InProgress", 2, 1.0),), how=(
+        "pkg/skr/awsnfsvolumerestore: start: STS + GetRecoveryPointRestoreMetadata + StartRestoreJob (3), "
+        "requeue 1 s; polls: STS + checkRestoreJob DescribeRestoreJob (2 / 1 s); completed: the same 2, Done; "
+        "then PatchRemoveCommonFinalizer (0)")),
+    "aws-delete": Original(5, (("Deleting", 2, 1.0),), how=(
+        f"{_AWS}: R1 STS + loadLocalAwsBackup DescribeRecoveryPoint + DeleteRecoveryPoint (3), immediate "
+        "requeue; polls (DELETING): STS + DescribeRecoveryPoint (2 / 1 s, updateStatus); gone: the same 2, "
+        "removeFinalizer")),
+    "aws-delete-copy": Original(14, (("Deleting", 4, 1.0),), how=(
+        f"{_AWS}: R1 STS + DescribeRecoveryPoint, dest STS + dest DescribeRecoveryPoint + dest "
+        "DeleteRecoveryPoint (5); R2 the 4 reads + local DeleteRecoveryPoint (5); polls: the 4 reads (4 / 1 s); "
+        "both gone: the 4 reads (4), removeFinalizer")),
+    "aws-schedule": Original(0, per_tick=0, how="as gcp-schedule (backupImplAwsNfs.go)"),
+}
+
+
+def polls_in(seconds: float, cadence: float | str) -> int:
+    """Reconciles that only wait during a provider wait of ``seconds``: one per ``cadence`` seconds, or
+    controller-runtime's per-item backoff (5 ms, doubling, at most 1000 s apart) for :data:`BACKOFF`."""
+    if cadence == BACKOFF:
+        n, waited, delay = 0, 0.0, 0.005
+        while waited + delay <= seconds:
+            waited, delay, n = waited + delay, min(delay * 2, 1000.0), n + 1
+        return n
+    return max(1, int(-(-seconds // float(cadence)))) if float(cadence) > 0 else 1
 
 
 def main() -> None:
@@ -299,8 +402,13 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=20, help="turns of a Ready backup and an idle schedule")
     parser.add_argument("--gcp-op", type=float, default=1.0, help="seconds per Filestore operation")
     parser.add_argument("--aws-step", type=float, default=0.3, help="seconds per AWS Backup job step")
-    parser.add_argument("--time-scale", type=float, default=10.0, help="RECONCILERY_CLOUD_TIME_SCALE of the turns")
-    parser.add_argument("--max-wait", type=float, default=1.0, help="longest wait between two turns (s)")
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="RECONCILERY_CLOUD_TIME_SCALE of the turns (1: the requeues are production's)")
+    parser.add_argument("--max-wait", type=float, default=0.25, help="longest wait between two turns (s)")
+    parser.add_argument("--duration", type=float, default=300.0,
+                        help="seconds of each provider wait for the 'at' column (real backups take minutes)")
+    parser.add_argument("--aws-role", default="CloudManagerSkrRole",
+                        help="role assumed in the Scope's account (AWS_ROLE_NAME; empty: none)")
     parser.add_argument("-v", "--verbose", action="store_true", help="per-turn requests")
     args = parser.parse_args()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -318,7 +426,7 @@ def main() -> None:
         awsbackup.set_step(args.aws_step)
         try:
             s = cloud_settings.load({**os.environ, "RECONCILERY_CLOUD_TIME_SCALE": str(args.time_scale),
-                                     "RECONCILERY_AWS_ENDPOINT_URL": aws_url,
+                                     "RECONCILERY_AWS_ENDPOINT_URL": aws_url, "AWS_ROLE_NAME": args.aws_role,
                                      "RECONCILERY_GCP_ENDPOINT_URL": gcp.url})
             kcp = _kube(server, None)
             install.install(kcp, "kcp")
@@ -353,20 +461,20 @@ def flows(g: Driver, a: Driver, gskr: Kube, askr: Kube, ticks: int, names: Any) 
     runs: list[Run] = []
     gskr.create(names.GCP_NFS_VOLUME_BACKUP, {"metadata": {"name": "bk", "namespace": NAMESPACE},
                                              "spec": {"source": {"volume": {"name": "src"}}}})
-    runs.append(g.until("GCP backup -> Ready", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP, "bk",
+    runs.append(g.until("gcp-backup", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP, "bk",
                         state_is("Ready")))
-    runs.append(g.ticks(f"GCP Ready backup, {ticks} ticks", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP,
+    runs.append(g.ticks("gcp-ready", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP,
                         "bk", ticks))
     gskr.create(names.GCP_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": NAMESPACE}, "spec": {
         "source": {"backup": {"name": "bk", "namespace": NAMESPACE}}, "destination": {"volume": {"name": "src"}}}})
-    runs.append(g.until("GCP restore -> Done", "gcpnfsvolumerestore", names.GCP_NFS_VOLUME_RESTORE, "rs",
+    runs.append(g.until("gcp-restore", "gcpnfsvolumerestore", names.GCP_NFS_VOLUME_RESTORE, "rs",
                         state_is("Done")))
     gskr.delete(names.GCP_NFS_VOLUME_BACKUP, "bk", NAMESPACE)
-    runs.append(g.until("GCP backup deleted", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP, "bk", gone))
+    runs.append(g.until("gcp-delete", "gcpnfsvolumebackup", names.GCP_NFS_VOLUME_BACKUP, "bk", gone))
     gskr.create(names.GCP_NFS_BACKUP_SCHEDULE, {"metadata": {"name": "sch", "namespace": NAMESPACE}, "spec": {
         "nfsVolumeRef": {"name": "src"}, "schedule": "0 0 1 1 *"}})
     g.turn("gcpnfsbackupschedule", names.GCP_NFS_BACKUP_SCHEDULE, "sch")  # its first turn: next run times
-    runs.append(g.ticks(f"GCP schedule, nothing due, {ticks} ticks", "gcpnfsbackupschedule",
+    runs.append(g.ticks("gcp-schedule", "gcpnfsbackupschedule",
                         names.GCP_NFS_BACKUP_SCHEDULE, "sch", ticks))
 
     for name, location in (("bk", ""), ("bkcopy", AWS_REMOTE)):
@@ -374,36 +482,87 @@ def flows(g: Driver, a: Driver, gskr: Kube, askr: Kube, ticks: int, names: Any) 
         if location:
             spec["location"] = location
         askr.create(names.AWS_NFS_VOLUME_BACKUP, {"metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec})
-        runs.append(a.until(f"AWS backup -> Ready{' (copy to ' + location + ')' if location else ''}",
+        runs.append(a.until("aws-backup-copy" if location else "aws-backup",
                             "awsnfsvolumebackup", names.AWS_NFS_VOLUME_BACKUP, name, state_is("Ready")))
-    runs.append(a.ticks(f"AWS Ready backup, {ticks} ticks", "awsnfsvolumebackup", names.AWS_NFS_VOLUME_BACKUP,
+    runs.append(a.ticks("aws-ready", "awsnfsvolumebackup", names.AWS_NFS_VOLUME_BACKUP,
                         "bk", ticks))
     askr.create(names.AWS_NFS_VOLUME_RESTORE, {"metadata": {"name": "rs", "namespace": NAMESPACE},
                                               "spec": {"source": {"backup": {"name": "bk"}}}})
-    runs.append(a.until("AWS restore -> Done", "awsnfsvolumerestore", names.AWS_NFS_VOLUME_RESTORE, "rs",
+    runs.append(a.until("aws-restore", "awsnfsvolumerestore", names.AWS_NFS_VOLUME_RESTORE, "rs",
                         finalizer_released))
-    for name, what in (("bk", ""), ("bkcopy", " (and its copy)")):
+    for name, what in (("bk", ""), ("bkcopy", "-copy")):
         askr.delete(names.AWS_NFS_VOLUME_BACKUP, name, NAMESPACE)
-        runs.append(a.until(f"AWS backup deleted{what}", "awsnfsvolumebackup", names.AWS_NFS_VOLUME_BACKUP, name,
+        runs.append(a.until(f"aws-delete{what}", "awsnfsvolumebackup", names.AWS_NFS_VOLUME_BACKUP, name,
                             gone))
     askr.create(names.AWS_NFS_BACKUP_SCHEDULE, {"metadata": {"name": "sch", "namespace": NAMESPACE}, "spec": {
         "nfsVolumeRef": {"name": "data"}, "schedule": "0 0 1 1 *"}})
     a.turn("awsnfsbackupschedule", names.AWS_NFS_BACKUP_SCHEDULE, "sch")
-    runs.append(a.ticks(f"AWS schedule, nothing due, {ticks} ticks", "awsnfsbackupschedule",
+    runs.append(a.ticks("aws-schedule", "awsnfsbackupschedule",
                         names.AWS_NFS_BACKUP_SCHEDULE, "sch", ticks))
     return runs
 
 
+TITLES = {
+    "gcp-backup": "GcpNfsVolumeBackup -> Ready", "gcp-ready": "GcpNfsVolumeBackup Ready, per tick",
+    "gcp-restore": "GcpNfsVolumeRestore -> Done", "gcp-delete": "GcpNfsVolumeBackup deleted",
+    "gcp-schedule": "GcpNfsBackupSchedule nothing due, per tick",
+    "aws-backup": "AwsNfsVolumeBackup -> Ready", "aws-backup-copy": "AwsNfsVolumeBackup (copy location) -> Ready",
+    "aws-ready": "AwsNfsVolumeBackup Ready, per tick", "aws-restore": "AwsNfsVolumeRestore -> Done",
+    "aws-delete": "AwsNfsVolumeBackup deleted", "aws-delete-copy": "AwsNfsVolumeBackup (copy) deleted",
+    "aws-schedule": "AwsNfsBackupSchedule nothing due, per tick",
+}
+
+
+def _cadence(c: float | str) -> str:
+    return c if isinstance(c, str) else f"{c:.3g} s"
+
+
+def at(fixed: int, phases: Iterable[tuple[str, int, float | str]], seconds: float) -> int:
+    """Requests of a flow whose every provider wait lasts ``seconds``."""
+    return fixed + sum(per * polls_in(seconds, cadence) for _, per, cadence in phases)
+
+
+def _model(fixed: int, phases: Iterable[tuple[str, int, float | str]]) -> str:
+    return f"{fixed}" + "".join(f" + {per}/poll @ {_cadence(c)} ({state})" for state, per, c in phases)
+
+
 def report(runs: Iterable[Run], args: Any, seconds: float) -> None:
+    """The table (flow | ours | original | how) and the per-request breakdown of ours."""
     runs = list(runs)
-    print(f"provider requests per flow (stand-ins: Filestore op {args.gcp_op:g} s, AWS Backup job step "
-          f"{args.aws_step:g} s; time scale {args.time_scale:g}); {seconds:.0f} s")
+    print(f"Provider requests per NFS backup flow: ours counted at the stand-ins (Filestore operations "
+          f"{args.gcp_op:g} s, AWS Backup job steps {args.aws_step:g} s, AWS role "
+          f"{args.aws_role or 'none'}), the original's read from its code. Model: fixed + requests per polling "
+          f"turn @ its requeue; 'at {args.duration:g} s' = each provider wait lasting {args.duration:g} s. "
+          f"Run took {seconds:.0f} s.\n")
+    rows = [("flow", "ours measured", "ours model", "original model", f"at {args.duration:g} s ours/orig", "how")]
+    for n, run in enumerate(runs, 1):
+        orig = ORIGINAL[run.flow]
+        fixed, phases = run.model()
+        if orig.per_tick is not None:
+            per = run.total / max(1, len(run.turns))
+            wait = next((r for r in run.requeues if r is not None), None)
+            rows.append((TITLES[run.flow], f"{run.total} in {len(run.turns)} ticks", f"{per:g}/tick"
+                         + (f" (requeue {wait:.0f} s)" if wait else ""), f"{orig.per_tick:g}/tick", "-", f"[{n}]"))
+            continue
+        rows.append((TITLES[run.flow], f"{run.total} in {len(run.turns)} turns", _model(fixed, phases),
+                     _model(orig.fixed, orig.phases),
+                     f"{at(fixed, phases, args.duration)} / {at(orig.fixed, orig.phases, args.duration)}", f"[{n}]"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if i == 0:
+            print("-+-".join("-" * w for w in widths))
+    print("\nHow the original's was counted:")
+    for n, run in enumerate(runs, 1):
+        print(f"  [{n}] {ORIGINAL[run.flow].how}")
+    print("\nOurs, requests by kind (per turn):")
     for run in runs:
-        polls = run.polls()
-        print(f"  {run.flow}: {run.total} requests in {len(run.turns)} turns; per turn {[sum(t.values()) for t in run.turns]}"
-              f"; polls {polls}")
-        for key, n in sorted(run.breakdown().items()):
-            print(f"      {n:4d}  {key}")
+        print(f"  {TITLES[run.flow]}: per turn {[sum(t.values()) for t in run.turns]}")
+        for key, count in sorted(run.breakdown().items()):
+            print(f"      {count:4d}  {key}")
+        if args.verbose:
+            for i, (t, state) in enumerate(zip(run.turns, run.states, strict=True)):
+                print(f"        turn {i + 1}: {state or '-'} {dict(t)} requeue {run.requeues[i]}")
 
 
 if __name__ == "__main__":
