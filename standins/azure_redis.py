@@ -7,7 +7,11 @@ references, with the stand-in's long-running operations (``Azure-AsyncOperation`
 - ``Microsoft.Cache/redis/{name}``: ``PUT`` (201, ``Creating`` until the operation ends, then
   ``Succeeded``; the SKU is validated: ``Basic``/``Standard`` take family ``C``, ``Premium`` family
   ``P``, capacity 0-6 / 1-5; ``redisVersion`` and ``redisConfiguration`` cannot change later:
-  ``400 BadRequest``), ``PATCH`` (SKU capacity: ``Scaling`` until done), ``GET`` (``hostName``
+  ``400 BadRequest``; clustering is Premium's: ``shardCount`` 0-10 (0: not clustered) and
+  ``replicasPerPrimary`` 1-3, default 1, echoed as ``replicasPerMaster`` too; elsewhere ``400
+  BadRequest``), ``PATCH`` (SKU capacity within the family, ``shardCount`` — a clustered cache stays
+  clustered —, a ``redisVersion`` upgrade; the replicas cannot change: ``400 BadRequest``; ``Scaling``
+  until done, then ``Succeeded``), ``GET`` (``hostName``
   ``<name>.redis.cache.windows.net``, ``port`` 6379, ``sslPort`` 6380, ``enableNonSslPort``),
   ``DELETE`` (202, ``Deleting``, then gone; ``409 Conflict`` while private endpoints use it),
   ``POST .../listKeys``;
@@ -32,6 +36,8 @@ REDIS = "Microsoft.Cache/redis"
 ENDPOINT = "Microsoft.Network/privateEndpoints"
 ZONE_GROUP = "Microsoft.Network/privateEndpoints/privateDnsZoneGroups"
 _SKUS = {"basic": ("C", range(0, 7)), "standard": ("C", range(0, 7)), "premium": ("P", range(1, 6))}
+SHARDS, REPLICAS = range(0, 11), range(1, 4)
+_VERSIONS = {"6": "6.0.20", "6.0": "6.0.20", "latest": "6.0.20", "4": "4.0.14", "4.0": "4.0.14"}
 
 
 def _error(status: int, code: str, message: str) -> Exception:
@@ -159,9 +165,11 @@ def _build_redis(rid: str, name: str, body: dict[str, Any], found: dict[str, Any
     configuration = dict(props.get("redisConfiguration") or {})
     if found is not None and (version, configuration) != tuple(found["_requested"]):
         raise _error(400, "BadRequest", "redisVersion and redisConfiguration can not be changed by a PUT.")
+    cluster = _cluster(sku, props.get("shardCount"), props.get("replicasPerPrimary", props.get("replicasPerMaster")))
+    if found is not None and cluster.get("replicasPerPrimary") != found["properties"].get("replicasPerPrimary"):
+        raise _error(400, "BadRequest", "The number of replicas can not be changed after creation.")
     keys = (found or {}).get("_keys") or [uuid.uuid4().hex, uuid.uuid4().hex]
-    full_version = {"6": "6.0.20", "6.0": "6.0.20", "latest": "6.0.20", "4": "4.0.14", "4.0": "4.0.14"}.get(
-        version, version)
+    full_version = _VERSIONS.get(version, version)
     return {
         "id": rid, "name": name, "type": REDIS, "location": body["location"], "tags": body.get("tags") or {},
         "_keys": keys, "_requested": [version, configuration],
@@ -173,9 +181,29 @@ def _build_redis(rid: str, name: str, body: dict[str, Any], found: dict[str, Any
             "minimumTlsVersion": props.get("minimumTlsVersion") or "1.2",
             "publicNetworkAccess": props.get("publicNetworkAccess") or "Enabled",
             "hostName": f"{name}.redis.cache.windows.net", "port": 6379, "sslPort": 6380,
-            **({"shardCount": int(props["shardCount"])} if props.get("shardCount") else {}),
+            **cluster,
         },
     }
+
+
+def _int(value: Any, allowed: range, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+        raise _error(400, "BadRequest", f"The {what} {value!r} is not valid: {allowed.start}-{allowed.stop - 1}.")
+    return value
+
+
+def _cluster(sku: dict[str, Any], shards: Any, replicas: Any) -> dict[str, Any]:
+    """The clustering properties of a cache of ``sku`` (Premium only): ``shardCount`` when clustered,
+    ``replicasPerPrimary`` (and its older name ``replicasPerMaster``)."""
+    if sku["name"].lower() != "premium":
+        if shards or replicas:
+            raise _error(400, "BadRequest", "shardCount and replicasPerPrimary are only supported by Premium caches.")
+        return {}
+    out: dict[str, Any] = {}
+    if shards is not None and _int(shards, SHARDS, "shardCount"):
+        out["shardCount"] = shards
+    count = 1 if replicas is None else _int(replicas, REPLICAS, "replicasPerPrimary")
+    return {**out, "replicasPerPrimary": count, "replicasPerMaster": count}
 
 
 def _patch_redis(found: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +214,26 @@ def _patch_redis(found: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         if sku["family"] != found["properties"]["sku"]["family"]:
             raise _error(400, "BadRequest", "Scaling between SKU families is not supported.")
         out["properties"]["sku"] = sku
+    premium = out["properties"]["sku"]["name"].lower() == "premium"
+    if "shardCount" in props:
+        if not premium:
+            raise _error(400, "BadRequest", "shardCount is only supported by Premium caches.")
+        shards = _int(props["shardCount"], SHARDS, "shardCount")
+        if not shards and found["properties"].get("shardCount"):
+            raise _error(400, "BadRequest", "Clustering can not be disabled on a clustered cache.")
+        if shards:
+            out["properties"]["shardCount"] = shards
+    for key in ("replicasPerPrimary", "replicasPerMaster"):
+        if props.get(key) is not None and props[key] != found["properties"].get(key):
+            raise _error(400, "BadRequest", "The number of replicas can not be changed after creation.")
+    if props.get("redisVersion"):
+        wanted = _VERSIONS.get(str(props["redisVersion"]), str(props["redisVersion"]))
+        have = str(found["properties"].get("redisVersion") or "")
+        if [int(p) for p in wanted.split(".") if p.isdigit()] < [int(p) for p in have.split(".") if p.isdigit()]:
+            raise _error(400, "BadRequest", f"The Redis version can not be downgraded from {have} to {wanted}.")
+        if wanted != have:
+            out["properties"]["redisVersion"] = wanted
+            out["_requested"] = [str(props["redisVersion"]), out["_requested"][1]]
     for key in ("enableNonSslPort", "minimumTlsVersion", "publicNetworkAccess"):
         if key in props:
             out["properties"][key] = props[key]
