@@ -285,3 +285,65 @@ def test_the_crds_rules() -> None:
     for provider in ("aws", "azure", "gcp"):
         spec = {**SPECS[provider], "authSecret": {"extraData": {f"k{i}": "x" for i in range(65)}}}
         assert _reasons(provider, spec) == ["FieldValueTooMany:spec.authSecret.extraData"]
+
+
+def test_render_command(tmp_path: Any) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from reconcilery.cli import app
+
+    scope = {"apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "Scope",
+             "metadata": {"name": "k1", "namespace": "kcp-system"}, "spec": {"kymaName": "k1", "provider": "aws"}}
+    (tmp_path / "scope.yaml").write_text(yaml.safe_dump(scope))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"apiVersion": "cloud-resources.kyma-project.io/v1beta1",
+                                                     "kind": "AwsRedisCluster", "metadata": {"name": "c"},
+                                                     "spec": SPECS["aws"]}))
+    result = CliRunner().invoke(app, ["render", "rediscluster", "-f", str(tmp_path / "c.yaml"),
+                                      "--scope", str(tmp_path / "scope.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "RedisCluster" in result.output and "Ready" in result.output
+
+
+class _Ctx:
+    """What :func:`tasks.cloud.skr.rediscluster.subnet` uses of an SkrContext: the SKR GcpSubnets by name,
+    the KCP GcpSubnets by id, creates."""
+
+    kyma = "k1"
+
+    def __init__(self, subnets: dict[str, dict[str, Any]], kcp_subnets: dict[str, dict[str, Any]]) -> None:
+        self.subnets, self.kcp_subnets = subnets, kcp_subnets
+        self.created: list[dict[str, Any]] = []
+        self.skr = self
+
+    def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.subnets.get(name)
+
+    def mirror(self, res: Any, ident: str) -> dict[str, Any] | None:
+        return self.kcp_subnets.get(ident)
+
+    def create(self, res: Any, body: dict[str, Any]) -> None:
+        self.created.append(body)
+
+    def forget(self, res: Any) -> None:
+        pass
+
+
+def test_the_subnet_read_creates_the_default_and_gives_it_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks.cloud.skr import kind, rediscluster
+
+    ctx = _Ctx({}, {})
+    turns: list[str] = []
+
+    def turn(c: Any, namespace: str, name: str, **_: Any) -> None:
+        turns.append(name)
+        c.subnets[name] = network()  # its turn made it Ready with its mirror
+        c.kcp_subnets[NET_ID] = kcp_subnet()
+
+    monkeypatch.setattr(kind, "reconcile", turn)
+    use = rediscluster.subnet(ctx, skr("gcp"))  # type: ignore[arg-type]
+    assert [b["metadata"]["name"] for b in ctx.created] == ["default"] and turns == ["default"]
+    assert use.ready and use.kcp_name == NET_ID
+    theirs = _Ctx({"mine": network(name="mine")}, {NET_ID: kcp_subnet(kyma="other", name="mine")})
+    use = rediscluster.subnet(theirs, skr("gcp", spec={**SPECS["gcp"], "subnet": {"name": "mine"}}))  # type: ignore[arg-type]
+    assert use.not_owned and theirs.created == []
