@@ -207,6 +207,11 @@ def test_changes_reach_the_mirror_only_when_ready(provider: str, spec: dict[str,
     out = plan(seen(skr(provider, spec=spec, status=READY_SKR), provider, kcp=kcp(provider, READY, status)))
     assert out.patch == patch and out.step.requeue_after == 5
     assert (out.step.status or {}).get("state", "Ready") == ("Updating" if provider == "azure" else "Ready")
+    if provider == "azure":  # the Ready condition goes, so the KCP's next Ready ends the update
+        assert [c["type"] for c in st(out)["conditions"]] == []
+        back = plan(seen(skr(provider, spec=spec, status={**READY_SKR, "state": "Updating", "conditions": []}),
+                         provider, kcp=kcp(provider, READY, status, spec={"instance": desired_for(provider, spec)})))
+        assert st(back)["state"] == "Ready" and back.patch is None
     waiting = plan(seen(skr(provider, spec=spec, status={"id": ID, "state": "Updating"}), provider,
                         kcp=kcp(provider, [condition("Updating", True, "Updating", "", NOW)])))
     assert waiting.patch is None
