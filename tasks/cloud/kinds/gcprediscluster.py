@@ -14,7 +14,7 @@ from tasks.cloud.skr.rediscluster_plan import GCP_KINDS, plan
 
 KIND = registry.register(registry.Kind(
     name="gcprediscluster",
-    skr=registry.SkrSide(resources=GCP_KINDS, read=skr.read, plan=plan, order=40, summary=skr.summary,
+    skr=registry.SkrSide(resources=GCP_KINDS, read=skr.read, plan=plan, order=40, summary=skr.gcp_summary,
                          quota={res.kind: QUOTA for res in GCP_KINDS.values()}),
     kcp=registry.KcpSide(names.GCP_REDIS_CLUSTER),  # the lead wires rc-gcp's KCP side (read/plan) here
     nuke=40))

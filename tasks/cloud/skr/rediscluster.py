@@ -34,7 +34,7 @@ from tasks.cloud.skr.rediscluster_plan import (
     subnet_use,
 )
 
-__all__ = ["read", "subnet", "summary"]
+__all__ = ["gcp_summary", "read", "subnet", "summary"]
 
 
 def subnet(ctx: SkrContext, obj: Mapping[str, Any]) -> IpRangeUse:
@@ -75,8 +75,18 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
 
 
 def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
-    """``up``'s row detail: the auth Secret's keys in the SKR and the KCP discovery endpoint."""
-    kcp_res = names.GCP_REDIS_CLUSTER if obj.get("kind") == "GcpRedisCluster" else names.REDIS_CLUSTER
+    """``up``'s row detail of an AwsRedisCluster / AzureRedisCluster (its KCP RedisCluster)."""
+    return _summary(names.REDIS_CLUSTER, skr, kcp, kyma, obj)
+
+
+def gcp_summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """``up``'s row detail of a GcpRedisCluster (its KCP GcpRedisCluster)."""
+    return _summary(names.GCP_REDIS_CLUSTER, skr, kcp, kyma, obj)
+
+
+def _summary(kcp_res: Resource, skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
+    """The auth Secret's keys in the SKR and the KCP discovery endpoint (the mirror only when it is the
+    object's own)."""
     found = mirror(kcp, kcp_res, obj, kyma)
     if found is None:
         return Summary("")

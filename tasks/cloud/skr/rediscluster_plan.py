@@ -28,9 +28,10 @@ bounds and status projection it imports), all in one turn where the original re-
 5. wait until the KCP object has conditions; 6. its status projected back (``Updating`` / ``Error`` /
    ``Ready``, as the instances);
 7. only when Ready: the SKR spec's mutable fields copied to the mirror (:data:`MUTABLE`; Azure: state
-   ``Updating``; the original's AWS and GCP modify before Ready too: here a change waits for Ready, so
-   one change at a time reaches the provider), and the auth Secret created or brought up to date
-   (:func:`auth_secret_data`: the original's cluster keys per provider);
+   ``Updating`` and the Ready condition removed, so the KCP's next Ready is projected again; the original's
+   AWS and GCP modify before Ready too: here a change waits for Ready, so one change at a time reaches the
+   provider), and the auth Secret created or brought up to date (:func:`auth_secret_data`: the original's
+   cluster keys per provider);
 8. deleting: the auth Secret (its finalizer released, deleted, waited for; condition ``Deleting``
    ``DeletingAuthSecret``), then the KCP mirror (``DeletingInstance``, state ``Deleting``), waited for,
    then the finalizer released. The IpRange / GcpSubnet refuses to go while a cluster uses it
@@ -409,8 +410,8 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     patch = _patch(seen.provider, seen.kcp, desired)
     if patch is not None:
         writes["patch"] = (ident, patch)  # the id checked above (ownership before action), never re-read
-        if seen.provider == "azure":
-            run.set(state=STATE_UPDATING)
+        if seen.provider == "azure":  # Ready goes (as the original's): the KCP's Ready brings it back
+            run.without(names.COND_READY).set(state=STATE_UPDATING)
     wanted = auth_secret(obj, seen.provider, ident, kcp_status)
     size = sum(len(v) for v in wanted["data"].values())
     if size > SECRET_DATA_MAX:

@@ -207,6 +207,11 @@ def test_changes_reach_the_mirror_only_when_ready(provider: str, spec: dict[str,
     out = plan(seen(skr(provider, spec=spec, status=READY_SKR), provider, kcp=kcp(provider, READY, status)))
     assert out.patch == patch and out.step.requeue_after == 5
     assert (out.step.status or {}).get("state", "Ready") == ("Updating" if provider == "azure" else "Ready")
+    if provider == "azure":  # the Ready condition goes, so the KCP's next Ready ends the update
+        assert [c["type"] for c in st(out)["conditions"]] == []
+        back = plan(seen(skr(provider, spec=spec, status={**READY_SKR, "state": "Updating", "conditions": []}),
+                         provider, kcp=kcp(provider, READY, status, spec={"instance": desired_for(provider, spec)})))
+        assert st(back)["state"] == "Ready" and back.patch is None
     waiting = plan(seen(skr(provider, spec=spec, status={"id": ID, "state": "Updating"}), provider,
                         kcp=kcp(provider, [condition("Updating", True, "Updating", "", NOW)])))
     assert waiting.patch is None
@@ -285,3 +290,82 @@ def test_the_crds_rules() -> None:
     for provider in ("aws", "azure", "gcp"):
         spec = {**SPECS[provider], "authSecret": {"extraData": {f"k{i}": "x" for i in range(65)}}}
         assert _reasons(provider, spec) == ["FieldValueTooMany:spec.authSecret.extraData"]
+
+
+def test_render_command(tmp_path: Any) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from reconcilery.cli import app
+
+    scope = {"apiVersion": "cloud-control.kyma-project.io/v1beta1", "kind": "Scope",
+             "metadata": {"name": "k1", "namespace": "kcp-system"}, "spec": {"kymaName": "k1", "provider": "aws"}}
+    (tmp_path / "scope.yaml").write_text(yaml.safe_dump(scope))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"apiVersion": "cloud-resources.kyma-project.io/v1beta1",
+                                                     "kind": "AwsRedisCluster", "metadata": {"name": "c"},
+                                                     "spec": SPECS["aws"]}))
+    result = CliRunner().invoke(app, ["render", "rediscluster", "-f", str(tmp_path / "c.yaml"),
+                                      "--scope", str(tmp_path / "scope.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "RedisCluster" in result.output and "Ready" in result.output
+
+
+class _Ctx:
+    """What :func:`tasks.cloud.skr.rediscluster.subnet` uses of an SkrContext: the SKR GcpSubnets by name,
+    the KCP GcpSubnets by id, creates."""
+
+    kyma = "k1"
+
+    def __init__(self, subnets: dict[str, dict[str, Any]], kcp_subnets: dict[str, dict[str, Any]]) -> None:
+        self.subnets, self.kcp_subnets = subnets, kcp_subnets
+        self.created: list[dict[str, Any]] = []
+        self.skr = self
+
+    def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.subnets.get(name)
+
+    def mirror(self, res: Any, ident: str) -> dict[str, Any] | None:
+        return self.kcp_subnets.get(ident)
+
+    def create(self, res: Any, body: dict[str, Any]) -> None:
+        self.created.append(body)
+
+    def forget(self, res: Any) -> None:
+        pass
+
+
+def test_the_subnet_read_creates_the_default_and_gives_it_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks.cloud.skr import kind, rediscluster
+
+    ctx = _Ctx({}, {})
+    turns: list[str] = []
+
+    def turn(c: Any, namespace: str, name: str, **_: Any) -> None:
+        turns.append(name)
+        c.subnets[name] = network()  # its turn made it Ready with its mirror
+        c.kcp_subnets[NET_ID] = kcp_subnet()
+
+    monkeypatch.setattr(kind, "reconcile", turn)
+    use = rediscluster.subnet(ctx, skr("gcp"))  # type: ignore[arg-type]
+    assert [b["metadata"]["name"] for b in ctx.created] == ["default"] and turns == ["default"]
+    assert use.ready and use.kcp_name == NET_ID
+    theirs = _Ctx({"mine": network(name="mine")}, {NET_ID: kcp_subnet(kyma="other", name="mine")})
+    use = rediscluster.subnet(theirs, skr("gcp", spec={**SPECS["gcp"], "subnet": {"name": "mine"}}))  # type: ignore[arg-type]
+    assert use.not_owned and theirs.created == []
+
+
+@pytest.mark.parametrize(("scope", "ready"), [("cloud-scope.yaml", "AwsRedisCluster"),
+                                               ("cloud-scope-gcp.yaml", "GcpRedisCluster"),
+                                               ("cloud-scope-azure.yaml", "AzureRedisCluster")])
+def test_the_render_example_renders_one_cluster_per_provider_and_passes_its_crd(scope: str, ready: str) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3] / "examples" / "render"
+    docs = list(yaml.safe_load_all((root / "cloud-redisclusters.yaml").read_text()))
+    rows = render_clusters(yaml.safe_load((root / scope).read_text()), docs)
+    assert [r.kind for r in rows if r.state == "Ready"] == [ready]
+    provider = rows[[r.kind for r in rows].index(ready)].provider
+    doc = next(d for d in docs if d["kind"] == ready)
+    assert _schema(provider).validate({"spec": doc["spec"]}) == []
