@@ -9,6 +9,8 @@ from __future__ import annotations
 from functools import partial
 
 from tasks.cloud import names, registry
+from tasks.cloud.aws import rediscluster as aws
+from tasks.cloud.azure import rediscluster as azure
 from tasks.cloud.kcp import consumer, consumer_plan
 from tasks.cloud.rediscluster_render import render_clusters
 from tasks.cloud.skr import rediscluster as skr
@@ -27,7 +29,7 @@ KIND = registry.register(registry.Kind(
                          quota={res.kind: QUOTA for res in KINDS.values()}),
     kcp=registry.KcpSide(names.REDIS_CLUSTER, read=consumer.read,
                          plan=partial(consumer_plan.plan, wait_ready=10)),  # the provider needs the subnets
-    providers={},  # the lead wires {"aws": aws.SIDE, "azure": azure.SIDE} (tasks/cloud/{aws,azure}/rediscluster)
+    providers={"aws": aws.SIDE, "azure": azure.SIDE},
     iprange_consumer=30,  # third in the DeleteWhileUsed messages
     nuke=30,
     render=registry.KindRender(
