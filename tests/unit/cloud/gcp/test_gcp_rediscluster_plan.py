@@ -147,7 +147,8 @@ def test_delete() -> None:
 
 def test_read_failed() -> None:
     refused = read_failed(obj(), Failure("refused", 403, "", "denied", "denied", None), t, now=NOW)
-    assert refused.status["conditions"][0]["message"] == "Failed to load GcpRedisCluster" and refused.requeue_after == 60
+    assert refused.status["conditions"][0]["message"] == "Failed to load GcpRedisCluster"
+    assert refused.requeue_after == 60
     transient = read_failed(obj(), Failure("retry", 503, "", "busy", "busy", None), t, now=NOW)
     assert not transient.status and transient.requeue_after == 5
 
