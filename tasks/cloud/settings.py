@@ -124,6 +124,9 @@ class CloudSettings(config.Settings):
     redis_instance_tier_machine_types: Json[Mapping[str, str]] = Field(default_factory=dict, description=(
         "``redisInstanceTierMachineTypes`` as JSON: AwsRedisInstance tier -> ElastiCache cache node type, over "
         "the built-in table per tier (e.g. ``{\"S1\": \"cache.t3.micro\"}``)."))
+    redis_cluster_tier_machine_types: Json[Mapping[str, str]] = Field(default_factory=dict, description=(
+        "``redisClusterTierMachineTypes`` as JSON: AwsRedisCluster tier -> ElastiCache cache node type, over "
+        "the built-in table per tier (e.g. ``{\"C1\": \"cache.t3.micro\"}``)."))
     aws_endpoint_url: str = Field("", validation_alias=_env("aws_endpoint_url", "RECONCILERY_AWS_ENDPOINT_URL"),
                                   description="AWS endpoint (moto's server locally; empty = AWS).")
     aws_access_key_id: str = Field("testing", validation_alias=_env("aws_access_key_id", "AWS_ACCESS_KEY_ID"),

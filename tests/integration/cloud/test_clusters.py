@@ -142,7 +142,8 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
     local = Kube(api_for(devapi_clean, None), timeout=10)
     served = install.install(local, "kcp", "kyma")
     assert {r.kind for r in served} == {"IpRange", "Scope", "Network", "Nuke", "SkrStatus", "VpcPeering", "Kyma",
-                                        "GardenerCluster", "NfsInstance", "RedisInstance", "GcpSubnet"}
+                                        "GardenerCluster", "NfsInstance", "RedisInstance", "GcpSubnet",
+                                        "RedisCluster"}
     devapi_clean.add_cluster("garden")
     devapi_clean.add_cluster("skr")
     assert {r.kind for r in install.install(Kube(api_for(devapi_clean, "garden")), "garden")} == {
@@ -153,7 +154,8 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
                                                                                       "AwsRedisInstance",
                                                                                       "AwsNfsVolumeBackup",
                                                                                       "AwsNfsVolumeRestore",
-                                                                                      "AwsNfsBackupSchedule"}
+                                                                                      "AwsNfsBackupSchedule",
+                                                                                      "AwsRedisCluster"}
     # installing again replaces in place
     install.install(skr, "skr")
     with pytest.raises(ValueError, match="unknown CRD set"):

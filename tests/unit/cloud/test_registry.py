@@ -22,7 +22,7 @@ def test_the_iprange_consumers_in_the_order_the_messages_name_them() -> None:
         "NfsInstance", "RedisInstance", "RedisCluster"]
     assert {res.kind for res in registry.iprange_consumers(skr=True)} == {
         "AwsNfsVolume", "GcpNfsVolume", "AwsRedisInstance", "GcpRedisInstance", "AzureRedisInstance",
-        "AwsRedisCluster"}
+        "AwsRedisCluster", "AzureRedisCluster"}
 
 
 def test_quota_defaults_are_declared_and_configuration_wins() -> None:
@@ -42,10 +42,10 @@ def test_quota_defaults_are_declared_and_configuration_wins() -> None:
 
 def test_kinds_without_an_skr_plan_are_not_reconciled_by_the_connect() -> None:
     reconciled = {k.name for k, _ in registry.skr_kinds("aws")}
-    assert {"iprange", "redisinstance", "vpcpeering", "nfsinstance"} <= reconciled
-    assert not reconciled & {"rediscluster", "network"}
+    assert {"iprange", "redisinstance", "vpcpeering", "nfsinstance", "rediscluster"} <= reconciled
+    assert "network" not in reconciled
     assert next(k.name for k, _ in registry.skr_kinds("aws")) == "iprange"  # before its consumers
-    assert registry.get("rediscluster").controller == ""  # declared for Nuke and the IpRange's consumers only
+    assert registry.get("gcprediscluster").controller == ""  # its KCP side comes from its own module
     # the generic KCP controller, as every kind's
     controllers = (registry.get("iprange").controller, registry.get("network").controller)
     assert controllers == ("cloud-iprange", "cloud-network")
