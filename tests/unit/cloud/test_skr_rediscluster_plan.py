@@ -347,3 +347,20 @@ def test_the_subnet_read_creates_the_default_and_gives_it_a_turn(monkeypatch: py
     theirs = _Ctx({"mine": network(name="mine")}, {NET_ID: kcp_subnet(kyma="other", name="mine")})
     use = rediscluster.subnet(theirs, skr("gcp", spec={**SPECS["gcp"], "subnet": {"name": "mine"}}))  # type: ignore[arg-type]
     assert use.not_owned and theirs.created == []
+
+
+@pytest.mark.parametrize(("scope", "ready"), [("cloud-scope.yaml", "AwsRedisCluster"),
+                                               ("cloud-scope-gcp.yaml", "GcpRedisCluster"),
+                                               ("cloud-scope-azure.yaml", "AzureRedisCluster")])
+def test_the_render_example_renders_one_cluster_per_provider_and_passes_its_crd(scope: str, ready: str) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3] / "examples" / "render"
+    docs = list(yaml.safe_load_all((root / "cloud-redisclusters.yaml").read_text()))
+    rows = render_clusters(yaml.safe_load((root / scope).read_text()), docs)
+    assert [r.kind for r in rows if r.state == "Ready"] == [ready]
+    provider = rows[[r.kind for r in rows].index(ready)].provider
+    doc = next(d for d in docs if d["kind"] == ready)
+    assert _schema(provider).validate({"spec": doc["spec"]}) == []

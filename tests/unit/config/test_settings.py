@@ -141,6 +141,7 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_CLOUD_QUOTA_DEFAULTS", '{"a/totalCount": 3}', {"a/totalCount": 3}),
     ("RECONCILERY_CLOUD_QUOTA_OVERRIDES", '{"kyma-1": {"a/totalCount": 2}}', {"kyma-1": {"a/totalCount": 2}}),
     ("RECONCILERY_CLOUD_REDIS_INSTANCE_TIER_MACHINE_TYPES", '{"S1": "cache.t3.micro"}', {"S1": "cache.t3.micro"}),
+    ("RECONCILERY_CLOUD_REDIS_CLUSTER_TIER_MACHINE_TYPES", '{"C1": "cache.t3.micro"}', {"C1": "cache.t3.micro"}),
     ("RECONCILERY_CLOUD_AWS_ENDPOINT_URL", "http://moto", "http://moto"),
     ("RECONCILERY_AWS_ENDPOINT_URL", "http://moto:5000", "http://moto:5000"),
     ("RECONCILERY_CLOUD_AWS_ACCESS_KEY_ID", "AK", "AK"),
@@ -204,6 +205,7 @@ BAD: list[tuple[str, str, str]] = [
     ("RECONCILERY_CLOUD_QUOTA_DEFAULTS", "{", "expected JSON"),
     ("RECONCILERY_CLOUD_QUOTA_OVERRIDES", '{"k": {"a": "x"}}', "expected an integer"),
     ("RECONCILERY_CLOUD_REDIS_INSTANCE_TIER_MACHINE_TYPES", '["S1"]', "Input should be a valid dictionary"),
+    ("RECONCILERY_CLOUD_REDIS_CLUSTER_TIER_MACHINE_TYPES", '["C1"]', "Input should be a valid dictionary"),
     ("GCP_RETRY_WAIT_DURATION", "soon", "expected a duration such as 5s or 500ms, or seconds"),
     ("AWS_EFS_CAPACITY_CHECK_INTERVAL", "hourly", "expected a duration such as 5s or 500ms, or seconds"),
     ("RECONCILERY_AWS_ENDPOINT_URL", "", None),  # type: ignore[list-item]  # blank is unset, never an error
