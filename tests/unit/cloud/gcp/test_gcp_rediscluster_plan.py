@@ -184,3 +184,12 @@ def test_kcp_subnet_of_another_scope_is_none() -> None:
     assert kcp.in_scope(obj(), subnet(scope="other")) is None
     assert kcp.in_scope(obj(), subnet()) is not None
     assert kcp.subnet_name(obj()) == "s1"
+
+
+def test_a_deleted_cluster_wakes_its_subnet() -> None:
+    from tasks.cloud import registry
+    from tasks.cloud.kcp.gcprediscluster import KCP
+
+    assert KCP.wakes is not None
+    assert list(KCP.wakes("DELETED", obj())) == [(registry.get("gcpsubnet").controller, "s1")]
+    assert list(KCP.wakes("MODIFIED", obj())) == []
