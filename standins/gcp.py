@@ -51,6 +51,9 @@ Served paths (one port for all three APIs; their paths do not collide):
   long-running ``Operation`` whose ``response`` is the created resource; ``GET /v3/operations/{id}``;
   ``GET /v3/tagKeys/namespaced`` and ``/v3/tagValues/namespaced`` (``name``; unknown ``403``);
   ``GET /v3/effectiveTags?parent=...`` (the network's bound tags; unknown resources ``403``).
+- Memorystore for Redis Cluster v1 (``redis.googleapis.com`` clusters, :mod:`standins.memorystore_cluster`,
+  ``GcpStandIn.memorystore_cluster``): ``/v1/projects/{p}/locations/{l}/clusters[/{id}]``, its
+  ``certificateAuthority`` and the clusters' operations.
 - Filestore v1 (``file.googleapis.com``, :class:`FilestoreState`, ``GcpStandIn.filestore``; its paths are
   Memorystore's too, so a request is Filestore's by its body or the resource it names,
   :meth:`FilestoreState.owns`):
@@ -107,8 +110,9 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from standins import memorystore
+from standins import memorystore, memorystore_cluster
 from standins.memorystore import MemorystoreState
+from standins.memorystore_cluster import ClusterState
 from standins.networkconnectivity import ConnectivityState
 from standins.networkconnectivity import Error as ConnectivityError
 from standins.server import StandInServer
@@ -243,6 +247,7 @@ class GcpState:
     op_failures: list[OpFailure] = field(default_factory=list)
     request_log: list[tuple[str, str]] = field(default_factory=list)
     memorystore: MemorystoreState = field(default_factory=MemorystoreState)  # Memorystore for Redis
+    memorystore_cluster: ClusterState = field(default_factory=ClusterState)  # Memorystore for Redis Cluster
     _ids: itertools.count = field(default_factory=lambda: itertools.count(4_100_000_000_000_000_001))
 
     # -- test helpers --------------------------------------------------------------------------------
@@ -1158,12 +1163,18 @@ class GcpStandIn(StandInServer):
     def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, float]:
         s = self.state
         parts = [p for p in path.split("/") if p]
-        s.memorystore.op_delay = s.op_delay
+        s.memorystore.op_delay = s.memorystore_cluster.op_delay = s.op_delay
         if self.connectivity.owns(parts):  # networkconnectivity.googleapis.com: its own paths and operations
             try:
                 return (*self.connectivity.route(method, parts, query, body), 0.0)
             except ConnectivityError as err:
                 raise ApiError(err.status, err.message, err.reason) from None
+        try:  # Memorystore for Redis Cluster: its clusters and their operations
+            cluster = memorystore_cluster.route(s.memorystore_cluster, method, parts, query, body)
+        except memorystore_cluster.Error as err:
+            raise ApiError(err.status, err.message, err.reason) from None
+        if cluster is not None:
+            return cluster[0], cluster[1], 0.0
         if self.filestore.owns(method, parts, body):  # same paths as Memorystore's, another API host
             return self.filestore.route(method, parts[1:], query, body)
         try:

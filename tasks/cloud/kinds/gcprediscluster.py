@@ -7,7 +7,9 @@ IpRange consumer: the GcpSubnet refuses to go while a cluster uses it (:mod:`tas
 
 from __future__ import annotations
 
-from tasks.cloud import names, registry
+from tasks.cloud import registry
+from tasks.cloud.gcp import rediscluster as gcp
+from tasks.cloud.kcp import gcprediscluster as kcp
 from tasks.cloud.kinds.rediscluster import QUOTA
 from tasks.cloud.skr import rediscluster as skr
 from tasks.cloud.skr.rediscluster_plan import GCP_KINDS, plan
@@ -16,5 +18,5 @@ KIND = registry.register(registry.Kind(
     name="gcprediscluster",
     skr=registry.SkrSide(resources=GCP_KINDS, read=skr.read, plan=plan, order=40, summary=skr.gcp_summary,
                          quota={res.kind: QUOTA for res in GCP_KINDS.values()}),
-    kcp=registry.KcpSide(names.GCP_REDIS_CLUSTER),  # the lead wires rc-gcp's KCP side (read/plan) here
+    kcp=kcp.KCP, providers={"gcp": gcp.SIDE},
     nuke=40))

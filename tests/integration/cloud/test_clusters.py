@@ -143,7 +143,7 @@ def test_every_crd_set_installs_and_is_served(devapi_clean: DevAPIServer) -> Non
     served = install.install(local, "kcp", "kyma")
     assert {r.kind for r in served} == {"IpRange", "Scope", "Network", "Nuke", "SkrStatus", "VpcPeering", "Kyma",
                                         "GardenerCluster", "NfsInstance", "RedisInstance", "GcpSubnet",
-                                        "RedisCluster"}
+                                        "RedisCluster", "GcpRedisCluster"}
     devapi_clean.add_cluster("garden")
     devapi_clean.add_cluster("skr")
     assert {r.kind for r in install.install(Kube(api_for(devapi_clean, "garden")), "garden")} == {

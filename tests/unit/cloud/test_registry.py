@@ -45,7 +45,7 @@ def test_kinds_without_an_skr_plan_are_not_reconciled_by_the_connect() -> None:
     assert {"iprange", "redisinstance", "vpcpeering", "nfsinstance", "rediscluster"} <= reconciled
     assert "network" not in reconciled
     assert next(k.name for k, _ in registry.skr_kinds("aws")) == "iprange"  # before its consumers
-    assert registry.get("gcprediscluster").controller == ""  # its KCP side comes from its own module
+    assert registry.get("gcprediscluster").controller == "cloud-gcprediscluster"  # wired from its own modules
     # the generic KCP controller, as every kind's
     controllers = (registry.get("iprange").controller, registry.get("network").controller)
     assert controllers == ("cloud-iprange", "cloud-network")
