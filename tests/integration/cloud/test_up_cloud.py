@@ -5,7 +5,8 @@ customer's VPC in a second account ends Ready with the connection active and its
 with the customer's network in a second project with both peerings ACTIVE, the Azure one with the
 customer's VNet in a second subscription with both peerings Connected (and the Azure IpRange's own
 kyma ↔ Cloud Manager VNet peering Connected), and the AWS and GCP NFS volumes end Ready with their PVC and
-PV, their backups Ready, restores Done and schedules Active; every process and server is stopped afterwards."""
+PV, their backups Ready, restores Done and schedules Active; a Redis cluster per provider ends Ready with
+its auth Secret; every process and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -160,6 +161,14 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
         row = " ".join(cell.strip() for line in lines[redis[0]:redis[0] + 8] for cell in line.split("│")[4:5])
         for key in ("authString", "host", "port", "primaryEndpoint", extra):
             assert key in row, out
+    # examples/cloud/26-skr-redis-clusters.yaml: one cluster per provider Ready, its auth Secret's keys
+    for kind, keys in (("AwsRedisCluster", ("authString", "discoveryEndpoint", "url")),
+                       ("AzureRedisCluster", ("authString", "primaryEndpoint")),
+                       ("GcpRedisCluster", ("CaCert.pem", "discoveryEndpoint"))):
+        found = [i for i, line in enumerate(lines) if f"SKR {kind} " in line]
+        assert len(found) == 1 and "Ready" in lines[found[0]], (kind, out)
+        row = " ".join(cell.strip() for line in lines[found[0]:found[0] + 8] for cell in line.split("│")[4:5])
+        assert all(key in row for key in keys), (kind, out)
     [peering] = [line for line in out.splitlines() if "SKR AwsVpcPeering" in line]
     assert "to-customer-vpc" in peering and "Ready" in peering and "kcp active" in peering, out
     [gcp_peering] = [line for line in out.splitlines() if "SKR GcpVpcPeering" in line]
