@@ -41,6 +41,7 @@ from reconcilery.localredis import LocalRedis
 from tasks.cloud import install, names
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.sweep import Rotation
+from tests.fixtures.audit import scenario_audit
 from tests.fixtures.devapi import real_cluster
 from tests.fixtures.processes import free_port, stop_process, wait_for
 from tests.fixtures.workers import ROOT, WorkerPool, worker_env
@@ -235,8 +236,12 @@ def moto_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="package")
-def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CloudEnv]:
-    """The environment with its processes running (see the module doc)."""
+def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory,
+          request: pytest.FixtureRequest) -> Iterator[CloudEnv]:
+    """The environment with its processes running (see the module doc). They are the deployed components,
+    whichever module starts the shared stack first: their calls are recorded with the scenarios' for
+    tests/integration/test_rbac.py (tests/fixtures/audit.py), also when a module outside the scenarios
+    started the stack in the worker that then runs them."""
     logdir = tmp_path_factory.mktemp("cloud")
     from standins.azure import AzureStandIn
     from standins.gcp import GcpStandIn
@@ -252,7 +257,8 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         garden = add_garden(server, kcp, PROJECT)
         kubeconfig = server.write_kubeconfig(logdir / "kubeconfig")
         env = CloudEnv(server, kcp, garden, local_redis.url, moto_endpoint, logdir, gcp=gcp, azure=azure)
-        extra = {**CLOUD_ENV, "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_AWS_ENDPOINT_URL": moto_endpoint,
+        extra = {**CLOUD_ENV, **scenario_audit(request.config),
+                 "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_AWS_ENDPOINT_URL": moto_endpoint,
                  "RECONCILERY_GCP_ENDPOINT_URL": gcp.url, "RECONCILERY_AZURE_ENDPOINT_URL": azure.url}
         domains = "tasks.cloud.controller"
         env.workers = WorkerPool(local_redis.url, domains, logdir)
