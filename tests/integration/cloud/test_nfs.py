@@ -167,4 +167,5 @@ def test_gcp_nfs_volume_end_to_end(cloud: CloudEnv) -> None:
     cloud.wait(lambda: skr.get(names.GCP_NFS_VOLUME, "files", "default") is None, timeout=120, message="volume gone")
     assert skr.get(resources.PERSISTENT_VOLUME, "files-pv") is None
     assert cloud.kcp_get(names.NFS_INSTANCE, ident) is None
-    assert cloud.gcp.filestore.instances(GCP_PROJECT) == {}
+    # this volume's instance is gone (the shared stand-in may hold other tests' volumes)
+    assert kcp["status"]["id"] not in cloud.gcp.filestore.instances(GCP_PROJECT)
