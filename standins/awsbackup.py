@@ -56,6 +56,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
+from standins.moto_faults import fault as _error
+
 __all__ = ["STEP_SECONDS", "inject", "install", "reset", "set_step"]
 
 #: Seconds between a job's states (``CREATED`` -> ``RUNNING`` -> ``COMPLETED``), fixed per job at start.
@@ -139,18 +141,6 @@ def inject(action: str, code: str, message: str = "injected", status: int = 400,
     """Make the next ``times`` calls of ``action`` (e.g. ``StartBackupJob``) answer ``code``."""
     with _lock:
         _injected.setdefault(action, []).extend([(code, message, status)] * times)
-
-
-def _error(code: str, message: str, status: int = 400) -> Exception:
-    from moto.core.exceptions import ServiceException
-
-    class _Fault(ServiceException):
-        pass
-
-    fault = _Fault(message)
-    fault.code = code
-    fault.http_status_code = status  # type: ignore[attr-defined]
-    return fault
 
 
 def _not_found(message: str) -> Exception:

@@ -43,6 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from standins.moto_faults import fault as _error
+
 __all__ = ["ENGINE_DEFAULTS", "inject", "install", "reset"]
 
 #: Engine default parameters per family (a subset of AWS's, enough for the flows: user parameters
@@ -137,18 +139,6 @@ def inject(action: str, code: str, message: str = "injected", status: int = 400,
 
 
 _V = TypeVar("_V")
-
-
-def _error(code: str, message: str, status: int = 400) -> Exception:
-    from moto.core.exceptions import ServiceException
-
-    class _Fault(ServiceException):
-        pass
-
-    fault = _Fault(message)
-    fault.code = code
-    fault.http_status_code = status  # type: ignore[attr-defined]
-    return fault
 
 
 def _region(resp: Any) -> _Region:

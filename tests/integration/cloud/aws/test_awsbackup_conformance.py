@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
-import botocore.session
 import pytest
-from botocore.exceptions import ClientError
 
 from standins import awsbackup
 from tasks.cloud.aws import nfsbackup_client as nb
 from tasks.cloud.aws.client import AwsError
 from tasks.cloud.settings import CloudSettings
+from tests.integration.cloud.aws.botomodel import faults
+from tests.integration.cloud.aws.botomodel import refused as _refused
 
 pytestmark = pytest.mark.integration
 
@@ -36,30 +36,12 @@ ROLE = nb.backup_role_arn(ACCOUNT)
 STEP = 0.05
 
 
-def _model_errors() -> dict[str, tuple[str, int]]:
-    """fault shape -> (code, HTTP status) as botocore's Backup model documents them."""
-    model = botocore.session.get_session().get_service_model("backup")
-    out = {}
-    for shape in model.error_shapes:
-        meta = shape.metadata
-        error = meta.get("error") or {}
-        out[shape.name] = (str(error.get("code") or shape.name),
-                           int(error.get("httpStatusCode") or (500 if meta.get("fault") else 400)))
-    return out
-
-
-MODEL = _model_errors()
+MODEL = faults("backup")
 
 
 def refused(shape: str, call: Callable[[], Any]) -> str:
-    """Run ``call``; it must fail with the model's code and status of the fault ``shape``. Returns the
-    message."""
-    with pytest.raises(ClientError) as exc:
-        call()
-    code, status = MODEL[shape]
-    got = exc.value.response
-    assert (got["Error"]["Code"], got["ResponseMetadata"]["HTTPStatusCode"]) == (code, status), got["Error"]
-    return str(got["Error"].get("Message") or "")
+    """Run ``call``; it must fail with the model's code and status of the fault ``shape``."""
+    return _refused(MODEL, shape, call)
 
 
 @pytest.fixture

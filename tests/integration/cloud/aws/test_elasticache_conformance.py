@@ -16,39 +16,22 @@ from collections.abc import Callable
 from typing import Any
 
 import boto3
-import botocore.session
 import pytest
-from botocore.exceptions import ClientError
+
+from tests.integration.cloud.aws.botomodel import faults
+from tests.integration.cloud.aws.botomodel import refused as _refused
 
 pytestmark = pytest.mark.integration
 
 REGION = "ap-southeast-2"
 
 
-def _model_errors() -> dict[str, tuple[str, int]]:
-    """fault shape -> (code, HTTP status) as botocore's ElastiCache model documents them."""
-    model = botocore.session.get_session().get_service_model("elasticache")
-    out = {}
-    for name in model.shape_names:
-        meta = model.shape_for(name).metadata
-        if meta.get("exception"):
-            error = meta.get("error") or {}
-            out[name] = (str(error.get("code") or name), int(error.get("httpStatusCode") or 400))
-    return out
-
-
-MODEL = _model_errors()
+MODEL = faults("elasticache")
 
 
 def refused(shape: str, call: Callable[[], Any]) -> str:
-    """Run ``call``; it must fail with the model's code and status of the fault ``shape``. Returns the
-    message."""
-    with pytest.raises(ClientError) as exc:
-        call()
-    code, status = MODEL[shape]
-    got = exc.value.response
-    assert (got["Error"]["Code"], got["ResponseMetadata"]["HTTPStatusCode"]) == (code, status), got["Error"]
-    return str(got["Error"].get("Message") or "")
+    """Run ``call``; it must fail with the model's code and status of the fault ``shape``."""
+    return _refused(MODEL, shape, call)
 
 
 @pytest.fixture
