@@ -155,11 +155,18 @@ class Seen:
     dest_point: Any = UNREAD
 
 
+#: Seconds between looks at a running job or a recovery point still going: past the connect's in-window wait
+#: (``context.MAX_WAIT_IN_WINDOW``, 1 s), so a job of minutes is looked at once per connect instead of
+#: holding the connect's worker in 1 s turns (the original's controller polls every second on its own).
+JOB_POLL = 5.0
+
+
 # ---- names and ARNs (``pkg/kcp/provider/aws/util/arn.go``) ----------------------------------------
 
 def vault_name(scope: str) -> str:
     """``cm-<scope>``: the runtime's vault."""
     return f"cm-{scope}"
+
 
 
 def efs_arn(where: Where, fs_id: str) -> str:
@@ -476,7 +483,7 @@ def _status(seen: Seen, run: StepBuilder, t: Timing, job: Mapping[str, Any] | No
         else:
             message = f"AWS BackupJob State: {job_state}. Message: {(job or {}).get('StatusMessage') or ''}"
         return run.fail(names.REASON_ERROR, message)
-    return run.step(requeue_after=t(1))
+    return run.step(requeue_after=t(JOB_POLL))
 
 
 def _delete(seen: Seen, run: StepBuilder, t: Timing) -> Outcome:
@@ -499,7 +506,7 @@ def _delete(seen: Seen, run: StepBuilder, t: Timing) -> Outcome:
             continue
         run.set(state=state, conditions=[])
         if str(point.get("Status") or "") in ("DELETING", "CREATING"):  # going, or its job still makes it
-            return run.step(requeue_after=t(1))
+            return run.step(requeue_after=t(JOB_POLL))
         client = "" if region == where.region else region
         return with_calls(run, t, run.step(requeue_after=t(1)), [
             _call("delete_recovery_point", "Error deleting the Recovery Point: ", client=client,

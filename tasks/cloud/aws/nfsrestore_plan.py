@@ -46,6 +46,7 @@ from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.aws.nfsbackup_plan import (
+    JOB_POLL,
     REASON_MISSING_NFS_VOLUME,
     REASON_NFS_VOLUME_NOT_READY,
     Where,
@@ -210,4 +211,4 @@ def _turn(seen: Seen, run: StepBuilder, new_id: str, t: Timing) -> Outcome:
         return run.fail(names.REASON_ERROR, f"Restore Job failed: {message}", state=STATE_FAILED)
     if state == "ABORTED":
         return run.fail(names.REASON_ERROR, f"Restore Job aborted: {message}", state=STATE_FAILED)
-    return run.step(requeue_after=t(1))
+    return run.step(requeue_after=t(JOB_POLL))

@@ -130,10 +130,10 @@ def test_the_backup_job_starts_on_the_volumes_file_system_with_the_lifecycle() -
 def test_a_running_job_is_waited_for_and_a_completed_one_is_ready_with_its_capacity() -> None:
     obj = backup(STARTED)
     running = decide(bp.plan, bseen(obj), job={"State": "RUNNING"}, point=None)
-    assert running.requeue_after == 1 and running.writes == ()
+    assert running.requeue_after == bp.JOB_POLL and running.writes == ()
     creating = decide(bp.plan, bseen(obj), job={"State": "RUNNING"},
                       point={"Status": "CREATING", "BackupSizeInBytes": 0})
-    assert creating.requeue_after == 1 and creating.status is None  # no capacity of a point still being made
+    assert creating.requeue_after == bp.JOB_POLL and creating.status is None  # no capacity of a point still being made
     ready = decide(bp.plan, bseen(obj), job={"State": "COMPLETED"},
                    point={"Status": "COMPLETED", "BackupSizeInBytes": 2048})
     assert ready.status is not None and ready.status["state"] == "Ready"
@@ -204,7 +204,7 @@ def test_untrusted_location_and_ids_never_reach_a_request(spec: dict[str, Any], 
 def test_a_remote_location_copies_once_the_local_recovery_point_is_complete() -> None:
     obj = backup(STARTED, location="us-west-2")
     waiting = decide(bp.plan, bseen(obj), job={"State": "RUNNING"}, point={"Status": "CREATING"})
-    assert waiting.writes == () and waiting.requeue_after == 1
+    assert waiting.writes == () and waiting.requeue_after == bp.JOB_POLL
     seen = bseen(obj)
     vault = decide(bp.plan, seen, job={"State": "COMPLETED"}, point={"Status": "COMPLETED"},
                    dest_vaults=[])
@@ -253,7 +253,7 @@ def test_deletion_deletes_the_remote_then_the_local_recovery_point_then_the_fina
     assert methods(local) == [("", "delete_recovery_point")] and local.status and local.status["state"] == "Deleting"
     for going in ("DELETING", "CREATING"):  # AWS refuses to delete a point its job still makes
         waiting = decide(bp.plan, bseen(obj), dest_point=None, point={"Status": going})
-        assert waiting.writes == () and waiting.requeue_after == 1 and waiting.remove_finalizer is None
+        assert waiting.writes == () and waiting.requeue_after == bp.JOB_POLL and waiting.remove_finalizer is None
     gone = decide(bp.plan, bseen(obj), dest_point=None, point=Failure("not_found", 404, "", "gone"))
     assert gone.remove_finalizer == names.FINALIZER and gone.writes == ()
 
@@ -350,7 +350,7 @@ def test_the_restore_job_is_followed_to_its_end(job: Any, state: str | None, con
     step = decide(rp.plan, rseen(restore({"idempotencyToken": TOKEN, "jobId": "rj-1", "state": "InProgress"})),
                   job=job)
     if state is None:
-        assert step.requeue_after == 1 and step.status is None
+        assert step.requeue_after == bp.JOB_POLL and step.status is None
     else:
         assert step.status is not None and step.status["state"] == state and errors(step) == conds
 
