@@ -1,0 +1,328 @@
+# mypy: disable-error-code="union-attr, arg-type, index"
+"""Provider requests per Redis cluster create and per steady reconcile, and turns to Ready, beside the
+original's (issue 29's Measure): ``python bench/redis_clusters.py [--steady 10] [-v]``.
+
+In process, every stand-in's operation delay 0: moto's server with the ElastiCache stand-in
+(:mod:`standins.elasticache`; a group is ``available`` at once, a change ``modifying`` for one describe), the
+ARM stand-in (:mod:`standins.azure`, ``op_delay=0``) and the GCP stand-in's Memorystore for Redis Cluster
+(:mod:`standins.memorystore_cluster`, ``op_delay=0``). Each KCP provider side (AWS and Azure RedisCluster,
+GcpRedisCluster) is driven one turn at a time as the generic KCP controller runs it
+(:func:`tasks.cloud.kcp.kind.provider_turn`, then the executor; the status patch written into the object, no
+Kubernetes), as tests/integration/cloud/{aws,azure,gcp}/test_rediscluster.py do, until the object is Ready
+with nothing left to do (``requeue_after`` None), then ``--steady`` more turns. Requests are counted where
+they arrive: a WSGI :class:`bench.nfs_backup_requests.Counter` around moto's application (AWS, STS
+included), the stand-ins' ``request_log`` (Azure, GCP). Setup (VPC, subnets, resource group, DNS zone) is not
+counted. Time scale 1000: the requeues asked for are production's / 1000 and are slept.
+
+Printed: provider | ours: requests to Ready (in turns) | ours per steady turn | the original's (read from
+cloud-manager's pkg/kcp/provider/*/rediscluster, :data:`ORIGINAL`) | how the original's was counted; then ours
+by request kind, and per turn with ``-v``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import logging
+import os
+import sys
+import time
+from collections import Counter as Tally
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.nfs_backup_requests import Counter, label, moto_server  # noqa: E402
+
+AWS_REGION = "eu-west-1"
+GCP_PROJECT = "bench-redis-1"
+GCP_REGION = "europe-west1"
+GCP_VPC = "bench-vpc"
+
+
+class ActionCounter(Counter):
+    """A :class:`Counter` that names an AWS request by its action: ``Action=`` of a query-protocol body (STS,
+    EC2, ElastiCache) or the ``X-Amz-Target`` header (JSON protocol: Secrets Manager); the body is put back."""
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        target = str(environ.get("HTTP_X_AMZ_TARGET") or "")
+        if not target:
+            size = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(size) if size else b""
+            environ["wsgi.input"] = io.BytesIO(body)
+            target = (parse_qs(body.decode(errors="replace")).get("Action") or ["?"])[0]
+        host = str(environ.get("HTTP_AUTHORIZATION") or "")
+        service = host.split("/")[3] if host.count("/") >= 4 else "?"
+        with self._lock:
+            self.seen[f"{service} {target}"] += 1
+        return self.app(environ, start_response)
+
+
+@dataclass
+class Run:
+    """One provider's turns: requests per turn (by :func:`label`), the state after each, its requeue."""
+
+    provider: str
+    turns: list[Tally[str]] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    requeues: list[float | None] = field(default_factory=list)
+    ready_turns: int = 0
+
+    def total(self, part: slice) -> int:
+        return sum(sum(t.values()) for t in self.turns[part])
+
+
+@dataclass(frozen=True)
+class Original:
+    """The original's requests to Ready (``create``), per steady reconcile, and how counted."""
+
+    create: str
+    steady: str
+    how: str
+
+
+ORIGINAL = {
+    "aws": Original("17 in 6 reconciles", "5", (
+        "pkg/kcp/provider/aws/rediscluster/new.go action chain, AWS client made per reconcile "
+        "(awsclient.NewSkrClientProvider: STS AssumeRole, 1): each reconcile loads "
+        "DescribeCacheSubnetGroups + DescribeCacheParameterGroups + DescribeReplicationGroups + "
+        "GetSecretValue (auth token) = 4 reads; create: +CreateCacheSubnetGroup, +CreateCacheParameterGroup, "
+        "+ModifyCacheParameterGroup (params), +CreateSecret, +CreateReplicationGroup, one write per "
+        "reconcile each followed by a requeue/status patch; then a reconcile seeing 'creating', then "
+        "'available' -> Ready. Steady: STS + 4 reads, shortCircuit none (the 4 loads precede the state "
+        "check); RequeueAfter 1 min while Ready? no: stops, woken by watch/resync (10 h). Counted by "
+        "reading, delay 0, not run.")),
+    "azure": Original("11 in 5 reconciles", "3", (
+        "pkg/kcp/provider/azure/rediscluster/new.go: each reconcile loadPrivateEndPoint GET + loadPrivateDnsZoneGroup "
+        "GET + loadRedis GET (3); create: +PUT redis (Create), requeue; redis provisioning 'Creating' polls "
+        "(3 / 1 s, none at delay 0... one to see Succeeded); +PUT private endpoint; +PUT DNS zone group; "
+        "+ListKeys when Ready (updateStatus). Steady: the 3 loads + ListKeys in modifyKcpStatus only when "
+        "the status changes (not in steady) = 3. Counted by reading, delay 0.")),
+    "gcp": Original("4 in 3 reconciles", "1", (
+        "pkg/kcp/provider/gcp/rediscluster/new.go: each reconcile loadRedisCluster GetCluster (1); create: "
+        "+CreateCluster (LRO not polled: state read back by GetCluster), requeue 1 s; CREATING -> polls "
+        "(1 / 1 s); ACTIVE -> Ready (updateStatus, the CA via GetClusterCertificateAuthority only when "
+        "TLS is on: +1). Steady: GetCluster (1). Counted by reading, delay 0.")),
+}
+
+
+def drive(provider: str, turn: Callable[[], tuple[Any, dict[str, Any]]], take: Callable[[], Tally[str]],
+          steady: int, limit: int = 40) -> Run:
+    """Turns of one object until Ready with nothing left (``requeue_after`` None), then ``steady`` more;
+    ``turn()`` -> (the step, the object's status after it)."""
+    run = Run(provider)
+    take()
+    for i in range(limit):
+        step, status = turn()
+        run.turns.append(take())
+        run.states.append(str(status.get("state") or ""))
+        run.requeues.append(step.requeue_after)
+        if status.get("state") == "Ready" and step.requeue_after is None:
+            run.ready_turns = i + 1
+            break
+        if step.requeue_after:
+            time.sleep(min(step.requeue_after, 1.0))
+    else:
+        raise RuntimeError(f"{provider}: not Ready after {limit} turns: {status}")
+    for _ in range(steady):
+        step, status = turn()
+        run.turns.append(take())
+        run.states.append("steady:" + str(status.get("state") or ""))
+        run.requeues.append(step.requeue_after)
+    return run
+
+
+def _apply(obj: dict[str, Any], step: Any) -> dict[str, Any]:
+    from tests.integration.cloud.steps import apply_step
+
+    apply_step(obj, step)
+    return obj["status"]
+
+
+def aws_run(steady: int, role: str) -> Run:
+    import boto3
+
+    from kube.toolkit import execute
+    from standins import elasticache
+    from tasks.cloud import registry, settings
+    from tasks.cloud.aws.rediscluster import SIDE
+    from tasks.cloud.kcp.consumer_plan import Seen
+    from tasks.cloud.kcp.kind import provider_turn
+
+    elasticache.install()
+    elasticache.reset()
+    with moto_server() as (url, outer):
+        counter = ActionCounter(outer.app)  # inside the bench's counter: requests named by their action
+        outer.app = counter
+        ec2 = boto3.client("ec2", endpoint_url=url, region_name=AWS_REGION)
+        account = boto3.client("sts", endpoint_url=url, region_name=AWS_REGION).get_caller_identity()["Account"]
+        vpc = ec2.create_vpc(CidrBlock="10.180.0.0/16")["Vpc"]["VpcId"]
+        subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.180.{i}.0/24", AvailabilityZone=f"{AWS_REGION}{z}")[
+            "Subnet"]["SubnetId"] for i, z in enumerate("ab")]
+        s = settings.load({**os.environ, "RECONCILERY_CLOUD_TIME_SCALE": "1000", "RECONCILERY_AWS_ENDPOINT_URL": url,
+                           "AWS_ROLE_NAME": role})
+        scope = {"spec": {"provider": "aws", "region": AWS_REGION, "shootName": "shoot1",
+                          "scope": {"aws": {"accountId": account,
+                                            "network": {"pods": "100.64.0.0/12", "vpc": {"cidr": "10.180.0.0/16"}}}}}}
+        iprange = {"status": {"vpcId": vpc, "subnets": [{"id": x} for x in subnets]}}
+        obj = {"metadata": {"name": "c1", "namespace": "kcp-system"},
+               "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
+                        "ipRange": {"name": "r"}, "instance": {"aws": {
+                            "cacheNodeType": "cache.t4g.small", "engineVersion": "7.0", "shardCount": 2,
+                            "replicasPerShard": 1, "authEnabled": True,
+                            "parameters": {"maxmemory-policy": "allkeys-lru"}}}}, "status": {}}
+        kind = registry.Kind(name="rediscluster", providers={"aws": SIDE})
+
+        def turn() -> tuple[Any, dict[str, Any]]:
+            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,  # type: ignore[arg-type]
+                               seen=Seen(obj, scope, True, iprange))
+            outcome, used = provider_turn(kind, at, False)
+            step = execute(outcome, clients=used, scale=at.t).outcome
+            return step, _apply(obj, step)
+
+        try:
+            return drive("aws", turn, counter.take, steady)
+        finally:
+            elasticache.reset()
+
+
+def azure_run(steady: int) -> Run:
+    from kube.toolkit import execute
+    from standins.azure import AzureStandIn
+    from tasks.cloud import names, registry
+    from tasks.cloud.azure import rediscluster
+    from tasks.cloud.azure.redisinstance_client import AzureRedisClient
+    from tasks.cloud.kcp.kind import provider_turn
+    from tests.integration.cloud.azure.test_redisinstance import SCOPE, SETTINGS, seeded
+
+    standin = AzureStandIn(op_delay=0.0).start()
+    try:
+        client = AzureRedisClient(seeded(standin), base_url=standin.url, retry_total=0)
+        kind = registry.Kind(name="rediscluster-azure-bench", kcp=registry.KcpSide(names.REDIS_CLUSTER),
+                             providers={"azure": rediscluster.SIDE})
+        obj = {"metadata": {"name": "rc1", "namespace": "kcp-system"},
+               "spec": {"remoteRef": {"namespace": "apps", "name": "cluster"}, "scope": {"name": "k1"},
+                        "ipRange": {"name": "ipr"},
+                        "instance": {"azure": {"sku": {"capacity": 1}, "shardCount": 2, "replicasPerPrimary": 2,
+                                               "redisConfiguration": {"maxmemory-policy": "allkeys-lru"}}}},
+               "status": {}}
+
+        def turn() -> tuple[Any, dict[str, Any]]:
+            at = registry.Turn(kube=None, obj=obj, scope=SCOPE, settings=SETTINGS)  # type: ignore[arg-type]
+            outcome, used = provider_turn(kind, at, False, {"": client})
+            step = execute(outcome, clients=used, scale=at.t).outcome
+            return step, _apply(obj, step)
+
+        def take() -> Tally[str]:
+            with standin.state.lock:
+                log = list(standin.state.request_log)
+                standin.state.request_log.clear()
+            return Tally(label(m, p) for m, p in log)
+
+        return drive("azure", turn, take, steady)
+    finally:
+        standin.stop()
+
+
+def gcp_run(steady: int) -> Run:
+    from kube.toolkit import execute
+    from standins.gcp import GcpStandIn
+    from tasks.cloud import names, registry, settings
+    from tasks.cloud.gcp.rediscluster import SIDE
+    from tasks.cloud.gcp.rediscluster_client import RedisClusterClient
+    from tasks.cloud.kcp.gcprediscluster import KCP
+    from tasks.cloud.kcp.gcprediscluster_plan import Seen
+    from tasks.cloud.kcp.kind import provider_turn
+
+    standin = GcpStandIn(op_delay=0.0, projects=(GCP_PROJECT,)).start()
+    try:
+        client = RedisClusterClient(endpoint=standin.url)
+        s = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000", "GCP_RETRY_WAIT_DURATION": "1s"})
+        scope = {"spec": {"provider": "gcp", "region": GCP_REGION, "shootName": "shoot1",
+                          "scope": {"gcp": {"project": GCP_PROJECT, "vpcNetwork": GCP_VPC}}}}
+        kind = registry.Kind(name="gcprediscluster", kcp=KCP, providers={"gcp": SIDE})
+        obj = {"metadata": {"name": "c1", "namespace": "kcp-system", "finalizers": [names.FINALIZER]},
+               "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
+                        "subnet": {"name": "s1"}, "nodeType": "REDIS_STANDARD_SMALL", "shardCount": 3,
+                        "replicasPerShard": 1, "redisConfigs": {"maxmemory-policy": "allkeys-lru"}},
+               "status": {}}
+
+        def turn() -> tuple[Any, dict[str, Any]]:
+            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,  # type: ignore[arg-type]
+                               seen=Seen(obj, scope))
+            outcome, used = provider_turn(kind, at, False, {"": client})
+            step = execute(outcome, clients=used, scale=at.t).outcome
+            return step, _apply(obj, step)
+
+        def take() -> Tally[str]:
+            with standin.state.lock:
+                log = list(standin.state.request_log)
+                standin.state.request_log.clear()
+            return Tally(label(m, p) for m, p in log)
+
+        return drive("gcp", turn, take, steady)
+    finally:
+        standin.stop()
+
+
+def report(runs: list[Run], steady: int, seconds: float, verbose: bool) -> None:
+    print(f"Provider requests per Redis cluster (KCP provider side, stand-ins' operation delay 0), ours counted "
+          f"where they arrive, the original's read from its code. Run took {seconds:.0f} s.\n")
+    rows = [("provider", "ours to Ready", "ours per steady turn", "original to Ready", "original per steady", "how")]
+    for n, run in enumerate(runs, 1):
+        ready = slice(0, run.ready_turns)
+        steady_turns = run.turns[run.ready_turns:]
+        per = [sum(t.values()) for t in steady_turns]
+        per_s = (f"{per[0]}" if len(set(per)) == 1 else f"{min(per)}-{max(per)}") if per else "-"
+        orig = ORIGINAL[run.provider]
+        rows.append((run.provider, f"{run.total(ready)} in {run.ready_turns} turns",
+                     f"{per_s} ({sum(per)} in {len(per)})", orig.create, orig.steady, f"[{n}]"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if i == 0:
+            print("-+-".join("-" * w for w in widths))
+    print("\nHow the original's was counted:")
+    for n, run in enumerate(runs, 1):
+        print(f"  [{n}] {ORIGINAL[run.provider].how}")
+    print("\nOurs, requests by kind:")
+    for run in runs:
+        ready = Tally[str]()
+        for t in run.turns[:run.ready_turns]:
+            ready.update(t)
+        per_turn = [sum(t.values()) for t in run.turns]
+        print(f"  {run.provider}: per turn {per_turn[:run.ready_turns]} | steady {per_turn[run.ready_turns:]}")
+        print("    to Ready:")
+        for key, count in sorted(ready.items()):
+            print(f"      {count:4d}  {key}")
+        if run.ready_turns < len(run.turns):
+            print("    one steady turn:")
+            for key, count in sorted(run.turns[run.ready_turns].items()):
+                print(f"      {count:4d}  {key}")
+        if verbose:
+            for i, (t, state) in enumerate(zip(run.turns, run.states, strict=True)):
+                print(f"        turn {i + 1}: {state or '-'} {dict(t)} requeue {run.requeues[i]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--steady", type=int, default=10, help="turns after Ready")
+    parser.add_argument("--aws-role", default="CloudManagerSkrRole",
+                        help="role assumed in the Scope's account (AWS_ROLE_NAME; empty: none)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="per-turn requests")
+    args = parser.parse_args()
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    logging.getLogger().setLevel(logging.WARNING)
+    started = time.time()
+    runs = [aws_run(args.steady, args.aws_role), azure_run(args.steady), gcp_run(args.steady)]
+    report(runs, args.steady, time.time() - started, args.verbose)
+
+
+if __name__ == "__main__":
+    main()
