@@ -87,27 +87,31 @@ class Original:
 
 
 ORIGINAL = {
-    "aws": Original("17 in 6 reconciles", "5", (
-        "pkg/kcp/provider/aws/rediscluster/new.go action chain, AWS client made per reconcile "
-        "(awsclient.NewSkrClientProvider: STS AssumeRole, 1): each reconcile loads "
-        "DescribeCacheSubnetGroups + DescribeCacheParameterGroups + DescribeReplicationGroups + "
-        "GetSecretValue (auth token) = 4 reads; create: +CreateCacheSubnetGroup, +CreateCacheParameterGroup, "
-        "+ModifyCacheParameterGroup (params), +CreateSecret, +CreateReplicationGroup, one write per "
-        "reconcile each followed by a requeue/status patch; then a reconcile seeing 'creating', then "
-        "'available' -> Ready. Steady: STS + 4 reads, shortCircuit none (the 4 loads precede the state "
-        "check); RequeueAfter 1 min while Ready? no: stops, woken by watch/resync (10 h). Counted by "
-        "reading, delay 0, not run.")),
-    "azure": Original("11 in 5 reconciles", "3", (
-        "pkg/kcp/provider/azure/rediscluster/new.go: each reconcile loadPrivateEndPoint GET + loadPrivateDnsZoneGroup "
-        "GET + loadRedis GET (3); create: +PUT redis (Create), requeue; redis provisioning 'Creating' polls "
-        "(3 / 1 s, none at delay 0... one to see Succeeded); +PUT private endpoint; +PUT DNS zone group; "
-        "+ListKeys when Ready (updateStatus). Steady: the 3 loads + ListKeys in modifyKcpStatus only when "
-        "the status changes (not in steady) = 3. Counted by reading, delay 0.")),
-    "gcp": Original("4 in 3 reconciles", "1", (
-        "pkg/kcp/provider/gcp/rediscluster/new.go: each reconcile loadRedisCluster GetCluster (1); create: "
-        "+CreateCluster (LRO not polled: state read back by GetCluster), requeue 1 s; CREATING -> polls "
-        "(1 / 1 s); ACTIVE -> Ready (updateStatus, the CA via GetClusterCertificateAuthority only when "
-        "TLS is on: +1). Steady: GetCluster (1). Counted by reading, delay 0.")),
+    "aws": Original("87 in 8 reconciles (+14: the wake-up by its Ready patch)", "14", (
+        "pkg/kcp/provider/aws/rediscluster/new.go, read not run, delay 0. Every reconcile: STS AssumeRole "
+        "(the SKR client provider builds a new config per reconcile, state.go NewState) + the loads "
+        "DescribeCacheSubnetGroups, DescribeCacheParameterGroups main + temp (2), DescribeCacheParameters and "
+        "DescribeEngineDefaultParameters of each existing group, GetSecretValue, DescribeUserGroups, "
+        "findSecurityGroup DescribeSecurityGroups, DescribeReplicationGroups, loadMemberClusters "
+        "DescribeCacheClusters per member (4 for 2 shards x 1 replica). Each create is its own reconcile "
+        "ending Stop(WithRequeue): CreateCacheSubnetGroup (7+1), CreateCacheParameterGroup (7+1, requeue 5 s), "
+        "ModifyCacheParameterGroup (9+1, 5 s), CreateSecret, CreateSecurityGroup, "
+        "AuthorizeSecurityGroupIngress, CreateReplicationGroup (9+1 each), then available: 13, Ready patch "
+        "(StopAndForget); +1 STS each = 87 in 8. Steady (watch event / resync only; StopAndForget, no "
+        "requeue): STS + 13 reads = 14.")),
+    "azure": Original("16 in 5 reconciles (+4: the wake-up by its Ready patch)", "4", (
+        "pkg/kcp/provider/azure/rediscluster/new.go, read not run, delay 0. Every reconcile: GET private "
+        "endpoint, GET DNS zone group (only once the endpoint exists), GET redis. R1 +PUT redis, requeue "
+        "60 s (3); R2 Succeeded -> updateStatusId patch, requeue (2); R3 +PUT private endpoint, requeue 60 s "
+        "(3); R4 +PUT DNS zone group, requeue 60 s (4); R5 updateStatus ListKeys (unconditional) + Ready "
+        "patch (4) = 16 in 5, three 60 s requeues even at delay 0. Steady: 3 GETs + ListKeys = 4, "
+        "StopAndForget.")),
+    "gcp": Original("5 in 3 reconciles (+2: the wake-up by its Ready patch)", "2", (
+        "pkg/kcp/provider/gcp/rediscluster/reconcile.go, read not run, delay 0. Every reconcile: loadRedis "
+        "GetCluster (loadSubnet is the KCP GcpSubnet, no call). R1 (404) +CreateCluster, StopWithRequeue "
+        "(2); R2 ACTIVE -> updateStatusId patch, requeue (1); R3 waitRedisAvailable ok, loadCertificates "
+        "GetCertificateAuthority (every reconcile: caCerts is per reconcile state), Ready patch (2) = 5 in 3. "
+        "Steady: GetCluster + GetCertificateAuthority = 2, StopAndForget.")),
 }
 
 
@@ -179,7 +183,7 @@ def aws_run(steady: int, role: str) -> Run:
         kind = registry.Kind(name="rediscluster", providers={"aws": SIDE})
 
         def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,  # type: ignore[arg-type]
+            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,
                                seen=Seen(obj, scope, True, iprange))
             outcome, used = provider_turn(kind, at, False)
             step = execute(outcome, clients=used, scale=at.t).outcome
@@ -213,7 +217,7 @@ def azure_run(steady: int) -> Run:
                "status": {}}
 
         def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=SCOPE, settings=SETTINGS)  # type: ignore[arg-type]
+            at = registry.Turn(kube=None, obj=obj, scope=SCOPE, settings=SETTINGS)
             outcome, used = provider_turn(kind, at, False, {"": client})
             step = execute(outcome, clients=used, scale=at.t).outcome
             return step, _apply(obj, step)
@@ -253,7 +257,7 @@ def gcp_run(steady: int) -> Run:
                "status": {}}
 
         def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,  # type: ignore[arg-type]
+            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,
                                seen=Seen(obj, scope))
             outcome, used = provider_turn(kind, at, False, {"": client})
             step = execute(outcome, clients=used, scale=at.t).outcome
@@ -292,13 +296,13 @@ def report(runs: list[Run], steady: int, seconds: float, verbose: bool) -> None:
         print(f"  [{n}] {ORIGINAL[run.provider].how}")
     print("\nOurs, requests by kind:")
     for run in runs:
-        ready = Tally[str]()
+        to_ready: Tally[str] = Tally()
         for t in run.turns[:run.ready_turns]:
-            ready.update(t)
+            to_ready.update(t)
         per_turn = [sum(t.values()) for t in run.turns]
         print(f"  {run.provider}: per turn {per_turn[:run.ready_turns]} | steady {per_turn[run.ready_turns:]}")
         print("    to Ready:")
-        for key, count in sorted(ready.items()):
+        for key, count in sorted(to_ready.items()):
             print(f"      {count:4d}  {key}")
         if run.ready_turns < len(run.turns):
             print("    one steady turn:")
