@@ -15,8 +15,9 @@ included), the stand-ins' ``request_log`` (Azure, GCP). Setup (VPC, subnets, res
 counted. Time scale 1000: the requeues asked for are production's / 1000 and are slept.
 
 Printed: provider | ours: requests to Ready (in turns) | ours per steady turn | the original's (read from
-cloud-manager's pkg/kcp/provider/*/rediscluster, :data:`ORIGINAL`) | how the original's was counted; then ours
-by request kind, and per turn with ``-v``.
+cloud-manager's pkg/kcp/provider/*/rediscluster, :data:`ORIGINAL`) | how the original's was counted; then the
+SKR side's connects to Ready (:data:`CONNECTS`, and :func:`skr_connects`: the SKR plan run turn by turn with a
+Ready network and a KCP mirror Ready by the next connect); then ours by request kind, and per turn with ``-v``.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ ORIGINAL = {
 
 
 #: The SKR side's connects to Ready, reasoned from tasks/cloud/skr/rediscluster_plan.py (each SKR object gets
-#: one turn per connect) and printed with the table.
+#: one turn per connect) and printed with the table; the Ready-network case is also run (:func:`skr_connects`).
 CONNECTS = (
     "SKR connects from creation to Ready when the KCP side is fast (tasks/cloud/skr/rediscluster_plan.plan, one "
     "turn per connect): with its IpRange / GcpSubnet already Ready, connect 1 assigns the id, adds the "
@@ -129,6 +130,41 @@ CONNECTS = (
     "the KCP cluster: Ready in 3 connects, the network's own two included. The original's SKR reconciler "
     "re-reads after each step (watch-driven, no connects); it needs the same KCP Ready plus its own "
     "requeues.")
+
+
+def skr_connects(provider: str, limit: int = 6) -> tuple[int, list[str]]:
+    """SKR turns (= connects: one turn per object per connect) of a new cluster whose network is Ready, the KCP
+    mirror Ready by the connect after its creation (the KCP side above at delay 0): the pure plan
+    (:func:`tasks.cloud.skr.rediscluster_plan.plan`) run over what each connect would read, with the unit
+    tests' builders. Returns (connects until Ready with the auth Secret, what each turn did)."""
+    from kube.toolkit.conditions import condition
+    from tasks.cloud import names
+    from tasks.cloud.skr import rediscluster_plan
+    from tests.integration.cloud.steps import apply_step
+    from tests.unit.cloud.test_skr_rediscluster_plan import ID, NOW, Planned, kcp, seen, skr
+
+    obj = skr(provider, finalizer=False)
+    mirror: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+    did: list[str] = []
+    for n in range(1, limit + 1):
+        out = Planned(rediscluster_plan.plan(seen(obj, provider, kcp=mirror, secret=secret), ID, lambda x: x, NOW),
+                      provider)
+        apply_step(obj, out.step)
+        if out.step.add_finalizer:
+            obj["metadata"]["finalizers"] = [names.FINALIZER]
+        what = [w for w, on in (("id", out.label_id), ("finalizer", out.step.add_finalizer),
+                                ("KCP mirror", out.create), ("auth Secret", out.secret_create)) if on]
+        did.append(f"{n}: {', '.join(what) or '-'} -> {obj['status'].get('state')}")
+        if out.create is not None:  # the KCP side makes it Ready before the next connect
+            mirror = kcp(provider, conds=[condition("Ready", True, "Ready", "Ready", NOW)],
+                         status={"state": "Ready", "discoveryEndpoint": "cfg.example:6379", "authString": "x",
+                                 "caCert": "ca"})
+        if out.secret_create is not None:
+            secret = out.secret_create
+        if obj["status"].get("state") == "Ready" and secret is not None:
+            return n, did
+    raise RuntimeError(f"{provider}: SKR not Ready after {limit} connects: {did}")
 
 
 def drive(provider: str, turn: Callable[[], tuple[Any, dict[str, Any]]], take: Callable[[], Tally[str]],
@@ -311,6 +347,9 @@ def report(runs: list[Run], steady: int, seconds: float, verbose: bool) -> None:
     for n, run in enumerate(runs, 1):
         print(f"  [{n}] {ORIGINAL[run.provider].how}")
     print(f"\nConnects to Ready: {CONNECTS}")
+    for provider in ("aws", "azure", "gcp"):
+        n, did = skr_connects(provider)
+        print(f"  measured on the plan, {provider}: Ready with its auth Secret in {n} connects ({'; '.join(did)})")
     print("\nOurs, requests by kind:")
     for run in runs:
         to_ready: Tally[str] = Tally()
