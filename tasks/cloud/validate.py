@@ -8,15 +8,22 @@ Objects are plain dicts as read from the API server.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Ranked", "age_key", "cidr_failure", "newer", "overlap_winner", "quota_exceeded", "ranges_overlap"]
+__all__ = ["DNS_LABEL", "DNS_SUBDOMAIN", "Ranked", "age_key", "cidr_failure", "newer", "overlap_winner",
+           "quota_exceeded", "ranges_overlap"]
 
 Obj = Mapping[str, Any]
 
 MIN_PREFIX = 16
 MAX_PREFIX = 30
+
+#: A Kubernetes DNS label (namespaces; use with ``fullmatch``: linear, the repeat is bounded).
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+#: A Kubernetes DNS subdomain (object names; ``fullmatch``, at most 253 characters).
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 def cidr_failure(cidr: str) -> str | None:

@@ -53,12 +53,12 @@ from tasks.cloud.aws.redisinstance_plan import (
     COND_UPDATING,
     PORT,
     Read,
-    _ingress_missing,
-    _tags,
-    _uses,
     family,
+    ingress_missing,
     mismatched,
     resource_names,
+    resource_tags,
+    uses_group,
     version_up_to_date,
 )
 from tasks.cloud.calls import KwCall as Call  # ElastiCacheCluster.<method>(**kwargs)
@@ -142,7 +142,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     user_params = {str(k): str(v) for k, v in (spec.get("parameters") or {}).items()}
     auth = bool(spec.get("authEnabled"))
     shards, replicas = int(spec.get("shardCount") or 1), int(spec.get("replicasPerShard") or 0)
-    tags = _tags(obj, scope)
+    tags = resource_tags(obj, scope)
     group, main, temp, members = found.group, found.main, found.temp, list(found.members)
 
     def plan(step: Outcome, *calls: Call) -> Outcome:
@@ -169,12 +169,12 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     main_ok, temp_ok = up_to_date(main), up_to_date(temp)
     deleting_main = False
     if group is not None and main is not None and temp is not None and not main_family_ok and temp_ok \
-            and version_ok and not _uses(members, n["parameter_group"]):
+            and version_ok and not uses_group(members, n["parameter_group"]):
         calls.append(Call("delete_parameter_group", {"name": n["parameter_group"]},
                           "Failed to delete parameter group"))
         main, deleting_main = None, True
     if group is not None and main is not None and temp is not None and main_family_ok \
-            and not _uses(members, n["temp_parameter_group"]):
+            and not uses_group(members, n["temp_parameter_group"]):
         calls.append(Call("delete_parameter_group", {"name": n["temp_parameter_group"]},
                           "Failed to delete parameter group"))
         temp = None
@@ -206,7 +206,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
         return plan(run.step(requeue_after=t(1)), *calls)
     if security_group is None or main is None:
         return plan(run.step(requeue_after=t(1)))
-    missing = _ingress_missing(scope, security_group)
+    missing = ingress_missing(scope, security_group)
     if missing:
         return plan(run.step(requeue_after=t(1)), Call(
             "authorize_ingress", {"group_id": str(security_group.get("GroupId")), "cidrs": missing, "port": PORT},
@@ -280,7 +280,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
             "modify_replication_group", {"name": n["group"], "engine_version": version,
                                          "parameter_group": upgrade_group}, "Failed to update RedisCluster"))
     if temp is not None and main_ok and main_family_ok and version_up_to_date(members, version) \
-            and not _uses(members, n["parameter_group"]):
+            and not uses_group(members, n["parameter_group"]):
         run.without(names.COND_READY)
         return plan(run.step(requeue_after=t(1)), *pre, Call(
             "modify_replication_group", {"name": n["group"], "parameter_group": n["parameter_group"]},

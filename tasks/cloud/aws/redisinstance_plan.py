@@ -44,8 +44,20 @@ from tasks.cloud.calls import KwCall as Call  # ElastiCache.<method>(**kwargs); 
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["Call", "Read", "desired_parameters", "family", "plan_create", "plan_delete", "read_failed",
-           "resource_names", "version_up_to_date"]
+__all__ = [
+    "Call",
+    "Read",
+    "desired_parameters",
+    "family",
+    "ingress_missing",
+    "plan_create",
+    "plan_delete",
+    "read_failed",
+    "resource_names",
+    "resource_tags",
+    "uses_group",
+    "version_up_to_date",
+]
 
 Timing = Callable[[float], float]
 PORT = 6379
@@ -92,7 +104,7 @@ def version_up_to_date(members: Sequence[Mapping[str, Any]], desired: str) -> bo
     return True
 
 
-def _uses(members: Sequence[Mapping[str, Any]], group: str) -> bool:
+def uses_group(members: Sequence[Mapping[str, Any]], group: str) -> bool:
     return any(((m.get("CacheParameterGroup") or {}).get("CacheParameterGroupName")) == group for m in members)
 
 
@@ -118,7 +130,7 @@ class Read:
     members: Sequence[Mapping[str, Any]] = field(default_factory=list)
 
 
-def _tags(obj: Mapping[str, Any], scope: Mapping[str, Any]) -> dict[str, str]:
+def resource_tags(obj: Mapping[str, Any], scope: Mapping[str, Any]) -> dict[str, str]:
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     remote = spec.get("remoteRef") or {}
     return {names.TAG_NAME: f"{meta.get('namespace', '')}/{meta.get('name', '')}",
@@ -127,7 +139,7 @@ def _tags(obj: Mapping[str, Any], scope: Mapping[str, Any]) -> dict[str, str]:
             names.TAG_SHOOT: str((scope.get("spec") or {}).get("shootName") or "")}
 
 
-def _ingress_missing(scope: Mapping[str, Any], group: Mapping[str, Any]) -> list[str]:
+def ingress_missing(scope: Mapping[str, Any], group: Mapping[str, Any]) -> list[str]:
     """CIDRs (pods, VPC) not yet allowed on tcp 6379 (``authorizeSecurityGroupIngress``; an unknown one
     counts as allowed, as the original's)."""
     network = (((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}).get("network") or {}
@@ -153,7 +165,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     want_family = family(version)
     user_params = {str(k): str(v) for k, v in (spec.get("parameters") or {}).items()}
     auth = bool(spec.get("authEnabled"))
-    tags = _tags(obj, scope)
+    tags = resource_tags(obj, scope)
     group, main, temp, members = found.group, found.main, found.temp, list(found.members)
 
     def plan(step: Outcome, *calls: Call) -> Outcome:
@@ -171,12 +183,12 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     temp_ok = temp is not None and not mismatched(temp.get("params") or {},
                                                   desired_parameters(temp.get("defaults") or {}, user_params))
     if group is not None and main is not None and temp is not None and not main_family_ok and temp_ok \
-            and version_ok and not _uses(members, n["parameter_group"]):
+            and version_ok and not uses_group(members, n["parameter_group"]):
         calls.append(Call("delete_parameter_group", {"name": n["parameter_group"]},
                           "Failed to delete parameter group"))
         main = None
     if group is not None and main is not None and temp is not None and main_family_ok \
-            and not _uses(members, n["temp_parameter_group"]):
+            and not uses_group(members, n["temp_parameter_group"]):
         calls.append(Call("delete_parameter_group", {"name": n["temp_parameter_group"]},
                           "Failed to delete parameter group"))
         temp = None
@@ -211,7 +223,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
         return plan(run.step(requeue_after=t(1)), *calls)
     if security_group is None or main is None:  # the main group is waited for (an upgrade recreates it)
         return plan(run.step(requeue_after=t(1)))
-    missing = _ingress_missing(scope, security_group)
+    missing = ingress_missing(scope, security_group)
     if missing:
         return plan(run.step(requeue_after=t(1)), Call(
             "authorize_ingress", {"group_id": str(security_group.get("GroupId")), "cidrs": missing, "port": PORT},
@@ -286,7 +298,7 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
         return plan(run.step(requeue_after=t(1)), *pre, Call(
             "modify_replication_group", {"name": n["group"], "engine_version": version,
                                          "parameter_group": upgrade_group}, "Failed to update RedisInstance"))
-    if temp is not None and main_ok and main_family_ok and not _uses(members, n["parameter_group"]):
+    if temp is not None and main_ok and main_family_ok and not uses_group(members, n["parameter_group"]):
         run.without(names.COND_READY)
         return plan(run.step(requeue_after=t(1)), *pre, Call(
             "modify_replication_group", {"name": n["group"], "parameter_group": n["parameter_group"]},

@@ -68,7 +68,7 @@ from kube.toolkit.actions import Action, Write
 from kube.toolkit.outcome import Outcome, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.step import StepBuilder
-from tasks.cloud.validate import quota_exceeded
+from tasks.cloud.validate import DNS_LABEL, DNS_SUBDOMAIN, quota_exceeded
 
 __all__ = ["CRON_HORIZON_YEARS", "MAX_SCHEDULES", "QUOTA", "BackupKind", "Cron", "Retention", "Seen", "backup_name",
            "cron", "due", "fmt", "next_run_times", "own", "parse_time", "plan", "retention", "utc", "validate"]
@@ -113,8 +113,6 @@ IN_PROGRESS_WAIT = 30.0
 #: Seconds before a run time at which the read loads the volume and the backups (the plan then has them).
 READ_AHEAD = 5.0
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@hourly")
 _STAMP = "%Y%m%d-%H%M%S"
 #: Room a backup name needs beyond its prefix: ``-<index>-YYYYmmdd-HHMMSS``.
@@ -297,11 +295,11 @@ def validate(obj: Mapping[str, Any], now: dt.datetime) -> tuple[str, str] | None
     if len(str((obj.get("metadata") or {}).get("name") or "")) > 63:
         return REASON_INVALID_NAME, "The schedule's name labels its backups: at most 63 characters."
     prefix = prefix_of(obj)
-    if len(prefix) > 253 - _NAME_ROOM or not _DNS_SUBDOMAIN.fullmatch(prefix):
+    if len(prefix) > 253 - _NAME_ROOM or not DNS_SUBDOMAIN.fullmatch(prefix):
         return REASON_INVALID_PREFIX, (f"Prefix must be a lower case RFC 1123 name of at most "
                                        f"{253 - _NAME_ROOM} characters.")
     namespace, name = source_ref(obj)
-    if not _DNS_LABEL.fullmatch(namespace) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+    if not DNS_LABEL.fullmatch(namespace) or len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
         return REASON_NOT_FOUND, "Error loading SourceRef"
     return None
 

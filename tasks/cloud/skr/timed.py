@@ -38,6 +38,7 @@ from kube.toolkit.metrics import counter
 from tasks.cloud import names, registry, settings, sweep
 from tasks.cloud.skr import kind
 from tasks.cloud.skr.context import SkrContext, run_object
+from tasks.cloud.validate import DNS_LABEL, DNS_SUBDOMAIN
 from workers.controller import LOCAL_CLUSTER, Key, Result, ResultKind
 from workers.workqueue import current as workqueue
 
@@ -53,8 +54,6 @@ RUNS = counter("reconcilery_cloud_skr_timed_total",
 SCHEDULED = counter("reconcilery_cloud_skr_timed_scheduled_total",
                     "Timed SKR object keys a connect scheduled (add_after).", ["kind"])
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _KIND_NAME = re.compile(r"[a-z0-9]{1,63}")
 
 
@@ -78,7 +77,7 @@ def parse(key: Key) -> Target | str:
     """The :class:`Target` a key names, or why it names none (a key no connect made)."""
     if key.cluster != LOCAL_CLUSTER:
         return f"not a KCP key: cluster {key.cluster[:64]!r}"
-    if len(key.namespace) > 253 or not _DNS_SUBDOMAIN.fullmatch(key.namespace):
+    if len(key.namespace) > 253 or not DNS_SUBDOMAIN.fullmatch(key.namespace):
         return "the runtime is not a Kubernetes name"
     parts = key.name.split("/")
     if len(parts) != 3 or len(key.name) > 400:
@@ -92,9 +91,9 @@ def parse(key: Key) -> Target | str:
         return f"unknown kind {kind_name!r}"
     if declared.skr is None or not declared.skr.timed or declared.skr.plan is None:
         return f"kind {kind_name!r} is not timed"
-    if namespace and not _DNS_LABEL.fullmatch(namespace):
+    if namespace and not DNS_LABEL.fullmatch(namespace):
         return "the namespace is not a Kubernetes name"
-    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+    if len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
         return "the name is not a Kubernetes name"
     return Target(key.namespace, declared, namespace, name)
 
