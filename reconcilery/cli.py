@@ -107,10 +107,16 @@ def worker(
 
 @app.command()
 def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
-    """Run the scheduler (RedBeat: one active instance, others stand by) for periodic resyncs."""
-    from workers.app import beat_schedule  # Celery
+    """Run the scheduler (RedBeat: one active instance, others stand by) for periodic resyncs; its
+    metrics on ``RECONCILERY_METRICS_PORT`` when set (docs/metrics.md)."""
+    from workers.app import beat_schedule, serve_metrics, settings_of  # Celery
 
     celery_app = _celery()
+    importlib.import_module("workers.beat")  # the scheduler's metrics are registered before the first scrape
+    try:
+        serve_metrics(settings_of(celery_app))
+    except OSError as exc:
+        fail(f"cannot serve metrics: {exc}")
     celery_app.conf.beat_schedule = beat_schedule()
     celery_app.Beat(loglevel=loglevel, scheduler="workers.beat:Scheduler").run()
 
@@ -256,6 +262,22 @@ def up(
                             state_dir=Path(state_dir), once=once, timeout=timeout, api_port=api_port,
                             flower_port=flower_port, examples=examples))
     raise typer.Exit(code)
+
+
+@app.command("compose-env")
+def compose_env(
+    path: str = typer.Option(".env", "--path", help="Where to write (compose reads .env beside docker-compose.yml)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file (and its passwords)."),
+) -> None:
+    """Write the .env docker-compose.yml needs: its four passwords, random (mode 0600; never committed)."""
+    from reconcilery.composeenv import PASSWORDS, EnvExists, write_env
+
+    try:
+        written = write_env(Path(path), force=force)
+    except EnvExists as exc:
+        fail(str(exc))
+        return
+    print(f"{written}: {', '.join(PASSWORDS)} (mode 0600); now: docker compose up -d")
 
 
 def register_domain_commands(root: typer.Typer, render: typer.Typer, installed: Sequence[Domain]) -> None:

@@ -7,6 +7,11 @@ to); then the processes of a deployment: the watchers, one worker per queue that
 and Flower. Manifests given with ``--apply`` are applied once everything is ready; the summary shows
 each domain's rows. ``up`` names no domain.
 
+Every process serves Prometheus metrics on a free loopback port, listed in ``endpoints.json`` under
+``"metrics"`` (process name -> URL) and in the endpoints table: the watchers on their health port, each
+worker pool and beat on ``RECONCILERY_METRICS_PORT``, Flower on its own ``/metrics``, and ``up``'s own
+process, which hosts the domains' in-process webhooks (:func:`metrics_urls`).
+
 Settings reach the children through their spawn environment (the run's cluster, Redis and what each
 domain's local part adds, :attr:`workers.domains.LocalRun.env`); ``up`` never changes ``os.environ``.
 Its own process is handed the local cluster's client (registered as ``local`` in :mod:`kube.clusters`)
@@ -75,6 +80,28 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def metrics_urls(ports: dict[str, int], host: str = "127.0.0.1") -> dict[str, str]:
+    """``{process: "http://host:port/metrics"}`` for ``{process: port}``, in the given order (pure)."""
+    return {name: f"http://{host}:{port}/metrics" for name, port in ports.items()}
+
+
+def endpoint_rows(endpoints: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows of ``up``'s endpoints table (pure): one per endpoint, a list joined by commas, a mapping
+    one row per entry (``metrics watch``), passwords redacted; after Flower, its task list
+    (``flower tasks``: ``reconcile[<controller>] <key>`` per reconcile)."""
+    rows: list[tuple[str, str]] = []
+    for k, v in endpoints.items():
+        if isinstance(v, dict):
+            rows += [(f"{k} {name}", _redacted(str(url))) for name, url in v.items()]
+        elif isinstance(v, list):
+            rows.append((k, ", ".join(str(item) for item in v)))
+        else:
+            rows.append((k, _redacted(str(v))))
+        if k == "flower":
+            rows.append(("flower tasks", f"{v}/tasks"))
+    return rows
+
+
 def _redacted(url: str) -> str:
     """``url`` with its password shown as ``***`` (the console and the summary never print it)."""
     parts = urlsplit(url)
@@ -134,6 +161,8 @@ class LocalRuntime:
         self.applied = self.run.applied
         self.documents = self.run.documents
         self.locals: list[Local] = []  # one per installed domain with a local part, in domain order
+        #: Prometheus endpoints of the run: process name -> port (endpoints.json's "metrics")
+        self.metrics_ports: dict[str, int] = {}
 
     # -- start ---------------------------------------------------------------------------------------
 
@@ -150,6 +179,7 @@ class LocalRuntime:
         for local in self.locals:
             local.start()
         self._start_processes()
+        self._serve_own_metrics()
         self._write_endpoints()
 
     def _start_kubernetes(self) -> None:
@@ -246,21 +276,46 @@ class LocalRuntime:
         load_domains()
         cli = [sys.executable, "-m", "reconcilery.cli"]
         health = _free_port()
+        self.metrics_ports["watch"] = health  # the watchers serve /metrics beside /readyz
         self._spawn("watch", [*cli, "watch", "--health-port", str(health), "--health-host", "127.0.0.1"])
         queues = sorted({c.queue for c in registry})
         for q in queues:
-            self._spawn(f"worker-{q}", [*cli, "worker", "-Q", q, "-c", str(self.o.concurrency), "-n", f"{q}@%h"])
-        self._spawn("beat", [*cli, "beat"])
+            self._spawn(f"worker-{q}", [*cli, "worker", "-Q", q, "-c", str(self.o.concurrency), "-n", f"{q}@%h"],
+                        self._metrics_env(f"worker-{q}"))
+        self._spawn("beat", [*cli, "beat"], self._metrics_env("beat"))
         flower = choose_port("Flower", self.o.flower_port or DEFAULT_FLOWER_PORT, self.o.flower_port is not None)
         if flower.note:
             console.print(f"[yellow]![/yellow] {flower.note}", soft_wrap=True)
         self._spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
                                f"--port={flower.port}", "--address=127.0.0.1"],
                     {"FLOWER_UNAUTHENTICATED_API": "true"})
+        self.metrics_ports["flower"] = flower.port  # Flower's own flower_* metrics
         self.endpoints["flower"] = f"http://127.0.0.1:{flower.port}"
         self.endpoints["watch_health"] = f"http://127.0.0.1:{health}"
         self._wait_ready(len(queues), health)
         console.print(f"[green]✓[/green] watchers, {len(queues)} worker pools ({', '.join(queues)}), beat, Flower")
+
+    def _metrics_env(self, name: str) -> dict[str, str]:
+        """The environment that makes child ``name`` serve its metrics on a free loopback port (kept
+        across its restarts: the supervisor starts it again with the same environment)."""
+        self.metrics_ports[name] = _free_port()
+        return {"RECONCILERY_METRICS_PORT": str(self.metrics_ports[name]),
+                "RECONCILERY_METRICS_BIND_ADDRESS": "127.0.0.1"}
+
+    def _serve_own_metrics(self) -> None:
+        """This process's metrics (the in-process webhooks' and conversion's) on a free loopback port."""
+        from prometheus_client import start_http_server
+
+        server, thread = start_http_server(0, addr="127.0.0.1")
+        self.metrics_ports["up"] = int(server.server_port)
+
+        def stop() -> None:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
+        self._stops.append(stop)
+        self.endpoints["metrics"] = metrics_urls(self.metrics_ports)
 
     def _wait_ready(self, workers: int, health_port: int) -> None:
         r = self._workqueue().redis
@@ -344,8 +399,8 @@ class LocalRuntime:
             table.add_row(row[0], row[1], f"[{color}]{row[2]}[/{color}]" if color else row[2], row[3][:100])
         console.print(table)
         ep = Table("endpoint", "value", title="endpoints.json")
-        for k, v in self.endpoints.items():
-            ep.add_row(k, ", ".join(v) if isinstance(v, list) else _redacted(str(v)))
+        for name, value in endpoint_rows(self.endpoints):
+            ep.add_row(escape(name), escape(value))
         console.print(ep)
         for local in self.locals:
             for line in local.hints():

@@ -18,7 +18,7 @@ from celery import Celery, signals
 from celery.schedules import schedule
 from kombu import Queue
 
-from workers import domains, metrics
+from workers import domains, flower, metrics
 from workers import workqueue as workqueues
 from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
@@ -149,7 +149,7 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
     """One RedBeat entry per controller with a resync interval."""
     return {
         f"resync-{c.name}": {"task": RESYNC_TASK, "schedule": schedule(c.resync_interval), "args": [c.name],
-                             "options": {"queue": c.queue}}
+                             "options": {"queue": c.queue, "shadow": flower.resync_name(c.name)}}
         for c in registry if c.resync_interval
     }
 
@@ -168,14 +168,27 @@ def _structured_logs(**_: Any) -> None:
 WORKERS_READY = "reconcilery:workers-ready"
 
 
+def serve_metrics(settings: EngineSettings) -> int | None:
+    """Serve this process's Prometheus metrics on ``settings.metrics_bind_address:metrics_port`` (a
+    daemon thread); returns the port, or ``None`` when ``metrics_port`` is 0 (off). Raises ``OSError``
+    when the port is taken."""
+    if not settings.metrics_port:
+        return None
+    from prometheus_client import start_http_server
+
+    start_http_server(settings.metrics_port, addr=settings.metrics_bind_address)
+    return settings.metrics_port
+
+
 @signals.worker_ready.connect
 def _ready(**_: Any) -> None:
-    s = settings_of()
-    if s.metrics_port:
-        from prometheus_client import start_http_server
-
-        start_http_server(s.metrics_port, addr="0.0.0.0")
-        threading.Thread(target=_depth_gauges, name="depth-gauges", daemon=True).start()
+    # the main process: the dispatcher's reconciles run here whatever the pool (prefork's children only
+    # run resync tasks), so its registry is the worker's
+    try:
+        if serve_metrics(settings_of()) is not None:
+            threading.Thread(target=_depth_gauges, name="depth-gauges", daemon=True).start()
+    except OSError as exc:  # a taken port costs the metrics, never the reconciles
+        log.error("metrics not served", port=settings_of().metrics_port, error=str(exc))
     workqueue().redis.sadd(WORKERS_READY, str(os.getpid()))
 
 
@@ -191,7 +204,7 @@ def _depth_gauges(interval: float = 10.0) -> None:
     """Refresh ``workqueue_depth`` and the parked keys gauge (only where metrics are served: it costs
     one round trip)."""
     stop = threading.Event()
-    while not stop.wait(interval):
+    while True:  # at once, then every interval: the first scrape already sees every controller's depth
         try:
             for ctrl in registry:
                 status = workqueue().status(ctrl.name)
@@ -199,3 +212,5 @@ def _depth_gauges(interval: float = 10.0) -> None:
                 metrics.PARKED.labels(ctrl.name).set(status.parked)
         except Exception as exc:
             log.debug("depth gauges not refreshed", error=str(exc))
+        if stop.wait(interval):
+            return

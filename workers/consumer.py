@@ -4,7 +4,7 @@ A consumer bootstep, so every ``celery worker`` of the app (``reconcilery worker
 ``celery.contrib.testing.worker.start_worker`` in tests) takes keys of the queues it consumes
 (``-Q``) and runs ``-c`` reconciles at once, beside Celery's own consumer (which runs the resync
 tasks beat sends). Reconciles are reported as Celery task events when events are on, so Flower
-shows them as ``reconcilery.reconcile`` tasks.
+shows them as ``reconcile[<controller>]`` tasks with the key as arguments (:mod:`workers.flower`).
 """
 
 from __future__ import annotations

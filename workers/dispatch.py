@@ -32,7 +32,7 @@ import redis
 import structlog
 
 import fencing
-from workers import metrics
+from workers import flower, metrics
 from workers.controller import Result, ResultKind, TerminalError
 from workers.workqueue import Finish, Taken, WorkQueue, outcome_of
 
@@ -173,8 +173,8 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
     uuid = f"rq-{taken.token}"
     metrics.QUEUE_DURATION.labels(ctrl.name).observe(taken.waited)
     if events is not None:
-        events.send("task-received", uuid=uuid, name="reconcilery.reconcile",
-                    args=repr([ctrl.name, key.encode()]), kwargs="{}", retries=taken.failures,
+        events.send("task-received", uuid=uuid, name=flower.reconcile_name(ctrl.name),
+                    args=flower.key_repr(key), kwargs="{}", retries=taken.failures,
                     eta=None, expires=None, root_id=uuid, parent_id=None)
         events.send("task-started", uuid=uuid)
     t0 = time.perf_counter()

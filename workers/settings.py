@@ -51,8 +51,12 @@ class EngineSettings(_Base):
         "File a worker touches while healthy (``reconcilery probe worker`` checks its age)."))
     task_events: Flag = Field(True, description="Send Celery task events (Flower needs them; they cost about "
                                                 "40% of throughput).")
-    metrics_port: Port = Field(0, description="Port of the Prometheus metrics endpoint of a worker or watcher "
-                                              "process (0 = off).")
+    metrics_port: Port = Field(0, description=(
+        "Port of the Prometheus metrics endpoint of a worker or beat process (0 = off). A worker serves it from "
+        "its main process, where its reconciles run whatever ``--pool``; with ``--pool prefork`` the resync tasks' "
+        "own counts (``workqueue_adds_total`` of resyncs) stay in the pool's children and are not served."))
+    metrics_bind_address: str = Field("0.0.0.0", description=(
+        "Address the metrics endpoint of a worker or beat listens on (``reconcilery up``: ``127.0.0.1``)."))
     domains: str = Field("", description=(
         "Comma-separated modules that register controllers (empty: every installed domain's, found through the "
         "entry point group ``reconcilery.domains``, see :mod:`workers.domains`)."))

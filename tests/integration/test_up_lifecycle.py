@@ -1,9 +1,10 @@
 """``reconcilery up`` stopped by SIGTERM, SIGHUP or SIGKILL leaves no process behind; an NGINX Plus
-host whose port is taken is left to its own server."""
+host whose port is taken is left to its own server; every process it runs serves its metrics."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import socket
 import subprocess
@@ -14,9 +15,19 @@ import psutil
 import pytest
 
 from tests.fixtures.processes import free_port, stop_process, wait_for
+from tests.fixtures.scrape import scrape_all
 from tests.fixtures.workers import ROOT
 
 pytestmark = pytest.mark.integration
+
+#: What each process of ``up`` is recognised by on its /metrics (family names, as the parser names them).
+CHARACTERISTIC = {
+    "watch": {"reconcilery_watch_events", "reconcilery_watch_store_objects"},
+    "worker": {"workqueue_depth", "workqueue_adds", "controller_runtime_reconcile_time_seconds"},
+    "beat": {"reconcilery_beat_active", "reconcilery_beat_sent", "reconcilery_beat_last_tick_timestamp_seconds"},
+    "flower": {"flower_events", "flower_worker_online"},
+    "up": {"snatch_admission_requests"},  # the in-process Snatch webhook
+}
 
 
 def _alive(pid: int) -> bool:
@@ -78,7 +89,9 @@ data:
 @pytest.mark.timeout(420)
 def test_up_restarts_a_sigkilled_worker_and_keeps_working(tmp_path: Path) -> None:
     """SIGKILL of the apigateway worker under ``up`` (the issue's user report): ``up`` says so in one
-    line, restarts it after its backoff, and an APIRule created afterwards is reconciled."""
+    line, restarts it after its backoff, and an APIRule created afterwards is reconciled. Before that:
+    every process's metrics URL of endpoints.json answers Prometheus text with its own series, and the
+    endpoints table lists them and Flower's task list."""
     from kubernetes import config as k8s_config
 
     from kube import Kube
@@ -106,6 +119,26 @@ def test_up_restarts_a_sigkilled_worker_and_keeps_working(tmp_path: Path) -> Non
                  message="up running")
         assert up.poll() is None, out.read_text()
         descendants[:] = [p.pid for p in psutil.Process(up.pid).children(recursive=True)]
+        metrics = json.loads((state / "endpoints.json").read_text())["metrics"]
+        workers = [name for name in metrics if name.startswith("worker-")]
+        assert set(metrics) == {"watch", "beat", "flower", "up", *workers} and "worker-apigateway" in workers
+        assert all(url.startswith("http://127.0.0.1:") and url.endswith("/metrics") for url in metrics.values())
+        text = out.read_text()
+        assert all(f"metrics {name}" in text and url in text for name, url in metrics.items()), text
+        assert "flower tasks" in text and json.loads((state / "endpoints.json").read_text())["flower"] in text
+        scraped: dict[str, set[str]] = {}
+
+        def every_process_answers() -> bool:  # Flower's server is not awaited by up: it may take a moment
+            try:
+                scraped.update(scrape_all(metrics))
+            except Exception:
+                return False
+            return True
+
+        wait_for(every_process_answers, timeout=30, interval=0.5, message="every metrics URL answers")
+        for name, found in scraped.items():
+            wanted = CHARACTERISTIC[name.split("-", 1)[0]] | {"process_cpu_seconds"}
+            assert wanted <= found, (name, wanted - found)
         victim = worker()
         assert victim is not None
         victim.kill()

@@ -13,7 +13,8 @@ import pytest
 import redis
 from celery.contrib.testing.worker import start_worker
 
-from tests.fixtures.processes import stop_process, wait_for
+from tests.fixtures.processes import free_port, stop_process, wait_for
+from tests.fixtures.scrape import samples
 from tests.fixtures.workers import ROOT, WorkerPool, worker_env
 from workers.controller import Key
 
@@ -66,10 +67,13 @@ def test_redbeat_runs_the_resync_schedule_with_one_active_scheduler(
     redis_client.set("probe:resync_size", 3)
     worker_pool(PROBE).start(1, PROBE_RESYNC_SECONDS="1")
     beats = []
+    ports = [free_port(), free_port()]
     try:
         for i in range(2):
             log = open(tmp_path / f"beat-{i}.log", "wb")  # noqa: SIM115 - closed with the process
-            beats.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "beat"], env=env, cwd=ROOT,
+            beats.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "beat"],
+                                          env={**env, "RECONCILERY_METRICS_PORT": str(ports[i]),
+                                               "RECONCILERY_METRICS_BIND_ADDRESS": "127.0.0.1"}, cwd=ROOT,
                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             time.sleep(1.5)
         wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= 3, timeout=30,
@@ -77,6 +81,11 @@ def test_redbeat_runs_the_resync_schedule_with_one_active_scheduler(
         logs = [(tmp_path / f"beat-{i}.log").read_text() for i in range(2)]
         active = [i for i, text in enumerate(logs) if "Sending due task resync-probe" in text]
         assert active == [0], logs  # the second beat waits for the lock
+        # their metrics say the same: the active one ticks and counts its sends, the standby neither
+        first, second = (samples(f"http://127.0.0.1:{port}/metrics") for port in ports)
+        sent = ("reconcilery_beat_sent_total", frozenset({("entry", "resync-probe")}))
+        assert first[("reconcilery_beat_active", frozenset())] == 1 and first[sent] >= 3, first
+        assert second[("reconcilery_beat_active", frozenset())] == 0 and sent not in second, second
         stop_process(beats[0])
         before = int(redis_client.get("probe:count:r0") or 0)
         wait_for(lambda: int(redis_client.get("probe:count:r0") or 0) >= before + 2, timeout=30,

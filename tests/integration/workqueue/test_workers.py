@@ -203,7 +203,8 @@ def test_reconciles_are_celery_task_events_for_flower(probe_wq: WorkQueue, pool:
                  message=f"task events (seen {sorted({e['type'] for e in seen})})")
         recv.should_stop = True
     received = [e for e in seen if e["type"] == "task-received" and "evented" in e.get("args", "")]
-    assert received and received[0]["name"] == "reconcilery.reconcile"
+    # Flower's task list reads "reconcile[probe]" with the key as its arguments (workers/flower.py)
+    assert received and received[0]["name"] == "reconcile[probe]" and received[0]["args"] == key.ref
     uuid = received[0]["uuid"]
     assert {e["type"] for e in seen if e.get("uuid") == uuid} >= {"task-received", "task-started", "task-succeeded"}
 

@@ -58,6 +58,7 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_HEARTBEAT_FILE", "/tmp/hb", "/tmp/hb"),
     ("RECONCILERY_TASK_EVENTS", "OFF", False),
     ("RECONCILERY_METRICS_PORT", "9100", 9100),
+    ("RECONCILERY_METRICS_BIND_ADDRESS", "127.0.0.1", "127.0.0.1"),
     ("RECONCILERY_DOMAINS", "tasks.nginx.controller", "tasks.nginx.controller"),
     ("RECONCILERY_WATCH_MODULES", "watchers.nginx", "watchers.nginx"),
     ("RECONCILERY_REDBEAT_LOCK_TIMEOUT", "5", 5.0),
