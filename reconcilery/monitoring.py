@@ -25,8 +25,21 @@ from typing import Any
 
 import yaml
 
-__all__ = ["COMPONENT", "RULES_FILE", "PROMETHEUS_RULE_FILE", "DASHBOARDS", "exported_names", "family",
-           "metric_names", "names_used", "prometheus_rule", "render_prometheus_rule", "main"]
+__all__ = [
+    "COMPONENT",
+    "DASHBOARDS",
+    "PROMETHEUS_RULE_FILE",
+    "RULES_FILE",
+    "dashboard_queries",
+    "exported_names",
+    "family",
+    "main",
+    "metric_names",
+    "names_used",
+    "prometheus_rule",
+    "render_prometheus_rule",
+    "rule_queries",
+]
 
 #: ``deploy/components/monitoring`` of a source checkout (the wheel does not ship deploy/).
 COMPONENT = Path(__file__).resolve().parents[1] / "deploy" / "components" / "monitoring"
@@ -49,7 +62,7 @@ _RANGE = re.compile(r"\[[^\[\]]*\]")
 _LABEL_LIST = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)")
 #: ``label_values(metric_or_query, label)`` of a Grafana template variable: the label is not a metric.
 _LABEL_VALUES = re.compile(r"\blabel_values\s*\((.*),\s*[a-zA-Z_]\w*\s*\)\s*$", re.S)
-_TOKEN = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:ms|[smhdwy])*|0x[0-9a-fA-F]+|[a-zA-Z_:][\w:]*")
+_TOKEN = re.compile(r"0x[0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:ms|[smhdwy])*|[a-zA-Z_:][\w:]*")
 _HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
