@@ -8,6 +8,7 @@ Operator) is generated from it::
 
     python -m reconcilery.monitoring          # regenerate prometheusrule.yaml
     python -m reconcilery.monitoring --check  # exit 1 when it is stale
+    python -m reconcilery.monitoring --dashboard-rules > q.yaml && promtool check rules q.yaml  # panel PromQL
 
 ``tests/unit/test_monitoring.py`` checks that the generated file is current and that every metric a
 dashboard panel or an alert names (:func:`names_used`) is one the processes export.
@@ -31,6 +32,7 @@ __all__ = [
     "PROMETHEUS_RULE_FILE",
     "RULES_FILE",
     "dashboard_queries",
+    "dashboard_rules",
     "exported_names",
     "family",
     "main",
@@ -150,6 +152,27 @@ def names_used(dashboards_dir: Path | str, rules_file: Path | str) -> dict[str, 
     return used
 
 
+#: Grafana's interval variables, as a range a rules file accepts.
+_GRAFANA_INTERVAL = re.compile(r"\$\{?(?:__rate_interval|__interval|__range)\b\}?")
+
+
+def dashboard_rules(dashboards_dir: Path | str) -> dict[str, Any]:
+    """A Prometheus rules document with one recording rule per dashboard panel query (Grafana's interval
+    variables as ``5m``), for ``promtool check rules`` to check every query's PromQL. Record names:
+    ``dashboard:<file stem>:panel<id>_<refId>``. Raises ``OSError``/``ValueError`` for a bad file."""
+    groups = []
+    for path in sorted(Path(dashboards_dir).glob("*.json")):
+        stem = re.sub(r"\W", "_", path.stem)
+        rules = []
+        for panel in _panels(list(json.loads(path.read_text()).get("panels") or [])):
+            for target in panel.get("targets") or []:
+                if target.get("expr"):
+                    rules.append({"record": f"dashboard:{stem}:panel{panel.get('id')}_{target.get('refId', 'A')}",
+                                  "expr": _GRAFANA_INTERVAL.sub("5m", str(target["expr"]))})
+        groups.append({"name": f"dashboard-{path.stem}", "rules": rules})
+    return {"groups": groups}
+
+
 def exported_names(typed: Mapping[str, str]) -> set[str]:
     """Contract-style names of scraped families ``{family: type}`` (prometheus-client's parser, e.g.
     ``tests/fixtures/scrape.py``): a counter's family with ``_total`` (the parser drops it), every other
@@ -195,7 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) ``prometheusrule.yaml``; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m reconcilery.monitoring", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when prometheusrule.yaml is stale")
+    parser.add_argument("--dashboard-rules", action="store_true",
+                        help="print every dashboard query as a recording rule (for promtool check rules)")
     args = parser.parse_args(argv)
+    if args.dashboard_rules:
+        print(yaml.safe_dump(dashboard_rules(DASHBOARDS), sort_keys=False, width=4096), end="")
+        return 0
     wanted = render_prometheus_rule(RULES_FILE.read_text())
     current = PROMETHEUS_RULE_FILE.read_text() if PROMETHEUS_RULE_FILE.exists() else ""
     if args.check:

@@ -203,6 +203,16 @@ def test_promtool_checks_the_rules_and_their_tests_pass() -> None:
     _run(promtool, "test", "rules", str(ALERT_TESTS))
 
 
+def test_promtool_parses_every_dashboard_query(tmp_path: Path) -> None:
+    promtool = _promtool()
+    rules = monitoring.dashboard_rules(DASHBOARDS)
+    queries = [q for d in _dashboards().values() for _, q in monitoring.dashboard_queries(d)]
+    recorded = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    assert len(recorded) == len(queries) and not any("$" in q for q in recorded)
+    (tmp_path / "queries.yaml").write_text(yaml.safe_dump(rules))
+    _run(promtool, "check", "rules", str(tmp_path / "queries.yaml"))
+
+
 def test_promtool_checks_the_compose_prometheus_config_with_the_rules(tmp_path: Path) -> None:
     """The whole config, rule files included, with the container's paths pointed at the tree's files."""
     promtool = _promtool()
