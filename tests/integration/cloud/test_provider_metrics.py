@@ -33,7 +33,7 @@ def test_aws_calls_counted_with_operation_and_code(moto_endpoint: str) -> None:
     before = (calls("aws", "EC2/DescribeVpcs", "200", "eu-central-1", ""),
               calls("aws", "EC2/DescribeVpcs", "400", "eu-central-1", ""))
     ec2.describe_vpcs()
-    with pytest.raises(Exception, match="InvalidVpcID.NotFound"):
+    with pytest.raises(Exception, match=r"InvalidVpcID\.NotFound"):
         ec2.describe_vpcs(VpcIds=["vpc-0000000000000dead"])
     assert calls("aws", "EC2/DescribeVpcs", "200", "eu-central-1", "") == before[0] + 1
     assert calls("aws", "EC2/DescribeVpcs", "400", "eu-central-1", "") == before[1] + 1

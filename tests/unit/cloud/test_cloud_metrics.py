@@ -23,7 +23,8 @@ SUB = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
 
 
 @pytest.mark.parametrize(("path", "expected"), [
-    ("/compute/v1/projects/sap-kyma-42/global/networks/shoot--kyma--c-91b", "/compute/v1/projects/{id}/global/networks/{id}"),
+    ("/compute/v1/projects/sap-kyma-42/global/networks/shoot--kyma--c-91b",
+     "/compute/v1/projects/{id}/global/networks/{id}"),
     ("/compute/v1/projects/myproject/global/addresses/plain", "/compute/v1/projects/{id}/global/addresses/{id}"),
     ("/v1/projects/p/locations/us-east4/instances/cm-1:getAuthString",
      "/v1/projects/{id}/locations/{id}/instances/{id}:getAuthString"),
