@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
-__all__ = ["PAST_CONNECTIONS", "cyclic_threshold", "failure_delay", "past_connections", "revisit_delay"]
+__all__ = ["PAST_CONNECTIONS", "cyclic_threshold", "failure_delay", "past_connections", "revisit_delay",
+           "revisit_interval"]
 
 #: SkrStatus keeps this many past connection times.
 PAST_CONNECTIONS = 10
@@ -55,3 +56,13 @@ def past_connections(previous: Sequence[str], now: str) -> tuple[list[str], int]
         return kept, 0
     span = (times[-1] - times[0]).total_seconds()
     return kept, max(0, int(span / (len(times) - 1)))
+
+
+def revisit_interval(previous: Sequence[str], now: str) -> float | None:
+    """Seconds from the last parseable time of ``previous`` connection times (RFC 3339) to ``now``;
+    ``None`` without one (a first connect) or when ``now`` is unreadable. Never negative."""
+    current = _parse(now)
+    last = next((t for t in (_parse(p) for p in reversed(previous)) if t is not None), None)
+    if current is None or last is None:
+        return None
+    return max(0.0, (current - last).total_seconds())

@@ -105,6 +105,13 @@ class CloudSettings(config.Settings):
     connect_backoff_cap: Seconds = Field(300.0, description="Longest backoff of an SKR whose connect failed.")
     connect_delay: Seconds = Field(0.0, description=(
         "Injected delay of every connect (benchmarks: the real world's 10-20 s connect)."))
+    metrics_subscription_label: Flag = Field(False, description=(
+        "Fill the ``subscription`` label of ``cloud_manager_cloud_provider_api_call_total`` with the AWS account, "
+        "GCP project or Azure subscription of each call (one series per tenant: cardinality grows with the "
+        "fleet). Off: the label is empty."))
+    revisit_target: Seconds = Field(300.0, description=(
+        "The SKR fleet's target revisit interval (exported as ``reconcilery_cloud_skr_revisit_target_seconds``, "
+        "the line the revisit-interval alert compares against; changes no behaviour)."))
     kcp_namespace: str = Field(names.KCP_NAMESPACE, description="KCP namespace of Scopes, mirrors and kubeconfig "
                                                                 "Secrets.")
     gardener_namespace: str = Field(names.DEFAULT_GARDENER_NAMESPACE, validation_alias=_env(

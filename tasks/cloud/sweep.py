@@ -1,7 +1,7 @@
 """The SKR rotation in Redis: who is active, who is due, and the notification path.
 
 The original's cyclic sleeve, spread over the ``cloud-skr`` pool instead of one worker
-(``pkg/skr/runtime/looper``). Five Redis structures (hash-tagged ``{skr}``), each operation one Lua
+(``pkg/skr/runtime/looper``). Six Redis structures (hash-tagged ``{skr}``), each operation one Lua
 script (``tasks/cloud/lua``):
 
 - ``cloud:{skr}:rotation`` ZSET kyma -> due time: the active SKRs waiting for their turn; its order is
@@ -10,7 +10,9 @@ script (``tasks/cloud/lua``):
   running. Active = in one of the two (the membership is the source of truth, as the cyclic queue's);
 - ``cloud:{skr}:failures`` HASH kyma -> consecutive failed connects (backoff inside the rotation);
 - ``cloud:{skr}:notified`` HASH kyma -> end of the last notification-driven connect (rate limit);
-- ``cloud:{skr}:pending`` SET of kymas with an accepted notification not yet served.
+- ``cloud:{skr}:pending`` SET of kymas with an accepted notification not yet served;
+- ``cloud:{skr}:health`` HASH kyma -> ``<status>|<since>`` of its last connect (the fleet metrics,
+  :mod:`tasks.cloud.skr.fleet`; removed on deactivation).
 
 The guarantees:
 
@@ -32,6 +34,7 @@ The guarantees:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -42,6 +45,7 @@ import redis
 from tasks.cloud import settings as cloud_settings
 from tasks.cloud.rotation import cyclic_threshold
 from tasks.cloud.settings import CloudSettings
+from tasks.cloud.skr.fleet import health_entry
 from workers.controller import LOCAL_CLUSTER, Key, Result
 from workers.settings import load
 from workers.workqueue import current as workqueue
@@ -75,7 +79,7 @@ class Rotation:
     def __init__(self, client: redis.Redis, settings: CloudSettings) -> None:
         self.redis = client
         self.settings = settings
-        self.keys = {n: f"{PREFIX}{n}" for n in ("rotation", "inflight", "failures", "notified", "pending")}
+        self.keys = {n: f"{PREFIX}{n}" for n in ("rotation", "inflight", "failures", "notified", "pending", "health")}
         self._scripts = {n: client.register_script(
             resources.files("tasks.cloud").joinpath(f"lua/{n}.lua").read_text()) for n in _SCRIPTS}
 
@@ -88,7 +92,7 @@ class Rotation:
 
     def deactivate(self, kyma: str) -> bool:
         """Remove ``kyma`` (a running connect is not aborted); True when it was active."""
-        keys = self._k("rotation", "inflight", "failures", "notified", "pending")
+        keys = self._k("rotation", "inflight", "failures", "notified", "pending", "health")
         return bool(self._scripts["deactivate"](keys=keys, args=[kyma]))
 
     def is_active(self, kyma: str) -> bool:
@@ -131,6 +135,22 @@ class Rotation:
         """A notification for ``kyma``: ``accepted`` (enqueue a connect) or why it was dropped."""
         keys = self._k("rotation", "inflight", "notified", "pending")
         return _text(self._scripts["notify"](keys=keys, args=[kyma, self.settings.notif_min_interval]))
+
+    def record_health(self, kyma: str, result: str, finished: Finish) -> None:
+        """Keep the health entry of ``kyma`` after a connect with ``result`` (:func:`~tasks.cloud.skr.fleet.
+        health_entry`; the SKR's connects never overlap, so read-then-write is safe); a connect that found
+        the SKR inactive removes it."""
+        if finished.kind == "inactive":
+            self.redis.hdel(self.keys["health"], kyma)
+            return
+        previous = self.redis.hget(self.keys["health"], kyma)
+        entry = health_entry(result, None if previous is None else _text(previous), time.time())
+        if entry is not None and entry != (None if previous is None else _text(previous)):
+            self.redis.hset(self.keys["health"], kyma, entry)
+
+    def health(self) -> dict[str, str]:
+        """Every active SKR's health entry: kyma -> ``<status>|<since>``."""
+        return {_text(k): _text(v) for k, v in self.redis.hgetall(self.keys["health"]).items()}
 
     def failures(self, kyma: str) -> int:
         return int(self.redis.hget(self.keys["failures"], kyma) or 0)

@@ -37,6 +37,7 @@ import botocore.exceptions
 
 import fencing
 from kube.refusal import Failure, FailureKind, HttpStatus, Refusal
+from tasks.cloud.aws import metrics as aws_metrics
 from tasks.cloud.guard import guarded
 from tasks.cloud.settings import CloudSettings
 
@@ -201,6 +202,8 @@ def user_message(exc: BaseException) -> str:
 _lock = threading.Lock()
 _clients: dict[tuple[str, ...], Any] = {}
 _assumed: dict[tuple[str, str], tuple[float, Mapping[str, str]]] = {}
+#: access key id -> the account it was handed out for (the subscription label; cleared with the clients).
+_accounts: dict[str, str] = {}
 
 
 def _client(service: str, region: str, key: str, secret: str, token: str, endpoint: str,
@@ -214,8 +217,10 @@ def _client(service: str, region: str, key: str, secret: str, token: str, endpoi
             session = boto3.session.Session(aws_access_key_id=key, aws_secret_access_key=secret,
                                             aws_session_token=token or None, region_name=region)
             found = session.client(service, endpoint_url=endpoint or None, config=_config(timeout))
+            aws_metrics.instrument(found, _accounts.get(key, ""))  # every attempt counted (provider_metrics)
             if len(_clients) > 256:  # expired role sessions: start over rather than grow
                 _clients.clear()
+                _accounts.clear()
             _clients[ident] = found
         return found
 
@@ -232,6 +237,8 @@ def _credentials(settings: CloudSettings, account: str, region: str, role: str |
     role = settings.aws_role_name if role is None else role
     key, secret = key or settings.aws_access_key_id, secret or settings.aws_secret_access_key
     if not role:
+        with _lock:
+            _accounts.setdefault(key, account)
         return key, secret, ""
     arn = f"arn:{settings.aws_partition}:iam::{account}:role/{role}"
     with _lock:
@@ -243,6 +250,8 @@ def _credentials(settings: CloudSettings, account: str, region: str, role: str |
         with _lock:
             _assumed[(arn, region)] = cached
     creds = cached[1]
+    with _lock:
+        _accounts[creds["AccessKeyId"]] = account
     return creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"]
 
 

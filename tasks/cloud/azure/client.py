@@ -25,6 +25,7 @@ from typing import Any
 
 import fencing
 from kube.refusal import Failure, HttpStatus, Refusal
+from tasks.cloud.azure import metrics as azure_metrics
 from tasks.cloud.guard import guarded
 
 #: Per-request connect/read timeout (seconds).
@@ -184,9 +185,13 @@ class AzureClient:
             kwargs["custom_hook_policy"] = AuxiliaryAuthenticationPolicy(aux, MANAGEMENT_SCOPE)
         self.subscription_id = subscription_id
         self.credential = credential  # the kinds' clients on this one (clients.on_network) share it
-        self._resources = ResourceManagementClient(credential, subscription_id, **kwargs)
-        self._network = NetworkManagementClient(credential, subscription_id, **kwargs)
-        self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs)
+        # each client's attempts counted (tasks.cloud.provider_metrics); a policy instance per pipeline
+        self._resources = ResourceManagementClient(credential, subscription_id, **kwargs,
+                                                   per_retry_policies=azure_metrics.policies())
+        self._network = NetworkManagementClient(credential, subscription_id, **kwargs,
+                                                per_retry_policies=azure_metrics.policies())
+        self._dns = PrivateDnsManagementClient(credential, subscription_id, **kwargs,
+                                               per_retry_policies=azure_metrics.policies())
 
     @staticmethod
     def _timeouts(write: bool) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from tasks.cloud.azure import metrics as azure_metrics
 from tasks.cloud.azure.client import AzureClient
 from tasks.cloud.settings import CloudSettings
 
@@ -56,7 +57,9 @@ def on_network(build: Callable[..., C], settings: CloudSettings, scope: Mapping[
     net = network(settings, scope)
     base_url = settings.azure_endpoint_url or None
     name = f"{build.__module__}.{getattr(build, '__qualname__', build)}"
-    return _cached((name, net.subscription_id, base_url or ""), lambda: build(net, base_url=base_url))
+    # a kind's client builds its own ARM clients: their attempts are counted too (tasks.cloud.provider_metrics)
+    return _cached((name, net.subscription_id, base_url or ""),
+                   lambda: azure_metrics.instrument(build(net, base_url=base_url)))
 
 
 def peering(settings: CloudSettings, subscription: str, tenant: str, auxiliary: tuple[str, ...] = ()) -> AzureClient:

@@ -197,12 +197,13 @@ class GcpClient:
     def _execute(self, request: Any, write: bool) -> Any:
         """Run a discovery request with a fenced timeout on its own HTTP connection."""
         import google_auth_httplib2
-        import httplib2
+
+        from tasks.cloud.gcp.metrics import CountingHttp
 
         if write:
             fencing.check()
         http = google_auth_httplib2.AuthorizedHttp(
-            self._credentials, http=httplib2.Http(timeout=fencing.timeout(API_TIMEOUT, write=write)))
+            self._credentials, http=CountingHttp(timeout=fencing.timeout(API_TIMEOUT, write=write)))
         return request.execute(http=http)
 
     def _read(self, request: Any) -> dict[str, Any] | None:

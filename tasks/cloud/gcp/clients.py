@@ -3,7 +3,8 @@ transports are reused by every turn). A new kind's client needs no edit here: it
 ``clients.of(MyClient, settings)`` for it.
 
 Each is built for the configured ``GCP_ENDPOINT_URL`` (the stand-in) and ``GCP_SA_JSON_KEY_PATH`` (else
-the default credentials); building one imports its Google SDK (inside the client's constructor).
+the default credentials); building one imports its Google SDK (inside the client's constructor). Every
+client built here counts its HTTP requests (:func:`tasks.cloud.gcp.metrics.instrument`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tasks.cloud.gcp import metrics as gcp_metrics
 from tasks.cloud.gcp.client import GcpClient
 from tasks.cloud.settings import CloudSettings
 
@@ -31,7 +33,8 @@ def of(build: Callable[..., C], settings: CloudSettings) -> C:
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = build(endpoint=endpoint, credentials_file=keyfile)
+            # every google-cloud-* client it holds counts its requests (tasks.cloud.provider_metrics)
+            client = _clients[key] = gcp_metrics.instrument(build(endpoint=endpoint, credentials_file=keyfile))
         return client
 
 

@@ -13,7 +13,8 @@ One reconcile of the KCP object ``key`` of a kind:
    provider the kind does not support answers the original's ``<Kind> is not supported on provider <p>``
    (and lets a deleting object go: it made nothing).
 
-As cloud-manager's ``pkg/kcp/<kind>`` reconcilers with their ``pkg/kcp/provider/<type>/<kind>`` flows.
+Every reconcile's end is recorded per kind (:mod:`tasks.cloud.kind_metrics`: objects by state, time to
+Ready, requeues). As cloud-manager's ``pkg/kcp/<kind>`` reconcilers with their ``pkg/kcp/provider/<type>/<kind>`` flows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import structlog
 
 from kube.refusal import Refusal
 from kube.toolkit import Outcome, execute
-from tasks.cloud import names
+from tasks.cloud import kind_metrics, names, provider_metrics
 from tasks.cloud.kcp.common import load
 from tasks.cloud.registry import Kind, ProviderSide, Turn
 from tasks.cloud.step import StepBuilder, gone
@@ -45,16 +46,22 @@ def reconcile(key: Key, *, kind: Kind) -> Result:
     s, kcp, obj = load(key, side.resource)
     if obj is None:
         return Result.done()
+    label = kind_metrics.kind_label(side.resource.kind, side.resource.group)
     seen = side.read(kcp, obj, key.namespace)
     decided = side.plan(seen, s.t)
     done = execute(decided, kcp, side.resource, obj, legacy_finalizers=names.LEGACY_FINALIZERS)
     scope = getattr(seen, "scope", None)
     if decided.handoff not in HANDOFFS or done.obj is None or scope is None:
+        kind_metrics.record(label, f"{key.namespace}/{key.name}", obj, done)
         return done.result
     turn = Turn(kube=kcp, obj=done.obj, scope=scope, settings=s, seen=seen)
-    outcome, clients = provider_turn(kind, turn, deleting=decided.handoff == "delete")
-    return execute(outcome, kcp, side.resource, done.obj, clients=clients, scale=s.t,
-                   legacy_finalizers=names.LEGACY_FINALIZERS).result
+    # the provider calls of this turn are counted with the Scope's region (tasks.cloud.provider_metrics)
+    with provider_metrics.region_scope(str((scope.get("spec") or {}).get("region") or "")):
+        outcome, clients = provider_turn(kind, turn, deleting=decided.handoff == "delete")
+        done = execute(outcome, kcp, side.resource, done.obj, clients=clients, scale=s.t,
+                       legacy_finalizers=names.LEGACY_FINALIZERS)
+    kind_metrics.record(label, f"{key.namespace}/{key.name}", obj, done)
+    return done.result
 
 
 def provider_turn(kind: Kind, turn: Turn, deleting: bool, clients: Mapping[str, Any] | None = None

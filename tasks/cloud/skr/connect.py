@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import redis
 import structlog
 
 from kube import ApiError, Kube, ReadLimitExceeded, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
-from tasks.cloud import names, registry, settings, sweep
+from tasks.cloud import kind_metrics, names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr import cloudresources, installer, kind, skrstatus, timed
+from tasks.cloud.skr import cloudresources, fleet, installer, kind, skrstatus, timed
 from tasks.cloud.skr.context import SkrContext, run_object
 from workers.controller import Key, Result, ResultKind
 
@@ -50,7 +51,18 @@ __all__ = ["ConnectReport", "connect", "ready", "reconcile"]
 CONNECTS = counter("reconcilery_cloud_skr_connects_total",
                    "SKR connects by result (ok, not_ready, failed, inactive) and kind (rotation, notification).",
                    ["result", "kind"])
-CONNECT_SECONDS = histogram("reconcilery_cloud_skr_connect_seconds", "Duration of SKR connects.", ["result"])
+CONNECT_SECONDS = histogram("reconcilery_cloud_skr_connect_seconds",
+                            "Duration of SKR connects in seconds, by result (ok, not_ready, failed) and the SKR's "
+                            "provider (aws, gcp, azure, openstack; empty when its Scope was not read).",
+                            ["result", "provider"], buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300))
+
+
+def _fleet() -> tuple[dict[str, str], int]:
+    rotation = sweep.rotation(settings.current())
+    return rotation.health(), rotation.fleet()
+
+
+fleet.register(_fleet)  # reconcilery_cloud_skrs and ..._unreachable_longest_seconds, read at scrape
 
 #: An SKR reconciler: ``(ctx, namespace, name) -> Result``, and the kind it reconciles.
 Reconciler = Callable[[SkrContext, str, str], Result]
@@ -58,13 +70,15 @@ Reconciler = Callable[[SkrContext, str, str], Result]
 
 @dataclass
 class ConnectReport:
-    """What one connect did: ``result`` ``ok`` / ``not_ready`` / ``failed``, the handles for SkrStatus."""
+    """What one connect did: ``result`` ``ok`` / ``not_ready`` / ``failed``, the handles for SkrStatus, the
+    Scope's ``provider`` (``""`` before it was read)."""
 
     kyma: str
     result: str = "ok"
     message: str = ""
     handles: list[dict[str, Any]] = field(default_factory=list)
     objects: int = 0
+    provider: str = ""
 
     @property
     def ok(self) -> bool:
@@ -93,9 +107,11 @@ def ready(skr: Kube, s: CloudSettings) -> tuple[list[dict[str, Any]], int] | Non
 
 
 def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str,
-         later: list[tuple[str, str, float]] | None = None) -> dict[str, Any]:
+         later: list[tuple[str, str, float]] | None = None,
+         states: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
     """Every object of ``res``, each until done or asking to come back later (``later``: a timed kind's
-    objects that asked, ``(namespace, name, seconds)``)."""
+    objects that asked, ``(namespace, name, seconds)``; ``states``: ``(kind label, state label) -> n`` of
+    the objects reconciled, for ``reconcilery_cloud_objects``)."""
     outcomes: list[str] = []
     ok = True
     try:
@@ -123,20 +139,24 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str,
             outcomes.append(f"{ref}: {result.message}"[:300])
         else:
             outcomes.append(f"{ref}: {ctx.state_of(ref)}")
+        if states is not None and ctx.state_of(ref) != "gone":
+            counted = (kind_metrics.kind_label(res.kind, res.group), kind_metrics.state_label(ctx.state_of(ref)))
+            states[counted] = states.get(counted, 0) + 1
     ctx.forget_all()  # the kind's turn is over: its snapshot (and any other kind's it read) is dropped
     return {"title": f"Controller {title}", "objKindGroup": f"{res.kind.lower()}.{res.group}", "ok": ok,
             "outcomes": outcomes}
 
 
-def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
-    """One connect (steps 2-6 of the module doc). Raises ``ApiError`` / ``KubeconfigError`` on failures."""
-    report = ConnectReport(kyma)
+def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None = None) -> ConnectReport:
+    """One connect (steps 2-6 of the module doc), told in ``report`` (default a new one; given, it keeps
+    what the connect learnt, the provider, when it raises). Raises ``ApiError`` / ``KubeconfigError``."""
+    report = report or ConnectReport(kyma)
     scope = kcp.get(names.SCOPE, kyma, s.kcp_namespace)
     if scope is None:
         time.sleep(0.1)
         report.result, report.message = "failed", "SKR scope not found"
         return report
-    provider = str((scope.get("spec") or {}).get("provider") or "")
+    provider = report.provider = str((scope.get("spec") or {}).get("provider") or "")
     with clusters.remote(kcp, s.kcp_namespace, names.kubeconfig_secret(kyma), cluster=kyma,
                          timeout=s.skr_request_timeout) as skr:
         seen = ready(skr, s) if provider else ([], 0)
@@ -155,15 +175,20 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings) -> ConnectReport:
         trial = ctx.broker_plan == "trial"
         outcomes = installer.install_crds(skr, provider, s, api_disabled=trial)
         report.handles.append({"title": "Installer", "ok": True, "outcomes": outcomes})
-        report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources"))
+        states: dict[tuple[str, str], int] = {}
+        report.handles.append(_run(ctx, names.CLOUD_RESOURCES, cloudresources.reconcile, "CloudResources",
+                                   states=states))
         if not trial:
             for declared, res in registry.skr_kinds(provider):
                 later: list[tuple[str, str, float]] | None = [] if declared.skr and declared.skr.timed else None
                 report.handles.append(_run(ctx, res, partial(kind.reconcile, kind=declared, res=res), res.kind,
-                                           later))
+                                           later, states))
                 timed.schedule(kyma, declared.name, later or [])  # each a key at its time (:mod:`.timed`)
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
+        if not any("window ended" in (h.get("outcomes") or []) for h in report.handles):
+            kind_metrics.record_skr(kyma, states)  # every object seen: this SKR's objects by state
     skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
+    report.result = "ok"
     return report
 
 
@@ -174,11 +199,14 @@ def reconcile(key: Key) -> Result:
     rotation = sweep.rotation(s)
     if not rotation.is_active(kyma):
         CONNECTS.labels("inactive", "none").inc()
+        kind_metrics.forget_skr(kyma)
         return Result.done()
     started = time.perf_counter()
     report = ConnectReport(kyma, result="failed")
+    fleet.REVISIT_TARGET.set(s.revisit_target)
+    fleet.IN_FLIGHT.inc()
     try:
-        report = connect(client_for(key.cluster), kyma, s)
+        connect(client_for(key.cluster), kyma, s, report)
     except ReadLimitExceeded as exc:  # the SKR answered past the read limits: its SkrStatus and an Event say so
         report.message = f"{type(exc).__name__}: {exc}"
         try:
@@ -195,10 +223,15 @@ def reconcile(key: Key) -> Result:
         log.exception("connect raised", kyma=kyma)
         report.message = f"{type(exc).__name__}: {exc}"
     finally:
+        fleet.IN_FLIGHT.dec()
         finished = rotation.finish(kyma, report.ok)
         elapsed = time.perf_counter() - started
         CONNECTS.labels(report.result, finished.kind).inc()
-        CONNECT_SECONDS.labels(report.result).observe(elapsed)
+        CONNECT_SECONDS.labels(report.result, report.provider).observe(elapsed)
+        try:
+            rotation.record_health(kyma, report.result, finished)
+        except redis.RedisError as exc:  # a metric: never the connect's failure
+            log.warning("SKR health not recorded", kyma=kyma, error=str(exc))
     if not report.ok:
         log.warning("connect failed", kyma=kyma, error=report.message, failures=finished.failures,
                     next_in=round(finished.delay, 3), kind=finished.kind)

@@ -14,7 +14,7 @@ from typing import Any
 from kube import Kube, Resource
 from kube.clock import now_rfc3339
 from kube.toolkit import execute
-from tasks.cloud import settings
+from tasks.cloud import kind_metrics, settings
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import foreign, invalid_id
 from tasks.cloud.registry import Kind
@@ -36,7 +36,10 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     outcome = side.plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     clients: Any = side.clients(ctx) if side.clients is not None else {}
     done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
-    ctx.track(f"{namespace}/{name}" if namespace else name, done.obj or obj)
+    ref = f"{namespace}/{name}" if namespace else name
+    # requeues and time to Ready; its state counts with its SKR's, once per connect (connect._run)
+    kind_metrics.record(kind_metrics.kind_label(res.kind, res.group), ref, obj, done, owner=False)
+    ctx.track(ref, done.obj or obj)
     return done.result
 
 

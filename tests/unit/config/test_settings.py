@@ -138,6 +138,8 @@ GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_CLOUD_LANDSCAPE", "stage", "stage"),
     ("LANDSCAPE", "prod", "prod"),
     ("RECONCILERY_CLOUD_EXPOSE_DATA", "false", False),
+    ("RECONCILERY_CLOUD_METRICS_SUBSCRIPTION_LABEL", "true", True),
+    ("RECONCILERY_CLOUD_REVISIT_TARGET", "600", 600.0),
     ("RECONCILERY_CLOUD_NUKE", "no", False),
     ("RECONCILERY_CLOUD_QUOTA_DEFAULTS", '{"a/totalCount": 3}', {"a/totalCount": 3}),
     ("RECONCILERY_CLOUD_QUOTA_OVERRIDES", '{"kyma-1": {"a/totalCount": 2}}', {"kyma-1": {"a/totalCount": 2}}),
