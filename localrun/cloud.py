@@ -300,7 +300,7 @@ def seed_gcp_nat(state: Any, shoot: Mapping[str, Any], project_namespace: str, p
     """Gardener's Cloud NAT of a GCP shoot in the GCP stand-in's ``state`` (idempotent): the router
     ``<vpc>-cloud-router`` on the shoot's VPC in its region with the NAT ``<vpc>-cloud-nat`` (``AUTO_ONLY``)
     and two auto-allocated NAT IPs (:func:`nat_ips`, ``35.*``). Returns the IPs."""
-    region, name, _, _ = _shoot_network(shoot, project_namespace, "workers", "europe-west3")
+    region, name, _, _ = _shoot_network(shoot, project_namespace, "vpc", "europe-west3")  # GCP: no CIDR needed
     ips = nat_ips(name, 2, 35)
     state.put_router(project, region, f"{name}-cloud-router", f"projects/{project}/global/networks/{name}",
                      nat=f"{name}-cloud-nat", nat_ips=ips)
