@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from localrun.cloud import nat_ips as seeded_nat_ips
@@ -29,7 +31,7 @@ def test_resource_group_and_name_of_an_arm_id(resource_id: str, expected: tuple[
 
 
 def test_azure_nat_ips_are_sorted_unique_and_skip_empty() -> None:
-    ips = [{"properties": {"ipAddress": "20.2.2.2"}}, {"properties": {"ipAddress": "20.1.1.1"}},
+    ips: list[dict[str, Any]] = [{"properties": {"ipAddress": "20.2.2.2"}}, {"properties": {"ipAddress": "20.1.1.1"}},
            {"properties": {"ipAddress": "20.2.2.2"}}, {"properties": {}}, {}]
     assert azure_nat_ips(ips) == ["20.1.1.1", "20.2.2.2"]
 

@@ -45,18 +45,20 @@ def test_nat_gateways_and_public_ips_parse_with_the_sdk(azure: AzureStandIn, azu
     subnet = nc.subnets.get(VPC, VPC, f"{VPC}-nodes-z2")
     assert subnet.nat_gateway is not None and subnet.nat_gateway.id.endswith(f"/natGateways/{VPC}-nat-gateway-z2")
     gateway = nc.nat_gateways.get(VPC, f"{VPC}-nat-gateway-z2")
-    assert (gateway.sku.name, gateway.zones, gateway.provisioning_state) == ("Standard", ["2"], "Succeeded")
+    assert gateway.sku is not None and gateway.sku.name == "Standard"
+    assert (gateway.zones, gateway.provisioning_state) == (["2"], "Succeeded")
     assert [s.id for s in gateway.subnets or []] == [subnet.id]
     assert [p.id.rsplit("/", 1)[1] for p in gateway.public_ip_addresses or []] == [
         f"{VPC}-nat-gateway-z2-ip", f"{VPC}-nat-gateway-z2-ip-2"]
     ip = nc.public_ip_addresses.get(VPC, f"{VPC}-nat-gateway-z2-ip")
-    assert (ip.ip_address, ip.public_ip_allocation_method, ip.public_ip_address_version, ip.sku.name) == (
-        "20.2.2.2", "Static", "IPv4", "Standard")
+    assert ip.sku is not None and ip.sku.name == "Standard"
+    assert (ip.ip_address, ip.public_ip_allocation_method, ip.public_ip_address_version) == ("20.2.2.2", "Static",
+                                                                                              "IPv4")
     assert ip.nat_gateway is not None and ip.nat_gateway.id == gateway.id
-    assert sorted(g.name for g in nc.nat_gateways.list(VPC)) == [f"{VPC}-nat-gateway-z1", f"{VPC}-nat-gateway-z2"]
+    assert sorted(str(g.name) for g in nc.nat_gateways.list(VPC)) == [f"{VPC}-nat-gateway-z1", f"{VPC}-nat-gateway-z2"]
     assert len(list(nc.public_ip_addresses.list(VPC))) == 3
     vnet = nc.virtual_networks.get(VPC, VPC)
-    assert sorted(s.name for s in vnet.subnets or []) == [f"{VPC}-nodes-z1", f"{VPC}-nodes-z2"]
+    assert sorted(str(s.name) for s in vnet.subnets or []) == [f"{VPC}-nodes-z1", f"{VPC}-nodes-z2"]
     with pytest.raises(ResourceNotFoundError):
         nc.nat_gateways.get(VPC, "missing")
     with pytest.raises(HttpResponseError) as err:  # read-only here: seeded, never written by the SDK
@@ -66,7 +68,7 @@ def test_nat_gateways_and_public_ips_parse_with_the_sdk(azure: AzureStandIn, azu
 
 def test_provider_reads_the_nat_ips_of_the_shoot_vnets_subnets(azure_http: AzureStandIn) -> None:
     vnet_id = _seed(azure_http)
-    scope = {"spec": {"region": REGION, "provider": "azure", "scope": {"azure": {
+    scope: dict[str, Any] = {"spec": {"region": REGION, "provider": "azure", "scope": {"azure": {
         "subscriptionId": SUBSCRIPTION, "tenantId": TENANT, "vpcNetwork": VPC}}}}
     settings.override(settings.load({"RECONCILERY_AZURE_ENDPOINT_URL": azure_http.url}))
     try:
