@@ -22,6 +22,7 @@ from tasks.cloud.settings import current as current_settings
 
 __all__ = ["AzureProvider", "nat_ips", "resource_group_and_name"]
 
+
 def resource_group_and_name(resource_id: str) -> tuple[str, str] | None:
     """``(resource group, name)`` of an ARM resource id
     ``/subscriptions/<s>/resourceGroups/<rg>/providers/<namespace>/<type>/<name>[/<type>/<name>...]`` (the
