@@ -15,9 +15,14 @@ What Kyma's control plane provides in a landscape is simulated here:
 - AWS: the shoots' VPCs in moto (Name tag ``shoot--<project>--<shoot>``, the zones' subnets, a NAT gateway);
 - GCP: the project of each GCP shoot's ``serviceaccount.json`` known to the stand-in (Resource Manager
   answers its number, which Service Networking's ``deleteConnection`` needs) and the shoot's VPC network
-  ``shoot--<project>--<shoot>`` in it;
+  ``shoot--<project>--<shoot>`` in it, with Gardener's Cloud Router ``<vpc>-cloud-router`` and Cloud NAT
+  ``<vpc>-cloud-nat`` in the shoot's region and its two auto-allocated NAT IPs (:func:`seed_gcp_nat`);
 - Azure: the resource group and VNet ``shoot--<project>--<shoot>`` of each Azure shoot (the VNet the
-  Cloud Manager VNet peers with), in the subscription of its credentials.
+  Cloud Manager VNet peers with), in the subscription of its credentials, and Gardener's NAT gateways on
+  the nodes subnets, one per zone with one public IP each (:func:`seed_azure_nat`).
+
+The seeded NAT IPs are derived from the network's name (:func:`nat_ips`), so a test can name them; the
+Scope's exposed data publishes them into each SKR's ``kyma-system/kyma-info``.
 
 Documents of ``--apply`` go to the KCP unless annotated ``reconcilery.kyma-project.io/cluster: garden``
 or ``reconcilery.kyma-project.io/cluster: <kyma name>`` (an SKR).
@@ -43,6 +48,7 @@ import logging
 import socket
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +75,8 @@ from webhooks.certificates import KeyPair, generate_ca, issue_client_cert, issue
 from workers.domains import Apply, Local, LocalRun, Row
 
 __all__ = ["CLUSTER_ANNOTATION", "SEED_REMOTE_VPC_ANNOTATION", "CloudLocal", "CloudResourcesLocal", "add_garden",
-           "add_skr", "cluster_of", "kubeconfig_secret", "seed_aws_remote_vpc", "seed_aws_shoot", "seed_azure_shoot",
-           "seed_gcp_project", "shoot_credentials"]
+           "add_skr", "cluster_of", "kubeconfig_secret", "nat_ips", "seed_aws_remote_vpc", "seed_aws_shoot",
+           "seed_azure_nat", "seed_azure_shoot", "seed_gcp_nat", "seed_gcp_project", "shoot_credentials"]
 
 #: The SKR peering kinds whose remote network ``apply_after`` seeds (:meth:`CloudLocal.seed_remote`).
 PEERINGS = frozenset(res.kind for res in names.SKR_VPC_PEERINGS.values())
@@ -283,6 +289,44 @@ def seed_azure_shoot(base_url: str, shoot: Mapping[str, Any], project_namespace:
     return str(vnet.get("id") or "")
 
 
+def nat_ips(network: str, count: int, first_octet: int) -> tuple[str, ...]:
+    """``count`` public IPs ``<first_octet>.a.b.c`` derived from ``network``'s name (stable across runs, distinct
+    per network), the seeded NAT IPs of a shoot."""
+    base = zlib.crc32(network.encode()) % 250
+    return tuple(f"{first_octet}.{base + 1}.{i + 1}.{(base * 7 + i) % 250 + 1}" for i in range(count))
+
+
+def seed_gcp_nat(state: Any, shoot: Mapping[str, Any], project_namespace: str, project: str) -> tuple[str, ...]:
+    """Gardener's Cloud NAT of a GCP shoot in the GCP stand-in's ``state`` (idempotent): the router
+    ``<vpc>-cloud-router`` on the shoot's VPC in its region with the NAT ``<vpc>-cloud-nat`` (``AUTO_ONLY``)
+    and two auto-allocated NAT IPs (:func:`nat_ips`, ``35.*``). Returns the IPs."""
+    region, name, _, _ = _shoot_network(shoot, project_namespace, "vpc", "europe-west3")  # GCP: no CIDR needed
+    ips = nat_ips(name, 2, 35)
+    state.put_router(project, region, f"{name}-cloud-router", f"projects/{project}/global/networks/{name}",
+                     nat=f"{name}-cloud-nat", nat_ips=ips)
+    return ips
+
+
+def seed_azure_nat(state: Any, vnet_id: str, shoot: Mapping[str, Any], project_namespace: str) -> tuple[str, ...]:
+    """Gardener's NAT gateways of an Azure shoot in the Azure stand-in's ``state`` (idempotent), in the VNet
+    ``vnet_id``: a zoned shoot (InfrastructureConfig ``networks.zones``) gets per zone the subnet
+    ``<vpc>-nodes-z<zone>`` (the zone's CIDR) with NAT gateway ``<vpc>-nat-gateway-z<zone>`` and its public IP;
+    else the subnet ``<vpc>-nodes`` (``networks.workers``, default the VNet's CIDR) with ``<vpc>-nat-gateway``.
+    The IPs are :func:`nat_ips` (``20.*``, one per gateway). Returns them."""
+    _, name, networks, cidr = _shoot_network(shoot, project_namespace, "vnet", "westeurope")
+    zones = [z for z in networks.get("zones") or [] if z.get("cidr")]
+    ips = nat_ips(name, max(len(zones), 1), 20)
+    if zones:
+        for zone, ip in zip(zones, ips, strict=True):
+            z = str(zone.get("name"))
+            state.put_nat_gateway(vnet_id, f"{name}-nodes-z{z}", str(zone["cidr"]), f"{name}-nat-gateway-z{z}",
+                                  (ip,), zone=z)
+    else:
+        state.put_nat_gateway(vnet_id, f"{name}-nodes", str(networks.get("workers") or cidr),
+                              f"{name}-nat-gateway", ips)
+    return ips
+
+
 def shoot_credentials(garden: Kube, shoot: Mapping[str, Any]) -> dict[str, str]:
     """The decoded credentials Secret of ``shoot``: through its CredentialsBinding, else its
     SecretBinding (as the Scope controller resolves them); ``{}`` when none is found."""
@@ -403,8 +447,9 @@ class CloudLocal:
 
     def seed(self, shoot: Mapping[str, Any]) -> str:
         """Create what the Garden ``shoot`` has in its provider: the VPC in moto (:func:`seed_aws_shoot`),
-        the GCP project (:func:`seed_gcp_project`), the Azure resource group and VNet
-        (:func:`seed_azure_shoot`). Returns the provider's id of it (``""`` for an unknown provider)."""
+        the GCP project, VPC and Cloud NAT (:func:`seed_gcp_project`, :func:`seed_gcp_nat`), the Azure
+        resource group, VNet and NAT gateways (:func:`seed_azure_shoot`, :func:`seed_azure_nat`). Returns the
+        provider's id of it (``""`` for an unknown provider)."""
         namespace = str((shoot.get("metadata") or {}).get("namespace") or "garden-kyma")
         provider = _provider(shoot)
         if provider == "aws":
@@ -414,11 +459,15 @@ class CloudLocal:
         credentials = shoot_credentials(self.garden, shoot)
         if provider == "gcp":
             project = seed_gcp_project(self.gcp.state, credentials)
-            if project:  # the shoot's VPC network (Gardener's), which a GCP peering peers from
+            if project:  # the shoot's VPC network (Gardener's), which a GCP peering peers from, and its NAT
                 seed_network(GcpClient(endpoint=self.gcp.url), project,
                              names.vpc_network(namespace, str((shoot.get("metadata") or {}).get("name"))))
+                seed_gcp_nat(self.gcp.state, shoot, namespace, project)
             return project
-        return seed_azure_shoot(self.azure.url, shoot, namespace, credentials)
+        vnet_id = seed_azure_shoot(self.azure.url, shoot, namespace, credentials)
+        if vnet_id:
+            seed_azure_nat(self.azure.state, vnet_id, shoot, namespace)
+        return vnet_id
 
     def apply_after(self, apply: Callable[[Kube, dict[str, Any]], dict[str, Any]]) -> int:
         """After the KCP documents: the SKR documents. Returns how many failed."""

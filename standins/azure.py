@@ -24,6 +24,10 @@ What is faithful to ARM (and pinned by the conformance test):
   ``Retry-After``); for peerings ``VnetAddressSpacesOverlap`` (with ``Overlapping address prefixes: ...``),
   ``AnotherPeeringAlreadyReferencesRemoteVnet`` (a second peering of one VNet to the same remote VNet)
   and ``RemotePeeringIsDisconnected`` (the remote VNet's peering back is ``Disconnected``);
+- NAT gateways and public IP addresses are read-only (``GET`` of one, list of a resource group), seeded
+  with :meth:`AzureState.put_nat_gateway` as Gardener makes them for a shoot: a subnet's
+  ``properties.natGateway.id``, the gateway's ``properties.publicIpAddresses[].id`` and ``subnets[].id``,
+  an address's ``properties.ipAddress`` and ``natGateway.id``;
 - VNet peerings are ``Initiated`` until the remote VNet peers back, then ``Connected`` on both sides
   (``peeringSyncLevel`` ``FullyInSync``); deleting one side makes the other ``Disconnected``.
 
@@ -77,11 +81,16 @@ _TYPES = {
     "networksecuritygroups": "Microsoft.Network/networkSecurityGroups",
     "privatednszones": "Microsoft.Network/privateDnsZones",
     "privatednszones/virtualnetworklinks": "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+    "natgateways": "Microsoft.Network/natGateways",
+    "publicipaddresses": "Microsoft.Network/publicIPAddresses",
 }
+#: Collections served read-only (GET, list), their resources seeded by :meth:`AzureState.put_nat_gateway`.
+_READ_ONLY = ("natgateways", "publicipaddresses")
 #: Canonical spelling of collection segments (ARM answers ids in this casing).
 _SEGMENTS = {"virtualnetworks": "virtualNetworks", "subnets": "subnets",
              "virtualnetworkpeerings": "virtualNetworkPeerings", "networksecuritygroups": "networkSecurityGroups",
-             "privatednszones": "privateDnsZones", "virtualnetworklinks": "virtualNetworkLinks"}
+             "privatednszones": "privateDnsZones", "virtualnetworklinks": "virtualNetworkLinks",
+             "natgateways": "natGateways", "publicipaddresses": "publicIPAddresses"}
 _DEFAULT_RULES = [
     ("AllowVnetInBound", 65000, "Inbound", "Allow", "VirtualNetwork", "VirtualNetwork"),
     ("AllowAzureLoadBalancerInBound", 65001, "Inbound", "Allow", "AzureLoadBalancer", "*"),
@@ -161,6 +170,50 @@ class AzureState:
         """The next ``times`` PUT operations on a resource named ``resource_name`` end ``Failed``."""
         with self.lock:
             self.provisioning_failures[resource_name.lower()] = (code, message, times)
+
+    def put_nat_gateway(self, vnet_id: str, subnet: str, cidr: str, name: str, ips: tuple[str, ...],
+                        zone: str = "") -> dict[str, Any]:
+        """Seed a NAT gateway as Gardener makes one for an Azure shoot (a fixture; these collections are
+        read-only here): in the VNet ``vnet_id``'s resource group and location, the subnet ``subnet``
+        (``cidr``, created when missing) referencing the Standard NAT gateway ``name``, which references one
+        Standard static public IP address per ``ips`` (``<name>-ip``, then ``<name>-ip-2``, ...), each
+        referencing it back, in ``zone`` when given. Idempotent. Returns the NAT gateway as GET answers it."""
+        with self.lock:
+            vnet = self.resources.get(vnet_id.lower())
+            if vnet is None or vnet["type"] != _TYPES["virtualnetworks"]:
+                raise KeyError(f"no virtual network {vnet_id}")
+            prefix = vnet["id"].split("/providers/", 1)[0] + "/providers/Microsoft.Network"
+            location = vnet["location"]
+            gateway_id = f"{prefix}/natGateways/{name}"
+            subnet_id = f"{vnet['id']}/subnets/{subnet}"
+            zones = {"zones": [zone]} if zone else {}
+            ip_ids = []
+            for i, ip in enumerate(ips):
+                ip_name = f"{name}-ip" + (f"-{i + 1}" if i else "")
+                ip_id = f"{prefix}/publicIPAddresses/{ip_name}"
+                ip_ids.append({"id": ip_id})
+                self.resources[ip_id.lower()] = {
+                    "id": ip_id, "name": ip_name, "type": _TYPES["publicipaddresses"], "location": location,
+                    "etag": _etag(), **zones, "sku": {"name": "Standard", "tier": "Regional"},
+                    "properties": {"provisioningState": "Succeeded", "resourceGuid": str(uuid.uuid4()),
+                                   "ipAddress": str(ipaddress.ip_address(ip)), "publicIPAddressVersion": "IPv4",
+                                   "publicIPAllocationMethod": "Static", "idleTimeoutInMinutes": 4, "ipTags": [],
+                                   "natGateway": {"id": gateway_id}}}
+            self.resources[gateway_id.lower()] = {
+                "id": gateway_id, "name": name, "type": _TYPES["natgateways"], "location": location,
+                "etag": _etag(), **zones, "sku": {"name": "Standard"},
+                "properties": {"provisioningState": "Succeeded", "resourceGuid": str(uuid.uuid4()),
+                               "idleTimeoutInMinutes": 4, "publicIpAddresses": ip_ids,
+                               "subnets": [{"id": subnet_id}]}}
+            found = self.resources.get(subnet_id.lower())
+            if found is None:
+                found = self.resources[subnet_id.lower()] = {
+                    "id": subnet_id, "name": subnet, "type": _TYPES["virtualnetworks/subnets"], "etag": _etag(),
+                    "properties": {"provisioningState": "Succeeded", "addressPrefix": cidr,
+                                   "privateEndpointNetworkPolicies": "Disabled",
+                                   "privateLinkServiceNetworkPolicies": "Enabled"}}
+            found["properties"]["natGateway"] = {"id": gateway_id}
+            return self._view(gateway_id.lower())
 
     # -- operations ----------------------------------------------------------------------------------
 
@@ -334,7 +387,7 @@ class AzureState:
                  api_version: str) -> tuple[int, Any, dict[str, str]]:
         lsegs = [s.lower() for s in segs]
         if len(segs) not in (1, 2, 3, 4) or lsegs[0] not in ("virtualnetworks", "networksecuritygroups",
-                                                             "privatednszones"):
+                                                             "privatednszones", *_READ_ONLY):
             raise ArmError(404, "InvalidResourceType", f"The resource type '{'/'.join(segs)}' could not be found.")
         collection = lsegs[0] if len(segs) <= 2 else f"{lsegs[0]}/{lsegs[2]}"
         if collection not in _TYPES:
@@ -361,6 +414,8 @@ class AzureState:
                                                           f"Parent resource '{segs[1]}' not found.")
         found = self.resources.get(key)
         private_dns = lsegs[0] == "privatednszones"
+        if collection in _READ_ONLY and method != "GET":
+            raise ArmError(405, "MethodNotAllowed", f"The stand-in serves {_TYPES[collection]} read-only.")
         if method == "GET":
             if found is None:
                 if len(segs) == 4 and collection == "virtualnetworks/subnets":

@@ -41,6 +41,11 @@ Served paths (one port for all three APIs; their paths do not collide):
   ``invalid``); a name taken in the region is 409. A delete is refused (400
   ``resourceInUseByAnotherResource``) while a service connection policy names the subnetwork; a network
   with subnetworks cannot be deleted.
+- Compute v1 Cloud Routers and regional addresses, read only: ``GET /compute/v1/projects/{p}/regions/{r}/routers``
+  and ``.../addresses`` (list with ``filter``, ``maxResults``, ``pageToken``; ``eq``/``ne`` take a regular
+  expression matching the whole field, ``=``/``!=`` a literal) and ``GET .../routers/{name}``,
+  ``.../addresses/{name}``. Routers and their Cloud NAT's auto-allocated IPs (regional ``EXTERNAL``
+  addresses, purpose ``NAT_AUTO``, ``users`` the router) are seeded with :meth:`GcpState.put_router`.
 - Network Connectivity v1 service connection policies (:mod:`standins.networkconnectivity`,
   ``GcpStandIn.connectivity``): ``/v1/projects/{p}/locations/{l}/serviceConnectionPolicies[/{id}]`` and
   their operations.
@@ -237,6 +242,9 @@ class GcpState:
     _sn_ops: dict[str, Operation] = field(default_factory=dict)
     _networks: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _subnetworks: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    #: Cloud Routers and regional addresses (Cloud NAT's ``NAT_AUTO`` IPs), keyed ``(project, region, name)``.
+    _routers: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    _regional_addresses: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     #: Who else refuses a subnetwork's deletion: ``(full name) -> the user's name or None`` (service
     #: connection policies, :mod:`standins.networkconnectivity`).
     subnetwork_users: list[Callable[[str], str | None]] = field(default_factory=list)
@@ -887,6 +895,89 @@ class GcpState:
 
         return self._compute_op(project, "delete", target, found["selfLink"], apply, found["id"], region)
 
+    # -- compute routers (Cloud NAT) and regional addresses -------------------------------------------
+
+    def put_router(self, project: str, region: str, name: str, network: str, nat: str = "",
+                   nat_ips: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Create a Cloud Router directly (a fixture: what Gardener makes for a GCP shoot, router
+        ``<vpc>-cloud-router`` with the Cloud NAT ``<vpc>-cloud-nat``). With ``nat``: one NAT config of
+        that name, ``natIpAllocateOption`` ``AUTO_ONLY``, and for each of ``nat_ips`` the regional
+        ``EXTERNAL`` address Compute allocates for it (purpose ``NAT_AUTO``, status ``IN_USE``, ``users``
+        the router's selfLink), as the API documents auto-allocated NAT IPs. Idempotent by name."""
+        with self.lock:
+            self.project_number(project)
+            key = (project, region, name)
+            region_url = f"{COMPUTE_BASE}/projects/{project}/regions/{region}"
+            if key not in self._routers:
+                self._routers[key] = {
+                    "kind": "compute#router", "id": str(next(self._ids)), "creationTimestamp": _now(),
+                    "name": name, "region": region_url, "network": _network_url(network, project),
+                    "selfLink": f"{region_url}/routers/{name}",
+                    "bgp": {"asn": 64512, "advertiseMode": "DEFAULT", "keepaliveInterval": 20},
+                    "encryptedInterconnectRouter": False,
+                    "nats": [{"name": nat, "natIpAllocateOption": "AUTO_ONLY",
+                              "sourceSubnetworkIpRangesToNat": "ALL_SUBNETWORKS_ALL_IP_RANGES",
+                              "enableEndpointIndependentMapping": False, "minPortsPerVm": 64,
+                              "udpIdleTimeoutSec": 30, "icmpIdleTimeoutSec": 30, "tcpEstablishedIdleTimeoutSec": 1200,
+                              "tcpTransitoryIdleTimeoutSec": 30, "tcpTimeWaitTimeoutSec": 120,
+                              "logConfig": {"enable": False, "filter": "ALL"}, "endpointTypes": ["ENDPOINT_TYPE_VM"],
+                              "type": "PUBLIC", "autoNetworkTier": "PREMIUM"}] if nat else [],
+                }
+                router_link = self._routers[key]["selfLink"]
+                for i, ip in enumerate(nat_ips):
+                    address_name = f"nat-auto-ip-{zlib.crc32(router_link.encode()) % 10_000_000}-{i}-1700000000000"
+                    self._regional_addresses[(project, region, address_name)] = {
+                        "kind": "compute#address", "id": str(next(self._ids)), "creationTimestamp": _now(),
+                        "name": address_name, "address": str(ipaddress.ip_address(ip)), "status": "IN_USE",
+                        "region": region_url, "selfLink": f"{region_url}/addresses/{address_name}",
+                        "users": [router_link], "networkTier": "PREMIUM", "labelFingerprint": "42WmSpB8rSM=",
+                        "addressType": "EXTERNAL", "purpose": "NAT_AUTO", "ipVersion": "IPV4"}
+            return copy.deepcopy(self._routers[key])
+
+    def _regional_get(self, store: Mapping[tuple[str, str, str], dict[str, Any]], project: str, region: str,
+                      collection: str, name: str) -> dict[str, Any]:
+        found = store.get((project, region, name))
+        if found is None:
+            raise ApiError(404, f"The resource 'projects/{project}/regions/{region}/{collection}/{name}' was not "
+                                "found", "notFound")
+        return copy.deepcopy(found)
+
+    def _regional_list(self, store: Mapping[tuple[str, str, str], dict[str, Any]], project: str, region: str,
+                       collection: str, kind: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """``regions/{r}/{collection}`` list: Compute's ``filter`` (``=``/``!=`` exact, ``eq``/``ne`` a
+        regular expression matching the whole value), ``maxResults`` (at most 500) and ``pageToken``."""
+        try:
+            terms = _parse_filter(query.get("filter", ""))
+        except ValueError as err:
+            raise ApiError(400, f"Invalid value for field 'filter': '{query.get('filter')}'. {err}", "invalid") \
+                from None
+        items = [copy.deepcopy(r) for (p, rg, _), r in sorted(store.items())
+                 if p == project and rg == region and all(_filter_match(r, f, op, v) for f, op, v in terms)]
+        size = min(int(query.get("maxResults") or 500), 500)
+        start = int(query.get("pageToken") or 0)
+        where = f"projects/{project}/regions/{region}/{collection}"
+        out: dict[str, Any] = {"kind": kind, "id": where, "selfLink": f"{COMPUTE_BASE}/{where}"}
+        if items[start:start + size]:
+            out["items"] = items[start:start + size]
+        if start + size < len(items):
+            out["nextPageToken"] = str(start + size)
+        return out
+
+    def list_routers(self, project: str, region: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """``routers.list`` of a region (``compute#routerList``)."""
+        return self._regional_list(self._routers, project, region, "routers", "compute#routerList", query)
+
+    def get_router(self, project: str, region: str, name: str) -> dict[str, Any]:
+        return self._regional_get(self._routers, project, region, "routers", name)
+
+    def list_regional_addresses(self, project: str, region: str, query: Mapping[str, str]) -> dict[str, Any]:
+        """``addresses.list`` of a region (``compute#addressList``)."""
+        return self._regional_list(self._regional_addresses, project, region, "addresses", "compute#addressList",
+                                   query)
+
+    def get_regional_address(self, project: str, region: str, name: str) -> dict[str, Any]:
+        return self._regional_get(self._regional_addresses, project, region, "addresses", name)
+
     # -- Resource Manager v3 tags --------------------------------------------------------------------
 
     def _rm_op(self, kind: str, target: str, apply: Any) -> dict[str, Any]:
@@ -1056,13 +1147,23 @@ def _parse_filter(expr: str) -> list[tuple[str, str, str]]:
         name, op, value = match.groups()
         if value.startswith('"'):
             value = json.loads(value)
-        terms.append((name, {"eq": "=", "ne": "!="}.get(op, op), value))
+        if op in ("eq", "ne"):  # a regular expression (RE2 in Compute): an invalid one is a 400
+            try:
+                re.compile(value)
+            except re.error as err:
+                raise ValueError(f"invalid regular expression {value!r}: {err}") from None
+        terms.append((name, op, value))
         rest = rest[match.end():].lstrip()
     return terms
 
 
 def _filter_match(resource: dict[str, Any], name: str, op: str, value: str) -> bool:
+    """``=``/``!=``: the literal value; ``eq``/``ne``: a regular expression matching the whole value (as
+    Compute documents its list ``filter``; the original's routers filter is ``network eq .*<vpc>``)."""
     actual = resource.get(name)
+    if op in ("eq", "ne"):
+        equal = re.fullmatch(value, str(actual) if actual is not None else "") is not None
+        return equal if op == "eq" else not equal
     equal = str(actual) == value if actual is not None else value == ""
     return equal if op == "=" else not equal
 
@@ -1127,9 +1228,16 @@ class GcpStandIn(StandInServer):
         return web.json_response(payload, status=status)
 
     def _regional(self, method: str, path: str, project: str, region: str, collection: str, rest: list[str],
-                  body: Any) -> tuple[int, Any, float]:
-        """``/compute/v1/projects/{p}/regions/{r}/(subnetworks|operations)[/{name}[/wait]]``."""
+                  body: Any, query: Mapping[str, str]) -> tuple[int, Any, float]:
+        """``/compute/v1/projects/{p}/regions/{r}/(subnetworks|operations)[/{name}[/wait]]``, and the reads of
+        ``routers`` and ``addresses`` (list and get)."""
         s = self.state
+        if collection in ("routers", "addresses") and method == "GET" and len(rest) <= 1:
+            if collection == "routers":
+                return 200, (s.get_router(project, region, rest[0]) if rest else
+                             s.list_routers(project, region, query)), 0.0
+            return 200, (s.get_regional_address(project, region, rest[0]) if rest else
+                         s.list_regional_addresses(project, region, query)), 0.0
         if collection == "subnetworks":
             if not rest and method == "POST":
                 return 200, s.insert_subnetwork(project, region, body), 0.0
@@ -1184,7 +1292,7 @@ class GcpStandIn(StandInServer):
         if redis is not None:
             return redis[0], redis[1], 0.0
         if len(parts) >= 7 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "regions":
-            return self._regional(method, path, parts[3], parts[5], parts[6], parts[7:], body)
+            return self._regional(method, path, parts[3], parts[5], parts[6], parts[7:], body, query)
         if len(parts) >= 6 and parts[:3] == ["compute", "v1", "projects"] and parts[4] == "global":
             project, collection, rest = parts[3], parts[5], parts[6:]
             # insert, list, get and delete of each global collection

@@ -337,5 +337,19 @@ class AzureClient:
     def delete_vnet_link(self, rg: str, zone: str, name: str) -> None:
         self._begin(self._dns.virtual_network_links.begin_delete, rg, zone, name)
 
+    # -- NAT gateways and public IP addresses (the Scope's exposed data; reads only) ----------------------
+
+    @_guarded
+    def get_nat_gateway(self, rg: str, name: str) -> dict[str, Any] | None:
+        """The NAT gateway ``rg/name`` (``properties.publicIpAddresses[].id``, ``properties.subnets[].id``,
+        ...) or None when missing (``natGateways.get``, the original's ``GetNatGateway``)."""
+        return self._get(self._network.nat_gateways.get, rg, name)
+
+    @_guarded
+    def get_public_ip_address(self, rg: str, name: str) -> dict[str, Any] | None:
+        """The public IP address ``rg/name`` (``properties.ipAddress``, ...) or None when missing
+        (``publicIPAddresses.get``, the original's ``GetPublicIpAddress``)."""
+        return self._get(self._network.public_ip_addresses.get, rg, name)
+
 
 __all__ = ["API_TIMEOUT", "UNAUTHENTICATED", "AzureApiError", "AzureClient", "StaticTokenCredential"]

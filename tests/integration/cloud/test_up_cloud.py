@@ -6,7 +6,8 @@ with the customer's network in a second project with both peerings ACTIVE, the A
 customer's VNet in a second subscription with both peerings Connected (and the Azure IpRange's own
 kyma ↔ Cloud Manager VNet peering Connected), and the AWS and GCP NFS volumes end Ready with their PVC and
 PV, their backups Ready, restores Done and schedules Active; a Redis cluster per provider ends Ready with
-its auth Secret; every process and server is stopped afterwards."""
+its auth Secret; the GCP and Azure runtimes' kyma-info carries the NAT IPs seeded for their shoots;
+every process and server is stopped afterwards."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from localrun.cloud import nat_ips
 from tests.fixtures.processes import free_port, port_closed
 from tests.fixtures.workers import ROOT
 
@@ -87,6 +89,19 @@ def _provider_objects(endpoints: dict[str, Any]) -> dict[str, Any]:
         for client, rg, vnet in ((azure, AZURE_SHOOT_VNET, AZURE_SHOOT_VNET), (azure, cm, cm),
                                  (remote, AZURE_REMOTE[1], AZURE_REMOTE[2]))
         for p in client.list_peerings(rg, vnet))
+    # the exposed data: each GCP and Azure SKR's kyma-system/kyma-info cloud.natGatewayIps
+    from kube import Kube, resources
+    from kube.kubeconfig import from_kubeconfig
+
+    found["kyma_info"] = {}
+    for kyma in (GCP_KYMA, AZURE_KYMA):
+        skr = Kube(from_kubeconfig(endpoints["skrs"][kyma]), cluster=kyma, timeout=10.0)
+        try:
+            info = skr.get(resources.CONFIGMAP, "kyma-info", "kyma-system")
+        finally:
+            skr.close()
+        if info is not None:
+            found["kyma_info"][kyma] = (info.get("data") or {}).get("cloud.natGatewayIps")
     return found
 
 
@@ -95,7 +110,8 @@ def _complete(found: dict[str, Any]) -> bool:
         found["azure"][0][2] == "Succeeded" and ("active", "444455556666", "172.16.0.0/16") in found["aws_peerings"] \
         and bool(found.get("aws_peering_routes")) \
         and len(found.get("gcp_peerings", [])) == 2 and all(p[2] == "ACTIVE" for p in found["gcp_peerings"]) \
-        and len(found.get("azure_peerings", [])) == 4 and all(p[2] == "Connected" for p in found["azure_peerings"])
+        and len(found.get("azure_peerings", [])) == 4 and all(p[2] == "Connected" for p in found["azure_peerings"]) \
+        and all(found.get("kyma_info", {}).get(kyma) for kyma in (GCP_KYMA, AZURE_KYMA))
 
 
 def _watch(state: Path, proc: subprocess.Popen[str], seen: dict[str, Any]) -> None:
@@ -201,6 +217,10 @@ def test_up_once_brings_every_providers_ipranges_to_ready(tmp_path: Path) -> Non
     assert {(AZURE_SHOOT_VNET, "cm--c-8e3f1b7"), (f"{AZURE_SHOOT_VNET}--cm", "kyma--c-8e3f1b7"),
             (AZURE_REMOTE[2], "customer-to-kyma")} < azure_peerings, seen
     assert {state for *_, state in seen["azure_peerings"]} == {"Connected"}, seen
+    # the exposed data: the NAT IPs up seeded (GCP: the Cloud NAT's two auto-allocated IPs; Azure: one public IP
+    # per zone's NAT gateway), published into each runtime's kyma-info as "a, b" (sorted)
+    assert seen["kyma_info"] == {GCP_KYMA: ", ".join(sorted(nat_ips(GCP_SHOOT_NETWORK, 2, 35))),
+                                 AZURE_KYMA: ", ".join(sorted(nat_ips(AZURE_SHOOT_VNET, 3, 20)))}, seen
 
     endpoints = json.loads((state / "endpoints.json").read_text())
     assert {"aws", "gcp", "azure", "garden", "skrs", "skr_listener"} <= set(endpoints)
