@@ -5,8 +5,8 @@ On CREATE and UPDATE (PUT) the server calls, in order (configurations sorted by 
 list order), every webhook of the stored ``admissionregistration.k8s.io/v1``
 MutatingWebhookConfigurations whose ``rules``, ``namespaceSelector`` and ``objectSelector`` match, and
 applies each answer's JSONPatch before calling the next (as ``k8s.io/apiserver/pkg/admission/plugin/
-webhook/mutating/dispatcher.go``). Differences from a real cluster: only ``clientConfig.url`` is
-called (a ``service`` reference is unreachable from a dev server: skipped with a log line), no
+webhook/mutating/dispatcher.go``). Differences from a real cluster: a mutating webhook is called only by
+``clientConfig.url`` (a ``service`` reference is skipped with a log line), no
 reinvocation, ``matchPolicy: Equivalent`` matches like ``Exact``, no ``matchConditions``, PATCH
 requests are not admitted.
 
@@ -15,7 +15,9 @@ same way) are called after the mutating ones on CREATE and UPDATE (PUT) with the
 DELETE of one object with ``object: null`` and ``oldObject`` the stored object (``options``
 ``DeleteOptions``), as ``validating/dispatcher.go``: an answer ``allowed: false`` rejects the request, one
 carrying a patch is a call failure ("validating webhook may not return a patch"), ``failurePolicy``
-decides about unreachable webhooks. Differences: they are called one after the other (the real server
+decides about unreachable webhooks. A validating webhook's ``service`` reference is reached through the
+Service's Endpoints in the store (as the CRD conversion webhook's, :func:`webhook_target`: the dev server
+has no cluster network), its certificate verified for ``<service>.<namespace>.svc``. Differences: they are called one after the other (the real server
 calls them in parallel; the first refusal in name order wins), not for a DELETE of a collection or a
 PATCH.
 
@@ -51,6 +53,7 @@ __all__ = [
     "apply_review_response",
     "call_failure_error",
     "check_validation_response",
+    "webhook_target",
     "matching_webhooks",
     "review_request",
     "rule_matches",
@@ -302,6 +305,42 @@ def ssl_context(ca_bundle: Any) -> ssl.SSLContext:
         raise ValueError(f"unable to load root certificates: {exc}") from exc
 
 
+def webhook_target(store: Store, client_config: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(url, server_hostname)`` of a webhook's ``clientConfig``: its ``url``, or its ``service``
+    resolved through the Service's Endpoints in ``store`` (the first address of the subset port named
+    like the Service port ``service.port``, default 443), verified as ``<service>.<namespace>.svc``.
+    Raises ``LookupError`` naming why there is no target (no url nor service, no Service, no endpoints)."""
+    if client_config.get("url"):
+        return str(client_config["url"]), None
+    service = client_config.get("service")
+    if not isinstance(service, Mapping) or not service.get("name"):
+        raise LookupError("the webhook has neither url nor service")
+    namespace, name = str(service.get("namespace") or "default"), str(service["name"])
+    port = int(service.get("port") or 443)
+    path = str(service.get("path") or "")
+    host = f"{name}.{namespace}.svc"
+    svc_rt = store.registry.lookup("", "v1", "services")
+    ep_rt = store.registry.lookup("", "v1", "endpoints")
+    assert svc_rt is not None and ep_rt is not None
+    try:
+        svc = store.get(svc_rt, namespace, name)
+        endpoints = store.get(ep_rt, namespace, name)
+    except ApiError:
+        raise LookupError(f'Post "https://{host}:{port}{path}": service "{name}" not found') from None
+    port_name = next((p.get("name") for p in (svc.get("spec") or {}).get("ports") or []
+                      if isinstance(p, Mapping) and p.get("port") == port), None)
+    for subset in endpoints.get("subsets") or []:
+        addresses = [a.get("ip") for a in subset.get("addresses") or [] if isinstance(a, Mapping) and a.get("ip")]
+        ports = [p for p in subset.get("ports") or [] if isinstance(p, Mapping)]
+        chosen = next((p for p in ports if port_name is not None and p.get("name") == port_name),
+                      ports[0] if ports else None)
+        if addresses and chosen is not None:
+            ip = str(addresses[0])
+            ip = f"[{ip}]" if ":" in ip else ip
+            return f"https://{ip}:{chosen.get('port')}{path}", host
+    raise LookupError(f'Post "https://{host}:{port}{path}": no endpoints available for service "{name}"')
+
+
 class Admission:
     """Calls the matching mutating and validating webhooks of ``store`` (one instance per served app).
 
@@ -358,16 +397,15 @@ class Admission:
     async def _call_validating(self, hook: MatchedWebhook, rt: ResourceType, operation: str, obj: Obj | None,
                                old: Obj | None, namespace: str, dry_run: bool, subresource: str) -> None:
         client = hook.webhook.get("clientConfig") or {}
-        url = client.get("url")
-        if not url:
-            log.warning("event=webhook_skipped webhook=%s configuration=%s reason=service_reference_unreachable "
-                        "service=%s", hook.name, hook.configuration, client.get("service"))
-            return
         if dry_run and hook.webhook.get("sideEffects") not in ("None", "NoneOnDryRun"):
             raise ApiError(400, "BadRequest", f'admission webhook "{hook.name}" does not support dry run')
         review = review_request(rt, operation, obj, old, namespace, dry_run, subresource=subresource)
         try:
-            answer = await self._post(str(url), client.get("caBundle"), review, hook.timeout)
+            try:
+                url, server_hostname = webhook_target(self.store, client if isinstance(client, Mapping) else {})
+            except LookupError as exc:
+                raise CallFailure(str(exc)) from None
+            answer = await self._post(url, client.get("caBundle"), review, hook.timeout, server_hostname)
             check_validation_response(answer, review["request"]["uid"], hook.name)
         except CallFailure as exc:
             if hook.fail_closed:
@@ -438,7 +476,7 @@ class Admission:
         return result
 
     @staticmethod
-    async def _post(url: str, ca_bundle: Any, review: Obj, timeout: float) -> Any:
+    async def _post(url: str, ca_bundle: Any, review: Obj, timeout: float, server_hostname: str | None = None) -> Any:
         if not url.startswith("https://"):
             raise CallFailure(f'webhook URL "{url}" is not https')
         try:
@@ -448,7 +486,7 @@ class Admission:
         post = f'failed to call webhook: Post "{url}"'
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
-                    session.post(url, json=review, ssl=context,
+                    session.post(url, json=review, ssl=context, server_hostname=server_hostname,
                                  headers={"Accept": "application/json"}) as resp:
                 if resp.status != 200:
                     text = (await resp.text())[:300]

@@ -15,7 +15,7 @@ from tasks.apigateway import certificate, model
 from tasks.apigateway.certificate_controller import ensure_certificate
 from tasks.apigateway.install import install_crds
 from tasks.apigateway.settings import ApiGatewaySettings
-from tasks.apigateway.webhook import ConversionWebhook, v1beta1_webhook_configuration
+from tasks.apigateway.webhook import SERVICE_PORT, ConversionWebhook, v1beta1_webhook_configuration
 from webhooks import ThreadedListener
 from workers.domains import Local, Row
 
@@ -60,7 +60,7 @@ class ApiGatewayLocal(Local):
         webhook = listener.listener
         meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
         kube.create(resources.SERVICE, {"metadata": meta, "spec": {
-            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
+            "ports": [{"name": "https-convert", "port": SERVICE_PORT, "targetPort": webhook.port}]}})
         kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
             "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
         deadline = time.monotonic() + 30
@@ -69,11 +69,10 @@ class ApiGatewayLocal(Local):
         self.run.endpoints["conversion_webhook"] = webhook.url
         self.run.log(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
                      f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
-        # the dev API server calls admission webhooks by URL only; caBundle: the Secret's certificate
-        # (the apigateway-certificate controller keeps it current in this configuration too)
+        # deploy/'s configuration: the dev API server reaches the Service through its Endpoints above;
+        # caBundle: the Secret's certificate (the apigateway-certificate controller keeps it current)
         cert_pem, _ = certificate.decode_secret_data(kube.get(resources.SECRET, name, namespace=namespace))
-        config = v1beta1_webhook_configuration({"url": webhook.v1beta1_url,
-                                                "caBundle": base64.b64encode(cert_pem or b"").decode()})
+        config = v1beta1_webhook_configuration(base64.b64encode(cert_pem or b"").decode())
         kube.create(resources.VALIDATING_WEBHOOK_CONFIGURATION, config)
         self.run.endpoints["apirule_v1beta1_webhook"] = webhook.v1beta1_url
         self.run.log(f"[green]✓[/green] APIRule v1beta1 admission webhook at {webhook.v1beta1_url} "

@@ -123,18 +123,27 @@ async def _decide(review: Review) -> dict[str, Any]:
 V1BETA1_WEBHOOK = "v1beta1-admission.apirule.gateway.kyma-project.io"
 
 
-def v1beta1_webhook_configuration(client_config: dict[str, Any]) -> dict[str, Any]:
+#: api-gateway's webhook Service port (``api-gateway-webhook-service``; the listener's port behind it).
+SERVICE_PORT = 9443
+
+
+def v1beta1_webhook_configuration(ca_bundle: str | None = None,
+                                  client_config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ValidatingWebhookConfiguration ``api-gateway-validating-webhook-configuration`` of the v1beta1
-    webhook with ``client_config`` (``{"url": ..., "caBundle": ...}`` or a ``service`` reference), as the
-    original's (``failurePolicy: Fail``, ``sideEffects: None``, ``matchPolicy: Exact``, v1beta1 APIRules
+    webhook: ``client_config`` (default the Service ``kyma-system/api-gateway-webhook-service`` port 9443,
+    path :data:`V1BETA1_PATH`) with ``ca_bundle`` (base64 PEM) when given; as the original's (``failurePolicy: Fail``, ``sideEffects: None``, ``matchPolicy: Exact``, v1beta1 APIRules
     on CREATE, UPDATE and DELETE, AdmissionReview v1, every namespace, the API server's default timeout)."""
+    client = dict(client_config or {"service": {"name": certificate.SERVICE_NAME, "namespace": "kyma-system",
+                                                "path": V1BETA1_PATH, "port": SERVICE_PORT}})
+    if ca_bundle:
+        client["caBundle"] = ca_bundle
     return {
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": certificate.VALIDATING_WEBHOOK_CONFIGURATION,
                      "labels": {"app.kubernetes.io/part-of": "reconcilery",
                                 "app.kubernetes.io/component": "apigateway"}},
         "webhooks": [{
-            "name": V1BETA1_WEBHOOK, "admissionReviewVersions": ["v1"], "clientConfig": client_config,
+            "name": V1BETA1_WEBHOOK, "admissionReviewVersions": ["v1"], "clientConfig": client,
             "failurePolicy": "Fail", "matchPolicy": "Exact", "sideEffects": "None",
             "rules": [{"apiGroups": ["gateway.kyma-project.io"], "apiVersions": ["v1beta1"],
                        "operations": ["CREATE", "UPDATE", "DELETE"], "resources": ["apirules"]}],
