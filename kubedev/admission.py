@@ -17,9 +17,9 @@ DELETE of one object with ``object: null`` and ``oldObject`` the stored object (
 carrying a patch is a call failure ("validating webhook may not return a patch"), ``failurePolicy``
 decides about unreachable webhooks. A validating webhook's ``service`` reference is reached through the
 Service's Endpoints in the store (as the CRD conversion webhook's, :func:`webhook_target`: the dev server
-has no cluster network), its certificate verified for ``<service>.<namespace>.svc``. Differences: they are called one after the other (the real server
-calls them in parallel; the first refusal in name order wins), not for a DELETE of a collection or a
-PATCH.
+has no cluster network), its certificate verified for ``<service>.<namespace>.svc``. Differences: they
+are called one after the other (the real server calls them in parallel; the first refusal in name order
+wins), not for a DELETE of a collection or a PATCH.
 
 The matching, the AdmissionReview request, the answer's interpretation and the error shapes are
 pure functions; :class:`Admission` is the I/O shell (aiohttp client, never blocking the loop).
@@ -53,11 +53,11 @@ __all__ = [
     "apply_review_response",
     "call_failure_error",
     "check_validation_response",
-    "webhook_target",
     "matching_webhooks",
     "review_request",
     "rule_matches",
     "selector_matches",
+    "webhook_target",
 ]
 
 log = logging.getLogger("kubedev.admission")

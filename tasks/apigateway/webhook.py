@@ -131,8 +131,9 @@ def v1beta1_webhook_configuration(ca_bundle: str | None = None,
                                   client_config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ValidatingWebhookConfiguration ``api-gateway-validating-webhook-configuration`` of the v1beta1
     webhook: ``client_config`` (default the Service ``kyma-system/api-gateway-webhook-service`` port 9443,
-    path :data:`V1BETA1_PATH`) with ``ca_bundle`` (base64 PEM) when given; as the original's (``failurePolicy: Fail``, ``sideEffects: None``, ``matchPolicy: Exact``, v1beta1 APIRules
-    on CREATE, UPDATE and DELETE, AdmissionReview v1, every namespace, the API server's default timeout)."""
+    path :data:`V1BETA1_PATH`) with ``ca_bundle`` (base64 PEM) when given; as the original's
+    (``failurePolicy: Fail``, ``sideEffects: None``, ``matchPolicy: Exact``, v1beta1 APIRules on CREATE,
+    UPDATE and DELETE, AdmissionReview v1, every namespace, the API server's default timeout)."""
     client = dict(client_config or {"service": {"name": certificate.SERVICE_NAME, "namespace": "kyma-system",
                                                 "path": V1BETA1_PATH, "port": SERVICE_PORT}})
     if ca_bundle:

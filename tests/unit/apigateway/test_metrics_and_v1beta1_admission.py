@@ -5,6 +5,7 @@ object-modified predicate, and the APIRules-by-state counts of the watcher."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -217,17 +218,11 @@ def test_the_watchers_map_function_exports_apirules_by_state() -> None:
     stores.add(watches.APIRULES)
     before = {s: sample("reconcilery_apigateway_apirules", state=s) for s in ("Ready", "Error", "None")}
 
-    def event(type_: str, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
+    for type_, obj, old in (("ADDED", rule("a"), None), ("MODIFIED", rule("a", "Ready"), rule("a")),
+                            ("ADDED", rule("b", "Error"), None), ("DELETED", rule("b", "Error"), rule("b", "Error"))):
         list(watches.map_apirule(WatchEvent(type_, obj, old, "local"), stores))
-
-    event("ADDED", rule("a"))
-    event("MODIFIED", rule("a", "Ready"), rule("a"))
-    event("ADDED", rule("b", "Error"))
-    event("DELETED", rule("b", "Error"), rule("b", "Error"))
     after = {s: sample("reconcilery_apigateway_apirules", state=s) - before[s] for s in before}
     assert after == {"Ready": 1, "Error": 0, "None": 0}
     del stores  # a dropped cache drops out of the gauge
-    import gc
-
     gc.collect()
     assert sample("reconcilery_apigateway_apirules", state="Ready") == before["Ready"]
