@@ -86,9 +86,13 @@ __all__ = ["CONVERT_PATH", "V1BETA1_PATH", "ConversionWebhook", "MalformedReview
 
 #: api-gateway's counters (``internal/webhook/gateway/v1beta1``): every v1beta1 request received, allowed or not.
 V1BETA1_ACTIONS = {
-    op: counter(f"api_gateway_apirule_v1beta1_{op}_actions_total",
-                f"The total number of APIRule v1beta1 {op.upper()} actions received")
-    for op in ("create", "update", "delete")}
+    "create": counter("api_gateway_apirule_v1beta1_create_actions_total",
+                      "The total number of APIRule v1beta1 CREATE actions received"),
+    "update": counter("api_gateway_apirule_v1beta1_update_actions_total",
+                      "The total number of APIRule v1beta1 UPDATE actions received"),
+    "delete": counter("api_gateway_apirule_v1beta1_delete_actions_total",
+                      "The total number of APIRule v1beta1 DELETE actions received"),
+}
 
 
 def convert_objects(review: Review) -> dict[str, Any]:
