@@ -1,13 +1,25 @@
-"""Mutating admission webhooks for the dev API server, as the real server's ``MutatingAdmissionWebhook``.
+"""Mutating and validating admission webhooks for the dev API server, as the real server's
+``MutatingAdmissionWebhook`` and ``ValidatingAdmissionWebhook``.
 
 On CREATE and UPDATE (PUT) the server calls, in order (configurations sorted by name, webhooks in
 list order), every webhook of the stored ``admissionregistration.k8s.io/v1``
 MutatingWebhookConfigurations whose ``rules``, ``namespaceSelector`` and ``objectSelector`` match, and
 applies each answer's JSONPatch before calling the next (as ``k8s.io/apiserver/pkg/admission/plugin/
-webhook/mutating/dispatcher.go``). Differences from a real cluster: only ``clientConfig.url`` is
-called (a ``service`` reference is unreachable from a dev server: skipped with a log line), no
+webhook/mutating/dispatcher.go``). Differences from a real cluster: a mutating webhook is called only by
+``clientConfig.url`` (a ``service`` reference is skipped with a log line), no
 reinvocation, ``matchPolicy: Equivalent`` matches like ``Exact``, no ``matchConditions``, PATCH
 requests are not admitted.
+
+Validating webhooks (``admissionregistration.k8s.io/v1`` ValidatingWebhookConfigurations, matched the
+same way) are called after the mutating ones on CREATE and UPDATE (PUT) with the mutated object, and on
+DELETE of one object with ``object: null`` and ``oldObject`` the stored object (``options``
+``DeleteOptions``), as ``validating/dispatcher.go``: an answer ``allowed: false`` rejects the request, one
+carrying a patch is a call failure ("validating webhook may not return a patch"), ``failurePolicy``
+decides about unreachable webhooks. A validating webhook's ``service`` reference is reached through the
+Service's Endpoints in the store (as the CRD conversion webhook's, :func:`webhook_target`: the dev server
+has no cluster network), its certificate verified for ``<service>.<namespace>.svc``. Differences: they
+are called one after the other (the real server calls them in parallel; the first refusal in name order
+wins), not for a DELETE of a collection or a PATCH.
 
 The matching, the AdmissionReview request, the answer's interpretation and the error shapes are
 pure functions; :class:`Admission` is the I/O shell (aiohttp client, never blocking the loop).
@@ -34,24 +46,29 @@ from kubedev.selectors import LabelRequirement
 from kubedev.store import NAMESPACE_KEY, Store
 
 __all__ = [
+    "VWC_PLURAL",
     "Admission",
     "CallFailure",
     "MatchedWebhook",
     "apply_review_response",
     "call_failure_error",
+    "check_validation_response",
     "matching_webhooks",
     "review_request",
     "rule_matches",
     "selector_matches",
+    "webhook_target",
 ]
 
 log = logging.getLogger("kubedev.admission")
 
 Obj = dict[str, Any]
 MWC_GROUP, MWC_VERSION, MWC_PLURAL = "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"
+VWC_PLURAL = "validatingwebhookconfigurations"
 _DEFAULT_TIMEOUT = 10  # seconds, the v1 default of timeoutSeconds (allowed range 1..30)
 # The real server never calls webhooks for its own webhook configurations (so they can't lock a cluster out).
-_EXEMPT = {(MWC_GROUP, MWC_PLURAL), (MWC_GROUP, "validatingwebhookconfigurations")}
+_EXEMPT = {(MWC_GROUP, MWC_PLURAL), (MWC_GROUP, VWC_PLURAL)}
+_OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 #: The userInfo the dev server puts in every AdmissionReview (it does not authenticate).
 DEV_USER: Mapping[str, Any] = {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]}
 
@@ -177,17 +194,18 @@ def matching_webhooks(configurations: Iterable[Mapping[str, Any]], rt: ResourceT
 # ---- the review (pure) --------------------------------------------------------------------------
 
 
-def review_request(rt: ResourceType, operation: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+def review_request(rt: ResourceType, operation: str, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
                    namespace: str, dry_run: bool, uid: str | None = None, subresource: str = "",
                    user: Mapping[str, Any] = DEV_USER) -> Obj:
-    """An ``admission.k8s.io/v1`` AdmissionReview asking about ``operation`` on ``obj``."""
+    """An ``admission.k8s.io/v1`` AdmissionReview asking about ``operation`` on ``obj`` (``None`` for a
+    DELETE, whose ``old`` is the stored object)."""
     kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
     resource = {"group": rt.group, "version": rt.version, "resource": rt.plural}
-    options_kind = "CreateOptions" if operation == "CREATE" else "UpdateOptions"
+    options_kind = _OPTIONS_KINDS.get(operation, "UpdateOptions")
     request: Obj = {
         "uid": uid or str(uuid.uuid4()), "kind": kind, "resource": resource,
         "requestKind": kind, "requestResource": resource,
-        "name": str((obj.get("metadata") or {}).get("name", "")),
+        "name": str(((obj or old or {}).get("metadata") or {}).get("name", "")),
         "operation": operation, "userInfo": dict(user), "object": obj, "oldObject": old,
         "dryRun": dry_run, "options": {"kind": options_kind, "apiVersion": "meta.k8s.io/v1"},
     }
@@ -218,13 +236,8 @@ def call_failure_error(webhook: str, cause: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {inner}", {"causes": [{"message": inner}]})
 
 
-def apply_review_response(obj: Obj, review: Any, uid: str, webhook: str) -> Obj:
-    """``obj`` after the webhook's answer ``review`` (a parsed AdmissionReview).
-
-    Raises :class:`CallFailure` for an unusable answer (wrong apiVersion/kind/uid, patch type other
-    than JSONPatch, undecodable patch), :class:`ApiError` for ``allowed: false`` (see
-    :func:`denied_error`) and a 500 when the patch does not apply (both not subject to failurePolicy).
-    """
+def _response_of(review: Any, uid: str) -> dict[str, Any]:
+    """The ``response`` of a webhook's answer. Raises :class:`CallFailure` when it is unusable."""
     if not isinstance(review, dict) or review.get("apiVersion") != "admission.k8s.io/v1" \
             or review.get("kind") != "AdmissionReview":
         raise CallFailure('expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview')
@@ -233,6 +246,28 @@ def apply_review_response(obj: Obj, review: Any, uid: str, webhook: str) -> Obj:
         raise CallFailure("webhook response was absent")
     if response.get("uid") != uid:
         raise CallFailure(f"expected response.uid={uid}, got {response.get('uid')}")
+    return response
+
+
+def check_validation_response(review: Any, uid: str, webhook: str) -> None:
+    """Check a validating webhook's answer ``review``: nothing when it allows. Raises
+    :class:`CallFailure` for an unusable answer (wrong apiVersion/kind/uid, or a patch: "validating
+    webhook may not return a patch") and :class:`ApiError` for ``allowed: false`` (:func:`denied_error`)."""
+    response = _response_of(review, uid)
+    if response.get("patch") or response.get("patchType"):
+        raise CallFailure("validating webhook may not return a patch")
+    if not response.get("allowed"):
+        raise denied_error(webhook, response.get("status"))
+
+
+def apply_review_response(obj: Obj, review: Any, uid: str, webhook: str) -> Obj:
+    """``obj`` after the webhook's answer ``review`` (a parsed AdmissionReview).
+
+    Raises :class:`CallFailure` for an unusable answer (wrong apiVersion/kind/uid, patch type other
+    than JSONPatch, undecodable patch), :class:`ApiError` for ``allowed: false`` (see
+    :func:`denied_error`) and a 500 when the patch does not apply (both not subject to failurePolicy).
+    """
+    response = _response_of(review, uid)
     if not response.get("allowed"):
         raise denied_error(webhook, response.get("status"))
     patch_b64 = response.get("patch")
@@ -270,19 +305,116 @@ def ssl_context(ca_bundle: Any) -> ssl.SSLContext:
         raise ValueError(f"unable to load root certificates: {exc}") from exc
 
 
-class Admission:
-    """Calls the matching mutating webhooks of ``store`` (one instance per served app).
+def webhook_target(store: Store, client_config: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(url, server_hostname)`` of a webhook's ``clientConfig``: its ``url``, or its ``service``
+    resolved through the Service's Endpoints in ``store`` (the first address of the subset port named
+    like the Service port ``service.port``, default 443), verified as ``<service>.<namespace>.svc``.
+    Raises ``LookupError`` naming why there is no target (no url nor service, no Service, no endpoints)."""
+    if client_config.get("url"):
+        return str(client_config["url"]), None
+    service = client_config.get("service")
+    if not isinstance(service, Mapping) or not service.get("name"):
+        raise LookupError("the webhook has neither url nor service")
+    namespace, name = str(service.get("namespace") or "default"), str(service["name"])
+    port = int(service.get("port") or 443)
+    path = str(service.get("path") or "")
+    host = f"{name}.{namespace}.svc"
+    svc_rt = store.registry.lookup("", "v1", "services")
+    ep_rt = store.registry.lookup("", "v1", "endpoints")
+    assert svc_rt is not None and ep_rt is not None
+    try:
+        svc = store.get(svc_rt, namespace, name)
+        endpoints = store.get(ep_rt, namespace, name)
+    except ApiError:
+        raise LookupError(f'Post "https://{host}:{port}{path}": service "{name}" not found') from None
+    port_name = next((p.get("name") for p in (svc.get("spec") or {}).get("ports") or []
+                      if isinstance(p, Mapping) and p.get("port") == port), None)
+    for subset in endpoints.get("subsets") or []:
+        addresses = [a.get("ip") for a in subset.get("addresses") or [] if isinstance(a, Mapping) and a.get("ip")]
+        ports = [p for p in subset.get("ports") or [] if isinstance(p, Mapping)]
+        chosen = next((p for p in ports if port_name is not None and p.get("name") == port_name),
+                      ports[0] if ports else None)
+        if addresses and chosen is not None:
+            ip = str(addresses[0])
+            ip = f"[{ip}]" if ":" in ip else ip
+            return f"https://{ip}:{chosen.get('port')}{path}", host
+    raise LookupError(f'Post "https://{host}:{port}{path}": no endpoints available for service "{name}"')
 
-    :meth:`admit` returns the (possibly patched) object or raises :class:`ApiError`; it only reads
-    the store (briefly, on the calling loop) and does the HTTPS calls with aiohttp's client.
+
+class Admission:
+    """Calls the matching mutating and validating webhooks of ``store`` (one instance per served app).
+
+    :meth:`admit` returns the (possibly patched) object or raises :class:`ApiError`; :meth:`validate`
+    returns nothing or raises :class:`ApiError`. Both only read the store (briefly, on the calling loop)
+    and do the HTTPS calls with aiohttp's client.
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def _configurations(self) -> list[Obj]:
-        rt = self.store.registry.lookup(MWC_GROUP, MWC_VERSION, MWC_PLURAL)
+    def _configurations(self, plural: str = MWC_PLURAL) -> list[Obj]:
+        rt = self.store.registry.lookup(MWC_GROUP, MWC_VERSION, plural)
         return list(self.store.list(rt).items) if rt is not None else []
+
+    def validates(self, rt: ResourceType, operation: str, subresource: str = "") -> bool:
+        """Whether some validating webhook's rules match ``operation`` on ``rt`` (selectors not looked
+        at): a caller builds the old object of a DELETE only then."""
+        if (rt.group, rt.plural) in _EXEMPT:
+            return False
+        return any(isinstance(r, Mapping) and rule_matches(r, rt, operation, subresource)
+                   for config in self._configurations(VWC_PLURAL) for hook in config.get("webhooks") or []
+                   if isinstance(hook, Mapping) for r in hook.get("rules") or [])
+
+    async def validate(self, rt: ResourceType, namespace: str | None, operation: str, obj: Any,
+                       old: Obj | None = None, dry_run: bool = False, subresource: str = "") -> None:
+        """Call every matching validating webhook about ``operation`` on ``obj`` (``None`` for a DELETE,
+        ``old`` the stored object then). Raises :class:`ApiError` on a refusal (or a failed call under
+        ``failurePolicy: Fail``); nothing to do when the body is not an object or its namespace does
+        not exist (the store then answers the request's error)."""
+        if (obj is not None and not isinstance(obj, dict)) or (rt.group, rt.plural) in _EXEMPT:
+            return
+        configurations = self._configurations(VWC_PLURAL)
+        if not configurations:
+            return
+        subject = obj if obj is not None else old
+        if subject is None:
+            return
+        ns = ""
+        ns_labels: dict[str, str] | None = None
+        if rt.namespaced:
+            ns = namespace or str((subject.get("metadata") or {}).get("namespace") or "")
+            ns_labels = self._namespace_labels(ns) if ns else None
+            if ns_labels is None:
+                return
+        sent: Obj | None = None
+        if obj is not None:
+            sent = {**copy.deepcopy(obj), "apiVersion": rt.api_version, "kind": rt.kind}
+            if rt.namespaced:
+                sent["metadata"] = {**(sent.get("metadata") or {}), "namespace": ns}
+        for hook in matching_webhooks(configurations, rt, operation, subject, old, ns_labels, subresource):
+            await self._call_validating(hook, rt, operation, sent, old, ns, dry_run, subresource)
+
+    async def _call_validating(self, hook: MatchedWebhook, rt: ResourceType, operation: str, obj: Obj | None,
+                               old: Obj | None, namespace: str, dry_run: bool, subresource: str) -> None:
+        client = hook.webhook.get("clientConfig") or {}
+        if dry_run and hook.webhook.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            raise ApiError(400, "BadRequest", f'admission webhook "{hook.name}" does not support dry run')
+        review = review_request(rt, operation, obj, old, namespace, dry_run, subresource=subresource)
+        try:
+            try:
+                url, server_hostname = webhook_target(self.store, client if isinstance(client, Mapping) else {})
+            except LookupError as exc:
+                raise CallFailure(str(exc)) from None
+            answer = await self._post(url, client.get("caBundle"), review, hook.timeout, server_hostname)
+            check_validation_response(answer, review["request"]["uid"], hook.name)
+        except CallFailure as exc:
+            if hook.fail_closed:
+                log.warning("event=webhook_failed webhook=%s policy=Fail error=%s", hook.name, exc)
+                raise call_failure_error(hook.name, str(exc)) from exc
+            log.warning("event=webhook_failed webhook=%s policy=Ignore error=%s", hook.name, exc)
+            return
+        log.info("event=webhook_called webhook=%s operation=%s resource=%s namespace=%s name=%s validating=true",
+                 hook.name, operation, rt.qualified, namespace, review["request"]["name"])
 
     def _namespace_labels(self, namespace: str) -> dict[str, str] | None:
         ns_rt = self.store.registry.lookup("", "v1", "namespaces")
@@ -344,7 +476,7 @@ class Admission:
         return result
 
     @staticmethod
-    async def _post(url: str, ca_bundle: Any, review: Obj, timeout: float) -> Any:
+    async def _post(url: str, ca_bundle: Any, review: Obj, timeout: float, server_hostname: str | None = None) -> Any:
         if not url.startswith("https://"):
             raise CallFailure(f'webhook URL "{url}" is not https')
         try:
@@ -354,7 +486,7 @@ class Admission:
         post = f'failed to call webhook: Post "{url}"'
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
-                    session.post(url, json=review, ssl=context,
+                    session.post(url, json=review, ssl=context, server_hostname=server_hostname,
                                  headers={"Accept": "application/json"}) as resp:
                 if resp.status != 200:
                     text = (await resp.text())[:300]

@@ -31,7 +31,7 @@ from typing import Any
 import aiohttp
 
 from kubedev import errors
-from kubedev.admission import ssl_context
+from kubedev.admission import ssl_context, webhook_target
 from kubedev.errors import ApiError
 from kubedev.patching import apply_patch
 from kubedev.resources import ResourceType
@@ -143,35 +143,10 @@ class Converter:
 
     def _target(self, client_config: Mapping[str, Any]) -> tuple[str, str | None]:
         """``(url, server_hostname)`` of a ``clientConfig`` (a Service resolves through its Endpoints)."""
-        if client_config.get("url"):
-            return str(client_config["url"]), None
-        service = client_config.get("service")
-        if not isinstance(service, Mapping) or not service.get("name"):
-            raise ConversionFailure("the conversion webhook has neither url nor service")
-        namespace, name = str(service.get("namespace") or "default"), str(service["name"])
-        port = int(service.get("port") or 443)
-        path = str(service.get("path") or "")
-        host = f"{name}.{namespace}.svc"
-        svc_rt = self.store.registry.lookup("", "v1", "services")
-        ep_rt = self.store.registry.lookup("", "v1", "endpoints")
-        assert svc_rt is not None and ep_rt is not None
         try:
-            svc = self.store.get(svc_rt, namespace, name)
-            endpoints = self.store.get(ep_rt, namespace, name)
-        except ApiError:
-            raise ConversionFailure(f'Post "https://{host}:{port}{path}": service "{name}" not found') from None
-        port_name = next((p.get("name") for p in (svc.get("spec") or {}).get("ports") or []
-                          if isinstance(p, Mapping) and p.get("port") == port), None)
-        for subset in endpoints.get("subsets") or []:
-            addresses = [a.get("ip") for a in subset.get("addresses") or [] if isinstance(a, Mapping) and a.get("ip")]
-            ports = [p for p in subset.get("ports") or [] if isinstance(p, Mapping)]
-            chosen = next((p for p in ports if port_name is not None and p.get("name") == port_name),
-                          ports[0] if ports else None)
-            if addresses and chosen is not None:
-                ip = str(addresses[0])
-                ip = f"[{ip}]" if ":" in ip else ip
-                return f"https://{ip}:{chosen.get('port')}{path}", host
-        raise ConversionFailure(f'Post "https://{host}:{port}{path}": no endpoints available for service "{name}"')
+            return webhook_target(self.store, client_config)
+        except LookupError as exc:
+            raise ConversionFailure(str(exc).replace("the webhook", "the conversion webhook")) from None
 
     async def convert(self, rt: ResourceType, objects: list[Obj], desired_api_version: str) -> list[Obj]:
         """``objects`` as ``desired_api_version`` (those already in it unchanged); raises the 500."""

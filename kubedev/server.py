@@ -310,6 +310,7 @@ class _Handler:
             if method == "POST":
                 body = await self.admission.admit(rt, namespace, "CREATE", await self._body(request),
                                                   dry_run=dry_run)
+                await self.admission.validate(rt, namespace, "CREATE", body, dry_run=dry_run)
                 return _json(view(rt, self.store.create(rt, namespace, body, dry_run)), 201)
             if method == "DELETE":
                 deleted = self.store.delete_collection(rt, namespace, query.get("labelSelector"),
@@ -329,6 +330,7 @@ class _Handler:
             if self._exists(rt, namespace, name):
                 old = view(rt, self.store.get(rt, namespace, name))
                 body = await self.admission.admit(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
+                await self.admission.validate(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
             return _json(view(rt, self.store.replace(rt, namespace, name, body, subresource, dry_run)))
         if method == "PATCH":
             content_type = request.content_type
@@ -340,6 +342,9 @@ class _Handler:
             return _json(view(rt, obj), 201 if created else 200)
         if method == "DELETE":
             options = await self._body(request, optional=True)
+            if self.admission.validates(rt, "DELETE") and self._exists(rt, namespace, name):
+                stored = view(rt, self.store.get(rt, namespace, name))
+                await self.admission.validate(rt, namespace, "DELETE", None, stored, dry_run)
             gone = self.store.delete(rt, namespace, name, options, dry_run)
             if rt.returns_deleted or (gone["metadata"].get("deletionTimestamp") and \
                     self._exists(rt, namespace, name)):
@@ -410,6 +415,7 @@ class _Handler:
                 return _json({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta, "items": items})
             if method == "POST":
                 body = await self.admission.admit(rt, namespace, "CREATE", await self._body(request), dry_run=dry_run)
+                await self.admission.validate(rt, namespace, "CREATE", body, dry_run=dry_run)
                 return _json(await conv.create(rt, namespace, body, dry_run), 201)
             if method == "DELETE":
                 deleted = self.store.delete_collection(storage, namespace, query.get("labelSelector"),
@@ -427,6 +433,7 @@ class _Handler:
             if self._exists(storage, namespace, name):
                 old = (await conv.to_request_version(rt, [self.store.get(storage, namespace, name)]))[0]
                 body = await self.admission.admit(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
+                await self.admission.validate(rt, namespace, "UPDATE", body, old, dry_run, subresource or "")
             return _json(await conv.replace(rt, namespace, name, body, subresource, dry_run))
         if method == "PATCH":
             patch_type = _PATCH_TYPES.get(request.content_type)
@@ -436,7 +443,11 @@ class _Handler:
             obj, created = await conv.patch(rt, namespace, name, patch_type, body, subresource, dry_run)
             return _json(obj, 201 if created else 200)
         if method == "DELETE":
-            gone = self.store.delete(storage, namespace, name, await self._body(request, optional=True), dry_run)
+            options = await self._body(request, optional=True)
+            if self.admission.validates(rt, "DELETE") and self._exists(storage, namespace, name):
+                stored = (await conv.to_request_version(rt, [self.store.get(storage, namespace, name)]))[0]
+                await self.admission.validate(rt, namespace, "DELETE", None, stored, dry_run)
+            gone = self.store.delete(storage, namespace, name, options, dry_run)
             if gone["metadata"].get("deletionTimestamp") and self._exists(storage, namespace, name):
                 return _json((await conv.to_request_version(rt, [gone]))[0])
             details: dict[str, Any] = {"name": name, "group": rt.group, "kind": rt.plural,

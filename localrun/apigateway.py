@@ -1,9 +1,12 @@
 """The API Gateway's part of ``reconcilery up`` (:class:`workers.domains.Local`): on the dev API server its
-CRDs (and Istio's) and the APIRule conversion webhook; the summary rows of APIRules, APIGateways and
+CRDs (and Istio's), the APIRule conversion webhook and the v1beta1 admission webhook (one listener; the
+latter registered as a ValidatingWebhookConfiguration); the summary rows of APIRules, APIGateways and
 RateLimits, and a ``Migration`` row per applied APIRule that was migrating from Ory Rules to Istio."""
 
 from __future__ import annotations
 
+import base64
+import os
 import time
 from typing import Any
 
@@ -11,7 +14,8 @@ from kube import Resource, ResourceMissing, resources
 from tasks.apigateway import certificate, model
 from tasks.apigateway.certificate_controller import ensure_certificate
 from tasks.apigateway.install import install_crds
-from tasks.apigateway.webhook import ConversionWebhook
+from tasks.apigateway.settings import ApiGatewaySettings
+from tasks.apigateway.webhook import SERVICE_PORT, ConversionWebhook, v1beta1_webhook_configuration
 from webhooks import ThreadedListener
 from workers.domains import Local, Row
 
@@ -47,13 +51,16 @@ class ApiGatewayLocal(Local):
             kube.create(resources.NAMESPACE, {"metadata": {"name": "kyma-system"}})
         ensure_certificate(kube)
         namespace, name = certificate.SECRET
+        # the processes' v1beta1 access (up's default or the user's), not up's own environment's
+        access = ApiGatewaySettings.load({**os.environ, **self.run.env}).v1beta1_access
         listener = ThreadedListener(ConversionWebhook(lambda: kube.get(resources.SECRET, name, namespace=namespace),
-                                                      host="127.0.0.1", port=0, poll_interval=2.0)).start()
+                                                      host="127.0.0.1", port=0, poll_interval=2.0,
+                                                      v1beta1_access=access)).start()
         self.run.on_stop(listener.stop)
         webhook = listener.listener
         meta = {"name": certificate.SERVICE_NAME, "namespace": "kyma-system"}
         kube.create(resources.SERVICE, {"metadata": meta, "spec": {
-            "ports": [{"name": "https-convert", "port": 9443, "targetPort": webhook.port}]}})
+            "ports": [{"name": "https-convert", "port": SERVICE_PORT, "targetPort": webhook.port}]}})
         kube.create(resources.ENDPOINTS, {"metadata": meta, "subsets": [{
             "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https-convert", "port": webhook.port}]}]})
         deadline = time.monotonic() + 30
@@ -62,6 +69,14 @@ class ApiGatewayLocal(Local):
         self.run.endpoints["conversion_webhook"] = webhook.url
         self.run.log(f"[green]✓[/green] APIRule conversion webhook at {webhook.url} "
                      f"(Service kyma-system/{certificate.SERVICE_NAME}; v1beta1, v2alpha1 and v2 served)")
+        # deploy/'s configuration: the dev API server reaches the Service through its Endpoints above;
+        # caBundle: the Secret's certificate (the apigateway-certificate controller keeps it current)
+        cert_pem, _ = certificate.decode_secret_data(kube.get(resources.SECRET, name, namespace=namespace))
+        config = v1beta1_webhook_configuration(base64.b64encode(cert_pem or b"").decode())
+        kube.create(resources.VALIDATING_WEBHOOK_CONFIGURATION, config)
+        self.run.endpoints["apirule_v1beta1_webhook"] = webhook.v1beta1_url
+        self.run.log(f"[green]✓[/green] APIRule v1beta1 admission webhook at {webhook.v1beta1_url} "
+                     f"(v1beta1 APIRules {'allowed' if access else 'refused'}: RECONCILERY_APIRULE_V1BETA1_ACCESS)")
 
     def rows(self) -> list[Row]:
         """(kind, namespace/name, state, detail) of every applied APIRule, APIGateway and RateLimit."""

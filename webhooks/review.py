@@ -225,6 +225,22 @@ def malformed_answer(kind: ReviewKind, exc: MalformedReview) -> dict[str, Any]:
             "response": {"uid": exc.uid, **failure_response(kind, exc.message, exc.status)}}
 
 
+def answer_code(http_status: int, body: Any) -> str:
+    """The ``code`` label of ``reconcilery_webhook_requests_total`` for one answer (pure): the code the
+    API server acts on. For an HTTP 200 that is the review's own status code when it carries one
+    (``response.status.code`` of an AdmissionReview, ``response.result.code`` of a ConversionReview:
+    ``403`` for a refusal, ``500`` for a decision that raised), else ``200``; for any other HTTP status
+    that status (``400``, ``408``, ``413``, ``429``). Always a decimal string of a bounded set."""
+    if http_status == 200 and isinstance(body, dict):
+        response = body.get("response")
+        if isinstance(response, dict):
+            status = response.get("status") or response.get("result")
+            code = status.get("code") if isinstance(status, dict) else None
+            if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599:
+                return str(code)
+    return str(http_status)
+
+
 #: The domain's decision: the ``response`` fields for a parsed review (without ``uid``).
 Decide = Callable[[Review], dict[str, Any]]
 

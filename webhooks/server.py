@@ -13,6 +13,14 @@ so memory stays near ``max_large`` x (body + parsed body) + 2 x ``max_large`` bo
 clients send. Idle keep-alive connections, and connections whose headers do not arrive, close after
 :data:`KEEPALIVE_SECONDS`. Every such refusal is a review of the
 endpoint's kind with a failed status, as malformed bodies are.
+
+Every review endpoint is counted and timed under the fixed name of its webhook (``snatch``,
+``apirule-conversion``, ``apirule-v1beta1``: the ``webhook`` argument of :func:`review_endpoint`, else the
+name :func:`review_app` gives its application):
+
+- ``reconcilery_webhook_requests_total{webhook,code}``: answers by the code the API server acts on
+  (:func:`webhooks.review.answer_code`: 200, 403 refused, 500 a decision that raised, 400/408/413/429);
+- ``reconcilery_webhook_request_seconds{webhook}``: seconds from the request's headers to its answer.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import contextlib
 import json
 import logging
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,11 +38,13 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from kube.toolkit.metrics import counter, histogram
 from webhooks.review import (
     MalformedReview,
     Review,
     ReviewKind,
     answer,
+    answer_code,
     failure_response,
     malformed_answer,
     parse,
@@ -47,6 +58,18 @@ THREAD_PARSE_BYTES = 64 * 1024
 #: Seconds an idle keep-alive connection stays open (aiohttp's default is an hour); aiohttp also closes a
 #: connection whose request headers are not complete within it (a client trickling headers).
 KEEPALIVE_SECONDS = 60.0
+
+#: Name of a webhook whose endpoint and application give none (a label value like the others).
+UNNAMED = "unnamed"
+WEBHOOK_NAME: web.AppKey[str] = web.AppKey("reconcilery_webhook_name", str)
+
+REQUESTS = counter(
+    "reconcilery_webhook_requests_total",
+    "Admission and conversion reviews answered, by webhook and the code the API server acts on (200; 403 "
+    "refused; 500 a decision that raised; 400, 408, 413, 429 malformed, late or too many).", ["webhook", "code"])
+REQUEST_SECONDS = histogram(
+    "reconcilery_webhook_request_seconds", "Seconds from a review's request headers to its answer, by webhook.",
+    ["webhook"], buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
 
 T = TypeVar("T")
 # One thread for all large work of the process: each thread that allocates gets its own glibc malloc
@@ -148,13 +171,15 @@ class _Slots:
 
 def review_endpoint(kind: ReviewKind, decide: AsyncDecide, *, check_content_type: bool = True,
                     on_malformed: Callable[[MalformedReview], None] | None = None,
-                    limits: Limits | None = None) -> Handler:
+                    limits: Limits | None = None, webhook: str | None = None) -> Handler:
     """The aiohttp handler of a review path (``POST``): the skeleton of :mod:`webhooks.review` over HTTP.
 
     Answers 200 with the review (a decision that raises: a failed review, logged), or a review with a
     failed status and a 4xx: 400/413 for a malformed body, 408 past ``limits.timeout``, 429 when
     ``limits.max_requests`` are busy. ``on_malformed`` (metrics, logs) is called for each of those.
     The application's ``client_max_size`` must exceed ``kind.max_body_bytes`` (:func:`review_app`).
+    Every answer is counted and timed (module doc) under ``webhook``, else the application's name
+    (:func:`review_app`), else :data:`UNNAMED`.
     """
     bounds = limits or Limits()
     slots = _Slots(bounds)
@@ -171,6 +196,17 @@ def review_endpoint(kind: ReviewKind, decide: AsyncDecide, *, check_content_type
         return answer(review, response)
 
     async def handle(http: web.Request) -> web.Response:
+        started = time.perf_counter()
+        name = webhook or http.app.get(WEBHOOK_NAME) or UNNAMED
+        status, body = await answered_or_refused(http)
+        REQUESTS.labels(name, answer_code(status, body)).inc()
+        response = _json(body, status)
+        if status in (408, 413, 429):  # the rest of the body is not read: do not reuse the connection
+            response.force_close()
+        REQUEST_SECONDS.labels(name).observe(time.perf_counter() - started)
+        return response
+
+    async def answered_or_refused(http: web.Request) -> tuple[int, dict[str, Any]]:
         large = http.content_length is None or http.content_length > THREAD_PARSE_BYTES
         try:
             try:
@@ -183,18 +219,20 @@ def review_endpoint(kind: ReviewKind, decide: AsyncDecide, *, check_content_type
                 on_malformed(exc)
             else:
                 log.warning("malformed %s status=%d error=%s", kind.kind, exc.status, exc.message)
-            response = _json(malformed_answer(kind, exc), exc.status)
-            if exc.status in (408, 413, 429):  # the rest of the body is not read: do not reuse the connection
-                response.force_close()
-            return response
-        return _json(body)
+            return exc.status, malformed_answer(kind, exc)
+        return 200, body
 
     return handle
 
 
-def review_app(kind: ReviewKind, routes: dict[str, Handler]) -> web.Application:
-    """An application whose ``POST`` routes (path -> handler) answer reviews of ``kind``."""
-    app = web.Application(client_max_size=kind.max_body_bytes + 1)
+def review_app(kind: ReviewKind, routes: dict[str, Handler], webhook: str = "",
+               max_body_bytes: int | None = None) -> web.Application:
+    """An application whose ``POST`` routes (path -> handler) answer reviews of ``kind``; ``webhook``
+    names its endpoints that name no webhook themselves (metrics); ``max_body_bytes`` (default
+    ``kind.max_body_bytes``) is the largest body of any of its routes."""
+    app = web.Application(client_max_size=max(kind.max_body_bytes, max_body_bytes or 0) + 1)
+    if webhook:
+        app[WEBHOOK_NAME] = webhook
     for path, handler in routes.items():
         app.router.add_post(path, handler)
     return app

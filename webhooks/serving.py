@@ -61,7 +61,8 @@ class WebhookServer:
     """The three listeners and the certificate reloader of one webhook process.
 
     Args:
-        name: listener name (:class:`webhooks.Listener`), also the thread name under :class:`RunningWebhook`.
+        name: listener name (:class:`webhooks.Listener`), also the thread name under :class:`RunningWebhook`
+            and the ``webhook`` label of the routes' request metrics (:mod:`webhooks.server`).
         cert_dir: directory with ``tls.crt`` and ``tls.key`` (kubelet's mounted Secret layout).
         kind: the reviews the routes answer (the HTTPS application's body limit).
         routes: ``POST`` path -> handler; the first path is the one :attr:`url` and the start log line name.
@@ -112,7 +113,7 @@ class WebhookServer:
     # ---- apps ------------------------------------------------------------------------------
 
     def _webhook_app(self) -> web.Application:
-        return review_server.review_app(self.kind, self.routes)
+        return review_server.review_app(self.kind, self.routes, self.name)
 
     def _health_app(self) -> web.Application:
         async def healthz(_: web.Request) -> web.Response:

@@ -49,6 +49,7 @@ from kube import toolkit as tk
 from tasks.apigateway import cache as vs_cache
 from tasks.apigateway import model, reads, state
 from tasks.apigateway import settings as domain_settings
+from tasks.apigateway import status as rule_status
 from tasks.apigateway.namespaces import ALLOW_APIRULES, allows
 from tasks.apigateway.plan import APIRULE_KIND, PIPELINE_DELETION, Plan, RulePolicy, plan
 from tasks.apigateway.settings import ApiGatewaySettings
@@ -112,6 +113,10 @@ WRITES = tk.counter(
     ["kind", "verb"])
 API_ERRORS = tk.counter(
     "reconcilery_apirule_api_errors_total", "Failed Kubernetes API calls of APIRule reconciles.", ["reason"])
+#: api-gateway's ``internal/metrics``: a write of the APIRule refused because it changed since it was read.
+OBJECT_MODIFIED_ERRORS = tk.counter(
+    "api_gateway_api_rule_object_modified_errors_total",
+    "The total number of errors that occurred while modifying the APIRule object")
 
 
 # ---- reads ---------------------------------------------------------------------------------
@@ -290,7 +295,11 @@ def reconcile_object(kube: Kube, apirule: dict[str, Any], settings: ControllerSe
                 return p, tk.Executed(None, tk.Outcome(), Result.done())
             return reconcile_object(kube, fresh, settings)
     if done.refused is not None:
-        API_ERRORS.labels(done.refused[1].code or str(done.refused[1].status)).inc()
+        write, failure = done.refused
+        API_ERRORS.labels(failure.code or str(failure.status)).inc()
+        if isinstance(write, tk.Action) and write.kind == APIRULE_KIND and rule_status.object_modified(
+                failure.status, failure.code, failure.message, {"kind": model.PLURAL}):
+            OBJECT_MODIFIED_ERRORS.inc()
     return p, done
 
 
@@ -337,6 +346,9 @@ def reconcile(key: Key) -> Result:
 
 def _failed(key: Key, label: str, exc: ApiError) -> Result:
     RECONCILES.labels(label).inc()
+    details = exc.body.get("details")
+    if rule_status.object_modified(exc.status, exc.reason, exc.message, details if isinstance(details, dict) else None):
+        OBJECT_MODIFIED_ERRORS.inc()
     API_ERRORS.labels(exc.reason or str(exc.status)).inc()
     log.warning("apirule reconcile failed", cluster=key.cluster, key=key.ref, status=exc.status,
                 reason=exc.reason, error=exc.message)

@@ -76,3 +76,32 @@ def event_for(status: Status) -> tuple[str, str]:
         failed_validation = status.description.startswith("Validation errors")
         return "Warning", REASON_VALIDATION_FAILED if failed_validation else REASON_APPLY_FAILED
     return "Warning", REASON_WARNING
+
+
+#: The words of the API server's optimistic-concurrency conflict (``apierrors.NewConflict`` with
+#: ``registry.OptimisticLockErrorMsg``), which api-gateway's controller matches.
+OBJECT_MODIFIED = "the object has been modified"
+
+
+def object_modified(status: int, reason: str, message: str, details: Mapping[str, Any] | None) -> bool:
+    """Whether a failed write is a conflict on the APIRule itself because it changed since it was read:
+    HTTP 409 ``Conflict`` (not ``AlreadyExists``) naming ``apirules`` in its details, with the API
+    server's "the object has been modified" (api-gateway ``internal/controller/gateway/
+    apirule_controller.go`` counts exactly those in ``api_gateway_api_rule_object_modified_errors_total``:
+    a status write that lost the race). A conflict on a generated object is not counted."""
+    kind = (details or {}).get("kind")
+    return status == 409 and reason == "Conflict" and kind == "apirules" and OBJECT_MODIFIED in message
+
+
+#: ``status.state`` values the APIRule gauge names; anything else is ``Other``, no status yet ``None``.
+STATES = (READY, WARNING, ERROR, "Processing", "Deleting")
+
+
+def state_label(apirule: Mapping[str, Any] | None) -> str:
+    """The bounded ``state`` label of an APIRule (any manifest, untrusted): its ``status.state`` when it is
+    one of :data:`STATES`, ``None`` without one, ``Other`` for any other value."""
+    status = (apirule or {}).get("status")
+    state = status.get("state") if isinstance(status, Mapping) else None
+    if not state:
+        return "None"
+    return state if isinstance(state, str) and state in STATES else "Other"

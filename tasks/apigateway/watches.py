@@ -28,6 +28,15 @@ As api-gateway's APIRule controller watches (``SetupWithManager``), plus the own
   spec or labels changed → the APIGateway the label names (the original's NetworkPolicy watch: drift is
   repaired at once).
 
+The watcher exports ``reconcilery_apigateway_apirules{state}``: the APIRules of its APIRule cache by
+``status.state`` (``Ready``, ``Warning``, ``Error``, ``Processing``, ``Deleting``; ``None`` before the first
+status, ``Other`` for anything else: bounded). The APIRule map function keeps a ``(namespace, name) →
+state`` map and a count per state (:class:`StateCounts`, one per :class:`Stores`), so an event costs O(1)
+and a deleted APIRule (a ``DELETED`` event, or the difference of a relist) leaves the counts; a resync's
+repeated ``ADDED`` events change nothing. Memory: one small entry per cached APIRule beside the cached
+object itself. The gauge reads the live maps at scrape time, so a process exports it only once it
+watches APIRules (the leader of the watchers; a standby exports nothing) and a dropped cache drops out.
+
 Services and Gateways are mapped through an index ``dependency → APIRules`` that the APIRule map
 function keeps up to date from the APIRule cache's events (one per :class:`Stores`), so a Service
 event costs a dictionary lookup instead of parsing every cached APIRule.
@@ -36,6 +45,7 @@ event costs a dictionary lookup instead of parsing every cached APIRule.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -45,6 +55,7 @@ import structlog
 
 from informers.store import Stores, object_key
 from kube import resources
+from kube.toolkit.metrics import gauge
 from kube.toolkit.outcome import deleting
 from tasks.apigateway import model, reads
 from tasks.apigateway.controller import APIRULE, CONTROLLER_NAME, GATEWAY, OWNED
@@ -53,6 +64,7 @@ from tasks.apigateway.operator.model import oldest_apigateway
 from tasks.apigateway.operator.resources import NETWORK_POLICY, NETWORK_POLICY_OWNER_LABEL, NETWORK_POLICY_RESOURCE
 from tasks.apigateway.parsing import V1BETA1_SPEC_ANNOTATION
 from tasks.apigateway.state import reads_for
+from tasks.apigateway.status import STATES, state_label
 from watchers.engine import WatchEvent, WatchRegistration
 from workers.controller import Key
 
@@ -149,6 +161,77 @@ def index_of(stores: Stores) -> DependencyIndex:
     return index
 
 
+APIRULES_BY_STATE = gauge(
+    "reconcilery_apigateway_apirules",
+    "APIRules of the watcher's cache by status.state (Ready, Warning, Error, Processing, Deleting; None: no "
+    "status yet; Other).", ["state"])
+#: Every value of the gauge's ``state`` label.
+STATE_LABELS = (*STATES, "None", "Other")
+
+
+class StateCounts:
+    """``(namespace, name) → state label`` of the APIRules of one cache, and how many have each. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[tuple[str, str], str] = {}
+        self._counts: dict[str, int] = dict.fromkeys(STATE_LABELS, 0)
+
+    def update(self, apirule: Mapping[str, Any], deleted: bool = False) -> None:
+        """Record the APIRule's state (forget it once ``deleted``); O(1), idempotent."""
+        key = object_key(apirule)
+        new = None if deleted else state_label(apirule)
+        with self._lock:
+            old = self._states.pop(key, None)
+            if old is not None:
+                self._counts[old] -= 1
+            if new is not None:
+                self._states[key] = new
+                self._counts[new] += 1
+
+    def rebuild(self, apirules: Iterable[Mapping[str, Any]]) -> None:
+        """Count exactly ``apirules`` (the cache, when counting starts late)."""
+        with self._lock:
+            self._states.clear()
+            self._counts = dict.fromkeys(STATE_LABELS, 0)
+        for apirule in apirules:
+            self.update(apirule)
+
+    def count(self, state: str) -> int:
+        """How many APIRules have the state label ``state``."""
+        with self._lock:
+            return self._counts.get(state, 0)
+
+
+_state_counts: weakref.WeakKeyDictionary[Stores, StateCounts] = weakref.WeakKeyDictionary()
+_gauge_bound = False
+
+
+def _apirules_in(state: str) -> float:
+    with _indexes_lock:
+        counts = list(_state_counts.values())
+    return float(sum(c.count(state) for c in counts))
+
+
+def state_counts_of(stores: Stores) -> StateCounts:
+    """The state counts of the APIRule cache in ``stores`` (built from the cache on first use; the
+    gauge reads them from then on)."""
+    global _gauge_bound
+    with _indexes_lock:
+        counts = _state_counts.get(stores)
+        created = counts is None
+        if counts is None:
+            counts = _state_counts[stores] = StateCounts()
+        if not _gauge_bound:
+            _gauge_bound = True
+            for label in STATE_LABELS:
+                APIRULES_BY_STATE.labels(label).set_function(functools.partial(_apirules_in, label))
+    if created:
+        with contextlib.suppress(KeyError):  # KeyError: APIRules are not watched in this process
+            counts.rebuild(stores.list(APIRULES))
+    return counts
+
+
 def _key(event: WatchEvent, namespace: str, name: str) -> tuple[str, Key]:
     return CONTROLLER_NAME, Key(event.cluster, namespace, name)
 
@@ -189,7 +272,8 @@ def apirule_changed(event: WatchEvent) -> bool:
 
 
 def map_apirule(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
-    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index.
+    """An APIRule event → its own key (see :func:`apirule_changed`); keeps the dependency index and the
+    state counts.
 
     A malformed spec never costs the APIRule its key: the parsers do not raise on wrong types, and
     should indexing fail anyway the key is still enqueued (the reconcile reports the problem)."""
@@ -197,6 +281,10 @@ def map_apirule(event: WatchEvent, stores: Stores) -> Iterable[tuple[str, Key]]:
         index_of(stores).update(event.object, deleted=event.type == "DELETED")
     except Exception:  # defence in depth, see above
         log.exception("apirule dependency index update failed", key="/".join(object_key(event.object)))
+    try:
+        state_counts_of(stores).update(event.object, deleted=event.type == "DELETED")
+    except Exception:  # a metric never costs the APIRule its key
+        log.exception("apirule state count update failed", key="/".join(object_key(event.object)))
     if not apirule_changed(event):
         return []
     return [_key(event, *object_key(event.object)), *_deleting_apigateways(event, stores)]

@@ -190,3 +190,32 @@ def test_kubectl_gets_every_version(versions: Versions, kubeconfig_path: Path, t
                               timeout=60)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["spec"][key] == expected
+
+
+def test_v1beta1_admission_webhook_refuses_v1beta1_writes_without_access(versions: Versions) -> None:
+    """The same listener's /validate-gateway-kyma-project-io-v1beta1-apirule, registered as up does (deploy/'s
+    ValidatingWebhookConfiguration through the Service, the certificate Secret's caBundle): without v1beta1 access
+    (the default) a v1beta1 create is refused with the original's message and counted; v2 is not asked."""
+    import base64
+
+    from prometheus_client import REGISTRY
+
+    from tasks.apigateway.webhook import v1beta1_webhook_configuration
+
+    namespace, name = certificate.SECRET
+    cert_pem, _ = certificate.decode_secret_data(versions.kube.get(resources.SECRET, name, namespace=namespace))
+    config = v1beta1_webhook_configuration(base64.b64encode(cert_pem or b"").decode())
+    versions.kube.create(resources.VALIDATING_WEBHOOK_CONFIGURATION, config)
+    counted = REGISTRY.get_sample_value("api_gateway_apirule_v1beta1_create_actions_total") or 0.0
+
+    with pytest.raises(ApiException) as info:
+        versions.create("v1beta1", "legacy", V1BETA1_SPEC)
+
+    assert info.value.status == 403
+    assert json.loads(info.value.body)["message"] == (
+        'admission webhook "v1beta1-admission.apirule.gateway.kyma-project.io" denied the request: '
+        "v1beta1 APIRule version is no longer supported, please use v2 instead")
+    assert REGISTRY.get_sample_value("api_gateway_apirule_v1beta1_create_actions_total") == counted + 1
+    assert versions.create("v2", "current", V2_SPEC)["metadata"]["name"] == "current"
+    assert [o["metadata"]["name"] for o in versions.api.list_namespaced_custom_object(
+        G, "v2", NS, PLURAL)["items"]] == ["current"]

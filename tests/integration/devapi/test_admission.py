@@ -327,3 +327,60 @@ def test_snatch_webhook_end_to_end(kube_client: client.ApiClient, kubeconfig_pat
     # with the webhook down, failurePolicy Ignore admits unchanged
     late = core.create_namespaced_pod("kyma-system", pod("late"))
     assert late.spec.affinity is None
+
+
+# ---- validating webhooks ------------------------------------------------------------------------------
+
+
+def test_validating_webhook_sees_create_update_delete_and_its_refusal_stops_each(apis: Any, stub: StubWebhook,
+                                                                                 ca: KeyPair) -> None:
+    core, admission = apis
+    refuse: set[str] = set()
+
+    def judge(review: dict[str, Any]) -> dict[str, Any]:
+        request = review["request"]
+        allowed = request["operation"] not in refuse
+        response: dict[str, Any] = {"uid": request["uid"], "allowed": allowed}
+        if not allowed:
+            response["status"] = {"code": 403, "reason": "Forbidden", "message": f"no {request['operation']}"}
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+    stub.handler = judge
+    body = configuration(stub.url, ca_bundle(ca.cert_pem), rules=[
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE", "DELETE"],
+         "resources": ["pods"]}])
+    body["kind"] = "ValidatingWebhookConfiguration"
+    admission.create_validating_webhook_configuration(body)
+
+    created = core.create_namespaced_pod("admitted", pod("p1", {"app": "a"}))
+    created.metadata.labels = {"app": "b"}
+    core.replace_namespaced_pod("p1", "admitted", created)
+    refuse.update({"UPDATE", "DELETE"})
+    for call in (lambda: core.replace_namespaced_pod("p1", "admitted", pod("p1", {"app": "c"})),
+                 lambda: core.delete_namespaced_pod("p1", "admitted")):
+        with pytest.raises(client.ApiException) as info:
+            call()
+        assert info.value.status == 403
+    assert json.loads(info.value.body or "{}")["message"] == (
+        'admission webhook "pods.test.example.com" denied the request: no DELETE')
+    assert core.read_namespaced_pod("p1", "admitted").metadata.labels == {"app": "b"}
+    core.create_namespaced_pod("plain", pod("p2"))  # namespaceSelector: not asked
+
+    operations = [r["request"]["operation"] for r in stub.reviews]
+    assert operations == ["CREATE", "UPDATE", "UPDATE", "DELETE"]
+    delete = stub.reviews[-1]["request"]
+    assert delete["object"] is None and delete["oldObject"]["metadata"]["labels"] == {"app": "b"}
+    assert delete["options"]["kind"] == "DeleteOptions"
+
+
+def test_a_validating_webhook_that_patches_fails_the_call(apis: Any, stub: StubWebhook, ca: KeyPair) -> None:
+    core, admission = apis
+    stub.handler = allow([{"op": "add", "path": "/metadata/labels/x", "value": "y"}])
+    body = configuration(stub.url, ca_bundle(ca.cert_pem))
+    body["kind"] = "ValidatingWebhookConfiguration"
+    admission.create_validating_webhook_configuration(body)
+
+    with pytest.raises(client.ApiException) as info:
+        core.create_namespaced_pod("admitted", pod("p1"))
+    assert info.value.status == 500
+    assert "validating webhook may not return a patch" in json.loads(info.value.body or "{}")["message"]
