@@ -33,6 +33,7 @@ PACKAGES = ("fencing", "kube", "informers", "workers", "watchers", "webhooks", "
 PROCESSES: dict[str, tuple[str, ...]] = {
     "workqueue_adds_total": ("worker", "watch"),  # watch: the keys it enqueues; workers: requeues, resyncs
     "reconcilery_informer_reads_total": ("worker",),  # reconciles' reads
+    "reconcilery_apigateway_apirules": ("watch",),  # counted from the watcher's APIRule events
     "reconcilery_informer_sync_wait_seconds_total": ("worker",),
     "workers.metrics": ("worker",),
     "workers.beat": ("beat",),
@@ -44,7 +45,8 @@ PROCESSES: dict[str, tuple[str, ...]] = {
 }
 
 #: A collector constructor called with a literal name: ``counter("x"``, ``Counter(\n    "x"``.
-_DEFINES = re.compile(r"\b(?:counter|gauge|histogram|Counter|Gauge|Histogram|Summary)\(\s*[\"']")
+_DEFINES = re.compile(r"\b(?:counter|gauge|histogram|Counter|Gauge|Histogram|Summary|"
+                      r"(?:Gauge|Counter|Histogram)MetricFamily)\(\s*[\"']")
 
 HEADER = """# Metrics reference
 
@@ -125,20 +127,41 @@ def collect(modules: Iterable[str], table: dict[str, tuple[str, ...]] = PROCESSE
     several modules (re-exported) is attributed to the module it was first found in, in ``modules``'
     order. Raises ``ValueError`` when one exposed name is defined twice with another type or labels."""
     docs: dict[str, MetricDoc] = {}
-    for name in modules:
-        module = importlib.import_module(name)
-        for collector in _collectors(module):
-            # labels: the one attribute prometheus-client keeps them in (no public accessor)
-            labels = tuple(getattr(collector, "_labelnames", ()))
-            for family in collector.describe():
-                exposed = _exposed(family.name, family.type)
-                doc = MetricDoc(exposed, family.type, labels, " ".join(family.documentation.split()),
-                                processes_of(name, table, exposed), name)
-                known = docs.get(doc.name)
-                if known is not None and (known.type, known.labels) != (doc.type, doc.labels):
-                    raise ValueError(f"metric {doc.name} defined in {known.module} and {name} differently")
-                docs.setdefault(doc.name, doc)
+
+    def add(collector: Any, name: str) -> None:
+        for family in collector.describe():
+            # labels: the one attribute prometheus-client keeps them in (no public accessor), on the
+            # collector (Counter, Gauge, ...) or on the family a custom collector describes
+            labels = tuple(getattr(collector, "_labelnames", ()) or getattr(family, "_labelnames", ()))
+            exposed = _exposed(family.name, family.type)
+            doc = MetricDoc(exposed, family.type, labels, " ".join(family.documentation.split()),
+                            processes_of(name, table, exposed), name)
+            known = docs.get(doc.name)
+            if known is not None and (known.type, known.labels) != (doc.type, doc.labels):
+                raise ValueError(f"metric {doc.name} defined in {known.module} and {name} differently")
+            docs.setdefault(doc.name, doc)
+
+    names = list(modules)
+    for name in names:
+        for collector in _collectors(importlib.import_module(name)):
+            add(collector, name)
+    # custom collectors (read at scrape time, e.g. from Redis) register on import; they are attributed
+    # to the module of their class
+    for collector in _custom_collectors():
+        module = type(collector).__module__
+        if module.split(".")[0] in PACKAGES:
+            add(collector, module)
     return sorted(docs.values(), key=lambda d: d.name)
+
+
+def _custom_collectors() -> list[Any]:
+    """The collectors on the default registry that are not prometheus-client's metric wrappers."""
+    from prometheus_client import REGISTRY
+    from prometheus_client.metrics import MetricWrapperBase
+
+    # the registry's one map of its collectors (no public accessor)
+    registered = list(getattr(REGISTRY, "_collector_to_names", {}))
+    return [c for c in registered if not isinstance(c, MetricWrapperBase) and hasattr(c, "describe")]
 
 
 def _cell(text: str) -> str:
