@@ -17,13 +17,17 @@ counted. Time scale 1000: the requeues asked for are production's / 1000 and are
 Printed: provider | ours: requests to Ready (in turns) | ours per steady turn | the original's (read from
 cloud-manager's pkg/kcp/provider/*/rediscluster, :data:`ORIGINAL`) | how the original's was counted; then the
 SKR side's connects to Ready (:data:`CONNECTS`, and :func:`skr_connects`: the SKR plan run turn by turn with a
-Ready network and a KCP mirror Ready by the next connect); then ours by request kind, and per turn with ``-v``.
+Ready network and a KCP mirror Ready by the next connect) and, unless ``--no-stack``, measured through the whole
+stack (:func:`stack_connects`); then ours by request kind, and per turn with ``-v``; last one JSON line
+(requests and turns to Ready, requests per steady turn, ``connects_to_ready`` on a Ready network and
+``connects_to_ready_new_network`` per provider).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import os
 import sys
@@ -294,8 +298,11 @@ def gcp_run(steady: int) -> Run:
     from tasks.cloud.kcp.gcprediscluster import KCP
     from tasks.cloud.kcp.gcprediscluster_plan import Seen
     from tasks.cloud.kcp.kind import provider_turn
+    from tests.integration.cloud.gcp.test_memorystore_cluster_conformance import psc_policy
 
-    standin = GcpStandIn(op_delay=0.0, projects=(GCP_PROJECT,)).start()
+    standin = GcpStandIn(op_delay=0.0, projects=(GCP_PROJECT,))
+    psc_policy(standin, GCP_PROJECT, GCP_REGION, GCP_VPC, "10.252.0.0/24")  # the GcpSubnet's, not counted
+    standin.start()
     try:
         client = RedisClusterClient(endpoint=standin.url)
         s = settings.load({"RECONCILERY_CLOUD_TIME_SCALE": "1000", "GCP_RETRY_WAIT_DURATION": "1s"})
@@ -326,7 +333,130 @@ def gcp_run(steady: int) -> Run:
         standin.stop()
 
 
-def report(runs: list[Run], steady: int, seconds: float, verbose: bool) -> None:
+@dataclass
+class StackRun:
+    """One provider's clusters through the whole stack: SKR connects from apply to Ready with the Secret,
+    for a cluster whose network the same connect creates (``new_network``) and one applied once it is Ready
+    (``ready_network``); what each connect left (``log``)."""
+
+    provider: str
+    new_network: int = 0
+    ready_network: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+#: The SKR objects of each provider's cluster (no network named: the default IpRange / GcpSubnet).
+STACK_SPECS = {"aws": {"redisTier": "C1", "shardCount": 2, "replicasPerShard": 1},
+               "azure": {"redisTier": "C3", "shardCount": 2, "replicasPerPrimary": 1},
+               "gcp": {"redisTier": "C3", "shardCount": 2, "replicasPerShard": 1}}
+
+
+def stack_connects(providers: tuple[str, ...] = ("aws", "azure", "gcp"), limit: int = 8) -> list[StackRun]:
+    """The SKR connects to Ready through the real stack, in process, every stand-in's operation delay 0: the
+    dev API server (KCP, Garden, one SKR per provider), moto's server with the ElastiCache stand-in, the GCP
+    and Azure stand-ins; the runtimes made as tests/integration/cloud/conftest.py makes them. Each connect is
+    :func:`tasks.cloud.skr.connect.connect` (what a ``cloud-skr-connect`` task runs); between two connects
+    the KCP loop runs until it is quiet: every declared kind's KCP controller
+    (:func:`tasks.cloud.kcp.kind.reconcile`) and the Scope's, over every KCP object, again while any asks
+    to come back within 5 s (time scale 1000: production's 5000 s), sleeping what it asks; a watch-driven
+    KCP is at least this quick. Counted per provider: connects from the apply to the SKR cluster Ready with
+    its auth Secret, first with the default network created by the cluster's connect, then for a second
+    cluster on that network once Ready."""
+    import logging as logs
+    import tempfile
+
+    from kube import clusters, resources
+    from kubedev import DevAPIServer
+    from localrun.cloud import add_garden
+    from standins import elasticache
+    from standins.azure import AzureStandIn
+    from standins.gcp import GcpStandIn
+    from tasks.cloud import install, names, registry
+    from tasks.cloud import settings as cloud_settings
+    from tasks.cloud.kcp import kind as kcp_kind
+    from tasks.cloud.kcp import scope as kcp_scope
+    from tasks.cloud.skr import connect as skr_connect
+    from tasks.cloud.skr.rediscluster_plan import skr_kind
+    from tests.integration.cloud.conftest import GCP_PROJECT, PROJECT, CloudEnv, _client
+    from workers.controller import LOCAL_CLUSTER, Key
+
+    logs.getLogger("werkzeug").setLevel(logs.ERROR)
+    elasticache.install()
+    elasticache.reset()
+    server = DevAPIServer(port=0, bookmark_interval=1.0).start()
+    gcp = GcpStandIn(op_delay=0.0, projects=(GCP_PROJECT,)).start()
+    azure = AzureStandIn(op_delay=0.0).start()
+    runs: list[StackRun] = []
+    try:
+        with moto_server() as (aws_url, _), tempfile.TemporaryDirectory() as tmp:
+            kcp = _client(server, None)
+            install.install(kcp, "kcp", "kyma")
+            garden = add_garden(server, kcp, PROJECT)
+            clusters.register(LOCAL_CLUSTER, kcp.api_client)
+            s = cloud_settings.load({**os.environ, "RECONCILERY_CLOUD_TIME_SCALE": "1000",
+                                     "RECONCILERY_AWS_ENDPOINT_URL": aws_url, "RECONCILERY_GCP_ENDPOINT_URL": gcp.url,
+                                     "RECONCILERY_AZURE_ENDPOINT_URL": azure.url, "GCP_RETRY_WAIT_DURATION": "1s"})
+            cloud_settings.override(s)
+            env = CloudEnv(server, kcp, garden, "", aws_url, Path(tmp), gcp=gcp, azure=azure)
+            controllers = [k for k in registry.kinds() if k.kcp is not None and k.kcp.read is not None
+                           and k.kcp.plan is not None]
+
+            def kcp_quiet(rounds: int = 60) -> None:
+                for _ in range(rounds):
+                    soon: list[float] = []
+                    for declared in controllers:
+                        assert declared.kcp is not None
+                        for obj in kcp.list(declared.kcp.resource, s.kcp_namespace):
+                            key = Key(LOCAL_CLUSTER, s.kcp_namespace, obj["metadata"]["name"])
+                            result = kcp_kind.reconcile(key, kind=declared)
+                            if result.requeue_after is not None and result.requeue_after < 5.0:
+                                soon.append(result.requeue_after)
+                    if not soon:
+                        return
+                    time.sleep(min(max(soon), 0.2))
+
+            for provider in providers:
+                run = StackRun(provider)
+                runs.append(run)
+                rt = env.runtime(provider=provider)
+                assert rt.skr is not None
+                if provider == "gcp":
+                    gcp.state.put_network(GCP_PROJECT, rt.vpc_network)
+                for _ in range(5):  # the Scope (the cloud-scope controller's turns)
+                    kcp_scope.reconcile(Key(LOCAL_CLUSTER, s.kcp_namespace, rt.kyma))
+                    if kcp.get(names.SCOPE, rt.kyma, s.kcp_namespace) is not None:
+                        break
+                kcp_quiet()
+                skr_connect.connect(kcp, rt.kyma, s)  # the first connect installs the CRDs: nothing to count
+                kcp_quiet()
+                res = skr_kind(provider)
+
+                for name, attr in (("first", "new_network"), ("second", "ready_network")):
+                    rt.skr.create(res, {"metadata": {"name": name, "namespace": "default"},
+                                        "spec": {**STACK_SPECS[provider], "authSecret": {"name": f"{name}-conn"}}})
+                    for n in range(1, limit + 1):
+                        report = skr_connect.connect(kcp, rt.kyma, s)
+                        obj = rt.skr.get(res, name, "default") or {}
+                        run.log.append(f"{name} connect {n}: {report.result}, {obj.get('status', {}).get('state')}")
+                        if (obj.get("status") or {}).get("state") == "Ready" and \
+                                rt.skr.get(resources.SECRET, f"{name}-conn", "default") is not None:
+                            setattr(run, attr, n)
+                            break
+                        kcp_quiet()
+                    else:
+                        raise RuntimeError(f"{provider}: {name} not Ready after {limit} connects: {run.log}\n"
+                                           f"{rt.skr.get(res, name, 'default')}")
+    finally:
+        cloud_settings.override(None)
+        clusters.reset()
+        elasticache.reset()
+        gcp.stop()
+        azure.stop()
+        server.stop()
+    return runs
+
+
+def report(runs: list[Run], steady: int, seconds: float, verbose: bool, stack: list[StackRun] | None = None) -> None:
     print(f"Provider requests per Redis cluster (KCP provider side, stand-ins' operation delay 0), ours counted "
           f"where they arrive, the original's read from its code. Run took {seconds:.0f} s.\n")
     rows = [("provider", "ours to Ready", "ours per steady turn", "original to Ready", "original per steady", "how")]
@@ -350,6 +480,12 @@ def report(runs: list[Run], steady: int, seconds: float, verbose: bool) -> None:
     for provider in ("aws", "azure", "gcp"):
         n, did = skr_connects(provider)
         print(f"  measured on the plan, {provider}: Ready with its auth Secret in {n} connects ({'; '.join(did)})")
+    if stack:
+        print("  measured through the whole stack (SKR connect + KCP controllers + provider + stand-ins, "
+              "delay 0; stack_connects):")
+        for one in stack:
+            print(f"    {one.provider}: a cluster on a Ready network Ready with its Secret in {one.ready_network} "
+                  f"connects; with the default network made by its own connects {one.new_network}")
     print("\nOurs, requests by kind:")
     for run in runs:
         to_ready: Tally[str] = Tally()
@@ -375,13 +511,24 @@ def main() -> None:
     parser.add_argument("--aws-role", default="CloudManagerSkrRole",
                         help="role assumed in the Scope's account (AWS_ROLE_NAME; empty: none)")
     parser.add_argument("-v", "--verbose", action="store_true", help="per-turn requests")
+    parser.add_argument("--no-stack", action="store_true",
+                        help="skip the connects to Ready through the whole stack (stack_connects, ~1.5 min)")
     args = parser.parse_args()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     logging.getLogger().setLevel(logging.WARNING)
     started = time.time()
     runs = [aws_run(args.steady, args.aws_role), azure_run(args.steady), gcp_run(args.steady)]
-    report(runs, args.steady, time.time() - started, args.verbose)
+    stack = [] if args.no_stack else stack_connects()
+    report(runs, args.steady, time.time() - started, args.verbose, stack)
+    steady_per = {r.provider: [sum(t.values()) for t in r.turns[r.ready_turns:]] for r in runs}
+    print(json.dumps({
+        "bench": "redis_clusters",
+        "requests_to_ready": {r.provider: r.total(slice(0, r.ready_turns)) for r in runs},
+        "turns_to_ready": {r.provider: r.ready_turns for r in runs},
+        "requests_per_steady_turn": {p: (max(v) if v else None) for p, v in steady_per.items()},
+        "connects_to_ready": {one.provider: one.ready_network for one in stack},
+        "connects_to_ready_new_network": {one.provider: one.new_network for one in stack}}, sort_keys=True))
 
 
 if __name__ == "__main__":

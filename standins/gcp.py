@@ -1191,8 +1191,21 @@ class GcpStandIn(StandInServer):
         #: Network Connectivity's service connection policies, naming this state's networks and subnetworks.
         self.connectivity = ConnectivityState(self.state, self.state._take_failure)
         self.state.subnetwork_users.append(self.connectivity.using)
+        self.state.memorystore_cluster.psc_ranges = self._psc_ranges  # PSC addresses from the policy's subnets
         for project in projects:
             self.state.project_number(project)
+
+    def _psc_ranges(self, project: str, region: str, network: str) -> list[str]:
+        """The CIDRs of the subnetworks named by the Memorystore Cluster service connection policy of
+        ``network`` (``projects/{p}/global/networks/{n}``) in ``region`` (``[]``: none). Under the lock."""
+        parent = f"projects/{project}/locations/{region}/"
+        for name, policy in sorted(self.connectivity.policies.items()):
+            if name.startswith(parent) and policy.get("network") == network \
+                    and policy.get("serviceClass") == memorystore_cluster.SERVICE_CLASS:
+                paths = [str(p).split("/") for p in (policy.get("pscConfig") or {}).get("subnetworks") or []]
+                found = [self.state._subnetworks.get((p[1], p[3], p[5])) for p in paths if len(p) == 6]
+                return [str(sub["ipCidrRange"]) for sub in found if sub is not None]
+        return []
 
     # -- the aiohttp application --------------------------------------------------------------------
 

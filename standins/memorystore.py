@@ -18,10 +18,11 @@ from __future__ import annotations
 import copy
 import time
 import uuid
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MemorystoreState", "route"]
+__all__ = ["Error", "MemorystoreState", "enum_names", "finish_due", "mask_paths", "route"]
 
 VERSIONS = ("REDIS_3_2", "REDIS_4_0", "REDIS_5_0", "REDIS_6_X", "REDIS_7_0", "REDIS_7_2")
 MUTABLE = {"memorySizeGb", "replicaCount", "redisConfigs", "maintenancePolicy", "authEnabled", "displayName", "labels"}
@@ -35,14 +36,21 @@ _ENUMS = {"tier": {1: "BASIC", 3: "STANDARD_HA"}, "connectMode": {1: "DIRECT_PEE
 _DAYS = {1: "MONDAY", 2: "TUESDAY", 3: "WEDNESDAY", 4: "THURSDAY", 5: "FRIDAY", 6: "SATURDAY", 7: "SUNDAY"}
 
 
+def enum_names(body: dict[str, Any], enums: Mapping[str, Mapping[int, str]]) -> dict[str, Any]:
+    """A copy of ``body`` whose fields named in ``enums`` that are numbers are their names (an unknown
+    number its decimal string)."""
+    out = dict(body)
+    for key, values in enums.items():
+        if isinstance(out.get(key), int):
+            out[key] = values.get(out[key], str(out[key]))
+    return out
+
+
 def _names(body: Any) -> Any:
     """``body`` with numeric enums as their names (what the stand-in stores and answers)."""
     if not isinstance(body, dict):
         return body
-    out = dict(body)
-    for key, values in _ENUMS.items():
-        if isinstance(out.get(key), int):
-            out[key] = values.get(out[key], str(out[key]))
+    out = enum_names(body, _ENUMS)
     policy = out.get("maintenancePolicy")
     if isinstance(policy, dict):
         windows = []
@@ -75,11 +83,7 @@ class MemorystoreState:
 
     def advance(self) -> None:
         """Finish every operation whose time has come."""
-        now = time.monotonic()
-        for op in self.ops.values():
-            if not op.done and op.done_at <= now:
-                op.done = True
-                op.apply()
+        finish_due(self.ops.values())
 
     def _op(self, parent: str, apply: Any) -> dict[str, Any]:
         name = f"{parent}/operations/operation-{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
@@ -179,12 +183,7 @@ class MemorystoreState:
     def patch(self, name: str, mask: str, body: Any) -> dict[str, Any]:
         self.advance()
         found = self._ready(name)
-        paths = [p for p in mask.split(",") if p]
-        if not paths or not isinstance(body, dict):
-            raise _Error(400, "update_mask is required", "INVALID_ARGUMENT")
-        bad = [p for p in paths if p not in MUTABLE]
-        if bad:
-            raise _Error(400, f"Unsupported update_mask paths: {', '.join(bad)}", "INVALID_ARGUMENT")
+        paths = mask_paths(mask, body, MUTABLE)
         if "replicaCount" in paths and found["tier"] == "BASIC" and int(body.get("replicaCount") or 0):
             raise _Error(400, "replica_count must be 0 for the BASIC tier", "INVALID_ARGUMENT")
         found["state"] = "UPDATING"
@@ -244,9 +243,34 @@ class MemorystoreState:
 
 
 class _Error(Exception):
+    """A refused request: HTTP ``status``, ``message``, the ``google.rpc`` status ``reason`` (the Memorystore
+    stand-ins' one error: :mod:`standins.memorystore_cluster` raises it too)."""
+
     def __init__(self, status: int, message: str, reason: str) -> None:
         super().__init__(message)
         self.status, self.message, self.reason = status, message, reason
+
+
+def finish_due(ops: Iterable[Any]) -> None:
+    """Finish every operation of ``ops`` (``done``, ``done_at`` monotonic seconds, ``apply()``) whose time
+    has come, in order."""
+    now = time.monotonic()
+    for op in ops:
+        if not op.done and op.done_at <= now:
+            op.done = True
+            op.apply()
+
+
+def mask_paths(mask: str, body: Any, mutable: Container[str]) -> list[str]:
+    """The paths of an ``updateMask`` (comma separated), each one of ``mutable``. Raises :class:`_Error` 400
+    ``INVALID_ARGUMENT`` for an empty mask, a body that is not an object, or an unsupported path."""
+    paths = [p for p in mask.split(",") if p]
+    if not paths or not isinstance(body, dict):
+        raise _Error(400, "update_mask is required", "INVALID_ARGUMENT")
+    bad = [p for p in paths if p not in mutable]
+    if bad:
+        raise _Error(400, f"Unsupported update_mask paths: {', '.join(bad)}", "INVALID_ARGUMENT")
+    return paths
 
 
 def route(state: MemorystoreState, method: str, parts: list[str], query: dict[str, str],

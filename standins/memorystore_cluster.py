@@ -19,22 +19,32 @@ Every write is a long-running operation that finishes ``op_delay`` seconds after
 (``projects/{p}/global/networks/{n}``); ``deletionProtectionEnabled`` refuses a delete (400). A write
 while an operation runs is 400 ``FAILED_PRECONDITION``; a missing cluster 404 ``NOT_FOUND``; a taken id
 409 ``ALREADY_EXISTS``. An ``ACTIVE`` cluster has ``discoveryEndpoints`` (``address``, ``port`` 6379,
-``pscConfig``), ``pscConnections`` and ``sizeGb`` (shards x (1 + replicas) x the node type's size).
+``pscConfig``), ``pscConnections`` and ``sizeGb`` (shards x (1 + replicas) x the node type's size). The
+endpoint's address is allocated, as Memorystore does, from the subnetworks of the service connection policy
+(service class ``gcp-memorystore-redis``) of the cluster's network and region (:attr:`ClusterState.psc_ranges`,
+wired by :class:`standins.gcp.GcpStandIn` to its policies and subnetworks); without one a create is 400
+``FAILED_PRECONDITION`` (the stand-in refuses at once where Google fails the operation).
 Enums arrive as numbers (``$alt=json;enum-encoding=int``) and are stored and answered by name.
 """
 
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CA_CERT", "ClusterState", "Error", "route"]
+from standins.memorystore import Error, enum_names, finish_due, mask_paths
+
+__all__ = ["CA_CERT", "SERVICE_CLASS", "ClusterState", "Error", "route"]
 
 CA_CERT = "-----BEGIN CERTIFICATE-----\nMIIBstandinMemorystoreClusterCA\n-----END CERTIFICATE-----\n"
+#: The service class of the service connection policy that lets a cluster into a network.
+SERVICE_CLASS = "gcp-memorystore-redis"
 #: Node type -> GB of one node (Google's table).
 NODE_GB = {"REDIS_SHARED_CORE_NANO": 1.4, "REDIS_STANDARD_SMALL": 6.5, "REDIS_HIGHMEM_MEDIUM": 13.0,
            "REDIS_HIGHMEM_XLARGE": 58.0, "REDIS_HIGHCPU_MEDIUM": 13.0, "REDIS_STANDARD_LARGE": 52.0,
@@ -58,22 +68,11 @@ _NESTED_ENUMS: dict[str, dict[int, str]] = {
     "zoneDistributionConfig": {1: "MULTI_ZONE", 2: "SINGLE_ZONE"}}
 
 
-class Error(Exception):
-    """A refused request: HTTP ``status``, ``message``, the ``google.rpc`` status ``reason``."""
-
-    def __init__(self, status: int, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.status, self.message, self.reason = status, message, reason
-
-
 def _names(body: Any) -> Any:
     """``body`` with numeric enums as their names."""
     if not isinstance(body, dict):
         return body
-    out = dict(body)
-    for key, values in _ENUMS.items():
-        if isinstance(out.get(key), int):
-            out[key] = values.get(out[key], str(out[key]))
+    out = enum_names(body, _ENUMS)
     for key, values in _NESTED_ENUMS.items():
         nested = out.get(key)
         if isinstance(nested, dict) and isinstance(nested.get("mode"), int):
@@ -104,14 +103,15 @@ class ClusterState:
     op_delay: float = 0.05
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
     ops: dict[str, _Op] = field(default_factory=dict)
+    #: ``(project, region, network path) -> the CIDRs of the subnetworks`` the service connection policy of
+    #: service class :data:`SERVICE_CLASS` names (``[]``: no policy); the GCP stand-in wires its own.
+    psc_ranges: Callable[[str, str, str], list[str]] = lambda project, region, network: []
+    #: cluster name -> the PSC address it holds (from create until it is gone).
+    addresses: dict[str, str] = field(default_factory=dict)
 
     def advance(self) -> None:
         """Finish every operation whose time has come."""
-        now = time.monotonic()
-        for op in self.ops.values():
-            if not op.done and op.done_at <= now:
-                op.done = True
-                op.apply()
+        finish_due(self.ops.values())
 
     def _op(self, target: str, verb: str, apply: Any) -> dict[str, Any]:
         parent = target.split("/clusters/", 1)[0]
@@ -168,6 +168,26 @@ class ClusterState:
             problems.append(f"Invalid node_type {node_type}")
         return problems
 
+    def _address(self, project: str, region: str, network: str) -> str:
+        """The PSC endpoint address of a new cluster on ``network``: the first free address of the subnetworks
+        its service connection policy names (:attr:`psc_ranges`), as Memorystore takes it; Google keeps the
+        first two and the last two of a subnetwork. Raises :class:`Error` 400 ``FAILED_PRECONDITION`` when
+        no policy lets the cluster in, or its subnetworks are full."""
+        ranges = self.psc_ranges(project, region, network)
+        if not ranges:
+            raise Error(400, f"No service connection policy for network {network} in region {region} with "
+                             f"service class {SERVICE_CLASS}", "FAILED_PRECONDITION")
+        taken = set(self.addresses.values())
+        for cidr in ranges:
+            net = ipaddress.ip_network(cidr, strict=False)
+            first, last = int(net.network_address) + 2, int(net.broadcast_address) - 2
+            for value in range(first, last + 1):
+                candidate = str(ipaddress.ip_address(value))
+                if candidate not in taken:
+                    return candidate
+        raise Error(400, f"The service connection policy's subnetworks {', '.join(ranges)} have no free address",
+                    "FAILED_PRECONDITION")
+
     def _size(self, cluster: dict[str, Any]) -> None:
         gb = NODE_GB.get(str(cluster.get("nodeType")), 0.0)
         precise = gb * int(cluster["shardCount"]) * (1 + int(cluster["replicaCount"]))
@@ -196,7 +216,8 @@ class ClusterState:
             raise Error(400, "; ".join(problems), "INVALID_ARGUMENT")
         transit = body.get("transitEncryptionMode") or "TRANSIT_ENCRYPTION_MODE_DISABLED"
         network = str(psc[0]["network"])
-        index = len(self.clusters) % 250
+        project, region = parent.split("/")[1], parent.split("/")[3]
+        address = self._address(project, region, network)
         cluster: dict[str, Any] = {
             "name": name, "uid": str(uuid.uuid4()),
             "createTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "state": "CREATING",
@@ -209,17 +230,16 @@ class ClusterState:
             "deletionProtectionEnabled": bool(body.get("deletionProtectionEnabled"))}
         self._size(cluster)
         self.clusters[name] = cluster
-        project = parent.split("/")[1]
+        self.addresses[name] = address
 
         def active() -> None:
             target = self.clusters.get(name)
             if target is None:
                 return
-            address = f"10.{index}.1.2"
             target.update(state="ACTIVE", discoveryEndpoints=[
                 {"address": address, "port": 6379, "pscConfig": {"network": network}}],
                 pscConnections=[{"pscConnectionId": f"{uuid.uuid4().int % 10**18}", "address": address,
-                                 "forwardingRule": f"projects/{project}/regions/{parent.split('/')[3]}/"
+                                 "forwardingRule": f"projects/{project}/regions/{region}/"
                                                    f"forwardingRules/ssc-auto-fr-{uuid.uuid4().hex[:6]}",
                                  "projectId": project, "network": network}])
 
@@ -229,12 +249,7 @@ class ClusterState:
         """``UpdateCluster`` of one field of :data:`MUTABLE` (``updateMask``)."""
         self.advance()
         found = self._find(name)
-        paths = [p for p in mask.split(",") if p]
-        if not paths or not isinstance(body, dict):
-            raise Error(400, "update_mask is required", "INVALID_ARGUMENT")
-        bad = [p for p in paths if p not in MUTABLE]
-        if bad:
-            raise Error(400, f"Unsupported update_mask paths: {', '.join(bad)}", "INVALID_ARGUMENT")
+        paths = mask_paths(mask, body, MUTABLE)
         fields = sorted({MUTABLE[p] for p in paths})
         if len(fields) > 1:
             raise Error(400, "Only one of shard_count, replica_count, node_type, redis_configs can be updated at "
@@ -278,6 +293,7 @@ class ClusterState:
 
         def apply() -> None:
             self.clusters.pop(name, None)
+            self.addresses.pop(name, None)
 
         return self._op(name, "delete", apply)
 

@@ -53,6 +53,7 @@ from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, invalid_id, owner_labels, refusal
+from tasks.cloud.redisconfigs import REASON_INVALID_REDIS_CONFIGS, cluster_configs_invalid
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER
 from tasks.cloud.skr.rediscluster_tiers import UNKNOWN_TIER_MESSAGES, desired_for
@@ -365,6 +366,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
     if invalid is not None:
         return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
+    invalid = cluster_configs_invalid(seen.provider, run.spec)  # tasks.cloud.redisconfigs
+    if invalid is not None:
+        return run.fail(REASON_INVALID_REDIS_CONFIGS, invalid)
     if seen.kcp is None:  # the quota of a new cluster (older wins)
         over = run.over_quota(seen.everyone, seen.quota)
         if over is not None:

@@ -49,6 +49,7 @@ from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
 from tasks.cloud.ownership import foreign, id_label, identity, owner_labels, refusal
+from tasks.cloud.redisconfigs import REASON_INVALID_REDIS_CONFIGS, instance_configs_invalid
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 from tasks.cloud.step import StepBuilder
@@ -312,6 +313,9 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
     if invalid is not None:  # bounded before anything is made (issue 27)
         return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
+    invalid = instance_configs_invalid(seen.provider, run.spec)  # tasks.cloud.redisconfigs
+    if invalid is not None:
+        return run.fail(REASON_INVALID_REDIS_CONFIGS, invalid)
 
     if seen.kcp is None:  # the quota of a new instance (older wins)
         over = run.over_quota(seen.everyone, seen.quota)

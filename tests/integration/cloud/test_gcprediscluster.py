@@ -6,6 +6,7 @@ deletion leaving no cluster behind."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 from typing import Any
 
 import pytest
@@ -48,6 +49,8 @@ def test_gcp_redis_cluster_end_to_end(cloud: CloudEnv) -> None:
     secret = cloud.wait(lambda: skr.get(resources.SECRET, "cache-conn", "default"), timeout=60, message="Secret")
     data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert data["discoveryEndpoint"] == kcp["status"]["discoveryEndpoint"] and data["CaCert.pem"] == CA_CERT
+    # the PSC endpoint is an address of the GcpSubnet's range (its service connection policy's subnetwork)
+    assert ipaddress.ip_address(data["host"]) in ipaddress.ip_network("10.252.0.0/22"), data
 
     skr.delete(SKR_GCP_REDIS_CLUSTER, "cache", "default")
     cloud.wait(lambda: skr.get(SKR_GCP_REDIS_CLUSTER, "cache", "default") is None, timeout=120,

@@ -6,6 +6,7 @@ fields at once, a write while updating, a missing network, a taken id), delete -
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,16 +19,45 @@ from google.cloud import redis_cluster_v1 as rc
 from google.protobuf import field_mask_pb2
 
 from standins.gcp import GcpStandIn
+from standins.memorystore_cluster import SERVICE_CLASS
 from tests.fixtures.processes import served
-from tests.integration.cloud.gcp.conftest import NETWORK, PROJECT
+from tests.integration.cloud.gcp.conftest import NETWORK, PROJECT, VPC
 
 REGION = "europe-west1"
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
 
 
+#: The subnetwork the network's Memorystore Cluster service connection policy names (PSC addresses).
+PSC_CIDR = "10.252.0.0/29"
+
+
+def psc_policy(standin: GcpStandIn, project: str, region: str, vpc: str, cidr: str, subnet: str = "psc") -> None:
+    """The network ``vpc`` (made when missing), a subnetwork ``subnet`` of ``cidr`` in ``region`` and the
+    service connection policy of class ``gcp-memorystore-redis`` naming it, seeded in the stand-in's state
+    (what the KCP GcpSubnet makes in production)."""
+    state = standin.state
+    state.put_network(project, vpc)
+    network = f"projects/{project}/global/networks/{vpc}"
+    with state.lock:
+        state.insert_subnetwork(project, region, {"name": subnet, "network": network, "ipCidrRange": cidr})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        with state.lock:
+            state._advance()
+            if state.has_subnetwork(project, region, subnet):
+                break
+        time.sleep(0.005)
+    with state.lock:
+        standin.connectivity.create(f"projects/{project}/locations/{region}", f"cm-{vpc}-{region}-rc", "", {
+            "network": network, "serviceClass": SERVICE_CLASS,
+            "pscConfig": {"subnetworks": [f"projects/{project}/regions/{region}/subnetworks/{subnet}"]}})
+
+
 @pytest.fixture(scope="module")
 def standin() -> Iterator[GcpStandIn]:
-    yield from served(GcpStandIn(op_delay=0.02, projects=(PROJECT,)).start())
+    standin = GcpStandIn(op_delay=0.02, projects=(PROJECT,))
+    psc_policy(standin, PROJECT, REGION, VPC, PSC_CIDR)  # seeded before it serves
+    yield from served(standin.start())
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +81,17 @@ def cluster(**over: Any) -> rc.Cluster:
     return rc.Cluster(**fields)
 
 
+@contextlib.contextmanager
+def slow(standin: GcpStandIn) -> Iterator[None]:
+    """The operations started inside last 0.3 s: the state they show while running is seen by the next
+    request also on a loaded machine (the others take 20 ms)."""
+    standin.state.op_delay = 0.3
+    try:
+        yield
+    finally:
+        standin.state.op_delay = 0.02
+
+
 def wait(op: Any) -> Any:
     """The operation's result, polled every 10 ms (the SDK's default polling starts at 1 s)."""
     deadline = time.monotonic() + 5
@@ -64,9 +105,10 @@ def patch(client: rc.CloudRedisClusterClient, name: str, path: str, **value: Any
                           update_mask=field_mask_pb2.FieldMask(paths=path.split(","))))
 
 
-def test_lifecycle(client: rc.CloudRedisClusterClient) -> None:
+def test_lifecycle(standin: GcpStandIn, client: rc.CloudRedisClusterClient) -> None:
     name = f"{PARENT}/clusters/cm-life"
-    op = client.create_cluster(parent=PARENT, cluster_id="cm-life", cluster=cluster())
+    with slow(standin):
+        op = client.create_cluster(parent=PARENT, cluster_id="cm-life", cluster=cluster())
     assert client.get_cluster(name=name).state == rc.Cluster.State.CREATING
     wait(op)
     got = client.get_cluster(name=name)
@@ -89,8 +131,9 @@ def test_lifecycle(client: rc.CloudRedisClusterClient) -> None:
     assert (got.shard_count, got.replica_count, got.node_type) == (5, 2, rc.NodeType.REDIS_HIGHMEM_MEDIUM)
     assert got.redis_configs == {"maxmemory-policy": "volatile-lru"}
 
-    op = client.update_cluster(cluster=rc.Cluster(name=name, shard_count=4),
-                               update_mask=field_mask_pb2.FieldMask(paths=["shard_count"]))
+    with slow(standin):
+        op = client.update_cluster(cluster=rc.Cluster(name=name, shard_count=4),
+                                   update_mask=field_mask_pb2.FieldMask(paths=["shard_count"]))
     assert client.get_cluster(name=name).state == rc.Cluster.State.UPDATING
     with pytest.raises(gexc.BadRequest):  # FAILED_PRECONDITION while the update runs
         patch(client, name, "replica_count", replica_count=0)
@@ -100,7 +143,8 @@ def test_lifecycle(client: rc.CloudRedisClusterClient) -> None:
     with pytest.raises(gexc.BadRequest):
         patch(client, name, "replica_count", replica_count=3)
 
-    op = client.delete_cluster(name=name)
+    with slow(standin):
+        op = client.delete_cluster(name=name)
     assert client.get_cluster(name=name).state == rc.Cluster.State.DELETING
     wait(op)
     with pytest.raises(gexc.NotFound):
@@ -131,3 +175,33 @@ def test_refusals(client: rc.CloudRedisClusterClient) -> None:
     while time.monotonic() < deadline and list(client.list_clusters(parent=PARENT)):
         time.sleep(0.01)
     assert not list(client.list_clusters(parent=PARENT))
+
+
+def test_the_psc_address_comes_from_the_policys_subnetwork(client: rc.CloudRedisClusterClient) -> None:
+    """As Memorystore: each cluster's discovery endpoint and PSC connection take a free address of the
+    subnetwork the network's service connection policy names (its first two and last two kept by Google);
+    a full subnetwork, or a network no policy lets in, refuses the create."""
+    import ipaddress
+
+    names = [f"{PARENT}/clusters/cm-psc-{i}" for i in range(4)]
+    for i in range(4):  # a /29 has 8 addresses: 4 usable
+        wait(client.create_cluster(parent=PARENT, cluster_id=f"cm-psc-{i}", cluster=cluster()))
+    addresses = []
+    for name in names:
+        got = client.get_cluster(name=name)
+        address = got.discovery_endpoints[0].address
+        assert got.psc_connections[0].address == address
+        addresses.append(address)
+    assert addresses == ["10.252.0.2", "10.252.0.3", "10.252.0.4", "10.252.0.5"]
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network(PSC_CIDR) for a in addresses)
+    with pytest.raises(gexc.BadRequest, match="no free address"):
+        client.create_cluster(parent=PARENT, cluster_id="cm-psc-full", cluster=cluster())
+    wait(client.delete_cluster(name=names[1]))  # its address is free again
+    wait(client.create_cluster(parent=PARENT, cluster_id="cm-psc-again", cluster=cluster()))
+    assert client.get_cluster(name=f"{PARENT}/clusters/cm-psc-again").discovery_endpoints[0].address == "10.252.0.3"
+    other = f"projects/{PROJECT}/global/networks/no-policy"
+    with pytest.raises(gexc.BadRequest, match="No service connection policy"):
+        client.create_cluster(parent=PARENT, cluster_id="cm-psc-none", cluster=cluster(
+            psc_configs=[rc.PscConfig(network=other)]))
+    for name in [names[0], names[2], names[3], f"{PARENT}/clusters/cm-psc-again"]:
+        wait(client.delete_cluster(name=name))

@@ -23,6 +23,7 @@ from tasks.cloud.kcp.gcprediscluster_plan import Seen
 from tasks.cloud.kcp.kind import provider_turn
 from tests.fixtures.processes import served
 from tests.integration.cloud.gcp.conftest import PROJECT, VPC
+from tests.integration.cloud.gcp.test_memorystore_cluster_conformance import psc_policy
 from tests.integration.cloud.steps import apply_step
 
 REGION = "europe-west1"
@@ -36,7 +37,9 @@ KIND = registry.Kind(name="gcprediscluster", kcp=KCP, providers={"gcp": SIDE})  
 
 @pytest.fixture(scope="module")
 def standin() -> Iterator[GcpStandIn]:
-    yield from served(GcpStandIn(op_delay=0.0, projects=(PROJECT,)).start())
+    standin = GcpStandIn(op_delay=0.0, projects=(PROJECT,))
+    psc_policy(standin, PROJECT, REGION, VPC, "10.252.0.0/24")  # the GcpSubnet's policy lets the cluster in
+    yield from served(standin.start())
 
 
 @pytest.fixture(scope="module")
