@@ -3,7 +3,8 @@
 differ (the network, the tier mapping, the KCP mirror's shape, the auth Secret's keys).
 
 :class:`Kinds` names the SKR kind, its KCP mirror's kind and the auth Secret's labels of one turn;
-:func:`outcome` orders a turn's writes; :func:`admit` is step 0 and the deletion (step 8, :func:`delete`);
+:func:`outcome` orders a turn's writes; :func:`admit` is step 0's ownership and the deletion (step 8,
+:func:`delete`);
 :func:`create` step 4 (the mirror), :func:`follow` steps 5-6 (its conditions waited for, its status
 projected by :func:`project`); :func:`with_secret` the auth Secret of step 7 (:func:`auth_secret`).
 """
@@ -21,12 +22,12 @@ from kube.resources import Resource
 from kube.toolkit.actions import Action
 from kube.toolkit.outcome import Outcome, deleting, has_finalizer
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, identity, refusal
+from tasks.cloud.ownership import foreign, id_label, identity, refusal
 from tasks.cloud.step import StepBuilder
 
 __all__ = ["COND_DELETING", "COND_UPDATING", "DEFAULT_LABELS", "LABEL_MANAGED", "REASON_DELETING_AUTH_SECRET",
            "REASON_DELETING_INSTANCE", "REASON_INVALID_EXTRA_DATA", "SECRET_DATA_MAX", "STATE_UPDATING", "Kinds",
-           "admit", "auth_secret", "create", "delete", "follow", "mutable_changes", "outcome", "project",
+           "admit", "assign", "auth_secret", "create", "delete", "follow", "mutable_changes", "outcome", "project",
            "secret_differs", "secret_name", "unknown_tier", "with_secret"]
 
 Stop = Callable[..., Outcome]
@@ -195,21 +196,17 @@ def delete(run: StepBuilder, kcp: Mapping[str, Any] | None, secret: Mapping[str,
 
 
 def admit(run: StepBuilder, kcp: Mapping[str, Any] | None, kyma: str, secret: Mapping[str, Any] | None,
-          new_id: str, stop: Stop, t: Callable[[float], float], kinds: Kinds,
-          extra_data_invalid: Callable[[Any], str | None], everyone: Sequence[Mapping[str, Any]],
-          quota: int | None) -> Outcome | str:
-    """Step 0, and the deletion: a deleted object without the finalizer is left, without an id its
-    finalizer released; ownership before action (:func:`~tasks.cloud.ownership.refusal` of the claimed id
-    and the KCP mirror ``kcp``); an auth Secret not labelled with the id is an Error (left alone while
-    deleting); deleting: :func:`delete`; ``authSecret.extraData`` refused by ``extra_data_invalid``: Error
-    ``InvalidExtraData``; a new object (no ``kcp``) beyond the ``quota`` of ``everyone``: ``QuotaExceeded``.
+          new_id: str, stop: Stop, t: Callable[[float], float], kinds: Kinds) -> Outcome | str:
+    """Step 0's ownership, and the deletion: a deleted object without the finalizer is left, without an id
+    its finalizer released; ownership before action (:func:`~tasks.cloud.ownership.refusal` of the claimed
+    id and the KCP mirror ``kcp``); an auth Secret not labelled with the id is an Error (left alone while
+    deleting); deleting: :func:`delete` (step 8). The spec's bounds and the quota are the plans' own.
 
     Returns the turn's Outcome, or the id claimed (the object's, else ``new_id``) to go on with."""
     obj = run.obj
     meta = obj.get("metadata") or {}
-    finalized = has_finalizer(obj, names.FINALIZER)
     ident = str(run.status.get("id") or "")
-    if run.deleting and not finalized:
+    if run.deleting and not has_finalizer(obj, names.FINALIZER):
         return Outcome()
     if run.deleting and not ident:
         return Outcome(remove_finalizer=names.FINALIZER)
@@ -225,14 +222,19 @@ def admit(run: StepBuilder, kcp: Mapping[str, Any] | None, kyma: str, secret: Ma
         secret = None  # a Secret that is not ours is left alone
     if run.deleting:  # 8
         return delete(run, kcp, secret, stop, t, kinds)
-    invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
-    if invalid is not None:  # bounded before anything is made (issue 27)
-        return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
-    if kcp is None:  # the quota of a new object (older wins)
-        over = run.over_quota(everyone, quota)
-        if over is not None:
-            return over
     return claimed
+
+
+def assign(run: StepBuilder, claimed: str) -> tuple[str, str | None, str | None]:
+    """Steps 2-3: ``updateId`` (an object without ``status.id`` gets ``claimed`` there and in its id label)
+    and the finalizer. Returns ``(id, the id label to write or None, the finalizer to add or None)``."""
+    ident = str(run.status.get("id") or "")
+    label_id: str | None = None
+    if not ident:
+        ident = claimed
+        label_id = id_label(run.obj, ident)
+        run.set(id=ident)
+    return ident, label_id, None if has_finalizer(run.obj, names.FINALIZER) else names.FINALIZER
 
 
 def unknown_tier(run: StepBuilder, message: str) -> Outcome:

@@ -51,9 +51,9 @@ from typing import Any
 
 import kube.toolkit.conditions as cond
 from kube.resources import Resource
-from kube.toolkit.outcome import Outcome, deleting, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, id_label, identity, invalid_id, owner_labels
+from tasks.cloud.ownership import foreign, identity, invalid_id, owner_labels
 from tasks.cloud.skr import redis_common_plan as common
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER
@@ -61,6 +61,7 @@ from tasks.cloud.skr.redis_common_plan import (
     COND_DELETING,
     REASON_DELETING_AUTH_SECRET,
     REASON_DELETING_INSTANCE,
+    REASON_INVALID_EXTRA_DATA,
     STATE_UPDATING,
     secret_name,
 )
@@ -283,22 +284,22 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     run = StepBuilder(obj, now)
     kinds = _kinds(seen.provider)
     out = partial(common.outcome, obj=obj, found_secret=seen.secret, kcp_namespace=seen.kcp_namespace, kinds=kinds)
-    admitted = common.admit(run, seen.kcp, seen.kyma, seen.secret, new_id, out, t, kinds,  # 0, 8
-                            extra_data_invalid, seen.everyone, seen.quota)
+    admitted = common.admit(run, seen.kcp, seen.kyma, seen.secret, new_id, out, t, kinds)  # 0, 8
     if isinstance(admitted, Outcome):
         return admitted
+    invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
+    if invalid is not None:
+        return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
+    if seen.kcp is None:  # the quota of a new cluster (older wins)
+        over = run.over_quota(seen.everyone, seen.quota)
+        if over is not None:
+            return over
     waiting = _blocked(seen, run, t)  # 1
     if waiting is not None:
         return waiting
     network_id = seen.network.kcp_name
 
-    ident = str(run.status.get("id") or "")
-    label_id: str | None = None
-    if not ident:  # 2
-        ident = admitted
-        label_id = id_label(obj, ident)
-        run.set(id=ident)
-    add = None if has_finalizer(obj, names.FINALIZER) else names.FINALIZER  # 3
+    ident, label_id, add = common.assign(run, admitted)  # 2, 3
     stop = partial(out, label_id=label_id)
     desired = desired_for(seen.provider, run.spec, seen.overrides)
     unknown = UNKNOWN_TIER_MESSAGES.get(seen.provider, "unknown redisTier")
