@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks.cloud import names
+from tasks.cloud.skr.redis_common_plan import secret_name
 from tasks.cloud.skr.redisinstance_plan import REASON_INVALID_EXTRA_DATA, extra_data_invalid
 
-__all__ = ["refusal", "scope_facts", "where"]
+__all__ = ["defaulted", "refusal", "scope_facts", "secret_line", "where"]
 
 
 def scope_facts(scope: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -40,3 +41,18 @@ def refusal(obj: Mapping[str, Any], provider: str, kinds: Mapping[str, str], des
     invalid = "authSecret.extraData must be an object" if extra is not None and not isinstance(extra, Mapping) \
         else extra_data_invalid(extra)
     return None if invalid is None else f"{REASON_INVALID_EXTRA_DATA}: {invalid}"
+
+
+def defaulted(obj: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(its id, else <id>; the object with its namespace defaulted to default)``: what the mirror is
+    projected from."""
+    meta = obj.get("metadata") or {}
+    return (str((obj.get("status") or {}).get("id") or "<id>"),
+            {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}})
+
+
+def secret_line(obj: Mapping[str, Any], keys: str) -> str:
+    """The auth Secret's line: its namespace/name and ``keys`` once Ready (``+ extraData`` when templated)."""
+    extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
+    namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+    return f"Secret {namespace}/{secret_name(obj)} once Ready: {keys}" + (" + extraData" if extra else "")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
-from tasks.cloud.redis_common_render import refusal, scope_facts, where
+from tasks.cloud.redis_common_render import defaulted, refusal, scope_facts, secret_line, where
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
 from tasks.cloud.skr.rediscluster_plan import (
@@ -24,7 +24,6 @@ from tasks.cloud.skr.rediscluster_plan import (
     KCP_KINDS,
     KINDS,
     mirror,
-    secret_name,
     subnet_reference,
 )
 from tasks.cloud.skr.rediscluster_tiers import UNKNOWN_TIER_MESSAGES, desired_for
@@ -78,15 +77,11 @@ def render_clusters(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any
         if refused is not None or desired is None:
             out.append(RenderedRedisCluster(ref, kind, names.STATE_ERROR, refused or "", provider))
             continue
-        meta = obj.get("metadata") or {}
-        extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
-        ident = str((obj.get("status") or {}).get("id") or "<id>")
-        body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}
+        ident, body = defaulted(obj)
         network = (f"<id of GcpSubnet {subnet_reference(obj) or DEFAULT_SUBNET}>" if provider == "gcp"
                    else f"<id of IpRange {wanted(obj)}>")
         kcp = mirror(body, provider, ident, kyma, namespace, network, desired)
-        plan = [*cluster_plan(provider, kcp), f"Secret {body['metadata']['namespace']}/{secret_name(obj)} once Ready: "
-                                              f"{SECRET_KEYS[provider]}" + (" + extraData" if extra else "")]
+        plan = [*cluster_plan(provider, kcp), secret_line(obj, SECRET_KEYS[provider])]
         out.append(RenderedRedisCluster(ref, kind, names.STATE_READY,
                                         f"valid; {KCP_KINDS[provider].kind} {ident} in {namespace}", provider, kcp,
                                         plan))

@@ -19,10 +19,10 @@ from tasks.cloud import names
 from tasks.cloud.aws.redisinstance_plan import family, resource_names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
-from tasks.cloud.redis_common_render import refusal, scope_facts, where
+from tasks.cloud.redis_common_render import defaulted, refusal, scope_facts, secret_line, where
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
-from tasks.cloud.skr.redisinstance_plan import KINDS, mirror, secret_name
+from tasks.cloud.skr.redisinstance_plan import KINDS, mirror
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 
 __all__ = ["RenderedRedis", "redis_plan", "render_redis"]
@@ -90,13 +90,9 @@ def render_redis(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
         if refused is not None or instance is None:
             out.append(RenderedRedis(ref, kind, names.STATE_ERROR, refused or "", provider))
             continue
-        meta = obj.get("metadata") or {}
-        ident = str((obj.get("status") or {}).get("id") or "<id>")
-        body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}
+        ident, body = defaulted(obj)
         kcp = mirror(body, ident, kyma, namespace, f"<id of IpRange {wanted(obj)}>", instance)
-        plan = [*redis_plan(scope, kcp), f"Secret {body['metadata']['namespace']}/{secret_name(obj)} once Ready: "
-                                         f"{SECRET_KEYS}" + (" + extraData" if ((obj.get("spec") or {}).get(
-                                             "authSecret") or {}).get("extraData") else "")]
+        plan = [*redis_plan(scope, kcp), secret_line(obj, SECRET_KEYS)]
         out.append(RenderedRedis(ref, kind, names.STATE_READY, f"valid; RedisInstance {ident} in {namespace}",
                                  provider, kcp, plan))
     return out
