@@ -20,9 +20,11 @@ from tasks.cloud.calls import KwCall as Call
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["DNS_ZONE", "Read", "call", "plan_private_access", "state", "targets"]
+__all__ = ["DNS_ZONE", "REASON_FAILED_CREATING", "Read", "call", "plan_create_cache", "plan_private_access",
+           "state", "targets"]
 
 DNS_ZONE = "privatelink.redis.cache.windows.net"
+REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
 
 
 def targets(scope: Mapping[str, Any], kcp_name: str) -> dict[str, str]:
@@ -58,12 +60,23 @@ def state(resource: Mapping[str, Any] | None) -> str:
     return str(((resource or {}).get("properties") or {}).get("provisioningState") or "")
 
 
+def plan_create_cache(run: StepBuilder, n: Mapping[str, str], body: Mapping[str, Any],
+                      t: Callable[[float], float]) -> Outcome:
+    """Create the cache ``body`` (``CreateParameters``) and come back after 60 s; refused:
+    ``FailedCreatingFileSystem`` (sic) ``Failed creating AzureRedis: <error>``, back after 10 s."""
+    return with_calls(run, t, run.step(requeue_after=t(60)), (call(
+        "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
+        "Failed creating AzureRedis: "),))
+
+
 def plan_private_access(run: StepBuilder, n: Mapping[str, str], redis: Mapping[str, Any], found: Read,
                         t: Callable[[float], float], wait: float) -> Outcome | None:
-    """Once the cache ``redis`` is ``Succeeded``: the private endpoint (again when ``Failed``; refused:
-    ``Failed creating Azure PrivateEndpoint: <error>``), its wait for ``Succeeded``, the DNS zone group
-    (``Failed creating Azure PrivateDnsZone: <error>``); each back after ``wait`` seconds. ``n``:
+    """The cache ``redis`` waited for until ``Succeeded`` (60 s), then the private endpoint (again when
+    ``Failed``; refused: ``Failed creating Azure PrivateEndpoint: <error>``), its wait for ``Succeeded``, the
+    DNS zone group (``Failed creating Azure PrivateDnsZone: <error>``); each back after ``wait`` seconds. ``n``:
     :func:`targets`. ``None``: both are there, go on."""
+    if state(redis) != "Succeeded":
+        return with_calls(run, t, run.step(requeue_after=t(60)))
     endpoint = found.endpoint
     if endpoint is None or state(endpoint) == "Failed":
         body = {"location": n["location"], "properties": {

@@ -38,7 +38,14 @@ from typing import Any
 from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.azure.redis_common_plan import DNS_ZONE, Read, plan_private_access, targets
+from tasks.cloud.azure.redis_common_plan import (
+    DNS_ZONE,
+    REASON_FAILED_CREATING,
+    Read,
+    plan_create_cache,
+    plan_private_access,
+    targets,
+)
 from tasks.cloud.azure.redis_common_plan import call as _call
 from tasks.cloud.azure.redis_common_plan import state as _state
 from tasks.cloud.calls import with_calls
@@ -49,7 +56,6 @@ __all__ = ["DNS_ZONE", "READY_MESSAGE", "Read", "invalid", "plan_create", "plan_
 
 Timing = Callable[[float], float]
 READY_MESSAGE = "Redis Cluster is ready"
-REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
 REASON_INVALID = "ValidationFailed"
 #: Bounds of the KCP spec (Premium capacity P1-P5, Azure's 10 shards and 3 replicas per primary).
 CAPACITY, SHARDS, REPLICAS = range(1, 6), range(0, 11), range(0, 4)
@@ -145,13 +151,9 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         return run.fail(REASON_INVALID, f"Invalid Azure RedisCluster: {why}")
     redis = found.redis
     if redis is None:
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_redis", {"group": n["group"], "name": n["name"], "body": _create_body(spec, n["location"])},
-            REASON_FAILED_CREATING, "Failed creating AzureRedis: "),))
+        return plan_create_cache(run, n, _create_body(spec, n["location"]), t)
     if not run.current("id"):
         run.set(id=str(redis.get("name") or n["name"]))
-    if _state(redis) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(60)))
     waiting = plan_private_access(run, n, redis, found, t, 60)
     if waiting is not None:
         return waiting

@@ -23,7 +23,7 @@ from typing import Any
 from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.azure.redis_common_plan import DNS_ZONE, Read, plan_private_access, targets
+from tasks.cloud.azure.redis_common_plan import DNS_ZONE, Read, plan_create_cache, plan_private_access, targets
 from tasks.cloud.azure.redis_common_plan import call as _call
 from tasks.cloud.azure.redis_common_plan import state as _state
 from tasks.cloud.calls import KwCall as Call
@@ -34,7 +34,6 @@ __all__ = ["DNS_ZONE", "Call", "Read", "plan_create", "plan_delete", "read_faile
 
 Timing = Callable[[float], float]
 READY_MESSAGE = "Redis instance is ready"
-REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
 
 
 def sku(family: str, capacity: int) -> dict[str, Any]:
@@ -60,13 +59,8 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
             props["shardCount"] = int(spec["shardCount"])
         if spec.get("redisVersion"):
             props["redisVersion"] = str(spec["redisVersion"])
-        body = {"location": n["location"], "properties": props}
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
-            "Failed creating AzureRedis: "),))
+        return plan_create_cache(run, n, {"location": n["location"], "properties": props}, t)
     run.set(id=str(redis.get("id") or n["redis_id"]))
-    if _state(redis) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(60)))
     waiting = plan_private_access(run, n, redis, found, t, 1)
     if waiting is not None:
         return waiting
