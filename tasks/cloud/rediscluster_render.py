@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.cloud import names
+from tasks.cloud.redis_common_render import defaulted, refusal, scope_facts, secret_line, where
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
 from tasks.cloud.skr.rediscluster_plan import (
@@ -23,11 +24,9 @@ from tasks.cloud.skr.rediscluster_plan import (
     KCP_KINDS,
     KINDS,
     mirror,
-    secret_name,
     subnet_reference,
 )
 from tasks.cloud.skr.rediscluster_tiers import UNKNOWN_TIER_MESSAGES, desired_for
-from tasks.cloud.skr.redisinstance_plan import REASON_INVALID_EXTRA_DATA, extra_data_invalid
 
 __all__ = ["SECRET_KEYS", "RenderedRedisCluster", "cluster_plan", "render_clusters"]
 
@@ -68,39 +67,21 @@ def render_clusters(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any
                     overrides: Mapping[str, str] | None = None) -> list[RenderedRedisCluster]:
     """The outcome of every SKR Redis cluster in ``objects`` with ``scope`` (``overrides``: the AWS
     ``redisClusterTierMachineTypes``)."""
-    spec = scope.get("spec") or {}
-    provider = str(spec.get("provider") or "")
-    kyma = str(spec.get("kymaName") or (scope.get("metadata") or {}).get("name") or "?")
-    namespace = str((scope.get("metadata") or {}).get("namespace") or names.KCP_NAMESPACE)
+    provider, kyma, namespace = scope_facts(scope)
     kinds = {res.kind: p for p, res in {**KINDS, **GCP_KINDS}.items()}
     out: list[RenderedRedisCluster] = []
     for obj in objects:
-        meta = obj.get("metadata") or {}
-        ref = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
-        kind = str(obj.get("kind") or "?")
-        if kinds.get(kind) != provider:
-            out.append(RenderedRedisCluster(ref, kind, names.STATE_ERROR,
-                                            f"{kind} is not served in an SKR of provider {provider or '?'}", provider))
+        ref, kind = where(obj)
+        desired = desired_for(provider, obj.get("spec") or {}, overrides) if kinds.get(kind) == provider else None
+        refused = refusal(obj, provider, kinds, desired, UNKNOWN_TIER_MESSAGES)
+        if refused is not None or desired is None:
+            out.append(RenderedRedisCluster(ref, kind, names.STATE_ERROR, refused or "", provider))
             continue
-        desired = desired_for(provider, obj.get("spec") or {}, overrides)
-        if desired is None:
-            out.append(RenderedRedisCluster(ref, kind, names.STATE_ERROR, f"Error: {UNKNOWN_TIER_MESSAGES[provider]}",
-                                            provider))
-            continue
-        extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
-        invalid = "authSecret.extraData must be an object" if extra is not None and not isinstance(extra, Mapping) \
-            else extra_data_invalid(extra)
-        if invalid is not None:
-            out.append(RenderedRedisCluster(ref, kind, names.STATE_ERROR, f"{REASON_INVALID_EXTRA_DATA}: {invalid}",
-                                            provider))
-            continue
-        ident = str((obj.get("status") or {}).get("id") or "<id>")
-        body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}
+        ident, body = defaulted(obj)
         network = (f"<id of GcpSubnet {subnet_reference(obj) or DEFAULT_SUBNET}>" if provider == "gcp"
                    else f"<id of IpRange {wanted(obj)}>")
         kcp = mirror(body, provider, ident, kyma, namespace, network, desired)
-        plan = [*cluster_plan(provider, kcp), f"Secret {body['metadata']['namespace']}/{secret_name(obj)} once Ready: "
-                                              f"{SECRET_KEYS[provider]}" + (" + extraData" if extra else "")]
+        plan = [*cluster_plan(provider, kcp), secret_line(obj, SECRET_KEYS[provider])]
         out.append(RenderedRedisCluster(ref, kind, names.STATE_READY,
                                         f"valid; {KCP_KINDS[provider].kind} {ident} in {namespace}", provider, kcp,
                                         plan))

@@ -19,9 +19,10 @@ from tasks.cloud import names
 from tasks.cloud.aws.redisinstance_plan import family, resource_names
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, sku, targets
 from tasks.cloud.gcp.redisinstance_plan import instance_name
+from tasks.cloud.redis_common_render import defaulted, refusal, scope_facts, secret_line, where
 from tasks.cloud.rendered import Rendered
 from tasks.cloud.skr.defaultiprange_plan import wanted
-from tasks.cloud.skr.redisinstance_plan import KINDS, REASON_INVALID_EXTRA_DATA, extra_data_invalid, mirror, secret_name
+from tasks.cloud.skr.redisinstance_plan import KINDS, mirror
 from tasks.cloud.skr.redisinstance_tiers import UNKNOWN_TIER_MESSAGES, instance_for
 
 __all__ = ["RenderedRedis", "redis_plan", "render_redis"]
@@ -79,37 +80,19 @@ def render_redis(scope: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
                  overrides: Mapping[str, str] | None = None) -> list[RenderedRedis]:
     """The outcome of every SKR Redis instance in ``objects`` with ``scope`` (``overrides``: the AWS
     ``redisInstanceTierMachineTypes``)."""
-    spec = scope.get("spec") or {}
-    provider = str(spec.get("provider") or "")
-    kyma = str(spec.get("kymaName") or (scope.get("metadata") or {}).get("name") or "?")
-    namespace = str((scope.get("metadata") or {}).get("namespace") or names.KCP_NAMESPACE)
+    provider, kyma, namespace = scope_facts(scope)
     kinds = {res.kind: p for p, res in KINDS.items()}
     out: list[RenderedRedis] = []
     for obj in objects:
-        meta = obj.get("metadata") or {}
-        ref = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
-        kind = str(obj.get("kind") or "?")
-        if kinds.get(kind) != provider:
-            out.append(RenderedRedis(ref, kind, names.STATE_ERROR,
-                                     f"{kind} is not served in an SKR of provider {provider or '?'}", provider))
+        ref, kind = where(obj)
+        instance = instance_for(provider, obj.get("spec") or {}, overrides) if kinds.get(kind) == provider else None
+        refused = refusal(obj, provider, kinds, instance, UNKNOWN_TIER_MESSAGES)
+        if refused is not None or instance is None:
+            out.append(RenderedRedis(ref, kind, names.STATE_ERROR, refused or "", provider))
             continue
-        instance = instance_for(provider, obj.get("spec") or {}, overrides)
-        if instance is None:
-            out.append(RenderedRedis(ref, kind, names.STATE_ERROR, f"Error: {UNKNOWN_TIER_MESSAGES[provider]}",
-                                     provider))
-            continue
-        extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
-        invalid = "authSecret.extraData must be an object" if extra is not None and not isinstance(extra, Mapping) \
-            else extra_data_invalid(extra)
-        if invalid is not None:  # as the SKR plan refuses it, before anything is made
-            out.append(RenderedRedis(ref, kind, names.STATE_ERROR, f"{REASON_INVALID_EXTRA_DATA}: {invalid}", provider))
-            continue
-        ident = str((obj.get("status") or {}).get("id") or "<id>")
-        body = {**obj, "metadata": {**meta, "namespace": meta.get("namespace") or "default"}}
+        ident, body = defaulted(obj)
         kcp = mirror(body, ident, kyma, namespace, f"<id of IpRange {wanted(obj)}>", instance)
-        plan = [*redis_plan(scope, kcp), f"Secret {body['metadata']['namespace']}/{secret_name(obj)} once Ready: "
-                                         f"{SECRET_KEYS}" + (" + extraData" if ((obj.get("spec") or {}).get(
-                                             "authSecret") or {}).get("extraData") else "")]
+        plan = [*redis_plan(scope, kcp), secret_line(obj, SECRET_KEYS)]
         out.append(RenderedRedis(ref, kind, names.STATE_READY, f"valid; RedisInstance {ident} in {namespace}",
                                  provider, kcp, plan))
     return out

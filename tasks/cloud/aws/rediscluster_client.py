@@ -8,11 +8,11 @@ Secrets Manager, the user group, the security group) with the cluster-mode calls
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tasks.cloud.aws import client as layer
-from tasks.cloud.aws.redisinstance_client import ElastiCache, _ec_tags
+from tasks.cloud.aws.redisinstance_client import ElastiCache, layer_for
 from tasks.cloud.settings import CloudSettings
 
 __all__ = ["ElastiCacheCluster", "elasticache_cluster_for"]
@@ -25,12 +25,7 @@ LIST_ABOVE = 5
 @layer._guarded
 def elasticache_cluster_for(settings: CloudSettings, account: str, region: str) -> ElastiCacheCluster:
     """The cluster-mode ElastiCache layer (with Secrets Manager and EC2) for ``account`` in ``region``."""
-    key, secret, token = layer._credentials(settings, account, region)
-
-    def clients(service: str) -> Callable[[float], Any]:
-        return lambda timeout: layer._client(service, region, key, secret, token, settings.aws_endpoint_url, timeout)
-
-    return ElastiCacheCluster(clients("elasticache"), clients("secretsmanager"), clients("ec2"))
+    return layer_for(ElastiCacheCluster, settings, account, region)
 
 
 @layer._guard_methods
@@ -56,18 +51,8 @@ class ElastiCacheCluster(ElastiCache):
                              replicas: int, tags: Mapping[str, str]) -> None:
         """``CreateReplicationGroup`` in cluster mode: ``shards`` node groups of ``replicas`` replicas,
         automatic failover, encrypted in transit and at rest."""
-        options: dict[str, Any] = {
-            "ReplicationGroupId": name, "ReplicationGroupDescription": "ElastiCache managed by Kyma Cloud Manager",
-            "CacheSubnetGroupName": subnet_group, "CacheParameterGroupName": parameter_group,
-            "CacheNodeType": node_type, "NumNodeGroups": shards, "ClusterMode": "enabled", "Engine": "redis",
-            "EngineVersion": engine_version, "AutoMinorVersionUpgrade": auto_minor, "TransitEncryptionEnabled": True,
-            "AtRestEncryptionEnabled": True, "SecurityGroupIds": list(security_groups),
-            "AutomaticFailoverEnabled": True, "ReplicasPerNodeGroup": replicas, "Tags": _ec_tags(tags)}
-        if auth_token:
-            options["AuthToken"] = auth_token
-        if maintenance_window:
-            options["PreferredMaintenanceWindow"] = maintenance_window
-        self._c("elasticache", True).create_replication_group(**options)
+        self._create_group(name, subnet_group, parameter_group, node_type, engine_version, auto_minor, auth_token,
+                           maintenance_window, security_groups, shards, replicas, "enabled", True, tags)
 
     def modify_shard_configuration(self, name: str, shards: int, remove: Sequence[str] = ()) -> None:
         """``ModifyReplicationGroupShardConfiguration`` (online resharding, at once) to ``shards`` node

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import botocore.exceptions
 
@@ -15,18 +15,26 @@ import fencing
 from tasks.cloud.aws import client as layer
 from tasks.cloud.settings import CloudSettings
 
-__all__ = ["ElastiCache", "elasticache_for"]
+__all__ = ["ElastiCache", "elasticache_for", "layer_for"]
+
+E = TypeVar("E", bound="ElastiCache")
 
 
 @layer._guarded
 def elasticache_for(settings: CloudSettings, account: str, region: str) -> ElastiCache:
     """The ElastiCache layer (with Secrets Manager and EC2) for ``account`` in ``region``."""
+    return layer_for(ElastiCache, settings, account, region)
+
+
+def layer_for(cls: type[E], settings: CloudSettings, account: str, region: str) -> E:
+    """A ``cls`` (:class:`ElastiCache` or a subclass) over the ElastiCache, Secrets Manager and EC2 clients
+    of ``account`` in ``region`` (credentials as :mod:`tasks.cloud.aws.client`'s; unguarded: the caller is)."""
     key, secret, token = layer._credentials(settings, account, region)
 
     def clients(service: str) -> Callable[[float], Any]:
         return lambda timeout: layer._client(service, region, key, secret, token, settings.aws_endpoint_url, timeout)
 
-    return ElastiCache(clients("elasticache"), clients("secretsmanager"), clients("ec2"))
+    return cls(clients("elasticache"), clients("secretsmanager"), clients("ec2"))
 
 
 def _ec_tags(tags: Mapping[str, str]) -> list[dict[str, str]]:
@@ -101,7 +109,9 @@ class ElastiCache(layer._SecurityGroups):
         found = self._maybe(lambda: self._c("elasticache").describe_replication_groups(ReplicationGroupId=name))
         return dict(found["ReplicationGroups"][0]) if found and found.get("ReplicationGroups") else None
 
-    def members(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+    def members(self, ids: Sequence[str], group: str = "") -> list[dict[str, Any]]:
+        """The member clusters ``ids`` (``CacheClusters``), each described (``group``: the replication
+        group's name, for the cluster layer's listing)."""
         out: list[dict[str, Any]] = []
         client = self._c("elasticache")
         for ident in ids:
@@ -153,10 +163,19 @@ class ElastiCache(layer._SecurityGroups):
                                  maintenance_window: str | None, security_groups: Sequence[str], replicas: int,
                                  failover: bool, tags: Mapping[str, str]) -> None:
         """``CreateReplicationGroup``: one shard, cluster mode off, encrypted in transit and at rest."""
+        self._create_group(name, subnet_group, parameter_group, node_type, engine_version, auto_minor, auth_token,
+                           maintenance_window, security_groups, 1, replicas, "disabled", failover, tags)
+
+    def _create_group(self, name: str, subnet_group: str, parameter_group: str, node_type: str, engine_version: str,
+                      auto_minor: bool, auth_token: str | None, maintenance_window: str | None,
+                      security_groups: Sequence[str], shards: int, replicas: int, cluster_mode: str, failover: bool,
+                      tags: Mapping[str, str]) -> None:
+        """``CreateReplicationGroup`` of ``shards`` node groups of ``replicas`` replicas, ``ClusterMode``
+        ``cluster_mode`` (``enabled`` / ``disabled``), encrypted in transit and at rest."""
         options: dict[str, Any] = {
             "ReplicationGroupId": name, "ReplicationGroupDescription": "ElastiCache managed by Kyma Cloud Manager",
             "CacheSubnetGroupName": subnet_group, "CacheParameterGroupName": parameter_group,
-            "CacheNodeType": node_type, "NumNodeGroups": 1, "ClusterMode": "disabled", "Engine": "redis",
+            "CacheNodeType": node_type, "NumNodeGroups": shards, "ClusterMode": cluster_mode, "Engine": "redis",
             "EngineVersion": engine_version, "AutoMinorVersionUpgrade": auto_minor, "TransitEncryptionEnabled": True,
             "AtRestEncryptionEnabled": True, "SecurityGroupIds": list(security_groups),
             "AutomaticFailoverEnabled": failover, "ReplicasPerNodeGroup": replicas, "Tags": _ec_tags(tags)}

@@ -28,28 +28,44 @@ order (one turn makes the writes that do not depend on each other, then comes ba
 token secret, both parameter groups and the subnet group; the finalizer once nothing is left.
 A refused call is its Error (``CloudProviderError`` with the call's words), back after 60 s; a retryable
 one comes back after 10 s. A refused read: :func:`read_failed`.
+
+Steps 1, 3, 4 and the deletion are :mod:`tasks.cloud.aws.redis_common_plan`'s, shared with the RedisCluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import kube.toolkit.conditions as cond
-from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
+from tasks.cloud.aws import redis_common_plan as common
+from tasks.cloud.aws.redis_common_plan import (
+    COND_UPDATING,
+    PORT,
+    Read,
+    family,
+    ingress_missing,
+    mismatched,
+    read_failed,
+    resource_names,
+    resource_tags,
+    uses_group,
+    version_up_to_date,
+)
 from tasks.cloud.calls import KwCall as Call  # ElastiCache.<method>(**kwargs); refused: CloudProviderError, 60 s
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
 __all__ = [
+    "COND_UPDATING",
+    "PORT",
     "Call",
     "Read",
     "desired_parameters",
     "family",
     "ingress_missing",
+    "mismatched",
     "plan_create",
     "plan_delete",
     "read_failed",
@@ -60,25 +76,8 @@ __all__ = [
 ]
 
 Timing = Callable[[float], float]
-PORT = 6379
-COND_UPDATING = "Updating"
+KIND = "RedisInstance"
 READY_MESSAGE = "Redis instance is ready"
-
-
-def family(engine_version: str) -> str:
-    """``GetAwsElastiCacheParameterGroupFamily``: the parameter group family of an engine version."""
-    for prefix, name in (("2.6", "redis2.6"), ("2.8", "redis2.8"), ("3.2", "redis3.2"), ("4.0", "redis4.0"),
-                         ("5.0", "redis5.0"), ("6.", "redis6.x"), ("7.", "redis7")):
-        if engine_version.startswith(prefix):
-            return name
-    return ""
-
-
-def resource_names(kcp_name: str) -> dict[str, str]:
-    """The names of every AWS piece of the KCP RedisInstance ``kcp_name``."""
-    base = f"cm-{kcp_name}"
-    return {"group": base, "subnet_group": base, "parameter_group": base, "temp_parameter_group": f"{base}-temp",
-            "user_group": base, "security_group": base, "secret": f"{base}/authToken"}
 
 
 def desired_parameters(defaults: Mapping[str, str], user: Mapping[str, str] | None) -> dict[str, str]:
@@ -86,67 +85,7 @@ def desired_parameters(defaults: Mapping[str, str], user: Mapping[str, str] | No
     return {**defaults, **(user or {})}
 
 
-def mismatched(current: Mapping[str, str], desired: Mapping[str, str]) -> dict[str, str]:
-    """``GetMissmatchedParameters``: the desired parameters whose current value differs."""
-    return {k: v for k, v in desired.items() if current.get(k) != v}
-
-
-def version_up_to_date(members: Sequence[Mapping[str, Any]], desired: str) -> bool:
-    """``IsRedisVersionUpToDate``: every member runs ``desired`` (``6.x`` matches any 6)."""
-    for member in members:
-        if not member.get("CacheParameterGroup"):
-            return True
-        current = str(member.get("EngineVersion") or "")
-        if current.startswith("6") and desired.lower().startswith("6.x"):
-            return True
-        if desired not in current:
-            return False
-    return True
-
-
-def uses_group(members: Sequence[Mapping[str, Any]], group: str) -> bool:
-    return any(((m.get("CacheParameterGroup") or {}).get("CacheParameterGroupName")) == group for m in members)
-
-
-@dataclass(frozen=True)
-class Read:
-    """What one turn read (plain data; ``None``: missing).
-
-    Attributes:
-        subnet_group, security_group, user_group, group: the AWS objects as the SDK answers them.
-        main, temp: the parameter groups ``{"name", "family"}``, with their ``params`` (current values)
-            and ``defaults`` (the family's engine defaults).
-        token: the auth token (Secrets Manager ``SecretString``), ``None`` without a secret.
-        members: the replication group's member clusters.
-    """
-
-    subnet_group: Mapping[str, Any] | None = None
-    main: Mapping[str, Any] | None = None
-    temp: Mapping[str, Any] | None = None
-    token: str | None = None
-    user_group: Mapping[str, Any] | None = None
-    security_group: Mapping[str, Any] | None = None
-    group: Mapping[str, Any] | None = None
-    members: Sequence[Mapping[str, Any]] = field(default_factory=list)
-
-
-def resource_tags(obj: Mapping[str, Any], scope: Mapping[str, Any]) -> dict[str, str]:
-    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-    remote = spec.get("remoteRef") or {}
-    return {names.TAG_NAME: f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-            names.TAG_REMOTE_NAME: f"{remote.get('namespace', '')}/{remote.get('name', '')}",
-            names.TAG_SCOPE: str((spec.get("scope") or {}).get("name") or ""),
-            names.TAG_SHOOT: str((scope.get("spec") or {}).get("shootName") or "")}
-
-
-def ingress_missing(scope: Mapping[str, Any], group: Mapping[str, Any]) -> list[str]:
-    """CIDRs (pods, VPC) not yet allowed on tcp 6379 (``authorizeSecurityGroupIngress``; an unknown one
-    counts as allowed, as the original's)."""
-    network = (((scope.get("spec") or {}).get("scope") or {}).get("aws") or {}).get("network") or {}
-    wanted = [c for c in (str(network.get("pods") or ""), str((network.get("vpc") or {}).get("cidr") or "")) if c]
-    have = {str(r.get("CidrIp")) for p in group.get("IpPermissions") or []
-            if p.get("IpProtocol") == "tcp" and int(p.get("ToPort") or 0) == PORT for r in p.get("IpRanges") or []}
-    return [c for c in dict.fromkeys(wanted) if c not in have]
+FLAVOUR = common.Flavour(KIND, desired_parameters, "Failed to modify parameter group")
 
 
 def _endpoint(node_group: Mapping[str, Any], key: str) -> str:
@@ -162,73 +101,16 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
     n = resource_names(run.name)
     spec = (run.spec.get("instance") or {}).get("aws") or {}
     version = str(spec.get("engineVersion") or "7.0")
-    want_family = family(version)
-    user_params = {str(k): str(v) for k, v in (spec.get("parameters") or {}).items()}
     auth = bool(spec.get("authEnabled"))
-    tags = resource_tags(obj, scope)
-    group, main, temp, members = found.group, found.main, found.temp, list(found.members)
 
     def plan(step: Outcome, *calls: Call) -> Outcome:
         return with_calls(run, t, step, calls)
 
-    calls: list[Call] = []
-    if found.subnet_group is None:
-        subnets = [str(s.get("id")) for s in (iprange.get("status") or {}).get("subnets") or [] if s.get("id")]
-        calls.append(Call("create_subnet_group", {"name": n["subnet_group"], "subnet_ids": subnets, "tags": tags},
-                          "Failed to create subnet group"))
-    version_ok = group is None or version_up_to_date(members, version)
-    main_family_ok = main is not None and main.get("family") == want_family
-    main_ok = main is not None and not mismatched(main.get("params") or {},
-                                                  desired_parameters(main.get("defaults") or {}, user_params))
-    temp_ok = temp is not None and not mismatched(temp.get("params") or {},
-                                                  desired_parameters(temp.get("defaults") or {}, user_params))
-    if group is not None and main is not None and temp is not None and not main_family_ok and temp_ok \
-            and version_ok and not uses_group(members, n["parameter_group"]):
-        calls.append(Call("delete_parameter_group", {"name": n["parameter_group"]},
-                          "Failed to delete parameter group"))
-        main = None
-    if group is not None and main is not None and temp is not None and main_family_ok \
-            and not uses_group(members, n["temp_parameter_group"]):
-        calls.append(Call("delete_parameter_group", {"name": n["temp_parameter_group"]},
-                          "Failed to delete parameter group"))
-        temp = None
-    if main is None and version_ok and not any(c.kwargs.get("name") == n["parameter_group"]
-                                               and c.method == "delete_parameter_group" for c in calls):
-        calls.append(Call("create_parameter_group", {"name": n["parameter_group"], "family": want_family,
-                                                     "tags": tags}, "Failed to create parameter group"))
-    if group is not None and main is not None and temp is None and not main_family_ok:
-        calls.append(Call("create_parameter_group", {"name": n["temp_parameter_group"], "family": want_family,
-                                                     "tags": tags}, "Failed to create parameter group"))
-    if main is not None and not main_ok:
-        calls.append(Call("modify_parameter_group", {"name": n["parameter_group"], "parameters": mismatched(
-            main.get("params") or {}, desired_parameters(main.get("defaults") or {}, user_params))},
-            "Failed to modify parameter group"))
-    if group is not None and main is not None and temp is not None and not temp_ok:
-        calls.append(Call("modify_parameter_group", {"name": n["temp_parameter_group"], "parameters": mismatched(
-            temp.get("params") or {}, desired_parameters(temp.get("defaults") or {}, user_params))},
-            "Failed to modify parameter group"))
-    if auth and found.token is None:
-        calls.append(Call("create_auth_token", {"name": n["secret"], "token": new_token, "tags": tags},
-                          "Failed to create authToken secret"))
-    current_auth = bool((group or {}).get("AuthTokenEnabled"))
-    if group is not None and found.user_group is None and current_auth and not auth:
-        calls.append(Call("create_user_group", {"name": n["user_group"], "tags": tags}, "Failed to create user group"))
-    security_group = found.security_group
-    if security_group is None:
-        vpc_id = str((iprange.get("status") or {}).get("vpcId") or "")
-        calls.append(Call("create_security_group", {"vpc_id": vpc_id, "name": n["security_group"],
-                                                    "tags": {"Name": n["security_group"], **tags}},
-                          "Failed to create security group"))
-    if calls:
-        return plan(run.step(requeue_after=t(1)), *calls)
-    if security_group is None or main is None:  # the main group is waited for (an upgrade recreates it)
-        return plan(run.step(requeue_after=t(1)))
-    missing = ingress_missing(scope, security_group)
-    if missing:
-        return plan(run.step(requeue_after=t(1)), Call(
-            "authorize_ingress", {"group_id": str(security_group.get("GroupId")), "cidrs": missing, "port": PORT},
-            "Failed to authorize security group ingress"))
-    if group is None:
+    pieces = common.plan_pieces(obj, scope, iprange, found, new_token, FLAVOUR)  # 1
+    if not pieces.done:
+        return plan(run.step(requeue_after=t(1)), *pieces.calls)
+    group, security_group = found.group, pieces.security_group or {}
+    if group is None:  # 2
         replicas = int(spec.get("readReplicas") or 0)
         options: dict[str, Any] = {
             "name": n["group"], "subnet_group": n["subnet_group"], "parameter_group": n["parameter_group"],
@@ -236,119 +118,27 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], iprange: Mappi
             "auto_minor": bool(spec.get("autoMinorVersionUpgrade")), "auth_token": found.token if auth else None,
             "maintenance_window": spec.get("preferredMaintenanceWindow") or None,
             "security_groups": [str(security_group.get("GroupId"))], "replicas": replicas,
-            "failover": replicas > 0, "tags": tags}
+            "failover": replicas > 0, "tags": resource_tags(obj, scope)}
         if auth and found.token is None:
             return plan(run.step(requeue_after=t(1)))
         return plan(run.step(requeue_after=t(1)), Call("create_replication_group", options,
-                                                       "Failed to create RedisInstance"))
-    run.set(id=n["group"])
-    status = str(group.get("Status") or "")
-    if status == "modifying" and cond.find(run.conditions, COND_UPDATING) is None:
-        run.set(conditions=cond.set_condition(run.conditions, cond.condition(
-            COND_UPDATING, True, COND_UPDATING, "ElastiCache is updating.", run.now)))
-    elif status != "modifying" and cond.find(run.conditions, COND_UPDATING) is not None:
-        run.without(COND_UPDATING)
-    if status == "create-failed":
-        run.set(conditions=cond.set_exclusive(run.conditions, cond.condition(
-            names.COND_ERROR, True, names.REASON_CLOUD_PROVIDER_ERROR, "Failed to provision RedisInstance",
-            run.now)), state=names.STATE_ERROR)
-        return plan(run.step())
-    if status != "available" or not members:
-        return plan(run.step(requeue_after=t(60)))
-
-    modify: dict[str, Any] = {}  # 4
-    if spec.get("cacheNodeType") and group.get("CacheNodeType") != spec.get("cacheNodeType"):
-        modify["node_type"] = str(spec["cacheNodeType"])
-    member = members[0]
-    if bool(member.get("AutoMinorVersionUpgrade")) != bool(spec.get("autoMinorVersionUpgrade")):
-        modify["auto_minor"] = bool(spec.get("autoMinorVersionUpgrade"))
-    window = str(spec.get("preferredMaintenanceWindow") or "")
-    if window and window != member.get("PreferredMaintenanceWindow"):
-        modify["maintenance_window"] = window
-    attached = list(group.get("UserGroupIds") or [])
-    delete_token = False
-    if current_auth != auth or attached:
-        if auth and found.token is None:
-            return plan(run.step(requeue_after=t(1)))
-        if auth:
-            if current_auth != auth:
-                modify["auth_token"] = found.token
-            elif attached:
-                modify["user_groups_remove"] = attached
-        else:
-            delete_token = found.token is not None
-            if not attached:
-                if found.user_group is None or found.user_group.get("Status") != "active":
-                    return plan(run.step(requeue_after=t(1)))
-                modify["user_groups_add"] = [n["user_group"]]
-            else:
-                modify["user_groups_remove"] = attached
-    pre: list[Call] = []
-    if delete_token:
-        pre.append(Call("delete_auth_token", {"name": n["secret"]}, "Failed to delete authToken secret"))
-    if modify:
-        run.without(names.COND_READY)
-        return plan(run.step(requeue_after=t(1)), *pre, Call(
-            "modify_replication_group", {"name": n["group"], **modify}, "Failed to update RedisInstance"))
-    if found.user_group is not None and n["user_group"] not in attached:
-        pre.append(Call("delete_user_group", {"name": n["user_group"]}, "Failed to delete user group"))
-    if not version_up_to_date(members, version) and ((temp is not None and temp_ok) or main_family_ok):
-        upgrade_group = n["temp_parameter_group"] if not main_family_ok and temp is not None else n["parameter_group"]
-        run.without(names.COND_READY)
-        return plan(run.step(requeue_after=t(1)), *pre, Call(
-            "modify_replication_group", {"name": n["group"], "engine_version": version,
-                                         "parameter_group": upgrade_group}, "Failed to update RedisInstance"))
-    if temp is not None and main_ok and main_family_ok and not uses_group(members, n["parameter_group"]):
-        run.without(names.COND_READY)
-        return plan(run.step(requeue_after=t(1)), *pre, Call(
-            "modify_replication_group", {"name": n["group"], "parameter_group": n["parameter_group"]},
-            "Failed to update RedisInstance"))
+                                                       f"Failed to create {KIND}"))
+    waiting = common.plan_status(run, group, found.members, t, KIND)  # 3
+    if waiting is not None:
+        return waiting
+    ended, pre = common.plan_update(run, found, pieces, t, KIND)  # 4
+    if ended is not None:
+        return ended
     if pre:
         return plan(run.step(requeue_after=t(1)), *pre)
-    node_group = (group.get("NodeGroups") or [{}])[0]
+    node_group = (group.get("NodeGroups") or [{}])[0]  # 5
     run.set(primaryEndpoint=_endpoint(node_group, "PrimaryEndpoint"),
             readEndpoint=_endpoint(node_group, "ReaderEndpoint"),
-            authString=found.token or "", nodeType=str(member.get("CacheNodeType") or ""),
+            authString=found.token or "", nodeType=str(found.members[0].get("CacheNodeType") or ""),
             replicaCount=max(0, len(group.get("MemberClusters") or []) - 1))
     return plan(run.exclusive(names.COND_READY, True, names.REASON_READY, READY_MESSAGE, names.STATE_READY).step())
 
 
 def plan_delete(obj: Mapping[str, Any], found: Read, t: Timing, now: str | None = None) -> Outcome:
-    """One deletion turn (see the module doc): a Outcome with ``remove_finalizer`` once nothing is left."""
-    run = StepBuilder(obj, now).without(names.COND_READY)
-    n = resource_names(run.name)
-
-    def plan(step: Outcome, *calls: Call) -> Outcome:
-        return with_calls(run, t, step, calls)
-
-    group = found.group
-    if group is not None:
-        if group.get("Status") == "deleting":
-            return plan(run.step(requeue_after=t(60)))
-        return plan(run.step(requeue_after=t(60)),
-                    Call("delete_replication_group", {"name": n["group"]}, "Failed to delete RedisInstance"))
-    calls: list[Call] = []
-    if found.security_group is not None:
-        calls.append(Call("delete_security_group", {"group_id": str(found.security_group.get("GroupId"))},
-                          "Failed to delete security group"))
-    if found.user_group is not None and found.user_group.get("Status") != "deleting":
-        calls.append(Call("delete_user_group", {"name": n["user_group"]}, "Failed to delete user group"))
-    if found.token is not None:
-        calls.append(Call("delete_auth_token", {"name": n["secret"]}, "Failed to delete authToken secret"))
-    for key, pg in (("parameter_group", found.main), ("temp_parameter_group", found.temp)):
-        if pg is not None:
-            calls.append(Call("delete_parameter_group", {"name": n[key]}, "Failed to delete parameter group"))
-    if found.subnet_group is not None:
-        calls.append(Call("delete_subnet_group", {"name": n["subnet_group"]}, "Failed to delete subnet group"))
-    if calls or found.user_group is not None:
-        return plan(run.step(requeue_after=t(1)), *calls)
-    return plan(run.step(remove_finalizer=names.FINALIZER))
-
-
-def read_failed(obj: Mapping[str, Any], failure: Failure, t: Timing, now: str | None = None) -> Outcome:
-    """A refused read: retryable -> back after 10 s, the status untouched; else an Error
-    ``CloudProviderError`` with the user's words, back after 60 s."""
-    run = StepBuilder(obj, now)
-    if failure.retryable:
-        return run.step(requeue_after=t(10))
-    return run.fail(names.REASON_CLOUD_PROVIDER_ERROR, failure.message, requeue_after=t(60))
+    """One deletion turn (see the module doc): an Outcome with ``remove_finalizer`` once nothing is left."""
+    return common.plan_delete(obj, found, t, KIND, now)

@@ -38,8 +38,16 @@ from typing import Any
 from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
-from tasks.cloud.azure.redisinstance_plan import DNS_ZONE, Read, targets
-from tasks.cloud.calls import KwCall as Call
+from tasks.cloud.azure.redis_common_plan import (
+    DNS_ZONE,
+    REASON_FAILED_CREATING,
+    Read,
+    plan_create_cache,
+    plan_private_access,
+    targets,
+)
+from tasks.cloud.azure.redis_common_plan import call as _call
+from tasks.cloud.azure.redis_common_plan import state as _state
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
 
@@ -48,7 +56,6 @@ __all__ = ["DNS_ZONE", "READY_MESSAGE", "Read", "invalid", "plan_create", "plan_
 
 Timing = Callable[[float], float]
 READY_MESSAGE = "Redis Cluster is ready"
-REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
 REASON_INVALID = "ValidationFailed"
 #: Bounds of the KCP spec (Premium capacity P1-P5, Azure's 10 shards and 3 replicas per primary).
 CAPACITY, SHARDS, REPLICAS = range(1, 6), range(0, 11), range(0, 4)
@@ -96,18 +103,8 @@ def version_matches(wanted: str, actual: str) -> bool:
     return have[:len(want)] == want
 
 
-def _call(method: str, kwargs: Mapping[str, Any], reason: str, prefix: str, retry: float = 10) -> Call:
-    """``AzureRedisClient.<method>(**kwargs)``; refused: Error ``reason``, ``prefix`` + ARM's message,
-    back after ``retry`` seconds."""
-    return Call(method, kwargs, prefix, reason, with_cause=True, retry=retry)
-
-
 def _props(resource: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return (resource or {}).get("properties") or {}
-
-
-def _state(resource: Mapping[str, Any] | None) -> str:
-    return str(_props(resource).get("provisioningState") or "")
 
 
 def _ready(run: StepBuilder) -> bool:
@@ -154,30 +151,12 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
         return run.fail(REASON_INVALID, f"Invalid Azure RedisCluster: {why}")
     redis = found.redis
     if redis is None:
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_redis", {"group": n["group"], "name": n["name"], "body": _create_body(spec, n["location"])},
-            REASON_FAILED_CREATING, "Failed creating AzureRedis: "),))
+        return plan_create_cache(run, n, _create_body(spec, n["location"]), t)
     if not run.current("id"):
         run.set(id=str(redis.get("name") or n["name"]))
-    if _state(redis) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(60)))
-    endpoint = found.endpoint
-    if endpoint is None or _state(endpoint) == "Failed":
-        body = {"location": n["location"], "properties": {
-            "subnet": {"id": n["subnet_id"], "name": n["subnet"]},
-            "privateLinkServiceConnections": [{"name": n["name"], "properties": {
-                "privateLinkServiceId": str(redis.get("id") or n["redis_id"]), "groupIds": ["redisCache"]}}]}}
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_private_endpoint", {"group": n["group"], "name": n["name"], "body": body}, names.COND_ERROR,
-            "Failed creating Azure PrivateEndpoint: "),))
-    if _state(endpoint) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(60)))
-    if found.zone_group is None:
-        body = {"properties": {"privateDnsZoneConfigs": [{"name": DNS_ZONE, "properties": {
-            "privateDnsZoneId": n["zone_id"]}}]}}
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_dns_zone_group", {"group": n["group"], "endpoint": n["name"], "name": n["name"], "body": body},
-            names.COND_ERROR, "Failed creating Azure PrivateDnsZone: "),))
+    waiting = plan_private_access(run, n, redis, found, t, 60)
+    if waiting is not None:
+        return waiting
     props = _props(redis)
     change = _modification(spec, props) if _ready(run) else None
     if change is not None:

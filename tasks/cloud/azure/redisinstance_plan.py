@@ -18,12 +18,14 @@ endpoint (each waited for), then the finalizer. A 429 comes back after 60 s with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kube.refusal import Failure
 from kube.toolkit.outcome import Outcome
 from tasks.cloud import names
+from tasks.cloud.azure.redis_common_plan import DNS_ZONE, Read, plan_create_cache, plan_private_access, targets
+from tasks.cloud.azure.redis_common_plan import call as _call
+from tasks.cloud.azure.redis_common_plan import state as _state
 from tasks.cloud.calls import KwCall as Call
 from tasks.cloud.calls import with_calls
 from tasks.cloud.step import StepBuilder
@@ -31,47 +33,13 @@ from tasks.cloud.step import StepBuilder
 __all__ = ["DNS_ZONE", "Call", "Read", "plan_create", "plan_delete", "read_failed", "sku", "targets"]
 
 Timing = Callable[[float], float]
-DNS_ZONE = "privatelink.redis.cache.windows.net"
 READY_MESSAGE = "Redis instance is ready"
-REASON_FAILED_CREATING = "FailedCreatingFileSystem"  # sic: the original's reason for a refused cache
 
 
 def sku(family: str, capacity: int) -> dict[str, Any]:
     """The ARM SKU of the KCP ``sku`` (``P`` -> Premium/P, ``S`` -> Basic/C)."""
     return {"name": "Premium", "family": "P", "capacity": capacity} if family == "P" else \
         {"name": "Basic", "family": "C", "capacity": capacity}
-
-
-def targets(scope: Mapping[str, Any], kcp_name: str) -> dict[str, str]:
-    """Resource group, names and ids of the pieces of the KCP RedisInstance ``kcp_name``."""
-    azure = ((scope.get("spec") or {}).get("scope") or {}).get("azure") or {}
-    sub, cm = str(azure.get("subscriptionId") or ""), f"{azure.get('vpcNetwork') or ''}--cm"
-    rg = f"/subscriptions/{sub}/resourceGroups/{cm}/providers"
-    return {"group": cm, "name": kcp_name, "redis_id": f"{rg}/Microsoft.Cache/redis/{kcp_name}",
-            "subnet_id": f"{rg}/Microsoft.Network/virtualNetworks/{cm}/subnets/{cm}", "subnet": cm,
-            "zone_id": f"{rg}/Microsoft.Network/privateDnsZones/{DNS_ZONE}",
-            "location": str((scope.get("spec") or {}).get("region") or "")}
-
-
-@dataclass(frozen=True)
-class Read:
-    """The cache, the private endpoint and its DNS zone group (ARM wire shape; ``None``: missing) and
-    the cache's primary key (``""`` until it is provisioned)."""
-
-    redis: Mapping[str, Any] | None = None
-    endpoint: Mapping[str, Any] | None = None
-    zone_group: Mapping[str, Any] | None = None
-    key: str = ""
-
-
-def _call(method: str, kwargs: Mapping[str, Any], reason: str, prefix: str) -> Call:
-    """``AzureRedisClient.<method>(**kwargs)``; refused: Error ``reason``, ``prefix`` + ARM's message,
-    back after 10 s."""
-    return Call(method, kwargs, prefix, reason, with_cause=True, retry=10)
-
-
-def _state(resource: Mapping[str, Any] | None) -> str:
-    return str(((resource or {}).get("properties") or {}).get("provisioningState") or "")
 
 
 def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t: Timing,
@@ -91,30 +59,11 @@ def plan_create(obj: Mapping[str, Any], scope: Mapping[str, Any], found: Read, t
             props["shardCount"] = int(spec["shardCount"])
         if spec.get("redisVersion"):
             props["redisVersion"] = str(spec["redisVersion"])
-        body = {"location": n["location"], "properties": props}
-        return with_calls(run, t, run.step(requeue_after=t(60)), (_call(
-            "create_redis", {"group": n["group"], "name": n["name"], "body": body}, REASON_FAILED_CREATING,
-            "Failed creating AzureRedis: "),))
+        return plan_create_cache(run, n, {"location": n["location"], "properties": props}, t)
     run.set(id=str(redis.get("id") or n["redis_id"]))
-    if _state(redis) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(60)))
-    endpoint = found.endpoint
-    if endpoint is None or _state(endpoint) == "Failed":
-        body = {"location": n["location"], "properties": {
-            "subnet": {"id": n["subnet_id"], "name": n["subnet"]},
-            "privateLinkServiceConnections": [{"name": n["name"], "properties": {
-                "privateLinkServiceId": str(redis.get("id") or n["redis_id"]), "groupIds": ["redisCache"]}}]}}
-        return with_calls(run, t, run.step(requeue_after=t(1)), (_call(
-            "create_private_endpoint", {"group": n["group"], "name": n["name"], "body": body}, names.COND_ERROR,
-            "Failed creating Azure PrivateEndpoint: "),))
-    if _state(endpoint) != "Succeeded":
-        return with_calls(run, t, run.step(requeue_after=t(1)))
-    if found.zone_group is None:
-        body = {"properties": {"privateDnsZoneConfigs": [{"name": DNS_ZONE, "properties": {
-            "privateDnsZoneId": n["zone_id"]}}]}}
-        return with_calls(run, t, run.step(requeue_after=t(1)), (_call(
-            "create_dns_zone_group", {"group": n["group"], "endpoint": n["name"], "name": n["name"], "body": body},
-            names.COND_ERROR, "Failed creating Azure PrivateDnsZone: "),))
+    waiting = plan_private_access(run, n, redis, found, t, 1)
+    if waiting is not None:
+        return waiting
     current = (redis.get("properties") or {}).get("sku") or {}
     if int(current.get("capacity") or 0) != wanted_sku["capacity"]:
         run.without(names.COND_READY)

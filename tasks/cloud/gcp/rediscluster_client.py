@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import fencing
-from tasks.cloud.gcp.client import API_TIMEOUT, _translate, credentials_for, rest_client_options, start_operation
+from tasks.cloud.gcp.client import API_TIMEOUT, _translate, start_operation
+from tasks.cloud.gcp.redis_common_client import MemorystoreBase
 from tasks.cloud.guard import guarded
 
 __all__ = ["RedisClusterClient"]
@@ -22,28 +23,14 @@ __all__ = ["RedisClusterClient"]
 _guarded = guarded(_translate)
 
 
-class RedisClusterClient:
+class RedisClusterClient(MemorystoreBase):
     """Memorystore for Redis Cluster calls of the GcpRedisCluster flow."""
 
     def __init__(self, endpoint: str | None = None, credentials_file: str | None = None) -> None:
         from google.cloud import redis_cluster_v1
 
-        self._client = redis_cluster_v1.CloudRedisClusterClient(
-            **rest_client_options(endpoint, credentials_for(endpoint, None, credentials_file)))
-        self._types = redis_cluster_v1
-
-    def _plain(self, message: Any) -> dict[str, Any]:
-        return dict(type(message).to_dict(message, preserving_proto_field_name=False, use_integers_for_enums=False))
-
-    @_guarded
-    def get(self, name: str) -> dict[str, Any] | None:
-        """The cluster ``projects/<p>/locations/<region>/clusters/<id>``, ``None`` when missing."""
-        from google.api_core import exceptions as gexc
-
-        try:
-            return self._plain(self._client.get_cluster(name=name, timeout=fencing.timeout(API_TIMEOUT)))
-        except gexc.NotFound:
-            return None
+        super().__init__(redis_cluster_v1, redis_cluster_v1.CloudRedisClusterClient, "get_cluster", endpoint,
+                         credentials_file)
 
     @_guarded
     def ca_cert(self, name: str) -> str:

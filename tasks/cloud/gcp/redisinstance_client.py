@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import fencing
-from tasks.cloud.gcp.client import API_TIMEOUT, _translate, credentials_for, rest_client_options, start_operation
+from tasks.cloud.gcp.client import API_TIMEOUT, _translate, start_operation
+from tasks.cloud.gcp.redis_common_client import MemorystoreBase
 from tasks.cloud.guard import guarded
 
 __all__ = ["MemorystoreClient"]
@@ -20,28 +21,13 @@ __all__ = ["MemorystoreClient"]
 _guarded = guarded(_translate)
 
 
-class MemorystoreClient:
+class MemorystoreClient(MemorystoreBase):
     """Memorystore calls of the RedisInstance flow (``pkg/kcp/provider/gcp/redisinstance/client``)."""
 
     def __init__(self, endpoint: str | None = None, credentials_file: str | None = None) -> None:
         from google.cloud import redis_v1
 
-        self._client = redis_v1.CloudRedisClient(
-            **rest_client_options(endpoint, credentials_for(endpoint, None, credentials_file)))
-        self._types = redis_v1
-
-    def _plain(self, message: Any) -> dict[str, Any]:
-        return dict(type(message).to_dict(message, preserving_proto_field_name=False, use_integers_for_enums=False))
-
-    @_guarded
-    def get(self, name: str) -> dict[str, Any] | None:
-        """The instance ``projects/<p>/locations/<region>/instances/<id>``, ``None`` when missing."""
-        from google.api_core import exceptions as gexc
-
-        try:
-            return self._plain(self._client.get_instance(name=name, timeout=fencing.timeout(API_TIMEOUT)))
-        except gexc.NotFound:
-            return None
+        super().__init__(redis_v1, redis_v1.CloudRedisClient, "get_instance", endpoint, credentials_file)
 
     @_guarded
     def auth_string(self, name: str) -> str:

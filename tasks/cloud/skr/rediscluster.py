@@ -19,11 +19,10 @@ from kube import Conflict, Kube, Resource, resources
 from kube.toolkit import deleting
 from tasks.cloud import names, registry
 from tasks.cloud.registry import Summary
-from tasks.cloud.skr import defaultiprange, kind
+from tasks.cloud.skr import defaultiprange, kind, redis_common
 from tasks.cloud.skr.context import SkrContext
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_SUBNET
-from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.rediscluster_plan import (
     DEFAULT_SUBNET,
     KCP_KINDS,
@@ -87,10 +86,4 @@ def gcp_summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summ
 def _summary(kcp_res: Resource, skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """The auth Secret's keys in the SKR and the KCP discovery endpoint (the mirror only when it is the
     object's own)."""
-    found = mirror(kcp, kcp_res, obj, kyma)
-    if found is None:
-        return Summary("")
-    name = secret_name(obj)
-    secret = skr.get(resources.SECRET, name, str(obj["metadata"].get("namespace") or "")) or {}
-    return Summary(f"secret {name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint "
-                   f"{(found.get('status') or {}).get('discoveryEndpoint') or '?'}")
+    return redis_common.summary(kcp_res, "discoveryEndpoint", skr, kcp, kyma, obj)

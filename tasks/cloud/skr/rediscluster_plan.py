@@ -37,42 +37,44 @@ bounds and status projection it imports), all in one turn where the original re-
    then the finalizer released. The IpRange / GcpSubnet refuses to go while a cluster uses it
    (``DeleteWhileUsed``: the IpRange through the kind's ``iprange_consumer``, the GcpSubnet by its own
    read of the GcpRedisClusters).
+
+Steps 0, 4-6, 7's auth Secret and 8 are :mod:`tasks.cloud.skr.redis_common_plan`'s, shared with the Redis
+instances.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
-import kube.resources as resources
 import kube.toolkit.conditions as cond
 from kube.resources import Resource
-from kube.toolkit.actions import Action
-from kube.toolkit.outcome import Outcome, deleting, has_finalizer
+from kube.toolkit.outcome import Outcome, deleting
 from tasks.cloud import names
-from tasks.cloud.ownership import foreign, id_label, identity, invalid_id, owner_labels, refusal
+from tasks.cloud.ownership import foreign, identity, invalid_id, owner_labels
 from tasks.cloud.redisconfigs import REASON_INVALID_REDIS_CONFIGS, cluster_configs_invalid
+from tasks.cloud.skr import redis_common_plan as common
 from tasks.cloud.skr.defaultiprange_plan import IpRangeUse, blocked
 from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_REDIS_CLUSTER
-from tasks.cloud.skr.rediscluster_tiers import UNKNOWN_TIER_MESSAGES, desired_for
-from tasks.cloud.skr.redisinstance_plan import (
-    DEFAULT_LABELS,
-    LABEL_MANAGED,
+from tasks.cloud.skr.redis_common_plan import (
+    COND_DELETING,
+    REASON_DELETING_AUTH_SECRET,
+    REASON_DELETING_INSTANCE,
     REASON_INVALID_EXTRA_DATA,
-    SECRET_DATA_MAX,
-    extra_data_invalid,
-    render_extra_data,
+    STATE_UPDATING,
     secret_name,
 )
-from tasks.cloud.skr.redisinstance_plan import _project as project
+from tasks.cloud.skr.rediscluster_tiers import UNKNOWN_TIER_MESSAGES, desired_for
+from tasks.cloud.skr.redisinstance_plan import extra_data_invalid, render_extra_data
 from tasks.cloud.step import StepBuilder
 
-__all__ = ["DEFAULT_SUBNET_CIDR", "GCP_KINDS", "KCP_KINDS", "KINDS", "LABEL_NAMESPACE", "LABEL_STATUS_ID", "MUTABLE",
+__all__ = ["COND_DELETING", "DEFAULT_SUBNET_CIDR", "GCP_KINDS", "KCP_KINDS", "KINDS", "LABEL_NAMESPACE",
+           "LABEL_STATUS_ID", "MUTABLE", "REASON_DELETING_AUTH_SECRET", "REASON_DELETING_INSTANCE",
            "REASON_SUBNET_NOT_FOUND", "SKR_AWS_REDIS_CLUSTER", "SKR_AZURE_REDIS_CLUSTER", "SKR_GCP_REDIS_CLUSTER",
-           "Seen", "auth_secret", "auth_secret_data", "default_subnet", "identity", "mirror", "plan", "secret_name",
-           "subnet_use"]
+           "STATE_UPDATING", "Seen", "auth_secret", "auth_secret_data", "default_subnet", "identity", "mirror",
+           "plan", "secret_name", "subnet_use"]
 
 SKR_AWS_REDIS_CLUSTER = Resource(names.SKR_GROUP, names.VERSION, "awsredisclusters", "AwsRedisCluster", True)
 SKR_AZURE_REDIS_CLUSTER = Resource(names.SKR_GROUP, names.VERSION, "azureredisclusters", "AzureRedisCluster", True)
@@ -94,11 +96,7 @@ MUTABLE: Mapping[str, tuple[str, ...]] = {
     "gcp": ("nodeType", "shardCount", "replicasPerShard", "redisConfigs"),
 }
 
-COND_DELETING = "Deleting"
-REASON_DELETING_INSTANCE = "DeletingInstance"
-REASON_DELETING_AUTH_SECRET = "DeletingAuthSecret"
 REASON_SUBNET_NOT_FOUND = "SubnetNotFound"
-STATE_UPDATING = "Updating"
 LABEL_STATUS_ID = f"{names.SKR_GROUP}/redisClusterStatusId"
 LABEL_NAMESPACE = f"{names.SKR_GROUP}/redisClusterNamespace"
 #: The default GcpSubnet (``createDefaultSkrGcpSubnet``): its name, CIDR and labels.
@@ -193,41 +191,8 @@ def _blocked(seen: Seen, run: StepBuilder, t: Callable[[float], float]) -> Outco
     return blocked(use, run, t)
 
 
-def _outcome(step: Outcome, seen: Seen, *, label_id: str | None = None, create: dict[str, Any] | None = None,
-             patch: tuple[str, dict[str, Any]] | None = None, delete: str | None = None,
-             secret_create: dict[str, Any] | None = None, secret_update: dict[str, Any] | None = None,
-             secret_release: Mapping[str, Any] | None = None, secret_delete: str | None = None) -> Outcome:
-    """``step`` with the turn's writes in the original's order: the id label, the KCP mirror (``create`` /
-    ``patch`` its name, the id the plan validated, and a merge patch / ``delete`` its name), the auth
-    Secret (``secret_release`` its finalizer, ``secret_delete``, ``secret_create``, ``secret_update``:
-    labels, annotations and data replaced on the Secret as read)."""
-    meta = seen.obj.get("metadata") or {}
-    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-    kcp_res = KCP_KINDS[seen.provider]
-    writes: list[Action] = []
-    if label_id is not None:
-        writes.append(Action.named("label", skr_kind(seen.provider), name, namespace,
-                                   body={names.LABEL_SKR_ID: label_id}))
-    if create is not None:
-        writes.append(Action.on("create", kcp_res, create, cluster="kcp"))
-    if patch is not None:
-        kcp_name, body = patch
-        writes.append(Action.named("patch", kcp_res, kcp_name, seen.kcp_namespace, body=body, cluster="kcp"))
-    if delete is not None:
-        writes.append(Action.named("delete", kcp_res, delete, seen.kcp_namespace, cluster="kcp"))
-    if secret_release is not None:
-        writes.append(Action.finalizer(False, resources.SECRET, secret_release, names.FINALIZER))
-    if secret_delete is not None:
-        writes.append(Action.named("delete", resources.SECRET, secret_delete, namespace))
-    if secret_create is not None:
-        writes.append(Action.on("create", resources.SECRET, secret_create))
-    if secret_update is not None and seen.secret is not None:
-        found = seen.secret
-        updated = {**found, "metadata": {**(found.get("metadata") or {}), "labels": secret_update["metadata"]["labels"],
-                                         "annotations": secret_update["metadata"].get("annotations") or {}},
-                   "data": secret_update["data"]}
-        writes.append(Action.on("update", resources.SECRET, updated))
-    return step.also(*writes)
+def _kinds(provider: str) -> common.Kinds:
+    return common.Kinds(skr_kind(provider), KCP_KINDS[provider], LABEL_STATUS_ID, LABEL_NAMESPACE, "cluster")
 
 
 def mirror(obj: Mapping[str, Any], provider: str, kcp_name: str, kyma: str, kcp_namespace: str, network_id: str,
@@ -284,45 +249,22 @@ def auth_secret_data(provider: str, kcp_status: Mapping[str, Any], extra: Mappin
 
 def auth_secret(obj: Mapping[str, Any], provider: str, ident: str, kcp_status: Mapping[str, Any]) -> dict[str, Any]:
     """The SKR auth Secret of the object (name, labels, annotations, finalizer, base64 ``data``)."""
-    spec = (obj.get("spec") or {}).get("authSecret") or {}
-    namespace = str(obj["metadata"].get("namespace") or "")
-    labels = {**{str(k): str(v) for k, v in (spec.get("labels") or {}).items()},
-              LABEL_STATUS_ID: ident, LABEL_NAMESPACE: namespace, LABEL_MANAGED: "true", **DEFAULT_LABELS}
-    data = auth_secret_data(provider, kcp_status, spec.get("extraData"))
-    meta: dict[str, Any] = {"name": secret_name(obj), "namespace": namespace, "labels": labels,
-                            "finalizers": [names.FINALIZER]}
-    if spec.get("annotations"):
-        meta["annotations"] = {str(k): str(v) for k, v in spec["annotations"].items()}
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": meta,
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in sorted(data.items())}}
-
-
-def _secret_differs(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    meta, want = current.get("metadata") or {}, desired["metadata"]
-    return ((current.get("data") or {}) != desired["data"] or (meta.get("labels") or {}) != want["labels"]
-            or (meta.get("annotations") or {}) != (want.get("annotations") or {}))
-
-
-def _ours(secret: Mapping[str, Any], ident: str) -> bool:
-    return ((secret.get("metadata") or {}).get("labels") or {}).get(LABEL_STATUS_ID) == ident
+    extra = ((obj.get("spec") or {}).get("authSecret") or {}).get("extraData")
+    return common.auth_secret(obj, ident, auth_secret_data(provider, kcp_status, extra), LABEL_STATUS_ID,
+                              LABEL_NAMESPACE)
 
 
 _EMPTY: tuple[Any, ...] = (None, "", {})
 
 
+def _empty(value: Any) -> bool:
+    return value in _EMPTY
+
+
 def _changes(provider: str, current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """The mutable fields of ``desired`` that differ from ``current``, as a merge patch's values (maps with
     removed keys as null)."""
-    changes: dict[str, Any] = {}
-    for key in MUTABLE.get(provider, ()):
-        have, want = current.get(key), desired.get(key)
-        if have == want or (have in _EMPTY and want in _EMPTY):
-            continue
-        if isinstance(have, Mapping) and isinstance(want, Mapping):
-            changes[key] = {k: want.get(k) for k in sorted({*have, *want})}
-        else:
-            changes[key] = want
-    return changes
+    return common.mutable_changes(MUTABLE.get(provider, ()), current, desired, _empty)
 
 
 def _patch(provider: str, kcp: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -341,28 +283,11 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
     has none; ``t``: scales seconds (``settings.t``); ``now``: RFC 3339 for conditions."""
     obj = seen.obj
     run = StepBuilder(obj, now)
-    meta = obj.get("metadata") or {}
-    name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-    finalized = has_finalizer(obj, names.FINALIZER)
-    ident = str(run.status.get("id") or "")
-    if run.deleting and not finalized:
-        return Outcome()
-    if run.deleting and not ident:
-        return Outcome(remove_finalizer=names.FINALIZER)
-    claimed = ident or identity(obj, new_id)
-    kcp_kind = KCP_KINDS[seen.provider].kind
-    refused = refusal(run, kcp_kind, claimed, foreign(seen.kcp, seen.kyma, name, namespace))  # 0
-    if refused is not None:
-        return refused
-    secret = seen.secret
-    if secret is not None and not _ours(secret, claimed):
-        if run.deleting:  # a Secret that is not ours is left alone
-            secret = None
-        else:
-            return run.fail(names.REASON_ERROR, f"Secret {secret_name(obj)} exists and is not the auth "
-                                                   "Secret of this cluster")
-    if run.deleting:  # 8
-        return _delete(run, seen, secret, t)
+    kinds = _kinds(seen.provider)
+    out = partial(common.outcome, obj=obj, found_secret=seen.secret, kcp_namespace=seen.kcp_namespace, kinds=kinds)
+    admitted = common.admit(run, seen.kcp, seen.kyma, seen.secret, new_id, out, t, kinds)  # 0, 8
+    if isinstance(admitted, Outcome):
+        return admitted
     invalid = extra_data_invalid((run.spec.get("authSecret") or {}).get("extraData"))
     if invalid is not None:
         return run.fail(REASON_INVALID_EXTRA_DATA, invalid)
@@ -378,73 +303,25 @@ def plan(seen: Seen, new_id: str, t: Callable[[float], float], now: str) -> Outc
         return waiting
     network_id = seen.network.kcp_name
 
-    label_id: str | None = None
-    if not ident:  # 2
-        ident = claimed
-        label_id = id_label(obj, ident)
-        run.set(id=ident)
-    add = None if finalized else names.FINALIZER  # 3
-
-    def stop(step: Outcome, **writes: Any) -> Outcome:
-        return _outcome(step, seen, label_id=label_id, **writes)
-
+    ident, label_id, add = common.assign(run, admitted)  # 2, 3
+    stop = partial(out, label_id=label_id)
     desired = desired_for(seen.provider, run.spec, seen.overrides)
     unknown = UNKNOWN_TIER_MESSAGES.get(seen.provider, "unknown redisTier")
     if seen.kcp is None:  # 4
-        if desired is None:
-            run.without(names.COND_READY)
-            return stop(run.fail(names.REASON_ERROR, unknown, exclusive=False))
-        run.set(state=names.STATE_CREATING)
-        return stop(run.step(add_finalizer=add, requeue_after=t(20)),
-                    create=mirror(obj, seen.provider, ident, seen.kyma, seen.kcp_namespace, network_id, desired))
-    kcp_status = seen.kcp.get("status") or {}
-    kcp_conditions = kcp_status.get("conditions") or []
-    if not kcp_conditions:  # 5
-        return stop(run.step(add_finalizer=add, requeue_after=t(20)))
-    projected = project(run, kcp_conditions)  # 6
-    if projected is not None:
-        return stop(replace(projected, add_finalizer=add))
-    if run.current("state") != names.STATE_READY:
-        return stop(run.step(add_finalizer=add, requeue_after=t(60)))
+        return common.create(run, None if desired is None else mirror(
+            obj, seen.provider, ident, seen.kyma, seen.kcp_namespace, network_id, desired), unknown, add, stop, t)
+    waiting = common.follow(run, seen.kcp, add, stop, t)  # 5, 6
+    if waiting is not None:
+        return waiting
 
     writes: dict[str, Any] = {}  # 7
     if desired is None:
-        run.without(names.COND_READY)
-        return stop(run.fail(names.REASON_ERROR, unknown, exclusive=False))
+        return stop(common.unknown_tier(run, unknown))
     patch = _patch(seen.provider, seen.kcp, desired)
     if patch is not None:
         writes["patch"] = (ident, patch)  # the id checked above (ownership before action), never re-read
         if seen.provider == "azure":  # Ready goes (as the original's): the KCP's Ready brings it back
             run.without(names.COND_READY).set(state=STATE_UPDATING)
-    wanted = auth_secret(obj, seen.provider, ident, kcp_status)
-    size = sum(len(v) for v in wanted["data"].values())
-    if size > SECRET_DATA_MAX:
-        return stop(run.fail(REASON_INVALID_EXTRA_DATA, f"the auth Secret's data would be {size} bytes "
-                                                        f"(base64), at most {SECRET_DATA_MAX} are allowed"),
-                    patch=writes.get("patch"))
-    if secret is None:
-        writes["secret_create"] = wanted
-    elif _secret_differs(secret, wanted):
-        writes["secret_update"] = wanted
+    wanted = auth_secret(obj, seen.provider, ident, seen.kcp.get("status") or {})
     requeue = t(5) if patch is not None else None
-    return stop(run.step(add_finalizer=add, requeue_after=requeue), **writes)
-
-
-def _delete(run: StepBuilder, seen: Seen, secret: Mapping[str, Any] | None, t: Callable[[float], float]) -> Outcome:
-    name = str(run.obj["metadata"]["name"])
-    if secret is not None:
-        smeta = secret.get("metadata") or {}
-        release = secret if has_finalizer(secret, names.FINALIZER) else None
-        remove = None if smeta.get("deletionTimestamp") else str(smeta["name"])
-        if remove is not None:
-            run.exclusive(COND_DELETING, True, REASON_DELETING_AUTH_SECRET, f"Deleting Auth Secret {remove}")
-        return _outcome(run.step(requeue_after=t(0.2)), seen, secret_release=release, secret_delete=remove)
-    if seen.kcp is not None:
-        if deleting(seen.kcp):
-            return run.step(requeue_after=t(2))
-        conditions = cond.set_condition(run.conditions, cond.condition(
-            COND_DELETING, True, REASON_DELETING_INSTANCE,
-            f"Deleting {KCP_KINDS[seen.provider].kind} {name}", run.now))
-        run.set(conditions=conditions, state=names.STATE_DELETING)
-        return _outcome(run.step(requeue_after=t(2)), seen, delete=str(seen.kcp["metadata"]["name"]))
-    return run.step(remove_finalizer=names.FINALIZER)
+    return common.with_secret(run, wanted, seen.secret, writes, add, requeue, stop)

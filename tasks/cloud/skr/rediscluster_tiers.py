@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tasks.cloud.skr.redis_common_tiers import aws_fields
+
 __all__ = ["AWS_CACHE_NODE_TYPES", "AZURE_CAPACITIES", "GCP_NODE_TYPES", "UNKNOWN_TIER_MESSAGES", "aws_instance",
            "azure_instance", "desired_for", "gcp_spec"]
 
@@ -54,23 +56,9 @@ def _strings(values: Any) -> dict[str, str]:
 def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """``spec.instance.aws`` of the KCP RedisCluster for an AwsRedisCluster ``spec``; ``None`` for an unknown
     tier. ``overrides`` (setting ``redisClusterTierMachineTypes``) win over the table per tier."""
-    tier = str(spec.get("redisTier") or "")
-    node_type = (overrides or {}).get(tier) or AWS_CACHE_NODE_TYPES.get(tier)
-    if not node_type:
-        return None
-    out: dict[str, Any] = {
-        "cacheNodeType": node_type,
-        "engineVersion": str(spec.get("engineVersion") or "7.0"),
-        "autoMinorVersionUpgrade": bool(spec.get("autoMinorVersionUpgrade")),
-        "authEnabled": bool(spec.get("authEnabled")),
-        "shardCount": _int(spec.get("shardCount"), 1),
-        "replicasPerShard": _int(spec.get("replicasPerShard"), 1),
-    }
-    if spec.get("parameters"):
-        out["parameters"] = _strings(spec["parameters"])
-    if spec.get("preferredMaintenanceWindow"):
-        out["preferredMaintenanceWindow"] = str(spec["preferredMaintenanceWindow"])
-    return out
+    return aws_fields(spec, AWS_CACHE_NODE_TYPES, overrides, lambda tier: {
+        "shardCount": _int(spec.get("shardCount"), 1), "replicasPerShard": _int(spec.get("replicasPerShard"), 1),
+        **({"parameters": _strings(spec["parameters"])} if spec.get("parameters") else {})})
 
 
 def azure_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -16,9 +16,8 @@ from typing import Any
 from kube import Kube, Resource, resources
 from tasks.cloud import names
 from tasks.cloud.registry import Summary
-from tasks.cloud.skr import defaultiprange
+from tasks.cloud.skr import defaultiprange, redis_common
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.skr.kind import mirror
 from tasks.cloud.skr.redisinstance_plan import Seen, identity, secret_name
 
 __all__ = ["read", "summary"]
@@ -37,10 +36,4 @@ def read(ctx: SkrContext, res: Resource, obj: dict[str, Any]) -> Seen:
 
 def summary(skr: Kube, kcp: Kube, kyma: str, obj: Mapping[str, Any]) -> Summary:
     """``up``'s row detail: the auth Secret's keys in the SKR and the KCP primary endpoint."""
-    found = mirror(kcp, names.REDIS_INSTANCE, obj, kyma)
-    if found is None:
-        return Summary("")
-    name = secret_name(obj)
-    secret = skr.get(resources.SECRET, name, str(obj["metadata"].get("namespace") or "")) or {}
-    return Summary(f"secret {name}: {' '.join(sorted(secret.get('data') or {})) or '-'}; endpoint "
-                   f"{(found.get('status') or {}).get('primaryEndpoint') or '?'}")
+    return redis_common.summary(names.REDIS_INSTANCE, "primaryEndpoint", skr, kcp, kyma, obj)

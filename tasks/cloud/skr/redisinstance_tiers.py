@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tasks.cloud.skr.redis_common_tiers import aws_fields
+
 __all__ = ["AWS_CACHE_NODE_TYPES", "AZURE_SKUS", "GCP_TIERS", "UNKNOWN_TIER_MESSAGES", "aws_instance",
            "azure_instance", "gcp_instance", "instance_for"]
 
@@ -62,21 +64,8 @@ def _maps(spec: Mapping[str, Any], key: str, drop_empty: bool = False) -> dict[s
 def aws_instance(spec: Mapping[str, Any], overrides: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """``spec.instance.aws`` of the KCP RedisInstance for an AwsRedisInstance ``spec``; ``None`` for an
     unknown tier. ``overrides`` (setting ``redisInstanceTierMachineTypes``) win over the table per tier."""
-    tier = str(spec.get("redisTier") or "")
-    node_type = (overrides or {}).get(tier) or AWS_CACHE_NODE_TYPES.get(tier)
-    if not node_type:
-        return None
-    out: dict[str, Any] = {
-        "cacheNodeType": node_type,
-        "engineVersion": str(spec.get("engineVersion") or "7.0"),
-        "autoMinorVersionUpgrade": bool(spec.get("autoMinorVersionUpgrade")),
-        "authEnabled": bool(spec.get("authEnabled")),
-        "readReplicas": _replicas(tier),
-        **_maps(spec, "parameters"),
-    }
-    if spec.get("preferredMaintenanceWindow"):
-        out["preferredMaintenanceWindow"] = str(spec["preferredMaintenanceWindow"])
-    return out
+    return aws_fields(spec, AWS_CACHE_NODE_TYPES, overrides,
+                      lambda tier: {"readReplicas": _replicas(tier), **_maps(spec, "parameters")})
 
 
 def gcp_instance(spec: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -20,34 +20,30 @@ from tasks.cloud.aws.rediscluster_plan import (
     surplus_replicas,
 )
 from tests.unit.cloud.outcomes import refuse
+from tests.unit.cloud.redis_common import (
+    IPRANGE,
+    NOW,
+    SCOPE,
+    aws_member,
+    aws_obj,
+    aws_provisioned,
+    methods,
+    parameter_group,
+    t,
+)
 
-NOW = "2026-01-01T00:00:00Z"
-SCOPE = {"spec": {"shootName": "shoot1", "scope": {"aws": {"network": {"pods": "100.64.0.0/12",
-                                                                       "vpc": {"cidr": "10.180.0.0/16"}}}}}}
-IPRANGE = {"status": {"vpcId": "vpc-1", "subnets": [{"id": "subnet-a"}, {"id": "subnet-b"}]}}
 DEFAULTS = {"maxmemory-policy": "volatile-lru", "timeout": "0", "cluster-enabled": "no"}
 CLUSTER_PARAMS = {**DEFAULTS, "cluster-enabled": "yes"}
-
-
-def t(s: float) -> float:
-    return s
 
 
 def obj(**aws: Any) -> dict[str, Any]:
     instance = {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0", "shardCount": 2, "replicasPerShard": 1,
                 **aws}
-    return {"metadata": {"name": "c1", "namespace": "kcp-system"},
-            "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
-                     "ipRange": {"name": "r"}, "instance": {"aws": instance}}, "status": {}}
+    return aws_obj("c1", instance, ip_range=True)
 
 
 def pg(name: str = "cm-c1", fam: str = "redis7", params: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"name": name, "family": fam, "params": dict(CLUSTER_PARAMS if params is None else params),
-            "defaults": dict(DEFAULTS)}
-
-
-SG = {"GroupId": "sg-1", "IpPermissions": [{"IpProtocol": "tcp", "ToPort": 6379, "IpRanges": [
-    {"CidrIp": "100.64.0.0/12"}, {"CidrIp": "10.180.0.0/16"}]}]}
+    return parameter_group(name, fam, CLUSTER_PARAMS if params is None else params, DEFAULTS)
 
 
 def node_group(ident: str, members: int) -> dict[str, Any]:
@@ -64,18 +60,11 @@ def group(status: str = "available", shape: tuple[int, ...] = (2, 2), **kw: Any)
 
 
 def member(version: str = "7.0.7", pgname: str = "cm-c1", **kw: Any) -> dict[str, Any]:
-    return {"CacheClusterId": "cm-c1-0001-001", "EngineVersion": version, "CacheNodeType": "cache.t4g.small",
-            "CacheParameterGroup": {"CacheParameterGroupName": pgname}, "AutoMinorVersionUpgrade": False, **kw}
+    return aws_member("cm-c1-0001-001", version, pgname, **kw)
 
 
 def provisioned(**kw: Any) -> Read:
-    base: dict[str, Any] = {"subnet_group": {"CacheSubnetGroupName": "cm-c1"}, "main": pg(), "security_group": SG,
-                            "group": group(), "members": [member()]}
-    return Read(**{**base, **kw})
-
-
-def methods(plan: Any) -> list[str]:
-    return [c.method for c in plan.writes]
+    return aws_provisioned("cm-c1", pg(), group(), member(), kw)
 
 
 def error(step: Any) -> tuple[str, str]:

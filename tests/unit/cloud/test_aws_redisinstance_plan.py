@@ -20,32 +20,28 @@ from tasks.cloud.aws.redisinstance_plan import (
     version_up_to_date,
 )
 from tests.unit.cloud.outcomes import refuse
+from tests.unit.cloud.redis_common import (
+    IPRANGE,
+    NOW,
+    SCOPE,
+    aws_member,
+    aws_obj,
+    aws_provisioned,
+    methods,
+    parameter_group,
+    t,
+)
 
-NOW = "2026-01-01T00:00:00Z"
-SCOPE = {"spec": {"shootName": "shoot1", "scope": {"aws": {"network": {"pods": "100.64.0.0/12",
-                                                                       "vpc": {"cidr": "10.180.0.0/16"}}}}}}
-IPRANGE = {"status": {"vpcId": "vpc-1", "subnets": [{"id": "subnet-a"}, {"id": "subnet-b"}]}}
 DEFAULTS = {"maxmemory-policy": "volatile-lru", "timeout": "0"}
-
-
-def t(s: float) -> float:
-    return s
 
 
 def obj(**aws: Any) -> dict[str, Any]:
     instance = {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0", "readReplicas": 0, **aws}
-    return {"metadata": {"name": "r1", "namespace": "kcp-system"},
-            "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
-                     "instance": {"aws": instance}}, "status": {}}
+    return aws_obj("r1", instance)
 
 
 def pg(name: str = "cm-r1", fam: str = "redis7", params: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"name": name, "family": fam, "params": dict(DEFAULTS if params is None else params),
-            "defaults": dict(DEFAULTS)}
-
-
-SG = {"GroupId": "sg-1", "IpPermissions": [{"IpProtocol": "tcp", "ToPort": 6379, "IpRanges": [
-    {"CidrIp": "100.64.0.0/12"}, {"CidrIp": "10.180.0.0/16"}]}]}
+    return parameter_group(name, fam, DEFAULTS if params is None else params, DEFAULTS)
 
 
 def group(status: str = "available", **kw: Any) -> dict[str, Any]:
@@ -56,18 +52,11 @@ def group(status: str = "available", **kw: Any) -> dict[str, Any]:
 
 
 def member(version: str = "7.0.7", pgname: str = "cm-r1", **kw: Any) -> dict[str, Any]:
-    return {"CacheClusterId": "cm-r1-001", "EngineVersion": version, "CacheNodeType": "cache.t4g.small",
-            "CacheParameterGroup": {"CacheParameterGroupName": pgname}, "AutoMinorVersionUpgrade": False, **kw}
+    return aws_member("cm-r1-001", version, pgname, **kw)
 
 
 def provisioned(**kw: Any) -> Read:
-    base: dict[str, Any] = {"subnet_group": {"CacheSubnetGroupName": "cm-r1"}, "main": pg(), "security_group": SG,
-                            "group": group(), "members": [member()]}
-    return Read(**{**base, **kw})
-
-
-def methods(plan: Any) -> list[str]:
-    return [c.method for c in plan.writes]
+    return aws_provisioned("cm-r1", pg(), group(), member(), kw)
 
 
 @pytest.mark.parametrize(("version", "expected"), [("7.0", "redis7"), ("7.1", "redis7"), ("6.x", "redis6.x"),

@@ -16,7 +16,7 @@ from tasks.cloud.skr import rediscluster_plan
 from tasks.cloud.skr.defaultiprange_plan import decide
 from tasks.cloud.skr.rediscluster_plan import Seen, auth_secret_data, subnet_use
 from tasks.cloud.skr.rediscluster_tiers import desired_for
-from tests.unit.cloud.outcomes import SkrWrites
+from tests.unit.cloud.redis_common import SecretWrites, mirror_meta, network_object
 
 ID = "0b0c5bd2-54a4-4a4e-9d4e-3c1f4b2f6a10"
 NEW = "7f1de3b0-1c1e-4b5e-9d3a-5b8c9d0e1f2a"
@@ -43,8 +43,7 @@ def skr(provider: str = "aws", spec: dict[str, Any] | None = None, status: dict[
 
 
 def network(ready: bool = True, name: str = "default", ident: str = NET_ID) -> dict[str, Any]:
-    conds = [condition("Ready", True, "Ready", "Ready", NOW)] if ready else []
-    return {"metadata": {"name": name}, "status": {"id": ident, "conditions": conds}}
+    return network_object(ident, name, ready)
 
 
 def kcp_subnet(kyma: str = "k1", name: str = "default") -> dict[str, Any]:
@@ -53,24 +52,16 @@ def kcp_subnet(kyma: str = "k1", name: str = "default") -> dict[str, Any]:
 
 def kcp(provider: str = "aws", conds: list[dict[str, Any]] | None = None, status: dict[str, Any] | None = None,
         spec: dict[str, Any] | None = None, kyma: str = "k1", deleting: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": ID, "namespace": "kcp-system",
-                            "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_REMOTE_NAME: "cache",
-                                       names.LABEL_REMOTE_NAMESPACE: "apps"}}
-    if deleting:
-        meta["deletionTimestamp"] = NOW
+    meta = mirror_meta(ID, kyma, deleting)
     desired = desired_for(provider, SPECS[provider])
     assert desired is not None
     body_spec = spec if spec is not None else (desired if provider == "gcp" else {"instance": desired})
     return {"metadata": meta, "spec": body_spec, "status": {**(status or {}), "conditions": conds or []}}
 
 
-class Planned(SkrWrites):
+class Planned(SecretWrites):
     def __init__(self, outcome: Any, provider: str) -> None:
         super().__init__(outcome, rediscluster_plan.KCP_KINDS[provider])
-        self.secret_create = self.one(self.created, "Secret")
-        self.secret_update = self.one(self.updated, "Secret")
-        self.secret_release = self.one(self.released, "Secret")
-        self.secret_delete = self.one(self.deleted, "Secret")
 
 
 def seen(obj: dict[str, Any], provider: str = "aws", net: dict[str, Any] | None = None, **kw: Any) -> Seen:

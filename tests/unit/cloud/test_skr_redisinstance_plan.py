@@ -15,7 +15,7 @@ from tasks.cloud import names
 from tasks.cloud.skr import redisinstance_plan
 from tasks.cloud.skr.defaultiprange_plan import decide
 from tasks.cloud.skr.redisinstance_plan import Seen, auth_secret, auth_secret_data, render_extra_data
-from tests.unit.cloud.outcomes import SkrWrites
+from tests.unit.cloud.redis_common import SecretWrites, mirror_meta, network_object
 
 ID = "0b0c5bd2-54a4-4a4e-9d4e-3c1f4b2f6a10"
 NEW = "7f1de3b0-1c1e-4b5e-9d3a-5b8c9d0e1f2a"
@@ -38,33 +38,23 @@ def skr(spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None
 
 
 def iprange(ready: bool = True) -> dict[str, Any]:
-    conds = [condition("Ready", True, "Ready", "Ready", NOW)] if ready else []
-    return {"metadata": {"name": "default"}, "status": {"id": IPR_ID, "conditions": conds}}
+    return network_object(IPR_ID, ready=ready)
 
 
 def kcp(conds: list[dict[str, Any]] | None = None, status: dict[str, Any] | None = None,
         instance: dict[str, Any] | None = None, kyma: str = "k1", deleting: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": ID, "namespace": "kcp-system",
-                            "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_REMOTE_NAME: "cache",
-                                       names.LABEL_REMOTE_NAMESPACE: "apps"}}
-    if deleting:
-        meta["deletionTimestamp"] = NOW
-    return {"metadata": meta,
+    return {"metadata": mirror_meta(ID, kyma, deleting),
             "spec": {"instance": instance or {"aws": {"cacheNodeType": "cache.t4g.small", "engineVersion": "7.0",
                                                       "authEnabled": False, "autoMinorVersionUpgrade": False,
                                                       "readReplicas": 0}}},
             "status": {**(status or {}), "conditions": conds or []}}
 
 
-class Planned(SkrWrites):
+class Planned(SecretWrites):
     """The plan's writes as the tests name them (the auth Secret's ``secret_*``)."""
 
     def __init__(self, outcome: Any) -> None:
         super().__init__(outcome, names.REDIS_INSTANCE)
-        self.secret_create = self.one(self.created, "Secret")
-        self.secret_update = self.one(self.updated, "Secret")
-        self.secret_release = self.one(self.released, "Secret")
-        self.secret_delete = self.one(self.deleted, "Secret")
 
 
 def plan(*args: Any) -> Planned:

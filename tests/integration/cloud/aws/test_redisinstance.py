@@ -5,51 +5,22 @@ through the temp parameter group, a refused create (the notes' words), deletion 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from kube.toolkit.outcome import Outcome
 from standins import elasticache as standin
 from tasks.cloud import names
-from tasks.cloud.kcp.consumer_plan import Seen
 from tasks.cloud.registry import Turn
-from tasks.cloud.settings import CloudSettings
+from tests.integration.cloud.aws.redis_common import kcp_turn, moto_vpc
 from tests.integration.cloud.steps import provider_outcome
 
-REGION = "eu-west-1"
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
-    from moto import mock_aws
-
-    standin.install()
-    standin.reset()
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(key, "testing")
-    with mock_aws():
-        ec2 = boto3.client("ec2", region_name=REGION)
-        vpc = ec2.create_vpc(CidrBlock="10.180.0.0/16")["Vpc"]["VpcId"]
-        subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.180.{i}.0/24", AvailabilityZone=f"{REGION}{z}")[
-            "Subnet"]["SubnetId"] for i, z in enumerate("ab")]
-        yield {"vpc": vpc, "subnets": subnets, "ec2": ec2, "ec": boto3.client("elasticache", region_name=REGION),
-               "sm": boto3.client("secretsmanager", region_name=REGION)}
-    standin.reset()
+aws = pytest.fixture(name="aws")(moto_vpc)
 
 
 def ctx_for(aws: dict[str, Any], instance: dict[str, Any]) -> Turn:
-    scope = {"spec": {"provider": "aws", "region": REGION, "shootName": "shoot1",
-                      "scope": {"aws": {"accountId": "123456789012",
-                                        "network": {"pods": "100.64.0.0/12", "vpc": {"cidr": "10.180.0.0/16"}}}}}}
-    iprange = {"status": {"vpcId": aws["vpc"], "subnets": [{"id": s} for s in aws["subnets"]]}}
-    obj = {"metadata": {"name": "r1", "namespace": "kcp-system"},
-           "spec": {"remoteRef": {"namespace": "apps", "name": "cache"}, "scope": {"name": "k1"},
-                    "instance": {"aws": instance}}, "status": {}}
-    return Turn(kube=None, obj=obj, scope=scope, settings=CloudSettings(time_scale=1000),  # type: ignore[arg-type]
-                seen=Seen(obj, scope, True, iprange))
+    return kcp_turn(aws, "r1", instance)
 
 
 def merge(status: dict[str, Any], patch: dict[str, Any] | None) -> None:

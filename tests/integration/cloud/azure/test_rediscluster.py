@@ -22,6 +22,7 @@ from tasks.cloud.azure.client import _bearer_over_http
 from tasks.cloud.azure.redisinstance_client import AzureRedisClient
 from tasks.cloud.kcp.kind import provider_turn
 from tests.integration.cloud.azure.conftest import REGION, SUBSCRIPTION
+from tests.integration.cloud.azure.redis_common import deleted, drive
 from tests.integration.cloud.azure.test_redisinstance import CM, SCOPE, SETTINGS, seeded
 from tests.integration.cloud.steps import apply_step
 
@@ -51,14 +52,7 @@ def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) ->
 
 
 def until(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
-    for _ in range(80):
-        step = turn(o, client, deleting)
-        if (deleting and step.remove_finalizer) or (not deleting and o["status"].get("state") == "Ready"
-                                                     and step.requeue_after is None):
-            return step
-        assert not any(c["type"] == "Error" for c in o["status"].get("conditions") or []), o["status"]
-        time.sleep(0.02)
-    raise AssertionError(o["status"])
+    return drive(lambda: turn(o, client, deleting), o, deleting, 80, no_error=True)
 
 
 def test_create_reshard_delete(azure_http: AzureStandIn) -> None:
@@ -83,9 +77,9 @@ def test_create_reshard_delete(azure_http: AzureStandIn) -> None:
 
     azure_http.state.history.clear()
     assert until(o, client, deleting=True).remove_finalizer == names.FINALIZER
-    deleted = [rid.rsplit("/providers/", 1)[1] for kind, rid in azure_http.state.history if kind == "delete"]
-    assert deleted == ["Microsoft.Cache/redis/rc1", "Microsoft.Network/privateEndpoints/rc1/privateDnsZoneGroups/rc1",
-                       "Microsoft.Network/privateEndpoints/rc1"]
+    assert deleted(azure_http) == ["Microsoft.Cache/redis/rc1",
+                                   "Microsoft.Network/privateEndpoints/rc1/privateDnsZoneGroups/rc1",
+                                   "Microsoft.Network/privateEndpoints/rc1"]
 
 
 def test_standin_clustering_conformance(azure_http: AzureStandIn) -> None:

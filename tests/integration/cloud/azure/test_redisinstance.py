@@ -5,7 +5,6 @@ stand-in's conformance for caches and private endpoints."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from tasks.cloud.azure.redisinstance_client import AzureRedisClient
 from tasks.cloud.azure.redisinstance_plan import DNS_ZONE
 from tasks.cloud.kcp.consumer_plan import Seen
 from tests.integration.cloud.azure.conftest import REGION, SUBSCRIPTION
+from tests.integration.cloud.azure.redis_common import deleted, drive
 from tests.integration.cloud.steps import provider_step
 
 VPC = "shoot--kyma--c-8e3f1b7"
@@ -59,13 +59,7 @@ def turn(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) ->
 
 
 def until(o: dict[str, Any], client: AzureRedisClient, deleting: bool = False) -> Outcome:
-    for _ in range(60):
-        step = turn(o, client, deleting)
-        if (deleting and step.remove_finalizer) or (not deleting and o["status"].get("state") == "Ready"
-                                                     and step.requeue_after is None):
-            return step
-        time.sleep(0.02)
-    raise AssertionError(o["status"])
+    return drive(lambda: turn(o, client, deleting), o, deleting, 60)
 
 
 def test_create_scale_delete(azure_http: AzureStandIn) -> None:
@@ -93,9 +87,9 @@ def test_create_scale_delete(azure_http: AzureStandIn) -> None:
 
     azure_http.state.history.clear()
     assert until(o, client, deleting=True).remove_finalizer == names.FINALIZER
-    deleted = [rid.rsplit("/providers/", 1)[1] for kind, rid in azure_http.state.history if kind == "delete"]
-    assert deleted == ["Microsoft.Cache/redis/r1", "Microsoft.Network/privateEndpoints/r1/privateDnsZoneGroups/r1",
-                       "Microsoft.Network/privateEndpoints/r1"]
+    assert deleted(azure_http) == ["Microsoft.Cache/redis/r1",
+                                   "Microsoft.Network/privateEndpoints/r1/privateDnsZoneGroups/r1",
+                                   "Microsoft.Network/privateEndpoints/r1"]
 
 
 def test_refused_create_and_429(azure_http: AzureStandIn) -> None:
