@@ -78,9 +78,9 @@ def test_no_configmap_no_hosts_no_keys() -> None:
     assert list(map_service(WatchEvent("ADDED", WEB, None, "local"), s)) == []
 
 
-def test_node_join_leave_and_address_change_sync_every_upstream() -> None:
+def test_node_join_leave_and_address_change_sync_every_upstream_as_one_key_per_host() -> None:
     s = stores(WEB, DB)
-    every = {(h, u) for h in (H0, H1) for u in ("http:web", "stream:db")}
+    every = {(h, "*") for h in (H0, H1)}
     w = node("w0", "10.0.1.11")
     assert keys(map_node(WatchEvent("ADDED", w, None, "local"), s)) == every
     assert keys(map_node(WatchEvent("DELETED", w, w, "local"), s)) == every
@@ -102,8 +102,7 @@ def test_a_configmap_change_syncs_every_upstream_on_every_host_including_new_one
     h2 = "http://127.0.0.1:9002/api"
     cm = configmap(HOSTS + "," + h2)
     event = WatchEvent("MODIFIED", cm, configmap(), "local")
-    assert keys(map_config(event, stores(WEB, DB, cm=cm))) == {
-        (h, u) for h in (H0, H1, h2) for u in ("http:web", "stream:db")}
+    assert keys(map_config(event, stores(WEB, DB, cm=cm))) == {(h, "*") for h in (H0, H1, h2)}
 
 
 def test_another_configmap_is_ignored() -> None:
@@ -114,4 +113,4 @@ def test_another_configmap_is_ignored() -> None:
 def test_invalid_settings_still_enqueue_the_valid_hosts() -> None:
     cm = {"metadata": {"name": "nkl-config", "namespace": "nkl"},
           "data": {"nginx-hosts": H0 + ",not-a-url", "tls-mode": "bogus"}}
-    assert keys(map_config(WatchEvent("ADDED", cm, None, "local"), stores(WEB, cm=cm))) == {(H0, "http:web")}
+    assert keys(map_config(WatchEvent("ADDED", cm, None, "local"), stores(WEB, cm=cm))) == {(H0, "*")}
