@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -598,6 +599,8 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=100, help="pods of the rolled Deployment (slices)")
     parser.add_argument("--surge", type=int, default=10, help="pods rolled per batch (slices)")
     args = parser.parse_args()
+    # a timeout's SIGTERM stops the processes the bench started (each in a session of its own)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     {"platform": run_platform, "direct": run_direct, "slices": run_slices}[args.mode](args)
 
 
