@@ -305,17 +305,26 @@ class PlatformBench(Bench):
         if self._pending and writes == self._writes_seen:
             return False
         self._writes_seen = writes
-        self._pending = {(h, i) for h, i in self._pending
-                         if self.hosts[h].state.addresses("http", f"svc-{i}") != self.expected(i)}
+        pending = set()
+        for h, i in self._pending:
+            state, name = self.hosts[h].state, f"svc-{i}"
+            seen = state.upstream_writes("http", name)
+            if self._looked.get((h, i)) == seen or state.addresses("http", name) != self.expected(i):
+                self._looked[(h, i)] = seen
+                pending.add((h, i))
+        self._pending = pending
         return not self._pending
 
     def expect_all(self) -> None:
         """Look at every (host, Service) again on the next :meth:`converged`."""
         self._pending = {(h, i) for h in range(len(self.hosts)) for i in range(self.n_services)}
         self._writes_seen = -1
+        self._looked = {}
 
     _pending: set[tuple[int, int]] = set()
     _writes_seen = -1
+    #: (host, Service) -> the upstream's write count when it was last seen not converged.
+    _looked: dict[tuple[int, int], int] = {}
 
     def seed_hosts(self) -> None:
         """Give every host the servers it should hold and record them as the edge's (the ownership

@@ -99,6 +99,8 @@ class Upstream:
     static: bool = False
     servers: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_id: int = 0
+    #: Writes answered on this upstream (a poller re-reads it only when this moved).
+    writes: int = 0
 
 
 def _fields_for(kind: str) -> tuple[str, ...]:
@@ -279,6 +281,10 @@ class PlusState:
                 upstream.next_id += 1
             self.upstreams[(kind, name)] = upstream
 
+    def upstream_writes(self, kind: str, name: str) -> int:
+        """Writes answered on one upstream so far (``KeyError`` if undeclared)."""
+        return self.upstreams[(kind, name)].writes
+
     def addresses(self, kind: str, name: str) -> set[str]:
         """The ``server`` addresses of an upstream (cheap: no server objects built). ``KeyError`` if undeclared."""
         with self.lock:
@@ -339,6 +345,7 @@ class PlusState:
             upstream.servers[upstream.next_id] = server
             upstream.next_id += 1
             self.writes += 1
+            upstream.writes += 1
             return 201, _server_view(kind, server)
         self._only(method, "GET", "PATCH", "DELETE")
         upstream = self._zone(upstream, kind)
@@ -353,6 +360,7 @@ class PlusState:
             return 200, _server_view(kind, server)
         self._writable()
         self.writes += 1
+        upstream.writes += 1
         if method == "DELETE":
             del upstream.servers[server["id"]]
             return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
