@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -389,17 +390,46 @@ def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef
     return report
 
 
-#: The name of a host's key (``Key("local", <host>, HOST_KEY)``): sync every upstream on the host.
+#: The name of a host's key (``Key("local", <host>, "*")``): sync every upstream on the host; a shard
+#: of it is ``"*<i>/<n>"`` (the upstreams whose :func:`shard_of` is ``i`` of ``n``).
 HOST_KEY = "*"
+#: Shard keys a change of every upstream enqueues per host: each gets its own jitter, so the syncs are
+#: spread over the jitter window and the worker threads (as per-upstream keys were) while a Node
+#: change costs ``HOST_SHARDS`` keys per host instead of one per upstream.
+HOST_SHARDS = 8
 
 
-def host_key(host: str) -> Key:
-    """The key that syncs every upstream on ``host`` in one reconcile (what a Node change enqueues)."""
-    return Key(LOCAL_CLUSTER, host, HOST_KEY)
+def shard_of(upstream: UpstreamRef, shards: int) -> int:
+    """The shard (``0 .. shards-1``) of ``upstream``: a stable hash of ``protocol:name``."""
+    return zlib.crc32(str(upstream).encode()) % shards
+
+
+def host_key(host: str, shard: int | None = None, shards: int = HOST_SHARDS) -> Key:
+    """The key that syncs every upstream on ``host`` in one reconcile (``shard``: those of that shard
+    of ``shards``); what a Node change enqueues."""
+    return Key(LOCAL_CLUSTER, host, HOST_KEY if shard is None else f"{HOST_KEY}{shard}/{shards}")
+
+
+def host_keys(host: str, shards: int = HOST_SHARDS) -> list[Key]:
+    """The shard keys of ``host`` that together sync every upstream on it."""
+    return [host_key(host, i, shards) for i in range(shards)]
+
+
+def parse_host_key(name: str) -> tuple[int, int] | None:
+    """``(shard, shards)`` of a host key's name (``(0, 1)`` for ``"*"``); ``None`` when it is not one.
+    Raises ``ValueError`` for a malformed shard."""
+    if not name.startswith(HOST_KEY):
+        return None
+    if name == HOST_KEY:
+        return 0, 1
+    shard, sep, shards = name[len(HOST_KEY):].partition("/")
+    if not sep or not shard.isdigit() or not shards.isdigit() or not int(shard) < int(shards) <= 1024:
+        raise ValueError(f"expected *<shard>/<shards>, got {name!r}")
+    return int(shard), int(shards)
 
 
 def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: float | None = None,
-              ) -> Iterator[tuple[SyncReport, float]]:
+              shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[SyncReport, float]]:
     """Sync every upstream on ``host``: those a mode listing it names and those recorded as the edge's
     on it (emptied when no Service names them any more). Yields ``(report, seconds)`` per upstream.
 
@@ -408,7 +438,8 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
     client (keep-alive connection), so a host sees one sync at a time however many upstreams change
     (the jitter's purpose: no thrashing of the host). Each upstream is synced as
     :func:`sync_upstream` does. The host stops being tried once it does not answer (or rejects the
-    API key): the rest would fail the same way. Raises as :func:`sync_upstream`.
+    API key): the rest would fail the same way. ``shard`` ``(i, n)``: only the upstreams whose
+    :func:`shard_of` is ``i`` (default: all). Raises as :func:`sync_upstream`.
     """
     names = names or edge_names()
     state = STATE_READS.get(kube, names, not_before=time.monotonic() if started is None else started)
@@ -425,6 +456,8 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
     _record_service_problems(kube, state, plan.service_problems)
     client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
     for upstream, upstream_plan in plan.upstreams.items():
+        if shard[1] > 1 and shard_of(upstream, shard[1]) != shard[0]:
+            continue
         began = time.perf_counter()
         report = _sync_planned(kube, names, host, upstream, upstream_plan,
                                recorded_owner(records, host, upstream), client)
@@ -516,8 +549,12 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     """
     names = names or edge_names()
     host = key.namespace
-    if key.name == HOST_KEY:
-        return _reconcile_host(key, names, kube or client_for(key.cluster))
+    if key.name.startswith(HOST_KEY):
+        try:
+            shard = parse_host_key(key.name) or (0, 1)
+        except ValueError as exc:
+            return Result.terminal(f"bad nginx-upstream key {key}: {exc}")
+        return _reconcile_host(key, names, kube or client_for(key.cluster), shard)
     try:
         upstream = UpstreamRef.parse(key.name)
     except ValueError as exc:
@@ -541,7 +578,7 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     return result
 
 
-def _reconcile_host(key: Key, names: EdgeNames, kube: Kube) -> Result:
+def _reconcile_host(key: Key, names: EdgeNames, kube: Kube, shard: tuple[int, int]) -> Result:
     """Reconcile a host's key (:func:`sync_host`): every upstream's metrics and logs as its own key's
     reconcile; the key fails (and is retried whole, a converged upstream costing one GET) when any
     upstream's sync failed."""
@@ -549,7 +586,7 @@ def _reconcile_host(key: Key, names: EdgeNames, kube: Kube) -> Result:
     failed: list[str] = []
     synced = 0
     try:
-        for report, seconds in sync_host(kube, host, names, started=time.monotonic()):
+        for report, seconds in sync_host(kube, host, names, started=time.monotonic(), shard=shard):
             synced += 1
             SYNC_SECONDS.labels(host).observe(seconds)
             result = _result(kube, names, host, report.upstream, report, time.perf_counter() - seconds)

@@ -36,7 +36,8 @@ import structlog
 
 from informers.store import Stores
 from kube import resources
-from tasks.nginx.controller import CONTROLLER_NAME, edge_names, host_key, keys_for, read_nlk_file
+from tasks.nginx.controller import CONTROLLER_NAME, edge_names, keys_for, read_nlk_file
+from tasks.nginx.controller import host_keys as shard_keys
 from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.settings import (
     NLK_CONFIG_KEY,
@@ -144,8 +145,9 @@ def node_relevant(event: WatchEvent) -> bool:
 
 
 def host_keys(hosts: Iterable[str]) -> list[tuple[str, Key]]:
-    """The key of each host that syncs every upstream on it (:func:`tasks.nginx.controller.host_key`)."""
-    return [(CONTROLLER_NAME, host_key(host)) for host in dict.fromkeys(hosts)]
+    """The shard keys of each host that together sync every upstream on it
+    (:func:`tasks.nginx.controller.host_keys`)."""
+    return [(CONTROLLER_NAME, key) for host in dict.fromkeys(hosts) for key in shard_keys(host)]
 
 
 def map_node(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
@@ -153,7 +155,9 @@ def map_node(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) 
     one reconcile: :func:`tasks.nginx.controller.sync_host`) of every ``nkl`` host naming an upstream,
     and of every ``nlk`` host where a selected NodePort Service names one. One key per host instead
     of one per (host, upstream): a Node change concerns every upstream, and 1,000 Services on 4 hosts
-    would be 4,000 keys, each reading and translating the whole cluster state."""
+    would be 4,000 keys, each reading and translating the whole cluster state. A host's key is
+    :data:`~tasks.nginx.controller.HOST_SHARDS` shard keys, each with its own jitter, so the syncs
+    spread over the jitter window and the worker threads."""
     if not node_relevant(event):
         return []
     names = names or edge_names()
