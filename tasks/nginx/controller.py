@@ -1,7 +1,9 @@
 """The ``nginx-upstream`` controller: one workqueue key per (NGINX Plus host, upstream).
 
 Key: ``Key(cluster="local", namespace=<host base URL>, name="<protocol>:<upstream>")`` (see
-:func:`key_for`), so each host is synced independently and in parallel. A reconcile is
+:func:`key_for`), so each host is synced independently and in parallel. A change of every upstream
+(a Node, the settings) enqueues a host's shard keys instead (``name="*<i>/<n>"``, :func:`host_keys`,
+:func:`sync_host`): each syncs its shard of the host's upstreams as their own keys would. A reconcile is
 level-triggered, as the seed's Synchronizer is not (it replayed events):
 
 1. read the running modes' inputs through the domain's reader (:mod:`tasks.nginx.reads`: the
