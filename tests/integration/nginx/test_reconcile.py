@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, host_key, key_for, reconcile, sync_upstream
+from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, key_for, reconcile, sync_upstream
 from tasks.nginx.translate import UpstreamRef
 from workers.controller import Key, ResultKind
 
@@ -197,30 +197,6 @@ def test_a_host_added_to_the_configmap_gets_the_full_state(kube: Kube, hosts: li
     sync(kube, hosts)
     assert addresses(hosts, WEB) == [["10.0.1.11:30080"]] * 2
     assert addresses(hosts, TCP) == [["10.0.1.11:30432"]] * 2
-
-
-def test_a_host_key_syncs_every_upstream_on_its_host_and_stops_at_a_host_down(
-        kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
-    configmap(kube, hosts)
-    node(kube, "w0", "10.0.1.11")
-    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-tcp", 30432)],
-            {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
-    sync(kube, hosts)
-    node(kube, "w1", "10.0.1.12")
-    service(kube, [("nkl-nginx-lb-http", 30080)], {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})  # tcp port gone
-    first, second = hosts
-    sent = first.request_count
-    assert reconcile(host_key(first.url), kube=kube).outcome is ResultKind.SUCCESS
-    assert first.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.12:30080"]
-    assert first.addresses("stream", "nginx-lb-tcp") == []  # recorded, named by no Service: emptied
-    assert first.request_count - sent == 4  # per upstream one GET and the one change
-    assert second.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]  # another host's key
-    second.stop()
-    unreachable = metric("reconcilery_nginx_plus_errors_total", host=second.url, code="unreachable")
-    result = reconcile(host_key(second.url), kube=kube)
-    assert result.outcome is ResultKind.ERROR and "1 of 1 upstreams" in result.message
-    assert metric("reconcilery_nginx_plus_errors_total", host=second.url, code="unreachable") == unreachable + 1
-    assert metric("reconcilery_nginx_host_in_sync", host=second.url) == 0
 
 
 def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
