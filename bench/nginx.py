@@ -22,14 +22,20 @@ four slice writes per batch). Each write that changes the servers is timed until
 the ready endpoints; NGINX Plus requests and reconciles are counted per slice write.
 
     .venv/bin/python -m bench.nginx [--mode platform|direct|slices] [--services 100] [--nodes 20] [--changes 20]
-        [--node-changes 10] [--workers 2] [--concurrency 4|8] [--pods 100] [--surge 10]
+        [--node-changes 10] [--hosts 2] [--seed|--no-seed] [--workers 2] [--concurrency 4|8] [--pods 100]
+        [--surge 10]
+
+Platform and slices end with one JSON line (``service_change_p99_ms``, ``node_change_p99_ms``, ... /
+``slice_change_p99_ms``, ...), the tables above it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -52,6 +58,7 @@ from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx.controller import reconcile, sync_upstream
+from tasks.nginx.plan import record_key, record_value
 from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
@@ -66,8 +73,8 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Bench:
-    def __init__(self, services: int, nodes: int, concurrency: int) -> None:
-        self.n_services, self.n_nodes = services, nodes
+    def __init__(self, services: int, nodes: int, concurrency: int, hosts: int = 2) -> None:
+        self.n_services, self.n_nodes, self.n_hosts = services, nodes, hosts
         self.pool = ThreadPoolExecutor(concurrency)
         self.api = DevAPIServer(port=0).start()
         self.workdir = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
@@ -75,7 +82,7 @@ class Bench:
         self.api.write_kubeconfig(self.kubeconfig)
         self.kube = Kube(config.new_client_from_config(str(self.kubeconfig)))
         names = [f"svc-{i}" for i in range(services)]
-        self.hosts = [NginxPlusStandIn(http_upstreams=names).start() for _ in range(2)]
+        self.hosts = [NginxPlusStandIn(http_upstreams=names).start() for _ in range(hosts)]
         self.requests: list[int] = []
 
     def close(self) -> None:
@@ -130,7 +137,7 @@ class Bench:
         list(self.pool.map(one, keys))
 
     def holds(self, upstream: str, addresses: set[str]) -> bool:
-        return all(set(h.addresses("http", upstream)) == addresses for h in self.hosts)
+        return all(h.state.addresses("http", upstream) == addresses for h in self.hosts)
 
     def service_change(self, i: int, node_port: int) -> float:
         old = self.kube.get(resources.SERVICE, f"svc-{i}", "nginx-ingress")
@@ -186,9 +193,10 @@ class PlatformBench(Bench):
     Every process is started in its own process group and stopped by :meth:`close`.
     """
 
-    def __init__(self, services: int, nodes: int, concurrency: int, workers: int) -> None:
-        super().__init__(services, nodes, concurrency)
-        self.n_workers = workers
+    def __init__(self, services: int, nodes: int, concurrency: int, workers: int, hosts: int = 2,
+                 seed: bool = False) -> None:
+        super().__init__(services, nodes, concurrency, hosts)
+        self.n_workers, self.seed = workers, seed
         self.redis = LocalRedis(free_port()).start()
         self.procs: list[subprocess.Popen[bytes]] = []
         self.metrics_ports: list[int] = []
@@ -286,24 +294,71 @@ class PlatformBench(Bench):
         return {f"{ip}:{self.node_ports[i]}" for ip in self.node_ips.values()}
 
     def all_hold(self) -> bool:
-        return all(self.holds(f"svc-{i}", self.expected(i)) for i in range(self.n_services))
+        return self.converged()
+
+    def converged(self) -> bool:
+        """Whether every host holds exactly the expected servers of every Service. Incremental: only
+        the (host, upstream) pairs not seen converged since :meth:`expect_all` are looked at, and only
+        when some host answered a write since the last look (the bench's own CPU stays out of the way
+        of the stand-ins it shares a process with)."""
+        writes = sum(h.state.writes for h in self.hosts)
+        if self._pending and writes == self._writes_seen:
+            return False
+        self._writes_seen = writes
+        pending = set()
+        for h, i in self._pending:
+            state, name = self.hosts[h].state, f"svc-{i}"
+            seen = state.upstream_writes("http", name)
+            if self._looked.get((h, i)) == seen or state.addresses("http", name) != self.expected(i):
+                self._looked[(h, i)] = seen
+                pending.add((h, i))
+        self._pending = pending
+        return not self._pending
+
+    def expect_all(self) -> None:
+        """Look at every (host, Service) again on the next :meth:`converged`."""
+        self._pending = {(h, i) for h in range(len(self.hosts)) for i in range(self.n_services)}
+        self._writes_seen = -1
+        self._looked = {}
+
+    _pending: set[tuple[int, int]] = set()
+    _writes_seen = -1
+    #: (host, Service) -> the upstream's write count when it was last seen not converged.
+    _looked: dict[tuple[int, int], int] = {}
+
+    def seed_hosts(self) -> None:
+        """Give every host the servers it should hold and record them as the edge's (the ownership
+        ConfigMap), as a running edge leaves them: the watcher's start then only checks them (one GET
+        per key) instead of writing hundreds of thousands of servers."""
+        for host in self.hosts:
+            for i in range(self.n_services):
+                host.state.declare("http", f"svc-{i}", servers=[{"server": a} for a in sorted(self.expected(i))])
+        data = {record_key(h.url, UpstreamRef("http", f"svc-{i}")): record_value(h.url, UpstreamRef("http", f"svc-{i}"))
+                for h in self.hosts for i in range(self.n_services)}
+        self.kube.create(resources.CONFIGMAP, {"metadata": {"name": "nginx-edge-upstreams", "namespace": "nkl"},
+                                               "data": data})
 
     def setup(self) -> float:
-        """Objects, workers, then the watcher; returns seconds from the watcher's start until both hosts
-        hold every server (includes the watcher's start-up and initial list)."""
+        """Objects, workers, then the watcher; returns seconds from the watcher's start until every host
+        holds every server (includes the watcher's start-up and initial list)."""
         self.create_objects()
+        if self.seed:
+            self.seed_hosts()
         self.start_workers()
         t0 = time.perf_counter()
         self.start_watcher()
         self.watcher_ready = time.perf_counter() - t0
-        wait_until(self.all_hold, 120, "initial sync")
+        self.expect_all()
+        wait_until(self.all_hold, 300, "initial sync", interval=0.05)
         return time.perf_counter() - t0
 
     def timed(self, change: Callable[[], object], done: Callable[[], bool], what: str) -> float:
         t0 = time.perf_counter()
         change()
-        wait_until(done, 60, what)
-        return time.perf_counter() - t0
+        wait_until(done, 120, what)
+        elapsed = time.perf_counter() - t0
+        print(f"  {what}: {elapsed * 1000:.0f} ms", file=sys.stderr, flush=True)
+        return elapsed
 
     def service_change(self, i: int, node_port: int) -> float:
         old = self.kube.get(resources.SERVICE, f"svc-{i}", "nginx-ingress")
@@ -329,6 +384,7 @@ class PlatformBench(Bench):
             self.node_ips[name] = ip
         else:
             del self.node_ips[name]
+        self.expect_all()
         return self.timed(change, self.all_hold, f"node {'join' if joins else 'leave'} {name}")
 
 
@@ -338,11 +394,11 @@ class SliceBench(PlatformBench):
 
     API_KEY = "bench-api-key"
 
-    def __init__(self, pods: int, surge: int, nodes: int, concurrency: int, workers: int) -> None:
-        super().__init__(0, nodes, concurrency, workers)
+    def __init__(self, pods: int, surge: int, nodes: int, concurrency: int, workers: int, hosts: int = 2) -> None:
+        super().__init__(0, nodes, concurrency, workers, hosts)
         for h in self.hosts:
             h.stop()
-        self.hosts = [NginxPlusStandIn(http_upstreams=["shop"], api_key=self.API_KEY).start() for _ in range(2)]
+        self.hosts = [NginxPlusStandIn(http_upstreams=["shop"], api_key=self.API_KEY).start() for _ in range(hosts)]
         self.n_pods, self.surge = pods, surge
         #: slice name -> its endpoints (address -> conditions); what the EndpointSlice controller holds.
         self.slices: dict[str, dict[str, dict[str, bool]]] = {"shop-old": {}, "shop-new": {}}
@@ -412,13 +468,13 @@ class SliceBench(PlatformBench):
 
 
 def run_slices(args: argparse.Namespace) -> None:
-    bench = SliceBench(args.pods, args.surge, args.nodes, args.concurrency or 4, args.workers)
+    bench = SliceBench(args.pods, args.surge, args.nodes, args.concurrency or 4, args.workers, args.hosts)
     try:
         try:
             initial = bench.setup()
             bench.quiet()
-            print(f"setup: nlk mode, 1 ClusterIP Service, {args.pods} pods in 2 EndpointSlices, 2 NGINXaaS hosts "
-                  f"(API key required), {args.workers} workers x {bench.pool._max_workers} threads; initial sync "
+            print(f"setup: nlk mode, 1 ClusterIP Service, {args.pods} pods in 2 EndpointSlices, {args.hosts} NGINXaaS "
+                  f"hosts (API key required), {args.workers} workers x {bench.pool._max_workers} threads; initial sync "
                   f"{initial:.2f} s from the watcher's start; jitter included")
             before_r, before_q = bench.quiet(), bench.requests_sent()
             times, writes = bench.rollout()
@@ -431,8 +487,23 @@ def run_slices(args: argparse.Namespace) -> None:
         print(f"rollout of {args.pods} pods in batches of {args.surge}: {writes} slice writes, {reconciles} "
               f"reconciles, {sent} NGINX Plus requests: {sent / writes:.1f} requests and {reconciles / writes:.1f} "
               f"reconciles per slice write ({sent / max(1, reconciles):.1f} per reconcile); {rejected} rejected (401)")
+        changing = len(times)
+        # the original (v1.2, client v2.4): per server-changing write and host, GET servers + one POST or
+        # DELETE per endpoint that changed (surge), as here; the writes that change nothing cost it a GET
+        original = args.hosts * (changing * (1 + args.surge) + (writes - changing))
+        print(json.dumps({
+            "slice_change_p50_ms": ms(pct(times, 0.5)), "slice_change_p99_ms": ms(pct(times, 0.99)),
+            "slice_change_max_ms": ms(max(times)), "pods": args.pods, "surge": args.surge, "hosts": args.hosts,
+            "slice_writes": writes, "reconciles": reconciles, "plus_requests": sent,
+            "plus_requests_per_slice_write": round(sent / writes, 2),
+            "original_plus_requests_per_slice_write": round(original / writes, 2),
+            "rejected_401": rejected, "initial_sync_s": round(initial, 2)}))
     finally:
         bench.close()
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
 
 
 def report(label: str, times: list[float]) -> None:
@@ -441,22 +512,25 @@ def report(label: str, times: list[float]) -> None:
 
 
 def run_platform(args: argparse.Namespace) -> None:
-    bench = PlatformBench(args.services, args.nodes, args.concurrency or 4, args.workers)
+    seed = args.seed if args.seed is not None else args.services * args.nodes * args.hosts > 20_000
+    bench = PlatformBench(args.services, args.nodes, args.concurrency or 4, args.workers, args.hosts, seed)
+    keys = args.hosts * args.services
     try:
         try:
             initial = bench.setup()
             setup_reconciles, setup_requests = bench.quiet(), bench.requests_sent()
-            print(f"setup: {args.services} Services x {args.nodes} nodes x 2 hosts, {args.workers} workers "
-                  f"x {bench.pool._max_workers} threads; initial sync of {2 * args.services} keys "
-                  f"({2 * args.services * args.nodes} servers) took {initial:.2f} s from the watcher's start "
-                  f"(watcher ready after {bench.watcher_ready:.2f} s); mode platform, jitter included")
+            print(f"setup: {args.services} Services x {args.nodes} nodes x {args.hosts} hosts, {args.workers} workers "
+                  f"x {bench.pool._max_workers} threads; initial sync of {keys} (host, upstream) pairs "
+                  f"({keys * args.nodes} servers{', hosts seeded with them' if seed else ''}) took {initial:.2f} s "
+                  f"from the watcher's start (watcher ready after {bench.watcher_ready:.2f} s); mode platform, "
+                  "jitter included")
             print(f"initial sync: {setup_reconciles} reconciles, {setup_requests} NGINX Plus requests "
                   f"({setup_requests / max(1, setup_reconciles):.1f} per sync)")
             phases: list[tuple[str, list[float], int, int]] = []
             for label, changes in (
-                    ("Service nodePort change (2 keys)",
+                    (f"Service nodePort change ({args.hosts} pairs)",
                      [lambda i=i: bench.service_change(i % args.services, 31000 + i) for i in range(args.changes)]),
-                    (f"Node join/leave ({2 * args.services} keys)",
+                    (f"Node join/leave ({keys} pairs)",
                      [lambda n=n: bench.node_change(n) for n in range(args.node_changes)])):
                 before_r, before_q = bench.quiet(), bench.requests_sent()
                 times = [change() for change in changes]
@@ -466,9 +540,25 @@ def run_platform(args: argparse.Namespace) -> None:
             raise
         for label, times, _, _ in phases:
             report(label, times)
-        print("NGINX Plus API requests per sync (stand-in requests / reconciles): " + ", ".join(
-            f"{label.split(' (')[0]} {sent / max(1, syncs):.1f} ({sent}/{syncs})"
-            for label, _, syncs, sent in phases))
+        print("NGINX Plus API requests per change (stand-in requests / changes) and reconciles: " + ", ".join(
+            f"{label.split(' (')[0]} {sent / max(1, len(times)):.1f} ({sent}/{len(times)}, {syncs} reconciles)"
+            for label, times, syncs, sent in phases))
+        (_, service_times, service_syncs, service_sent), (_, node_times, node_syncs, node_sent) = phases
+        # the original (nginx-loadbalancer-kubernetes v1.2, nginx-plus-go-client v2.4): a nodePort change is
+        # per host GET servers + a POST and a DELETE per node; a Node joining or leaving is, per NodePort
+        # Service and host, GET servers + one POST or DELETE (the seed's era did nothing on a Node change)
+        print(json.dumps({
+            "service_change_p50_ms": ms(pct(service_times, 0.5)), "service_change_p99_ms": ms(pct(service_times, 0.99)),
+            "node_change_p50_ms": ms(pct(node_times, 0.5)), "node_change_p99_ms": ms(pct(node_times, 0.99)),
+            "services": args.services, "nodes": args.nodes, "hosts": args.hosts,
+            "workers": args.workers, "threads": bench.pool._max_workers,
+            "plus_requests_per_service_change": round(service_sent / max(1, len(service_times)), 1),
+            "original_plus_requests_per_service_change": args.hosts * (1 + 2 * args.nodes),
+            "plus_requests_per_node_change": round(node_sent / max(1, len(node_times)), 1),
+            "original_plus_requests_per_node_change": 2 * args.hosts * args.services,
+            "reconciles_per_service_change": round(service_syncs / max(1, len(service_times)), 1),
+            "reconciles_per_node_change": round(node_syncs / max(1, len(node_times)), 1),
+            "initial_sync_s": round(initial, 2), "seeded": seed}))
     finally:
         bench.close()
 
@@ -508,12 +598,18 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=20, help="Service changes measured")
     parser.add_argument("--node-changes", type=int, default=10,
                         help="Node joins/leaves measured (platform; direct measures changes/4 joins)")
+    parser.add_argument("--hosts", type=int, default=2, help="NGINX Plus stand-in hosts")
+    parser.add_argument("--seed", action=argparse.BooleanOptionalAction, default=None,
+                        help="give the hosts their servers before the watcher starts (platform; default: when "
+                             "services x nodes x hosts > 20,000)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (platform)")
     parser.add_argument("--concurrency", type=int, default=0,
                         help="threads per worker (platform, default 4) or in the pool (direct, default 8)")
     parser.add_argument("--pods", type=int, default=100, help="pods of the rolled Deployment (slices)")
     parser.add_argument("--surge", type=int, default=10, help="pods rolled per batch (slices)")
     args = parser.parse_args()
+    # a timeout's SIGTERM stops the processes the bench started (each in a session of its own)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     {"platform": run_platform, "direct": run_direct, "slices": run_slices}[args.mode](args)
 
 

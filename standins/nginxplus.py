@@ -99,6 +99,8 @@ class Upstream:
     static: bool = False
     servers: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_id: int = 0
+    #: Writes answered on this upstream (a poller re-reads it only when this moved).
+    writes: int = 0
 
 
 def _fields_for(kind: str) -> tuple[str, ...]:
@@ -255,6 +257,9 @@ class PlusState:
         #: the headers sent, so tests can see what a client sends); rejected requests included.
         self.header_log: list[tuple[str, str, dict[str, str]]] = []
         self.rejected = 0
+        #: Writes (POST, PATCH, DELETE) answered so far: a reader polling for a state can skip the look
+        #: while this has not moved.
+        self.writes = 0
 
     def authorized(self, authorization: str | None) -> bool:
         """Whether a request with this ``Authorization`` header may pass (always without :attr:`api_key`)."""
@@ -275,6 +280,15 @@ class PlusState:
                 upstream.servers[upstream.next_id] = {"id": upstream.next_id, **fields}
                 upstream.next_id += 1
             self.upstreams[(kind, name)] = upstream
+
+    def upstream_writes(self, kind: str, name: str) -> int:
+        """Writes answered on one upstream so far (``KeyError`` if undeclared)."""
+        return self.upstreams[(kind, name)].writes
+
+    def addresses(self, kind: str, name: str) -> set[str]:
+        """The ``server`` addresses of an upstream (cheap: no server objects built). ``KeyError`` if undeclared."""
+        with self.lock:
+            return {s["server"] for s in self.upstreams[(kind, name)].servers.values()}
 
     def servers(self, kind: str, name: str) -> list[dict[str, Any]]:
         """The server objects of an upstream (a deep copy), ordered by id. ``KeyError`` if undeclared."""
@@ -330,6 +344,8 @@ class PlusState:
             server = {"id": upstream.next_id, **fields}
             upstream.servers[upstream.next_id] = server
             upstream.next_id += 1
+            self.writes += 1
+            upstream.writes += 1
             return 201, _server_view(kind, server)
         self._only(method, "GET", "PATCH", "DELETE")
         upstream = self._zone(upstream, kind)
@@ -343,6 +359,8 @@ class PlusState:
         if method == "GET":
             return 200, _server_view(kind, server)
         self._writable()
+        self.writes += 1
+        upstream.writes += 1
         if method == "DELETE":
             del upstream.servers[server["id"]]
             return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]

@@ -46,10 +46,11 @@ from informers.reader import Reader
 from kube import ApiError, Kube, client_for, resources
 from kube.refusal import Failure
 from kube.toolkit.execute import execute
-from kube.toolkit.metrics import counter, gauge
+from kube.toolkit.metrics import counter, gauge, histogram
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
 from tasks.nginx.diff import ServerChanges, diff
+from tasks.nginx.insync import HostSync
 from tasks.nginx.plan import (
     ClusterState,
     desired_upstreams,
@@ -72,7 +73,7 @@ from tasks.nginx.settings import (
     tls_material,
 )
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
-from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, registry
+from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, ResultKind, registry
 
 log = structlog.get_logger("tasks.nginx")
 
@@ -100,6 +101,28 @@ SERVER_CHANGES = counter(
     ["host", "action"])
 API_REQUESTS = counter(
     "reconcilery_nginx_api_requests_total", "Requests sent to NGINX Plus hosts.", ["host"])
+#: Buckets of one upstream sync to one host: 1 ms (a converged upstream, one GET) to 10 s (the client's
+#: read timeout; hundreds of server changes).
+SYNC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+SYNC_SECONDS = histogram(
+    "reconcilery_nginx_sync_seconds",
+    "Seconds of one upstream sync to one NGINX Plus host (cluster read, GET servers, the changes).",
+    ["host"], buckets=SYNC_BUCKETS)
+PLUS_ERRORS = counter(
+    "reconcilery_nginx_plus_errors_total",
+    "NGINX Plus API error answers by HTTP status code; code=unreachable when no answer came.", ["host", "code"])
+HOST_IN_SYNC = gauge(
+    "reconcilery_nginx_host_in_sync",
+    "1 while the last sync of every upstream on the NGINX Plus host succeeded (as this process saw), else 0.",
+    ["host"])
+#: The per-process map behind ``reconcilery_nginx_host_in_sync``.
+HOSTS_IN_SYNC = HostSync()
+
+
+def _synced(host: str, upstream: UpstreamRef, ok: bool) -> None:
+    """Record the end of a sync of ``upstream`` to ``host`` in ``reconcilery_nginx_host_in_sync``."""
+    in_sync = HOSTS_IN_SYNC.succeeded(host, str(upstream)) if ok else HOSTS_IN_SYNC.failed(host, str(upstream))
+    HOST_IN_SYNC.labels(host).set(1 if in_sync else 0)
 
 
 def key_for(host: str, upstream: UpstreamRef) -> Key:
@@ -126,6 +149,7 @@ class SyncReport:
         stopped: the failure that ended the sync before it was done (reading the servers, or a call
             that :func:`tasks.nginx.plan.stops` it); ``None`` otherwise.
         skipped: why nothing was done (the host is not configured); ``""`` otherwise.
+        error_answers: the host's error answers by HTTP status (``"unreachable"``: no answer).
     """
 
     host: str
@@ -136,6 +160,7 @@ class SyncReport:
     error: str = ""
     stopped: Failure | None = None
     skipped: str = ""
+    error_answers: dict[str, int] = field(default_factory=dict)
 
 
 def _configmap(reader: Reader, names: EdgeNames) -> dict[str, Any] | None:
@@ -336,7 +361,10 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
     finally:
         report.requests = client.requests_made
+        report.error_answers = dict(client.error_answers)
         API_REQUESTS.labels(host).inc(client.requests_made)
+        for code, count in client.error_answers.items():
+            PLUS_ERRORS.labels(host, code).inc(count)
     if done.refused is not None and stops(done.refused[1]):
         report.stopped = done.refused[1]
         return report
@@ -439,8 +467,22 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
         report = sync_upstream(kube, host, upstream, names, started=time.monotonic())
     except ConfigError as exc:
         SYNC_ERRORS.labels(host, "settings").inc()
+        _synced(host, upstream, ok=False)
         log.error("nginx edge settings invalid", error=str(exc))
         return Result.terminal(str(exc))
+    except BaseException:
+        _synced(host, upstream, ok=False)
+        raise
+    if not report.skipped or report.requests:
+        SYNC_SECONDS.labels(host).observe(time.perf_counter() - started)
+    result = _result(kube, names, host, upstream, report, started)
+    _synced(host, upstream, ok=result.outcome is ResultKind.SUCCESS)
+    return result
+
+
+def _result(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, report: SyncReport,
+            started: float) -> Result:
+    """The metrics, logs and :class:`Result` of a sync's ``report``."""
     if report.stopped is not None:
         return _stopped(kube, names, host, upstream, report.stopped)
     UPSTREAM_MISSING.labels(host, str(upstream)).set(0)

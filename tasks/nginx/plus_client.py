@@ -230,7 +230,9 @@ class PlusClient:
         nlk_version: when not ``None``, every request carries ``X-NLK-Version: <value>`` (the
             original's version header, sent to its NGINXaaS hosts).
 
-    ``requests_made`` counts the HTTP requests this client sent (version negotiation included).
+    ``requests_made`` counts the HTTP requests this client sent (version negotiation included);
+    ``error_answers`` counts the failed ones by the answer's HTTP status (``"404"``, ...), or
+    ``"unreachable"`` when no answer came (``reconcilery_nginx_plus_errors_total``'s ``code``).
     """
 
     def __init__(self, base_url: str, tls: TLSMaterial | None = None,
@@ -241,6 +243,7 @@ class PlusClient:
         self.timeout = timeout
         self._version = api_version
         self.requests_made = 0
+        self.error_answers: dict[str, int] = {}
         self._headers: dict[str, str] = {}
         if nlk_version is not None:
             self._headers["X-NLK-Version"] = nlk_version
@@ -258,10 +261,13 @@ class PlusClient:
             response = _session(self.tls).request(method, url, json=body, timeout=self.timeout,
                                                   headers=self._headers or None)
         except requests.exceptions.SSLError as exc:
+            self._count_error("unreachable")
             raise PlusUnreachable(f"{method} {url}: TLS failed ({self.tls.mode.value}): {exc}") from None
         except (requests.ConnectionError, requests.Timeout) as exc:
+            self._count_error("unreachable")
             raise PlusUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
         if response.status_code != expected:
+            self._count_error(str(response.status_code))
             error = PlusAPIError.answered(method, url, expected, response)
             if error.code == "UnknownVersion":
                 with _versions_lock:
@@ -273,6 +279,9 @@ class PlusClient:
             return response.json()
         except ValueError:
             raise PlusError(f"{method} {url}: answer is not JSON") from None
+
+    def _count_error(self, code: str) -> None:
+        self.error_answers[code] = self.error_answers.get(code, 0) + 1
 
     def api_version(self) -> int:
         """The highest version both sides speak: ``GET <base_url>`` once per base URL and process.

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from kubernetes.client import ApiClient
+from prometheus_client import REGISTRY
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
@@ -155,19 +156,33 @@ def test_drifted_and_foreign_servers_are_repaired(kube: Kube, hosts: list[NginxP
     assert plus.request_count == 1  # converged: no PATCH on every sync (the original's bug)
 
 
+def metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 def test_a_host_down_fails_then_converges_when_back(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
     configmap(kube, hosts)
     node(kube, "w0", "10.0.1.11")
-    service(kube, [("nkl-nginx-lb-http", 30080)])
+    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-https", 30443)])
     down, up = hosts
     down.stop()
-    results = {k.namespace: reconcile(k, kube=kube) for k in desired_keys(kube)}
-    assert results[up.url].outcome is ResultKind.SUCCESS
-    assert results[down.url].outcome is ResultKind.ERROR and "ConnectionError" in results[down.url].message
+    unreachable = metric("reconcilery_nginx_plus_errors_total", host=down.url, code="unreachable")
+    timed = metric("reconcilery_nginx_sync_seconds_count", host=up.url)
+    results = {(k.namespace, k.name): reconcile(k, kube=kube) for k in desired_keys(kube)}
+    assert results[(up.url, str(WEB))].outcome is ResultKind.SUCCESS
+    assert results[(down.url, str(WEB))].outcome is ResultKind.ERROR
+    assert "ConnectionError" in results[(down.url, str(WEB))].message
     assert up.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
+    assert metric("reconcilery_nginx_plus_errors_total", host=down.url, code="unreachable") == unreachable + 2
+    assert metric("reconcilery_nginx_sync_seconds_count", host=up.url) == timed + 2
+    assert metric("reconcilery_nginx_host_in_sync", host=up.url) == 1
+    assert metric("reconcilery_nginx_host_in_sync", host=down.url) == 0
     down.start()
     assert reconcile(key_for(down.url, WEB), kube=kube).outcome is ResultKind.SUCCESS
     assert down.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
+    assert metric("reconcilery_nginx_host_in_sync", host=down.url) == 0  # https still failed last time
+    assert reconcile(key_for(down.url, WEBS), kube=kube).outcome is ResultKind.SUCCESS
+    assert metric("reconcilery_nginx_host_in_sync", host=down.url) == 1
 
 
 def test_a_host_added_to_the_configmap_gets_the_full_state(kube: Kube, hosts: list[NginxPlusStandIn],
@@ -189,8 +204,10 @@ def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[Ngin
     node(kube, "w0", "10.0.1.11")
     service(kube, [("nkl-not-declared", 30080)])
     key = key_for(hosts[0].url, UpstreamRef("http", "not-declared"))
+    answered = metric("reconcilery_nginx_plus_errors_total", host=hosts[0].url, code="404")
     result = reconcile(key, kube=kube)
     assert result.outcome is ResultKind.ERROR and "missing" in result.message
+    assert metric("reconcilery_nginx_plus_errors_total", host=hosts[0].url, code="404") == answered + 1
     assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 1
     hosts[0].state.declare("http", "not-declared")
     assert reconcile(key, kube=kube).outcome is ResultKind.SUCCESS
