@@ -39,6 +39,7 @@ __all__ = [
     "metric_names",
     "names_used",
     "prometheus_rule",
+    "queries",
     "render_prometheus_rule",
     "rule_queries",
 ]
@@ -171,6 +172,24 @@ def dashboard_rules(dashboards_dir: Path | str) -> dict[str, Any]:
                                   "expr": _GRAFANA_INTERVAL.sub("5m", str(target["expr"]))})
         groups.append({"name": f"dashboard-{path.stem}", "rules": rules})
     return {"groups": groups}
+
+
+def queries(dashboards_dir: Path | str, rules_file: Path | str,
+            interval: str = "1m") -> list[tuple[str, str]]:
+    """``(where, PromQL)`` of every dashboard panel target and template variable query of ``dashboards_dir``
+    and every rule of ``rules_file``, as Prometheus's query API takes them: Grafana's interval variables
+    as ``interval``; a ``label_values(selector, label)`` variable as its ``selector``. ``where`` as in
+    :func:`names_used`. Raises ``OSError``/``ValueError`` for a missing or malformed file."""
+    out: list[tuple[str, str]] = []
+    for path in sorted(Path(dashboards_dir).glob("*.json")):
+        for where, query in dashboard_queries(json.loads(path.read_text())):
+            values = _LABEL_VALUES.match(query.strip())
+            query = values.group(1) if values else query
+            out.append((f"{path.name}: {where}", _GRAFANA_INTERVAL.sub(interval, query)))
+    rules_path = Path(rules_file)
+    out.extend((f"{rules_path.name}: {where}", query)
+               for where, query in rule_queries(yaml.safe_load(rules_path.read_text())))
+    return out
 
 
 def exported_names(typed: Mapping[str, str]) -> set[str]:

@@ -121,8 +121,16 @@ HOSTS_IN_SYNC = HostSync()
 
 def _synced(host: str, upstream: UpstreamRef, ok: bool) -> None:
     """Record the end of a sync of ``upstream`` to ``host`` in ``reconcilery_nginx_host_in_sync``."""
-    in_sync = HOSTS_IN_SYNC.succeeded(host, str(upstream)) if ok else HOSTS_IN_SYNC.failed(host, str(upstream))
-    HOST_IN_SYNC.labels(host).set(1 if in_sync else 0)
+    if ok:
+        HOSTS_IN_SYNC.succeeded(host, str(upstream))
+    else:
+        HOSTS_IN_SYNC.failed(host, str(upstream))
+    # read at scrape time: a remembered failure expires (insync.EXPIRE) without another sync here
+    HOST_IN_SYNC.labels(host).set_function(functools.partial(_in_sync, host))
+
+
+def _in_sync(host: str) -> float:
+    return 1.0 if HOSTS_IN_SYNC.in_sync(host) else 0.0
 
 
 def key_for(host: str, upstream: UpstreamRef) -> Key:

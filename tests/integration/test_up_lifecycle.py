@@ -14,8 +14,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from reconcilery import monitoring
+from tests.fixtures import prometheus
 from tests.fixtures.processes import free_port, stop_process, wait_for
-from tests.fixtures.scrape import scrape_all
+from tests.fixtures.scrape import scrape_all, scrape_typed
 from tests.fixtures.workers import ROOT
 
 pytestmark = pytest.mark.integration
@@ -28,6 +30,35 @@ CHARACTERISTIC = {
     "flower": {"flower_events", "flower_worker_online"},
     "up": {"snatch_admission_requests"},  # the in-process Snatch webhook
 }
+
+
+#: Families the dashboards or alerts use that no process of `up` exports (as exposed), and why.
+NOT_UNDER_UP: dict[str, str] = {
+    "reconcilery_cloud_skr_listener_refused_total": "the skr-listener runs only in a deployment",
+    "reconcilery_cloud_skr_notifications_total": "the skr-listener runs only in a deployment",
+}
+
+
+def check_monitoring(metrics: dict[str, str], workdir: Path) -> int:
+    """Every family the dashboards and alerts use is exported by a process of the run (``metrics``:
+    endpoints.json's), and, with Debian's prometheus at hand, every panel, variable and alert query is
+    accepted by a Prometheus that scraped them all; returns how many queries answered with data."""
+    exported = set().union(*(monitoring.exported_names(t) for t in scrape_typed(metrics).values()))
+    used = monitoring.names_used(monitoring.DASHBOARDS, monitoring.RULES_FILE)
+    missing = {name: sorted(where) for name, where in used.items() if name not in exported | set(NOT_UNDER_UP)}
+    assert not missing, f"used by dashboards or alerts, exported by no process of up: {missing}"
+    if prometheus.binary() is None:
+        return -1  # a developer machine without the package; CI installs it (scripts/_bootstrap.sh)
+    refused: dict[str, str] = {}
+    answered = 0
+    with prometheus.running(metrics, workdir) as url:
+        for where, promql in monitoring.queries(monitoring.DASHBOARDS, monitoring.RULES_FILE):
+            try:
+                answered += bool(prometheus.query(url, promql))
+            except ValueError as exc:
+                refused[where] = str(exc)
+    assert not refused, refused
+    return answered
 
 
 def _alive(pid: int) -> bool:
@@ -139,6 +170,8 @@ def test_up_restarts_a_sigkilled_worker_and_keeps_working(tmp_path: Path) -> Non
         for name, found in scraped.items():
             wanted = CHARACTERISTIC[name.split("-", 1)[0]] | {"process_cpu_seconds"}
             assert wanted <= found, (name, wanted - found)
+        answered = check_monitoring(metrics, tmp_path / "prometheus")  # 20 of 72 queries have data here
+        assert answered != 0  # some panel shows data
         victim = worker()
         assert victim is not None
         victim.kill()

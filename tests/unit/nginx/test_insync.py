@@ -38,3 +38,17 @@ def test_the_map_is_bounded_in_hosts_and_upstreams() -> None:
     assert sync.in_sync("h1")  # u3..u9 were never remembered: their next failing retry adds them again
     sync.failed("h1", "http:u5")
     assert sync.failing("h1") == {"http:u5"}
+
+
+def test_a_failure_is_forgotten_after_expire_seconds_unless_it_fails_again() -> None:
+    """A retry that succeeded in another worker process is never seen here: the failure expires."""
+    now = [1000.0]
+    sync = HostSync(expire=180.0, clock=lambda: now[0])
+    sync.failed("h", "http:a")
+    now[0] += 179.0
+    assert not sync.in_sync("h")
+    sync.failed("h", "http:a")  # still failing: marked again by a retry in this process
+    now[0] += 179.0
+    assert not sync.in_sync("h") and sync.failing("h") == {"http:a"}
+    now[0] += 2.0
+    assert sync.in_sync("h") and sync.failing("h") == frozenset()
