@@ -331,3 +331,26 @@ def test_prometheus_scrapes_every_compose_service_that_serves_metrics() -> None:
             assert "--metrics-port" not in command and port == 8080, name  # its default
         else:
             assert f"--port={port}" in command, name  # Flower
+
+
+def test_no_watcher_leader_counts_only_the_watchers_caches() -> None:
+    """ReconcileryNoWatcherLeader's selector (anchored, as Prometheus matches) leaves out the caches of
+    the processes that run without the Lease, workers' informers and the Snatch webhook's cluster view,
+    and keeps every watch registration of every domain (only the Lease holder runs those)."""
+    from informers.informer import Informer
+    from kube import resources
+    from tasks.apigateway import watches as apigateway
+    from tasks.cloud import watches as cloud
+    from tasks.nginx import watches as nginx
+    from tasks.snatch import clusterview
+    from tasks.snatch import watches as snatch
+
+    excluded = re.search(r'registration!~"([^"]+)"', ALERTS["ReconcileryNoWatcherLeader"]["expr"])
+    assert excluded, ALERTS["ReconcileryNoWatcherLeader"]["expr"]
+    pattern = re.compile(f"(?:{excluded.group(1)})")
+    others = [Informer(resources.SERVICE, None, None, "kcp").name,  # type: ignore[arg-type]  # not run
+              Informer(resources.CONFIGMAP, "kyma-system", None, "kcp").name,  # type: ignore[arg-type]
+              clusterview.NODES, clusterview.NAMESPACES]
+    assert all(pattern.fullmatch(name) for name in others), others
+    watches = [r.name for m in (apigateway, cloud, nginx, snatch) for r in m.registrations()]
+    assert len(watches) > 20 and not [name for name in watches if pattern.fullmatch(name)]
