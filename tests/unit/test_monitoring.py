@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +332,46 @@ def test_prometheus_scrapes_every_compose_service_that_serves_metrics() -> None:
             assert "--metrics-port" not in command and port == 8080, name  # its default
         else:
             assert f"--port={port}" in command, name  # Flower
+
+
+def test_no_watcher_leader_counts_only_the_watchers_caches() -> None:
+    """ReconcileryNoWatcherLeader's selector (anchored, as Prometheus matches) leaves out the caches of
+    the processes that run without the Lease, workers' informers and the Snatch webhook's cluster view,
+    and keeps every watch registration of every domain (only the Lease holder runs those)."""
+    from informers.informer import Informer
+    from kube import resources
+    from tasks.apigateway import watches as apigateway
+    from tasks.cloud import watches as cloud
+    from tasks.nginx import watches as nginx
+    from tasks.snatch import clusterview
+    from tasks.snatch import watches as snatch
+
+    excluded = re.search(r'registration!~"([^"]+)"', ALERTS["ReconcileryNoWatcherLeader"]["expr"])
+    assert excluded, ALERTS["ReconcileryNoWatcherLeader"]["expr"]
+    pattern = re.compile(f"(?:{excluded.group(1)})")
+    others = [Informer(resources.SERVICE, None, None, "kcp").name,  # type: ignore[arg-type]  # not run
+              Informer(resources.CONFIGMAP, "kyma-system", None, "kcp").name,  # type: ignore[arg-type]
+              clusterview.NODES, clusterview.NAMESPACES]
+    assert all(pattern.fullmatch(name) for name in others), others
+    watches = [r.name for m in (apigateway, cloud, nginx, snatch) for r in m.registrations()]
+    assert len(watches) > 20 and not [name for name in watches if pattern.fullmatch(name)]
+
+
+def test_the_documented_prometheus_config_against_up_loads_the_rules(tmp_path: Path) -> None:
+    """docs/operations.md's snippet (run where `up` ran: .reconcilery/endpoints.json, the checkout's
+    deploy/) writes a config promtool accepts with every process as a job and the alerts' rules file
+    loaded (a relative rule path would be read beside the config, in /tmp, and not be found)."""
+    promtool = _promtool()
+    snippet = re.search(r"^python - <<'PY' > /tmp/prometheus\.yml\n(.*?)^PY$", OPERATIONS.read_text(), re.M | re.S)
+    assert snippet, "the snippet is gone from docs/operations.md"
+    (tmp_path / "deploy").symlink_to(ROOT / "deploy")
+    (tmp_path / ".reconcilery").mkdir()
+    metrics = {"watch": "http://127.0.0.1:9101/metrics", "worker-apigateway": "http://127.0.0.1:9102/metrics"}
+    (tmp_path / ".reconcilery" / "endpoints.json").write_text(json.dumps({"metrics": metrics}))
+    done = subprocess.run([sys.executable, "-c", snippet.group(1)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, check=True)
+    config = tmp_path / "elsewhere" / "prometheus.yml"
+    config.parent.mkdir()
+    config.write_text(done.stdout)
+    assert {j["job_name"] for j in yaml.safe_load(done.stdout)["scrape_configs"]} == set(metrics)
+    _run(promtool, "check", "config", str(config))
