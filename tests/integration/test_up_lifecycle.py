@@ -42,7 +42,8 @@ NOT_UNDER_UP: dict[str, str] = {
 def check_monitoring(metrics: dict[str, str], workdir: Path) -> int:
     """Every family the dashboards and alerts use is exported by a process of the run (``metrics``:
     endpoints.json's), and, with Debian's prometheus at hand, every panel, variable and alert query is
-    accepted by a Prometheus that scraped them all; returns how many queries answered with data."""
+    accepted by a Prometheus that scraped them all, and no alert's condition holds on this healthy run;
+    returns how many queries answered with data."""
     exported = set().union(*(monitoring.exported_names(t) for t in scrape_typed(metrics).values()))
     used = monitoring.names_used(monitoring.DASHBOARDS, monitoring.RULES_FILE)
     missing = {name: sorted(where) for name, where in used.items() if name not in exported | set(NOT_UNDER_UP)}
@@ -50,14 +51,20 @@ def check_monitoring(metrics: dict[str, str], workdir: Path) -> int:
     if prometheus.binary() is None:
         return -1  # a developer machine without the package; CI installs it (scripts/_bootstrap.sh)
     refused: dict[str, str] = {}
+    firing: list[str] = []
     answered = 0
     with prometheus.running(metrics, workdir) as url:
         for where, promql in monitoring.queries(monitoring.DASHBOARDS, monitoring.RULES_FILE):
             try:
-                answered += bool(prometheus.query(url, promql))
+                result = prometheus.query(url, promql)
             except ValueError as exc:
                 refused[where] = str(exc)
+                continue
+            answered += bool(result)
+            if ": alert " in where and result:
+                firing.append(where)
     assert not refused, refused
+    assert not firing, f"alerts whose condition holds on a healthy run: {firing}"
     return answered
 
 
