@@ -39,6 +39,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ RENEWALS = 200
 _META = {"info", "ping", "config|resetstat", "config"}
 
 
-def measure(name: str, admin: redis.Redis, units: int, run: Callable[[], None]) -> Cost:
+def measure(name: str, admin: redis.Redis, units: int, run: Callable[[], object]) -> Cost:
     """Run ``run`` (which does ``units`` of work) between two snapshots and answer the cost per unit."""
     a = Snapshot.take(admin)
     run()
@@ -165,13 +166,21 @@ def workqueue_costs(port: int, admin: redis.Redis, n: int, threads: int, held_ke
                 return
             held.extend(got.taken)
 
+    def renew_many(batch: list[tuple[str, Key, str]]) -> None:
+        for _ in range(RENEWALS):
+            wq.renew(batch, 30.0)
+
+    def done_all(held: list[Any]) -> None:
+        for t in held:
+            wq.done(t, Result.done())
+
     for limit in (threads, 1):
         held: list[Any] = []
-        out.append(measure(f"fetch, limit {limit}", admin, n, lambda lim=limit, h=held: fetch_only(lim, h)))
+        out.append(measure(f"fetch, limit {limit}", admin, n, partial(fetch_only, limit, held)))
         batch = [(t.controller, t.key, t.token) for t in held[:threads]]
         out.append(measure(f"renew of {len(batch)} held keys (one call)", admin, RENEWALS * len(batch),
-                           lambda b=batch: [wq.renew(b, 30.0) for _ in range(RENEWALS)]))
-        out.append(measure("done (success)", admin, n, lambda h=held: [wq.done(t, Result.done()) for t in h]))
+                           partial(renew_many, batch)))
+        out.append(measure("done (success)", admin, n, partial(done_all, held)))
         wq.add_batch(("bench", k) for k in keys)
     drain(threads)
     # the dispatcher's audit (every 2 s per process) walks every held key of the queue's controllers
@@ -194,11 +203,11 @@ def connect_costs(port: int, admin: redis.Redis, skrs: int) -> tuple[Cost, list[
     """The steady state of the SKR rotation: one full rotation of ``skrs`` connects, per connect."""
     os.environ["RECONCILERY_REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
     from tasks.cloud import kind_metrics
-    from tasks.cloud.settings import CloudSettings
+    from tasks.cloud.settings import load as cloud_settings
     from tasks.cloud.sweep import CONNECT, Rotation, connect_keys
 
     client = counting_client(port)
-    s = CloudSettings()
+    s = cloud_settings({})
     rot = Rotation(client, s)
     wq = WorkQueue(client, registry((CONNECT, "cloud-skr")))
     wq.check_epoch("", 0)
@@ -247,10 +256,17 @@ def connect_costs(port: int, admin: redis.Redis, skrs: int) -> tuple[Cost, list[
     ends: list[Any] = []
     parts_out.append(measure("  finish.lua", admin, skrs, lambda: ends.extend(rot.finish(t.key.name, True)
                                                                               for t in taken)))
-    parts_out.append(measure("  objects.lua (record_skr)", admin, skrs, lambda: [
-        kind_metrics.record_skr(t.key.name, states) for t in taken]))
-    parts_out.append(measure("  health entry (unchanged: one HGET)", admin, skrs, lambda: [
-        rot.record_health(t.key.name, "ok", f) for t, f in zip(taken, ends, strict=True)]))
+
+    def objects() -> None:
+        for t in taken:
+            kind_metrics.record_skr(t.key.name, states)
+
+    def health() -> None:
+        for t, f in zip(taken, ends, strict=True):
+            rot.record_health(t.key.name, "ok", f)
+
+    parts_out.append(measure("  objects.lua (record_skr)", admin, skrs, objects))
+    parts_out.append(measure("  health entry (unchanged: one HGET)", admin, skrs, health))
     parts_out.append(measure("  done", admin, skrs, lambda: [wq.done(t, Result.done()) for t in taken]))
     return steady, parts_out
 
