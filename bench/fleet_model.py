@@ -74,10 +74,10 @@ class Inputs:
     redis_us_per_key: float = 160.0
     redis_cmds_per_key: float = 38.0
     redis_trips_per_key: float = 2.0
-    redis_us_per_connect: float = 380.0
+    redis_us_per_connect: float = 325.0
     redis_cmds_per_connect: float = 61.0
     redis_trips_per_connect: float = 6.0
-    redis_us_per_renewal: float = 7.0
+    redis_us_per_renewal: float = 8.0
     redis_us_per_audited_key: float = 0.56
     lease: float = 10.0
     audit_interval: float = 2.0

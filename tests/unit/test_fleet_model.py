@@ -34,7 +34,8 @@ def test_processes_are_the_larger_of_the_cpu_and_the_memory_bound(cpu_ms: float,
 def test_redis_share_and_shards_scale_with_the_load() -> None:
     one = model(Inputs())
     four = model(Inputs(skrs=400_000, apirules=400_000, nginx_services=4000))
-    assert four.redis_core_share == pytest.approx(4 * one.redis_core_share, rel=0.05)
+    # four times the load, a little more Redis: the audits grow with processes x keys held
+    assert 4 * one.redis_core_share < four.redis_core_share < 4.5 * one.redis_core_share
     assert one.shards == 1
     assert four.shards == max(1, -(-four.redis_core_share // 0.5))
     assert one.scale_at_saturation == pytest.approx(1 / one.redis_core_share)
