@@ -23,8 +23,9 @@ from workers import workqueue as workqueues
 from workers.consumer import ReconcileStep
 from workers.controller import import_installed, registry
 from workers.logs import configure_logging
-from workers.redis_client import celery_broker_settings, redbeat_settings, redis_client
+from workers.redis_client import celery_broker_settings, redbeat_settings
 from workers.settings import EngineSettings, current
+from workers.sharded import open_workqueue
 from workers.workqueue import WorkQueue
 
 RECONCILE_TASK = "reconcilery.reconcile"
@@ -126,7 +127,7 @@ def workqueue() -> WorkQueue:
     """This process's :class:`WorkQueue` on the app's Redis (created on first use)."""
     with _state_lock:
         if "wq" not in _state:
-            _state["wq"] = WorkQueue(redis_client(app.conf.broker_url))
+            _state["wq"] = open_workqueue(app.conf.broker_url, settings_of().redis_shard_urls)
         return _state["wq"]
 
 

@@ -23,6 +23,11 @@ class EngineSettings(_Base):
 
     redis_url: str = Field("redis://127.0.0.1:6379/0",
                            description="Redis for the workqueue, the Celery broker and RedBeat.")
+    redis_shard_urls: str = Field("", description=(
+        "Comma-separated Redis URLs the workqueue's keys are spread over (each key on crc32(key) mod N, "
+        ":mod:`workers.sharded`; list ``redis_url`` first). Empty: the workqueue on ``redis_url`` alone. The "
+        "Celery broker, RedBeat and the SKR rotation stay on ``redis_url``; change the count only with the "
+        "queues drained."))
     redis_password: str = Field("", repr=False, description=(
         "Redis password when the URL carries none (a Kubernetes Secret can hold it while the URL sits in a "
         "ConfigMap)."))

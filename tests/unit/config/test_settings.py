@@ -35,6 +35,7 @@ def _by_variable() -> dict[str, tuple[type[config.Settings], str]]:
 # (variable, raw value, field value) — one good value per variable, as users write it today.
 GOOD: list[tuple[str, str, Any]] = [
     ("RECONCILERY_REDIS_URL", "redis://r:1/2", "redis://r:1/2"),
+    ("RECONCILERY_REDIS_SHARD_URLS", "redis://a:1/0,redis://b:1/0", "redis://a:1/0,redis://b:1/0"),
     ("RECONCILERY_REDIS_PASSWORD", "s3cret", "s3cret"),
     ("RECONCILERY_REDIS_SENTINEL_PASSWORD", "s3cret", "s3cret"),
     ("RECONCILERY_REDIS_MASTER_NAME", "main", "main"),
