@@ -263,16 +263,13 @@ def clone(server: DevAPIServer, template: Template, kyma: str, i: int) -> int:
             for old, new in mapping.items():
                 text = text.replace(old, new)
             body = json.loads(text)
-            status = body.pop("status", None)
             meta = body["metadata"]
             old_uid = meta.pop("uid", "")
             for drop in ("resourceVersion", "creationTimestamp", "generation", "managedFields"):
                 meta.pop(drop, None)
             for ref in meta.get("ownerReferences") or []:
                 ref["uid"] = uids.get(ref.get("uid", ""), ref.get("uid", ""))
-            made = target.create(rt, meta.get("namespace"), body, validated=True)
+            made = target.create(rt, meta.get("namespace"), body, validated=True, keep_status=True)
             uids[old_uid] = made["metadata"]["uid"]
-            if status is not None and rt.has_status:
-                target.patch(rt, meta.get("namespace"), meta["name"], "merge", {"status": status}, "status")
             written += 1
     return written

@@ -52,7 +52,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
-import yaml  # noqa: E402
 
 from bench import procstat, skr_fleet  # noqa: E402
 from kubedev import DevAPIServer  # noqa: E402
@@ -135,7 +134,7 @@ def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
     create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
         "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
         "spec": {}}, {"state": "Ready", "served": "True", "conditions": READY})
-    config = yaml.safe_dump(server.kubeconfig(kyma))
+    config = json.dumps(server.kubeconfig(kyma))  # JSON is YAML, and 10x faster to write
     kcp.create(secret_rt, names.KCP_NAMESPACE, {
         "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
         "data": {"config": base64.b64encode(config.encode()).decode()}})
