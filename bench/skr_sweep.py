@@ -36,15 +36,15 @@ from __future__ import annotations
 import argparse
 import base64
 import itertools
+import json
 import logging
 import os
-import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
-import yaml  # noqa: E402
 
+from bench import procstat, skr_fleet  # noqa: E402
 from kubedev import DevAPIServer  # noqa: E402
 from kubedev.store import Store, StoreEvent  # noqa: E402
 from reconcilery.localredis import LocalRedis  # noqa: E402
@@ -115,47 +115,105 @@ def create_with_status(store: Store, res: Any, namespace: str | None, body: dict
     store.patch(t, namespace, body["metadata"]["name"], "merge", {"status": status}, "status")
 
 
-def seed(server: DevAPIServer, skrs: int, providers: list[str]) -> dict[str, str]:
-    """KCP CRDs, and per SKR: its cluster (module CRD + CR, IpRange CRD + a Ready IpRange), its kubeconfig
-    Secret, Scope (of its provider: ``providers`` round robin) and Ready KCP IpRange mirror. Store calls,
-    no HTTP: setup is not what is measured. Returns kyma -> provider."""
+def skr_ident(i: int) -> str:
+    """SKR ``i``'s IpRange id: a canonical UUID for any ``i`` below 2**32."""
+    return f"{i:08x}-0000-4000-8000-000000000000"
+
+
+def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
+    """SKR ``kyma`` (number ``i``): its cluster (module and SKR CRDs, the CloudResources CR), and in the
+    KCP its kubeconfig Secret and Scope. Its Cloud objects (the IpRange first) are a template's clone."""
     kcp = server.store
     ns_rt = kcp.registry.lookup("", "v1", "namespaces")
     secret_rt = kcp.registry.lookup("", "v1", "secrets")
     crd_rt = kcp.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    store = server.clusters.add(kyma)
+    for crd in _crds(provider):
+        store.create(crd_rt, None, crd)
+    store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
+    create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
+        "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
+        "spec": {}}, {"state": "Ready", "served": "True", "conditions": READY})
+    config = json.dumps(server.kubeconfig(kyma))  # JSON is YAML, and 10x faster to write
+    kcp.create(secret_rt, names.KCP_NAMESPACE, {
+        "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
+        "data": {"config": base64.b64encode(config.encode()).decode()}})
+    shoot = shoot_of(provider, i)
+    kcp.create(rt(kcp, names.SCOPE), names.KCP_NAMESPACE, {
+        "metadata": {"name": kyma, "namespace": names.KCP_NAMESPACE,
+                     "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_BROKER_PLAN: provider}},
+        "spec": {"kymaName": kyma, "shootName": f"c-{i}", "region": shoot["spec"]["region"],
+                 "provider": provider, "scope": scope_of(provider, shoot)}})
+
+
+_CRDS: dict[str, list[dict[str, Any]]] = {}
+
+
+def _crds(provider: str) -> list[dict[str, Any]]:
+    """The module and SKR CRDs of ``provider``, parsed once (the stores copy what they keep)."""
+    if provider not in _CRDS:
+        _CRDS[provider] = install.load_crds("module", "skr", provider=provider)
+    return _CRDS[provider]
+
+
+def seed_kcp(server: DevAPIServer) -> None:
+    """The KCP's CRDs and namespace."""
+    kcp = server.store
+    crd_rt = kcp.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     for crd in install.load_crds("kcp"):
         kcp.create(crd_rt, None, crd)
-    kcp.create(ns_rt, None, {"metadata": {"name": names.KCP_NAMESPACE}})
+    kcp.create(kcp.registry.lookup("", "v1", "namespaces"), None, {"metadata": {"name": names.KCP_NAMESPACE}})
+
+
+def seed(server: DevAPIServer, skrs: int, providers: list[str],
+         templates: dict[str, skr_fleet.Template]) -> dict[str, str]:
+    """Per SKR :func:`seed_skr` (``providers`` round robin) and a clone of its provider's steady template
+    (``templates``: provider -> template, ``bench/skr_fleet.py``). Store calls, no HTTP:
+    setup is not what is measured. Run on the server's loop. Returns kyma -> provider."""
     kymas: dict[str, str] = {}
     for i in range(skrs):
         kyma = f"skr-{i:04d}"
         provider = kymas[kyma] = providers[i % len(providers)]
-        store = server.clusters.add(kyma)
-        for crd in install.load_crds("module", "skr", provider=provider):
-            store.create(crd_rt, None, crd)
-        store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
-        create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
-            "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
-            "spec": {}}, {"state": "Ready", "served": "True", "conditions": READY})
-        ident = f"0000{i:04d}-0000-4000-8000-000000000000"
-        create_with_status(store, names.SKR_IPRANGE, None, {
-            "metadata": {"name": "default", "labels": {names.LABEL_SKR_ID: ident}, "finalizers": [names.FINALIZER]},
-            "spec": {}}, {"state": "Ready", "id": ident, "conditions": READY})
-        config = yaml.safe_dump(server.kubeconfig(kyma))
-        kcp.create(secret_rt, names.KCP_NAMESPACE, {
-            "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
-            "data": {"config": base64.b64encode(config.encode()).decode()}})
-        shoot = shoot_of(provider, i)
-        kcp.create(rt(kcp, names.SCOPE), names.KCP_NAMESPACE, {
-            "metadata": {"name": kyma, "namespace": names.KCP_NAMESPACE,
-                         "labels": {names.LABEL_KYMA_NAME: kyma, names.LABEL_BROKER_PLAN: provider}},
-            "spec": {"kymaName": kyma, "shootName": f"c-{i}", "region": shoot["spec"]["region"],
-                     "provider": provider, "scope": scope_of(provider, shoot)}})
-        create_with_status(kcp, names.KCP_IPRANGE, names.KCP_NAMESPACE, {
-            "metadata": {"name": ident, "namespace": names.KCP_NAMESPACE},
-            "spec": {"scope": {"name": kyma}, "remoteRef": {"namespace": "", "name": "default"}}},
-            {"state": "Ready", "cidr": "10.251.0.0/22", "conditions": READY})
+        seed_skr(server, kyma, i, provider)
+        skr_fleet.clone(server, templates[provider], kyma, i)
     return kymas
+
+
+def bootstrap_templates(server: DevAPIServer, redis_url: str, logdir: Path, providers: list[str],
+                        kinds: str) -> dict[str, skr_fleet.Template]:
+    """Per provider, a template SKR brought to its steady state by real connects in this process
+    (``bench/skr_fleet.py``); prints what each one holds and the writes of its last connect (0: steady)."""
+    os.environ["RECONCILERY_KUBECONFIG"] = str(logdir / "kubeconfig")
+    os.environ["RECONCILERY_REDIS_URL"] = redis_url
+    os.environ["RECONCILERY_DOMAINS"] = "tasks.cloud.controller"
+    from kube import client_for
+    from tasks.cloud.settings import CloudSettings
+    from tasks.cloud.skr.connect import connect
+    from workers.app import app, configure, load_domains
+    from workers.settings import load
+
+    configure(app, load())
+    load_domains(("tasks.cloud.controller",))
+    settings = CloudSettings()
+
+    def connect_once(kyma: str) -> None:
+        report = connect(client_for("local"), kyma, settings)
+        if report.result != "ok":
+            raise RuntimeError(f"template connect of {kyma}: {report.result} {report.message} {report.handles}")
+
+    templates: dict[str, skr_fleet.Template] = {}
+    for n, provider in enumerate(providers):
+        kyma = f"tmpl-{provider}"
+        server.call(lambda kyma=kyma, n=n, provider=provider: seed_skr(server, kyma, 0xFFFF0000 + n, provider))
+        t = templates[provider] = skr_fleet.bootstrap(server, kyma, provider, connect_once, kinds)
+        print(f"template {provider}: {len(t.skr_objects) + 1} SKR objects "
+              f"({', '.join(sorted({o['kind'] for _, o in t.skr_objects} | {'CloudResources'}))}), "
+              f"{len(t.kcp_objects) + 2} KCP objects; steady after {t.connects} connects, last connect's writes: "
+              f"SKR {t.writes.get('skr')}, KCP {t.writes.get('kcp')}", flush=True)
+        if os.environ.get("SKR_SWEEP_DEBUG"):
+            for _, o in t.skr_objects:
+                print("  ", o["kind"], o["metadata"]["name"], json.dumps(o.get("status"))[:600])
+    return templates
 
 
 def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock,
@@ -182,15 +240,17 @@ def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: thre
 
 
 def start_workers(queue: str, threads: int, processes: int, env: dict[str, str], logdir: Path,
-                  log_prefix: str) -> list[subprocess.Popen[bytes]]:
+                  log_prefix: str, pool: str = "threads") -> list[subprocess.Popen[bytes]]:
     """``reconcilery worker -Q queue`` processes with ``threads`` threads in all (spread evenly), each
     logging to ``logdir/<log_prefix>-<n>.log``; the caller stops them."""
     procs = []
     for n in range(processes):
         count = threads // processes + (1 if n < threads % processes else 0)
         log = open(logdir / f"{log_prefix}-{n}.log", "wb")  # noqa: SIM115 - closed with the process
-        procs.append(subprocess.Popen([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", queue, "-c",
-                                       str(count), "-n", f"{log_prefix}{n}@%h", "-l", "WARNING"], env=env,
+        command = ["-m", "reconcilery.cli"] if pool == "threads" else [str(ROOT / "bench" / "gevent_worker.py")]
+        procs.append(subprocess.Popen([sys.executable, *command, "worker", "-Q", queue, "-c",
+                                       str(count), "-n", f"{log_prefix}{n}@%h", "-l", "WARNING",
+                                       *(["-P", pool] if pool != "threads" else [])], env=env,
                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT))
     return procs
 
@@ -212,6 +272,16 @@ class Run:
     skr_per_s: float
     load: str
     connect_s: dict[str, list[float]]  # provider -> durations of its connects (start to SkrStatus write)
+    pool: str = "threads"
+    cpu_s: float = 0.0  # worker CPU (user + system) from the sweep's start to its end
+    rss_idle: int = 0  # worker RSS (bytes, all processes) once ready, before the sweep
+    rss_peak: int = 0  # the largest worker RSS sampled during the sweep
+    in_flight_max: int = 0  # most connects started and not yet ended at once (real mode)
+    kcp_verbs: dict[str, int] = field(default_factory=dict)  # KCP requests during the run, by verb
+    skr_verbs: dict[str, int] = field(default_factory=dict)  # SKR requests (all clusters), by verb
+    failed: int = 0  # connects the workers logged as failed
+    load_during: str = ""  # 1-minute load average at the end of the run
+    budget: int = 0  # bytes of the per-connect read budget (kube.clusters.connect_budget)
 
 
 def connect_durations(requests: dict[str, list[float]], ends: dict[str, list[float]],
@@ -240,7 +310,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: int, connect: float, sweeps: int,
         logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real",
-        requests: dict[str, list[float]] | None = None) -> Run:
+        requests: dict[str, list[float]] | None = None, pool: str = "threads", processes: int = 0,
+        memory_per_process: int = 512 * 2**20) -> Run:
     from tasks.cloud.settings import CloudSettings
     from tasks.cloud.sweep import Rotation
 
@@ -249,14 +320,18 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
     rotation = Rotation(client, CloudSettings())
     for kyma in kymas:
         rotation.activate(kyma)
-    processes = 1 if workers == 1 else 2
+    processes = processes or (1 if workers == 1 else 2)
+    per_process = -(-workers // processes)
+    # the per-connect read budget (issue 27) sized for this concurrency: memory * 0.5 / (connects * 4)
+    budget = memory_per_process // 2 // (per_process * 4)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RECONCILERY_REDIS_URL": redis_url,
+           "RECONCILERY_REMOTE_CONNECTS": str(per_process), "RECONCILERY_REMOTE_MEMORY_BYTES": str(memory_per_process),
            "RECONCILERY_DOMAINS": "tasks.cloud.controller" if mode == "real" else "bench.skr_sleep_domain",
            "RECONCILERY_KUBECONFIG": str(logdir / "kubeconfig"),
            "RECONCILERY_TASK_EVENTS": "0", "RECONCILERY_CLOUD_CONNECT_DELAY": str(connect),
            "RECONCILERY_CLOUD_CYCLIC_WORKERS": str(workers), "RECONCILERY_CLOUD_SWEEP_TICK": "0.25",
            "RECONCILERY_CLOUD_SKR_REQUEST_TIMEOUT": "30"}
-    procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{workers}")
+    procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{pool}-{workers}", pool)
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
     with lock:
@@ -281,9 +356,15 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
         from workers.settings import load
 
         configure(app, load())
+        time.sleep(2.0)  # let the workers settle (imports, pools) before the idle RSS
+        pids = [p.pid for p in procs]
+        rss_idle = procstat.rss_bytes(pids)
+        sampler = procstat.RssSampler(pids).start()
         redis_before = int(client.info("stats")["total_commands_processed"])
         kcp_before, skr_before = server.request_count(), server.request_count("*")
+        kcp_verbs_before, skr_verbs_before = server.request_counts(), server.request_counts("*")
         load_before = os.getloadavg()[0]
+        cpu_before = procstat.cpu_seconds(pids)
         started = time.monotonic()
         workqueue().add(SWEEP, SWEEP_KEY)
         redis_started = sum(x / 10 ** (6 * i) for i, x in enumerate(client.time()))
@@ -302,12 +383,19 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
                 break
             time.sleep(0.2)
         elapsed = time.monotonic() - started
+        cpu = procstat.cpu_seconds(pids) - cpu_before
+        rss_peak = sampler.stop()
+        load_during = os.getloadavg()[0]
         unsubscribe()
         redis_ops = int(client.info("stats")["total_commands_processed"]) - redis_before
         kcp_ops, skr_ops = server.request_count() - kcp_before, server.request_count("*") - skr_before
+        kcp_verbs = _minus(server.request_counts(), kcp_verbs_before)
+        skr_verbs = _minus(server.request_counts("*"), skr_verbs_before)
     finally:
         for proc in procs:
             stop_process(proc)
+    failed = sum((logdir / f"worker-{pool}-{workers}-{n}.log").read_text(errors="replace").count("connect failed")
+                 for n in range(processes))
     with lock:
         firsts = [v[0] for v in ends.values() if v]
         sweep_s = (max(firsts) - started) if len(firsts) == len(kymas) else float("nan")
@@ -323,10 +411,27 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
         firsts_started = [v[0] for v in starts.values() if v]
         twice = sum(1 for v in starts.values() if len(v) > 1 and v[1] < max(firsts_started)) \
             if len(firsts_started) == len(kymas) else -1
+        in_flight = max_in_flight(starts, ends)
     return Run(workers, processes, sweep_s, len(kymas) * connect / workers, connects, elapsed,
                min(intervals) if intervals else float("nan"), max(intervals) if intervals else float("nan"),
                min(between) if between else -1, twice, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
-               f"{load_before:.1f}", connect_durations(requests or {}, ends, kymas) if mode == "real" else {})
+               f"{load_before:.1f}", connect_durations(requests or {}, ends, kymas) if mode == "real" else {},
+               pool, cpu, rss_idle, rss_peak, in_flight, kcp_verbs, skr_verbs, failed, f"{load_during:.1f}", budget)
+
+
+def _minus(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) - before.get(k, 0)}
+
+
+def max_in_flight(starts: dict[str, list[float]], ends: dict[str, list[float]]) -> int:
+    """The most connects started (``starts``: per SKR, its connects' starts) and not yet ended (``ends``:
+    their SkrStatus writes) at one time."""
+    events = sorted([(t, 1) for v in starts.values() for t in v] + [(t, -1) for v in ends.values() for t in v])
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
 
 
 @dataclass
@@ -455,10 +560,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skrs", type=int, default=1000)
     parser.add_argument("--connect", type=float, default=0.2, help="injected seconds per connect")
-    parser.add_argument("--workers", default="1,2,4,8,16", help="total worker threads to measure")
+    parser.add_argument("--workers", default="700",
+                        help="total connect concurrency (threads or greenlets) to measure, comma-separated; 700 meets "
+                             "20,000 SKRs x 10 s within 300 s")
+    parser.add_argument("--pool", default="gevent",
+                        help="worker pool(s), comma-separated: threads (reconcilery worker -P threads) or gevent "
+                             "(bench/gevent_worker.py); each is measured at every --workers")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="worker processes (0: 1 for one thread, else 2, one per core)")
     parser.add_argument("--sweeps", type=int, default=2, help="connects per SKR to wait for (>= 2 for revisits)")
     parser.add_argument("--mode", choices=("real", "sleep"), default="real",
                         help="real: connects do their real API work; sleep: connects only sleep (scheduling cost)")
+    parser.add_argument("--kinds", choices=("all", "iprange"), default="all",
+                        help="all: every SKR holds every GA kind in its steady state; iprange: only its IpRange")
     parser.add_argument("--providers", default="aws", help="the fleet's providers, round robin (aws,gcp,azure)")
     parser.add_argument("--kcp-ipranges", type=int, default=0, help="KCP phase: new IpRanges per provider (0: none)")
     parser.add_argument("--kcp-workers", type=int, default=8, help="KCP phase: cloud-kcp worker threads in all")
@@ -471,24 +585,29 @@ def main() -> None:
     local_redis = LocalRedis(free_port(), workdir=str(logdir / "redis")).start()
     server = DevAPIServer(port=0).start()
     try:
+        server.call(lambda: seed_kcp(server))
+        server.write_kubeconfig(logdir / "kubeconfig")
+        templates = bootstrap_templates(server, local_redis.url, logdir, providers, args.kinds)
         started = time.perf_counter()
-        kymas = server.call(lambda: seed(server, args.skrs, providers))
+        kymas = server.call(lambda: seed(server, args.skrs, providers, templates), timeout=None)
+        seed_s = time.perf_counter() - started
         what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
         print(f"seeded {args.skrs} SKR clusters in one dev API server in {time.perf_counter() - started:.1f} s; "
               f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores; "
               f"providers {', '.join(providers)}")
-        server.write_kubeconfig(logdir / "kubeconfig")
         rows = []
         starts: dict[str, list[float]] = defaultdict(list)
         lock = threading.Lock()
         requests: dict[str, list[float]] = defaultdict(list)
         mark_starts(server, starts, lock, requests)
-        for w in (int(x) for x in args.workers.split(",") if x):
-            r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode,
-                    requests)
-            rows.append(r)
-            print(f"  W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
-                  f"in {r.elapsed_s:.1f} s", flush=True)
+        for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
+            for w in (int(x) for x in args.workers.split(",") if x):
+                r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode,
+                        requests, pool, args.processes)
+                rows.append(r)
+                print(f"  {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
+                      f"in {r.elapsed_s:.1f} s, {r.failed} failed; load {r.load} before, {r.load_during} at the end",
+                      flush=True)
         print()
         print("| worker threads | processes | sweep wall time | ideal N x c / W | ratio | revisit min / max (s) | "
               "max/min | fewest others between two ends | SKRs started twice before all once | Redis cmd/s | "
@@ -502,9 +621,23 @@ def main() -> None:
                   f"{r.twice_before_once if r.twice_before_once >= 0 else 'n/a'} | "
                   f"{r.redis_per_s:.0f} | {r.kcp_per_s:.0f} | {r.skr_per_s:.0f} | {r.load} |")
         if rows:
-            spread = statistics.mean(r.kcp_per_s / max(1e-9, r.connects / r.elapsed_s) for r in rows)
-            skr_per = statistics.mean(r.skr_per_s / max(1e-9, r.connects / r.elapsed_s) for r in rows)
-            print(f"\nAPI requests per connect: KCP {spread:.1f}, SKR {skr_per:.1f}")
+            print("\nper connect (requests by the dev API server's counts; worker CPU and RSS from /proc, the API "
+                  "server's process apart):")
+            print("| pool | W | processes | connects | failed | KCP reads | KCP writes | SKR reads | SKR writes | "
+                  "worker CPU ms | RSS idle | RSS peak | in flight (max) | RSS per connect in flight | "
+                  "read budget per connect | load before / end |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            for r in rows:
+                c = max(1, r.connects)
+                kr, kw, sr, sw = (reads(r.kcp_verbs) / c, writes(r.kcp_verbs) / c, reads(r.skr_verbs) / c,
+                                  writes(r.skr_verbs) / c)
+                print(f"| {r.pool} | {r.workers} | {r.processes} | {r.connects} | {r.failed} | {kr:.2f} | {kw:.2f} | "
+                      f"{sr:.2f} | {sw:.3f} | {r.cpu_s * 1000 / c:.2f} | {r.rss_idle / 2**20:.0f} MiB | "
+                      f"{r.rss_peak / 2**20:.0f} MiB | {in_flight(r)} ({r.in_flight_max}) | "
+                      f"{per_in_flight(r) / 1024:.0f} KiB | {r.budget / 1024:.0f} KiB | {r.load} / {r.load_during} |")
+            for r in rows:
+                print(f"  {r.pool} W={r.workers}: KCP {dict(sorted(r.kcp_verbs.items()))}, "
+                      f"SKR {dict(sorted(r.skr_verbs.items()))}")
             print("\nconnect time per provider (first SKR request to the SkrStatus write; includes the injected "
                   f"{args.connect * 1000:.0f} ms):")
             print("| W | provider | SKRs | connects | connect p50 | p95 | max |")
@@ -533,9 +666,58 @@ def main() -> None:
                       f"{max(d) if d else float('nan'):.1f} s | {per} |")
             for provider, problems in k.failed.items():
                 print(f"not Ready ({provider}): {problems[:3]}")
+        if rows:
+            r = rows[-1]
+            kinds = sorted({k for p in providers for k in ["CloudResources", *skr_fleet.kinds_of(templates[p])]})
+            c = max(1, r.connects)
+            print(json.dumps({
+                "sweep_s": round(r.sweep_s, 1), "ideal_s": round(r.ideal_s, 1),
+                "ratio": round(r.sweep_s / r.ideal_s, 3) if r.ideal_s else None,
+                "worker_cpu_ms_per_connect": round(r.cpu_s * 1000 / c, 2),
+                "worker_rss_peak_mib": round(r.rss_peak / 2**20, 1), "in_flight": in_flight(r),
+                "in_flight_markers": r.in_flight_max, "kinds": kinds, "skrs": len(kymas), "connect_s": args.connect,
+                "pool": r.pool,
+                "concurrency": r.workers, "processes": r.processes, "connects": r.connects, "failed": r.failed,
+                "worker_rss_idle_mib": round(r.rss_idle / 2**20, 1),
+                "worker_rss_per_connect_in_flight_kib": round(per_in_flight(r) / 1024, 1),
+                "read_budget_per_connect_kib": round(r.budget / 1024, 1),
+                "kcp_reads_per_connect": round(reads(r.kcp_verbs) / c, 2),
+                "kcp_writes_per_connect": round(writes(r.kcp_verbs) / c, 3),
+                "skr_reads_per_connect": round(reads(r.skr_verbs) / c, 2),
+                "skr_writes_per_connect": round(writes(r.skr_verbs) / c, 3),
+                "revisit_min_s": None if r.revisit_min != r.revisit_min else round(r.revisit_min, 1),
+                "revisit_max_s": None if r.revisit_max != r.revisit_max else round(r.revisit_max, 1),
+                "seed_s": round(seed_s, 1), "load_before": float(r.load), "load_end": float(r.load_during),
+                "runs": [{"pool": x.pool, "concurrency": x.workers, "sweep_s": round(x.sweep_s, 1),
+                          "ratio": round(x.sweep_s / x.ideal_s, 3) if x.ideal_s else None,
+                          "worker_cpu_ms_per_connect": round(x.cpu_s * 1000 / max(1, x.connects), 2),
+                          "worker_rss_peak_mib": round(x.rss_peak / 2**20, 1), "in_flight": in_flight(x),
+                          "failed": x.failed} for x in rows]}))
     finally:
         server.stop()
         local_redis.stop()
+
+
+def reads(verbs: dict[str, int]) -> int:
+    """Read requests among ``verbs`` (GET, LIST; watches are not a connect's)."""
+    return verbs.get("GET", 0) + verbs.get("LIST", 0)
+
+
+def writes(verbs: dict[str, int]) -> int:
+    """Write requests among ``verbs``."""
+    return sum(verbs.get(v, 0) for v in skr_fleet.WRITE_VERBS)
+
+
+def in_flight(r: Run) -> int:
+    """Connects in flight at the peak: the start/end markers' count, at most the concurrency (the markers
+    over-count under an overloaded API server: a start is the installer's CRD read, an end the SkrStatus
+    write seen by the server)."""
+    return min(r.in_flight_max, r.workers)
+
+
+def per_in_flight(r: Run) -> float:
+    """Worker RSS above the idle processes per connect in flight at the peak (bytes)."""
+    return (r.rss_peak - r.rss_idle) / max(1, in_flight(r))
 
 
 if __name__ == "__main__":

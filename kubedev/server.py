@@ -700,15 +700,16 @@ class DevAPIServer:
         self._thread = None
         log.info("event=devapi_stopped url=%s", self.url)
 
-    def call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the server's loop thread (safe against concurrent requests) and return its value."""
+    def call(self, fn: Callable[[], T], timeout: float | None = 30.0) -> T:
+        """Run ``fn`` on the server's loop thread (safe against concurrent requests) and return its value;
+        ``timeout`` seconds to wait for it (``None``: no limit, e.g. seeding a large fleet)."""
         if self._loop is None or self._thread is None:
             return fn()
 
         async def run() -> T:
             return fn()
 
-        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
 
     def reset(self) -> None:
         """Wipe all objects and CRDs, end open watches, drop the event log (see :meth:`Store.reset`);
@@ -741,10 +742,21 @@ class DevAPIServer:
         return int(self._app[_STATE_KEY]["handler"].requests) if self._app is not None else 0
 
     def request_counts(self, cluster: str | None = None) -> dict[str, int]:
-        """Requests served so far by cluster ``cluster`` (``None``: the default one), by verb:
-        ``GET`` (one object, discovery), ``LIST``, ``WATCH``, ``POST``, ``PUT``, ``PATCH``, ``DELETE``."""
+        """Requests served so far by cluster ``cluster`` (``None``: the default one; ``"*"``: every named
+        cluster together), by verb: ``GET`` (one object, discovery), ``LIST``, ``WATCH``, ``POST``, ``PUT``,
+        ``PATCH``, ``DELETE``."""
         if self._app is None:
             return {}
+        if cluster == "*":
+            def total() -> dict[str, int]:
+                out: collections.Counter[str] = collections.Counter()
+                for name in self.clusters.names():
+                    named = self.clusters.handler(name)
+                    if named is not None:
+                        out.update(named.verbs)
+                return dict(out)
+
+            return self.call(total)
         handler = self._app[_STATE_KEY]["handler"] if cluster is None else self.clusters.handler(cluster)
         return self.call(lambda: dict(handler.verbs)) if handler is not None else {}
 

@@ -369,12 +369,14 @@ class Store:
         return (namespace or "") if rt.namespaced else ""
 
     def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
-               validated: bool = False) -> Obj:
+               validated: bool = False, keep_status: bool = False) -> Obj:
         """Create an object of ``rt``; returns the stored object.
 
         Raises 400 (bad body, namespace mismatch), 404 (namespace missing), 403 (namespace terminating),
         409 AlreadyExists, 422 Invalid (missing or malformed name, or a custom object its CRD's schema
         rejects; ``validated=True``: the caller already validated it in another version).
+        ``keep_status``: store the body's ``status`` as given (seeding a state copied from another
+        object, e.g. a benchmark's fleet; the HTTP layer never sets it).
         """
         with self._lock:
             if not isinstance(body, dict):
@@ -421,7 +423,7 @@ class Store:
                 meta["namespace"] = ns
             else:
                 meta.pop("namespace", None)
-            if rt.has_status and rt.reset_status_on_create:
+            if rt.has_status and rt.reset_status_on_create and not keep_status:
                 obj.pop("status", None)
             obj["metadata"] = meta
             obj = self._defaults_on_create(rt, obj)

@@ -136,9 +136,12 @@ class _Objects(Collector):
         if self._client is None:
             from workers.settings import load
 
-            self._client = redis.Redis.from_url(load().redis_url)
-            self._script = self._client.register_script(
+            client = redis.Redis.from_url(load().redis_url)
+            # the script first: a thread that sees the client set must find the script too (a connect
+            # of a fresh worker failed with "'NoneType' object is not callable" at 100 threads)
+            self._script = client.register_script(
                 resources.files("tasks.cloud").joinpath("lua/objects.lua").read_text())
+            self._client = client
         return self._client
 
     def put(self, owner: str, counts: Mapping[str, int], unchanged: bool = False) -> None:

@@ -8,6 +8,7 @@ annotations copied and updated. When anything was applied, wait (up to 2 s) unti
 
 from __future__ import annotations
 
+import copy
 import time
 
 from kube import Kube, resources
@@ -21,7 +22,7 @@ def install_crds(skr: Kube, provider: str, settings: CloudSettings, api_disabled
     """Apply the SKR CRDs; returns one outcome per manifest (``<crd>: created|updated|skipped|disabled``)."""
     outcomes: list[str] = []
     applied = []
-    for crd in install.load_crds("skr", provider=provider):
+    for crd in install.shared_crds("skr", provider=provider):  # read-only: copied where written
         name = crd["metadata"]["name"]
         version = (crd["metadata"].get("annotations") or {}).get(names.ANNOTATION_VERSION, "")
         current = skr.get(resources.CRD, name)
@@ -29,16 +30,16 @@ def install_crds(skr: Kube, provider: str, settings: CloudSettings, api_disabled
             if api_disabled:
                 outcomes.append(f"{name}: disabled")
                 continue
-            skr.create(resources.CRD, crd)
+            skr.create(resources.CRD, copy.deepcopy(crd))
             outcomes.append(f"{name}: created")
         elif ((current.get("metadata") or {}).get("annotations") or {}).get(names.ANNOTATION_VERSION) == version:
             outcomes.append(f"{name}: skipped")
             continue
         else:
-            meta = {**current["metadata"], "labels": crd["metadata"].get("labels") or {},
+            meta = {**current["metadata"], "labels": dict(crd["metadata"].get("labels") or {}),
                     "annotations": {**(current["metadata"].get("annotations") or {}),
                                     **(crd["metadata"].get("annotations") or {})}}
-            skr.replace(resources.CRD, {**current, "metadata": meta, "spec": crd["spec"]})
+            skr.replace(resources.CRD, {**current, "metadata": meta, "spec": copy.deepcopy(crd["spec"])})
             outcomes.append(f"{name}: updated")
         applied.append(install.resource_of(crd))
     deadline = time.monotonic() + settings.t(2)
