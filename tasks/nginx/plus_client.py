@@ -212,7 +212,7 @@ class Answer:
         return json.loads(self.content)
 
 
-def _pool(tls: TLSMaterial) -> tuple[urllib3.PoolManager, ssl.SSLContext]:
+def _pool(tls: TLSMaterial) -> tuple[urllib3.PoolManager, ssl.SSLContext | None]:
     """The process's keep-alive connection pools for ``tls``'s mode and Secrets (thread-safe, shared by the
     worker's threads) and the current client context of :func:`certificates`: a new context gets pools of
     its own (it is part of the pool key), so open connections keep theirs. Raises :class:`PlusError`."""
