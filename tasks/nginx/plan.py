@@ -31,7 +31,14 @@ from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.nginx.diff import ServerChange, ServerChanges
 from tasks.nginx.settings import EdgeNames, ModeConfig, nlk_document, parse_nlk_settings, parse_settings
-from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, translate, translate_nlk
+from tasks.nginx.translate import (
+    ServiceProblem,
+    Translation,
+    UpstreamRef,
+    services_by_port_name,
+    translate,
+    translate_nlk,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,19 @@ class ClusterState:
     nlk_services: Sequence[Mapping[str, Any]] = ()
     slices: Sequence[Mapping[str, Any]] = ()
     owners: Mapping[UpstreamRef, str] = field(default_factory=dict)
+    #: Indexes derived from this state, built once on first use (see :meth:`nkl_services_named`).
+    _memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def nkl_services_named(self, name: str, names: EdgeNames) -> Sequence[Mapping[str, Any]]:
+        """The ``nkl`` Services with a port named ``names.port_prefix + name``
+        (:func:`~tasks.nginx.translate.services_by_port_name`, indexed once per state and prefix: the
+        state is shared by the reconciles of a process, :class:`tasks.nginx.controller.StateReads`)."""
+        key = ("nkl-by-name", names.port_prefix)
+        index = self._memo.get(key)
+        if index is None:  # two threads may both build it: same result, last one kept
+            index = services_by_port_name(self.services, names.port_prefix)
+            self._memo[key] = index
+        return index.get(name, ())
 
 
 @dataclass(frozen=True)
@@ -121,7 +141,8 @@ def translations(state: ClusterState, config: EdgeConfig, names: EdgeNames, only
                  ) -> tuple[Translation | None, Translation | None, list[ServiceProblem]]:
     """``(nkl translation, nlk translation, Service problems)`` of the running modes (``None`` for a
     mode that does not run)."""
-    nkl = translate(state.services, state.nodes, names, only) if config.nkl else None
+    services = state.services if only is None else state.nkl_services_named(only.name, names)
+    nkl = translate(services, state.nodes, names, only) if config.nkl else None
     allowed = frozenset(names.nlk_allowed_namespaces) or None
     nlk, events = (translate_nlk(state.nlk_services, state.slices, state.nodes, config.nlk.annotation_match, only,
                                  state.owners, allowed) if config.nlk else (None, []))
