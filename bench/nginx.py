@@ -277,6 +277,26 @@ class PlatformBench(Bench):
                                  and s.labels.get("controller") == "nginx-upstream")
         return int(total)
 
+    def metric_sums(self) -> dict[str, float]:
+        """Over the workers: seconds spent in reconciles (``controller_runtime_reconcile_time_seconds``)
+        and in syncs (``reconcilery_nginx_sync_seconds``, cluster read + the host's requests) of the
+        edge, and how many (``..._count``); where a Node change's time goes."""
+        sums = {"reconcile_s": 0.0, "reconciles": 0.0, "sync_s": 0.0, "syncs": 0.0}
+        for port in self.metrics_ports:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if family.name == "controller_runtime_reconcile_time_seconds" and \
+                            sample.labels.get("controller") != "nginx-upstream":
+                        continue
+                    name = {"controller_runtime_reconcile_time_seconds_sum": "reconcile_s",
+                            "controller_runtime_reconcile_time_seconds_count": "reconciles",
+                            "reconcilery_nginx_sync_seconds_sum": "sync_s",
+                            "reconcilery_nginx_sync_seconds_count": "syncs"}.get(sample.name)
+                    if name:
+                        sums[name] += sample.value
+        return sums
+
     def quiet(self, seconds: float = 1.5) -> int:
         """Wait until no reconcile ran for ``seconds`` (longer than the jitter); returns the reconcile count."""
         last, since = self.reconciles(), time.monotonic()
@@ -527,19 +547,30 @@ def run_platform(args: argparse.Namespace) -> None:
             print(f"initial sync: {setup_reconciles} reconciles, {setup_requests} NGINX Plus requests "
                   f"({setup_requests / max(1, setup_reconciles):.1f} per sync)")
             phases: list[tuple[str, list[float], int, int]] = []
+            where: list[dict[str, float]] = []
             for label, changes in (
                     (f"Service nodePort change ({args.hosts} pairs)",
                      [lambda i=i: bench.service_change(i % args.services, 31000 + i) for i in range(args.changes)]),
                     (f"Node join/leave ({keys} pairs)",
                      [lambda n=n: bench.node_change(n) for n in range(args.node_changes)])):
-                before_r, before_q = bench.quiet(), bench.requests_sent()
+                before_r, before_q, before_m = bench.quiet(), bench.requests_sent(), bench.metric_sums()
                 times = [change() for change in changes]
                 phases.append((label, times, bench.quiet() - before_r, bench.requests_sent() - before_q))
+                spent = {k: v - before_m[k] for k, v in bench.metric_sums().items()}
+                slots = args.workers * bench.pool._max_workers
+                where.append({
+                    "reconcile_ms_mean": round(1000 * spent["reconcile_s"] / max(1, spent["reconciles"]), 2),
+                    "sync_ms_mean": round(1000 * spent["sync_s"] / max(1, spent["syncs"]), 2),
+                    "slots_busy": round(spent["reconcile_s"] / max(1e-9, slots * sum(times)), 2)})
         except Exception:
             print(bench.logs(), file=sys.stderr)
             raise
         for label, times, _, _ in phases:
             report(label, times)
+        for (label, _, _, _), spent in zip(phases, where, strict=True):
+            print(f"{label.split(' (')[0]}: reconcile {spent['reconcile_ms_mean']} ms mean (of which the sync, "
+                  f"cluster read + NGINX Plus requests, {spent['sync_ms_mean']} ms); reconcile slots busy "
+                  f"{spent['slots_busy']:.0%} of the changes' time")
         print("NGINX Plus API requests per change (stand-in requests / changes) and reconciles: " + ", ".join(
             f"{label.split(' (')[0]} {sent / max(1, len(times)):.1f} ({sent}/{len(times)}, {syncs} reconciles)"
             for label, times, syncs, sent in phases))
@@ -558,6 +589,8 @@ def run_platform(args: argparse.Namespace) -> None:
             "original_plus_requests_per_node_change": 2 * args.hosts * args.services,
             "reconciles_per_service_change": round(service_syncs / max(1, len(service_times)), 1),
             "reconciles_per_node_change": round(node_syncs / max(1, len(node_times)), 1),
+            "node_change_reconcile_ms_mean": where[1]["reconcile_ms_mean"],
+            "node_change_slots_busy": where[1]["slots_busy"],
             "initial_sync_s": round(initial, 2), "seeded": seed}))
     finally:
         bench.close()

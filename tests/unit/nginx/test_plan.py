@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from tasks.nginx.plan import (
     ClusterState,
+    ServiceIndexes,
     parse_config,
     parse_owned,
     parse_owners,
@@ -89,3 +90,17 @@ def test_the_record_keeps_each_upstreams_owner() -> None:
     owned = ClusterState(**{**state().__dict__, "owners": {WEB: "apps/ext"}})
     config = parse_config(owned, BOTH)  # the recorded owner keeps the upstream while it names it
     assert plan_upstream(owned, config, BOTH, NLK_ONLY, WEB).owner == "apps/ext"
+
+
+def test_the_service_index_is_built_once_per_set_of_service_objects_and_bounded() -> None:
+    services = [{"metadata": {"name": f"s{i}", "namespace": "nginx-ingress"},
+                 "spec": {"ports": [{"name": f"nkl-u{i % 3}", "nodePort": 30000 + i}]}} for i in range(9)]
+    indexes = ServiceIndexes(size=2)
+    first = indexes.index(services, "nkl-")
+    assert [s["metadata"]["name"] for s in first["u1"]] == ["s1", "s4", "s7"]
+    assert indexes.index(list(services), "nkl-") is first and indexes.built == 1  # same objects, new list
+    changed = [*services[:8], {**services[8], "spec": {"ports": [{"name": "nkl-u0", "nodePort": 1}]}}]
+    assert [s["metadata"]["name"] for s in indexes.index(changed, "nkl-")["u0"]] == ["s0", "s3", "s6", "s8"]
+    indexes.index(services, "other-")
+    assert indexes.built == 3 and len(indexes._kept) == 2
+    assert indexes.index(services, "nkl-") is not first and indexes.built == 4  # the oldest was dropped
