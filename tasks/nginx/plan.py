@@ -185,22 +185,66 @@ def plan_upstream(state: ClusterState, config: EdgeConfig, names: EdgeNames, hos
                   upstream: UpstreamRef) -> UpstreamPlan:
     """The :class:`UpstreamPlan` of ``upstream`` on ``host``: the union of the servers every mode
     listing ``host`` wants."""
+    return _plan_of(translations(state, config, names, upstream), config, host, upstream)
+
+
+def _plan_of(translated: tuple[Translation | None, Translation | None, list[ServiceProblem]], config: EdgeConfig,
+             host: str, upstream: UpstreamRef, problems: bool = True) -> UpstreamPlan:
+    """:func:`plan_upstream` over translations already made (``problems``: copy their problems in)."""
+    nkl, nlk, events = translated
     plan = UpstreamPlan()
-    nkl, nlk, events = translations(state, config, names, upstream)
     servers: set[str] = set()
     for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
         if settings is None or translation is None or host not in settings.hosts:
             continue
-        plan.problems += translation.problems
+        if problems:
+            plan.problems += translation.problems
         if upstream in translation.upstreams:
             plan.named = True
             plan.adopts = plan.adopts or settings is config.nkl
             servers.update(translation.upstreams[upstream])
         plan.owner = plan.owner or translation.owners.get(upstream, "")
-    if config.nlk and host in config.nlk.hosts:
+    if problems and config.nlk and host in config.nlk.hosts:
         plan.service_problems = events
     plan.desired = sorted(servers)
     return plan
+
+
+@dataclass
+class HostPlan:
+    """What every upstream of one host should hold (:func:`plan_host`).
+
+    Attributes:
+        upstreams: the :class:`UpstreamPlan` of every upstream a mode listing the host names, and of
+            every one asked for (``also``: e.g. recorded ones no Service names any more, which are
+            emptied), sorted; each without problems (they are the host's, below).
+        problems: human text about skipped or defaulted ports (logs), once for the host.
+        service_problems: problems to record as Events on Services (``nlk`` hosts).
+    """
+
+    upstreams: dict[UpstreamRef, UpstreamPlan] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    service_problems: list[ServiceProblem] = field(default_factory=list)
+
+
+def plan_host(state: ClusterState, config: EdgeConfig, names: EdgeNames, host: str,
+              also: Sequence[UpstreamRef] = ()) -> HostPlan:
+    """The plan of every upstream on ``host`` from one translation of the running modes: each
+    :class:`UpstreamPlan` is what :func:`plan_upstream` gives for it (problems aside), in one pass
+    over the Services instead of one per upstream (a Node change concerns every upstream)."""
+    translated = translations(state, config, names)
+    nkl, nlk, events = translated
+    out = HostPlan()
+    refs: set[UpstreamRef] = set(also)
+    for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
+        if settings is None or translation is None or host not in settings.hosts:
+            continue
+        refs.update(translation.upstreams)
+        out.problems += translation.problems
+    if config.nlk and host in config.nlk.hosts:
+        out.service_problems = events
+    out.upstreams = {ref: _plan_of(translated, config, host, ref, problems=False) for ref in sorted(refs)}
+    return out
 
 
 def desired_upstreams(state: ClusterState, config: EdgeConfig, names: EdgeNames

@@ -11,6 +11,7 @@ from tasks.nginx.plan import (
     parse_config,
     parse_owned,
     parse_owners,
+    plan_host,
     plan_upstream,
     record_key,
     record_value,
@@ -50,6 +51,26 @@ def test_a_host_of_both_modes_holds_the_union() -> None:
     assert nlk.desired == ["10.244.0.5:8080"] and nlk.owner == "apps/pods"
     assert [(p.name, p.reason) for p in nlk.service_problems] == [("ext", "UpstreamClaimed")]
     assert not plan_upstream(s, config, BOTH, NLK_ONLY, UpstreamRef("http", "gone")).named
+
+
+def test_a_host_plan_is_every_upstream_plan_from_one_translation() -> None:
+    s = ClusterState(**{**state().__dict__, "services": [
+        service("ing", [("nkl-web", 30080), ("nkl-api", 30081)]), service("other", [("nkl-db", 30090)],
+                                                                          {"nginxinc.io/nkl-db": "stream"})]})
+    config = parse_config(s, BOTH)
+    gone = UpstreamRef("http", "gone")
+    for host in (SHARED, NKL_ONLY, NLK_ONLY):
+        plan = plan_host(s, config, BOTH, host, also=[gone])
+        for ref, upstream in plan.upstreams.items():
+            alone = plan_upstream(s, config, BOTH, host, ref)
+            assert (upstream.desired, upstream.named, upstream.owner, upstream.adopts) == (
+                alone.desired, alone.named, alone.owner, alone.adopts), (host, ref)
+        assert gone in plan.upstreams and not plan.upstreams[gone].named  # recorded, named by none: emptied
+    assert set(plan_host(s, config, BOTH, NKL_ONLY).upstreams) == {
+        UpstreamRef("http", "web"), UpstreamRef("http", "api"), UpstreamRef("stream", "db")}
+    assert set(plan_host(s, config, BOTH, NLK_ONLY).upstreams) == {WEB}
+    assert [p.reason for p in plan_host(s, config, BOTH, NLK_ONLY).service_problems] == ["UpstreamClaimed"]
+    assert plan_host(s, config, BOTH, "http://elsewhere/api").upstreams == {}
 
 
 def test_only_nlk_hosts_get_the_api_key_and_tls_comes_from_the_first_mode() -> None:
