@@ -260,6 +260,16 @@ class PlusState:
         #: Writes (POST, PATCH, DELETE) answered so far: a reader polling for a state can skip the look
         #: while this has not moved.
         self.writes = 0
+        #: ``(kind, upstream)`` written since the last :meth:`take_written` (at most one per upstream).
+        self._written: set[tuple[str, str]] = set()
+
+    def take_written(self) -> set[tuple[str, str]]:
+        """The ``(kind, upstream)`` pairs written since the last call (a poller looks at only those: its
+        cost follows the writes, not the number of upstreams, and it keeps the lock and the GIL free for
+        the stand-in it shares a process with)."""
+        with self.lock:
+            written, self._written = self._written, set()
+        return written
 
     def authorized(self, authorization: str | None) -> bool:
         """Whether a request with this ``Authorization`` header may pass (always without :attr:`api_key`)."""
@@ -346,6 +356,7 @@ class PlusState:
             upstream.next_id += 1
             self.writes += 1
             upstream.writes += 1
+            self._written.add((kind, upstream.name))
             return 201, _server_view(kind, server)
         self._only(method, "GET", "PATCH", "DELETE")
         upstream = self._zone(upstream, kind)
@@ -361,6 +372,7 @@ class PlusState:
         self._writable()
         self.writes += 1
         upstream.writes += 1
+        self._written.add((kind, upstream.name))
         if method == "DELETE":
             del upstream.servers[server["id"]]
             return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]

@@ -437,6 +437,8 @@ HOST_SHARDS = 8
 #: Seconds a shard key waits for the upstreams whose lock another key holds (polling every
 #: ``BUSY_POLL``) before it requeues itself; seconds an upstream's key waits before it tries again.
 BUSY_WAIT, BUSY_POLL, BUSY_REQUEUE = 5.0, 0.05, 0.25
+#: Upstreams a shard locks (and releases) in one Redis round trip, then syncs one after the other.
+LOCK_BATCH = 16
 
 
 def shard_of(upstream: UpstreamRef, shards: int) -> int:
@@ -500,26 +502,33 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
     give_up = time.monotonic() + BUSY_WAIT
     while todo:
         busy = []
-        for upstream, upstream_plan in todo:
-            held = SYNC_LOCKS.acquire(host, upstream)
-            if held is None:  # its own key is syncing it: after the others
-                busy.append((upstream, upstream_plan))
-                continue
-            token, synced = held
-            began = time.perf_counter()
+        for start in range(0, len(todo), LOCK_BATCH):
+            batch = todo[start:start + LOCK_BATCH]
+            held = SYNC_LOCKS.acquire_many(host, [ref for ref, _ in batch])
+            busy += [(ref, p) for ref, p in batch if ref not in held]  # their own keys sync them: after the rest
+            reports: list[tuple[SyncReport, float]] = []
             try:
-                recorded = recorded_owner(records, host, upstream)
-                if synced >= stamp:  # synced by another key since this read began: read again
-                    fresh = _planned(kube, names, host, upstream, time.monotonic())
-                    if fresh is None:
-                        return
-                    upstream_plan, recorded = fresh[0], ownership.recorded(kube, names, host, upstream)
-                report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client)
+                for upstream, upstream_plan in batch:
+                    if upstream not in held:
+                        continue
+                    began = time.perf_counter()
+                    recorded = recorded_owner(records, host, upstream)
+                    if held[upstream][1] >= stamp:  # synced by another key since this read began: read again
+                        fresh = _planned(kube, names, host, upstream, time.monotonic())
+                        if fresh is None:
+                            return
+                        upstream_plan, recorded = fresh[0], ownership.recorded(kube, names, host, upstream)
+                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client)
+                    reports.append((report, time.perf_counter() - began))
+                    if report.stopped is not None and sync_failure(host, upstream, report.stopped)[0] in (
+                            "unreachable", "unauthorized"):
+                        break
             finally:
-                SYNC_LOCKS.release(host, upstream, token)
-            yield report, time.perf_counter() - began
-            if report.stopped is not None and sync_failure(host, upstream, report.stopped)[0] in (
-                    "unreachable", "unauthorized"):
+                if held:
+                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values()))[0])
+            yield from reports
+            if reports and reports[-1][0].stopped is not None and sync_failure(
+                    host, reports[-1][0].upstream, reports[-1][0].stopped)[0] in ("unreachable", "unauthorized"):
                 return
         if busy and time.monotonic() >= give_up:
             for upstream, _ in busy:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable, Sequence
 
 import redis
 
@@ -37,17 +38,30 @@ STAMP_SECONDS = 600.0
 PREFIX = "reconcilery:nginx-sync:"
 STAMP_PREFIX = "reconcilery:nginx-synced:"
 
-# KEYS: lock, stamp; ARGV: token, lock ms -> false when held, else the stamp of the last sync ("0": none)
+# KEYS: lock, stamp pairs; ARGV: token, lock ms -> per pair "" when held, else the stamp of the last
+# sync ("0": none)
 _ACQUIRE = """
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
-return redis.call('GET', KEYS[2]) or '0'
+local out = {}
+for i = 1, #KEYS / 2 do
+  if redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    out[i] = redis.call('GET', KEYS[2 * i]) or '0'
+  else
+    out[i] = ''
+  end
+end
+return out
 """
-# KEYS: lock, stamp; ARGV: token, stamp ms
+# KEYS: lock, stamp pairs; ARGV: token, stamp ms
 _RELEASE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local t = redis.call('TIME')
-redis.call('SET', KEYS[2], t[1] .. '.' .. string.format('%06d', t[2]), 'PX', ARGV[2])
-return redis.call('DEL', KEYS[1])
+local now = t[1] .. '.' .. string.format('%06d', t[2])
+for i = 1, #KEYS / 2 do
+  if redis.call('GET', KEYS[2 * i - 1]) == ARGV[1] then
+    redis.call('SET', KEYS[2 * i], now, 'PX', ARGV[2])
+    redis.call('DEL', KEYS[2 * i - 1])
+  end
+end
+return 0
 """
 
 
@@ -80,22 +94,43 @@ class SyncLocks:
         seconds, micros = self._redis().time()
         return float(seconds) + micros / 1e6
 
+    def _keys(self, host: str, upstreams: Iterable[UpstreamRef]) -> list[str]:
+        keys = []
+        for upstream in upstreams:
+            name = self.name(host, upstream)
+            keys += [name, STAMP_PREFIX + name[len(PREFIX):]]
+        return keys
+
     def acquire(self, host: str, upstream: UpstreamRef) -> tuple[str, float] | None:
         """Take the lock of ``upstream`` on ``host``: ``(token, stamp of the last sync)`` (``0.0``: none
         known), or ``None`` when another sync holds it."""
+        return self.acquire_many(host, [upstream]).get(upstream)
+
+    def acquire_many(self, host: str, upstreams: Sequence[UpstreamRef]) -> dict[UpstreamRef, tuple[str, float]]:
+        """Take the locks of ``upstreams`` on ``host`` that are free, in one round trip: ``{upstream: (token,
+        stamp of its last sync)}``; the held ones are left out. A shard syncs its upstreams in batches."""
+        if not upstreams:
+            return {}
         token = os.urandom(12).hex()
-        name = self.name(host, upstream)
-        got = self._redis().eval(_ACQUIRE, 2, name, STAMP_PREFIX + name[len(PREFIX):], token,
+        got = self._redis().eval(_ACQUIRE, 2 * len(upstreams), *self._keys(host, upstreams), token,
                                  int(self.seconds * 1000))
-        if got is None:
-            return None
-        return token, float(got.decode() if isinstance(got, bytes) else got)
+        out = {}
+        for upstream, stamp in zip(upstreams, got, strict=True):
+            text = stamp.decode() if isinstance(stamp, bytes) else str(stamp)
+            if text:
+                out[upstream] = (token, float(text))
+        return out
 
     def release(self, host: str, upstream: UpstreamRef, token: str) -> None:
         """Free the lock if ``token`` still holds it (a lapsed lock taken by another sync is left alone)
         and stamp the upstream as synced now."""
-        name = self.name(host, upstream)
-        self._redis().eval(_RELEASE, 2, name, STAMP_PREFIX + name[len(PREFIX):], token, int(STAMP_SECONDS * 1000))
+        self.release_many(host, [upstream], token)
+
+    def release_many(self, host: str, upstreams: Sequence[UpstreamRef], token: str) -> None:
+        """:meth:`release` of ``upstreams`` taken with one :meth:`acquire_many` (``token``), in one round trip."""
+        if upstreams:
+            self._redis().eval(_RELEASE, 2 * len(upstreams), *self._keys(host, upstreams), token,
+                               int(STAMP_SECONDS * 1000))
 
 
 #: The process's locks.
