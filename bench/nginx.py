@@ -277,6 +277,19 @@ class PlatformBench(Bench):
                                  and s.labels.get("controller") == "nginx-upstream")
         return int(total)
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds (user + system) used so far by the workers, the watcher and this process (the
+        stand-ins and the bench): what a change costs, whatever else shares the machine's cores."""
+        def of(pid: int) -> float:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            return 0.0
+
+        return {"workers_cpu_s": sum(of(p.pid) for p in self.procs[:self.n_workers]),
+                "watcher_cpu_s": sum(of(p.pid) for p in self.procs[self.n_workers:]),
+                "standins_and_bench_cpu_s": of(os.getpid())}
+
     def metric_sums(self) -> dict[str, float]:
         """Over the workers: seconds spent in reconciles (``controller_runtime_reconcile_time_seconds``)
         and in syncs (``reconcilery_nginx_sync_seconds``, cluster read + the host's requests) of the
@@ -517,6 +530,10 @@ def run_slices(args: argparse.Namespace) -> None:
         bench.close()
 
 
+#: The CPU seconds per change the platform run reports (:meth:`PlatformBench.cpu_seconds`).
+CPU_KEYS = ("workers_cpu_s", "watcher_cpu_s", "standins_and_bench_cpu_s")
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
@@ -549,14 +566,16 @@ def run_platform(args: argparse.Namespace) -> None:
                     (f"Node join/leave ({keys} pairs)",
                      [lambda n=n: bench.node_change(n) for n in range(args.node_changes)])):
                 before_r, before_q, before_m = bench.quiet(), bench.requests_sent(), bench.metric_sums()
+                before_cpu = bench.cpu_seconds()
                 times = [change() for change in changes]
+                cpu = {k: round((v - before_cpu[k]) / max(1, len(times)), 2) for k, v in bench.cpu_seconds().items()}
                 phases.append((label, times, bench.quiet() - before_r, bench.requests_sent() - before_q))
                 spent = {k: v - before_m[k] for k, v in bench.metric_sums().items()}
                 slots = args.workers * bench.pool._max_workers
                 where.append({
                     "reconcile_ms_mean": round(1000 * spent["reconcile_s"] / max(1, spent["reconciles"]), 2),
                     "sync_ms_mean": round(1000 * spent["sync_s"] / max(1, spent["syncs"]), 2),
-                    "slots_busy": round(spent["reconcile_s"] / max(1e-9, slots * sum(times)), 2)})
+                    "slots_busy": round(spent["reconcile_s"] / max(1e-9, slots * sum(times)), 2), **cpu})
         except Exception:
             print(bench.logs(), file=sys.stderr)
             raise
@@ -565,7 +584,9 @@ def run_platform(args: argparse.Namespace) -> None:
         for (label, _, _, _), spent in zip(phases, where, strict=True):
             print(f"{label.split(' (')[0]}: reconcile {spent['reconcile_ms_mean']} ms mean (of which the sync, "
                   f"cluster read + NGINX Plus requests, {spent['sync_ms_mean']} ms); reconcile slots busy "
-                  f"{spent['slots_busy']:.0%} of the changes' time")
+                  f"{spent['slots_busy']:.0%} of the changes' time; CPU per change: workers "
+                  f"{spent['workers_cpu_s']} s, watcher {spent['watcher_cpu_s']} s, stand-ins and bench "
+                  f"{spent['standins_and_bench_cpu_s']} s")
         print("NGINX Plus API requests per change (stand-in requests / changes) and reconciles: " + ", ".join(
             f"{label.split(' (')[0]} {sent / max(1, len(times)):.1f} ({sent}/{len(times)}, {syncs} reconciles)"
             for label, times, syncs, sent in phases))
@@ -586,6 +607,8 @@ def run_platform(args: argparse.Namespace) -> None:
             "reconciles_per_node_change": round(node_syncs / max(1, len(node_times)), 1),
             "node_change_reconcile_ms_mean": where[1]["reconcile_ms_mean"],
             "node_change_slots_busy": where[1]["slots_busy"],
+            "node_change_cpu_s": {k: where[1][k] for k in CPU_KEYS},
+            "service_change_cpu_s": {k: where[0][k] for k in CPU_KEYS},
             "initial_sync_s": round(initial, 2), "seeded": seed}))
     finally:
         bench.close()
