@@ -101,6 +101,15 @@ class Upstream:
     next_id: int = 0
     #: Writes answered on this upstream (a poller re-reads it only when this moved).
     writes: int = 0
+    #: ``(writes, JSON of GET .../servers)``: the answer serialised once per state of the upstream.
+    listing: tuple[int, bytes] | None = None
+
+
+@dataclass(frozen=True)
+class RawJSON:
+    """An answer body already serialised (``GET .../servers``, kept per upstream until its next write)."""
+
+    data: bytes
 
 
 def _fields_for(kind: str) -> tuple[str, ...]:
@@ -309,7 +318,8 @@ class PlusState:
     # -- request handling (called on the event loop thread, under the lock) -------------------------
 
     def handle(self, method: str, parts: list[str], body: Any) -> tuple[int, Any]:
-        """Answer one request below the API prefix: ``(status, json body or None)``. Raises ``ApiError``."""
+        """Answer one request below the API prefix: ``(status, json body or None)``, the body of ``GET
+        .../servers`` as :class:`RawJSON`. Raises ``ApiError``."""
         if not parts:
             if method != "GET":
                 raise ApiError(405, "MethodNotSupported", "method not supported")
@@ -345,7 +355,11 @@ class PlusState:
             self._only(method, "GET", "POST")
             upstream = self._zone(upstream, kind)
             if method == "GET":
-                return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+                # serialised once per state: a sync's GET of 100 servers was most of the stand-in's CPU
+                if upstream.listing is None or upstream.listing[0] != upstream.writes:
+                    views = [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+                    upstream.listing = (upstream.writes, json.dumps(views).encode())
+                return 200, RawJSON(upstream.listing[1])
             self._writable()
             fields = _validate_fields(kind, body, creating=True, current=None)
             taken = {s["server"] for s in upstream.servers.values()}
@@ -492,7 +506,6 @@ class NginxPlusStandIn(StandInServer):
         return app
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        request_id = uuid.uuid4().hex
         tail = request.path[len(self.prefix):]
         parts = [p for p in tail.split("/") if p]
         body: Any = None
@@ -515,9 +528,11 @@ class NginxPlusStandIn(StandInServer):
         except ApiError as err:
             return web.json_response(
                 {"error": {"status": err.status, "text": err.text, "code": err.code},
-                 "request_id": request_id, "href": HREF}, status=err.status)
+                 "request_id": uuid.uuid4().hex, "href": HREF}, status=err.status)
         if status == 204:
             return web.Response(status=204)
+        if isinstance(payload, RawJSON):
+            return web.Response(body=payload.data, status=status, content_type="application/json")
         return web.json_response(payload, status=status)
 
 
