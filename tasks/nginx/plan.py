@@ -276,7 +276,8 @@ def _call(upstream: UpstreamRef, change: ServerChange) -> Call:
     if change.op == "add":
         return Call("add_server", (upstream.protocol, upstream.name, dict(change.body or {})), kind="add")
     if change.op == "delete":
-        return Call("delete_server", (upstream.protocol, upstream.name, change.server_id), kind="delete")
+        return Call("delete_server", (upstream.protocol, upstream.name, change.server_id), {"remaining": False},
+                    kind="delete")
     return Call("update_server", (upstream.protocol, upstream.name, change.server_id, dict(change.body or {})),
                 kind="update")
 

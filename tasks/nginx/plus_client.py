@@ -276,7 +276,7 @@ class PlusClient:
 
     # -- plumbing ----------------------------------------------------------------------------------
 
-    def _send(self, method: str, url: str, expected: int, body: Any = None) -> Any:
+    def _send(self, method: str, url: str, expected: int, body: Any = None, parse: bool = True) -> Any:
         # urllib3 directly, over the process's keep-alive pools: requests' per-call session merging,
         # hooks and cookie handling cost more than the request itself (docs/nginx.md, Performance)
         self.requests_made += 1
@@ -302,7 +302,7 @@ class PlusClient:
                     _versions.pop(self.base_url, None)
             raise error
         content = response.data
-        if response.status == 204 or not content:
+        if response.status == 204 or not content or not parse:
             return None
         try:
             return json.loads(content)
@@ -371,7 +371,9 @@ class PlusClient:
         url = self._url(protocol, upstream, "servers", server_id, trailing=True)
         return dict(self._send("PATCH", url, 200, fields))
 
-    def delete_server(self, protocol: str, upstream: str, server_id: int) -> list[dict[str, Any]]:
-        """``DELETE .../servers/{id}/`` (200): the remaining servers."""
+    def delete_server(self, protocol: str, upstream: str, server_id: int, remaining: bool = True
+                      ) -> list[dict[str, Any]]:
+        """``DELETE .../servers/{id}/`` (200): the remaining servers; ``remaining=False``: ``[]`` without
+        parsing them (a sync deleting 100 of 1,000 servers would parse 100 lists of ~1,000)."""
         url = self._url(protocol, upstream, "servers", server_id, trailing=True)
-        return list(self._send("DELETE", url, 200) or [])
+        return list(self._send("DELETE", url, 200, parse=remaining) or [])

@@ -50,7 +50,7 @@ class Host:
     def add_server(self, protocol: str, upstream: str, server: dict[str, Any]) -> Any:
         return self._call("add_server", server["server"])
 
-    def delete_server(self, protocol: str, upstream: str, server_id: int) -> Any:
+    def delete_server(self, protocol: str, upstream: str, server_id: int, remaining: bool = True) -> Any:
         return self._call("delete_server", server_id)
 
     def update_server(self, protocol: str, upstream: str, server_id: int, fields: dict[str, Any]) -> Any:
