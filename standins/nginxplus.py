@@ -101,13 +101,24 @@ class Upstream:
     next_id: int = 0
     #: Writes answered on this upstream (a poller re-reads it only when this moved).
     writes: int = 0
-    #: ``(writes, JSON of GET .../servers)``: the answer serialised once per state of the upstream.
-    listing: tuple[int, bytes] | None = None
+    #: Server id -> its JSON view, serialised once per state of the server (dropped by PATCH and DELETE).
+    views: dict[int, bytes] = field(default_factory=dict)
+
+    def listing(self) -> bytes:
+        """The JSON of every server view ordered by id (``GET .../servers``, and what a DELETE answers),
+        from the views serialised once: 1,000 servers cost a join, not 1,000 ``json.dumps``."""
+        parts = []
+        for server_id, server in sorted(self.servers.items()):
+            view = self.views.get(server_id)
+            if view is None:
+                view = self.views[server_id] = json.dumps(_server_view(self.kind, server)).encode()
+            parts.append(view)
+        return b"[" + b",".join(parts) + b"]"
 
 
 @dataclass(frozen=True)
 class RawJSON:
-    """An answer body already serialised (``GET .../servers``, kept per upstream until its next write)."""
+    """An answer body already serialised (the server list of ``GET .../servers`` and of a ``DELETE``)."""
 
     data: bytes
 
@@ -355,11 +366,8 @@ class PlusState:
             self._only(method, "GET", "POST")
             upstream = self._zone(upstream, kind)
             if method == "GET":
-                # serialised once per state: a sync's GET of 100 servers was most of the stand-in's CPU
-                if upstream.listing is None or upstream.listing[0] != upstream.writes:
-                    views = [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
-                    upstream.listing = (upstream.writes, json.dumps(views).encode())
-                return 200, RawJSON(upstream.listing[1])
+                # views serialised once: a sync's GET of 100 servers was most of the stand-in's CPU
+                return 200, RawJSON(upstream.listing())
             self._writable()
             fields = _validate_fields(kind, body, creating=True, current=None)
             taken = {s["server"] for s in upstream.servers.values()}
@@ -387,9 +395,10 @@ class PlusState:
         self.writes += 1
         upstream.writes += 1
         self._written.add((kind, upstream.name))
+        upstream.views.pop(server["id"], None)
         if method == "DELETE":
             del upstream.servers[server["id"]]
-            return 200, [_server_view(kind, s) for _, s in sorted(upstream.servers.items())]
+            return 200, RawJSON(upstream.listing())
         fields = _validate_fields(kind, body, creating=False, current=server)
         server.update(fields)
         return 200, _server_view(kind, server)
