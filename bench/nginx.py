@@ -277,6 +277,39 @@ class PlatformBench(Bench):
                                  and s.labels.get("controller") == "nginx-upstream")
         return int(total)
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds (user + system) used so far by the workers, the watcher and this process (the
+        stand-ins and the bench): what a change costs, whatever else shares the machine's cores."""
+        def of(pid: int) -> float:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            return 0.0
+
+        return {"workers_cpu_s": sum(of(p.pid) for p in self.procs[:self.n_workers]),
+                "watcher_cpu_s": sum(of(p.pid) for p in self.procs[self.n_workers:]),
+                "standins_and_bench_cpu_s": of(os.getpid())}
+
+    def metric_sums(self) -> dict[str, float]:
+        """Over the workers: seconds spent in reconciles (``controller_runtime_reconcile_time_seconds``)
+        and in syncs (``reconcilery_nginx_sync_seconds``, cluster read + the host's requests) of the
+        edge, and how many (``..._count``); where a Node change's time goes."""
+        sums = {"reconcile_s": 0.0, "reconciles": 0.0, "sync_s": 0.0, "syncs": 0.0}
+        for port in self.metrics_ports:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if family.name == "controller_runtime_reconcile_time_seconds" and \
+                            sample.labels.get("controller") != "nginx-upstream":
+                        continue
+                    name = {"controller_runtime_reconcile_time_seconds_sum": "reconcile_s",
+                            "controller_runtime_reconcile_time_seconds_count": "reconciles",
+                            "reconcilery_nginx_sync_seconds_sum": "sync_s",
+                            "reconcilery_nginx_sync_seconds_count": "syncs"}.get(sample.name)
+                    if name:
+                        sums[name] += sample.value
+        return sums
+
     def quiet(self, seconds: float = 1.5) -> int:
         """Wait until no reconcile ran for ``seconds`` (longer than the jitter); returns the reconcile count."""
         last, since = self.reconciles(), time.monotonic()
@@ -297,34 +330,29 @@ class PlatformBench(Bench):
         return self.converged()
 
     def converged(self) -> bool:
-        """Whether every host holds exactly the expected servers of every Service. Incremental: only
-        the (host, upstream) pairs not seen converged since :meth:`expect_all` are looked at, and only
-        when some host answered a write since the last look (the bench's own CPU stays out of the way
-        of the stand-ins it shares a process with)."""
-        writes = sum(h.state.writes for h in self.hosts)
-        if self._pending and writes == self._writes_seen:
-            return False
-        self._writes_seen = writes
-        pending = set()
-        for h, i in self._pending:
-            state, name = self.hosts[h].state, f"svc-{i}"
-            seen = state.upstream_writes("http", name)
-            if self._looked.get((h, i)) == seen or state.addresses("http", name) != self.expected(i):
-                self._looked[(h, i)] = seen
-                pending.add((h, i))
-        self._pending = pending
+        """Whether every host holds exactly the expected servers of every Service. Incremental: the first
+        look after :meth:`expect_all` checks every (host, Service); later ones only those a host wrote
+        since (:meth:`standins.nginxplus.PlusState.take_written`), so the bench's polling costs what the
+        writes cost and leaves the GIL to the stand-ins it shares a process with."""
+        written = [h.state.take_written() for h in self.hosts]
+        if self._full:
+            self._full = False
+            candidates = set(self._pending)
+        else:
+            candidates = {(h, i) for h, names in enumerate(written) for _, name in names
+                          if (h, i := int(name.removeprefix("svc-"))) in self._pending}
+        for h, i in candidates:
+            if self.hosts[h].state.addresses("http", f"svc-{i}") == self.expected(i):
+                self._pending.discard((h, i))
         return not self._pending
 
     def expect_all(self) -> None:
         """Look at every (host, Service) again on the next :meth:`converged`."""
         self._pending = {(h, i) for h in range(len(self.hosts)) for i in range(self.n_services)}
-        self._writes_seen = -1
-        self._looked = {}
+        self._full = True
 
     _pending: set[tuple[int, int]] = set()
-    _writes_seen = -1
-    #: (host, Service) -> the upstream's write count when it was last seen not converged.
-    _looked: dict[tuple[int, int], int] = {}
+    _full = True
 
     def seed_hosts(self) -> None:
         """Give every host the servers it should hold and record them as the edge's (the ownership
@@ -502,6 +530,10 @@ def run_slices(args: argparse.Namespace) -> None:
         bench.close()
 
 
+#: The CPU seconds per change the platform run reports (:meth:`PlatformBench.cpu_seconds`).
+CPU_KEYS = ("workers_cpu_s", "watcher_cpu_s", "standins_and_bench_cpu_s")
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
@@ -527,19 +559,34 @@ def run_platform(args: argparse.Namespace) -> None:
             print(f"initial sync: {setup_reconciles} reconciles, {setup_requests} NGINX Plus requests "
                   f"({setup_requests / max(1, setup_reconciles):.1f} per sync)")
             phases: list[tuple[str, list[float], int, int]] = []
+            where: list[dict[str, float]] = []
             for label, changes in (
                     (f"Service nodePort change ({args.hosts} pairs)",
                      [lambda i=i: bench.service_change(i % args.services, 31000 + i) for i in range(args.changes)]),
                     (f"Node join/leave ({keys} pairs)",
                      [lambda n=n: bench.node_change(n) for n in range(args.node_changes)])):
-                before_r, before_q = bench.quiet(), bench.requests_sent()
+                before_r, before_q, before_m = bench.quiet(), bench.requests_sent(), bench.metric_sums()
+                before_cpu = bench.cpu_seconds()
                 times = [change() for change in changes]
+                cpu = {k: round((v - before_cpu[k]) / max(1, len(times)), 2) for k, v in bench.cpu_seconds().items()}
                 phases.append((label, times, bench.quiet() - before_r, bench.requests_sent() - before_q))
+                spent = {k: v - before_m[k] for k, v in bench.metric_sums().items()}
+                slots = args.workers * bench.pool._max_workers
+                where.append({
+                    "reconcile_ms_mean": round(1000 * spent["reconcile_s"] / max(1, spent["reconciles"]), 2),
+                    "sync_ms_mean": round(1000 * spent["sync_s"] / max(1, spent["syncs"]), 2),
+                    "slots_busy": round(spent["reconcile_s"] / max(1e-9, slots * sum(times)), 2), **cpu})
         except Exception:
             print(bench.logs(), file=sys.stderr)
             raise
         for label, times, _, _ in phases:
             report(label, times)
+        for (label, _, _, _), spent in zip(phases, where, strict=True):
+            print(f"{label.split(' (')[0]}: reconcile {spent['reconcile_ms_mean']} ms mean (of which the sync, "
+                  f"cluster read + NGINX Plus requests, {spent['sync_ms_mean']} ms); reconcile slots busy "
+                  f"{spent['slots_busy']:.0%} of the changes' time; CPU per change: workers "
+                  f"{spent['workers_cpu_s']} s, watcher {spent['watcher_cpu_s']} s, stand-ins and bench "
+                  f"{spent['standins_and_bench_cpu_s']} s")
         print("NGINX Plus API requests per change (stand-in requests / changes) and reconciles: " + ", ".join(
             f"{label.split(' (')[0]} {sent / max(1, len(times)):.1f} ({sent}/{len(times)}, {syncs} reconciles)"
             for label, times, syncs, sent in phases))
@@ -558,6 +605,10 @@ def run_platform(args: argparse.Namespace) -> None:
             "original_plus_requests_per_node_change": 2 * args.hosts * args.services,
             "reconciles_per_service_change": round(service_syncs / max(1, len(service_times)), 1),
             "reconciles_per_node_change": round(node_syncs / max(1, len(node_times)), 1),
+            "node_change_reconcile_ms_mean": where[1]["reconcile_ms_mean"],
+            "node_change_slots_busy": where[1]["slots_busy"],
+            "node_change_cpu_s": {k: where[1][k] for k in CPU_KEYS},
+            "service_change_cpu_s": {k: where[0][k] for k in CPU_KEYS},
             "initial_sync_s": round(initial, 2), "seeded": seed}))
     finally:
         bench.close()

@@ -1,7 +1,9 @@
 """The ``nginx-upstream`` controller: one workqueue key per (NGINX Plus host, upstream).
 
 Key: ``Key(cluster="local", namespace=<host base URL>, name="<protocol>:<upstream>")`` (see
-:func:`key_for`), so each host is synced independently and in parallel. A reconcile is
+:func:`key_for`), so each host is synced independently and in parallel. A change of every upstream
+(a Node, the settings) enqueues a host's shard keys instead (``name="*<i>/<n>"``, :func:`host_keys`,
+:func:`sync_host`): each syncs its shard of the host's upstreams as their own keys would. A reconcile is
 level-triggered, as the seed's Synchronizer is not (it replayed events):
 
 1. read the running modes' inputs through the domain's reader (:mod:`tasks.nginx.reads`: the
@@ -34,6 +36,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -53,10 +56,14 @@ from tasks.nginx.diff import ServerChanges, diff
 from tasks.nginx.insync import HostSync
 from tasks.nginx.plan import (
     ClusterState,
+    UpstreamPlan,
     desired_upstreams,
     parse_config,
+    parse_owned,
     parse_owners,
+    plan_host,
     plan_upstream,
+    recorded_owner,
     stops,
     sync_failure,
     sync_outcome,
@@ -72,6 +79,7 @@ from tasks.nginx.settings import (
     nlk_document,
     tls_material,
 )
+from tasks.nginx.synclock import SYNC_LOCKS
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, ResultKind, registry
 
@@ -157,6 +165,7 @@ class SyncReport:
         stopped: the failure that ended the sync before it was done (reading the servers, or a call
             that :func:`tasks.nginx.plan.stops` it); ``None`` otherwise.
         skipped: why nothing was done (the host is not configured); ``""`` otherwise.
+        busy: nothing was done because another sync of the upstream held its lock (:mod:`tasks.nginx.synclock`).
         error_answers: the host's error answers by HTTP status (``"unreachable"``: no answer).
     """
 
@@ -168,6 +177,7 @@ class SyncReport:
     error: str = ""
     stopped: Failure | None = None
     skipped: str = ""
+    busy: bool = False
     error_answers: dict[str, int] = field(default_factory=dict)
 
 
@@ -334,20 +344,53 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     """
     report = SyncReport(host, upstream)
     names = names or edge_names()
-    state = STATE_READS.get(kube, names, not_before=time.monotonic() if started is None else started)
+    stamp = SYNC_LOCKS.now()
+    planned = _planned(kube, names, host, upstream, max(time.monotonic(), started or 0.0))
+    if planned is None:
+        report.skipped = "host not in nginx-hosts"
+        return report
+    held = SYNC_LOCKS.acquire(host, upstream)
+    if held is None:
+        report.busy = True
+        return report
+    token, synced = held
+    try:
+        if synced >= stamp:  # synced by another key since this read began: read again
+            planned = _planned(kube, names, host, upstream, time.monotonic())
+            if planned is None:
+                report.skipped = "host not in nginx-hosts"
+                return report
+        plan, client = planned
+        return _sync_planned(kube, names, host, upstream, plan, ownership.recorded(kube, names, host, upstream),
+                             client)
+    finally:
+        SYNC_LOCKS.release(host, upstream, token)
+
+
+def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not_before: float
+             ) -> tuple[UpstreamPlan, PlusClient] | None:
+    """The plan of ``upstream`` on ``host`` from a cluster read that began at or after ``not_before`` and a
+    client for the host; ``None`` when no running mode lists the host."""
+    state = STATE_READS.get(kube, names, not_before=not_before)
     config = parse_config(state, names)
     settings = config.settings_for(host)
     if settings is None:
-        report.skipped = "host not in nginx-hosts"
-        return report
+        return None
     _apply_log_level(settings)
     plan = plan_upstream(state, config, names, host, upstream)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
-    report.desired = plan.desired
-    recorded = ownership.recorded(kube, names, host, upstream)
-    client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
+    return plan, plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
+
+
+def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
+                  recorded: str | None, client: PlusClient) -> SyncReport:
+    """The part of a sync that talks to the host, for a planned upstream (``recorded``: its owner in the
+    ownership record, ``None`` when not recorded); ``client`` may be shared by the syncs of one host
+    (the report counts this sync's requests and error answers only)."""
+    report = SyncReport(host, upstream, desired=plan.desired)
+    requests_before, errors_before = client.requests_made, dict(client.error_answers)
     try:
         try:
             current = client.list_servers(upstream.protocol, upstream.name)
@@ -368,10 +411,11 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         report.changes = diff(upstream.protocol, current, report.desired)
         done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
     finally:
-        report.requests = client.requests_made
-        report.error_answers = dict(client.error_answers)
-        API_REQUESTS.labels(host).inc(client.requests_made)
-        for code, count in client.error_answers.items():
+        report.requests = client.requests_made - requests_before
+        report.error_answers = {code: n - errors_before.get(code, 0) for code, n in client.error_answers.items()
+                                if n > errors_before.get(code, 0)}
+        API_REQUESTS.labels(host).inc(report.requests)
+        for code, count in report.error_answers.items():
             PLUS_ERRORS.labels(host, code).inc(count)
     if done.refused is not None and stops(done.refused[1]):
         report.stopped = done.refused[1]
@@ -381,6 +425,118 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
         ownership.forget(kube, names, host, upstream)
     _accepted(host)
     return report
+
+
+#: The name of a host's key (``Key("local", <host>, "*")``): sync every upstream on the host; a shard
+#: of it is ``"*<i>/<n>"`` (the upstreams whose :func:`shard_of` is ``i`` of ``n``).
+HOST_KEY = "*"
+#: Shard keys a change of every upstream enqueues per host: each gets its own jitter, so the syncs are
+#: spread over the jitter window and the worker threads (as per-upstream keys were) while a Node
+#: change costs ``HOST_SHARDS`` keys per host instead of one per upstream.
+HOST_SHARDS = 8
+#: Seconds a shard key waits for the upstreams whose lock another key holds (polling every
+#: ``BUSY_POLL``) before it requeues itself; seconds an upstream's key waits before it tries again.
+BUSY_WAIT, BUSY_POLL, BUSY_REQUEUE = 5.0, 0.05, 0.25
+#: Upstreams a shard locks (and releases) in one Redis round trip, then syncs one after the other.
+LOCK_BATCH = 16
+
+
+def shard_of(upstream: UpstreamRef, shards: int) -> int:
+    """The shard (``0 .. shards-1``) of ``upstream``: a stable hash of ``protocol:name``."""
+    return zlib.crc32(str(upstream).encode()) % shards
+
+
+def host_key(host: str, shard: int | None = None, shards: int = HOST_SHARDS) -> Key:
+    """The key that syncs every upstream on ``host`` in one reconcile (``shard``: those of that shard
+    of ``shards``); what a Node change enqueues."""
+    return Key(LOCAL_CLUSTER, host, HOST_KEY if shard is None else f"{HOST_KEY}{shard}/{shards}")
+
+
+def host_keys(host: str, shards: int = HOST_SHARDS) -> list[Key]:
+    """The shard keys of ``host`` that together sync every upstream on it."""
+    return [host_key(host, i, shards) for i in range(shards)]
+
+
+def parse_host_key(name: str) -> tuple[int, int] | None:
+    """``(shard, shards)`` of a host key's name (``(0, 1)`` for ``"*"``); ``None`` when it is not one.
+    Raises ``ValueError`` for a malformed shard."""
+    if not name.startswith(HOST_KEY):
+        return None
+    if name == HOST_KEY:
+        return 0, 1
+    shard, sep, shards = name[len(HOST_KEY):].partition("/")
+    if not sep or not shard.isdigit() or not shards.isdigit() or not int(shard) < int(shards) <= 1024:
+        raise ValueError(f"expected *<shard>/<shards>, got {name!r}")
+    return int(shard), int(shards)
+
+
+def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: float | None = None,
+              shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[SyncReport, float]]:
+    """Sync every upstream on ``host``: those a mode listing it names and those recorded as the edge's
+    on it (emptied when no Service names them any more). Yields ``(report, seconds)`` per upstream.
+
+    What a Node change (or a settings change) calls for: every upstream on the host, from one state
+    read and one translation (:func:`tasks.nginx.plan.plan_host`), one after the other over one
+    client (keep-alive connection), so a host sees one sync at a time however many upstreams change
+    (the jitter's purpose: no thrashing of the host). Each upstream is synced as
+    :func:`sync_upstream` does. The host stops being tried once it does not answer (or rejects the
+    API key): the rest would fail the same way. ``shard`` ``(i, n)``: only the upstreams whose
+    :func:`shard_of` is ``i`` (default: all). Raises as :func:`sync_upstream`.
+    """
+    names = names or edge_names()
+    stamp = SYNC_LOCKS.now()
+    state = STATE_READS.get(kube, names, not_before=max(time.monotonic(), started or 0.0))
+    config = parse_config(state, names)
+    settings = config.settings_for(host)
+    if settings is None:
+        return
+    _apply_log_level(settings)
+    records = ownership.data(kube, names)
+    owned = sorted(ref for h, ref in parse_owned(records) if h == host)
+    plan = plan_host(state, config, names, host, also=owned)
+    for problem in plan.problems if _enabled(30) else ():
+        log.warning("service port skipped or defaulted", problem=problem)
+    _record_service_problems(kube, state, plan.service_problems)
+    client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
+    todo = [(ref, p) for ref, p in plan.upstreams.items() if shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]]
+    give_up = time.monotonic() + BUSY_WAIT
+    while todo:
+        busy = []
+        for start in range(0, len(todo), LOCK_BATCH):
+            batch = todo[start:start + LOCK_BATCH]
+            held = SYNC_LOCKS.acquire_many(host, [ref for ref, _ in batch])
+            busy += [(ref, p) for ref, p in batch if ref not in held]  # their own keys sync them: after the rest
+            reports: list[tuple[SyncReport, float]] = []
+            try:
+                for upstream, upstream_plan in batch:
+                    if upstream not in held:
+                        continue
+                    began = time.perf_counter()
+                    recorded = recorded_owner(records, host, upstream)
+                    if held[upstream][1] >= stamp:  # synced by another key since this read began: read again
+                        fresh = _planned(kube, names, host, upstream, time.monotonic())
+                        if fresh is None:
+                            return
+                        upstream_plan, recorded = fresh[0], ownership.recorded(kube, names, host, upstream)
+                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client)
+                    reports.append((report, time.perf_counter() - began))
+                    if report.stopped is not None and sync_failure(host, upstream, report.stopped)[0] in (
+                            "unreachable", "unauthorized"):
+                        break
+            finally:
+                if held:
+                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values()))[0])
+            yield from reports
+            if reports and reports[-1][0].stopped is not None and sync_failure(
+                    host, reports[-1][0].upstream, reports[-1][0].stopped)[0] in ("unreachable", "unauthorized"):
+                return
+        if busy and time.monotonic() >= give_up:
+            for upstream, _ in busy:
+                yield SyncReport(host, upstream, busy=True), 0.0
+            return
+        if busy:
+            time.sleep(BUSY_POLL)
+        todo = busy
 
 
 _reported_lock = threading.Lock()
@@ -465,6 +621,12 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     """
     names = names or edge_names()
     host = key.namespace
+    if key.name.startswith(HOST_KEY):
+        try:
+            shard = parse_host_key(key.name) or (0, 1)
+        except ValueError as exc:
+            return Result.terminal(f"bad nginx-upstream key {key}: {exc}")
+        return _reconcile_host(key, names, kube or client_for(key.cluster), shard)
     try:
         upstream = UpstreamRef.parse(key.name)
     except ValueError as exc:
@@ -481,11 +643,44 @@ def reconcile(key: Key, names: EdgeNames | None = None, kube: Kube | None = None
     except BaseException:
         _synced(host, upstream, ok=False)
         raise
+    if report.busy:  # a shard key of the host is syncing it: this key again after it
+        return Result.requeue(BUSY_REQUEUE)
     if not report.skipped or report.requests:
         SYNC_SECONDS.labels(host).observe(time.perf_counter() - started)
     result = _result(kube, names, host, upstream, report, started)
     _synced(host, upstream, ok=result.outcome is ResultKind.SUCCESS)
     return result
+
+
+def _reconcile_host(key: Key, names: EdgeNames, kube: Kube, shard: tuple[int, int]) -> Result:
+    """Reconcile a host's key (:func:`sync_host`): every upstream's metrics and logs as its own key's
+    reconcile; the key fails (and is retried whole, a converged upstream costing one GET) when any
+    upstream's sync failed."""
+    host = key.namespace
+    failed: list[str] = []
+    synced = busy = 0
+    try:
+        for report, seconds in sync_host(kube, host, names, started=time.monotonic(), shard=shard):
+            if report.busy:
+                busy += 1
+                continue
+            synced += 1
+            SYNC_SECONDS.labels(host).observe(seconds)
+            result = _result(kube, names, host, report.upstream, report, time.perf_counter() - seconds)
+            ok = result.outcome is ResultKind.SUCCESS
+            _synced(host, report.upstream, ok)
+            if not ok:
+                failed.append(f"{report.upstream}: {result.message}")
+    except ConfigError as exc:
+        SYNC_ERRORS.labels(host, "settings").inc()
+        HOST_IN_SYNC.labels(host).set(0)
+        log.error("nginx edge settings invalid", error=str(exc))
+        return Result.terminal(str(exc))
+    if failed:
+        return Result.error(f"{len(failed)} of {synced} upstreams on {host} failed: " + "; ".join(failed[:5]))
+    if busy:  # other keys held them for BUSY_WAIT seconds: this shard again, shortly
+        return Result.requeue(1.0)
+    return Result.done()
 
 
 def _result(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, report: SyncReport,

@@ -25,9 +25,13 @@ from tasks.nginx.translate import UpstreamRef
 LABELS = {"app.kubernetes.io/managed-by": "reconcilery", "reconcilery.io/record": "nginx-edge-upstreams"}
 
 
-def _data(kube: Kube, names: EdgeNames) -> dict[str, Any]:
+def data(kube: Kube, names: EdgeNames) -> dict[str, Any]:
+    """The ownership ConfigMap's ``data`` (``{}`` when there is none), read through the domain's reader."""
     configmap = READS.reader(kube).get(resources.CONFIGMAP, names.owned_configmap, names.owned_namespace)
     return dict((configmap or {}).get("data") or {})
+
+
+_data = data
 
 
 def owned(kube: Kube, names: EdgeNames) -> set[tuple[str, UpstreamRef]]:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +33,51 @@ from kube.toolkit.actions import Call, Write
 from kube.toolkit.outcome import Outcome
 from tasks.nginx.diff import ServerChange, ServerChanges
 from tasks.nginx.settings import EdgeNames, ModeConfig, nlk_document, parse_nlk_settings, parse_settings
-from tasks.nginx.translate import ServiceProblem, Translation, UpstreamRef, translate, translate_nlk
+from tasks.nginx.translate import (
+    ServiceProblem,
+    Translation,
+    UpstreamRef,
+    services_by_port_name,
+    translate,
+    translate_nlk,
+)
+
+
+class ServiceIndexes:
+    """The last few :func:`~tasks.nginx.translate.services_by_port_name` indexes of a process, by the
+    identity of the Service objects they were built from (thread-safe, at most ``size`` kept).
+
+    A Node change syncs every upstream, each from its own state read; the reads return the informer's
+    same (read-only) objects while no Service changed, so the index of 1,000 Services is built once
+    instead of once per reconcile (5 ms each). Keeping the objects referenced keeps their ids unique.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._kept: OrderedDict[tuple[str, tuple[int, ...]], tuple[Sequence[Mapping[str, Any]],
+                                                                   dict[str, list[Mapping[str, Any]]]]] = OrderedDict()
+        self.built = 0
+
+    def index(self, services: Sequence[Mapping[str, Any]], prefix: str) -> dict[str, list[Mapping[str, Any]]]:
+        """``{upstream name: [Service, ...]}`` of ``services`` (see ``services_by_port_name``)."""
+        key = (prefix, tuple(map(id, services)))
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept[1]
+        index = services_by_port_name(services, prefix)  # two threads may both build it: same result
+        with self._lock:
+            self.built += 1
+            self._kept[key] = (list(services), index)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return index
+
+
+#: The process's :class:`ServiceIndexes`.
+NKL_INDEXES = ServiceIndexes()
 
 
 @dataclass(frozen=True)
@@ -48,6 +94,12 @@ class ClusterState:
     nlk_services: Sequence[Mapping[str, Any]] = ()
     slices: Sequence[Mapping[str, Any]] = ()
     owners: Mapping[UpstreamRef, str] = field(default_factory=dict)
+    def nkl_services_named(self, name: str, names: EdgeNames) -> Sequence[Mapping[str, Any]]:
+        """The ``nkl`` Services with a port named ``names.port_prefix + name``
+        (:func:`~tasks.nginx.translate.services_by_port_name`, built once per set of Service objects:
+        :data:`NKL_INDEXES`)."""
+        return NKL_INDEXES.index(self.services, names.port_prefix).get(name, ())
+
 
 
 @dataclass(frozen=True)
@@ -121,7 +173,8 @@ def translations(state: ClusterState, config: EdgeConfig, names: EdgeNames, only
                  ) -> tuple[Translation | None, Translation | None, list[ServiceProblem]]:
     """``(nkl translation, nlk translation, Service problems)`` of the running modes (``None`` for a
     mode that does not run)."""
-    nkl = translate(state.services, state.nodes, names, only) if config.nkl else None
+    services = state.services if only is None else state.nkl_services_named(only.name, names)
+    nkl = translate(services, state.nodes, names, only) if config.nkl else None
     allowed = frozenset(names.nlk_allowed_namespaces) or None
     nlk, events = (translate_nlk(state.nlk_services, state.slices, state.nodes, config.nlk.annotation_match, only,
                                  state.owners, allowed) if config.nlk else (None, []))
@@ -132,22 +185,66 @@ def plan_upstream(state: ClusterState, config: EdgeConfig, names: EdgeNames, hos
                   upstream: UpstreamRef) -> UpstreamPlan:
     """The :class:`UpstreamPlan` of ``upstream`` on ``host``: the union of the servers every mode
     listing ``host`` wants."""
+    return _plan_of(translations(state, config, names, upstream), config, host, upstream)
+
+
+def _plan_of(translated: tuple[Translation | None, Translation | None, list[ServiceProblem]], config: EdgeConfig,
+             host: str, upstream: UpstreamRef, problems: bool = True) -> UpstreamPlan:
+    """:func:`plan_upstream` over translations already made (``problems``: copy their problems in)."""
+    nkl, nlk, events = translated
     plan = UpstreamPlan()
-    nkl, nlk, events = translations(state, config, names, upstream)
     servers: set[str] = set()
     for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
         if settings is None or translation is None or host not in settings.hosts:
             continue
-        plan.problems += translation.problems
+        if problems:
+            plan.problems += translation.problems
         if upstream in translation.upstreams:
             plan.named = True
             plan.adopts = plan.adopts or settings is config.nkl
             servers.update(translation.upstreams[upstream])
         plan.owner = plan.owner or translation.owners.get(upstream, "")
-    if config.nlk and host in config.nlk.hosts:
+    if problems and config.nlk and host in config.nlk.hosts:
         plan.service_problems = events
     plan.desired = sorted(servers)
     return plan
+
+
+@dataclass
+class HostPlan:
+    """What every upstream of one host should hold (:func:`plan_host`).
+
+    Attributes:
+        upstreams: the :class:`UpstreamPlan` of every upstream a mode listing the host names, and of
+            every one asked for (``also``: e.g. recorded ones no Service names any more, which are
+            emptied), sorted; each without problems (they are the host's, below).
+        problems: human text about skipped or defaulted ports (logs), once for the host.
+        service_problems: problems to record as Events on Services (``nlk`` hosts).
+    """
+
+    upstreams: dict[UpstreamRef, UpstreamPlan] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    service_problems: list[ServiceProblem] = field(default_factory=list)
+
+
+def plan_host(state: ClusterState, config: EdgeConfig, names: EdgeNames, host: str,
+              also: Sequence[UpstreamRef] = ()) -> HostPlan:
+    """The plan of every upstream on ``host`` from one translation of the running modes: each
+    :class:`UpstreamPlan` is what :func:`plan_upstream` gives for it (problems aside), in one pass
+    over the Services instead of one per upstream (a Node change concerns every upstream)."""
+    translated = translations(state, config, names)
+    nkl, nlk, events = translated
+    out = HostPlan()
+    refs: set[UpstreamRef] = set(also)
+    for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
+        if settings is None or translation is None or host not in settings.hosts:
+            continue
+        refs.update(translation.upstreams)
+        out.problems += translation.problems
+    if config.nlk and host in config.nlk.hosts:
+        out.service_problems = events
+    out.upstreams = {ref: _plan_of(translated, config, host, ref, problems=False) for ref in sorted(refs)}
+    return out
 
 
 def desired_upstreams(state: ClusterState, config: EdgeConfig, names: EdgeNames
@@ -179,7 +276,8 @@ def _call(upstream: UpstreamRef, change: ServerChange) -> Call:
     if change.op == "add":
         return Call("add_server", (upstream.protocol, upstream.name, dict(change.body or {})), kind="add")
     if change.op == "delete":
-        return Call("delete_server", (upstream.protocol, upstream.name, change.server_id), kind="delete")
+        return Call("delete_server", (upstream.protocol, upstream.name, change.server_id), {"remaining": False},
+                    kind="delete")
     return Call("update_server", (upstream.protocol, upstream.name, change.server_id, dict(change.body or {})),
                 kind="update")
 

@@ -1,4 +1,4 @@
-"""NGINX Plus REST API client (the only code that talks to NGINX Plus), on ``requests``.
+"""NGINX Plus REST API client (the only code that talks to NGINX Plus), on ``urllib3`` (keep-alive pools per process).
 
 Covers what the edge needs from ``ngx_http_api_module``: version negotiation (``GET <base>`` lists
 the versions; the highest one this client speaks is used and remembered per base URL) and the
@@ -20,17 +20,16 @@ removed at once (:func:`webhooks.tls.load_pair`).
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import ssl
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import certifi
-import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
 from kube.refusal import Failure, Refusal
 from tasks.nginx.settings import TLSMaterial, TLSMode
@@ -63,6 +62,20 @@ class PlusUnsupportedVersion(PlusError):
     """``GET <base>`` did not list any version this client speaks (or was not a version list)."""
 
 
+class Answered(Protocol):
+    """What :class:`PlusAPIError` reads of an answer (:class:`Answer`; a ``requests.Response`` has it too)."""
+
+    status_code: int
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
 class PlusAPIError(PlusError):
     """An error answer from the API.
 
@@ -71,7 +84,7 @@ class PlusAPIError(PlusError):
     ``http_status``, ``method``, ``url``, ``retry_after`` (seconds of a ``Retry-After`` header, else ``None``).
     """
 
-    def __init__(self, method: str, url: str, expected: int, response: requests.Response) -> None:
+    def __init__(self, method: str, url: str, expected: int, response: Answered) -> None:
         self.method, self.url, self.http_status = method, url, response.status_code
         wait = response.headers.get("Retry-After", "")
         self.retry_after = float(wait) if wait.isdigit() else None
@@ -98,7 +111,7 @@ class PlusAPIError(PlusError):
         return Failure.of_http(self.http_status, self.text, code=self.code, text=str(self), delay=self.retry_after)
 
     @classmethod
-    def answered(cls, method: str, url: str, expected: int, response: requests.Response) -> PlusAPIError:
+    def answered(cls, method: str, url: str, expected: int, response: Answered) -> PlusAPIError:
         """The error of an unexpected answer: :class:`PlusUnauthorized` for 401/403,
         :class:`UpstreamMissing` for ``UpstreamNotFound``, else a :class:`PlusAPIError`."""
         if response.status_code in (401, 403):
@@ -172,43 +185,48 @@ def certificates(tls: TLSMaterial) -> CertificateReloader:
     return reloader
 
 
-class _ContextAdapter(HTTPAdapter):
-    """Connects with the reloader's current ``SSLContext`` (and nothing else: no certifi bundle added); a
-    new context gets a pool of its own, so open connections keep theirs."""
-
-    def __init__(self, reloader: CertificateReloader) -> None:
-        self._reloader = reloader
-        super().__init__(pool_connections=4, pool_maxsize=4)
-
-    def build_connection_pool_key_attributes(self, request: Any, verify: Any, cert: Any = None) -> Any:
-        host_params, _ = super().build_connection_pool_key_attributes(request, verify, cert)
-        return host_params, {"ssl_context": self._reloader.current}
-
-    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
-        return None  # verification is the context's business
-
-
-_local = threading.local()
 _versions: dict[str, int] = {}
 _versions_lock = threading.Lock()
+_pools: dict[tuple[TLSMode, str], urllib3.PoolManager] = {}
+_pools_lock = threading.Lock()
+#: Keep-alive connections kept per host and TLS context (a worker's threads; more are opened and closed).
+POOL_SIZE = 16
 
 
-def _session(tls: TLSMaterial) -> requests.Session:
-    """A keep-alive session per thread, TLS mode and Secrets (sessions are not shared between threads),
-    connecting with :func:`certificates` loaded with ``tls``. Raises :class:`PlusError` (see there)."""
-    reloader = certificates(tls)
-    sessions: dict[tuple[TLSMode, str], requests.Session] = _local.__dict__.setdefault("sessions", {})
+class Answer:
+    """An HTTP answer as :class:`PlusAPIError` reads it (the attributes of ``requests.Response`` it uses).
+
+    Attributes: ``status_code`` (int), ``headers`` (case-insensitive mapping), ``content`` (bytes).
+    """
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes) -> None:
+        self.status_code, self.headers, self.content = status_code, headers, content
+
+    @property
+    def text(self) -> str:
+        """The body decoded as UTF-8 (invalid bytes replaced)."""
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body parsed as JSON; raises ``ValueError`` when it is not."""
+        return json.loads(self.content)
+
+
+def _pool(tls: TLSMaterial) -> tuple[urllib3.PoolManager, ssl.SSLContext | None]:
+    """The process's keep-alive connection pools for ``tls``'s mode and Secrets (thread-safe, shared by the
+    worker's threads) and the current client context of :func:`certificates`: a new context gets pools of
+    its own (it is part of the pool key), so open connections keep theirs. Raises :class:`PlusError`."""
+    context = certificates(tls).current
     key = (tls.mode, tls.source)
-    session = sessions.get(key)
-    if session is None:
-        if tls.mode is TLSMode.NO_TLS:
-            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        session = requests.Session()
-        session.trust_env = False  # no proxies from the environment between us and NGINX Plus
-        session.mount("https://", _ContextAdapter(reloader))
-        session.headers.update({"Accept": "application/json"})
-        sessions[key] = session
-    return session
+    with _pools_lock:
+        manager = _pools.get(key)
+        if manager is None:
+            if tls.mode is TLSMode.NO_TLS:
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            # no proxies from the environment between us and NGINX Plus: urllib3 reads none
+            manager = urllib3.PoolManager(num_pools=64, maxsize=POOL_SIZE, block=False)
+            _pools[key] = manager
+    return manager, context
 
 
 def forget_versions() -> None:
@@ -244,39 +262,50 @@ class PlusClient:
         self._version = api_version
         self.requests_made = 0
         self.error_answers: dict[str, int] = {}
+        self._timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         self._headers: dict[str, str] = {}
         if nlk_version is not None:
             self._headers["X-NLK-Version"] = nlk_version
         if api_key:
             self._headers["Authorization"] = "ApiKey " + base64.b64encode(api_key.encode()).decode("ascii")
+        self._base_headers = {"Accept": "application/json", "Connection": "keep-alive", **self._headers}
+        self._json_headers = {**self._base_headers, "Content-Type": "application/json"}
 
     def __repr__(self) -> str:
         return f"PlusClient({self.base_url!r}, api_key={'set' if 'Authorization' in self._headers else 'unset'})"
 
     # -- plumbing ----------------------------------------------------------------------------------
 
-    def _send(self, method: str, url: str, expected: int, body: Any = None) -> Any:
+    def _send(self, method: str, url: str, expected: int, body: Any = None, parse: bool = True) -> Any:
+        # urllib3 directly, over the process's keep-alive pools: requests' per-call session merging,
+        # hooks and cookie handling cost more than the request itself (docs/nginx.md, Performance)
         self.requests_made += 1
+        headers = self._json_headers if body is not None else self._base_headers
+        payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        manager, context = _pool(self.tls)
         try:
-            response = _session(self.tls).request(method, url, json=body, timeout=self.timeout,
-                                                  headers=self._headers or None)
-        except requests.exceptions.SSLError as exc:
+            pool = manager.connection_from_url(url, pool_kwargs={"ssl_context": context})
+            response = pool.urlopen(method, url, body=payload, headers=headers, timeout=self._timeout,
+                                    retries=False, redirect=False, assert_same_host=False)
+        except urllib3.exceptions.SSLError as exc:
             self._count_error("unreachable")
             raise PlusUnreachable(f"{method} {url}: TLS failed ({self.tls.mode.value}): {exc}") from None
-        except (requests.ConnectionError, requests.Timeout) as exc:
+        except urllib3.exceptions.HTTPError as exc:
             self._count_error("unreachable")
             raise PlusUnreachable(f"{method} {url}: {type(exc).__name__}: {exc}") from None
-        if response.status_code != expected:
-            self._count_error(str(response.status_code))
-            error = PlusAPIError.answered(method, url, expected, response)
+        if response.status != expected:
+            self._count_error(str(response.status))
+            error = PlusAPIError.answered(method, url, expected, Answer(response.status, response.headers,
+                                                                        response.data))
             if error.code == "UnknownVersion":
                 with _versions_lock:
                     _versions.pop(self.base_url, None)
             raise error
-        if response.status_code == 204 or not response.content:
+        content = response.data
+        if response.status == 204 or not content or not parse:
             return None
         try:
-            return response.json()
+            return json.loads(content)
         except ValueError:
             raise PlusError(f"{method} {url}: answer is not JSON") from None
 
@@ -342,7 +371,9 @@ class PlusClient:
         url = self._url(protocol, upstream, "servers", server_id, trailing=True)
         return dict(self._send("PATCH", url, 200, fields))
 
-    def delete_server(self, protocol: str, upstream: str, server_id: int) -> list[dict[str, Any]]:
-        """``DELETE .../servers/{id}/`` (200): the remaining servers."""
+    def delete_server(self, protocol: str, upstream: str, server_id: int, remaining: bool = True
+                      ) -> list[dict[str, Any]]:
+        """``DELETE .../servers/{id}/`` (200): the remaining servers; ``remaining=False``: ``[]`` without
+        parsing them (a sync deleting 100 of 1,000 servers would parse 100 lists of ~1,000)."""
         url = self._url(protocol, upstream, "servers", server_id, trailing=True)
-        return list(self._send("DELETE", url, 200) or [])
+        return list(self._send("DELETE", url, 200, parse=remaining) or [])

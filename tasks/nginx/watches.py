@@ -7,8 +7,8 @@ NGINX Plus host of the mode concerned (hosts from the cached settings):
 
 - a Service of the watched namespace -> the upstreams its prefixed ports name, before *and* after
   the change (so a removed port, a renamed port or a deleted Service empties its upstream);
-- the ``nkl-config`` ConfigMap -> every upstream on every host (a newly added host gets the full
-  state; a changed TLS mode or Secret name applies at once).
+- the ``nkl-config`` ConfigMap -> every upstream on every host, as one host key each (a newly added
+  host gets the full state; a changed TLS mode or Secret name applies at once).
 
 ``nlk`` mode (nginx/nginx-loadbalancer-kubernetes v1.2's watcher, keyed by upstream instead of Service):
 
@@ -22,8 +22,9 @@ NGINX Plus host of the mode concerned (hosts from the cached settings):
   (``RECONCILERY_NGINX_NLK_CONFIG_FILE``, no watch API) the same when the file's content changes,
   polled every :data:`NLK_FILE_POLL_SECONDS` by the Services registration (:class:`NlkFilePoll`).
 
-Both: a Node that joins, leaves, changes its InternalIP or its control-plane label -> every
-``nkl`` upstream and the upstreams of selected ``NodePort`` Services (the original: every Service).
+Both: a Node that joins, leaves, changes its InternalIP or its control-plane label -> the host key
+(every upstream on the host in one reconcile) of every ``nkl`` host, and of every ``nlk`` host where a
+selected ``NodePort`` Service names an upstream (the original: every Service, one by one).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import structlog
 from informers.store import Stores
 from kube import resources
 from tasks.nginx.controller import CONTROLLER_NAME, edge_names, keys_for, read_nlk_file
+from tasks.nginx.controller import host_keys as shard_keys
 from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.settings import (
     NLK_CONFIG_KEY,
@@ -142,17 +144,28 @@ def node_relevant(event: WatchEvent) -> bool:
     return view(event.object) != view(event.old)
 
 
+def host_keys(hosts: Iterable[str]) -> list[tuple[str, Key]]:
+    """The shard keys of each host that together sync every upstream on it
+    (:func:`tasks.nginx.controller.host_keys`)."""
+    return [(CONTROLLER_NAME, key) for host in dict.fromkeys(hosts) for key in shard_keys(host)]
+
+
 def map_node(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
-    """A Node joining, leaving or changing address/role -> every ``nkl`` upstream on every ``nkl``
-    host, and the upstreams of selected NodePort Services on every ``nlk`` host."""
+    """A Node joining, leaving or changing address/role -> the host key (every upstream on the host,
+    one reconcile: :func:`tasks.nginx.controller.sync_host`) of every ``nkl`` host naming an upstream,
+    and of every ``nlk`` host where a selected NodePort Service names one. One key per host instead
+    of one per (host, upstream): a Node change concerns every upstream, and 1,000 Services on 4 hosts
+    would be 4,000 keys, each reading and translating the whole cluster state. A host's key is
+    :data:`~tasks.nginx.controller.HOST_SHARDS` shard keys, each with its own jitter, so the syncs
+    spread over the jitter window and the worker threads."""
     if not node_relevant(event):
         return []
     names = names or edge_names()
-    pairs = list(keys_for(hosts_from(stores, names), all_upstreams(stores, names)))
+    hosts = hosts_from(stores, names) if all_upstreams(stores, names) else []
     settings = nlk_settings(stores, names)
-    if settings is not None:
-        pairs += keys_for(settings.hosts, nlk_upstreams(stores, settings, node_port_only=True))
-    return pairs
+    if settings is not None and nlk_upstreams(stores, settings, node_port_only=True):
+        hosts += settings.hosts
+    return host_keys(hosts)
 
 
 def map_nlk_service(event: WatchEvent, stores: Stores, names: EdgeNames | None = None
@@ -271,12 +284,13 @@ class NlkFilePoll:
 
 
 def map_config(event: WatchEvent, stores: Stores, names: EdgeNames | None = None) -> Iterable[tuple[str, Key]]:
-    """The settings ConfigMap changed -> every upstream on every (current) host."""
+    """The settings ConfigMap changed -> every upstream on every (current) host: each host's key
+    (:func:`host_keys`; it syncs the upstreams named and those recorded)."""
     names = names or edge_names()
     meta = event.object.get("metadata") or {}
     if meta.get("name") != names.configmap:
         return []
-    return keys_for(hosts_from(stores, names), all_upstreams(stores, names))
+    return host_keys(hosts_from(stores, names))
 
 
 def registrations() -> list[WatchRegistration]:

@@ -74,6 +74,9 @@ def test_server_lifecycle(plus: NginxPlusStandIn, protocol: str) -> None:
     assert [s["server"] for s in client.delete_server(protocol, upstream, 0)] == ["10.0.0.2:30080"]
     # ids are never reused
     assert client.add_server(protocol, upstream, {"server": "10.0.0.1:30080"})["id"] == 2
+    assert client.delete_server(protocol, upstream, 2, remaining=False) == []  # a sync's: the list not parsed
+    assert [s["id"] for s in client.list_servers(protocol, upstream)] == [1]
+    assert client.add_server(protocol, upstream, {"server": "10.0.0.1:30080"})["id"] == 3
     assert plus.addresses(protocol, upstream) == ["10.0.0.1:30080", "10.0.0.2:30080"]
     assert set(client.list_upstreams(protocol)) == ({"web", "nginx-lb-http", "nginx-lb-https"} if protocol == "http"
                                                     else {"db", "nginx-lb-tcp"})

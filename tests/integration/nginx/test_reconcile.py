@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -11,7 +12,9 @@ from prometheus_client import REGISTRY
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, key_for, reconcile, sync_upstream
+from tasks.nginx import controller
+from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, host_key, key_for, reconcile, sync_upstream
+from tasks.nginx.synclock import SYNC_LOCKS
 from tasks.nginx.translate import UpstreamRef
 from workers.controller import Key, ResultKind
 
@@ -197,6 +200,68 @@ def test_a_host_added_to_the_configmap_gets_the_full_state(kube: Kube, hosts: li
     sync(kube, hosts)
     assert addresses(hosts, WEB) == [["10.0.1.11:30080"]] * 2
     assert addresses(hosts, TCP) == [["10.0.1.11:30432"]] * 2
+
+
+def test_a_host_key_syncs_every_upstream_on_its_host_and_stops_at_a_host_down(
+        kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    configmap(kube, hosts)
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-tcp", 30432)],
+            {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
+    sync(kube, hosts)
+    node(kube, "w1", "10.0.1.12")
+    service(kube, [("nkl-nginx-lb-http", 30080)], {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})  # tcp port gone
+    first, second = hosts
+    sent = first.request_count
+    assert reconcile(host_key(first.url), kube=kube).outcome is ResultKind.SUCCESS
+    assert first.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.12:30080"]
+    assert first.addresses("stream", "nginx-lb-tcp") == []  # recorded, named by no Service: emptied
+    assert first.request_count - sent == 4  # per upstream one GET and the one change
+    assert second.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]  # another host's key
+    second.stop()
+    unreachable = metric("reconcilery_nginx_plus_errors_total", host=second.url, code="unreachable")
+    result = reconcile(host_key(second.url), kube=kube)
+    assert result.outcome is ResultKind.ERROR and "1 of 1 upstreams" in result.message
+    assert metric("reconcilery_nginx_plus_errors_total", host=second.url, code="unreachable") == unreachable + 1
+    assert metric("reconcilery_nginx_host_in_sync", host=second.url) == 0
+
+
+def test_a_held_upstream_is_left_to_its_holder_and_a_read_older_than_its_last_sync_is_read_again(
+        kube: Kube, hosts: list[NginxPlusStandIn], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard key and an upstream's own key cover one upstream: one sync at a time (else both add a
+    missing server and NGINX Plus holds it twice), and none writes what it read before the other's sync."""
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080), ("nkl-nginx-lb-tcp", 30432)],
+            {"nginxinc.io/nkl-nginx-lb-tcp": "stream"})
+    sync(kube, hosts[:1])
+    first = hosts[0]
+    node(kube, "w1", "10.0.1.12")
+    held = SYNC_LOCKS.acquire(first.url, WEB)
+    assert held is not None and SYNC_LOCKS.acquire(first.url, WEB) is None
+    sent = first.request_count
+    result = reconcile(key_for(first.url, WEB), kube=kube)
+    assert result.outcome is ResultKind.REQUEUE_AFTER and first.request_count == sent  # nothing sent
+    monkeypatch.setattr(controller, "BUSY_WAIT", 0.2)
+    result = reconcile(host_key(first.url), kube=kube)  # syncs the tcp upstream, leaves http to its holder
+    assert result.outcome is ResultKind.REQUEUE_AFTER
+    assert first.addresses("stream", "nginx-lb-tcp") == ["10.0.1.11:30432", "10.0.1.12:30432"]
+    assert first.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]
+    SYNC_LOCKS.release(first.url, WEB, held[0])
+    # a sync that read the cluster before the upstream's last sync reads again before it writes
+    stale = controller.STATE_READS.get(kube, controller.edge_names(), time.monotonic())
+    stamp = SYNC_LOCKS.now()
+    node(kube, "w2", "10.0.1.13")
+    assert reconcile(key_for(first.url, WEB), kube=kube).outcome is ResultKind.SUCCESS
+    assert len(first.addresses("http", "nginx-lb-http")) == 3
+    token, synced = SYNC_LOCKS.acquire(first.url, WEB) or ("", 0.0)
+    assert synced > stamp
+    SYNC_LOCKS.release(first.url, WEB, token)
+    reads = controller.STATE_READS.reads
+    monkeypatch.setattr(controller.SYNC_LOCKS, "now", lambda: stamp)  # as if it had read with ``stale``
+    assert controller.sync_upstream(kube, first.url, WEB).stopped is None
+    assert controller.STATE_READS.reads == reads + 2 and len(stale.nodes) == 2  # its read, then again
+    assert len(first.addresses("http", "nginx-lb-http")) == 3
 
 
 def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:

@@ -24,8 +24,33 @@ def test_empty_to_desired_adds_in_address_order() -> None:
 
 
 def test_extra_servers_are_deleted_by_id() -> None:
-    plan = diff("http", [srv(0, "a:1"), srv(1, "c:1")], ["a:1", "b:1"])
-    assert [(a.op, a.server, a.server_id) for a in plan.ordered] == [("add", "b:1", None), ("delete", "c:1", 1)]
+    plan = diff("http", [srv(0, "a:1"), srv(1, "c:1"), srv(2, "d:1")], ["a:1"])
+    assert [(a.op, a.server, a.server_id) for a in plan.ordered] == [("delete", "c:1", 1), ("delete", "d:1", 2)]
+
+
+def test_an_unwanted_server_moves_to_a_missing_address_with_one_patch() -> None:
+    """A nodePort change: every server of the upstream moves; one PATCH each instead of a POST and a
+    DELETE (half the NGINX Plus requests), with the full body so its parameters converge too."""
+    current = [srv(i, f"10.0.0.{i}:30080", weight=2 if i == 0 else 1) for i in range(100)]
+    plan = diff("http", current, [f"10.0.0.{i}:30081" for i in range(100)])
+    assert plan.summary() == {"add": 0, "delete": 0, "update": 100}
+    first = plan.updates[0]
+    assert (first.server_id, first.server) == (0, "10.0.0.0:30081")
+    assert first.body == {"server": "10.0.0.0:30081", **{k: v for k, v in DEFAULTS_HTTP.items() if k != "backup"},
+                          "drain": False}
+
+
+def test_moves_then_the_rest_is_added_or_deleted() -> None:
+    plan = diff("http", [srv(0, "a:1"), srv(1, "c:1")], ["a:1", "b:1", "d:1"])
+    assert [(a.op, a.server, a.server_id) for a in plan.ordered] == [("add", "d:1", None), ("update", "b:1", 1)]
+    plan = diff("http", [srv(0, "c:1"), srv(1, "d:1")], ["b:1"])
+    assert [(a.op, a.server, a.server_id) for a in plan.ordered] == [("delete", "d:1", 1), ("update", "b:1", 0)]
+
+
+def test_backup_and_resolved_servers_are_not_moved() -> None:
+    plan = diff("http", [srv(0, "c:1", backup=True), srv(1, "d:1", service="http"), srv(2, "e:1", parent="x")],
+                ["b:1"])
+    assert [(a.op, a.server_id) for a in plan.ordered] == [("add", None), ("delete", 0), ("delete", 1), ("delete", 2)]
 
 
 def test_converged_upstream_needs_nothing() -> None:
@@ -80,7 +105,9 @@ def apply_to_model(protocol: str, model: dict[int, dict[str, Any]], plan: Server
             del model[action.server_id]
         else:
             assert action.server_id in model and action.body is not None
-            model[action.server_id].update(action.body)
+            server = model[action.server_id]
+            assert not server.get("backup") or action.body["server"] == server["server"], "a backup never moves"
+            server.update(action.body)
     return model
 
 

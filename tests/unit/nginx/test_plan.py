@@ -7,9 +7,11 @@ from hypothesis import strategies as st
 
 from tasks.nginx.plan import (
     ClusterState,
+    ServiceIndexes,
     parse_config,
     parse_owned,
     parse_owners,
+    plan_host,
     plan_upstream,
     record_key,
     record_value,
@@ -51,6 +53,26 @@ def test_a_host_of_both_modes_holds_the_union() -> None:
     assert not plan_upstream(s, config, BOTH, NLK_ONLY, UpstreamRef("http", "gone")).named
 
 
+def test_a_host_plan_is_every_upstream_plan_from_one_translation() -> None:
+    s = ClusterState(**{**state().__dict__, "services": [
+        service("ing", [("nkl-web", 30080), ("nkl-api", 30081)]), service("other", [("nkl-db", 30090)],
+                                                                          {"nginxinc.io/nkl-db": "stream"})]})
+    config = parse_config(s, BOTH)
+    gone = UpstreamRef("http", "gone")
+    for host in (SHARED, NKL_ONLY, NLK_ONLY):
+        plan = plan_host(s, config, BOTH, host, also=[gone])
+        for ref, upstream in plan.upstreams.items():
+            alone = plan_upstream(s, config, BOTH, host, ref)
+            assert (upstream.desired, upstream.named, upstream.owner, upstream.adopts) == (
+                alone.desired, alone.named, alone.owner, alone.adopts), (host, ref)
+        assert gone in plan.upstreams and not plan.upstreams[gone].named  # recorded, named by none: emptied
+    assert set(plan_host(s, config, BOTH, NKL_ONLY).upstreams) == {
+        UpstreamRef("http", "web"), UpstreamRef("http", "api"), UpstreamRef("stream", "db")}
+    assert set(plan_host(s, config, BOTH, NLK_ONLY).upstreams) == {WEB}
+    assert [p.reason for p in plan_host(s, config, BOTH, NLK_ONLY).service_problems] == ["UpstreamClaimed"]
+    assert plan_host(s, config, BOTH, "http://elsewhere/api").upstreams == {}
+
+
 def test_only_nlk_hosts_get_the_api_key_and_tls_comes_from_the_first_mode() -> None:
     config = parse_config(state(), BOTH)
     assert [config.api_key_for(h) for h in (SHARED, NKL_ONLY, NLK_ONLY)] == [True, False, True]
@@ -89,3 +111,17 @@ def test_the_record_keeps_each_upstreams_owner() -> None:
     owned = ClusterState(**{**state().__dict__, "owners": {WEB: "apps/ext"}})
     config = parse_config(owned, BOTH)  # the recorded owner keeps the upstream while it names it
     assert plan_upstream(owned, config, BOTH, NLK_ONLY, WEB).owner == "apps/ext"
+
+
+def test_the_service_index_is_built_once_per_set_of_service_objects_and_bounded() -> None:
+    services = [{"metadata": {"name": f"s{i}", "namespace": "nginx-ingress"},
+                 "spec": {"ports": [{"name": f"nkl-u{i % 3}", "nodePort": 30000 + i}]}} for i in range(9)]
+    indexes = ServiceIndexes(size=2)
+    first = indexes.index(services, "nkl-")
+    assert [s["metadata"]["name"] for s in first["u1"]] == ["s1", "s4", "s7"]
+    assert indexes.index(list(services), "nkl-") is first and indexes.built == 1  # same objects, new list
+    changed = [*services[:8], {**services[8], "spec": {"ports": [{"name": "nkl-u0", "nodePort": 1}]}}]
+    assert [s["metadata"]["name"] for s in indexes.index(changed, "nkl-")["u0"]] == ["s0", "s3", "s6", "s8"]
+    indexes.index(services, "other-")
+    assert indexes.built == 3 and len(indexes._kept) == 2
+    assert indexes.index(services, "nkl-") is not first and indexes.built == 4  # the oldest was dropped

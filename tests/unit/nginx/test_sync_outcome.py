@@ -50,7 +50,7 @@ class Host:
     def add_server(self, protocol: str, upstream: str, server: dict[str, Any]) -> Any:
         return self._call("add_server", server["server"])
 
-    def delete_server(self, protocol: str, upstream: str, server_id: int) -> Any:
+    def delete_server(self, protocol: str, upstream: str, server_id: int, remaining: bool = True) -> Any:
         return self._call("delete_server", server_id)
 
     def update_server(self, protocol: str, upstream: str, server_id: int, fields: dict[str, Any]) -> Any:
@@ -63,17 +63,20 @@ def srv(id_: int, address: str, **params: Any) -> dict[str, Any]:
 
 
 def test_the_changes_are_calls_on_the_plus_client_in_order() -> None:
-    changes = diff("http", [srv(0, "a:1"), srv(1, "c:1", weight=5)], ["b:1", "c:1"])
+    # a backup is replaced, never moved (an unwanted server moves to a missing address: one PATCH)
+    changes = diff("http", [srv(0, "a:1", backup=True), srv(1, "c:1", weight=5), srv(2, "d:1")],
+                   ["b:1", "c:1", "e:1"])
     outcome = sync_outcome(HOST, WEB, changes)
     assert [(w.method, w.kind) for w in outcome.writes if isinstance(w, Call)] == [
-        ("add_server", "add"), ("delete_server", "delete"), ("update_server", "update")]
+        ("add_server", "add"), ("delete_server", "delete"), ("update_server", "update"),
+        ("update_server", "update")]
     assert outcome.writes[0].args[:2] == ("http", "web") and outcome.writes[1].args == ("http", "web", 0)
     assert outcome.status is None and outcome.event is None and outcome.error is None
     assert not sync_outcome(HOST, WEB, diff("http", [srv(0, "a:1")], ["a:1"])).writes
 
 
 def test_a_failed_change_does_not_stop_the_others_and_a_gone_server_is_deleted() -> None:
-    changes = diff("http", [srv(0, "x:1"), srv(1, "y:1")], ["a:1", "b:1"])
+    changes = diff("http", [srv(0, "x:1", backup=True), srv(1, "y:1", backup=True)], ["a:1", "b:1"])
     bad = api_error(400, "UpstreamBadAddress")
     host = Host({("add_server", "a:1"): bad, ("delete_server", 0): api_error(404, "UpstreamServerNotFound")})
     done = execute(sync_outcome(HOST, WEB, changes), clients={"": host})
@@ -97,7 +100,8 @@ def test_every_change_is_tried_however_many_fail() -> None:
 ])
 def test_a_missing_upstream_or_no_api_answer_stops_the_sync(error: PlusError, reason: str, message: str) -> None:
     host = Host({("add_server", "a:1"): error})
-    done = execute(sync_outcome(HOST, WEB, diff("http", [srv(0, "x:1")], ["a:1", "b:1"])), clients={"": host})
+    done = execute(sync_outcome(HOST, WEB, diff("http", [srv(0, "x:1", backup=True)], ["a:1", "b:1"])),
+                   clients={"": host})
     assert host.calls == [("add_server", "a:1")]
     assert done.refused is not None and stops(done.refused[1])
     assert sync_failure(HOST, WEB, done.refused[1]) == (reason, message) and done.outcome.error == message

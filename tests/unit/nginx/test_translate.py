@@ -14,6 +14,7 @@ from tasks.nginx.translate import (
     node_ips,
     server_address,
     service_upstreams,
+    services_by_port_name,
     translate,
 )
 
@@ -172,3 +173,24 @@ def test_a_load_balancer_service_in_the_nkl_mode_uses_its_node_ports_not_its_ing
     # before the cloud allocates the nodePorts, the upstream is named but has no servers (not the ingress)
     del lb["spec"]["ports"][0]["nodePort"]
     assert translate([lb], WORKERS, NAMES).upstreams[UpstreamRef("http", "web")] == []
+
+
+def test_translating_one_upstream_from_the_services_indexed_by_its_name_equals_translating_from_all() -> None:
+    """A Node change syncs every upstream from one state: the per-name index gives each upstream's
+    translation the Services that name it, and nothing else may change (servers nor problems)."""
+    services = [
+        service("a", [("nkl-web", 30080), ("nkl-db", 30500), ("other", 1)]),
+        service("b", [("nkl-web", 30081)]),  # two Services naming one upstream: the union
+        service("c", [("nkl-db", 30501)], annotations={"nginxinc.io/nkl-db": "stream"}),
+        service("d", [("nkl-db", 30502)], annotations={"nginxinc.io/nkl-db": "grpc"}),  # a problem, as http
+        service("e", [("nkl-web", None)]),  # no nodePort: a problem
+        service("f", [("nkl-web", 30090)], namespace="elsewhere"),
+        service("g", [("nkl-web", 30091)], deletionTimestamp="2026-01-01T00:00:00Z"),
+        service("h", [("nkl-", 30092), ("nkl-web", 30093), ("nkl-web", 30094)]),
+    ]
+    index = services_by_port_name(services, NAMES.port_prefix)
+    assert [s["metadata"]["name"] for s in index["web"]] == ["a", "b", "e", "f", "g", "h"]
+    assert "" in index and "other" not in index
+    for only in (UpstreamRef("http", "web"), UpstreamRef("http", "db"), UpstreamRef("stream", "db"),
+                 UpstreamRef("http", "none")):
+        assert translate(index.get(only.name, []), WORKERS, NAMES, only) == translate(services, WORKERS, NAMES, only)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from informers.store import Stores
-from tasks.nginx.controller import CONTROLLER_NAME
+from tasks.nginx.controller import CONTROLLER_NAME, host_keys, parse_host_key, shard_of
+from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_config, map_node, map_service, registrations
 from tests.unit.nginx.test_translate import node, service
 from watchers.engine import WatchEvent
@@ -78,9 +81,9 @@ def test_no_configmap_no_hosts_no_keys() -> None:
     assert list(map_service(WatchEvent("ADDED", WEB, None, "local"), s)) == []
 
 
-def test_node_join_leave_and_address_change_sync_every_upstream() -> None:
+def test_node_join_leave_and_address_change_sync_every_upstream_as_one_key_per_host() -> None:
     s = stores(WEB, DB)
-    every = {(h, u) for h in (H0, H1) for u in ("http:web", "stream:db")}
+    every = {(h, f"*{i}/8") for h in (H0, H1) for i in range(8)}
     w = node("w0", "10.0.1.11")
     assert keys(map_node(WatchEvent("ADDED", w, None, "local"), s)) == every
     assert keys(map_node(WatchEvent("DELETED", w, w, "local"), s)) == every
@@ -102,8 +105,7 @@ def test_a_configmap_change_syncs_every_upstream_on_every_host_including_new_one
     h2 = "http://127.0.0.1:9002/api"
     cm = configmap(HOSTS + "," + h2)
     event = WatchEvent("MODIFIED", cm, configmap(), "local")
-    assert keys(map_config(event, stores(WEB, DB, cm=cm))) == {
-        (h, u) for h in (H0, H1, h2) for u in ("http:web", "stream:db")}
+    assert keys(map_config(event, stores(WEB, DB, cm=cm))) == {(h, f"*{i}/8") for h in (H0, H1, h2) for i in range(8)}
 
 
 def test_another_configmap_is_ignored() -> None:
@@ -114,4 +116,16 @@ def test_another_configmap_is_ignored() -> None:
 def test_invalid_settings_still_enqueue_the_valid_hosts() -> None:
     cm = {"metadata": {"name": "nkl-config", "namespace": "nkl"},
           "data": {"nginx-hosts": H0 + ",not-a-url", "tls-mode": "bogus"}}
-    assert keys(map_config(WatchEvent("ADDED", cm, None, "local"), stores(WEB, cm=cm))) == {(H0, "http:web")}
+    assert keys(map_config(WatchEvent("ADDED", cm, None, "local"), stores(WEB, cm=cm))) == {
+        (H0, f"*{i}/8") for i in range(8)}
+
+
+def test_host_shards_partition_the_upstreams_and_their_names_parse() -> None:
+    refs = [UpstreamRef(p, f"u{i}") for p in ("http", "stream") for i in range(200)]
+    shards = [{r for r in refs if shard_of(r, 8) == i} for i in range(8)]
+    assert set().union(*shards) == set(refs) and sum(map(len, shards)) == len(refs) and all(shards)
+    assert [parse_host_key(k.name) for k in host_keys(H0, 3)] == [(0, 3), (1, 3), (2, 3)]
+    assert parse_host_key("*") == (0, 1) and parse_host_key("http:web") is None
+    for bad in ("*3/3", "*x/8", "*1", "*1/0"):
+        with pytest.raises(ValueError):
+            parse_host_key(bad)

@@ -112,10 +112,12 @@ def test_slices_of_unselected_or_unknown_services_map_to_nothing() -> None:
     assert list(map_slice(WatchEvent("ADDED", other_ns, None, "local"), stores(PODS), BOTH)) == []
 
 
-def test_node_join_syncs_nkl_upstreams_and_nlk_node_port_services_only() -> None:
+def test_node_join_syncs_the_nkl_hosts_and_the_nlk_hosts_of_node_port_services() -> None:
     s = stores(PODS, NODEPORT, LB)
-    expected = {(H0, "http:web"), (H1, "http:web")} | on("stream:np")
-    assert keys(map_node(WatchEvent("ADDED", node("w9", "10.0.1.99"), None, "local"), s, BOTH)) == expected
+    joined = WatchEvent("ADDED", node("w9", "10.0.1.99"), None, "local")
+    assert keys(map_node(joined, s, BOTH)) == {(h, f"*{i}/8") for h in (H0, H1, N0, N1) for i in range(8)}
+    # no NodePort Service among the nlk ones: a Node changes none of their upstreams
+    assert keys(map_node(joined, stores(PODS, LB), BOTH)) == {(h, f"*{i}/8") for h in (H0, H1) for i in range(8)}
 
 
 def test_the_nlk_configmap_syncs_every_nlk_upstream_on_its_hosts() -> None:
