@@ -58,7 +58,7 @@ from urllib.parse import unquote
 
 from standins.moto_faults import fault as _error
 
-__all__ = ["STEP_SECONDS", "inject", "install", "reset", "set_step"]
+__all__ = ["STEP_SECONDS", "advance", "inject", "install", "reset", "set_step"]
 
 #: Seconds between a job's states (``CREATED`` -> ``RUNNING`` -> ``COMPLETED``), fixed per job at start.
 STEP_SECONDS = 0.5
@@ -119,6 +119,8 @@ _regions: dict[tuple[str, str], _Region] = {}
 _injected: dict[str, list[tuple[str, str, int]]] = {}
 _installed = False
 _step = STEP_SECONDS
+#: Seconds added to the wall clock by :func:`advance` (tests); never reset, so time never goes back.
+_offset = 0.0
 
 
 def reset() -> None:
@@ -135,6 +137,14 @@ def set_step(seconds: float) -> None:
     global _step
     with _lock:
         _step = max(0.0, float(seconds))
+
+
+def advance(seconds: float) -> None:
+    """Move the stand-in's clock ``seconds`` ahead (tests): jobs started before step on as if that much
+    time had passed, so a test decides when a job completes instead of racing the wall clock."""
+    global _offset
+    with _lock:
+        _offset += max(0.0, float(seconds))
 
 
 def inject(action: str, code: str, message: str = "injected", status: int = 400, times: int = 1) -> None:
@@ -219,7 +229,7 @@ def _when(ts: float) -> datetime:
 
 
 def _now() -> float:
-    return time.time()
+    return time.time() + _offset
 
 
 def _observe(region: _Region, now: float) -> None:

@@ -9,11 +9,11 @@ vault); a restore job in place with ``CreatedResourceArn``; recovery points list
 (``DELETING`` once, then gone).
 
 Its own regions keep it apart from the cloud stack's objects on the shared server; jobs step every
-0.05 s here (:func:`standins.awsbackup.set_step`)."""
+60 s here (:func:`standins.awsbackup.set_step`) and the tests move the stand-in's clock
+(:func:`standins.awsbackup.advance`) to complete them, so no assertion races the wall clock."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 REGION, DEST = "ca-central-1", "sa-east-1"
 ACCOUNT = "123456789012"
 ROLE = nb.backup_role_arn(ACCOUNT)
-STEP = 0.05
+STEP = 60.0
 
 
 MODEL = faults("backup")
@@ -60,8 +60,8 @@ def aws(moto_endpoint: str) -> Iterator[dict[str, Any]]:
 
 
 def settle(jobs: int = 1) -> None:
-    """Wait until jobs started now have completed."""
-    time.sleep(STEP * 2 * jobs + 0.05)
+    """Complete the jobs started so far: ``jobs`` chained jobs' worth of the stand-in's clock."""
+    awsbackup.advance(STEP * 2 * jobs + 1)
 
 
 def test_vaults_not_found_already_exists_in_use(aws: dict[str, Any]) -> None:
