@@ -169,19 +169,29 @@ class GcpClient:
             credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
         self.endpoint = endpoint.rstrip("/") if endpoint else None
         self._credentials = credentials
-        kwargs = rest_client_options(self.endpoint, credentials)
-        self._addresses = compute_v1.GlobalAddressesClient(**kwargs)
-        self._networks = compute_v1.NetworksClient(**kwargs)
-        self._operations = compute_v1.GlobalOperationsClient(**kwargs)
-        if self.endpoint:
-            # Workaround: ExtendedOperation.result() polls through a client built without our options.
-            for sdk in (self._addresses, self._networks):
-                sdk._transport._extended_operations_services["global_operations"] = self._operations
+        self._types = compute_v1
+        self._addresses, self._networks, self._operations = self._compute(
+            "GlobalAddressesClient", "NetworksClient", "GlobalOperationsClient")
+        self._poll_through("global_operations", self._operations, self._addresses, self._networks)
         self._discovery: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
         self._project_numbers: dict[str, int] = {}
 
     # -- plumbing ----------------------------------------------------------------------------------------
+
+    def _compute(self, *classes: str) -> list[Any]:
+        """One ``google.cloud.compute_v1`` client per class name (e.g. ``"RoutersClient"``), on transport
+        ``rest`` with this client's endpoint and credentials (:func:`rest_client_options`)."""
+        kwargs = rest_client_options(self.endpoint, self._credentials)
+        return [getattr(self._types, name)(**kwargs) for name in classes]
+
+    def _poll_through(self, service: str, operations: Any, *sdks: Any) -> None:
+        """Aim the ``ExtendedOperation.result()`` polling of ``sdks`` at ``operations`` (a compute operations
+        client of ``service``, e.g. ``"region_operations"``) when an endpoint is set. Workaround: the SDK
+        polls through a client built without our options, which would reach Google, not the stand-in."""
+        if self.endpoint:
+            for sdk in sdks:
+                sdk._transport._extended_operations_services[service] = operations
 
     def _service(self, api: str, version: str = "v1") -> Any:
         with self._lock:

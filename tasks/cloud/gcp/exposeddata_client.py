@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import fencing
-from tasks.cloud.gcp.client import API_TIMEOUT, GcpClient, _translate, rest_client_options
+from tasks.cloud.gcp.client import API_TIMEOUT, GcpClient, _translate
 from tasks.cloud.guard import guarded
 
 __all__ = ["NAT_AUTO_FILTER", "ExposedDataClient", "routers_filter"]
@@ -36,13 +36,8 @@ class ExposedDataClient(GcpClient):
 
     def __init__(self, endpoint: str | None = None, credentials: Any = None,
                  credentials_file: str | None = None) -> None:
-        from google.cloud import compute_v1
-
         super().__init__(endpoint, credentials, credentials_file)
-        kwargs = rest_client_options(self.endpoint, self._credentials)
-        self._types = compute_v1
-        self._routers = compute_v1.RoutersClient(**kwargs)
-        self._regional_addresses = compute_v1.AddressesClient(**kwargs)
+        self._routers, self._regional_addresses = self._compute("RoutersClient", "AddressesClient")
 
     @_guarded
     def vpc_routers(self, project: str, region: str, vpc: str) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import fencing
-from tasks.cloud.gcp.client import API_TIMEOUT, GcpApiError, GcpClient, _translate, rest_client_options
+from tasks.cloud.gcp.client import API_TIMEOUT, GcpApiError, GcpClient, _translate
 from tasks.cloud.guard import guarded
 
 __all__ = ["SubnetClient"]
@@ -35,16 +35,9 @@ class SubnetClient(GcpClient):
 
     def __init__(self, endpoint: str | None = None, credentials: Any = None,
                  credentials_file: str | None = None) -> None:
-        from google.cloud import compute_v1
-
         super().__init__(endpoint, credentials, credentials_file)
-        kwargs = rest_client_options(self.endpoint, self._credentials)
-        self._types = compute_v1
-        self._subnetworks = compute_v1.SubnetworksClient(**kwargs)
-        self._region_operations = compute_v1.RegionOperationsClient(**kwargs)
-        if self.endpoint:  # ExtendedOperation's operations client aimed at the endpoint (see GcpClient)
-            self._subnetworks._transport._extended_operations_services["region_operations"] = \
-                self._region_operations
+        self._subnetworks, self._region_operations = self._compute("SubnetworksClient", "RegionOperationsClient")
+        self._poll_through("region_operations", self._region_operations, self._subnetworks)
 
     def _policies(self) -> Any:
         return self._service("networkconnectivity").projects().locations().serviceConnectionPolicies()
