@@ -204,15 +204,42 @@ def _apply(obj: dict[str, Any], step: Any) -> dict[str, Any]:
     return obj["status"]
 
 
+def kind_turn(kind: Any, obj: dict[str, Any], scope: Any, settings: Any, clients: dict[str, Any] | None = None,
+              seen: Callable[[], Any] | None = None) -> Callable[[], tuple[Any, dict[str, Any]]]:
+    """A turn of ``kind``'s provider side over ``obj`` (``clients``: instead of the provider's own; ``seen``:
+    what the KCP read found, built afresh each turn), executed, its status applied: ``(step, status)``."""
+    from kube.toolkit import execute
+    from tasks.cloud import registry
+    from tasks.cloud.kcp.kind import provider_turn
+
+    def turn() -> tuple[Any, dict[str, Any]]:
+        at = registry.Turn(kube=None, obj=obj, scope=scope, settings=settings, seen=seen() if seen else None)
+        outcome, used = provider_turn(kind, at, False, clients)
+        step = execute(outcome, clients=used, scale=at.t).outcome
+        return step, _apply(obj, step)
+
+    return turn
+
+
+def standin_take(standin: Any) -> Callable[[], Tally[str]]:
+    """The requests ``standin`` (GCP or Azure) logged since the last take, counted by :func:`label`."""
+
+    def take() -> Tally[str]:
+        with standin.state.lock:
+            log = list(standin.state.request_log)
+            standin.state.request_log.clear()
+        return Tally(label(m, p) for m, p in log)
+
+    return take
+
+
 def aws_run(steady: int, role: str) -> Run:
     import boto3
 
-    from kube.toolkit import execute
     from standins import elasticache
     from tasks.cloud import registry, settings
     from tasks.cloud.aws.rediscluster import SIDE
     from tasks.cloud.kcp.consumer_plan import Seen
-    from tasks.cloud.kcp.kind import provider_turn
 
     elasticache.install()
     elasticache.reset()
@@ -238,13 +265,7 @@ def aws_run(steady: int, role: str) -> Run:
                             "parameters": {"maxmemory-policy": "allkeys-lru"}}}}, "status": {}}
         kind = registry.Kind(name="rediscluster", providers={"aws": SIDE})
 
-        def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,
-                               seen=Seen(obj, scope, True, iprange))
-            outcome, used = provider_turn(kind, at, False)
-            step = execute(outcome, clients=used, scale=at.t).outcome
-            return step, _apply(obj, step)
-
+        turn = kind_turn(kind, obj, scope, s, seen=lambda: Seen(obj, scope, True, iprange))
         try:
             return drive("aws", turn, counter.take, steady)
         finally:
@@ -252,12 +273,10 @@ def aws_run(steady: int, role: str) -> Run:
 
 
 def azure_run(steady: int) -> Run:
-    from kube.toolkit import execute
     from standins.azure import AzureStandIn
     from tasks.cloud import names, registry
     from tasks.cloud.azure import rediscluster
     from tasks.cloud.azure.redisinstance_client import AzureRedisClient
-    from tasks.cloud.kcp.kind import provider_turn
     from tests.integration.cloud.azure.test_redisinstance import SCOPE, SETTINGS, seeded
 
     standin = AzureStandIn(op_delay=0.0).start()
@@ -272,32 +291,18 @@ def azure_run(steady: int) -> Run:
                                                "redisConfiguration": {"maxmemory-policy": "allkeys-lru"}}}},
                "status": {}}
 
-        def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=SCOPE, settings=SETTINGS)
-            outcome, used = provider_turn(kind, at, False, {"": client})
-            step = execute(outcome, clients=used, scale=at.t).outcome
-            return step, _apply(obj, step)
-
-        def take() -> Tally[str]:
-            with standin.state.lock:
-                log = list(standin.state.request_log)
-                standin.state.request_log.clear()
-            return Tally(label(m, p) for m, p in log)
-
-        return drive("azure", turn, take, steady)
+        return drive("azure", kind_turn(kind, obj, SCOPE, SETTINGS, {"": client}), standin_take(standin), steady)
     finally:
         standin.stop()
 
 
 def gcp_run(steady: int) -> Run:
-    from kube.toolkit import execute
     from standins.gcp import GcpStandIn
     from tasks.cloud import names, registry, settings
     from tasks.cloud.gcp.rediscluster import SIDE
     from tasks.cloud.gcp.rediscluster_client import RedisClusterClient
     from tasks.cloud.kcp.gcprediscluster import KCP
     from tasks.cloud.kcp.gcprediscluster_plan import Seen
-    from tasks.cloud.kcp.kind import provider_turn
     from tests.integration.cloud.gcp.test_memorystore_cluster_conformance import psc_policy
 
     standin = GcpStandIn(op_delay=0.0, projects=(GCP_PROJECT,))
@@ -315,20 +320,8 @@ def gcp_run(steady: int) -> Run:
                         "replicasPerShard": 1, "redisConfigs": {"maxmemory-policy": "allkeys-lru"}},
                "status": {}}
 
-        def turn() -> tuple[Any, dict[str, Any]]:
-            at = registry.Turn(kube=None, obj=obj, scope=scope, settings=s,
-                               seen=Seen(obj, scope))
-            outcome, used = provider_turn(kind, at, False, {"": client})
-            step = execute(outcome, clients=used, scale=at.t).outcome
-            return step, _apply(obj, step)
-
-        def take() -> Tally[str]:
-            with standin.state.lock:
-                log = list(standin.state.request_log)
-                standin.state.request_log.clear()
-            return Tally(label(m, p) for m, p in log)
-
-        return drive("gcp", turn, take, steady)
+        turn = kind_turn(kind, obj, scope, s, {"": client}, seen=lambda: Seen(obj, scope))
+        return drive("gcp", turn, standin_take(standin), steady)
     finally:
         standin.stop()
 
