@@ -271,9 +271,10 @@ def connect_costs(port: int, admin: redis.Redis, skrs: int) -> tuple[Cost, list[
     return steady, parts_out
 
 
-def _client_loop(port: int, name: str, seconds: float, out: Any) -> None:
-    wq = WorkQueue(redis.Redis(port=port), registry((name, name)))
-    keys = [Key("local", name, f"k{i}") for i in range(100)]
+def add_fetch_done(wq: Any, name: str, batch: int, seconds: float) -> int:
+    """Loop for ``seconds``: add ``batch`` keys of queue ``name`` to ``wq`` (a ``WorkQueue`` or a sharded
+    one), then fetch and finish them one by one; the keys done."""
+    keys = [Key("local", name, f"k{i}") for i in range(batch)]
     done = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -281,7 +282,11 @@ def _client_loop(port: int, name: str, seconds: float, out: Any) -> None:
         while got := wq.fetch([name], 1, 30.0).taken:
             wq.done(got[0], Result.done())
             done += 1
-    out.put(done)
+    return done
+
+
+def _client_loop(port: int, name: str, seconds: float, out: Any) -> None:
+    out.put(add_fetch_done(WorkQueue(redis.Redis(port=port), registry((name, name))), name, 100, seconds))
 
 
 def throughput(port: int, admin: redis.Redis, clients: int, seconds: float) -> dict[str, float]:

@@ -27,9 +27,10 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.redis_cost import add_fetch_done  # noqa: E402
 from reconcilery.localredis import LocalRedis  # noqa: E402
 from tests.fixtures.processes import free_port  # noqa: E402
-from workers.controller import Controller, Key, Registry, Result  # noqa: E402
+from workers.controller import Controller, Registry  # noqa: E402
 from workers.sharded import ShardedWorkQueue  # noqa: E402
 
 
@@ -37,14 +38,7 @@ def _loop(urls: list[str], name: str, seconds: float, batch: int, out: Any) -> N
     reg = Registry()
     reg.register(Controller(name=name, queue=name, reconcile=lambda k: None))
     wq = ShardedWorkQueue([redis.Redis.from_url(u) for u in urls], reg)
-    keys = [Key("local", name, f"k{i}") for i in range(batch)]
-    done = 0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        wq.add_batch((name, k) for k in keys)
-        while got := wq.fetch([name], 1, 30.0).taken:
-            wq.done(got[0], Result.done())
-            done += 1
+    done = add_fetch_done(wq, name, batch, seconds)
     wq.close()
     out.put(done)
 
