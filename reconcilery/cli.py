@@ -107,8 +107,9 @@ def worker(
 
 @app.command()
 def beat(loglevel: str = typer.Option("INFO", "--loglevel", "-l")) -> None:
-    """Run the scheduler (RedBeat: one active instance, others stand by) for periodic resyncs; its
-    metrics on ``RECONCILERY_METRICS_PORT`` when set (docs/metrics.md)."""
+    """Run the scheduler for periodic resyncs (RedBeat: one active instance, others stand by).
+
+    Its metrics are served on ``RECONCILERY_METRICS_PORT`` when set (docs/metrics.md)."""
     from workers.app import beat_schedule, serve_metrics, settings_of  # Celery
 
     celery_app = _celery()
