@@ -10,7 +10,9 @@ Sets (folders of ``tasks/cloud/crds``):
 - ``module``: the CloudResources module CRD, installed into an SKR by Kyma's lifecycle manager (locally
   by ``up`` and the tests);
 - ``skr``: the SKR kinds the connect's installer keeps up to date by version annotation
-  (``skr/<provider>/`` holds provider-specific ones).
+  (``skr/<provider>/`` holds provider-specific ones). Each is loaded with the label
+  :data:`LABEL_INSTALLER` (not in the files, which stay cloud-manager's): the installer reads every
+  CRD it installed in one list selected by it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ SETS = ("kcp", "kyma", "garden", "module", "skr")
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+#: The label every SKR CRD is installed with (``skr`` set): the connect's installer lists the CRDs it
+#: installed by it, one request per connect instead of a GET per CRD (issue 31).
+LABEL_INSTALLER = "cloud-resources.kyma-project.io/installer"
+INSTALLER_VALUE = "cloud-manager"
+INSTALLER_SELECTOR = f"{LABEL_INSTALLER}={INSTALLER_VALUE}"
+
+
+def _labelled(crd: dict[str, Any]) -> dict[str, Any]:
+    meta = crd.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), LABEL_INSTALLER: INSTALLER_VALUE}
+    return crd
+
 
 def _docs(folder: Traversable) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
@@ -48,9 +62,10 @@ def _parsed(sets: tuple[str, ...], provider: str) -> tuple[dict[str, Any], ...]:
     for name in sets:
         if name not in SETS:
             raise ValueError(f"unknown CRD set {name!r} (known: {', '.join(SETS)})")
-        docs.extend(_docs(CRDS if name == "kcp" else CRDS.joinpath(name)))
+        found = _docs(CRDS if name == "kcp" else CRDS.joinpath(name))
         if name == "skr" and provider:
-            docs.extend(_docs(CRDS.joinpath(name, provider)))
+            found.extend(_docs(CRDS.joinpath(name, provider)))
+        docs.extend([_labelled(d) for d in found] if name == "skr" else found)
     return tuple(docs)
 
 

@@ -13,6 +13,7 @@ from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.skr.cloudresources_plan import Seen, plan
 from tasks.cloud.skr.context import SkrContext
+from tasks.cloud.skr.kind import writes
 from workers.controller import Result
 
 __all__ = ["read", "reconcile"]
@@ -54,7 +55,9 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
-    done = execute(plan(read(ctx, obj), ctx.settings.t, now_rfc3339()), ctx.skr, names.CLOUD_RESOURCES, obj,
-                   legacy_finalizers=names.LEGACY_FINALIZERS)
+    outcome = plan(read(ctx, obj), ctx.settings.t, now_rfc3339())
+    done = execute(outcome, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS)
+    if writes(outcome) or writes(done.outcome):
+        ctx.forget(names.CLOUD_RESOURCES)  # later turns read what this one wrote
     ctx.track(f"{namespace}/{name}", done.obj or obj)
     return done.result

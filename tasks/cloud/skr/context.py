@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,10 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.validate import Ranked
 from workers.controller import Result, ResultKind
 
-__all__ = ["SkrContext", "run_object"]
+__all__ = ["READS_KEPT", "SkrContext", "run_object"]
+
+#: Single reads (:meth:`SkrContext.get` without a snapshot, :meth:`SkrContext.mirror`) kept per connect.
+READS_KEPT = 64
 
 
 @dataclass
@@ -48,7 +51,8 @@ class SkrContext:
         return self._cache[key]
 
     def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        """One object from the snapshot when there is one, else from the SKR."""
+        """One object from the snapshot when there is one, else from the SKR (read once per connect until
+        a turn writes: :meth:`wrote`)."""
         key = res.full_name
         if key in self._cache:
             for obj in self._cache[key]:
@@ -56,7 +60,7 @@ class SkrContext:
                 if meta.get("name") == name and (not res.namespaced or meta.get("namespace") == namespace):
                     return obj
             return None
-        return self.skr.get(res, name, namespace)
+        return self._read_once(("skr", key, namespace or "", name), lambda: self.skr.get(res, name, namespace))
 
     def quota(self, res: Resource) -> int | None:
         """This runtime's quota of the SKR kind ``res`` (``resourceQuota.skr``: override, configured
@@ -70,24 +74,47 @@ class SkrContext:
         id), ``None`` otherwise or when missing. Raises ``kube.ApiError``."""
         if not ident or invalid_id(ident) is not None:
             return None
-        return self.kcp.get(res, ident, self.kcp_namespace)
+        return self._read_once(("kcp", res.full_name, self.kcp_namespace, ident),
+                               lambda: self.kcp.get(res, ident, self.kcp_namespace))
+
+    def _read_once(self, key: tuple[str, str, str, str],
+                   read: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """``read()``'s answer, kept for the connect (a consumer's IpRange and its KCP mirror are asked
+        for by the IpRange's turn and again by each consumer's) until a turn writes (:meth:`wrote`); at
+        most :data:`READS_KEPT` answers are kept (they are not charged to the budget)."""
+        if key in self._reads:
+            return self._reads[key]
+        found = read()
+        if len(self._reads) < READS_KEPT:
+            self._reads[key] = found
+        return found
+
+    def wrote(self) -> None:
+        """A turn wrote (or is about to read again after a write): the single reads kept by :meth:`get`
+        and :meth:`mirror` are dropped, so later turns see the clusters as they are now."""
+        self._reads.clear()
 
     def remember(self, res: Resource, objects: list[dict[str, Any]], size: int = 0) -> None:
         """Use ``objects`` as the snapshot of ``res``; ``size``: its raw bytes, charged to the SKR
         client's budget by the list that read them (given back when the snapshot is forgotten)."""
-        self.forget(res)
+        self._drop(res.full_name)
         self._cache[res.full_name] = Ranked(objects)  # each object's quota rank: sorted once per snapshot
         self._sizes[res.full_name] = size
 
     def forget(self, res: Resource) -> None:
         """Drop the snapshot of ``res`` and give its bytes back to the budget: after a write, reads go
-        to the SKR again."""
+        to the SKR again (and the single reads kept: :meth:`wrote`)."""
         self._drop(res.full_name)
+        self.wrote()
 
-    def forget_all(self) -> None:
-        """Drop every snapshot (a kind's turn is over: its lists are not kept for the next kind)."""
+    def forget_all(self, keep: Iterable[Resource] = ()) -> None:
+        """Drop every snapshot but those of ``keep`` (a kind's turn is over: its lists are not kept for
+        the next kind, but for the kinds later turns read by name, such as the IpRanges their consumers
+        use: those stay charged to the budget)."""
+        kept = {res.full_name for res in keep}
         for key in list(self._cache):
-            self._drop(key)
+            if key not in kept:
+                self._drop(key)
 
     def _drop(self, key: str) -> None:
         self._cache.pop(key, None)
@@ -107,6 +134,7 @@ class SkrContext:
         self._tracked: dict[str, str] = {}
         self._cache: dict[str, list[dict[str, Any]]] = {}
         self._sizes: dict[str, int] = {}  # raw bytes of each snapshot, charged to the SKR client's budget
+        self._reads: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}  # (cluster, kind, ns, name)
 
     @property
     def provider(self) -> str:
@@ -134,16 +162,17 @@ def run_object(ctx: SkrContext, reconcile: Callable[[SkrContext, str, str], Resu
     """Reconcile one SKR object until it is done, fails, or asks for a requeue longer than
     :data:`MAX_WAIT_IN_WINDOW` or past the window (the original's short-lived manager gives each object
     at least one reconcile per connect; a longer requeue-after means the next connect). The first turn
-    reads the connect's snapshot; a requeued turn has written, so later turns read the SKR."""
+    reads the connect's snapshot; a turn that wrote drops it (the reconcilers call :meth:`SkrContext.forget`),
+    and a turn run again within the window reads the SKR."""
     result = Result.done()
     for _ in range(MAX_TURNS):
         result = reconcile(ctx, namespace, name)
         if result.outcome is not ResultKind.REQUEUE_AFTER:
             return result
-        ctx.forget(res)
         delay = result.requeue_after or 0.0
         if delay > MAX_WAIT_IN_WINDOW or delay >= ctx.remaining():
             return result
+        ctx.forget(res)
         if delay:
             time.sleep(delay)
     return result

@@ -13,7 +13,7 @@ from typing import Any
 
 from kube import Kube, Resource
 from kube.clock import now_rfc3339
-from kube.toolkit import execute
+from kube.toolkit import Outcome, execute
 from tasks.cloud import kind_metrics, settings
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import foreign, invalid_id
@@ -21,7 +21,13 @@ from tasks.cloud.registry import Kind
 from tasks.cloud.skr.context import SkrContext
 from workers.controller import Result
 
-__all__ = ["mirror", "reconcile"]
+__all__ = ["mirror", "reconcile", "writes"]
+
+
+def writes(outcome: Outcome) -> bool:
+    """Whether carrying out ``outcome`` writes anything (a write or call, a status, an Event, a finalizer)."""
+    return bool(outcome.writes or outcome.status is not None or outcome.event is not None
+                or outcome.add_finalizer or outcome.remove_finalizer)
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Resource) -> Result:
@@ -36,6 +42,8 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     outcome = side.plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     clients: Any = side.clients(ctx) if side.clients is not None else {}
     done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
+    if writes(outcome) or writes(done.outcome):
+        ctx.forget(res)  # later turns read what this one wrote
     ref = f"{namespace}/{name}" if namespace else name
     # requeues and time to Ready; its state counts with its SKR's, once per connect (connect._run)
     kind_metrics.record(kind_metrics.kind_label(res.kind, res.group), ref, obj, done, owner=False)
