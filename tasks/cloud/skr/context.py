@@ -14,10 +14,13 @@ from tasks.cloud.settings import CloudSettings
 from tasks.cloud.validate import Ranked
 from workers.controller import Result, ResultKind
 
-__all__ = ["READS_KEPT", "SkrContext", "run_object"]
+__all__ = ["KEEP_SHARE", "READS_KEPT", "SkrContext", "run_object"]
 
 #: Single reads (:meth:`SkrContext.get` without a snapshot, :meth:`SkrContext.mirror`) kept per connect.
 READS_KEPT = 64
+#: A snapshot kept past its kind's turn (:meth:`SkrContext.forget_all`) holds at most 1/KEEP_SHARE of
+#: the connect's budget: a customer's thousand IpRanges do not shrink what the other kinds may read.
+KEEP_SHARE = 16
 
 
 @dataclass
@@ -108,12 +111,13 @@ class SkrContext:
         self.wrote()
 
     def forget_all(self, keep: Iterable[Resource] = ()) -> None:
-        """Drop every snapshot but those of ``keep`` (a kind's turn is over: its lists are not kept for
-        the next kind, but for the kinds later turns read by name, such as the IpRanges their consumers
-        use: those stay charged to the budget)."""
+        """Drop every snapshot (a kind's turn is over: its lists are not kept for the next kind) but a
+        small one of ``keep``, kinds that later turns read by name (the IpRanges their consumers use):
+        one that holds at most 1/:data:`KEEP_SHARE` of the budget stays, still charged to it."""
         kept = {res.full_name for res in keep}
+        budget = self.skr.budget
         for key in list(self._cache):
-            if key not in kept:
+            if key not in kept or (budget is not None and self._sizes.get(key, 0) * KEEP_SHARE > budget.total):
                 self._drop(key)
 
     def _drop(self, key: str) -> None:
