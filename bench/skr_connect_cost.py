@@ -86,6 +86,9 @@ def main() -> None:
         templates = skr_sweep.bootstrap_templates(server, local_redis.url, logdir, providers, args.kinds)
         kymas = server.call(lambda: skr_sweep.seed(server, args.skrs * len(providers), providers, templates),
                             timeout=None)
+        from workers.logs import configure_logging
+
+        configure_logging("WARNING")  # as the fleet's workers (-l WARNING): the info line of each connect is dropped
         from tasks.cloud import settings
         from tasks.cloud.skr import connect
         from tasks.cloud.sweep import rotation
