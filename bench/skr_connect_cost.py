@@ -1,3 +1,4 @@
+# mypy: disable-error-code="index"
 """Worker CPU and requests of one steady SKR connect: ``python bench/skr_connect_cost.py [--skrs 40]
 [--providers aws,gcp,azure] [--kinds all] [--profile N]``.
 
