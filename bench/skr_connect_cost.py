@@ -109,6 +109,7 @@ def main() -> None:
             kcp: dict[str, int] = {}
             skr: dict[str, int] = {}
             for n, kyma in enumerate(mine):
+                seen.clear()
                 before_kcp, before_skr = server.request_counts(), server.request_counts(kyma)
                 if profiler is not None and n:
                     profiler.enable()
@@ -129,7 +130,6 @@ def main() -> None:
                     print(f"requests of the connect of {kyma}:")
                     for line in seen:
                         print("  ", line)
-                seen.clear()
             c = max(1, len(cpu))
             cpu.sort()
             print(f"{provider}: {len(cpu)} connects, worker CPU per connect mean {sum(cpu) / c * 1000:.2f} ms, "
