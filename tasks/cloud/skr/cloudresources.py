@@ -56,7 +56,11 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     if obj is None or ignored(obj):
         return Result.done()
     outcome = plan(read(ctx, obj), ctx.settings.t, now_rfc3339())
-    done = execute(outcome, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS)
+    try:
+        done = execute(outcome, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS)
+    except Exception:
+        ctx.forget(names.CLOUD_RESOURCES)  # some of its writes may have been made
+        raise
     if writes(outcome) or writes(done.outcome):
         ctx.forget(names.CLOUD_RESOURCES)  # later turns read what this one wrote
     ctx.track(f"{namespace}/{name}", done.obj or obj)

@@ -41,7 +41,11 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     seen = side.read(ctx, res, obj)
     outcome = side.plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     clients: Any = side.clients(ctx) if side.clients is not None else {}
-    done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
+    try:
+        done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
+    except Exception:
+        ctx.forget(res)  # some of its writes may have been made
+        raise
     if writes(outcome) or writes(done.outcome):
         ctx.forget(res)  # later turns read what this one wrote
     ref = f"{namespace}/{name}" if namespace else name
