@@ -492,13 +492,16 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
         return
     _apply_log_level(settings)
     records = ownership.data(kube, names)
-    owned = sorted(ref for h, ref in parse_owned(records) if h == host)
-    plan = plan_host(state, config, names, host, also=owned)
+    def selected(ref: UpstreamRef) -> bool:
+        return shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]
+
+    owned = sorted(ref for h, ref in parse_owned(records, host) if h == host and selected(ref))
+    plan = plan_host(state, config, names, host, also=owned, select=selected)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
     client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
-    todo = [(ref, p) for ref, p in plan.upstreams.items() if shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]]
+    todo = list(plan.upstreams.items())
     give_up = time.monotonic() + BUSY_WAIT
     while todo:
         busy = []
