@@ -48,7 +48,7 @@ import structlog
 from informers.reader import Reader
 from kube import ApiError, Kube, client_for, resources
 from kube.refusal import Failure
-from kube.toolkit.execute import execute
+from kube.toolkit.execute import Executed, execute
 from kube.toolkit.metrics import counter, gauge, histogram
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
@@ -79,7 +79,7 @@ from tasks.nginx.settings import (
     nlk_document,
     tls_material,
 )
-from tasks.nginx.synclock import SYNC_LOCKS
+from tasks.nginx.synclock import SYNC_LOCKS, Lease, View
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, ResultKind, registry
 
@@ -167,6 +167,7 @@ class SyncReport:
         skipped: why nothing was done (the host is not configured); ``""`` otherwise.
         busy: nothing was done because another sync of the upstream held its lock (:mod:`tasks.nginx.synclock`).
         error_answers: the host's error answers by HTTP status (``"unreachable"``: no answer).
+        view: the servers the sync left on the host (:mod:`tasks.nginx.synclock`), ``None`` when unknown.
     """
 
     host: str
@@ -179,6 +180,7 @@ class SyncReport:
     skipped: str = ""
     busy: bool = False
     error_answers: dict[str, int] = field(default_factory=dict)
+    view: View | None = None
 
 
 def _configmap(reader: Reader, names: EdgeNames) -> dict[str, Any] | None:
@@ -349,22 +351,24 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     if planned is None:
         report.skipped = "host not in nginx-hosts"
         return report
-    held = SYNC_LOCKS.acquire(host, upstream)
+    taken = time.monotonic()
+    held = SYNC_LOCKS.acquire_many(host, [upstream]).get(upstream)
     if held is None:
         report.busy = True
         return report
-    token, synced = held
+    lease = Lease(SYNC_LOCKS, host, [upstream], held.token, taken)
     try:
-        if synced >= stamp:  # synced by another key since this read began: read again
+        if held.stamp >= stamp:  # synced by another key since this read began: read again
             planned = _planned(kube, names, host, upstream, time.monotonic())
             if planned is None:
                 report.skipped = "host not in nginx-hosts"
                 return report
         plan, client = planned
-        return _sync_planned(kube, names, host, upstream, plan, ownership.recorded(kube, names, host, upstream),
-                             client)
+        report = _sync_planned(kube, names, host, upstream, plan, ownership.recorded(kube, names, host, upstream),
+                               client, held.view, lease, stamp)
+        return report
     finally:
-        SYNC_LOCKS.release(host, upstream, token)
+        SYNC_LOCKS.release_many(host, [upstream], held.token, {upstream: report.view} if report.view else None)
 
 
 def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not_before: float
@@ -385,13 +389,31 @@ def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not
 
 
 def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
-                  recorded: str | None, client: PlusClient) -> SyncReport:
+                  recorded: str | None, client: PlusClient, known: View | None = None, lease: Lease | None = None,
+                  stamp: float = 0.0) -> SyncReport:
     """The part of a sync that talks to the host, for a planned upstream (``recorded``: its owner in the
     ownership record, ``None`` when not recorded); ``client`` may be shared by the syncs of one host
-    (the report counts this sync's requests and error answers only)."""
+    (the report counts this sync's requests and error answers only).
+
+    ``known``: the servers the previous sync left (:mod:`tasks.nginx.synclock`), used instead of ``GET
+    .../servers`` for a recorded upstream; when a write made from it gets an error answer (an id that is
+    no longer there: the host was restarted or changed by hand), the servers are read and diffed again.
+    ``lease``: the sync lock, checked before every write. ``stamp``: Redis' time before this sync's
+    cluster read (when a ``GET`` made now verified the servers); the report's ``view`` is what the sync
+    left, for the next one (``None`` when any change failed)."""
     report = SyncReport(host, upstream, desired=plan.desired)
     requests_before, errors_before = client.requests_made, dict(client.error_answers)
+    client.guard = functools.partial(lease.check, upstream) if lease is not None else None
+    view = known if plan.named and recorded == plan.owner else None  # recorded as planned: no record to write
     try:
+        if view is not None:
+            done, left = _write(client, host, upstream, report,
+                                [{"id": i, "server": a} for i, a in view.servers.items()], view.servers, known=True)
+            if left is not None or (done.refused is not None and stops(done.refused[1])):
+                report.view = View(view.verified, left) if left is not None else None
+                return _synced_report(kube, names, host, upstream, plan, recorded, report, done)
+            # an error answer to a write made from the view (a stale id): read the servers, diff again
+            report.changes = ServerChanges()
         try:
             current = client.list_servers(upstream.protocol, upstream.name)
         except PlusError as exc:
@@ -408,15 +430,72 @@ def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef
             return report
         if plan.named and recorded != plan.owner:
             ownership.record(kube, names, host, upstream, plan.owner)
-        report.changes = diff(upstream.protocol, current, report.desired)
-        done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
+        servers = _plain(current)
+        done, left = _write(client, host, upstream, report, current, servers)
+        if left is not None and servers is not None and stamp:
+            report.view = View(stamp, left)
     finally:
+        client.guard = None
         report.requests = client.requests_made - requests_before
         report.error_answers = {code: n - errors_before.get(code, 0) for code, n in client.error_answers.items()
                                 if n > errors_before.get(code, 0)}
         API_REQUESTS.labels(host).inc(report.requests)
         for code, count in report.error_answers.items():
             PLUS_ERRORS.labels(host, code).inc(count)
+    return _synced_report(kube, names, host, upstream, plan, recorded, report, done)
+
+
+def _plain(current: list[dict[str, Any]]) -> dict[int, str] | None:
+    """``{id: address}`` of servers read from the host when each is one this controller could have left
+    (an ``id`` and a ``server``, not resolved from a name): the start of a view; ``None`` otherwise."""
+    out: dict[int, str] = {}
+    for server in current:
+        ident, address = server.get("id"), server.get("server")
+        if not isinstance(ident, int) or not isinstance(address, str) or "service" in server or "parent" in server:
+            return None
+        out[ident] = address
+    return out
+
+
+def _write(client: PlusClient, host: str, upstream: UpstreamRef, report: SyncReport,
+           current: list[dict[str, Any]], start: Mapping[int, str] | None, known: bool = False
+           ) -> tuple[Executed, dict[int, str] | None]:
+    """Diff ``current`` (server objects read, or those of a view: ``known``) against ``report.desired``
+    and make the changes; returns what :func:`execute` did and the servers the upstream holds afterwards
+    (``{id: address}`` from ``start``, ``current``'s; ``None`` when any change failed or ``start`` is)."""
+    report.changes = diff(upstream.protocol, current, report.desired, known=known)
+    done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
+    if done.refused is not None or start is None:
+        return done, None
+    return done, _left(start, report.changes, done.answers)
+
+
+def _left(current: Mapping[int, str], changes: ServerChanges, answers: tuple[Any, ...]) -> dict[int, str] | None:
+    """The servers ``{id: address}`` after ``changes`` were made with ``answers`` (the created server
+    objects of the adds); ``None`` when any change failed or an answer is not what NGINX Plus sends."""
+    left = dict(current)
+    ordered = changes.ordered
+    if len(answers) != len(ordered):
+        return None
+    for change, answer in zip(ordered, answers, strict=True):
+        if isinstance(answer, Failure):
+            return None
+        if change.op == "add":
+            ident = answer.get("id") if isinstance(answer, dict) else None
+            if not isinstance(ident, int):
+                return None
+            left[ident] = change.server
+        elif change.op == "update" and change.server_id is not None:
+            left[change.server_id] = change.server
+        elif change.server_id is not None:
+            left.pop(change.server_id, None)
+    return left
+
+
+def _synced_report(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
+                   recorded: str | None, report: SyncReport, done: Executed) -> SyncReport:
+    """``report`` completed from what :func:`execute` did (``stopped``, ``error``), the ownership record
+    dropped for an upstream no Service names any more once it is emptied."""
     if done.refused is not None and stops(done.refused[1]):
         report.stopped = done.refused[1]
         return report
@@ -507,9 +586,11 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
         busy = []
         for start in range(0, len(todo), LOCK_BATCH):
             batch = todo[start:start + LOCK_BATCH]
+            taken = time.monotonic()
             held = SYNC_LOCKS.acquire_many(host, [ref for ref, _ in batch])
             busy += [(ref, p) for ref, p in batch if ref not in held]  # their own keys sync them: after the rest
             reports: list[tuple[SyncReport, float]] = []
+            lease = Lease(SYNC_LOCKS, host, held, next(iter(held.values())).token, taken) if held else None
             try:
                 for upstream, upstream_plan in batch:
                     if upstream not in held:
@@ -521,14 +602,16 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
                         if fresh is None:
                             return
                         upstream_plan, recorded = fresh[0], ownership.recorded(kube, names, host, upstream)
-                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client)
+                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client,
+                                           held[upstream].view, lease, stamp)
                     reports.append((report, time.perf_counter() - began))
                     if report.stopped is not None and sync_failure(host, upstream, report.stopped)[0] in (
                             "unreachable", "unauthorized"):
                         break
             finally:
                 if held:
-                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values()))[0])
+                    views = {r.upstream: r.view for r, _ in reports if r.view is not None}
+                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values())).token, views)
             yield from reports
             if reports and reports[-1][0].stopped is not None and sync_failure(
                     host, reports[-1][0].upstream, reports[-1][0].stopped)[0] in ("unreachable", "unauthorized"):
