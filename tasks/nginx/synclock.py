@@ -94,17 +94,20 @@ for i = 1, #KEYS / 3 do
 end
 return out
 """
-# KEYS: lock, stamp, view triples; ARGV: token, stamp ms, then per triple: view ms and view ("": none)
-# -> per triple 1 when released, 0 when the lock was no longer this token's (nothing written)
+# KEYS: lock, stamp, view triples; ARGV: token, stamp ms, view ms, then per triple: the Redis time the
+# view was verified and the view ("": none; kept view ms after that time) -> per triple 1 when released,
+# 0 when the lock was no longer this token's (nothing written)
 _RELEASE = """
 local t = redis.call('TIME')
 local now = t[1] .. '.' .. string.format('%06d', t[2])
+local seconds = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local out = {}
 for i = 1, #KEYS / 3 do
   out[i] = 0
   if redis.call('GET', KEYS[3 * i - 2]) == ARGV[1] then
     redis.call('SET', KEYS[3 * i - 1], now, 'PX', ARGV[2])
-    local view, ms = ARGV[2 + 2 * i], tonumber(ARGV[1 + 2 * i])
+    local view = ARGV[3 + 2 * i]
+    local ms = math.floor((tonumber(ARGV[2 + 2 * i]) - seconds) * 1000 + tonumber(ARGV[3]))
     if view ~= '' and ms > 0 then
       redis.call('SET', KEYS[3 * i], view, 'PX', ms)
     end
@@ -237,20 +240,18 @@ class SyncLocks:
                      views: Mapping[UpstreamRef, View] | None = None) -> set[UpstreamRef]:
         """:meth:`release` of ``upstreams`` taken with one :meth:`acquire_many` (``token``), in one round
         trip; ``views``: what each sync left, kept until :data:`VIEW_SECONDS` after its ``verified``
-        time (Redis' clock as of :meth:`now`). Returns the upstreams released (the rest had lapsed)."""
+        time (Redis' clock, :meth:`now`). Returns the upstreams released (the rest had lapsed)."""
         if not upstreams:
             return set()
-        now = self.now() if views else 0.0
         args: list[str | int] = []
         for upstream in upstreams:
             view = (views or {}).get(upstream)
-            ms = int((view.verified + VIEW_SECONDS - now) * 1000) if view is not None else 0
-            if view is None or ms <= 0 or len(view.servers) > VIEW_MAX_SERVERS:
+            if view is None or len(view.servers) > VIEW_MAX_SERVERS:
                 args += [0, ""]
             else:
-                args += [ms, encode_view(view)]
+                args += [f"{view.verified:.6f}", encode_view(view)]
         got = self._redis().eval(_RELEASE, 3 * len(upstreams), *self._keys(host, upstreams), token,
-                                 int(STAMP_SECONDS * 1000), *args)
+                                 int(STAMP_SECONDS * 1000), int(VIEW_SECONDS * 1000), *args)
         return {upstream for upstream, ok in zip(upstreams, got, strict=True) if int(ok)}
 
     def renew_many(self, host: str, upstreams: Sequence[UpstreamRef], token: str) -> set[UpstreamRef]:
