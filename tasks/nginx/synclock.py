@@ -216,12 +216,14 @@ class SyncLocks:
         held = self.acquire_many(host, [upstream]).get(upstream)
         return None if held is None else (held.token, held.stamp)
 
-    def acquire_many(self, host: str, upstreams: Sequence[UpstreamRef]) -> dict[UpstreamRef, Held]:
+    def acquire_many(self, host: str, upstreams: Sequence[UpstreamRef], token: str | None = None
+                     ) -> dict[UpstreamRef, Held]:
         """Take the locks of ``upstreams`` on ``host`` that are free, in one round trip: ``{upstream:
-        Held}``; the held ones are left out. A shard syncs its upstreams in batches."""
+        Held}``; the held ones are left out. A shard syncs its upstreams in batches. ``token``: default a
+        fresh random one (a lock already holding ``token`` is taken again, as a retried call does)."""
         if not upstreams:
             return {}
-        token = os.urandom(12).hex()
+        token = token or os.urandom(12).hex()
         got = self._redis().eval(_ACQUIRE, 3 * len(upstreams), *self._keys(host, upstreams), token,
                                  int(self.seconds * 1000))
         out = {}

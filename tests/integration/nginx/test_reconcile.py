@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx import controller
+from tasks.nginx import controller, synclock
 from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, host_key, key_for, reconcile, sync_upstream
 from tasks.nginx.synclock import SYNC_LOCKS
 from tasks.nginx.translate import UpstreamRef
@@ -302,3 +302,46 @@ def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Ku
     assert reconcile(key_for(hosts[1].url, WEB), kube=kube).outcome is ResultKind.SUCCESS
     assert hosts[1].request_count == 0
     assert reconcile(Key("local", hosts[0].url, "bad-key"), kube=kube).outcome is ResultKind.TERMINAL
+
+
+def test_a_write_made_from_known_servers_that_fails_reads_them_again(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    """The servers the last sync left are used instead of a GET; when the host no longer holds one (it was
+    restarted, or edited by hand), the write to its id fails and the sync reads and diffs again."""
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    node(kube, "w1", "10.0.1.12")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    sync(kube, hosts[:1])
+    plus = hosts[0]
+    upstream = plus.state.upstreams[("http", "nginx-lb-http")]
+    gone = next(i for i, s in upstream.servers.items() if s["server"] == "10.0.1.12:30080")
+    with plus.state.lock:
+        del upstream.servers[gone]
+        upstream.views.pop(gone, None)
+    kube.patch_status(resources.NODE, "w1", {"addresses": [{"type": "InternalIP", "address": "10.0.1.13"}]})
+    plus.reset_requests()
+    report = sync_upstream(kube, plus.url, WEB)
+    assert report.stopped is None and not report.error
+    assert [method for method, _ in plus.request_log] == ["PATCH", "GET", "POST"]  # moved from the view: 404
+    assert plus.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.13:30080"]
+
+
+def test_a_sync_whose_lock_is_lost_writes_nothing_more(kube: Kube, hosts: list[NginxPlusStandIn],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    sync(kube, hosts[:1])
+    node(kube, "w1", "10.0.1.12")
+
+    def lost(self: synclock.Lease, upstream: UpstreamRef) -> None:
+        raise synclock.SyncLockLost(f"{upstream}: taken")
+
+    monkeypatch.setattr(synclock.Lease, "check", lost)
+    hosts[0].reset_requests()
+    with pytest.raises(synclock.SyncLockLost):
+        reconcile(key_for(hosts[0].url, WEB), kube=kube)
+    assert hosts[0].request_log == []  # the servers were known: no GET, and the POST was fenced
+    monkeypatch.undo()
+    assert reconcile(key_for(hosts[0].url, WEB), kube=kube).outcome is ResultKind.SUCCESS  # lock released
+    assert hosts[0].addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.12:30080"]
