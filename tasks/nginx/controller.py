@@ -26,9 +26,9 @@ level-triggered, as the seed's Synchronizer is not (it replayed events):
 Timing as the seed's Synchronizer: a fresh enqueue waits 250-750 ms (``sync_delay``), failures back
 off from 2 s doubling to 60 s, and retries never stop (the original dropped an event after 5).
 An upstream missing on a host (``404 UpstreamNotFound``) is an error: logged with the host and the
-upstream, counted in ``reconcilery_nginx_upstream_missing`` and retried. A host answering 401 (the
-NGINXaaS API key missing or wrong) is reported once per host and process (log and a Warning Event)
-and retried with the same backoff.
+upstream, reported in ``reconcilery_nginx_upstream_missing`` (:mod:`tasks.nginx.missing`) and retried.
+A host answering 401 (the NGINXaaS API key missing or wrong) is reported once per host and process
+(log and a Warning Event) and retried with the same backoff.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
 from tasks.nginx.diff import ServerChanges, diff
 from tasks.nginx.insync import HostSync
+from tasks.nginx.missing import ERROR_LABELS, MISSING
 from tasks.nginx.plan import (
     ClusterState,
     UpstreamPlan,
@@ -94,13 +95,10 @@ def edge_names() -> EdgeNames:
     return edge_settings.current().names
 
 
-UPSTREAM_MISSING = gauge(
-    "reconcilery_nginx_upstream_missing",
-    "1 while the upstream named by a Service port is not declared (with a zone) on the NGINX Plus host.",
-    ["host", "upstream"])
 UPSTREAM_MISSING_TOTAL = counter(
     "reconcilery_nginx_upstream_missing_errors_total",
-    "Syncs that failed because the upstream is not declared on the NGINX Plus host.", ["host", "upstream"])
+    "Syncs that failed because the upstream is not declared on the NGINX Plus host (the first 50 upstreams "
+    "a process counts per host by name, later ones as upstream=\"_other\").", ["host", "upstream"])
 SYNC_ERRORS = counter(
     "reconcilery_nginx_sync_errors_total",
     "Failed syncs by reason (settings, unreachable, unauthorized, upstream_missing, api).", ["host", "reason"])
@@ -774,7 +772,7 @@ def _result(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, repo
     """The metrics, logs and :class:`Result` of a sync's ``report``."""
     if report.stopped is not None:
         return _stopped(kube, names, host, upstream, report.stopped)
-    UPSTREAM_MISSING.labels(host, str(upstream)).set(0)
+    MISSING.found(host, str(upstream))
     for op, count in report.changes.summary().items():
         if count:
             SERVER_CHANGES.labels(host, op).inc(count)
@@ -797,8 +795,8 @@ def _stopped(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, fai
     reason, message = sync_failure(host, upstream, failure)
     SYNC_ERRORS.labels(host, reason).inc()
     if reason == "upstream_missing":
-        UPSTREAM_MISSING.labels(host, str(upstream)).set(1)
-        UPSTREAM_MISSING_TOTAL.labels(host, str(upstream)).inc()
+        MISSING.missing(host, str(upstream))
+        UPSTREAM_MISSING_TOTAL.labels(host, ERROR_LABELS.label(host, str(upstream))).inc()
         log.error("upstream missing on NGINX Plus host: declare it with a zone in nginx.conf",
                   host=host, upstream=str(upstream), error=str(failure))
     elif reason == "unauthorized":

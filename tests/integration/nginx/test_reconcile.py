@@ -13,7 +13,7 @@ from prometheus_client import REGISTRY
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx import controller, synclock
-from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, host_key, key_for, reconcile, sync_upstream
+from tasks.nginx.controller import desired_keys, host_key, key_for, reconcile, sync_upstream
 from tasks.nginx.synclock import SYNC_LOCKS
 from tasks.nginx.translate import UpstreamRef
 from workers.controller import Key, ResultKind
@@ -286,10 +286,11 @@ def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[Ngin
     result = reconcile(key, kube=kube)
     assert result.outcome is ResultKind.ERROR and "missing" in result.message
     assert metric("reconcilery_nginx_plus_errors_total", host=hosts[0].url, code="404") == answered + 1
-    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 1
+    assert metric("reconcilery_nginx_upstream_missing", host=hosts[0].url, upstream="http:not-declared") == 1
     hosts[0].state.declare("http", "not-declared")
     assert reconcile(key, kube=kube).outcome is ResultKind.SUCCESS
-    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 0
+    assert REGISTRY.get_sample_value("reconcilery_nginx_upstream_missing",
+                                     {"host": hosts[0].url, "upstream": "http:not-declared"}) is None  # no series
 
 
 def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Kube,
