@@ -38,8 +38,11 @@ read them after all (:func:`tasks.nginx.controller.sync_upstream`).
 
 **Redis down or slow.** Every operation is one script (atomic). Redis unreachable raises
 ``redis.RedisError``: the reconcile fails and is retried with backoff, and a lock it took stays until
-its TTL. The client retries a command whose connection dropped; an acquire retried after its script
-ran finds the lock holding its own token and takes it (not "busy" with its own lock until the TTL). A
+its TTL. A command that gets no answer within :data:`SOCKET_TIMEOUT` fails like a dropped connection.
+The client retries such a command (:func:`workers.redis_client.redis_client`), and every script is safe
+to run twice: an acquire retried after its script ran finds the lock holding its own token and takes
+it (before, it saw its own lock as another's: the upstream's key requeued itself for the TTL), a
+retried release or renewal finds the lock released or renewed. A
 release of a lock that lapsed and was taken by another sync leaves it alone (compare-and-delete) and
 stamps nothing.
 """
@@ -72,6 +75,9 @@ STAMP_SECONDS = 600.0
 VIEW_SECONDS = 60.0
 #: Servers a view holds at most (a larger upstream is read every time).
 VIEW_MAX_SERVERS = 10_000
+#: Seconds one Redis command may take before it fails (and is retried by the client): a Redis that
+#: accepts connections but does not answer never holds a sync for ever.
+SOCKET_TIMEOUT = 5.0
 PREFIX = "reconcilery:nginx-sync:"
 STAMP_PREFIX = "reconcilery:nginx-synced:"
 VIEW_PREFIX = "reconcilery:nginx-view:"
@@ -189,7 +195,7 @@ class SyncLocks:
     def _redis(self) -> redis.Redis:
         with self._lock:
             if self._client is None:
-                self._client = redis_client(load().redis_url)
+                self._client = redis_client(load().redis_url, socket_timeout=SOCKET_TIMEOUT)
             return self._client
 
     @staticmethod
