@@ -60,7 +60,6 @@ from tasks.nginx.plan import (
     UpstreamPlan,
     desired_upstreams,
     parse_config,
-    parse_owned,
     parse_owners,
     plan_host,
     plan_upstream,
@@ -572,7 +571,7 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
     def selected(ref: UpstreamRef) -> bool:
         return shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]
 
-    owned = sorted(ref for h, ref in parse_owned(records, host) if h == host and selected(ref))
+    owned = [ref for ref in ownership.owned_on(kube, names, host) if selected(ref)]
     plan = plan_host(state, config, names, host, also=owned, select=selected)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
