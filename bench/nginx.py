@@ -505,8 +505,11 @@ def run_slices(args: argparse.Namespace) -> None:
                   f"hosts (API key required), {args.workers} workers x {bench.pool._max_workers} threads; initial sync "
                   f"{initial:.2f} s from the watcher's start; jitter included")
             before_r, before_q = bench.quiet(), bench.requests_sent()
+            before_m, before_cpu = bench.metric_sums(), bench.cpu_seconds()
             times, writes = bench.rollout()
             reconciles, sent = bench.quiet() - before_r, bench.requests_sent() - before_q
+            spent = {k: v - before_m[k] for k, v in bench.metric_sums().items()}
+            cpu = {k: round(1000 * (v - before_cpu[k]) / max(1, writes), 1) for k, v in bench.cpu_seconds().items()}
             rejected = sum(h.rejected for h in bench.hosts)
         except Exception:
             print(bench.logs(), file=sys.stderr)
@@ -515,6 +518,11 @@ def run_slices(args: argparse.Namespace) -> None:
         print(f"rollout of {args.pods} pods in batches of {args.surge}: {writes} slice writes, {reconciles} "
               f"reconciles, {sent} NGINX Plus requests: {sent / writes:.1f} requests and {reconciles / writes:.1f} "
               f"reconciles per slice write ({sent / max(1, reconciles):.1f} per reconcile); {rejected} rejected (401)")
+        reconcile_ms = round(1000 * spent["reconcile_s"] / max(1, spent["reconciles"]), 2)
+        sync_ms = round(1000 * spent["sync_s"] / max(1, spent["syncs"]), 2)
+        print(f"per reconcile: {reconcile_ms} ms mean (of which the sync, cluster read + NGINX Plus requests, "
+              f"{sync_ms} ms); CPU ms per slice write: workers {cpu['workers_cpu_s']}, watcher "
+              f"{cpu['watcher_cpu_s']}, stand-ins and bench {cpu['standins_and_bench_cpu_s']}")
         changing = len(times)
         # the original (v1.2, client v2.4): per server-changing write and host, GET servers + one POST or
         # DELETE per endpoint that changed (surge), as here; the writes that change nothing cost it a GET
@@ -525,7 +533,8 @@ def run_slices(args: argparse.Namespace) -> None:
             "slice_writes": writes, "reconciles": reconciles, "plus_requests": sent,
             "plus_requests_per_slice_write": round(sent / writes, 2),
             "original_plus_requests_per_slice_write": round(original / writes, 2),
-            "rejected_401": rejected, "initial_sync_s": round(initial, 2)}))
+            "rejected_401": rejected, "initial_sync_s": round(initial, 2), "reconcile_ms_mean": reconcile_ms,
+            "sync_ms_mean": sync_ms, "cpu_ms_per_slice_write": {k.replace("_cpu_s", ""): v for k, v in cpu.items()}}))
     finally:
         bench.close()
 
