@@ -380,10 +380,30 @@ class PlatformBench(Bench):
         wait_until(self.all_hold, 300, "initial sync", interval=0.05)
         return time.perf_counter() - t0
 
+    def diagnose(self) -> str:
+        """What each host holds against what it should, and the workers' reconcile results and NGINX edge
+        errors: printed when a change does not converge in time."""
+        lines = []
+        if isinstance(self, SliceBench):
+            want = self.expected_servers()
+            for h in self.hosts:
+                held = h.state.addresses("http", "shop")
+                lines.append(f"{h.url}: {len(held)} servers, {len(want - held)} missing, {len(held - want)} extra")
+        for port in self.metrics_ports:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            lines += [line for line in text.splitlines() if line.startswith(
+                ("controller_runtime_reconcile_total", "reconcilery_nginx_sync_errors_total",
+                 "reconcilery_informer_sync_wait"))]
+        return "\n".join(lines)
+
     def timed(self, change: Callable[[], object], done: Callable[[], bool], what: str) -> float:
         t0 = time.perf_counter()
         change()
-        wait_until(done, 120, what)
+        try:
+            wait_until(done, 120, what)
+        except TimeoutError:
+            print(f"{what} did not converge:\n{self.diagnose()}", file=sys.stderr, flush=True)
+            raise
         elapsed = time.perf_counter() - t0
         print(f"  {what}: {elapsed * 1000:.0f} ms", file=sys.stderr, flush=True)
         return elapsed
