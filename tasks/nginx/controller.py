@@ -33,11 +33,12 @@ A host answering 401 (the NGINXaaS API key missing or wrong) is reported once pe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -379,10 +380,44 @@ def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not
         return None
     _apply_log_level(settings)
     plan = plan_upstream(state, config, names, host, upstream)
+    fresh = _fresh_slices(kube, state, plan.owner) if config.nlk and plan.owner else None
+    if fresh is not None:
+        state = dataclasses.replace(state, slices=fresh)
+        plan = plan_upstream(state, config, names, host, upstream)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
     return plan, plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
+
+
+def _fresh_slices(kube: Kube, state: ClusterState, owner: str) -> list[Mapping[str, Any]] | None:
+    """``state``'s EndpointSlices with those of the ClusterIP Service ``owner`` (``namespace/name``) as the API
+    server has them now, when the process's informer holds others (``None``: it is up to date, or the
+    Service takes no servers from slices).
+
+    The watcher enqueues an upstream's key on a slice write it saw; the worker's informer has its own
+    watch, which may see the write later than the jitter (250-750 ms) lasts on a loaded machine (a slice
+    of 1,000 endpoints is ~150 KB of JSON): reading the informer then would sync the servers of before the
+    write and nothing would enqueue the key again until the resync (measured: 1 in ~400 slice writes at
+    load 8-12, on one host or both). One LIST of the Service's own slices per sync closes it."""
+    namespace, _, name = owner.partition("/")
+    service = next((s for s in state.nlk_services if (s.get("metadata") or {}).get("namespace") == namespace
+                    and (s.get("metadata") or {}).get("name") == name), None)
+    if service is None or (service.get("spec") or {}).get("type", "ClusterIP") != "ClusterIP":
+        return None
+
+    def ours(endpoint_slice: Mapping[str, Any]) -> bool:
+        meta = endpoint_slice.get("metadata") or {}
+        return meta.get("namespace") == namespace and (meta.get("labels") or {}).get(SERVICE_NAME_LABEL) == name
+
+    def versions(slices: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+        metas = [s.get("metadata") or {} for s in slices]
+        return {(str(m.get("uid", "")), str(m.get("resourceVersion", ""))) for m in metas}
+
+    direct = kube.list(ENDPOINTSLICE, namespace=namespace, label_selector=f"{SERVICE_NAME_LABEL}={name}")
+    if versions(s for s in state.slices if ours(s)) == versions(direct):
+        return None
+    return [*(s for s in state.slices if not ours(s)), *direct]
 
 
 def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
