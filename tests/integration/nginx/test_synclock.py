@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from tasks.nginx.synclock import VIEW_SECONDS, Lease, SyncLockLost, SyncLocks, View, decode_view, encode_view
 from tasks.nginx.translate import UpstreamRef
@@ -90,7 +92,7 @@ def test_a_lease_renews_its_locks_and_fences_the_writes_of_one_it_lost(locks: Sy
 
 
 def test_redis_unreachable_is_an_error_of_the_sync(locks: SyncLocks) -> None:
-    down = SyncLocks(redis.Redis(port=free_port(), socket_connect_timeout=0.5))
+    down = SyncLocks(redis.Redis(port=free_port(), socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0)))
     with pytest.raises(redis.ConnectionError):
         down.acquire_many(HOST, [WEB])
     with pytest.raises(redis.ConnectionError):
