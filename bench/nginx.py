@@ -52,14 +52,17 @@ import requests
 from kubernetes import config
 from prometheus_client.parser import text_string_to_metric_families
 
+from informers import informer
 from informers.store import Stores
 from kube import Kube, resources
 from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
+from tasks.nginx import controller
 from tasks.nginx.controller import reconcile, sync_upstream
 from tasks.nginx.plan import record_key, record_value
 from tasks.nginx.reads import ENDPOINTSLICE
+from tasks.nginx.synclock import SyncLocks
 from tasks.nginx.translate import UpstreamRef
 from tasks.nginx.watches import CONFIG, NODES, SERVICES, map_node, map_service
 from tests.fixtures.processes import stop_process
@@ -380,10 +383,40 @@ class PlatformBench(Bench):
         wait_until(self.all_hold, 300, "initial sync", interval=0.05)
         return time.perf_counter() - t0
 
+    def diagnose(self) -> str:
+        """What each host holds against what it should, and the workers' reconcile results and NGINX edge
+        errors: printed when a change does not converge in time."""
+        lines = []
+        if isinstance(self, SliceBench):
+            want = self.expected_servers()
+            for h in self.hosts:
+                held = h.state.addresses("http", "shop")
+                lines.append(f"{h.url}: {len(held)} servers, {len(want - held)} missing, {len(held - want)} extra")
+        for port in self.metrics_ports:
+            text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            lines += [line for line in text.splitlines() if line.startswith(
+                ("controller_runtime_reconcile_total", "reconcilery_nginx_sync_errors_total"))]
+        if isinstance(self, SliceBench):
+            # the same sync from the API server's state (no informer) in this process: whether the workers
+            # synced from a state that lagged the write (the watcher enqueued the key on it) or planned wrong
+            os.environ.update({k: v for k, v in self.env().items() if k.startswith(("RECONCILERY_", "NGINXAAS_"))})
+            controller.SYNC_LOCKS = SyncLocks(redis.Redis.from_url(self.redis.url))
+            with informer.direct_reads():
+                for h in self.hosts:
+                    report = sync_upstream(self.kube, h.url, UpstreamRef("http", "shop"))
+                    lines.append(f"{h.url}: a sync from the API server's state made {report.changes.summary()}, "
+                                 f"error {report.error or report.stopped}; holds exactly the ready endpoints now: "
+                                 f"{h.state.addresses('http', 'shop') == self.expected_servers()}")
+        return "\n".join(lines)
+
     def timed(self, change: Callable[[], object], done: Callable[[], bool], what: str) -> float:
         t0 = time.perf_counter()
         change()
-        wait_until(done, 120, what)
+        try:
+            wait_until(done, 120, what)
+        except TimeoutError:
+            print(f"{what} did not converge:\n{self.diagnose()}", file=sys.stderr, flush=True)
+            raise
         elapsed = time.perf_counter() - t0
         print(f"  {what}: {elapsed * 1000:.0f} ms", file=sys.stderr, flush=True)
         return elapsed
@@ -505,8 +538,11 @@ def run_slices(args: argparse.Namespace) -> None:
                   f"hosts (API key required), {args.workers} workers x {bench.pool._max_workers} threads; initial sync "
                   f"{initial:.2f} s from the watcher's start; jitter included")
             before_r, before_q = bench.quiet(), bench.requests_sent()
+            before_m, before_cpu = bench.metric_sums(), bench.cpu_seconds()
             times, writes = bench.rollout()
             reconciles, sent = bench.quiet() - before_r, bench.requests_sent() - before_q
+            spent = {k: v - before_m[k] for k, v in bench.metric_sums().items()}
+            cpu = {k: round(1000 * (v - before_cpu[k]) / max(1, writes), 1) for k, v in bench.cpu_seconds().items()}
             rejected = sum(h.rejected for h in bench.hosts)
         except Exception:
             print(bench.logs(), file=sys.stderr)
@@ -515,6 +551,11 @@ def run_slices(args: argparse.Namespace) -> None:
         print(f"rollout of {args.pods} pods in batches of {args.surge}: {writes} slice writes, {reconciles} "
               f"reconciles, {sent} NGINX Plus requests: {sent / writes:.1f} requests and {reconciles / writes:.1f} "
               f"reconciles per slice write ({sent / max(1, reconciles):.1f} per reconcile); {rejected} rejected (401)")
+        reconcile_ms = round(1000 * spent["reconcile_s"] / max(1, spent["reconciles"]), 2)
+        sync_ms = round(1000 * spent["sync_s"] / max(1, spent["syncs"]), 2)
+        print(f"per reconcile: {reconcile_ms} ms mean (of which the sync, cluster read + NGINX Plus requests, "
+              f"{sync_ms} ms); CPU ms per slice write: workers {cpu['workers_cpu_s']}, watcher "
+              f"{cpu['watcher_cpu_s']}, stand-ins and bench {cpu['standins_and_bench_cpu_s']}")
         changing = len(times)
         # the original (v1.2, client v2.4): per server-changing write and host, GET servers + one POST or
         # DELETE per endpoint that changed (surge), as here; the writes that change nothing cost it a GET
@@ -525,7 +566,8 @@ def run_slices(args: argparse.Namespace) -> None:
             "slice_writes": writes, "reconciles": reconciles, "plus_requests": sent,
             "plus_requests_per_slice_write": round(sent / writes, 2),
             "original_plus_requests_per_slice_write": round(original / writes, 2),
-            "rejected_401": rejected, "initial_sync_s": round(initial, 2)}))
+            "rejected_401": rejected, "initial_sync_s": round(initial, 2), "reconcile_ms_mean": reconcile_ms,
+            "sync_ms_mean": sync_ms, "cpu_ms_per_slice_write": {k.replace("_cpu_s", ""): v for k, v in cpu.items()}}))
     finally:
         bench.close()
 

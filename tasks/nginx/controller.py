@@ -26,18 +26,19 @@ level-triggered, as the seed's Synchronizer is not (it replayed events):
 Timing as the seed's Synchronizer: a fresh enqueue waits 250-750 ms (``sync_delay``), failures back
 off from 2 s doubling to 60 s, and retries never stop (the original dropped an event after 5).
 An upstream missing on a host (``404 UpstreamNotFound``) is an error: logged with the host and the
-upstream, counted in ``reconcilery_nginx_upstream_missing`` and retried. A host answering 401 (the
-NGINXaaS API key missing or wrong) is reported once per host and process (log and a Warning Event)
-and retried with the same backoff.
+upstream, reported in ``reconcilery_nginx_upstream_missing`` (:mod:`tasks.nginx.missing`) and retried.
+A host answering 401 (the NGINXaaS API key missing or wrong) is reported once per host and process
+(log and a Warning Event) and retried with the same backoff.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -48,18 +49,18 @@ import structlog
 from informers.reader import Reader
 from kube import ApiError, Kube, client_for, resources
 from kube.refusal import Failure
-from kube.toolkit.execute import execute
+from kube.toolkit.execute import Executed, execute
 from kube.toolkit.metrics import counter, gauge, histogram
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
 from tasks.nginx.diff import ServerChanges, diff
 from tasks.nginx.insync import HostSync
+from tasks.nginx.missing import ERROR_LABELS, MISSING
 from tasks.nginx.plan import (
     ClusterState,
     UpstreamPlan,
     desired_upstreams,
     parse_config,
-    parse_owned,
     parse_owners,
     plan_host,
     plan_upstream,
@@ -79,7 +80,7 @@ from tasks.nginx.settings import (
     nlk_document,
     tls_material,
 )
-from tasks.nginx.synclock import SYNC_LOCKS
+from tasks.nginx.synclock import SYNC_LOCKS, Lease, View
 from tasks.nginx.translate import SERVICE_NAME_LABEL, ServiceProblem, UpstreamRef
 from workers.controller import LOCAL_CLUSTER, Backoff, Controller, Key, Result, ResultKind, registry
 
@@ -94,13 +95,10 @@ def edge_names() -> EdgeNames:
     return edge_settings.current().names
 
 
-UPSTREAM_MISSING = gauge(
-    "reconcilery_nginx_upstream_missing",
-    "1 while the upstream named by a Service port is not declared (with a zone) on the NGINX Plus host.",
-    ["host", "upstream"])
 UPSTREAM_MISSING_TOTAL = counter(
     "reconcilery_nginx_upstream_missing_errors_total",
-    "Syncs that failed because the upstream is not declared on the NGINX Plus host.", ["host", "upstream"])
+    "Syncs that failed because the upstream is not declared on the NGINX Plus host (the first 50 upstreams "
+    "a process counts per host by name, later ones as upstream=\"_other\").", ["host", "upstream"])
 SYNC_ERRORS = counter(
     "reconcilery_nginx_sync_errors_total",
     "Failed syncs by reason (settings, unreachable, unauthorized, upstream_missing, api).", ["host", "reason"])
@@ -167,6 +165,7 @@ class SyncReport:
         skipped: why nothing was done (the host is not configured); ``""`` otherwise.
         busy: nothing was done because another sync of the upstream held its lock (:mod:`tasks.nginx.synclock`).
         error_answers: the host's error answers by HTTP status (``"unreachable"``: no answer).
+        view: the servers the sync left on the host (:mod:`tasks.nginx.synclock`), ``None`` when unknown.
     """
 
     host: str
@@ -179,6 +178,7 @@ class SyncReport:
     skipped: str = ""
     busy: bool = False
     error_answers: dict[str, int] = field(default_factory=dict)
+    view: View | None = None
 
 
 def _configmap(reader: Reader, names: EdgeNames) -> dict[str, Any] | None:
@@ -349,22 +349,24 @@ def sync_upstream(kube: Kube, host: str, upstream: UpstreamRef, names: EdgeNames
     if planned is None:
         report.skipped = "host not in nginx-hosts"
         return report
-    held = SYNC_LOCKS.acquire(host, upstream)
+    taken = time.monotonic()
+    held = SYNC_LOCKS.acquire_many(host, [upstream]).get(upstream)
     if held is None:
         report.busy = True
         return report
-    token, synced = held
+    lease = Lease(SYNC_LOCKS, host, [upstream], held.token, taken)
     try:
-        if synced >= stamp:  # synced by another key since this read began: read again
+        if held.stamp >= stamp:  # synced by another key since this read began: read again
             planned = _planned(kube, names, host, upstream, time.monotonic())
             if planned is None:
                 report.skipped = "host not in nginx-hosts"
                 return report
         plan, client = planned
-        return _sync_planned(kube, names, host, upstream, plan, ownership.recorded(kube, names, host, upstream),
-                             client)
+        report = _sync_planned(kube, names, host, upstream, plan, ownership.recorded(kube, names, host, upstream),
+                               client, held.view, lease, stamp)
+        return report
     finally:
-        SYNC_LOCKS.release(host, upstream, token)
+        SYNC_LOCKS.release_many(host, [upstream], held.token, {upstream: report.view} if report.view else None)
 
 
 def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not_before: float
@@ -378,20 +380,72 @@ def _planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, not
         return None
     _apply_log_level(settings)
     plan = plan_upstream(state, config, names, host, upstream)
+    fresh = _fresh_slices(kube, state, plan.owner) if config.nlk and plan.owner else None
+    if fresh is not None:
+        state = dataclasses.replace(state, slices=fresh)
+        plan = plan_upstream(state, config, names, host, upstream)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
     return plan, plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
 
 
+def _fresh_slices(kube: Kube, state: ClusterState, owner: str) -> list[Mapping[str, Any]] | None:
+    """``state``'s EndpointSlices with those of the ClusterIP Service ``owner`` (``namespace/name``) as the API
+    server has them now, when the process's informer holds others (``None``: it is up to date, or the
+    Service takes no servers from slices).
+
+    The watcher enqueues an upstream's key on a slice write it saw; the worker's informer has its own
+    watch, which may see the write later than the jitter (250-750 ms) lasts on a loaded machine (a slice
+    of 1,000 endpoints is ~150 KB of JSON): reading the informer then would sync the servers of before the
+    write and nothing would enqueue the key again until the resync (measured: 1 in ~400 slice writes at
+    load 8-12, on one host or both). One LIST of the Service's own slices per sync closes it."""
+    namespace, _, name = owner.partition("/")
+    service = next((s for s in state.nlk_services if (s.get("metadata") or {}).get("namespace") == namespace
+                    and (s.get("metadata") or {}).get("name") == name), None)
+    if service is None or (service.get("spec") or {}).get("type", "ClusterIP") != "ClusterIP":
+        return None
+
+    def ours(endpoint_slice: Mapping[str, Any]) -> bool:
+        meta = endpoint_slice.get("metadata") or {}
+        return meta.get("namespace") == namespace and (meta.get("labels") or {}).get(SERVICE_NAME_LABEL) == name
+
+    def versions(slices: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+        metas = [s.get("metadata") or {} for s in slices]
+        return {(str(m.get("uid", "")), str(m.get("resourceVersion", ""))) for m in metas}
+
+    direct = kube.list(ENDPOINTSLICE, namespace=namespace, label_selector=f"{SERVICE_NAME_LABEL}={name}")
+    if versions(s for s in state.slices if ours(s)) == versions(direct):
+        return None
+    return [*(s for s in state.slices if not ours(s)), *direct]
+
+
 def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
-                  recorded: str | None, client: PlusClient) -> SyncReport:
+                  recorded: str | None, client: PlusClient, known: View | None = None, lease: Lease | None = None,
+                  stamp: float = 0.0) -> SyncReport:
     """The part of a sync that talks to the host, for a planned upstream (``recorded``: its owner in the
     ownership record, ``None`` when not recorded); ``client`` may be shared by the syncs of one host
-    (the report counts this sync's requests and error answers only)."""
+    (the report counts this sync's requests and error answers only).
+
+    ``known``: the servers the previous sync left (:mod:`tasks.nginx.synclock`), used instead of ``GET
+    .../servers`` for a recorded upstream; when a write made from it gets an error answer (an id that is
+    no longer there: the host was restarted or changed by hand), the servers are read and diffed again.
+    ``lease``: the sync lock, checked before every write. ``stamp``: Redis' time before this sync's
+    cluster read (when a ``GET`` made now verified the servers); the report's ``view`` is what the sync
+    left, for the next one (``None`` when any change failed)."""
     report = SyncReport(host, upstream, desired=plan.desired)
     requests_before, errors_before = client.requests_made, dict(client.error_answers)
+    client.guard = functools.partial(lease.check, upstream) if lease is not None else None
+    view = known if plan.named and recorded == plan.owner else None  # recorded as planned: no record to write
     try:
+        if view is not None:
+            done, left = _write(client, host, upstream, report,
+                                [{"id": i, "server": a} for i, a in view.servers.items()], view.servers, known=True)
+            if left is not None or (done.refused is not None and stops(done.refused[1])):
+                report.view = View(view.verified, left) if left is not None else None
+                return _synced_report(kube, names, host, upstream, plan, recorded, report, done)
+            # an error answer to a write made from the view (a stale id): read the servers, diff again
+            report.changes = ServerChanges()
         try:
             current = client.list_servers(upstream.protocol, upstream.name)
         except PlusError as exc:
@@ -408,15 +462,72 @@ def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef
             return report
         if plan.named and recorded != plan.owner:
             ownership.record(kube, names, host, upstream, plan.owner)
-        report.changes = diff(upstream.protocol, current, report.desired)
-        done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
+        servers = _plain(current)
+        done, left = _write(client, host, upstream, report, current, servers)
+        if left is not None and servers is not None and stamp:
+            report.view = View(stamp, left)
     finally:
+        client.guard = None
         report.requests = client.requests_made - requests_before
         report.error_answers = {code: n - errors_before.get(code, 0) for code, n in client.error_answers.items()
                                 if n > errors_before.get(code, 0)}
         API_REQUESTS.labels(host).inc(report.requests)
         for code, count in report.error_answers.items():
             PLUS_ERRORS.labels(host, code).inc(count)
+    return _synced_report(kube, names, host, upstream, plan, recorded, report, done)
+
+
+def _plain(current: list[dict[str, Any]]) -> dict[int, str] | None:
+    """``{id: address}`` of servers read from the host when each is one this controller could have left
+    (an ``id`` and a ``server``, not resolved from a name): the start of a view; ``None`` otherwise."""
+    out: dict[int, str] = {}
+    for server in current:
+        ident, address = server.get("id"), server.get("server")
+        if not isinstance(ident, int) or not isinstance(address, str) or "service" in server or "parent" in server:
+            return None
+        out[ident] = address
+    return out
+
+
+def _write(client: PlusClient, host: str, upstream: UpstreamRef, report: SyncReport,
+           current: list[dict[str, Any]], start: Mapping[int, str] | None, known: bool = False
+           ) -> tuple[Executed, dict[int, str] | None]:
+    """Diff ``current`` (server objects read, or those of a view: ``known``) against ``report.desired``
+    and make the changes; returns what :func:`execute` did and the servers the upstream holds afterwards
+    (``{id: address}`` from ``start``, ``current``'s; ``None`` when any change failed or ``start`` is)."""
+    report.changes = diff(upstream.protocol, current, report.desired, known=known)
+    done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
+    if done.refused is not None or start is None:
+        return done, None
+    return done, _left(start, report.changes, done.answers)
+
+
+def _left(current: Mapping[int, str], changes: ServerChanges, answers: tuple[Any, ...]) -> dict[int, str] | None:
+    """The servers ``{id: address}`` after ``changes`` were made with ``answers`` (the created server
+    objects of the adds); ``None`` when any change failed or an answer is not what NGINX Plus sends."""
+    left = dict(current)
+    ordered = changes.ordered
+    if len(answers) != len(ordered):
+        return None
+    for change, answer in zip(ordered, answers, strict=True):
+        if isinstance(answer, Failure):
+            return None
+        if change.op == "add":
+            ident = answer.get("id") if isinstance(answer, dict) else None
+            if not isinstance(ident, int):
+                return None
+            left[ident] = change.server
+        elif change.op == "update" and change.server_id is not None:
+            left[change.server_id] = change.server
+        elif change.server_id is not None:
+            left.pop(change.server_id, None)
+    return left
+
+
+def _synced_report(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, plan: UpstreamPlan,
+                   recorded: str | None, report: SyncReport, done: Executed) -> SyncReport:
+    """``report`` completed from what :func:`execute` did (``stopped``, ``error``), the ownership record
+    dropped for an upstream no Service names any more once it is emptied."""
     if done.refused is not None and stops(done.refused[1]):
         report.stopped = done.refused[1]
         return report
@@ -492,21 +603,26 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
         return
     _apply_log_level(settings)
     records = ownership.data(kube, names)
-    owned = sorted(ref for h, ref in parse_owned(records) if h == host)
-    plan = plan_host(state, config, names, host, also=owned)
+    def selected(ref: UpstreamRef) -> bool:
+        return shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]
+
+    owned = [ref for ref in ownership.owned_on(kube, names, host) if selected(ref)]
+    plan = plan_host(state, config, names, host, also=owned, select=selected)
     for problem in plan.problems if _enabled(30) else ():
         log.warning("service port skipped or defaulted", problem=problem)
     _record_service_problems(kube, state, plan.service_problems)
     client = plus_client_for(kube, host, settings, names, nlk=config.api_key_for(host))
-    todo = [(ref, p) for ref, p in plan.upstreams.items() if shard[1] <= 1 or shard_of(ref, shard[1]) == shard[0]]
+    todo = list(plan.upstreams.items())
     give_up = time.monotonic() + BUSY_WAIT
     while todo:
         busy = []
         for start in range(0, len(todo), LOCK_BATCH):
             batch = todo[start:start + LOCK_BATCH]
+            taken = time.monotonic()
             held = SYNC_LOCKS.acquire_many(host, [ref for ref, _ in batch])
             busy += [(ref, p) for ref, p in batch if ref not in held]  # their own keys sync them: after the rest
             reports: list[tuple[SyncReport, float]] = []
+            lease = Lease(SYNC_LOCKS, host, held, next(iter(held.values())).token, taken) if held else None
             try:
                 for upstream, upstream_plan in batch:
                     if upstream not in held:
@@ -518,14 +634,16 @@ def sync_host(kube: Kube, host: str, names: EdgeNames | None = None, started: fl
                         if fresh is None:
                             return
                         upstream_plan, recorded = fresh[0], ownership.recorded(kube, names, host, upstream)
-                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client)
+                    report = _sync_planned(kube, names, host, upstream, upstream_plan, recorded, client,
+                                           held[upstream].view, lease, stamp)
                     reports.append((report, time.perf_counter() - began))
                     if report.stopped is not None and sync_failure(host, upstream, report.stopped)[0] in (
                             "unreachable", "unauthorized"):
                         break
             finally:
                 if held:
-                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values()))[0])
+                    views = {r.upstream: r.view for r, _ in reports if r.view is not None}
+                    SYNC_LOCKS.release_many(host, list(held), next(iter(held.values())).token, views)
             yield from reports
             if reports and reports[-1][0].stopped is not None and sync_failure(
                     host, reports[-1][0].upstream, reports[-1][0].stopped)[0] in ("unreachable", "unauthorized"):
@@ -688,7 +806,7 @@ def _result(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, repo
     """The metrics, logs and :class:`Result` of a sync's ``report``."""
     if report.stopped is not None:
         return _stopped(kube, names, host, upstream, report.stopped)
-    UPSTREAM_MISSING.labels(host, str(upstream)).set(0)
+    MISSING.found(host, str(upstream))
     for op, count in report.changes.summary().items():
         if count:
             SERVER_CHANGES.labels(host, op).inc(count)
@@ -711,8 +829,8 @@ def _stopped(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef, fai
     reason, message = sync_failure(host, upstream, failure)
     SYNC_ERRORS.labels(host, reason).inc()
     if reason == "upstream_missing":
-        UPSTREAM_MISSING.labels(host, str(upstream)).set(1)
-        UPSTREAM_MISSING_TOTAL.labels(host, str(upstream)).inc()
+        MISSING.missing(host, str(upstream))
+        UPSTREAM_MISSING_TOTAL.labels(host, ERROR_LABELS.label(host, str(upstream))).inc()
         log.error("upstream missing on NGINX Plus host: declare it with a zone in nginx.conf",
                   host=host, upstream=str(upstream), error=str(failure))
     elif reason == "unauthorized":

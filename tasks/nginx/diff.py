@@ -74,7 +74,8 @@ def _drift(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, A
     return {k: v for k, v in params.items() if current.get(k, False if k == "drain" else None) != v}
 
 
-def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str]) -> ServerChanges:
+def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str], *,
+         known: bool = False) -> ServerChanges:
     """The :class:`ServerChanges` that turn ``current`` (server objects from ``GET .../servers``, with ``id``)
     into exactly one server per ``desired`` address, each with :func:`desired_params`.
 
@@ -85,6 +86,9 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
     - the same address present several times -> the lowest id is kept, the others deleted;
     - a kept server with drifted parameters -> ``update`` with the full body (``server`` included);
       a drifted ``backup`` flag (immutable) -> ``delete`` and ``add``.
+
+    ``known``: ``current`` is what this controller's last sync left (``id`` and ``server`` only), whose
+    parameters are :func:`desired_params` by construction: no drift is looked for.
 
     ``protocol`` is ``http`` or ``stream``. Output order is deterministic (adds in address order,
     deletes and updates by id; unwanted servers move to the missing addresses in id x address order).
@@ -102,7 +106,7 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
         if address not in wanted or address in kept:
             changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue
-        drift = _drift(server, params)
+        drift = {} if known else _drift(server, params)
         if "backup" in drift:
             changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue

@@ -31,6 +31,7 @@ from urllib.parse import quote
 import certifi
 import urllib3
 
+import fencing
 from kube.refusal import Failure, Refusal
 from tasks.nginx.settings import TLSMaterial, TLSMode
 from webhooks.certificates import CertificateError, KeyPair
@@ -248,6 +249,10 @@ class PlusClient:
         nlk_version: when not ``None``, every request carries ``X-NLK-Version: <value>`` (the
             original's version header, sent to its NGINXaaS hosts).
 
+    ``guard``: called before every write (POST, PATCH, DELETE) after :func:`fencing.check` (the running
+    reconcile's lease); a sync sets it to its sync lock's check (:class:`tasks.nginx.synclock.Lease`),
+    whose ``FenceError`` stops the writes.
+
     ``requests_made`` counts the HTTP requests this client sent (version negotiation included);
     ``error_answers`` counts the failed ones by the answer's HTTP status (``"404"``, ...), or
     ``"unreachable"`` when no answer came (``reconcilery_nginx_plus_errors_total``'s ``code``).
@@ -270,6 +275,7 @@ class PlusClient:
             self._headers["Authorization"] = "ApiKey " + base64.b64encode(api_key.encode()).decode("ascii")
         self._base_headers = {"Accept": "application/json", "Connection": "keep-alive", **self._headers}
         self._json_headers = {**self._base_headers, "Content-Type": "application/json"}
+        self.guard: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return f"PlusClient({self.base_url!r}, api_key={'set' if 'Authorization' in self._headers else 'unset'})"
@@ -279,6 +285,10 @@ class PlusClient:
     def _send(self, method: str, url: str, expected: int, body: Any = None, parse: bool = True) -> Any:
         # urllib3 directly, over the process's keep-alive pools: requests' per-call session merging,
         # hooks and cookie handling cost more than the request itself (docs/nginx.md, Performance)
+        if method != "GET":
+            fencing.check()
+            if self.guard is not None:
+                self.guard()
         self.requests_made += 1
         headers = self._json_headers if body is not None else self._base_headers
         payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()

@@ -253,3 +253,20 @@ def test_an_upstream_has_one_owner_and_one_configured_by_hand_is_left_alone(
     events = [(e["reason"], e["message"]) for e in kube.list(resources.EVENT, "evil")]
     assert [r for r, _ in events] == ["UpstreamClaimed"]
     assert "http:pods" in events[0][1] and "apps" not in events[0][1]  # names no other tenant's Service
+
+
+def test_a_sync_from_a_state_older_than_the_slice_write_takes_the_slices_from_the_api_server(
+        kube: Kube, plus: NginxPlusStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watcher enqueues the key on a slice write; the worker's informer may see the write later (a
+    loaded machine, a large slice): the sync lists the Service's slices itself instead of syncing the
+    servers of before the write."""
+    configure(kube, plus)
+    service(kube, "pods", "ClusterIP", [{"name": "http-pods", "port": 80}])
+    endpoint_slice(kube, "pods", "pods-a", 8080, ["10.244.1.5"])
+    assert sync(kube, plus)[str(PODS)] is ResultKind.SUCCESS
+    lagging = controller.STATE_READS.get(kube, NAMES, time.monotonic())
+    kube.patch(ENDPOINTSLICE, "pods-a", {"endpoints": [{"addresses": [ip], "conditions": {"ready": True}}
+                                                       for ip in ("10.244.1.5", "10.244.1.6")]}, namespace="apps")
+    monkeypatch.setattr(controller.STATE_READS, "get", lambda *_, **__: lagging)
+    assert reconcile(key_for(plus.url, PODS), NAMES, kube).outcome is ResultKind.SUCCESS
+    assert plus.addresses("http", "pods") == ["10.244.1.5:8080", "10.244.1.6:8080"]

@@ -12,8 +12,8 @@ from prometheus_client import REGISTRY
 
 from kube import Kube, resources
 from standins.nginxplus import NginxPlusStandIn
-from tasks.nginx import controller
-from tasks.nginx.controller import UPSTREAM_MISSING, desired_keys, host_key, key_for, reconcile, sync_upstream
+from tasks.nginx import controller, synclock
+from tasks.nginx.controller import desired_keys, host_key, key_for, reconcile, sync_upstream
 from tasks.nginx.synclock import SYNC_LOCKS
 from tasks.nginx.translate import UpstreamRef
 from workers.controller import Key, ResultKind
@@ -90,9 +90,13 @@ def test_create_scale_change_and_delete(kube: Kube, hosts: list[NginxPlusStandIn
     assert addresses(hosts, WEB) == [["10.0.1.11:30080", "10.0.1.12:30080"]] * 2
     assert addresses(hosts, TCP) == [["10.0.1.11:30432", "10.0.1.12:30432"]] * 2
 
-    # a converged sync is one GET per (host, upstream) and nothing else
+    # a converged sync is one GET per (host, upstream) and nothing else; right after a sync that left
+    # the servers it made known (tasks/nginx/synclock.py), not even that
     for h in hosts:
         h.reset_requests()
+    report = sync_upstream(kube, hosts[0].url, WEB)
+    assert (report.requests, bool(report.changes)) == (0, False)
+    forget_view(hosts[0].url, WEB)
     report = sync_upstream(kube, hosts[0].url, WEB)
     assert (report.requests, bool(report.changes)) == (1, False)
 
@@ -155,8 +159,15 @@ def test_drifted_and_foreign_servers_are_repaired(kube: Kube, hosts: list[NginxP
         {"id": 1, "server": "10.0.1.11:30080", "weight": 1, "max_conns": 0, "max_fails": 1, "fail_timeout": "10s",
          "slow_start": "0s", "route": "", "backup": False, "down": False, "drain": False}]
     plus.reset_requests()
+    forget_view(plus.url, UpstreamRef("http", "nginx-lb-http"))  # read the servers again
     sync(kube, hosts[:1])
     assert plus.request_count == 1  # converged: no PATCH on every sync (the original's bug)
+
+
+def forget_view(host: str, upstream: UpstreamRef) -> None:
+    """Drop the servers the last sync of ``upstream`` left known: an acquire takes them."""
+    token, _ = SYNC_LOCKS.acquire(host, upstream) or ("", 0.0)
+    assert SYNC_LOCKS.release(host, upstream, token)
 
 
 def metric(name: str, **labels: str) -> float:
@@ -216,7 +227,9 @@ def test_a_host_key_syncs_every_upstream_on_its_host_and_stops_at_a_host_down(
     assert reconcile(host_key(first.url), kube=kube).outcome is ResultKind.SUCCESS
     assert first.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.12:30080"]
     assert first.addresses("stream", "nginx-lb-tcp") == []  # recorded, named by no Service: emptied
-    assert first.request_count - sent == 4  # per upstream one GET and the one change
+    # per upstream the one change; a GET only for the emptied one (its servers are known to the edge
+    # only while a Service names it: tasks/nginx/synclock.py)
+    assert first.request_count - sent == 3
     assert second.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080"]  # another host's key
     second.stop()
     unreachable = metric("reconcilery_nginx_plus_errors_total", host=second.url, code="unreachable")
@@ -273,10 +286,11 @@ def test_missing_upstream_is_an_error_with_a_metric(kube: Kube, hosts: list[Ngin
     result = reconcile(key, kube=kube)
     assert result.outcome is ResultKind.ERROR and "missing" in result.message
     assert metric("reconcilery_nginx_plus_errors_total", host=hosts[0].url, code="404") == answered + 1
-    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 1
+    assert metric("reconcilery_nginx_upstream_missing", host=hosts[0].url, upstream="http:not-declared") == 1
     hosts[0].state.declare("http", "not-declared")
     assert reconcile(key, kube=kube).outcome is ResultKind.SUCCESS
-    assert UPSTREAM_MISSING.labels(hosts[0].url, "http:not-declared")._value.get() == 0
+    assert REGISTRY.get_sample_value("reconcilery_nginx_upstream_missing",
+                                     {"host": hosts[0].url, "upstream": "http:not-declared"}) is None  # no series
 
 
 def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Kube,
@@ -289,3 +303,46 @@ def test_invalid_settings_are_terminal_and_unknown_hosts_are_left_alone(kube: Ku
     assert reconcile(key_for(hosts[1].url, WEB), kube=kube).outcome is ResultKind.SUCCESS
     assert hosts[1].request_count == 0
     assert reconcile(Key("local", hosts[0].url, "bad-key"), kube=kube).outcome is ResultKind.TERMINAL
+
+
+def test_a_write_made_from_known_servers_that_fails_reads_them_again(kube: Kube, hosts: list[NginxPlusStandIn]) -> None:
+    """The servers the last sync left are used instead of a GET; when the host no longer holds one (it was
+    restarted, or edited by hand), the write to its id fails and the sync reads and diffs again."""
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    node(kube, "w1", "10.0.1.12")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    sync(kube, hosts[:1])
+    plus = hosts[0]
+    upstream = plus.state.upstreams[("http", "nginx-lb-http")]
+    gone = next(i for i, s in upstream.servers.items() if s["server"] == "10.0.1.12:30080")
+    with plus.state.lock:
+        del upstream.servers[gone]
+        upstream.views.pop(gone, None)
+    kube.patch_status(resources.NODE, "w1", {"addresses": [{"type": "InternalIP", "address": "10.0.1.13"}]})
+    plus.reset_requests()
+    report = sync_upstream(kube, plus.url, WEB)
+    assert report.stopped is None and not report.error
+    assert [method for method, _ in plus.request_log] == ["PATCH", "GET", "POST"]  # moved from the view: 404
+    assert plus.addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.13:30080"]
+
+
+def test_a_sync_whose_lock_is_lost_writes_nothing_more(kube: Kube, hosts: list[NginxPlusStandIn],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    configmap(kube, hosts[:1])
+    node(kube, "w0", "10.0.1.11")
+    service(kube, [("nkl-nginx-lb-http", 30080)])
+    sync(kube, hosts[:1])
+    node(kube, "w1", "10.0.1.12")
+
+    def lost(self: synclock.Lease, upstream: UpstreamRef) -> None:
+        raise synclock.SyncLockLost(f"{upstream}: taken")
+
+    monkeypatch.setattr(synclock.Lease, "check", lost)
+    hosts[0].reset_requests()
+    with pytest.raises(synclock.SyncLockLost):
+        reconcile(key_for(hosts[0].url, WEB), kube=kube)
+    assert hosts[0].request_log == []  # the servers were known: no GET, and the POST was fenced
+    monkeypatch.undo()
+    assert reconcile(key_for(hosts[0].url, WEB), kube=kube).outcome is ResultKind.SUCCESS  # lock released
+    assert hosts[0].addresses("http", "nginx-lb-http") == ["10.0.1.11:30080", "10.0.1.12:30080"]

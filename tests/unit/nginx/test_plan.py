@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from tasks.nginx.plan import (
     ClusterState,
     ServiceIndexes,
+    Translations,
     parse_config,
     parse_owned,
     parse_owners,
@@ -125,3 +126,23 @@ def test_the_service_index_is_built_once_per_set_of_service_objects_and_bounded(
     indexes.index(services, "other-")
     assert indexes.built == 3 and len(indexes._kept) == 2
     assert indexes.index(services, "nkl-") is not first and indexes.built == 4  # the oldest was dropped
+
+
+def test_a_translation_is_kept_while_the_objects_are_the_same_ones() -> None:
+    s = state()
+    config = parse_config(s, BOTH)
+    kept = Translations()
+    first = kept.get(s, config, BOTH)
+    assert kept.get(ClusterState(**{**s.__dict__, "services": list(s.services)}), config, BOTH) is first
+    assert kept.built == 1  # a new list of the same (informer) objects: the same translation
+    joined = ClusterState(**{**s.__dict__, "nodes": [*s.nodes, node("w1", "10.0.1.12")]})
+    assert kept.get(joined, config, BOTH)[0].upstreams[WEB] == ["10.0.1.11:30080", "10.0.1.12:30080"]
+    claimed = ClusterState(**{**s.__dict__, "owners": {WEB: "apps/ext"}})  # recorded owners are compared
+    assert kept.get(claimed, config, BOTH) is not first and kept.built == 3
+
+
+def test_a_shard_plans_only_its_upstreams() -> None:
+    s = ClusterState(**{**state().__dict__, "services": [service("ing", [("nkl-web", 30080), ("nkl-api", 30081)])]})
+    config = parse_config(s, BOTH)
+    plan = plan_host(s, config, BOTH, NKL_ONLY, select=lambda ref: ref.name == "api")
+    assert list(plan.upstreams) == [UpstreamRef("http", "api")]
