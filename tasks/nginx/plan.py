@@ -238,7 +238,7 @@ class Translations:
     instead of once per shard key and host (32 times: a third of a Node change's worker CPU). A kept
     translation is used only when the Service, Node and EndpointSlice objects are the same objects,
     and the parsed configuration, the names and the recorded owners are equal; keeping the objects
-    referenced keeps their ids unique. Memory: a translation of 1,000 upstreams × 100 servers is ~100,000
+    referenced keeps their ids unique. Memory: a translation of 1,000 upstreams x 100 servers is ~100,000
     short strings (~8 MB); two are kept (the current state and the one before it, which shards that
     started earlier still use).
     """
