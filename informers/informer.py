@@ -18,8 +18,8 @@ that needs it and shared by every reconcile (thread) of the process. Reads go th
   before the watch event arrives (no second ``generateName`` create);
 - a kind that is not served reads as :class:`kube.ResourceMissing`, as the API server answers.
 
-Objects handed out are the stored dicts: callers must not change them (:func:`get` and
-:func:`list_objects` copy with ``copy=True``).
+The stores keep objects packed (:func:`informers.store.pack`): every read decodes a new dict, which
+the caller may change.
 
 Environment: ``RECONCILERY_INFORMERS`` (``1``; ``0`` = every read goes to the API server),
 ``RECONCILERY_INFORMER_SYNC_SECONDS`` (10: longest wait of a read for an initial list).
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import builtins
 import contextvars
-import copy as copy_module
 import logging
 import os
 import threading
@@ -41,7 +40,7 @@ from typing import Any
 import fencing
 from informers import metrics, settings
 from informers.reflector import ReconnectBackoff, Reflector
-from informers.store import Store, compact, object_key
+from informers.store import Store, object_key
 from kube import Kube, Resource, ResourceMissing
 
 log = logging.getLogger(__name__)
@@ -64,10 +63,12 @@ def sync_timeout(environ: Mapping[str, str] | None = None) -> float:
 class Informer(Reflector):
     """A reflector whose store reconciles read; :attr:`served` is ``False`` while the kind is not served."""
 
+    wants_events = False  # only the store: no list differences, no decoded previous objects
+
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(), cluster, backoff=ReconnectBackoff(), transform=compact)
+                         Store(), cluster, backoff=ReconnectBackoff())
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False
@@ -137,7 +138,7 @@ class InformerSet:
             if gone:
                 informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
             else:  # created, changed, or still there being deleted
-                informer.store.write_through(compact(obj))  # a copy of the answer, strings shared
+                informer.store.write_through(obj)  # kept packed: the store holds no reference to it
 
     def stop(self) -> None:
         """Stop every informer and the write listener."""
@@ -238,7 +239,8 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         watch_namespace: str | None = None, copy: bool = False) -> dict[str, Any] | None:
     """The object ``namespace/name`` of ``res`` (``None`` if absent) from the process's informer
     (``watch_namespace``: the namespace informer to use; default cluster-wide), or from the API
-    server when informers are off or not synced in time. ``copy``: a deep copy the caller may change.
+    server when informers are off or not synced in time. ``copy``: kept for callers; every read is
+    already a new dict the caller may change.
 
     Raises :class:`kube.ResourceMissing` when the kind is not served, :class:`kube.ApiError` on API
     failures of the fallback read."""
@@ -250,7 +252,7 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     obj = informer.store.get(namespace, name)
-    return copy_module.deepcopy(obj) if copy and obj is not None else obj
+    return obj
 
 
 def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_selector: str | None = None, *,
@@ -268,7 +270,7 @@ def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     found = informer.store.select(label_selector, namespace)
-    return copy_module.deepcopy(found) if copy else found
+    return found
 
 
 __all__ = ["Informer", "InformerSet", "bypassed", "direct_reads", "enabled", "get", "informers_for",

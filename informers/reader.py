@@ -11,7 +11,7 @@ are seen at once; the API server until the initial list is in, while informers a
 
 Answers are the same either way: a missing object is ``None``, a kind that is not served raises
 :class:`kube.ResourceMissing`, other failures of an API read raise :class:`kube.ApiError`. Objects read
-from an informer are the stored dicts: callers must not change them.
+from an informer are decoded from the packed store on every read: new dicts of the caller's.
 """
 
 from __future__ import annotations

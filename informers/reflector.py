@@ -33,7 +33,7 @@ from typing import Any
 import urllib3
 
 from informers import metrics
-from informers.store import RawEvent, Store, object_key, relist_events, resource_version
+from informers.store import RawEvent, Store, relist_events, resource_version
 from kube import ApiError, Gone, Kube, Resource, ResourceMissing
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,13 @@ class Reflector:
 
     Hooks for subclasses (called in the reflector's thread): :meth:`on_list` with the differences
     of a (re)list, :meth:`on_event` per watch event (returns items collected per chunk of the
-    stream), :meth:`on_chunk` with those items once the chunk is applied.
+    stream), :meth:`on_chunk` with those items once the chunk is applied. A subclass that only
+    keeps the store sets :attr:`wants_events` to ``False``: then neither the differences of a list
+    nor the previous object of an event are decoded, and :meth:`on_list` is not called.
     """
+
+    #: Whether :meth:`on_list` and :meth:`on_event` need the differences and the previous objects.
+    wants_events = True
 
     def __init__(self, name: str, resource: Resource, namespace: str | None, label_selector: str | None,
                  field_selector: str | None, kube: Kube, store: Store, cluster: str = "local",
@@ -252,10 +257,11 @@ class Reflector:
     def _apply_list(self, items: list[dict[str, Any]], version: str = "") -> None:
         if self.transform is not None:
             items = [self.transform(item) for item in items]
-        changes = relist_events(self.store.snapshot(), items)
+        changes = relist_events(self.store.snapshot(), items) if self.wants_events else []
         self.store.replace(items, version)
         metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
-        self.on_list(changes)
+        if self.wants_events:
+            self.on_list(changes)
 
     def _watch(self) -> None:
         timeout = int(random.uniform(*self.watch_timeout))
@@ -327,11 +333,8 @@ class Reflector:
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
         if self.transform is not None and type_ != "DELETED":
-            current = self.store.get(*object_key(obj))
-            # the event of our own write, already stored from its answer: nothing to transform again
-            obj = current if current is not None and version and resource_version(current) == version \
-                else self.transform(obj)
-        old = self.store.apply(type_, obj)
+            obj = self.transform(obj)
+        old = self.store.apply(type_, obj, decode_old=self.wants_events)
         metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
         if version:
             self.resource_version = version

@@ -45,7 +45,7 @@ def test_store_apply_returns_previous_object() -> None:
     store = Store()
     assert store.apply("ADDED", obj("a", "1")) is None
     first = store.get("ns", "a")
-    assert store.apply("MODIFIED", obj("a", "2")) is first
+    assert store.apply("MODIFIED", obj("a", "2")) == first  # decoded anew: equal, not the same dict (packed store)
     assert (store.get("ns", "a") or {})["metadata"]["resourceVersion"] == "2"
     assert (store.apply("DELETED", obj("a", "3")) or {})["metadata"]["resourceVersion"] == "2"
     assert store.get("ns", "a") is None and len(store) == 0
