@@ -102,7 +102,8 @@ SELECTORS = ["app=1", "app=1,owner=2", "owner=2,tier=1", "app!=1", "tier in (1,2
 
 @settings(max_examples=150, deadline=None)
 @given(OPS)
-def test_selects_and_indexes_match_a_plain_map_after_any_changes(ops: list[tuple[str, str, str, dict[str, str]]]) -> None:
+def test_selects_and_indexes_match_a_plain_map_after_any_changes(
+        ops: list[tuple[str, str, str, dict[str, str]]]) -> None:
     s = Store()
     s.add_indexer("first", lambda o: sorted(o["metadata"]["labels"].values())[:1])
     model: dict[tuple[str, str], dict[str, Any]] = {}
