@@ -140,6 +140,9 @@ class Reflector:
         self._lists = 0
         self._thread = threading.Thread(target=self._run, name=f"watch-{name}", daemon=True)
         self._log_ref = f"registration={name} resource={resource} cluster={cluster}"
+        # labelled once: a watch line would otherwise look its children up again (about 2 us each)
+        self._last_event_gauge = metrics.WATCH_LAST_EVENT.labels(name)
+        self._objects_gauge = metrics.WATCH_STORE_OBJECTS.labels(name)
 
     # ---- hooks -----------------------------------------------------------------------------
 
@@ -175,7 +178,7 @@ class Reflector:
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
-        metrics.WATCH_LAST_EVENT.labels(self.name).set(time.time())
+        self._last_event_gauge.set(time.time())
 
     def _sleep(self, seconds: float) -> None:
         if self._stop.wait(seconds):
@@ -259,7 +262,7 @@ class Reflector:
             items = [self.transform(item) for item in items]
         changes = relist_events(self.store.snapshot(), items) if self.wants_events else []
         self.store.replace(items, version)
-        metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
+        self._objects_gauge.set(len(self.store))
         if self.wants_events:
             self.on_list(changes)
 
@@ -335,7 +338,7 @@ class Reflector:
         if self.transform is not None and type_ != "DELETED":
             obj = self.transform(obj)
         old = self.store.apply(type_, obj, decode_old=self.wants_events)
-        metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
+        self._objects_gauge.set(len(self.store))
         if version:
             self.resource_version = version
         return self.on_event((type_, obj, old))
