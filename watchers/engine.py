@@ -144,6 +144,7 @@ class RegistrationWatcher(Reflector):
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many
         self._event_counters: dict[str, Any] = {}
+        self._enqueued_counters: dict[str, Any] = {}
         poll = registration.poll
         self._poll_thread = (threading.Thread(target=self._poll_loop, args=(poll,), name=f"poll-{registration.name}",
                                               daemon=True) if poll is not None else None)
@@ -205,6 +206,13 @@ class RegistrationWatcher(Reflector):
             counter = self._event_counters[type_] = metrics.WATCH_EVENTS.labels(self.registration.name, type_)
         counter.inc()
 
+    def _enqueued(self, controller: str) -> Any:
+        counter = self._enqueued_counters.get(controller)
+        if counter is None:
+            counter = self._enqueued_counters[controller] = metrics.WATCH_ENQUEUED.labels(
+                self.registration.name, controller)
+        return counter
+
     def _map(self, change: RawEvent) -> list[tuple[str, Key]]:
         reg = self.registration
         type_, obj, old = change
@@ -244,7 +252,7 @@ class RegistrationWatcher(Reflector):
             for controller, _ in keys:
                 counts[controller] = counts.get(controller, 0) + 1
             for controller, n in counts.items():
-                metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc(n)
+                self._enqueued(controller).inc(n)
             return
 
     def _enqueue(self, controller: str, key: Key) -> None:
@@ -252,7 +260,7 @@ class RegistrationWatcher(Reflector):
         while True:
             try:
                 self.enqueue(controller, key)
-                metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc()
+                self._enqueued(controller).inc()
                 return
             except PERMANENT_ENQUEUE_ERRORS as exc:  # e.g. a controller not registered here: a bug
                 metrics.WATCH_ENQUEUE_ERRORS.labels(self.registration.name).inc()
