@@ -68,7 +68,7 @@ class Informer(Reflector):
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(), cluster, backoff=ReconnectBackoff())
+                         Store(packed=True), cluster, backoff=ReconnectBackoff())
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False

@@ -3,17 +3,20 @@
 A :class:`Store` is what client-go calls an indexer: a thread-safe map ``(namespace, name) ->
 object`` fed by a reflector (:mod:`informers.reflector`), with
 
-- packed objects: each object is kept as its compact JSON text (:func:`pack`) and decoded on every
-  read (:func:`unpack`), so a read hands out a fresh dict the caller owns; a stored VirtualService
-  takes about 1.2 KB instead of 3.6 KB as an interned dict (7.5 KB decoded). Reads are few per
-  reconcile (its owned objects), so decoding them costs little next to the memory saved;
+- packed objects (``Store(packed=True)``, the workers' informers and the APIRule watcher): each object
+  is kept as its compact JSON deflated against a template of its kind (:class:`Packer`) and decoded on
+  every read, so a read hands out a new dict the caller owns; an owned VirtualService takes some 50
+  bytes instead of 3.6 KB as an interned dict (7.5 KB decoded). Reads are few per reconcile (its
+  owned objects), so decoding them costs little next to the memory saved. Unpacked (the default,
+  the other watch registrations, whose map functions scan whole stores) a store keeps the dicts it
+  was given and hands them out as they are (read-only);
 - a label index (``"key=value" -> object keys``), so an equality label selector is answered without
   scanning the store (:meth:`Store.select`); an index value that one object holds keeps its key
   alone, not a set of one (most label values of owned objects name their owner: one object each);
 - resourceVersion ordering: an object replaces the stored one only when its resourceVersion is not
   older (:func:`newer_or_equal`), so a watch event that lags a write-through (the worker's own write,
-  recorded from the API server's answer) never brings back an older state; an object with the
-  stored resourceVersion is the stored object and is not encoded again;
+  recorded from the API server's answer) never brings back an older state; in a packed store an
+  object with the stored resourceVersion is the stored object and is not packed again;
 - tombstones: an object the worker deleted itself is dropped at once and kept out until the watch
   reports its deletion, or a list no longer contains it, or :data:`TOMBSTONE_SECONDS` passed.
 
@@ -196,13 +199,16 @@ def _terms(obj: Mapping[str, Any] | None) -> set[str]:
 class Store:
     """Thread-safe ``(namespace, name) -> object`` of one list + watch, with a label index.
 
-    Objects are kept packed (:func:`pack`): every read decodes, so readers get new dicts of their
-    own. Writers hand in objects the store does not keep (it keeps their packed text)."""
+    ``packed``: objects are kept packed (:class:`Packer`) and every read decodes, so readers get new
+    dicts of their own and writers' dicts are not kept. Unpacked, the store keeps the dicts it is
+    given and readers get those: treat them as read-only (the API server's answers are never changed
+    in place, every update stores a new dict)."""
 
-    def __init__(self) -> None:
+    def __init__(self, packed: bool = False) -> None:
+        self.packed = packed
         self._lock = threading.Lock()
         self._packer_lock = threading.Lock()  # apart: the packer is made inside and outside _lock
-        self._objects: dict[ObjectKey, bytes] = {}
+        self._objects: dict[ObjectKey, Any] = {}  # packed bytes, or the dicts
         #: set by the first object stored, never changed after (every stored object was packed by it)
         self._packer: Packer | None = None
         self._index: dict[str, IndexEntry] = {}
@@ -223,7 +229,7 @@ class Store:
             self._indexers[name] = fn
             index: dict[str, IndexEntry] = {}
             for key, packed in self._objects.items():
-                for value in set(fn(self._unpack(packed))):
+                for value in set(fn(self._load(packed))):
                     _file(index, value, key)
             self._indices[name] = index
 
@@ -234,21 +240,21 @@ class Store:
             index = self._indices[name]
             keys = {k for v in values for k in _keys(index.get(v))}
             found = [self._objects[k] for k in sorted(keys) if k in self._objects]
-        return [self._unpack(p) for p in found]
+        return [self._load(p) for p in found]
 
     # ---- reads ---------------------------------------------------------------------------------
 
     def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
-        """The cached object (a new dict), or ``None``."""
+        """The cached object (a new dict when packed), or ``None``."""
         with self._lock:
             packed = self._objects.get((namespace or "", name))
-        return None if packed is None else self._unpack(packed)
+        return None if packed is None else self._load(packed)
 
     def version(self, namespace: str | None, name: str) -> str | None:
         """The resourceVersion of the cached object (``None``: not cached), without decoding it."""
         with self._lock:
             packed = self._objects.get((namespace or "", name))
-        return None if packed is None else packed_version(packed)
+        return None if packed is None else self._version_of(packed)
 
     def keys(self, namespace: str | None = None) -> builtins.list[ObjectKey]:
         """The keys of every cached object (of ``namespace`` when given), sorted; nothing decoded."""
@@ -259,7 +265,7 @@ class Store:
         """Every cached object (of ``namespace`` when given; a snapshot, in no particular order)."""
         with self._lock:
             found = [p for key, p in self._objects.items() if namespace is None or key[0] == namespace]
-        return [self._unpack(p) for p in found]
+        return [self._load(p) for p in found]
 
     def select(self, selector: str | Selector | None,
                namespace: str | None = None) -> builtins.list[dict[str, Any]]:
@@ -284,15 +290,18 @@ class Store:
                      if (namespace is None or key[0] == namespace) and key in self._objects]
         out = []
         for _, packed in found:
-            obj = self._unpack(packed)
+            obj = self._load(packed)
             if only_equals or sel.matches(_labels(obj)):
                 out.append(obj)
         return out
 
-    def snapshot(self) -> Snapshot:
-        """The whole map at this moment (for :func:`relist_events`), decoded when read."""
+    def snapshot(self) -> Mapping[ObjectKey, dict[str, Any]]:
+        """The whole map at this moment (for :func:`relist_events`); a packed store's
+        (:class:`Snapshot`) decodes the objects read."""
         with self._lock:
-            return Snapshot(dict(self._objects), self._packer or Packer())
+            if self.packed:
+                return Snapshot(dict(self._objects), self._packer or Packer())
+            return dict(self._objects)
 
     # ---- writes (the reflector's and the write-through's) --------------------------------------
 
@@ -311,7 +320,7 @@ class Store:
             else:
                 old = self._objects.get(key)
                 self._put_if_current(key, obj, old)
-        return None if old is None or not decode_old else self._unpack(old)
+        return None if old is None or not decode_old else self._load(old)
 
     def write_through(self, obj: dict[str, Any]) -> bool:
         """Record the answer to our own create/update/patch (only when not older than the stored
@@ -320,14 +329,14 @@ class Store:
         with self._lock:
             return self._put_if_current(key, obj, self._objects.get(key))
 
-    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: bytes | None) -> bool:
+    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> bool:
         """Store ``obj`` over ``old`` (the lock held) unless it is older than ``old`` or a tombstone of
         ours keeps it out. Whether it was stored (or already is: same resourceVersion)."""
         version = resource_version(obj)
         if old is not None:
-            current = packed_version(old)
-            if version and version == current:
-                return True  # the same object (the watch event of our own write): nothing to encode
+            current = self._version_of(old)
+            if self.packed and version and version == current:
+                return True  # the same object (the watch event of our own write): nothing to pack
             if not newer_or_equal(version, current):
                 return False
         if self._buried(key, version):
@@ -341,26 +350,26 @@ class Store:
         key = (namespace or "", name)
         with self._lock:
             old = self._objects.get(key)
-            version = version or (packed_version(old) if old is not None else "")
+            version = version or (self._version_of(old) if old is not None else "")
             self._tombstones[key] = (version, time.monotonic() + TOMBSTONE_SECONDS)
             self._remove(key)
 
     def replace(self, items: Iterable[dict[str, Any]], version: str = "") -> None:
         """Make the cache exactly ``items`` (after a list at resourceVersion ``version``); objects of
         our own writes newer than the list stay."""
-        fresh: dict[ObjectKey, bytes] = {}
+        fresh: dict[ObjectKey, Any] = {}
         indexed: dict[ObjectKey, tuple[set[str], dict[str, set[str]]]] = {}
         items = builtins.list(items)
-        packer = self._packer_for(items[0]) if items else Packer()
+        packer = self._packer_for(items[0]) if items and self.packed else None
         indexers = self._indexers_now()
-        for obj in items:  # encoded and indexed outside the lock: a relist of 100k objects takes a while
+        for obj in items:  # packed and indexed outside the lock: a relist of 100k objects takes a while
             key = object_key(obj)
-            fresh[key] = packer.pack(obj)
+            fresh[key] = packer.pack(obj) if packer is not None else obj
             indexed[key] = (_terms(obj), {name: set(fn(obj)) for name, fn in indexers.items()})
         with self._lock:
             if version:
                 for key, packed in self._objects.items():
-                    mine = packed_version(packed)
+                    mine = self._version_of(packed)
                     if mine.isdigit() and version.isdigit() and int(mine) > int(version):
                         fresh[key] = packed
                         indexed.pop(key, None)
@@ -377,7 +386,7 @@ class Store:
             for key, packed in fresh.items():
                 entry = indexed.get(key)
                 if entry is None or set(entry[1]) != set(self._indexers):  # kept, or an indexer added meanwhile
-                    obj = self._unpack(packed)
+                    obj = self._load(packed)
                     entry = (_terms(obj), {name: set(fn(obj)) for name, fn in self._indexers.items()})
                 terms, values = entry
                 for term in terms:
@@ -400,9 +409,15 @@ class Store:
                 packer = self._packer
         return packer
 
-    def _unpack(self, packed: bytes) -> dict[str, Any]:
+    def _load(self, stored: Any) -> dict[str, Any]:
+        """The object as stored: decoded from a packed store, the dict itself from another."""
+        if not self.packed:
+            return stored
         assert self._packer is not None  # set before the first object was stored
-        return self._packer.unpack(packed)
+        return self._packer.unpack(stored)
+
+    def _version_of(self, stored: Any) -> str:
+        return packed_version(stored) if self.packed else resource_version(stored)
 
     def __len__(self) -> int:
         with self._lock:
@@ -419,9 +434,9 @@ class Store:
             return False
         return True
 
-    def _put(self, key: ObjectKey, obj: dict[str, Any], old: bytes | None) -> None:
-        packed = self._packer_for(obj).pack(obj)
-        before = self._unpack(old) if old is not None else None
+    def _put(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> None:
+        packed = self._packer_for(obj).pack(obj) if self.packed else obj
+        before = self._load(old) if old is not None else None
         was, now = _terms(before), _terms(obj)
         for term in was - now:
             _unfile(self._index, term, key)
@@ -437,11 +452,11 @@ class Store:
                 _file(index, value, key)
         self._objects[key] = packed
 
-    def _remove(self, key: ObjectKey) -> bytes | None:
+    def _remove(self, key: ObjectKey) -> Any:
         old = self._objects.pop(key, None)
         if old is None:
             return None
-        obj = self._unpack(old)
+        obj = self._load(old)
         for term in _terms(obj):
             _unfile(self._index, term, key)
         for name, fn in self._indexers.items():
@@ -492,11 +507,12 @@ class Stores:
     def __init__(self) -> None:
         self._stores: dict[str, Store] = {}
 
-    def add(self, registration: str) -> Store:
-        """A new empty store for ``registration``. Raises ``ValueError`` if it exists."""
+    def add(self, registration: str, packed: bool = False) -> Store:
+        """A new empty store for ``registration`` (``packed``: see :class:`Store`). Raises ``ValueError``
+        if it exists."""
         if registration in self._stores:
             raise ValueError(f"duplicate watch registration {registration!r}")
-        store = self._stores[registration] = Store()
+        store = self._stores[registration] = Store(packed)
         return store
 
     def store(self, registration: str) -> Store:

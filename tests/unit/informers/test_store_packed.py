@@ -20,7 +20,7 @@ def obj(name: str, rv: str, ns: str = "ns", spec: Any = None, **labels: str) -> 
 
 
 def test_reads_return_equal_new_dicts_the_caller_may_change() -> None:
-    s = Store()
+    s = Store(packed=True)
     original = obj("a", "1", app="web")
     s.apply("ADDED", original)
     first, second = s.get("ns", "a"), s.get("ns", "a")
@@ -43,7 +43,7 @@ def test_a_packer_keeps_the_version_in_front_and_round_trips_with_and_without_a_
 
 
 def test_an_event_of_the_stored_version_is_not_stored_again() -> None:
-    s = Store()
+    s = Store(packed=True)
     assert s.write_through(obj("a", "3", owner="r1"))
     assert s.apply("ADDED", obj("a", "3", owner="r1")) == obj("a", "3", owner="r1")
     assert s.version("ns", "a") == "3" and s.version("ns", "b") is None
@@ -52,7 +52,7 @@ def test_an_event_of_the_stored_version_is_not_stored_again() -> None:
 
 
 def test_an_index_value_of_one_object_holds_the_key_alone_and_grows_into_a_set() -> None:
-    s = Store()
+    s = Store(packed=True)
     s.apply("ADDED", obj("a", "1", owner="r1", app="web"))
     assert s._index["owner=r1"] == ("ns", "a")  # one object: the key, not a set of one
     s.apply("ADDED", obj("b", "2", owner="r1", app="web"))
@@ -69,7 +69,7 @@ def test_an_index_value_of_one_object_holds_the_key_alone_and_grows_into_a_set()
 
 
 def test_a_relist_diff_of_a_snapshot_compares_versions_and_decodes_what_changed() -> None:
-    s = Store()
+    s = Store(packed=True)
     for o in (obj("same", "1"), obj("changed", "2"), obj("gone", "3")):
         s.apply("ADDED", o)
     snap = s.snapshot()
@@ -83,7 +83,7 @@ def test_a_relist_diff_of_a_snapshot_compares_versions_and_decodes_what_changed(
 
 
 def test_an_indexer_added_later_and_a_replace_index_every_object() -> None:
-    s = Store()
+    s = Store(packed=True)
     s.replace([obj("a", "1", team="x"), obj("b", "2", team="x")], "2")
     s.add_indexer("team", lambda o: [o["metadata"]["labels"].get("team", "")])
     assert [o["metadata"]["name"] for o in s.by_index("team", ["x"])] == ["a", "b"]
@@ -104,7 +104,7 @@ SELECTORS = ["app=1", "app=1,owner=2", "owner=2,tier=1", "app!=1", "tier in (1,2
 @given(OPS)
 def test_selects_and_indexes_match_a_plain_map_after_any_changes(
         ops: list[tuple[str, str, str, dict[str, str]]]) -> None:
-    s = Store()
+    s = Store(packed=True)
     s.add_indexer("first", lambda o: sorted(o["metadata"]["labels"].values())[:1])
     model: dict[tuple[str, str], dict[str, Any]] = {}
     for version, (op, name, ns, labels) in enumerate(ops, start=1):
