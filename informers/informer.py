@@ -18,8 +18,9 @@ that needs it and shared by every reconcile (thread) of the process. Reads go th
   before the watch event arrives (no second ``generateName`` create);
 - a kind that is not served reads as :class:`kube.ResourceMissing`, as the API server answers.
 
-The stores keep objects packed (:func:`informers.store.pack`): every read decodes a new dict, which
-the caller may change.
+Objects handed out are the stored dicts: callers must not change them (:func:`get` and
+:func:`list_objects` copy with ``copy=True``), except from the packed stores of the kinds a domain
+registered as packed (:func:`pack`), where every read decodes a new dict.
 
 Environment: ``RECONCILERY_INFORMERS`` (``1``; ``0`` = every read goes to the API server),
 ``RECONCILERY_INFORMER_SYNC_SECONDS`` (10: longest wait of a read for an initial list).
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import contextvars
+import copy as copy_module
 import logging
 import os
 import threading
@@ -60,6 +62,24 @@ def sync_timeout(environ: Mapping[str, str] | None = None) -> float:
     return (settings.current() if environ is None else settings.InformerSettings.load(environ)).informer_sync_seconds
 
 
+#: Full names of the kinds whose informers keep packed stores in this process (:func:`pack`).
+_packed_kinds: set[str] = set()
+
+
+def pack(*resources: Resource) -> None:
+    """Keep the informers of ``resources`` in this process packed (:class:`informers.store.Store`): a
+    fraction of the memory, every object read decoded anew. A domain's read registration asks for it
+    (``informers.reader.Cached(packed=True)``) for kinds with many objects of which a reconcile reads a
+    few; a kind whose reconciles list the whole store is better kept unpacked (the default). Applies
+    to informers started afterwards."""
+    _packed_kinds.update(res.full_name for res in resources)
+
+
+def packed(res: Resource) -> bool:
+    """Whether the informers of ``res`` keep packed stores (:func:`pack`)."""
+    return res.full_name in _packed_kinds
+
+
 class Informer(Reflector):
     """A reflector whose store reconciles read; :attr:`served` is ``False`` while the kind is not served."""
 
@@ -68,7 +88,7 @@ class Informer(Reflector):
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(packed=True), cluster, backoff=ReconnectBackoff())
+                         Store(packed=packed(resource)), cluster, backoff=ReconnectBackoff())
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False
@@ -239,8 +259,8 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         watch_namespace: str | None = None, copy: bool = False) -> dict[str, Any] | None:
     """The object ``namespace/name`` of ``res`` (``None`` if absent) from the process's informer
     (``watch_namespace``: the namespace informer to use; default cluster-wide), or from the API
-    server when informers are off or not synced in time. ``copy``: kept for callers; every read is
-    already a new dict the caller may change.
+    server when informers are off or not synced in time. ``copy``: a deep copy the caller may change
+    (a packed store's objects are new dicts anyway).
 
     Raises :class:`kube.ResourceMissing` when the kind is not served, :class:`kube.ApiError` on API
     failures of the fallback read."""
@@ -252,7 +272,7 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     obj = informer.store.get(namespace, name)
-    return obj
+    return copy_module.deepcopy(obj) if copy and obj is not None and not informer.store.packed else obj
 
 
 def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_selector: str | None = None, *,
@@ -270,8 +290,8 @@ def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     found = informer.store.select(label_selector, namespace)
-    return found
+    return copy_module.deepcopy(found) if copy and not informer.store.packed else found
 
 
 __all__ = ["Informer", "InformerSet", "bypassed", "direct_reads", "enabled", "get", "informers_for",
-           "list_objects", "reset", "sync_timeout", "synced_informer"]
+           "list_objects", "pack", "packed", "reset", "sync_timeout", "synced_informer"]
