@@ -42,7 +42,7 @@ from typing import Any
 import fencing
 from informers import metrics, settings
 from informers.reflector import ReconnectBackoff, Reflector
-from informers.store import Store, object_key
+from informers.store import Store, compact, object_key
 from kube import Kube, Resource, ResourceMissing
 
 log = logging.getLogger(__name__)
@@ -87,8 +87,10 @@ class Informer(Reflector):
 
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
+        store = Store(packed=packed(resource))
+        # an unpacked store keeps compact dicts (interned keys and short strings: half the memory)
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(packed=packed(resource)), cluster, backoff=ReconnectBackoff())
+                         store, cluster, backoff=ReconnectBackoff(), transform=None if store.packed else compact)
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False
@@ -158,7 +160,8 @@ class InformerSet:
             if gone:
                 informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
             else:  # created, changed, or still there being deleted
-                informer.store.write_through(obj)  # kept packed: the store holds no reference to it
+                # packed, or a compact copy of the answer (strings shared)
+                informer.store.write_through(obj if informer.store.packed else compact(obj))
 
     def stop(self) -> None:
         """Stop every informer and the write listener."""

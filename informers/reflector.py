@@ -33,7 +33,7 @@ from typing import Any
 import urllib3
 
 from informers import metrics
-from informers.store import RawEvent, Store, relist_events, resource_version
+from informers.store import RawEvent, Store, object_key, relist_events, resource_version
 from kube import ApiError, Gone, Kube, Resource, ResourceMissing
 
 log = logging.getLogger(__name__)
@@ -336,7 +336,10 @@ class Reflector:
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
         if self.transform is not None and type_ != "DELETED":
-            obj = self.transform(obj)
+            current = None if self.store.packed else self.store.get(*object_key(obj))
+            # the event of our own write, already stored from its answer: nothing to transform again
+            obj = current if current is not None and version and resource_version(current) == version \
+                else self.transform(obj)
         old = self.store.apply(type_, obj, decode_old=self.wants_events)
         self._objects_gauge.set(len(self.store))
         if version:
