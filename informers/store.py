@@ -191,6 +191,10 @@ def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
+def _raw_labels(obj: Mapping[str, Any]) -> Any:
+    return (obj.get("metadata") or {}).get("labels")
+
+
 def _terms(obj: Mapping[str, Any] | None) -> set[str]:
     """The label index terms (``"key=value"``) of ``obj``."""
     return {f"{k}={v}" for k, v in _labels(obj).items()}
@@ -316,33 +320,35 @@ class Store:
         with self._lock:
             if type_ == "DELETED":
                 self._tombstones.pop(key, None)
-                old = self._remove(key)
-            else:
-                old = self._objects.get(key)
-                self._put_if_current(key, obj, old)
-        return None if old is None or not decode_old else self._load(old)
+                before = self._remove(key)
+                return before if decode_old else None
+            old = self._objects.get(key)
+            _, before = self._put_if_current(key, obj, old)
+            if old is None or not decode_old:
+                return None
+            return before if before is not None else self._load(old)  # decoded once, for the index too
 
     def write_through(self, obj: dict[str, Any]) -> bool:
         """Record the answer to our own create/update/patch (only when not older than the stored
         object). Whether it was stored."""
         key = object_key(obj)
         with self._lock:
-            return self._put_if_current(key, obj, self._objects.get(key))
+            return self._put_if_current(key, obj, self._objects.get(key))[0]
 
-    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> bool:
+    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> tuple[bool, dict[str, Any] | None]:
         """Store ``obj`` over ``old`` (the lock held) unless it is older than ``old`` or a tombstone of
-        ours keeps it out. Whether it was stored (or already is: same resourceVersion)."""
+        ours keeps it out. Whether it was stored (or already is: same resourceVersion), and ``old``
+        decoded when storing needed it."""
         version = resource_version(obj)
         if old is not None:
             current = self._version_of(old)
             if self.packed and version and version == current:
-                return True  # the same object (the watch event of our own write): nothing to pack
+                return True, None  # the same object (the watch event of our own write): nothing to pack
             if not newer_or_equal(version, current):
-                return False
+                return False, None
         if self._buried(key, version):
-            return False
-        self._put(key, obj, old)
-        return True
+            return False, None
+        return True, self._put(key, obj, old)
 
     def delete_through(self, namespace: str | None, name: str, version: str = "") -> None:
         """Record our own delete of ``namespace/name``: dropped at once, and watch events not newer
@@ -434,14 +440,16 @@ class Store:
             return False
         return True
 
-    def _put(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> None:
+    def _put(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> dict[str, Any] | None:
+        """Store ``obj`` over ``old`` and index it; ``old`` decoded (``None`` when there was none)."""
         packed = self._packer_for(obj).pack(obj) if self.packed else obj
         before = self._load(old) if old is not None else None
-        was, now = _terms(before), _terms(obj)
-        for term in was - now:
-            _unfile(self._index, term, key)
-        for term in now - was:
-            _file(self._index, term, key)
+        if before is None or _raw_labels(before) != _raw_labels(obj):  # most updates keep the labels
+            was, now = _terms(before), _terms(obj)
+            for term in was - now:
+                _unfile(self._index, term, key)
+            for term in now - was:
+                _file(self._index, term, key)
         for name, fn in self._indexers.items():
             index = self._indices[name]
             old_values = set(fn(before)) if before is not None else set()
@@ -451,8 +459,10 @@ class Store:
             for value in new_values - old_values:
                 _file(index, value, key)
         self._objects[key] = packed
+        return before
 
-    def _remove(self, key: ObjectKey) -> Any:
+    def _remove(self, key: ObjectKey) -> dict[str, Any] | None:
+        """Drop ``key`` and its index entries; the object it had (decoded), or ``None``."""
         old = self._objects.pop(key, None)
         if old is None:
             return None
@@ -462,7 +472,7 @@ class Store:
         for name, fn in self._indexers.items():
             for value in set(fn(obj)):
                 _unfile(self._indices[name], value, key)
-        return old
+        return obj
 
 
 def _keys(entry: IndexEntry | None) -> set[ObjectKey] | tuple[ObjectKey, ...]:
