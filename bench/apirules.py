@@ -10,7 +10,12 @@ processes (threads pool, Celery task events off), stops all of them at the end, 
 
 - per phase (create N; an unchanged resync of every APIRule; a full resync with live changes):
   reconciles/s, API requests and writes per reconcile (counted at the dev API server), CPU ms of the
-  worker processes per reconcile (``/proc``), and each worker's RSS at the end;
+  worker processes per reconcile (``/proc``), the total with the watcher and redis-server (create:
+  each apart), split into the reconcile function's own thread CPU (``bench/reconcile_cpu.py``, the
+  same function in both peers) and the rest, the framework's cost per key; each worker's RSS at the
+  end and its growth over the create phase per APIRule;
+- ``--peers kopf`` runs the same sizes with ``bench/kopf_apirules.py`` (a kopf operator calling the
+  same reconcile; its resync is a 410 re-list) for a side-by-side comparison in one run;
   ``--baseline`` first runs the same size on the path before informers, for a comparison in one run;
 - time from the first create until every APIRule is ``Ready`` (creates are sequential and part of it);
 - reconciles per second (a reconcile starts with one GET of its APIRule: that is what is counted);
