@@ -3,13 +3,14 @@
 A :class:`Store` is what client-go calls an indexer: a thread-safe map ``(namespace, name) ->
 object`` fed by a reflector (:mod:`informers.reflector`), with
 
-- packed objects (``Store(packed=True)``, the workers' informers and the APIRule watcher): each object
+- packed objects (``Store(packed=True)``: the kinds a domain registers packed, such as API Gateway's
+  owned objects in the workers' informers and its APIRules and owned objects in the watcher): each object
   is kept as its compact JSON deflated against a template of its kind (:class:`Packer`) and decoded on
   every read, so a read hands out a new dict the caller owns; an owned VirtualService takes some 50
   bytes instead of 3.6 KB as an interned dict (7.5 KB decoded). Reads are few per reconcile (its
-  owned objects), so decoding them costs little next to the memory saved. Unpacked (the default,
-  the other watch registrations, whose map functions scan whole stores) a store keeps the dicts it
-  was given and hands them out as they are (read-only);
+  owned objects), so decoding them costs little next to the memory saved. Unpacked (the default:
+  kinds that reconciles or map functions list whole) a store keeps the dicts it was given and hands
+  them out as they are (read-only);
 - a label index (``"key=value" -> object keys``), so an equality label selector is answered without
   scanning the store (:meth:`Store.select`); an index value that one object holds keeps its key
   alone, not a set of one (most label values of owned objects name their owner: one object each);
