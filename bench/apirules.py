@@ -10,7 +10,12 @@ processes (threads pool, Celery task events off), stops all of them at the end, 
 
 - per phase (create N; an unchanged resync of every APIRule; a full resync with live changes):
   reconciles/s, API requests and writes per reconcile (counted at the dev API server), CPU ms of the
-  worker processes per reconcile (``/proc``), and each worker's RSS at the end;
+  worker processes per reconcile (``/proc``), the total with the watcher and redis-server (create:
+  each apart), split into the reconcile function's own thread CPU (``bench/reconcile_cpu.py``, the
+  same function in both peers) and the rest, the framework's cost per key; each worker's RSS at the
+  end and its growth over the create phase per APIRule;
+- ``--peers kopf`` runs the same sizes with ``bench/kopf_apirules.py`` (a kopf operator calling the
+  same reconcile; its resync is a 410 re-list) for a side-by-side comparison in one run;
   ``--baseline`` first runs the same size on the path before informers, for a comparison in one run;
 - time from the first create until every APIRule is ``Ready`` (creates are sequential and part of it);
 - reconciles per second (a reconcile starts with one GET of its APIRule: that is what is counted);
@@ -47,6 +52,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench import reconcile_cpu  # noqa: E402
 
 BENCH_HEADER = "X-Reconcilery-Bench"
 NAMESPACE = "shop"
@@ -90,9 +97,9 @@ def serve_devapi(port: int, kubeconfig: str) -> int:
             # the way a real API server makes a client re-list: its watch breaks, and the resourceVersion
             # it resumes from is too old (410 Gone after etcd's compaction)
             expired.update(apirule_watches)
-            for watch in list(apirule_watches.values()):
-                if watch.transport is not None:
-                    watch.transport.close()
+            for open_watch in list(apirule_watches.values()):
+                if open_watch.transport is not None:
+                    open_watch.transport.close()
             return web.json_response({"closed": len(expired)})
         watch = request.query.get("watch") in ("true", "1")
         if not request.headers.get(BENCH_HEADER):
@@ -142,6 +149,8 @@ class Tracker:
     waiting: dict[str, tuple[int, float]] = field(default_factory=dict)  # name -> (generation, t0)
     latencies: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: name -> (observedGeneration, perf_counter) of its last Ready event
+    ready_at: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def see(self, event: Any, _stores: Any) -> list[Any]:
         obj = event.object
@@ -151,16 +160,25 @@ class Tracker:
         with self.lock:
             if event.type != "DELETED" and status.get("state") == "Ready":
                 self.ready.add(name)
+                observed = int(status.get("observedGeneration") or 0)
+                self.ready_at[name] = (observed, now)
                 want = self.waiting.get(name)
-                if want and int(status.get("observedGeneration") or 0) >= want[0]:
+                if want and observed >= want[0]:
                     self.latencies.append(now - want[1])
                     del self.waiting[name]
             else:
                 self.ready.discard(name)
+                self.ready_at.pop(name, None)
         return []
 
     def expect(self, name: str, generation: int, t0: float) -> None:
+        """Wait for ``name`` Ready at ``generation`` (changed at ``t0``). Ready already seen (the
+        reconcile and its watch event beat the thread that made the change): counted at once."""
         with self.lock:
+            seen = self.ready_at.get(name)
+            if seen is not None and seen[0] >= generation:
+                self.latencies.append(seen[1] - t0)
+                return
             self.waiting[name] = (generation, t0)
 
 
@@ -241,9 +259,22 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
            "RECONCILERY_KUBECONFIG": str(kubeconfig), "RECONCILERY_DOMAINS": "tasks.apigateway.controller",
            "RECONCILERY_TASK_EVENTS": "0", "PYTHONUNBUFFERED": "1", **(extra_env or {})}
 
-    def spawn(argv: list[str], log: Any) -> None:
-        procs.append(subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    meters: list[Path] = []
+
+    def spawn(argv: list[str], log: Any, metered: bool = False) -> None:
+        penv = env
+        if metered:  # the reconcile's own thread CPU (bench.reconcile_cpu), to tell the framework's apart
+            meters.append(tmp / f"reconcile-cpu-{n}-{peer.kind}-{len(meters)}")
+            meters[-1].unlink(missing_ok=True)
+            penv = {**env, reconcile_cpu.PATH_ENV: str(meters[-1])}
+            if not kopf:
+                penv["RECONCILERY_DOMAINS"] = "tasks.apigateway.controller,bench.reconcile_cpu"
+        procs.append(subprocess.Popen(argv, env=penv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                       start_new_session=True))
+
+    def reconcile_cpu_s() -> float:
+        time.sleep(0.3)  # a meter writes every 0.2 s
+        return sum(reconcile_cpu.read(path)[0] for path in meters)
 
     manager: WatchManager | None = None
     api: client.ApiClient | None = None
@@ -269,7 +300,7 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
         if kopf:
             live = free_port()
             spawn([sys.executable, "-m", "bench.kopf_apirules", "--namespace", NAMESPACE, "--liveness-port",
-                   str(live), "--max-workers", str(peer.concurrency)], logs[1])
+                   str(live), "--max-workers", str(peer.concurrency)], logs[1], metered=True)
             wait_for(lambda: requests.get(f"http://127.0.0.1:{live}/healthz", timeout=1).ok, timeout=180,
                      message="kopf operator ready")
             worker_pids, framework_pids = [procs[1].pid], []
@@ -279,7 +310,8 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
                    "--health-port", str(health), "--health-host", "127.0.0.1"], logs[1])
             for i in range(peer.workers):
                 spawn([sys.executable, "-m", "reconcilery.cli", "worker", "-Q", "apigateway", "-c",
-                       str(peer.concurrency), "-n", f"bench{i}@%h", "-l", "WARNING"], logs[2 + i])
+                       str(peer.concurrency), "-n", f"bench{i}@%h", "-l", "WARNING"], logs[2 + i],
+                      metered=True)
             wait_for(lambda: r.scard(WORKERS_READY) == peer.workers, timeout=180, message="workers ready")
             wait_for(lambda: requests.get(f"http://127.0.0.1:{health}/readyz", timeout=1).ok, timeout=120,
                      message="watcher ready")
@@ -290,8 +322,10 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
                                                   tracker.see)], enqueue=lambda c, k: None, kube=kube).start()
         manager.wait_ready(30)
         requests.delete(base + "/bench/requests", timeout=10)
+        rcpu0 = reconcile_cpu_s()
         cpu0, rss0 = workers_usage(worker_pids)
         fcpu0, _ = workers_usage(framework_pids)
+        split0 = [proc_usage(pid)[0] for pid in framework_pids]
 
         def reconciles_so_far() -> int:
             return int(requests.get(base + "/bench/requests", timeout=10).json().get("GET apirules/{name}", 0))
@@ -311,12 +345,16 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
         if kopf:  # kopf has no queue to ask: let the reconciles of the last status events end
             quiet(reconciles_so_far, 1.0, deadline)
         counts = requests.delete(base + "/bench/requests", timeout=10).json()
+        rcpu1 = reconcile_cpu_s()
         cpu1, rss1 = workers_usage(worker_pids)
         fcpu1, _ = workers_usage(framework_pids)
+        split1 = [proc_usage(pid)[0] for pid in framework_pids]
         load.append(os.getloadavg()[0])
         result: dict[str, Any] = {"n": n, "peer": peer.label, "created_s": created, "ready_s": ready_s,
                                   "ready": ready_n, "counts": counts, "cpu_s": cpu1 - cpu0,
                                   "framework_cpu_s": fcpu1 - fcpu0, "rss0": rss0, "rss": rss1,
+                                  "framework_split_s": [b - a for a, b in zip(split0, split1, strict=True)],
+                                  "reconcile_cpu_s": rcpu1 - rcpu0,
                                   "rss_created": rss1, "load": load}
         if ready_n < n or args.skip_resync:
             return result
@@ -344,12 +382,14 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
             if kopf:
                 quiet(reconciles_so_far, 1.0, time.perf_counter() + args.timeout)
             unchanged_s = time.perf_counter() - t_unchanged
+            rcpu2 = reconcile_cpu_s()
             cpu2, rss2 = workers_usage(worker_pids)
             fcpu2, _ = workers_usage(framework_pids)
             load.append(os.getloadavg()[0])
             result.update(unchanged_s=unchanged_s, unchanged_cpu_s=cpu2 - cpu1, unchanged_framework_cpu_s=fcpu2 - fcpu1,
-                          rss=rss2, unchanged_counts=requests.delete(base + "/bench/requests", timeout=10).json())
-            cpu1, fcpu1 = cpu2, fcpu2
+                          rss=rss2, unchanged_counts=requests.delete(base + "/bench/requests", timeout=10).json(),
+                          unchanged_reconcile_cpu_s=rcpu2 - rcpu1)
+            cpu1, fcpu1, rcpu1 = cpu2, fcpu2, rcpu2
 
         # 3. live changes while a full resync runs
         requests.delete(base + "/bench/requests", timeout=10)
@@ -376,12 +416,14 @@ def run_size(n: int, args: argparse.Namespace, redis_url: str, tmp: Path, peer: 
                 quiet(reconciles_so_far, 1.0, time.perf_counter() + args.timeout)
         else:
             wait_for(lambda: not tracker.waiting, timeout=args.timeout, interval=0.1, message="live changes Ready")
+        rcpu3 = reconcile_cpu_s()
         cpu3, rss3 = workers_usage(worker_pids)
         fcpu3, _ = workers_usage(framework_pids)
         load.append(os.getloadavg()[0])
         result.update(resync_s=time.perf_counter() - t_resync, latencies=list(tracker.latencies),
                       pending_at_change=pending_at_change, resync_cpu_s=cpu3 - cpu1,
                       resync_framework_cpu_s=fcpu3 - fcpu1, rss=rss3, drained=args.drain,
+                      resync_reconcile_cpu_s=rcpu3 - rcpu1,
                       resync_counts=requests.get(base + "/bench/requests", timeout=10).json())
         return result
     finally:
@@ -426,17 +468,23 @@ def per_reconcile_ms(counts: dict[str, int], cpu_s: float) -> float:
     return cpu_s * 1000 / max(counts.get("GET apirules/{name}", 0), 1)
 
 
-def phase_line(label: str, counts: dict[str, int], seconds: float, cpu_s: float, framework_cpu_s: float) -> str:
+def phase_line(label: str, counts: dict[str, int], seconds: float, cpu_s: float, framework_cpu_s: float,
+               reconcile_cpu_s: float | None = None) -> str:
     """One phase: reconciles, reconciles/s, API requests and writes per reconcile, CPU ms per reconcile
-    (the processes that reconcile; then with the watcher and Redis, the whole framework)."""
+    (the processes that reconcile; then with the watcher and Redis, the whole framework; then the
+    reconcile function's own thread CPU and the rest, the framework's own cost)."""
     reconciles = counts.get("GET apirules/{name}", 0) or counts.get("reconciles", 0)
     total = sum(v for k, v in counts.items() if not k.startswith("WATCH"))
     writes = sum(v for k, v in counts.items() if k.split(" ", 1)[0] in WRITE_VERBS)
     per = max(reconciles, 1)
-    return (f"{label:16s} {reconciles:7d} reconciles {reconciles / seconds:7.1f}/s  "
+    line = (f"{label:16s} {reconciles:7d} reconciles {reconciles / seconds:7.1f}/s  "
             f"requests/reconcile {total / per:5.2f}  writes/reconcile {writes / per:5.2f}  "
             f"CPU/reconcile worker {cpu_s * 1000 / per:6.2f} ms, "
             f"total {(cpu_s + framework_cpu_s) * 1000 / per:6.2f} ms")
+    if reconcile_cpu_s:
+        line += (f" = reconcile {reconcile_cpu_s * 1000 / per:5.2f} ms"
+                 f" + framework {(cpu_s + framework_cpu_s - reconcile_cpu_s) * 1000 / per:5.2f} ms")
+    return line
 
 
 def kb_per_apirule(res: dict[str, Any]) -> list[float]:
@@ -449,14 +497,19 @@ def report(res: dict[str, Any]) -> None:
     reconciles = counts.get("GET apirules/{name}", 0)
     requests_total = sum(v for k, v in counts.items() if not k.startswith("WATCH"))
     print(f"\n== {n} APIRules, {res['peer']}: per phase (load average {', '.join(f'{x:.1f}' for x in res['load'])}) ==")
-    print(phase_line("create", counts, res["ready_s"], res["cpu_s"], res["framework_cpu_s"]))
+    print(phase_line("create", counts, res["ready_s"], res["cpu_s"], res["framework_cpu_s"],
+                     res.get("reconcile_cpu_s")))
+    if res.get("framework_split_s"):
+        watcher_s, redis_s = res["framework_split_s"]
+        print(f"{'':16s} of the total per create: watcher {watcher_s * 1000 / n:.2f} ms, "
+              f"redis-server {redis_s * 1000 / n:.2f} ms")
     print(f"{'':16s} requests/create (per APIRule) {requests_total / n:5.2f}")
     if "unchanged_counts" in res:
         print(phase_line("unchanged resync", res["unchanged_counts"], res["unchanged_s"], res["unchanged_cpu_s"],
-                         res["unchanged_framework_cpu_s"]))
+                         res["unchanged_framework_cpu_s"], res.get("unchanged_reconcile_cpu_s")))
     if "resync_counts" in res:
         print(phase_line("resync + live", res["resync_counts"], res["resync_s"], res["resync_cpu_s"],
-                         res["resync_framework_cpu_s"]))
+                         res["resync_framework_cpu_s"], res.get("resync_reconcile_cpu_s")))
     print("RSS of the reconciling processes: idle " + ", ".join(f"{r / 2**20:.0f} MB" for r in res["rss0"])
           + "; after the creates " + ", ".join(f"{r / 2**20:.0f} MB" for r in res["rss_created"])
           + " (" + ", ".join(f"{k:.2f} KB" for k in kb_per_apirule(res)) + " per APIRule); at the end "
@@ -491,7 +544,11 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
         "create_cpu_ms_per_reconcile": round(per_reconcile_ms(res["counts"], res["cpu_s"]), 3),
         "create_total_cpu_ms_per_reconcile": round(
             per_reconcile_ms(res["counts"], res["cpu_s"] + res["framework_cpu_s"]), 3),
+        "create_framework_cpu_ms_per_reconcile": round(per_reconcile_ms(
+            res["counts"], res["cpu_s"] + res["framework_cpu_s"] - res.get("reconcile_cpu_s", 0.0)), 3),
         "worker_kb_per_apirule": [round(k, 2) for k in kb_per_apirule(res)],
+        "create_watcher_redis_cpu_ms_per_create": [round(c * 1000 / res["n"], 3)
+                                                   for c in res.get("framework_split_s", [])],
         "rss_mib": [round(r / 2**20, 1) for r in res["rss"]], "load": [round(x, 2) for x in res["load"]],
     }
     if "unchanged_counts" in res:
@@ -499,7 +556,10 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
                    unchanged_cpu_ms_per_reconcile=round(
                        per_reconcile_ms(res["unchanged_counts"], res["unchanged_cpu_s"]), 3),
                    unchanged_total_cpu_ms_per_reconcile=round(per_reconcile_ms(
-                       res["unchanged_counts"], res["unchanged_cpu_s"] + res["unchanged_framework_cpu_s"]), 3))
+                       res["unchanged_counts"], res["unchanged_cpu_s"] + res["unchanged_framework_cpu_s"]), 3),
+                   unchanged_framework_cpu_ms_per_reconcile=round(per_reconcile_ms(
+                       res["unchanged_counts"], res["unchanged_cpu_s"] + res["unchanged_framework_cpu_s"]
+                       - res.get("unchanged_reconcile_cpu_s", 0.0)), 3))
     if "latencies" in res:
         lat = res["latencies"]
         out.update(resync_s=round(res["resync_s"], 2), resync_drained=res["drained"],

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import kopf  # noqa: E402  (after the path: the handlers import the project)
 import yaml  # noqa: E402
 
+import bench.reconcile_cpu  # noqa: E402, F401  (meters controller.reconcile with RECONCILERY_BENCH_RECONCILE_CPU)
 from tasks.apigateway import controller  # noqa: E402
 from workers.controller import LOCAL_CLUSTER, Key  # noqa: E402
 

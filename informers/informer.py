@@ -19,7 +19,8 @@ that needs it and shared by every reconcile (thread) of the process. Reads go th
 - a kind that is not served reads as :class:`kube.ResourceMissing`, as the API server answers.
 
 Objects handed out are the stored dicts: callers must not change them (:func:`get` and
-:func:`list_objects` copy with ``copy=True``).
+:func:`list_objects` copy with ``copy=True``), except from the packed stores of the kinds a domain
+registered as packed (:func:`pack`), where every read decodes a new dict.
 
 Environment: ``RECONCILERY_INFORMERS`` (``1``; ``0`` = every read goes to the API server),
 ``RECONCILERY_INFORMER_SYNC_SECONDS`` (10: longest wait of a read for an initial list).
@@ -61,13 +62,35 @@ def sync_timeout(environ: Mapping[str, str] | None = None) -> float:
     return (settings.current() if environ is None else settings.InformerSettings.load(environ)).informer_sync_seconds
 
 
+#: Full names of the kinds whose informers keep packed stores in this process (:func:`pack`).
+_packed_kinds: set[str] = set()
+
+
+def pack(*resources: Resource) -> None:
+    """Keep the informers of ``resources`` in this process packed (:class:`informers.store.Store`): a
+    fraction of the memory, every object read decoded anew. A domain's read registration asks for it
+    (``informers.reader.Cached(packed=True)``) for kinds with many objects of which a reconcile reads a
+    few; a kind whose reconciles list the whole store is better kept unpacked (the default). Applies
+    to informers started afterwards."""
+    _packed_kinds.update(res.full_name for res in resources)
+
+
+def packed(res: Resource) -> bool:
+    """Whether the informers of ``res`` keep packed stores (:func:`pack`)."""
+    return res.full_name in _packed_kinds
+
+
 class Informer(Reflector):
     """A reflector whose store reconciles read; :attr:`served` is ``False`` while the kind is not served."""
 
+    wants_events = False  # only the store: no list differences, no decoded previous objects
+
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
+        store = Store(packed=packed(resource))
+        # an unpacked store keeps compact dicts (interned keys and short strings: half the memory)
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
-                         Store(), cluster, backoff=ReconnectBackoff(), transform=compact)
+                         store, cluster, backoff=ReconnectBackoff(), transform=None if store.packed else compact)
         self.served = True
         #: a read already waited for the initial list in vain: later reads do not wait (API server)
         self.waited_out = False
@@ -137,7 +160,8 @@ class InformerSet:
             if gone:
                 informer.store.delete_through(namespace, name, str(meta.get("resourceVersion") or ""))
             else:  # created, changed, or still there being deleted
-                informer.store.write_through(compact(obj))  # a copy of the answer, strings shared
+                # packed, or a compact copy of the answer (strings shared)
+                informer.store.write_through(obj if informer.store.packed else compact(obj))
 
     def stop(self) -> None:
         """Stop every informer and the write listener."""
@@ -238,7 +262,8 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         watch_namespace: str | None = None, copy: bool = False) -> dict[str, Any] | None:
     """The object ``namespace/name`` of ``res`` (``None`` if absent) from the process's informer
     (``watch_namespace``: the namespace informer to use; default cluster-wide), or from the API
-    server when informers are off or not synced in time. ``copy``: a deep copy the caller may change.
+    server when informers are off or not synced in time. ``copy``: a deep copy the caller may change
+    (a packed store's objects are new dicts anyway).
 
     Raises :class:`kube.ResourceMissing` when the kind is not served, :class:`kube.ApiError` on API
     failures of the fallback read."""
@@ -250,7 +275,7 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     obj = informer.store.get(namespace, name)
-    return copy_module.deepcopy(obj) if copy and obj is not None else obj
+    return copy_module.deepcopy(obj) if copy and obj is not None and not informer.store.packed else obj
 
 
 def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_selector: str | None = None, *,
@@ -268,8 +293,8 @@ def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
     metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
     found = informer.store.select(label_selector, namespace)
-    return copy_module.deepcopy(found) if copy else found
+    return copy_module.deepcopy(found) if copy and not informer.store.packed else found
 
 
 __all__ = ["Informer", "InformerSet", "bypassed", "direct_reads", "enabled", "get", "informers_for",
-           "list_objects", "reset", "sync_timeout", "synced_informer"]
+           "list_objects", "pack", "packed", "reset", "sync_timeout", "synced_informer"]

@@ -11,7 +11,8 @@ are seen at once; the API server until the initial list is in, while informers a
 
 Answers are the same either way: a missing object is ``None``, a kind that is not served raises
 :class:`kube.ResourceMissing`, other failures of an API read raise :class:`kube.ApiError`. Objects read
-from an informer are the stored dicts: callers must not change them.
+from an informer are the stored dicts (callers must not change them), or, for a kind registered
+``packed``, decoded anew on every read.
 """
 
 from __future__ import annotations
@@ -54,11 +55,15 @@ class Cached:
             one cluster-wide informer serves every read.
         objects: only these objects (``(namespace, name)``) are read from the informer; other gets,
             and every list, go to the API server. ``None``: every read of the kind.
+        packed: the kind's informers keep packed stores (:func:`informers.informer.pack`): for kinds
+            with many objects of which a reconcile reads a few (owned objects of a primary), not for
+            kinds a reconcile lists whole.
     """
 
     resource: Resource
     per_namespace: bool = False
     objects: frozenset[ObjectRef] | None = None
+    packed: bool = False
 
     def serves_get(self, name: str, namespace: str | None) -> bool:
         """Whether a get of ``namespace/name`` is read from the informer."""
@@ -76,7 +81,8 @@ class Cached:
 @dataclass(frozen=True)
 class Reads:
     """One domain's read registration: the kinds its reconciles read from informers (the rest: the
-    API server). Raises ``ValueError`` when a kind is registered twice."""
+    API server). Its ``packed`` kinds are packed in every informer of the process from then on
+    (:func:`informers.informer.pack`). Raises ``ValueError`` when a kind is registered twice."""
 
     cached: tuple[Cached, ...] = ()
     _by_kind: Mapping[str, Cached] = field(init=False, repr=False, compare=False)
@@ -88,6 +94,7 @@ class Reads:
                 raise ValueError(f"{rule.resource} is registered twice")
             by_kind[rule.resource.full_name] = rule
         object.__setattr__(self, "_by_kind", by_kind)
+        informer.pack(*(rule.resource for rule in self.cached if rule.packed))  # the process's informers
 
     def rule(self, res: Resource) -> Cached | None:
         """How ``res`` is cached; ``None``: read from the API server."""

@@ -104,8 +104,13 @@ class Reflector:
 
     Hooks for subclasses (called in the reflector's thread): :meth:`on_list` with the differences
     of a (re)list, :meth:`on_event` per watch event (returns items collected per chunk of the
-    stream), :meth:`on_chunk` with those items once the chunk is applied.
+    stream), :meth:`on_chunk` with those items once the chunk is applied. A subclass that only
+    keeps the store sets :attr:`wants_events` to ``False``: then neither the differences of a list
+    nor the previous object of an event are decoded, and :meth:`on_list` is not called.
     """
+
+    #: Whether :meth:`on_list` and :meth:`on_event` need the differences and the previous objects.
+    wants_events = True
 
     def __init__(self, name: str, resource: Resource, namespace: str | None, label_selector: str | None,
                  field_selector: str | None, kube: Kube, store: Store, cluster: str = "local",
@@ -135,6 +140,9 @@ class Reflector:
         self._lists = 0
         self._thread = threading.Thread(target=self._run, name=f"watch-{name}", daemon=True)
         self._log_ref = f"registration={name} resource={resource} cluster={cluster}"
+        # labelled once: a watch line would otherwise look its children up again (about 2 us each)
+        self._last_event_gauge = metrics.WATCH_LAST_EVENT.labels(name)
+        self._objects_gauge = metrics.WATCH_STORE_OBJECTS.labels(name)
 
     # ---- hooks -----------------------------------------------------------------------------
 
@@ -170,7 +178,7 @@ class Reflector:
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
-        metrics.WATCH_LAST_EVENT.labels(self.name).set(time.time())
+        self._last_event_gauge.set(time.time())
 
     def _sleep(self, seconds: float) -> None:
         if self._stop.wait(seconds):
@@ -252,10 +260,11 @@ class Reflector:
     def _apply_list(self, items: list[dict[str, Any]], version: str = "") -> None:
         if self.transform is not None:
             items = [self.transform(item) for item in items]
-        changes = relist_events(self.store.snapshot(), items)
+        changes = relist_events(self.store.snapshot(), items) if self.wants_events else []
         self.store.replace(items, version)
-        metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
-        self.on_list(changes)
+        self._objects_gauge.set(len(self.store))
+        if self.wants_events:
+            self.on_list(changes)
 
     def _watch(self) -> None:
         timeout = int(random.uniform(*self.watch_timeout))
@@ -327,12 +336,12 @@ class Reflector:
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
         if self.transform is not None and type_ != "DELETED":
-            current = self.store.get(*object_key(obj))
+            current = None if self.store.packed else self.store.get(*object_key(obj))
             # the event of our own write, already stored from its answer: nothing to transform again
             obj = current if current is not None and version and resource_version(current) == version \
                 else self.transform(obj)
-        old = self.store.apply(type_, obj)
-        metrics.WATCH_STORE_OBJECTS.labels(self.name).set(len(self.store))
+        old = self.store.apply(type_, obj, decode_old=self.wants_events)
+        self._objects_gauge.set(len(self.store))
         if version:
             self.resource_version = version
         return self.on_event((type_, obj, old))

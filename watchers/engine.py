@@ -92,6 +92,10 @@ class WatchRegistration:
             --controllers`` runs the registrations that feed the listed ones.
         field_selector: server-side field filter, or ``None``.
         poll: an input polled besides the watch (:class:`Poll`), or ``None``.
+        packed: keep the registration's cache packed (:class:`informers.store.Store`): a fraction of
+            the memory, each object read decoded anew (a few microseconds). For kinds with many
+            objects whose map functions read single objects; a map function that scans the whole
+            cache on every event (``stores.list``) wants it unpacked (the default).
     """
 
     name: str
@@ -102,6 +106,7 @@ class WatchRegistration:
     controllers: tuple[str, ...] = ()
     field_selector: str | None = None
     poll: Poll | None = None
+    packed: bool = False
 
 
 def select_registrations(registrations: Sequence[WatchRegistration],
@@ -144,6 +149,7 @@ class RegistrationWatcher(Reflector):
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many
         self._event_counters: dict[str, Any] = {}
+        self._enqueued_counters: dict[str, Any] = {}
         poll = registration.poll
         self._poll_thread = (threading.Thread(target=self._poll_loop, args=(poll,), name=f"poll-{registration.name}",
                                               daemon=True) if poll is not None else None)
@@ -205,6 +211,13 @@ class RegistrationWatcher(Reflector):
             counter = self._event_counters[type_] = metrics.WATCH_EVENTS.labels(self.registration.name, type_)
         counter.inc()
 
+    def _enqueued(self, controller: str) -> Any:
+        counter = self._enqueued_counters.get(controller)
+        if counter is None:
+            counter = self._enqueued_counters[controller] = metrics.WATCH_ENQUEUED.labels(
+                self.registration.name, controller)
+        return counter
+
     def _map(self, change: RawEvent) -> list[tuple[str, Key]]:
         reg = self.registration
         type_, obj, old = change
@@ -244,7 +257,7 @@ class RegistrationWatcher(Reflector):
             for controller, _ in keys:
                 counts[controller] = counts.get(controller, 0) + 1
             for controller, n in counts.items():
-                metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc(n)
+                self._enqueued(controller).inc(n)
             return
 
     def _enqueue(self, controller: str, key: Key) -> None:
@@ -252,7 +265,7 @@ class RegistrationWatcher(Reflector):
         while True:
             try:
                 self.enqueue(controller, key)
-                metrics.WATCH_ENQUEUED.labels(self.registration.name, controller).inc()
+                self._enqueued(controller).inc()
                 return
             except PERMANENT_ENQUEUE_ERRORS as exc:  # e.g. a controller not registered here: a bug
                 metrics.WATCH_ENQUEUE_ERRORS.labels(self.registration.name).inc()
@@ -291,7 +304,7 @@ class WatchManager:
         self.kube = kube or client_for(cluster)
         self.stores = Stores()
         self.watchers = [
-            RegistrationWatcher(reg, self.kube, self.stores.add(reg.name), self.stores, enqueue, cluster,
+            RegistrationWatcher(reg, self.kube, self.stores.add(reg.name, reg.packed), self.stores, enqueue, cluster,
                                 watch_timeout, ReconnectBackoff(backoff_base, backoff_cap), silence_timeout,
                                 enqueue_many, healthy_after)
             for reg in registrations

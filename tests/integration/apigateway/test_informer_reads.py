@@ -128,7 +128,7 @@ def test_an_expired_watch_relists_and_catches_up(agw: AGW, warm: DevAPIServer,
     relists = metrics.WATCH_RELISTS.labels(informer.name)._value.get()
     store = informer.store
     with monkeypatch.context() as m:  # the watch misses an event...
-        m.setattr(store, "apply", lambda type_, obj: store.get(*_key(obj)))
+        m.setattr(store, "apply", lambda type_, obj, **_: store.get(*_key(obj)))
         foreign = {"metadata": {"name": "foreign", "namespace": "default"},
                    "spec": {"hosts": ["x.local.kyma.dev"]}}
         other = agw.kube.__class__(agw.kube.api_client, cluster="someone-else")

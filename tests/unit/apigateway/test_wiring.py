@@ -10,6 +10,7 @@ import pytest
 
 from informers.store import Stores
 from tasks.apigateway import status as st
+from tasks.apigateway import watches
 from tasks.apigateway.controller import ControllerSettings, controller
 from tasks.apigateway.watches import (
     APIGATEWAYS,
@@ -138,6 +139,30 @@ def test_the_index_follows_apirule_changes_and_deletions(stores: Stores) -> None
     assert keys(map_service(event("ADDED", orders), stores)) == ["shop/rule-level"]
     list(map_apirule(event("DELETED", new, new), stores))
     assert keys(map_service(event("ADDED", svc), stores)) == []
+
+
+def test_status_and_finalizer_events_do_not_parse_the_apirule_again(stores: Stores,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+    real = watches.dependencies
+    monkeypatch.setattr(watches, "dependencies", lambda rule: parsed.append(rule["metadata"]["name"]) or real(rule))
+    old = apirule("spec-level", service={"name": "orders", "port": 80})
+    status = copy.deepcopy(old)
+    status["status"] = {"state": "Ready"}
+    status["metadata"].update(resourceVersion="2", finalizers=["gateway.kyma-project.io/subresources"])
+    list(map_apirule(event("MODIFIED", status, old), stores))
+    assert parsed == []  # spec, apiVersion and annotations as before: the index stands
+    svc = obj("Service", "orders", "shop", spec={})
+    assert keys(map_service(event("ADDED", svc), stores)) == ["shop/rule-level", "shop/spec-level"]
+    annotated = copy.deepcopy(status)
+    annotated["metadata"]["annotations"] = {"gateway.kyma-project.io/original-version": "v1beta1"}
+    moved = copy.deepcopy(status)
+    moved["spec"]["service"] = {"name": "catalog", "port": 80}
+    list(map_apirule(event("MODIFIED", annotated, status), stores))
+    list(map_apirule(event("MODIFIED", moved, annotated), stores))
+    list(map_apirule(event("ADDED", moved), stores))  # a resync's ADDED: parsed (no old object to compare)
+    assert parsed == ["spec-level"] * 3
+    assert keys(map_service(event("ADDED", svc), stores)) == ["shop/rule-level"]
 
 
 def test_a_namespace_granting_or_withdrawing_its_permission_enqueues_the_apirules_using_it(stores: Stores) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
+from informers import informer
 from informers.reader import API, Cached, Reads
-from kube import resources
+from kube import Kube, Resource, resources
 
 ONE = Cached(resources.CONFIGMAP, per_namespace=True, objects=frozenset({("kyma-system", "cfg")}))
 
@@ -32,3 +35,16 @@ def test_a_kind_is_registered_once() -> None:
     assert reads.rule(resources.POD) == Cached(resources.POD)
     assert reads.rule(resources.SECRET) is None  # not registered: the API server
     assert API.rule(resources.POD) is None
+
+
+def test_a_kind_registered_packed_gets_packed_informers() -> None:
+    many = Resource("example.com", "v1", "manies", "Many", True)
+    few = Resource("example.com", "v1", "fews", "Few", True)
+    Reads((Cached(many, packed=True), Cached(few)))
+    assert informer.packed(many) and not informer.packed(few)
+    assert informer.Informer(many, None, cast(Kube, _NoKube()), "local").store.packed
+    assert not informer.Informer(few, None, cast(Kube, _NoKube()), "local").store.packed
+
+
+class _NoKube:
+    """An informer that is never started needs no client."""

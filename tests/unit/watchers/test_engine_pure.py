@@ -130,3 +130,21 @@ def test_a_poll_runs_once_listed_survives_a_failing_check_and_enqueues_its_keys(
     thread.join(2)
     assert not thread.is_alive()
     assert calls[:2] == [0, 1] and set(enqueued) == {("c", key)}
+
+
+
+def test_a_registration_chooses_a_packed_cache() -> None:
+    from typing import Any, cast
+
+    from kube import Kube
+    from watchers.engine import WatchManager
+
+    plain = WatchRegistration("plain", resources.SERVICE, None, None, lambda e, s: [])
+    packed = WatchRegistration("packed", resources.CONFIGMAP, None, None, lambda e, s: [], packed=True)
+    manager = WatchManager([plain, packed], enqueue=lambda c, k: None, kube=cast(Kube, cast(Any, object())))
+    assert not manager.stores.store("plain").packed and manager.stores.store("packed").packed
+    o = obj("a", "1")
+    manager.stores.store("plain").apply("ADDED", o)
+    manager.stores.store("packed").apply("ADDED", o)
+    assert manager.stores.get("plain", "ns", "a") is o  # kept as given
+    assert manager.stores.get("packed", "ns", "a") == o and manager.stores.get("packed", "ns", "a") is not o
