@@ -44,6 +44,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench import procstat, skr_fleet  # noqa: E402
+from bench import procstat, skr_fleet, skr_shard  # noqa: E402
 from kubedev import DevAPIServer  # noqa: E402
 from kubedev.store import Store, StoreEvent  # noqa: E402
 from reconcilery.localredis import LocalRedis  # noqa: E402
@@ -121,20 +122,18 @@ def skr_ident(i: int) -> str:
 
 
 def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
-    """SKR ``kyma`` (number ``i``): its cluster (module and SKR CRDs, the CloudResources CR), and in the
-    KCP its kubeconfig Secret and Scope. Its Cloud objects (the IpRange first) are a template's clone."""
-    kcp = server.store
-    ns_rt = kcp.registry.lookup("", "v1", "namespaces")
+    """SKR ``kyma`` (number ``i``) served by ``server`` itself: its cluster (module and SKR CRDs, the
+    CloudResources CR, :func:`bench.skr_fleet.seed_cluster`), and in the KCP its kubeconfig Secret and
+    Scope (:func:`seed_kcp_side`). Its Cloud objects (the IpRange first) are a template's clone."""
+    skr_fleet.seed_cluster(server.clusters.add(kyma), provider)
+    seed_kcp_side(server.store, kyma, i, provider, server.kubeconfig(kyma))
+
+
+def seed_kcp_side(kcp: Store, kyma: str, i: int, provider: str, kubeconfig: dict[str, Any]) -> None:
+    """SKR ``kyma``'s (number ``i``) objects in the KCP: its kubeconfig Secret (``kubeconfig``: where its
+    cluster is served) and its Scope."""
     secret_rt = kcp.registry.lookup("", "v1", "secrets")
-    crd_rt = kcp.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    store = server.clusters.add(kyma)
-    for crd in _crds(provider):
-        store.create(crd_rt, None, crd)
-    store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
-    create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
-        "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
-        "spec": {}}, {"state": "Ready", "served": "True", "conditions": READY})
-    config = json.dumps(server.kubeconfig(kyma))  # JSON is YAML, and 10x faster to write
+    config = json.dumps(kubeconfig)  # JSON is YAML, and 10x faster to write
     kcp.create(secret_rt, names.KCP_NAMESPACE, {
         "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
         "data": {"config": base64.b64encode(config.encode()).decode()}})
@@ -146,14 +145,11 @@ def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
                  "provider": provider, "scope": scope_of(provider, shoot)}})
 
 
-_CRDS: dict[str, list[dict[str, Any]]] = {}
-
-
-def _crds(provider: str) -> list[dict[str, Any]]:
-    """The module and SKR CRDs of ``provider``, parsed once (the stores copy what they keep)."""
-    if provider not in _CRDS:
-        _CRDS[provider] = install.load_crds("module", "skr", provider=provider)
-    return _CRDS[provider]
+def point_kubeconfig(kcp: Store, kyma: str, kubeconfig: dict[str, Any]) -> None:
+    """Re-point SKR ``kyma``'s kubeconfig Secret in the KCP to ``kubeconfig`` (another server layout)."""
+    config = base64.b64encode(json.dumps(kubeconfig).encode()).decode()
+    kcp.patch(kcp.registry.lookup("", "v1", "secrets"), names.KCP_NAMESPACE, names.kubeconfig_secret(kyma),
+              "merge", {"data": {"config": config}})
 
 
 def seed_kcp(server: DevAPIServer) -> None:
@@ -168,15 +164,129 @@ def seed_kcp(server: DevAPIServer) -> None:
 def seed(server: DevAPIServer, skrs: int, providers: list[str],
          templates: dict[str, skr_fleet.Template]) -> dict[str, str]:
     """Per SKR :func:`seed_skr` (``providers`` round robin) and a clone of its provider's steady template
-    (``templates``: provider -> template, ``bench/skr_fleet.py``). Store calls, no HTTP:
-    setup is not what is measured. Run on the server's loop. Returns kyma -> provider."""
+    (``templates``: provider -> template, ``bench/skr_fleet.py``), every SKR served by ``server`` itself.
+    Store calls, no HTTP: setup is not what is measured. Run on the server's loop. Returns kyma -> provider."""
     kymas: dict[str, str] = {}
     for i in range(skrs):
-        kyma = f"skr-{i:04d}"
+        kyma = skr_fleet.kyma_name(i)
         provider = kymas[kyma] = providers[i % len(providers)]
         seed_skr(server, kyma, i, provider)
         skr_fleet.clone(server, templates[provider], kyma, i)
     return kymas
+
+
+def seed_kcp_fleet(kcp: Store, skrs: int, providers: list[str], templates: dict[str, skr_fleet.Template],
+                   url_of: Callable[[int], str]) -> dict[str, str]:
+    """The KCP side of every fleet SKR (``providers`` round robin): its kubeconfig Secret pointing at
+    ``url_of(i)``'s ``/clusters/<kyma>``, its Scope and its provider template's KCP objects. Store calls;
+    run on the KCP server's loop. Returns kyma -> provider."""
+    kymas: dict[str, str] = {}
+    for i in range(skrs):
+        kyma = skr_fleet.kyma_name(i)
+        provider = kymas[kyma] = providers[i % len(providers)]
+        seed_kcp_side(kcp, kyma, i, provider, skr_shard.kubeconfig_of(url_of(i), kyma))
+        skr_fleet.clone_kcp(kcp, templates[provider], kyma, i)
+    return kymas
+
+
+class InProcessSkrs:
+    """Layout 0: the SKR clusters served by the bench's own dev API server, beside the KCP (as before
+    ``--apiservers``). Seeds the SKR side of each fleet SKR on :meth:`start`; :meth:`stop` drops them."""
+
+    def __init__(self, server: DevAPIServer, skrs: int, providers: list[str],
+                 templates: dict[str, skr_fleet.Template]) -> None:
+        self.server = server
+        self.skrs = skrs
+        self.providers = providers
+        self.templates = templates
+        self.lock = threading.Lock()
+        self._starts: dict[str, list[float]] = defaultdict(list)
+        self._requests: dict[str, list[float]] = defaultdict(list)
+        self.pids: list[int] = []  # the bench's own process: measured apart (KCP + these SKRs)
+        self.seed_s = 0.0
+
+    def start(self) -> None:
+        def seed_all() -> None:
+            for i in range(self.skrs):
+                kyma, provider = skr_fleet.kyma_name(i), self.providers[i % len(self.providers)]
+                store = self.server.clusters.add(kyma)
+                skr_fleet.seed_cluster(store, provider)
+                skr_fleet.clone_skr(store, self.templates[provider], kyma, i)
+
+        started = time.perf_counter()
+        self.server.call(seed_all, timeout=None)
+        self.seed_s = time.perf_counter() - started
+        skr_shard.record_marks(self.server, self._starts, self._requests, self.lock)
+
+    def wait_ready(self) -> float:
+        return self.seed_s
+
+    def url(self, i: int) -> str:
+        return self.server.url
+
+    def counts(self) -> tuple[int, dict[str, int]]:
+        return self.server.request_count("*"), self.server.request_counts("*")
+
+    def marks(self) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        with self.lock:
+            out = ({k: list(v) for k, v in self._starts.items() if v},
+                   {k: list(v) for k, v in self._requests.items() if v})
+            for v in (*self._starts.values(), *self._requests.values()):
+                v.clear()
+        return out
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def stop(self) -> None:
+        for i in range(self.skrs):
+            self.server.clusters.remove(skr_fleet.kyma_name(i))
+
+
+class ShardedLayout:
+    """Layout N: the SKR clusters on N dev API server processes (:class:`bench.skr_shard.ShardedSkrs`),
+    started on :meth:`start` (each seeds its own SKRs while the bench seeds the KCP side)."""
+
+    def __init__(self, shards: int, skrs: int, providers: list[str], templates: dict[str, skr_fleet.Template],
+                 logdir: Path) -> None:
+        self.args = (shards, skrs, providers, templates, logdir)
+        self.ports = [free_port() for _ in range(shards)]
+        self.fleet: skr_shard.ShardedSkrs | None = None
+
+    def start(self) -> None:
+        shards, skrs, providers, templates, logdir = self.args
+        self.fleet = skr_shard.ShardedSkrs(shards, skrs, providers, templates, logdir, self.ports)
+
+    def _running(self) -> skr_shard.ShardedSkrs:
+        assert self.fleet is not None, "not started"
+        return self.fleet
+
+    def wait_ready(self) -> float:
+        return self._running().wait_ready()
+
+    def url(self, i: int) -> str:
+        return f"http://127.0.0.1:{self.ports[skr_shard.shard_of(i, len(self.ports))]}"
+
+    @property
+    def pids(self) -> list[int]:
+        return self._running().pids
+
+    def counts(self) -> tuple[int, dict[str, int]]:
+        return self._running().counts()
+
+    def marks(self) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        return self._running().marks()
+
+    def cpu_seconds(self) -> float:
+        return self._running().cpu_seconds()
+
+    def stop(self) -> None:
+        if self.fleet is not None:
+            self.fleet.stop()
+            self.fleet = None
+
+
+SkrLayout = InProcessSkrs | ShardedLayout
 
 
 def bootstrap_templates(server: DevAPIServer, redis_url: str, logdir: Path, providers: list[str],
@@ -214,29 +324,6 @@ def bootstrap_templates(server: DevAPIServer, redis_url: str, logdir: Path, prov
             for _, o in t.skr_objects:
                 print("  ", o["kind"], o["metadata"]["name"], json.dumps(o.get("status"))[:600])
     return templates
-
-
-def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock,
-                requests: dict[str, list[float]] | None = None) -> None:
-    """Record a connect's start in each SKR cluster: the installer's read of the IpRange CRD, which every
-    connect makes once, right after its readiness check (bench-side wrapper of the cluster's handler);
-    and in ``requests`` the time of every request to the cluster (a connect's first one is its start)."""
-    marker = "/customresourcedefinitions/ipranges.cloud-resources.kyma-project.io"
-    for name in server.clusters.names():
-        handler = server.clusters.handler(name)
-        original = handler.dispatch
-
-        async def dispatch(request: Any, path: str | None = None, _original: Any = original, _name: str = name) -> Any:
-            now = time.monotonic()
-            if request.method == "GET" and (path or "").endswith(marker):
-                with lock:
-                    starts[_name].append(now)
-            if requests is not None:
-                with lock:
-                    requests[_name].append(now)
-            return await _original(request, path)
-
-        handler.dispatch = dispatch
 
 
 def start_workers(queue: str, threads: int, processes: int, env: dict[str, str], logdir: Path,
@@ -282,6 +369,10 @@ class Run:
     failed: int = 0  # connects the workers logged as failed
     load_during: str = ""  # 1-minute load average at the end of the run
     budget: int = 0  # bytes of the per-connect read budget (kube.clusters.connect_budget)
+    apiservers: int = 0  # SKR server processes (0: the SKRs in the bench's own server, beside the KCP)
+    bench_cpu_s: float = 0.0  # the bench's own process: the KCP's server (and layout 0's SKRs) + measuring
+    servers_cpu_s: float = 0.0  # the SKR server processes
+    redis_cpu_s: float = 0.0  # redis-server
 
 
 def connect_durations(requests: dict[str, list[float]], ends: dict[str, list[float]],
@@ -309,9 +400,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: int, connect: float, sweeps: int,
-        logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real",
-        requests: dict[str, list[float]] | None = None, pool: str = "threads", processes: int = 0,
-        memory_per_process: int = 512 * 2**20) -> Run:
+        logdir: Path, skrs: SkrLayout, mode: str = "real", pool: str = "threads", processes: int = 0,
+        memory_per_process: int = 512 * 2**20, redis_pids: list[int] | None = None, apiservers: int = 0) -> Run:
+    """One sweep measurement: ``workers`` connects at once (``pool``) over the fleet ``kymas`` whose SKR
+    clusters ``skrs`` serves (the KCP is ``server``), until every SKR was connected ``sweeps`` times."""
     from tasks.cloud.settings import CloudSettings
     from tasks.cloud.sweep import Rotation
 
@@ -334,10 +426,8 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
     procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{pool}-{workers}", pool)
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
-    with lock:
-        starts.clear()
-        if requests is not None:
-            requests.clear()
+    lock = threading.Lock()
+    skrs.marks()  # drop the marks of earlier runs
 
     def on_status(event: StoreEvent) -> None:
         if event.type in ("ADDED", "MODIFIED"):
@@ -361,10 +451,12 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
         rss_idle = procstat.rss_bytes(pids)
         sampler = procstat.RssSampler(pids).start()
         redis_before = int(client.info("stats")["total_commands_processed"])
-        kcp_before, skr_before = server.request_count(), server.request_count("*")
-        kcp_verbs_before, skr_verbs_before = server.request_counts(), server.request_counts("*")
+        kcp_before, (skr_before, skr_verbs_before) = server.request_count(), skrs.counts()
+        kcp_verbs_before = server.request_counts()
         load_before = os.getloadavg()[0]
         cpu_before = procstat.cpu_seconds(pids)
+        bench_cpu_before, servers_cpu_before = time.process_time(), skrs.cpu_seconds()
+        redis_cpu_before = procstat.cpu_seconds(redis_pids or [])
         started = time.monotonic()
         workqueue().add(SWEEP, SWEEP_KEY)
         redis_started = sum(x / 10 ** (6 * i) for i, x in enumerate(client.time()))
@@ -384,13 +476,17 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
             time.sleep(0.2)
         elapsed = time.monotonic() - started
         cpu = procstat.cpu_seconds(pids) - cpu_before
+        bench_cpu, servers_cpu = time.process_time() - bench_cpu_before, skrs.cpu_seconds() - servers_cpu_before
+        redis_cpu = procstat.cpu_seconds(redis_pids or []) - redis_cpu_before
         rss_peak = sampler.stop()
         load_during = os.getloadavg()[0]
         unsubscribe()
         redis_ops = int(client.info("stats")["total_commands_processed"]) - redis_before
-        kcp_ops, skr_ops = server.request_count() - kcp_before, server.request_count("*") - skr_before
+        skr_after, skr_verbs_after = skrs.counts()
+        kcp_ops, skr_ops = server.request_count() - kcp_before, skr_after - skr_before
         kcp_verbs = _minus(server.request_counts(), kcp_verbs_before)
-        skr_verbs = _minus(server.request_counts("*"), skr_verbs_before)
+        skr_verbs = _minus(skr_verbs_after, skr_verbs_before)
+        starts, requests = skrs.marks()
     finally:
         for proc in procs:
             stop_process(proc)
@@ -415,8 +511,9 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
     return Run(workers, processes, sweep_s, len(kymas) * connect / workers, connects, elapsed,
                min(intervals) if intervals else float("nan"), max(intervals) if intervals else float("nan"),
                min(between) if between else -1, twice, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
-               f"{load_before:.1f}", connect_durations(requests or {}, ends, kymas) if mode == "real" else {},
-               pool, cpu, rss_idle, rss_peak, in_flight, kcp_verbs, skr_verbs, failed, f"{load_during:.1f}", budget)
+               f"{load_before:.1f}", connect_durations(requests, ends, kymas) if mode == "real" else {},
+               pool, cpu, rss_idle, rss_peak, in_flight, kcp_verbs, skr_verbs, failed, f"{load_during:.1f}", budget,
+               apiservers, bench_cpu, servers_cpu, redis_cpu)
 
 
 def _minus(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
@@ -568,6 +665,10 @@ def main() -> None:
                              "(bench/gevent_worker.py); each is measured at every --workers")
     parser.add_argument("--processes", type=int, default=0,
                         help="worker processes (0: 1 for one thread, else 2, one per core)")
+    parser.add_argument("--apiservers", default="2",
+                        help="dev API server processes for the SKR clusters, comma-separated layouts measured in turn "
+                             "(0: every SKR in the bench's own server beside the KCP, as before); the KCP is always "
+                             "in the bench's own process")
     parser.add_argument("--sweeps", type=int, default=2, help="connects per SKR to wait for (>= 2 for revisits)")
     parser.add_argument("--mode", choices=("real", "sleep"), default="real",
                         help="real: connects do their real API work; sleep: connects only sleep (scheduling cost)")
@@ -583,31 +684,47 @@ def main() -> None:
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"skr-sweep-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     local_redis = LocalRedis(free_port(), workdir=str(logdir / "redis")).start()
+    redis_pids = [local_redis.proc.pid] if local_redis.proc is not None else []
     server = DevAPIServer(port=0).start()
     try:
         server.call(lambda: seed_kcp(server))
         server.write_kubeconfig(logdir / "kubeconfig")
         templates = bootstrap_templates(server, local_redis.url, logdir, providers, args.kinds)
-        started = time.perf_counter()
-        kymas = server.call(lambda: seed(server, args.skrs, providers, templates), timeout=None)
-        seed_s = time.perf_counter() - started
-        what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
-        print(f"seeded {args.skrs} SKR clusters in one dev API server in {time.perf_counter() - started:.1f} s; "
-              f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores; "
-              f"providers {', '.join(providers)}")
         rows = []
-        starts: dict[str, list[float]] = defaultdict(list)
-        lock = threading.Lock()
-        requests: dict[str, list[float]] = defaultdict(list)
-        mark_starts(server, starts, lock, requests)
-        for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
-            for w in (int(x) for x in args.workers.split(",") if x):
-                r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode,
-                        requests, pool, args.processes)
-                rows.append(r)
-                print(f"  {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
-                      f"in {r.elapsed_s:.1f} s, {r.failed} failed; load {r.load} before, {r.load_during} at the end",
-                      flush=True)
+        kymas: dict[str, str] = {}
+        seed_s = 0.0
+        for n, apiservers in enumerate(int(x) for x in args.apiservers.split(",") if x.strip()):
+            layout: SkrLayout = (InProcessSkrs(server, args.skrs, providers, templates) if apiservers == 0 else
+                                 ShardedLayout(apiservers, args.skrs, providers, templates, logdir))
+            started = time.perf_counter()
+            layout.start()  # server processes seed their SKRs while this one seeds the KCP side
+            if n == 0:
+                kymas = server.call(lambda layout=layout: seed_kcp_fleet(server.store, args.skrs, providers, templates,
+                                                                         layout.url), timeout=None)
+            else:
+                server.call(lambda layout=layout, fleet=list(kymas): [
+                    point_kubeconfig(server.store, k, skr_shard.kubeconfig_of(layout.url(i), k))
+                    for i, k in enumerate(fleet)], timeout=None)
+            kcp_s = time.perf_counter() - started
+            servers_s = layout.wait_ready()
+            seed_s = time.perf_counter() - started
+            what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
+            where = ("the bench's own dev API server (with the KCP)" if apiservers == 0 else
+                     f"{apiservers} dev API server processes (the KCP in the bench's own)")
+            print(f"seeded {args.skrs} SKR clusters in {where} in {seed_s:.1f} s (KCP side {kcp_s:.1f} s, "
+                  f"SKR side {servers_s:.1f} s); connect = {what} + {args.connect * 1000:.0f} ms injected; "
+                  f"{os.cpu_count()} cores; providers {', '.join(providers)}", flush=True)
+            try:
+                for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
+                    for w in (int(x) for x in args.workers.split(",") if x):
+                        r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, layout,
+                                args.mode, pool, args.processes, redis_pids=redis_pids, apiservers=apiservers)
+                        rows.append(r)
+                        print(f"  apiservers={apiservers} {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal "
+                              f"{r.ideal_s:.1f} s), {r.connects} connects in {r.elapsed_s:.1f} s, {r.failed} failed; "
+                              f"load {r.load} before, {r.load_during} at the end", flush=True)
+            finally:
+                layout.stop()
         print()
         print("| worker threads | processes | sweep wall time | ideal N x c / W | ratio | revisit min / max (s) | "
               "max/min | fewest others between two ends | SKRs started twice before all once | Redis cmd/s | "
