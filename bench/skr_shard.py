@@ -101,7 +101,8 @@ def _serve(args: argparse.Namespace) -> None:
     _answer({"ready": server.url, "seeded": seeded, "seed_s": round(seed_s, 2)})
 
     def marks() -> dict[str, Any]:
-        out = {"starts": {k: v for k, v in starts.items() if v}, "requests": {k: v for k, v in requests.items() if v}}
+        out = {"starts": {k: list(v) for k, v in starts.items() if v},
+               "requests": {k: list(v) for k, v in requests.items() if v}}
         for v in (*starts.values(), *requests.values()):
             v.clear()  # the wrappers hold these lists: clear them, never replace them
         return out

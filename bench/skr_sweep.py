@@ -753,8 +753,23 @@ def main() -> None:
                       f"{r.rss_peak / 2**20:.0f} MiB | {in_flight(r)} ({r.in_flight_max}) | "
                       f"{per_in_flight(r) / 1024:.0f} KiB | {r.budget / 1024:.0f} KiB | {r.load} / {r.load_during} |")
             for r in rows:
-                print(f"  {r.pool} W={r.workers}: KCP {dict(sorted(r.kcp_verbs.items()))}, "
+                print(f"  apiservers={r.apiservers} {r.pool} W={r.workers}: KCP {dict(sorted(r.kcp_verbs.items()))}, "
                       f"SKR {dict(sorted(r.skr_verbs.items()))}")
+            print("\nCPU seconds from the sweep's start to its end (/proc; the machine's 2 cores give "
+                  "2 x elapsed), and per connect:")
+            print("| API servers | pool | W | elapsed | workers | SKR servers | bench process (KCP server + measuring) "
+                  "| Redis | sum | of 2 x elapsed | workers / SKR servers / bench / Redis ms per connect | "
+                  "requests/s served (KCP + SKR) | load before / end |")
+            print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+            for r in rows:
+                c = max(1, r.connects)
+                total = r.cpu_s + r.servers_cpu_s + r.bench_cpu_s + r.redis_cpu_s
+                print(f"| {r.apiservers} | {r.pool} | {r.workers} | {r.elapsed_s:.1f} s | {r.cpu_s:.1f} s | "
+                      f"{r.servers_cpu_s:.1f} s | {r.bench_cpu_s:.1f} s | {r.redis_cpu_s:.1f} s | {total:.1f} s | "
+                      f"{total / (2 * r.elapsed_s):.0%} | {r.cpu_s * 1000 / c:.1f} / "
+                      f"{r.servers_cpu_s * 1000 / c:.1f} / "
+                      f"{r.bench_cpu_s * 1000 / c:.1f} / {r.redis_cpu_s * 1000 / c:.1f} | "
+                      f"{r.kcp_per_s + r.skr_per_s:.0f} | {r.load} / {r.load_during} |")
             print("\nconnect time per provider (first SKR request to the SkrStatus write; includes the injected "
                   f"{args.connect * 1000:.0f} ms):")
             print("| W | provider | SKRs | connects | connect p50 | p95 | max |")
@@ -805,7 +820,9 @@ def main() -> None:
                 "revisit_min_s": None if r.revisit_min != r.revisit_min else round(r.revisit_min, 1),
                 "revisit_max_s": None if r.revisit_max != r.revisit_max else round(r.revisit_max, 1),
                 "seed_s": round(seed_s, 1), "load_before": float(r.load), "load_end": float(r.load_during),
-                "runs": [{"pool": x.pool, "concurrency": x.workers, "sweep_s": round(x.sweep_s, 1),
+                "apiservers": r.apiservers, **cpu_per_connect(r),
+                "runs": [{"apiservers": x.apiservers, "pool": x.pool, "concurrency": x.workers,
+                          "sweep_s": round(x.sweep_s, 1), **cpu_per_connect(x),
                           "ratio": round(x.sweep_s / x.ideal_s, 3) if x.ideal_s else None,
                           "worker_cpu_ms_per_connect": round(x.cpu_s * 1000 / max(1, x.connects), 2),
                           "worker_rss_peak_mib": round(x.rss_peak / 2**20, 1), "in_flight": in_flight(x),
@@ -823,6 +840,17 @@ def reads(verbs: dict[str, int]) -> int:
 def writes(verbs: dict[str, int]) -> int:
     """Write requests among ``verbs``."""
     return sum(verbs.get(v, 0) for v in skr_fleet.WRITE_VERBS)
+
+
+def cpu_per_connect(r: Run) -> dict[str, float]:
+    """CPU ms per connect of the SKR server processes, the bench's own process (the KCP's server, and in
+    layout 0 the SKRs') and Redis, and the machine's CPU used in all (workers included) per second."""
+    c = max(1, r.connects)
+    total = r.cpu_s + r.servers_cpu_s + r.bench_cpu_s + r.redis_cpu_s
+    return {"skr_servers_cpu_ms_per_connect": round(r.servers_cpu_s * 1000 / c, 2),
+            "bench_process_cpu_ms_per_connect": round(r.bench_cpu_s * 1000 / c, 2),
+            "redis_cpu_ms_per_connect": round(r.redis_cpu_s * 1000 / c, 2),
+            "cpu_cores_used": round(total / r.elapsed_s, 2) if r.elapsed_s else 0.0}
 
 
 def in_flight(r: Run) -> int:
