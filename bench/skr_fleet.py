@@ -160,7 +160,7 @@ def bootstrap(server: DevAPIServer, kyma: str, provider: str, connect_once: Call
     assert skr is not None, kyma
     for body in specs(provider, kinds):
         rt = _rt(skr, body)
-        server.call(lambda rt=rt, body=body: skr.create(rt, body["metadata"].get("namespace"), body))
+        server.call(lambda rt=rt, body=body: skr.create(rt, body["metadata"].get("namespace"), body))  # type: ignore[misc]
     template = Template(provider, kyma)
     for _ in range(rounds):
         before_skr, before_kcp = server.request_counts(kyma), server.request_counts()
@@ -312,11 +312,14 @@ def seed_cluster(store: Store, provider: str) -> None:
     """An SKR cluster's own part of the fleet seed (``store``: the cluster's): the module and SKR CRDs of
     ``provider``, namespace ``kyma-system`` and the CloudResources CR, Ready, with its finalizer."""
     crd_rt = store.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    ns_rt = store.registry.lookup("", "v1", "namespaces")
+    assert crd_rt is not None and ns_rt is not None
     for crd in skr_crds(provider):
         store.create(crd_rt, None, crd)
-    store.create(store.registry.lookup("", "v1", "namespaces"), None, {"metadata": {"name": names.KYMA_SYSTEM}})
+    store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
     res = names.CLOUD_RESOURCES
     rt = store.registry.lookup(res.group, res.version, res.plural)
+    assert rt is not None, res
     store.create(rt, names.KYMA_SYSTEM, {
         "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
         "spec": {}, "status": {"state": "Ready", "served": "True", "conditions": READY}}, keep_status=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import itertools
 import json
 import logging
@@ -145,11 +146,13 @@ def seed_kcp_side(kcp: Store, kyma: str, i: int, provider: str, kubeconfig: dict
                  "provider": provider, "scope": scope_of(provider, shoot)}})
 
 
-def point_kubeconfig(kcp: Store, kyma: str, kubeconfig: dict[str, Any]) -> None:
-    """Re-point SKR ``kyma``'s kubeconfig Secret in the KCP to ``kubeconfig`` (another server layout)."""
-    config = base64.b64encode(json.dumps(kubeconfig).encode()).decode()
-    kcp.patch(kcp.registry.lookup("", "v1", "secrets"), names.KCP_NAMESPACE, names.kubeconfig_secret(kyma),
-              "merge", {"data": {"config": config}})
+def point_kubeconfigs(kcp: Store, kymas: list[str], url_of: Callable[[int], str]) -> None:
+    """Re-point each fleet SKR's kubeconfig Secret in the KCP (``kymas``: in fleet order) to its cluster at
+    ``url_of(i)`` (another server layout)."""
+    secret_rt = kcp.registry.lookup("", "v1", "secrets")
+    for i, kyma in enumerate(kymas):
+        config = base64.b64encode(json.dumps(skr_shard.kubeconfig_of(url_of(i), kyma)).encode()).decode()
+        kcp.patch(secret_rt, names.KCP_NAMESPACE, names.kubeconfig_secret(kyma), "merge", {"data": {"config": config}})
 
 
 def seed_kcp(server: DevAPIServer) -> None:
@@ -699,12 +702,10 @@ def main() -> None:
             started = time.perf_counter()
             layout.start()  # server processes seed their SKRs while this one seeds the KCP side
             if n == 0:
-                kymas = server.call(lambda layout=layout: seed_kcp_fleet(server.store, args.skrs, providers, templates,
-                                                                         layout.url), timeout=None)
+                kymas = server.call(functools.partial(seed_kcp_fleet, server.store, args.skrs, providers, templates,
+                                                      layout.url), timeout=None)
             else:
-                server.call(lambda layout=layout, fleet=list(kymas): [
-                    point_kubeconfig(server.store, k, skr_shard.kubeconfig_of(layout.url(i), k))
-                    for i, k in enumerate(fleet)], timeout=None)
+                server.call(functools.partial(point_kubeconfigs, server.store, list(kymas), layout.url), timeout=None)
             kcp_s = time.perf_counter() - started
             servers_s = layout.wait_ready()
             seed_s = time.perf_counter() - started
