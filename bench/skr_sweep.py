@@ -2,18 +2,22 @@
 """The SKR sweep at fleet scale: ``python bench/skr_sweep.py [--skrs 1000] [--connect 0.2] [--workers 1,2,4,8,16]
 [--providers aws,gcp,azure] [--kcp-ipranges 20]``.
 
-One dev API server holds the KCP and ``--skrs`` SKR clusters (each with the CloudResources module CR and a
-provisioned IpRange, whose KCP mirror is Ready: the steady state, so every connect does the real reads
-of a connect and no cloud work); ``reconcilery worker`` processes consume ``cloud-skr`` with W threads in
-total (two processes from W=2 on, so both cores are used) and every connect sleeps ``--connect`` seconds
-on top of its real work (the injected connect time: real connects take 10-20 s); ``--mode sleep`` replaces
-the connect by the sleep alone (``bench/skr_sleep_domain.py``), to show the scheduling cost. All SKRs are
-activated in Redis, the sweep is started, and the run ends when every SKR was connected ``--sweeps`` times.
+The bench's own dev API server holds the KCP, and ``--apiservers N`` dev API server processes
+(``bench/skr_shard.py``, SKR ``i`` on server ``i mod N``; ``0``: the bench's own server, beside the KCP; a
+comma-separated list measures each layout in turn) hold the ``--skrs`` SKR clusters, each with the
+CloudResources module CR and every GA kind (``--kinds``) whose KCP mirrors are Ready: the steady state, so
+every connect does the real reads of a connect and no cloud work; ``reconcilery worker`` processes consume
+``cloud-skr`` with W threads in total (two processes from W=2 on, so both cores are used) and every connect
+sleeps ``--connect`` seconds on top of its real work (the injected connect time: real connects take 10-20
+s); ``--mode sleep`` replaces the connect by the sleep alone (``bench/skr_sleep_domain.py``), to show the
+scheduling cost. All SKRs are activated in Redis, the sweep is started, and the run ends when every SKR was
+connected ``--sweeps`` times.
 
-Measured from outside the engine: a connect's end is its SkrStatus write (a KCP store event), request
-counts are the dev API server's (per cluster), Redis load is ``total_commands_processed``. Printed per
-W: the first sweep's wall time against the ideal ``SKRs x connect / W``, revisit intervals (min, max,
-their ratio), the fewest other SKRs connected between two connects of one SKR (strict rotation: N - 1,
+Measured from outside the engine: a connect's end is its SkrStatus write (a KCP store event), request counts
+are the dev API servers' (summed over the SKR servers), CPU seconds per group from /proc (workers, SKR
+servers, the bench's own process with the KCP server, Redis), Redis load is ``total_commands_processed``.
+Printed per W: the first sweep's wall time against the ideal ``SKRs x connect / W``, revisit intervals (min,
+max, their ratio), the fewest other SKRs connected between two connects of one SKR (strict rotation: N - 1,
 less up to W - 1 in flight), and the request rates.
 
 A mixed fleet (``--providers aws,gcp,azure``, round robin over the SKRs): each SKR's Scope is of its
@@ -689,6 +693,7 @@ def main() -> None:
     local_redis = LocalRedis(free_port(), workdir=str(logdir / "redis")).start()
     redis_pids = [local_redis.proc.pid] if local_redis.proc is not None else []
     server = DevAPIServer(port=0).start()
+    layouts: list[SkrLayout] = []
     try:
         server.call(lambda: seed_kcp(server))
         server.write_kubeconfig(logdir / "kubeconfig")
@@ -697,8 +702,11 @@ def main() -> None:
         kymas: dict[str, str] = {}
         seed_s = 0.0
         for n, apiservers in enumerate(int(x) for x in args.apiservers.split(",") if x.strip()):
+            if layouts:
+                layouts[-1].stop()  # the last layout serves on, through the KCP phase
             layout: SkrLayout = (InProcessSkrs(server, args.skrs, providers, templates) if apiservers == 0 else
                                  ShardedLayout(apiservers, args.skrs, providers, templates, logdir))
+            layouts.append(layout)
             started = time.perf_counter()
             layout.start()  # server processes seed their SKRs while this one seeds the KCP side
             if n == 0:
@@ -715,17 +723,14 @@ def main() -> None:
             print(f"seeded {args.skrs} SKR clusters in {where} in {seed_s:.1f} s (KCP side {kcp_s:.1f} s, "
                   f"SKR side {servers_s:.1f} s); connect = {what} + {args.connect * 1000:.0f} ms injected; "
                   f"{os.cpu_count()} cores; providers {', '.join(providers)}", flush=True)
-            try:
-                for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
-                    for w in (int(x) for x in args.workers.split(",") if x):
-                        r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, layout,
-                                args.mode, pool, args.processes, redis_pids=redis_pids, apiservers=apiservers)
-                        rows.append(r)
-                        print(f"  apiservers={apiservers} {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal "
-                              f"{r.ideal_s:.1f} s), {r.connects} connects in {r.elapsed_s:.1f} s, {r.failed} failed; "
-                              f"load {r.load} before, {r.load_during} at the end", flush=True)
-            finally:
-                layout.stop()
+            for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
+                for w in (int(x) for x in args.workers.split(",") if x):
+                    r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, layout,
+                            args.mode, pool, args.processes, redis_pids=redis_pids, apiservers=apiservers)
+                    rows.append(r)
+                    print(f"  apiservers={apiservers} {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal "
+                          f"{r.ideal_s:.1f} s), {r.connects} connects in {r.elapsed_s:.1f} s, {r.failed} failed; "
+                          f"load {r.load} before, {r.load_during} at the end", flush=True)
         print()
         print("| worker threads | processes | sweep wall time | ideal N x c / W | ratio | revisit min / max (s) | "
               "max/min | fewest others between two ends | SKRs started twice before all once | Redis cmd/s | "
@@ -829,6 +834,8 @@ def main() -> None:
                           "worker_rss_peak_mib": round(x.rss_peak / 2**20, 1), "in_flight": in_flight(x),
                           "failed": x.failed} for x in rows]}))
     finally:
+        for layout in layouts:
+            layout.stop()
         server.stop()
         local_redis.stop()
 
