@@ -33,7 +33,8 @@ from kubedev import DevAPIServer
 from kubedev.store import Store
 from tasks.cloud import names
 
-__all__ = ["KINDS", "WRITE_VERBS", "Template", "bootstrap", "clone", "kcp_ready", "kinds_of", "specs"]
+__all__ = ["KINDS", "WRITE_VERBS", "Template", "bootstrap", "clone", "clone_kcp", "clone_skr", "kcp_ready", "kinds_of",
+           "kyma_name", "seed_cluster", "skr_crds", "specs", "template_from_json", "template_to_json"]
 
 READY = [{"type": "Ready", "status": "True", "reason": "Ready", "message": "Ready",
           "lastTransitionTime": "2026-01-01T00:00:00Z"}]
@@ -159,7 +160,7 @@ def bootstrap(server: DevAPIServer, kyma: str, provider: str, connect_once: Call
     assert skr is not None, kyma
     for body in specs(provider, kinds):
         rt = _rt(skr, body)
-        server.call(lambda rt=rt, body=body: skr.create(rt, body["metadata"].get("namespace"), body))
+        server.call(lambda rt=rt, body=body: skr.create(rt, body["metadata"].get("namespace"), body))  # type: ignore[misc]
     template = Template(provider, kyma)
     for _ in range(rounds):
         before_skr, before_kcp = server.request_counts(kyma), server.request_counts()
@@ -247,29 +248,97 @@ def clone_ids(template: Template, i: int) -> dict[str, str]:
             for n, ident in enumerate(template.ids)}
 
 
-def clone(server: DevAPIServer, template: Template, kyma: str, i: int) -> int:
-    """Copy the template's SKR objects into cluster ``kyma`` and its KCP objects into the KCP, with
-    ``kyma``'s name and SKR ``i``'s ids (:func:`clone_ids`); store calls (run on the server's loop).
-    Returns how many objects were written."""
-    mapping = {template.kyma: kyma, **clone_ids(template, i)}
-    skr = server.clusters.store(kyma)
-    assert skr is not None, kyma
+def _clone_into(target: Store, objects: list[tuple[Any, dict[str, Any]]], mapping: dict[str, str]) -> int:
+    """Create ``objects`` in ``target`` with every ``mapping`` key replaced by its value (owners first,
+    ownerReferences re-pointed to the clones' uids); returns how many were written."""
     written = 0
     uids: dict[str, str] = {}  # template uid -> the clone's, for ownerReferences
-    for target, objects in ((skr, template.skr_objects), (server.store, template.kcp_objects)):
-        ordered = sorted(objects, key=lambda pair: bool(pair[1]["metadata"].get("ownerReferences")))
-        for rt, obj in ordered:
-            text = json.dumps(obj)
-            for old, new in mapping.items():
-                text = text.replace(old, new)
-            body = json.loads(text)
-            meta = body["metadata"]
-            old_uid = meta.pop("uid", "")
-            for drop in ("resourceVersion", "creationTimestamp", "generation", "managedFields"):
-                meta.pop(drop, None)
-            for ref in meta.get("ownerReferences") or []:
-                ref["uid"] = uids.get(ref.get("uid", ""), ref.get("uid", ""))
-            made = target.create(rt, meta.get("namespace"), body, validated=True, keep_status=True)
-            uids[old_uid] = made["metadata"]["uid"]
-            written += 1
+    for rt, obj in sorted(objects, key=lambda pair: bool(pair[1]["metadata"].get("ownerReferences"))):
+        text = json.dumps(obj)
+        for old, new in mapping.items():
+            text = text.replace(old, new)
+        body = json.loads(text)
+        meta = body["metadata"]
+        old_uid = meta.pop("uid", "")
+        for drop in ("resourceVersion", "creationTimestamp", "generation", "managedFields"):
+            meta.pop(drop, None)
+        for ref in meta.get("ownerReferences") or []:
+            ref["uid"] = uids.get(ref.get("uid", ""), ref.get("uid", ""))
+        made = target.create(rt, meta.get("namespace"), body, validated=True, keep_status=True)
+        uids[old_uid] = made["metadata"]["uid"]
+        written += 1
     return written
+
+
+def clone_skr(store: Store, template: Template, kyma: str, i: int) -> int:
+    """Copy the template's SKR objects into ``store`` (SKR ``kyma``'s cluster, number ``i``: its name and
+    ids, :func:`clone_ids`); store calls. Returns how many objects were written."""
+    return _clone_into(store, template.skr_objects, {template.kyma: kyma, **clone_ids(template, i)})
+
+
+def clone_kcp(kcp: Store, template: Template, kyma: str, i: int) -> int:
+    """Copy the template's KCP objects into ``kcp`` for SKR ``kyma`` (number ``i``); store calls.
+    Returns how many objects were written."""
+    return _clone_into(kcp, template.kcp_objects, {template.kyma: kyma, **clone_ids(template, i)})
+
+
+def clone(server: DevAPIServer, template: Template, kyma: str, i: int) -> int:
+    """Copy the template's SKR objects into cluster ``kyma`` of ``server`` and its KCP objects into the
+    KCP, with ``kyma``'s name and SKR ``i``'s ids (:func:`clone_ids`); store calls (run on the server's
+    loop). Returns how many objects were written."""
+    skr = server.clusters.store(kyma)
+    assert skr is not None, kyma
+    return clone_skr(skr, template, kyma, i) + clone_kcp(server.store, template, kyma, i)
+
+
+def kyma_name(i: int) -> str:
+    """The kyma name of fleet SKR ``i``."""
+    return f"skr-{i:04d}"
+
+
+_CRDS: dict[str, list[dict[str, Any]]] = {}
+
+
+def skr_crds(provider: str) -> list[dict[str, Any]]:
+    """The module and SKR CRDs of ``provider``, parsed once per process (a store keeps a shallow copy)."""
+    if provider not in _CRDS:
+        from tasks.cloud import install
+
+        _CRDS[provider] = install.load_crds("module", "skr", provider=provider)
+    return _CRDS[provider]
+
+
+def seed_cluster(store: Store, provider: str) -> None:
+    """An SKR cluster's own part of the fleet seed (``store``: the cluster's): the module and SKR CRDs of
+    ``provider``, namespace ``kyma-system`` and the CloudResources CR, Ready, with its finalizer."""
+    crd_rt = store.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    ns_rt = store.registry.lookup("", "v1", "namespaces")
+    assert crd_rt is not None and ns_rt is not None
+    for crd in skr_crds(provider):
+        store.create(crd_rt, None, crd)
+    store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
+    res = names.CLOUD_RESOURCES
+    rt = store.registry.lookup(res.group, res.version, res.plural)
+    assert rt is not None, res
+    store.create(rt, names.KYMA_SYSTEM, {
+        "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
+        "spec": {}, "status": {"state": "Ready", "served": "True", "conditions": READY}}, keep_status=True)
+
+
+def template_to_json(template: Template) -> dict[str, Any]:
+    """The template's SKR side as plain JSON (for an SKR server process, :func:`serve_shard`): provider,
+    kyma, ids and each SKR object with its resource's ``[group, version, plural]``."""
+    return {"provider": template.provider, "kyma": template.kyma, "ids": template.ids,
+            "skr_objects": [[[rt.group, rt.version, rt.plural], obj] for rt, obj in template.skr_objects]}
+
+
+def template_from_json(data: dict[str, Any], store: Store) -> Template:
+    """The SKR side of a template from :func:`template_to_json`, its resources looked up in ``store``'s
+    registry (a seeded SKR cluster, :func:`seed_cluster`). Raises ``KeyError`` for a resource not served."""
+    objects = []
+    for (group, version, plural), obj in data["skr_objects"]:
+        rt = store.registry.lookup(group, version, plural)
+        if rt is None:
+            raise KeyError(f"{group}/{version}/{plural}")
+        objects.append((rt, obj))
+    return Template(data["provider"], data["kyma"], skr_objects=objects, ids=list(data["ids"]))

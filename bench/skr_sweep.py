@@ -2,18 +2,22 @@
 """The SKR sweep at fleet scale: ``python bench/skr_sweep.py [--skrs 1000] [--connect 0.2] [--workers 1,2,4,8,16]
 [--providers aws,gcp,azure] [--kcp-ipranges 20]``.
 
-One dev API server holds the KCP and ``--skrs`` SKR clusters (each with the CloudResources module CR and a
-provisioned IpRange, whose KCP mirror is Ready: the steady state, so every connect does the real reads
-of a connect and no cloud work); ``reconcilery worker`` processes consume ``cloud-skr`` with W threads in
-total (two processes from W=2 on, so both cores are used) and every connect sleeps ``--connect`` seconds
-on top of its real work (the injected connect time: real connects take 10-20 s); ``--mode sleep`` replaces
-the connect by the sleep alone (``bench/skr_sleep_domain.py``), to show the scheduling cost. All SKRs are
-activated in Redis, the sweep is started, and the run ends when every SKR was connected ``--sweeps`` times.
+The bench's own dev API server holds the KCP, and ``--apiservers N`` dev API server processes
+(``bench/skr_shard.py``, SKR ``i`` on server ``i mod N``; ``0``: the bench's own server, beside the KCP; a
+comma-separated list measures each layout in turn) hold the ``--skrs`` SKR clusters, each with the
+CloudResources module CR and every GA kind (``--kinds``) whose KCP mirrors are Ready: the steady state, so
+every connect does the real reads of a connect and no cloud work; ``reconcilery worker`` processes consume
+``cloud-skr`` with W threads in total (two processes from W=2 on, so both cores are used) and every connect
+sleeps ``--connect`` seconds on top of its real work (the injected connect time: real connects take 10-20
+s); ``--mode sleep`` replaces the connect by the sleep alone (``bench/skr_sleep_domain.py``), to show the
+scheduling cost. All SKRs are activated in Redis, the sweep is started, and the run ends when every SKR was
+connected ``--sweeps`` times.
 
-Measured from outside the engine: a connect's end is its SkrStatus write (a KCP store event), request
-counts are the dev API server's (per cluster), Redis load is ``total_commands_processed``. Printed per
-W: the first sweep's wall time against the ideal ``SKRs x connect / W``, revisit intervals (min, max,
-their ratio), the fewest other SKRs connected between two connects of one SKR (strict rotation: N - 1,
+Measured from outside the engine: a connect's end is its SkrStatus write (a KCP store event), request counts
+are the dev API servers' (summed over the SKR servers), CPU seconds per group from /proc (workers, SKR
+servers, the bench's own process with the KCP server, Redis), Redis load is ``total_commands_processed``.
+Printed per W: the first sweep's wall time against the ideal ``SKRs x connect / W``, revisit intervals (min,
+max, their ratio), the fewest other SKRs connected between two connects of one SKR (strict rotation: N - 1,
 less up to W - 1 in flight), and the request rates.
 
 A mixed fleet (``--providers aws,gcp,azure``, round robin over the SKRs): each SKR's Scope is of its
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import itertools
 import json
 import logging
@@ -44,6 +49,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bench import procstat, skr_fleet  # noqa: E402
+from bench import procstat, skr_fleet, skr_shard  # noqa: E402
 from kubedev import DevAPIServer  # noqa: E402
 from kubedev.store import Store, StoreEvent  # noqa: E402
 from reconcilery.localredis import LocalRedis  # noqa: E402
@@ -121,20 +127,18 @@ def skr_ident(i: int) -> str:
 
 
 def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
-    """SKR ``kyma`` (number ``i``): its cluster (module and SKR CRDs, the CloudResources CR), and in the
-    KCP its kubeconfig Secret and Scope. Its Cloud objects (the IpRange first) are a template's clone."""
-    kcp = server.store
-    ns_rt = kcp.registry.lookup("", "v1", "namespaces")
+    """SKR ``kyma`` (number ``i``) served by ``server`` itself: its cluster (module and SKR CRDs, the
+    CloudResources CR, :func:`bench.skr_fleet.seed_cluster`), and in the KCP its kubeconfig Secret and
+    Scope (:func:`seed_kcp_side`). Its Cloud objects (the IpRange first) are a template's clone."""
+    skr_fleet.seed_cluster(server.clusters.add(kyma), provider)
+    seed_kcp_side(server.store, kyma, i, provider, server.kubeconfig(kyma))
+
+
+def seed_kcp_side(kcp: Store, kyma: str, i: int, provider: str, kubeconfig: dict[str, Any]) -> None:
+    """SKR ``kyma``'s (number ``i``) objects in the KCP: its kubeconfig Secret (``kubeconfig``: where its
+    cluster is served) and its Scope."""
     secret_rt = kcp.registry.lookup("", "v1", "secrets")
-    crd_rt = kcp.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    store = server.clusters.add(kyma)
-    for crd in _crds(provider):
-        store.create(crd_rt, None, crd)
-    store.create(ns_rt, None, {"metadata": {"name": names.KYMA_SYSTEM}})
-    create_with_status(store, names.CLOUD_RESOURCES, names.KYMA_SYSTEM, {
-        "metadata": {"name": "default", "namespace": names.KYMA_SYSTEM, "finalizers": [names.FINALIZER]},
-        "spec": {}}, {"state": "Ready", "served": "True", "conditions": READY})
-    config = json.dumps(server.kubeconfig(kyma))  # JSON is YAML, and 10x faster to write
+    config = json.dumps(kubeconfig)  # JSON is YAML, and 10x faster to write
     kcp.create(secret_rt, names.KCP_NAMESPACE, {
         "metadata": {"name": names.kubeconfig_secret(kyma), "namespace": names.KCP_NAMESPACE},
         "data": {"config": base64.b64encode(config.encode()).decode()}})
@@ -146,14 +150,13 @@ def seed_skr(server: DevAPIServer, kyma: str, i: int, provider: str) -> None:
                  "provider": provider, "scope": scope_of(provider, shoot)}})
 
 
-_CRDS: dict[str, list[dict[str, Any]]] = {}
-
-
-def _crds(provider: str) -> list[dict[str, Any]]:
-    """The module and SKR CRDs of ``provider``, parsed once (the stores copy what they keep)."""
-    if provider not in _CRDS:
-        _CRDS[provider] = install.load_crds("module", "skr", provider=provider)
-    return _CRDS[provider]
+def point_kubeconfigs(kcp: Store, kymas: list[str], url_of: Callable[[int], str]) -> None:
+    """Re-point each fleet SKR's kubeconfig Secret in the KCP (``kymas``: in fleet order) to its cluster at
+    ``url_of(i)`` (another server layout)."""
+    secret_rt = kcp.registry.lookup("", "v1", "secrets")
+    for i, kyma in enumerate(kymas):
+        config = base64.b64encode(json.dumps(skr_shard.kubeconfig_of(url_of(i), kyma)).encode()).decode()
+        kcp.patch(secret_rt, names.KCP_NAMESPACE, names.kubeconfig_secret(kyma), "merge", {"data": {"config": config}})
 
 
 def seed_kcp(server: DevAPIServer) -> None:
@@ -168,15 +171,129 @@ def seed_kcp(server: DevAPIServer) -> None:
 def seed(server: DevAPIServer, skrs: int, providers: list[str],
          templates: dict[str, skr_fleet.Template]) -> dict[str, str]:
     """Per SKR :func:`seed_skr` (``providers`` round robin) and a clone of its provider's steady template
-    (``templates``: provider -> template, ``bench/skr_fleet.py``). Store calls, no HTTP:
-    setup is not what is measured. Run on the server's loop. Returns kyma -> provider."""
+    (``templates``: provider -> template, ``bench/skr_fleet.py``), every SKR served by ``server`` itself.
+    Store calls, no HTTP: setup is not what is measured. Run on the server's loop. Returns kyma -> provider."""
     kymas: dict[str, str] = {}
     for i in range(skrs):
-        kyma = f"skr-{i:04d}"
+        kyma = skr_fleet.kyma_name(i)
         provider = kymas[kyma] = providers[i % len(providers)]
         seed_skr(server, kyma, i, provider)
         skr_fleet.clone(server, templates[provider], kyma, i)
     return kymas
+
+
+def seed_kcp_fleet(kcp: Store, skrs: int, providers: list[str], templates: dict[str, skr_fleet.Template],
+                   url_of: Callable[[int], str]) -> dict[str, str]:
+    """The KCP side of every fleet SKR (``providers`` round robin): its kubeconfig Secret pointing at
+    ``url_of(i)``'s ``/clusters/<kyma>``, its Scope and its provider template's KCP objects. Store calls;
+    run on the KCP server's loop. Returns kyma -> provider."""
+    kymas: dict[str, str] = {}
+    for i in range(skrs):
+        kyma = skr_fleet.kyma_name(i)
+        provider = kymas[kyma] = providers[i % len(providers)]
+        seed_kcp_side(kcp, kyma, i, provider, skr_shard.kubeconfig_of(url_of(i), kyma))
+        skr_fleet.clone_kcp(kcp, templates[provider], kyma, i)
+    return kymas
+
+
+class InProcessSkrs:
+    """Layout 0: the SKR clusters served by the bench's own dev API server, beside the KCP (as before
+    ``--apiservers``). Seeds the SKR side of each fleet SKR on :meth:`start`; :meth:`stop` drops them."""
+
+    def __init__(self, server: DevAPIServer, skrs: int, providers: list[str],
+                 templates: dict[str, skr_fleet.Template]) -> None:
+        self.server = server
+        self.skrs = skrs
+        self.providers = providers
+        self.templates = templates
+        self.lock = threading.Lock()
+        self._starts: dict[str, list[float]] = defaultdict(list)
+        self._requests: dict[str, list[float]] = defaultdict(list)
+        self.pids: list[int] = []  # the bench's own process: measured apart (KCP + these SKRs)
+        self.seed_s = 0.0
+
+    def start(self) -> None:
+        def seed_all() -> None:
+            for i in range(self.skrs):
+                kyma, provider = skr_fleet.kyma_name(i), self.providers[i % len(self.providers)]
+                store = self.server.clusters.add(kyma)
+                skr_fleet.seed_cluster(store, provider)
+                skr_fleet.clone_skr(store, self.templates[provider], kyma, i)
+
+        started = time.perf_counter()
+        self.server.call(seed_all, timeout=None)
+        self.seed_s = time.perf_counter() - started
+        skr_shard.record_marks(self.server, self._starts, self._requests, self.lock)
+
+    def wait_ready(self) -> float:
+        return self.seed_s
+
+    def url(self, i: int) -> str:
+        return self.server.url
+
+    def counts(self) -> tuple[int, dict[str, int]]:
+        return self.server.request_count("*"), self.server.request_counts("*")
+
+    def marks(self) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        with self.lock:
+            out = ({k: list(v) for k, v in self._starts.items() if v},
+                   {k: list(v) for k, v in self._requests.items() if v})
+            for v in (*self._starts.values(), *self._requests.values()):
+                v.clear()
+        return out
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def stop(self) -> None:
+        for i in range(self.skrs):
+            self.server.clusters.remove(skr_fleet.kyma_name(i))
+
+
+class ShardedLayout:
+    """Layout N: the SKR clusters on N dev API server processes (:class:`bench.skr_shard.ShardedSkrs`),
+    started on :meth:`start` (each seeds its own SKRs while the bench seeds the KCP side)."""
+
+    def __init__(self, shards: int, skrs: int, providers: list[str], templates: dict[str, skr_fleet.Template],
+                 logdir: Path) -> None:
+        self.args = (shards, skrs, providers, templates, logdir)
+        self.ports = [free_port() for _ in range(shards)]
+        self.fleet: skr_shard.ShardedSkrs | None = None
+
+    def start(self) -> None:
+        shards, skrs, providers, templates, logdir = self.args
+        self.fleet = skr_shard.ShardedSkrs(shards, skrs, providers, templates, logdir, self.ports)
+
+    def _running(self) -> skr_shard.ShardedSkrs:
+        assert self.fleet is not None, "not started"
+        return self.fleet
+
+    def wait_ready(self) -> float:
+        return self._running().wait_ready()
+
+    def url(self, i: int) -> str:
+        return f"http://127.0.0.1:{self.ports[skr_shard.shard_of(i, len(self.ports))]}"
+
+    @property
+    def pids(self) -> list[int]:
+        return self._running().pids
+
+    def counts(self) -> tuple[int, dict[str, int]]:
+        return self._running().counts()
+
+    def marks(self) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        return self._running().marks()
+
+    def cpu_seconds(self) -> float:
+        return self._running().cpu_seconds()
+
+    def stop(self) -> None:
+        if self.fleet is not None:
+            self.fleet.stop()
+            self.fleet = None
+
+
+SkrLayout = InProcessSkrs | ShardedLayout
 
 
 def bootstrap_templates(server: DevAPIServer, redis_url: str, logdir: Path, providers: list[str],
@@ -214,29 +331,6 @@ def bootstrap_templates(server: DevAPIServer, redis_url: str, logdir: Path, prov
             for _, o in t.skr_objects:
                 print("  ", o["kind"], o["metadata"]["name"], json.dumps(o.get("status"))[:600])
     return templates
-
-
-def mark_starts(server: DevAPIServer, starts: dict[str, list[float]], lock: threading.Lock,
-                requests: dict[str, list[float]] | None = None) -> None:
-    """Record a connect's start in each SKR cluster: the installer's read of the IpRange CRD, which every
-    connect makes once, right after its readiness check (bench-side wrapper of the cluster's handler);
-    and in ``requests`` the time of every request to the cluster (a connect's first one is its start)."""
-    marker = "/customresourcedefinitions/ipranges.cloud-resources.kyma-project.io"
-    for name in server.clusters.names():
-        handler = server.clusters.handler(name)
-        original = handler.dispatch
-
-        async def dispatch(request: Any, path: str | None = None, _original: Any = original, _name: str = name) -> Any:
-            now = time.monotonic()
-            if request.method == "GET" and (path or "").endswith(marker):
-                with lock:
-                    starts[_name].append(now)
-            if requests is not None:
-                with lock:
-                    requests[_name].append(now)
-            return await _original(request, path)
-
-        handler.dispatch = dispatch
 
 
 def start_workers(queue: str, threads: int, processes: int, env: dict[str, str], logdir: Path,
@@ -282,6 +376,10 @@ class Run:
     failed: int = 0  # connects the workers logged as failed
     load_during: str = ""  # 1-minute load average at the end of the run
     budget: int = 0  # bytes of the per-connect read budget (kube.clusters.connect_budget)
+    apiservers: int = 0  # SKR server processes (0: the SKRs in the bench's own server, beside the KCP)
+    bench_cpu_s: float = 0.0  # the bench's own process: the KCP's server (and layout 0's SKRs) + measuring
+    servers_cpu_s: float = 0.0  # the SKR server processes
+    redis_cpu_s: float = 0.0  # redis-server
 
 
 def connect_durations(requests: dict[str, list[float]], ends: dict[str, list[float]],
@@ -309,9 +407,10 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: int, connect: float, sweeps: int,
-        logdir: Path, starts: dict[str, list[float]], lock: threading.Lock, mode: str = "real",
-        requests: dict[str, list[float]] | None = None, pool: str = "threads", processes: int = 0,
-        memory_per_process: int = 512 * 2**20) -> Run:
+        logdir: Path, skrs: SkrLayout, mode: str = "real", pool: str = "threads", processes: int = 0,
+        memory_per_process: int = 512 * 2**20, redis_pids: list[int] | None = None, apiservers: int = 0) -> Run:
+    """One sweep measurement: ``workers`` connects at once (``pool``) over the fleet ``kymas`` whose SKR
+    clusters ``skrs`` serves (the KCP is ``server``), until every SKR was connected ``sweeps`` times."""
     from tasks.cloud.settings import CloudSettings
     from tasks.cloud.sweep import Rotation
 
@@ -334,10 +433,8 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
     procs = start_workers("cloud-skr", workers, processes, env, logdir, f"worker-{pool}-{workers}", pool)
     ends: dict[str, list[float]] = defaultdict(list)
     order: list[tuple[float, str]] = []
-    with lock:
-        starts.clear()
-        if requests is not None:
-            requests.clear()
+    lock = threading.Lock()
+    skrs.marks()  # drop the marks of earlier runs
 
     def on_status(event: StoreEvent) -> None:
         if event.type in ("ADDED", "MODIFIED"):
@@ -361,10 +458,12 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
         rss_idle = procstat.rss_bytes(pids)
         sampler = procstat.RssSampler(pids).start()
         redis_before = int(client.info("stats")["total_commands_processed"])
-        kcp_before, skr_before = server.request_count(), server.request_count("*")
-        kcp_verbs_before, skr_verbs_before = server.request_counts(), server.request_counts("*")
+        kcp_before, (skr_before, skr_verbs_before) = server.request_count(), skrs.counts()
+        kcp_verbs_before = server.request_counts()
         load_before = os.getloadavg()[0]
         cpu_before = procstat.cpu_seconds(pids)
+        bench_cpu_before, servers_cpu_before = time.process_time(), skrs.cpu_seconds()
+        redis_cpu_before = procstat.cpu_seconds(redis_pids or [])
         started = time.monotonic()
         workqueue().add(SWEEP, SWEEP_KEY)
         redis_started = sum(x / 10 ** (6 * i) for i, x in enumerate(client.time()))
@@ -384,13 +483,17 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
             time.sleep(0.2)
         elapsed = time.monotonic() - started
         cpu = procstat.cpu_seconds(pids) - cpu_before
+        bench_cpu, servers_cpu = time.process_time() - bench_cpu_before, skrs.cpu_seconds() - servers_cpu_before
+        redis_cpu = procstat.cpu_seconds(redis_pids or []) - redis_cpu_before
         rss_peak = sampler.stop()
         load_during = os.getloadavg()[0]
         unsubscribe()
         redis_ops = int(client.info("stats")["total_commands_processed"]) - redis_before
-        kcp_ops, skr_ops = server.request_count() - kcp_before, server.request_count("*") - skr_before
+        skr_after, skr_verbs_after = skrs.counts()
+        kcp_ops, skr_ops = server.request_count() - kcp_before, skr_after - skr_before
         kcp_verbs = _minus(server.request_counts(), kcp_verbs_before)
-        skr_verbs = _minus(server.request_counts("*"), skr_verbs_before)
+        skr_verbs = _minus(skr_verbs_after, skr_verbs_before)
+        starts, requests = skrs.marks()
     finally:
         for proc in procs:
             stop_process(proc)
@@ -415,8 +518,9 @@ def run(server: DevAPIServer, redis_url: str, kymas: dict[str, str], workers: in
     return Run(workers, processes, sweep_s, len(kymas) * connect / workers, connects, elapsed,
                min(intervals) if intervals else float("nan"), max(intervals) if intervals else float("nan"),
                min(between) if between else -1, twice, redis_ops / elapsed, kcp_ops / elapsed, skr_ops / elapsed,
-               f"{load_before:.1f}", connect_durations(requests or {}, ends, kymas) if mode == "real" else {},
-               pool, cpu, rss_idle, rss_peak, in_flight, kcp_verbs, skr_verbs, failed, f"{load_during:.1f}", budget)
+               f"{load_before:.1f}", connect_durations(requests, ends, kymas) if mode == "real" else {},
+               pool, cpu, rss_idle, rss_peak, in_flight, kcp_verbs, skr_verbs, failed, f"{load_during:.1f}", budget,
+               apiservers, bench_cpu, servers_cpu, redis_cpu)
 
 
 def _minus(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
@@ -568,6 +672,10 @@ def main() -> None:
                              "(bench/gevent_worker.py); each is measured at every --workers")
     parser.add_argument("--processes", type=int, default=0,
                         help="worker processes (0: 1 for one thread, else 2, one per core)")
+    parser.add_argument("--apiservers", default="2",
+                        help="dev API server processes for the SKR clusters, comma-separated layouts measured in turn "
+                             "(0: every SKR in the bench's own server beside the KCP, as before); the KCP is always "
+                             "in the bench's own process")
     parser.add_argument("--sweeps", type=int, default=2, help="connects per SKR to wait for (>= 2 for revisits)")
     parser.add_argument("--mode", choices=("real", "sleep"), default="real",
                         help="real: connects do their real API work; sleep: connects only sleep (scheduling cost)")
@@ -583,31 +691,46 @@ def main() -> None:
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"skr-sweep-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     local_redis = LocalRedis(free_port(), workdir=str(logdir / "redis")).start()
+    redis_pids = [local_redis.proc.pid] if local_redis.proc is not None else []
     server = DevAPIServer(port=0).start()
+    layouts: list[SkrLayout] = []
     try:
         server.call(lambda: seed_kcp(server))
         server.write_kubeconfig(logdir / "kubeconfig")
         templates = bootstrap_templates(server, local_redis.url, logdir, providers, args.kinds)
-        started = time.perf_counter()
-        kymas = server.call(lambda: seed(server, args.skrs, providers, templates), timeout=None)
-        seed_s = time.perf_counter() - started
-        what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
-        print(f"seeded {args.skrs} SKR clusters in one dev API server in {time.perf_counter() - started:.1f} s; "
-              f"connect = {what} + {args.connect * 1000:.0f} ms injected; {os.cpu_count()} cores; "
-              f"providers {', '.join(providers)}")
         rows = []
-        starts: dict[str, list[float]] = defaultdict(list)
-        lock = threading.Lock()
-        requests: dict[str, list[float]] = defaultdict(list)
-        mark_starts(server, starts, lock, requests)
-        for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
-            for w in (int(x) for x in args.workers.split(",") if x):
-                r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, starts, lock, args.mode,
-                        requests, pool, args.processes)
-                rows.append(r)
-                print(f"  {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal {r.ideal_s:.1f} s), {r.connects} connects "
-                      f"in {r.elapsed_s:.1f} s, {r.failed} failed; load {r.load} before, {r.load_during} at the end",
-                      flush=True)
+        kymas: dict[str, str] = {}
+        seed_s = 0.0
+        for n, apiservers in enumerate(int(x) for x in args.apiservers.split(",") if x.strip()):
+            if layouts:
+                layouts[-1].stop()  # the last layout serves on, through the KCP phase
+            layout: SkrLayout = (InProcessSkrs(server, args.skrs, providers, templates) if apiservers == 0 else
+                                 ShardedLayout(apiservers, args.skrs, providers, templates, logdir))
+            layouts.append(layout)
+            started = time.perf_counter()
+            layout.start()  # server processes seed their SKRs while this one seeds the KCP side
+            if n == 0:
+                kymas = server.call(functools.partial(seed_kcp_fleet, server.store, args.skrs, providers, templates,
+                                                      layout.url), timeout=None)
+            else:
+                server.call(functools.partial(point_kubeconfigs, server.store, list(kymas), layout.url), timeout=None)
+            kcp_s = time.perf_counter() - started
+            servers_s = layout.wait_ready()
+            seed_s = time.perf_counter() - started
+            what = "real reads and writes" if args.mode == "real" else "no API work (sleep mode)"
+            where = ("the bench's own dev API server (with the KCP)" if apiservers == 0 else
+                     f"{apiservers} dev API server processes (the KCP in the bench's own)")
+            print(f"seeded {args.skrs} SKR clusters in {where} in {seed_s:.1f} s (KCP side {kcp_s:.1f} s, "
+                  f"SKR side {servers_s:.1f} s); connect = {what} + {args.connect * 1000:.0f} ms injected; "
+                  f"{os.cpu_count()} cores; providers {', '.join(providers)}", flush=True)
+            for pool in (p.strip() for p in args.pool.split(",") if p.strip()):
+                for w in (int(x) for x in args.workers.split(",") if x):
+                    r = run(server, local_redis.url, kymas, w, args.connect, args.sweeps, logdir, layout,
+                            args.mode, pool, args.processes, redis_pids=redis_pids, apiservers=apiservers)
+                    rows.append(r)
+                    print(f"  apiservers={apiservers} {pool} W={w}: sweep {r.sweep_s:.1f} s (ideal "
+                          f"{r.ideal_s:.1f} s), {r.connects} connects in {r.elapsed_s:.1f} s, {r.failed} failed; "
+                          f"load {r.load} before, {r.load_during} at the end", flush=True)
         print()
         print("| worker threads | processes | sweep wall time | ideal N x c / W | ratio | revisit min / max (s) | "
               "max/min | fewest others between two ends | SKRs started twice before all once | Redis cmd/s | "
@@ -636,8 +759,23 @@ def main() -> None:
                       f"{r.rss_peak / 2**20:.0f} MiB | {in_flight(r)} ({r.in_flight_max}) | "
                       f"{per_in_flight(r) / 1024:.0f} KiB | {r.budget / 1024:.0f} KiB | {r.load} / {r.load_during} |")
             for r in rows:
-                print(f"  {r.pool} W={r.workers}: KCP {dict(sorted(r.kcp_verbs.items()))}, "
+                print(f"  apiservers={r.apiservers} {r.pool} W={r.workers}: KCP {dict(sorted(r.kcp_verbs.items()))}, "
                       f"SKR {dict(sorted(r.skr_verbs.items()))}")
+            print("\nCPU seconds from the sweep's start to its end (/proc; the machine's 2 cores give "
+                  "2 x elapsed), and per connect:")
+            print("| API servers | pool | W | elapsed | workers | SKR servers | bench process (KCP server + measuring) "
+                  "| Redis | sum | of 2 x elapsed | workers / SKR servers / bench / Redis ms per connect | "
+                  "requests/s served (KCP + SKR) | load before / end |")
+            print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+            for r in rows:
+                c = max(1, r.connects)
+                total = r.cpu_s + r.servers_cpu_s + r.bench_cpu_s + r.redis_cpu_s
+                print(f"| {r.apiservers} | {r.pool} | {r.workers} | {r.elapsed_s:.1f} s | {r.cpu_s:.1f} s | "
+                      f"{r.servers_cpu_s:.1f} s | {r.bench_cpu_s:.1f} s | {r.redis_cpu_s:.1f} s | {total:.1f} s | "
+                      f"{total / (2 * r.elapsed_s):.0%} | {r.cpu_s * 1000 / c:.1f} / "
+                      f"{r.servers_cpu_s * 1000 / c:.1f} / "
+                      f"{r.bench_cpu_s * 1000 / c:.1f} / {r.redis_cpu_s * 1000 / c:.1f} | "
+                      f"{r.kcp_per_s + r.skr_per_s:.0f} | {r.load} / {r.load_during} |")
             print("\nconnect time per provider (first SKR request to the SkrStatus write; includes the injected "
                   f"{args.connect * 1000:.0f} ms):")
             print("| W | provider | SKRs | connects | connect p50 | p95 | max |")
@@ -688,12 +826,16 @@ def main() -> None:
                 "revisit_min_s": None if r.revisit_min != r.revisit_min else round(r.revisit_min, 1),
                 "revisit_max_s": None if r.revisit_max != r.revisit_max else round(r.revisit_max, 1),
                 "seed_s": round(seed_s, 1), "load_before": float(r.load), "load_end": float(r.load_during),
-                "runs": [{"pool": x.pool, "concurrency": x.workers, "sweep_s": round(x.sweep_s, 1),
+                "apiservers": r.apiservers, **cpu_per_connect(r),
+                "runs": [{"apiservers": x.apiservers, "pool": x.pool, "concurrency": x.workers,
+                          "sweep_s": round(x.sweep_s, 1), **cpu_per_connect(x),
                           "ratio": round(x.sweep_s / x.ideal_s, 3) if x.ideal_s else None,
                           "worker_cpu_ms_per_connect": round(x.cpu_s * 1000 / max(1, x.connects), 2),
                           "worker_rss_peak_mib": round(x.rss_peak / 2**20, 1), "in_flight": in_flight(x),
                           "failed": x.failed} for x in rows]}))
     finally:
+        for layout in layouts:
+            layout.stop()
         server.stop()
         local_redis.stop()
 
@@ -706,6 +848,17 @@ def reads(verbs: dict[str, int]) -> int:
 def writes(verbs: dict[str, int]) -> int:
     """Write requests among ``verbs``."""
     return sum(verbs.get(v, 0) for v in skr_fleet.WRITE_VERBS)
+
+
+def cpu_per_connect(r: Run) -> dict[str, float]:
+    """CPU ms per connect of the SKR server processes, the bench's own process (the KCP's server, and in
+    layout 0 the SKRs') and Redis, and the machine's CPU used in all (workers included) per second."""
+    c = max(1, r.connects)
+    total = r.cpu_s + r.servers_cpu_s + r.bench_cpu_s + r.redis_cpu_s
+    return {"skr_servers_cpu_ms_per_connect": round(r.servers_cpu_s * 1000 / c, 2),
+            "bench_process_cpu_ms_per_connect": round(r.bench_cpu_s * 1000 / c, 2),
+            "redis_cpu_ms_per_connect": round(r.redis_cpu_s * 1000 / c, 2),
+            "cpu_cores_used": round(total / r.elapsed_s, 2) if r.elapsed_s else 0.0}
 
 
 def in_flight(r: Run) -> int:

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from kubedev import discovery, errors
+from kubedev import discovery, encoding, errors
 from kubedev.admission import Admission
 from kubedev.conversion import Converter
 from kubedev.errors import ApiError
@@ -56,8 +56,7 @@ _STATE_KEY = web.AppKey("state", dict)
 CLUSTERS_PREFIX = "/clusters/"
 
 
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+_dumps = encoding.dumps  # compact JSON; a CRD's spec encoded once (kubedev.encoding)
 
 
 def _json(obj: Any, status: int = 200) -> web.Response:
@@ -394,8 +393,9 @@ class _Handler:
         if result.continue_token:
             meta["continue"] = result.continue_token
             meta["remainingItemCount"] = result.remaining
-        return _json({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta,
-                      "items": [view(rt, o) for o in result.items]})
+        body = encoding.dumps_list({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta},
+                                   [view(rt, o) for o in result.items])
+        return web.Response(body=body, content_type="application/json")
 
     async def _converted(self, request: web.Request, rt: ResourceType, namespace: str | None, name: str | None,
                          subresource: str | None, watch: bool, dry_run: bool) -> web.StreamResponse:
