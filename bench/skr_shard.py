@@ -39,9 +39,9 @@ from kubedev.server import kubeconfig_dict  # noqa: E402
 
 __all__ = ["START_MARKER", "ShardProcess", "ShardedSkrs", "record_marks", "shard_of"]
 
-#: A connect's start in an SKR cluster: the installer's read of the IpRange CRD, which every connect makes
-#: once, right after its readiness check.
-START_MARKER = "/customresourcedefinitions/ipranges.cloud-resources.kyma-project.io"
+#: A connect's start in an SKR cluster: the installer's one list of our CRDs (by label), which every connect
+#: makes once, right after its readiness check (it read the IpRange CRD by name before the list).
+START_MARKER = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 def shard_of(i: int, shards: int) -> int:
