@@ -125,6 +125,9 @@ class SkrSide:
         timed: an object whose turn asks to come back later than the connect's window is also a key of
             its own (``cloud-skr-object``, :mod:`tasks.cloud.skr.timed`), requeued at that time: a backup
             schedule runs at its run time, not at the next connect after it.
+        kept: later kinds' turns read its objects by name (a consumer's IpRange, a GCP Redis cluster's
+            GcpSubnet): its snapshot is kept past its own turn for the rest of the connect while it is small
+            (:meth:`~tasks.cloud.skr.context.SkrContext.forget_all`), instead of a GET per read.
     """
 
     resources: Mapping[str, Resource]
@@ -136,6 +139,7 @@ class SkrSide:
     skip_trial: bool = True
     summary: Callable[[Kube, Kube, str, Mapping[str, Any]], Summary] | None = None
     timed: bool = False
+    kept: bool = False
 
     def resource(self, provider: str) -> Resource | None:
         """The SKR resource of ``provider`` (``None``: the kind has none there)."""
@@ -322,6 +326,11 @@ def skr_kinds(provider: str) -> list[tuple[Kind, Resource]]:
     found = [(k, res) for k in kinds() if k.skr is not None and k.skr.plan is not None
              and (res := k.skr.resource(provider)) is not None]
     return sorted(found, key=lambda pair: (pair[0].skr.order if pair[0].skr else 0, pair[0].name))
+
+
+def kept_skr_resources() -> tuple[Resource, ...]:
+    """The SKR resources (every provider's) of the kinds declared :attr:`SkrSide.kept`."""
+    return tuple(res for k in kinds() if k.skr is not None and k.skr.kept for res in k.skr.resources.values())
 
 
 def by_skr_kind(kind: str) -> tuple[Kind, Resource] | None:

@@ -15,7 +15,7 @@ from tasks.cloud.skr import gcpsubnet_plan as skr_plan
 KIND = registry.register(registry.Kind(
     name="gcpsubnet",
     skr=registry.SkrSide(resources=skr_plan.KINDS, read=skr.read, plan=skr_plan.plan, order=20,
-                          summary=skr.summary),
+                          summary=skr.summary, kept=True),
     kcp=registry.KcpSide(names.GCP_SUBNET, read=kcp.read, plan=kcp_plan.plan),
     providers={"gcp": gcp.SIDE},
     nuke=70,  # after the KCP IpRange (60), before the Network (80)

@@ -30,7 +30,7 @@ def _finished(side: registry.ProviderSide) -> registry.ProviderSide:
 KIND = registry.register(registry.Kind(
     name="iprange",
     skr=registry.SkrSide(resources=KINDS, read=skr.read, plan=plan, order=10,  # before its consumers
-                         quota={names.SKR_IPRANGE.kind: 1}, summary=skr.summary),
+                         quota={names.SKR_IPRANGE.kind: 1}, summary=skr.summary, kept=True),
     kcp=registry.KcpSide(names.KCP_IPRANGE, read=kcp.read, plan=kcp_plan, networks=network_names),
     providers={"aws": _finished(aws.SIDE), "gcp": _finished(gcp.SIDE), "azure": _finished(azure.SIDE)},
     nuke=60,  # after its consumers, before the Network

@@ -8,12 +8,11 @@ from typing import Any
 
 from kube import Resource, ResourceMissing, resources
 from kube.clock import now_rfc3339
-from kube.toolkit import execute
 from tasks.cloud import names
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.skr.cloudresources_plan import Seen, plan
 from tasks.cloud.skr.context import SkrContext
-from tasks.cloud.skr.kind import writes
+from tasks.cloud.skr.kind import carry_out
 from workers.controller import Result
 
 __all__ = ["read", "reconcile"]
@@ -55,13 +54,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str) -> Result:
     obj = ctx.get(names.CLOUD_RESOURCES, name, namespace)
     if obj is None or ignored(obj):
         return Result.done()
-    outcome = plan(read(ctx, obj), ctx.settings.t, now_rfc3339())
-    try:
-        done = execute(outcome, ctx.skr, names.CLOUD_RESOURCES, obj, legacy_finalizers=names.LEGACY_FINALIZERS)
-    except Exception:
-        ctx.forget(names.CLOUD_RESOURCES)  # some of its writes may have been made
-        raise
-    if writes(outcome) or writes(done.outcome):
-        ctx.forget(names.CLOUD_RESOURCES)  # later turns read what this one wrote
+    done = carry_out(ctx, names.CLOUD_RESOURCES, plan(read(ctx, obj), ctx.settings.t, now_rfc3339()), obj,
+                     legacy_finalizers=names.LEGACY_FINALIZERS)
     ctx.track(f"{namespace}/{name}", done.obj or obj)
     return done.result

@@ -41,7 +41,6 @@ from tasks.cloud import kind_metrics, names, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.skr import cloudresources, fleet, installer, kind, skrstatus, timed
 from tasks.cloud.skr.context import SkrContext, run_object
-from tasks.cloud.skr.gcpsubnet_plan import SKR_GCP_SUBNET
 from workers.controller import Key, Result, ResultKind
 
 log = structlog.get_logger("tasks.cloud.skr")
@@ -64,10 +63,6 @@ def _fleet() -> tuple[dict[str, str], int]:
 
 
 fleet.register(_fleet)  # reconcilery_cloud_skrs and ..._unreachable_longest_seconds, read at scrape
-
-#: Kinds whose snapshot is kept for the whole connect once listed: later kinds' turns read them by name
-#: (a consumer's IpRange, a GCP Redis cluster's GcpSubnet), from the snapshot instead of a GET each.
-READ_BY_NAME = (names.SKR_IPRANGE, SKR_GCP_SUBNET)
 
 #: An SKR reconciler: ``(ctx, namespace, name) -> Result``, and the kind it reconciles.
 Reconciler = Callable[[SkrContext, str, str], Result]
@@ -147,7 +142,9 @@ def _run(ctx: SkrContext, res: Any, reconcile: Reconciler, title: str,
         if states is not None and ctx.state_of(ref) != "gone":
             counted = (kind_metrics.kind_label(res.kind, res.group), kind_metrics.state_label(ctx.state_of(ref)))
             states[counted] = states.get(counted, 0) + 1
-    ctx.forget_all(keep=READ_BY_NAME)  # the kind's turn is over: its snapshot (and any other kind's it read) is dropped
+    # the kind's turn is over: its snapshot (and any other kind's it read) is dropped, but kinds declared
+    # ``kept`` (read by name by later kinds)
+    ctx.forget_all(keep=registry.kept_skr_resources())
     return {"title": f"Controller {title}", "objKindGroup": f"{res.kind.lower()}.{res.group}", "ok": ok,
             "outcomes": outcomes}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kube import Kube, Resource
 from kube.clock import now_rfc3339
-from kube.toolkit import Outcome, execute
+from kube.toolkit import Executed, Outcome, execute
 from tasks.cloud import kind_metrics, settings
 from tasks.cloud.kcp.common import ignored
 from tasks.cloud.ownership import foreign, invalid_id
@@ -21,13 +21,29 @@ from tasks.cloud.registry import Kind
 from tasks.cloud.skr.context import SkrContext
 from workers.controller import Result
 
-__all__ = ["mirror", "reconcile", "writes"]
+__all__ = ["carry_out", "mirror", "reconcile", "writes"]
 
 
 def writes(outcome: Outcome) -> bool:
     """Whether carrying out ``outcome`` writes anything (a write or call, a status, an Event, a finalizer)."""
     return bool(outcome.writes or outcome.status is not None or outcome.event is not None
                 or outcome.add_finalizer or outcome.remove_finalizer)
+
+
+def carry_out(ctx: SkrContext, res: Resource, outcome: Outcome, obj: dict[str, Any], **options: Any) -> Executed:
+    """``execute(outcome, ctx.skr, res, obj, **options)``; when anything was written (a write of any
+    step of its chain, a status, an Event, a finalizer), or may have been (it raised), the snapshot of
+    ``res`` and the connect's kept reads are dropped, so later turns read what it wrote. Raises what
+    :func:`kube.toolkit.execute` raises."""
+    made: list[Any] = []
+    try:
+        done = execute(outcome, ctx.skr, res, obj, written=lambda write, answer: made.append(write), **options)
+    except Exception:
+        ctx.forget(res)  # some of its writes may have been made
+        raise
+    if made or writes(outcome) or writes(done.outcome):
+        ctx.forget(res)
+    return done
 
 
 def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Resource) -> Result:
@@ -41,13 +57,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     seen = side.read(ctx, res, obj)
     outcome = side.plan(seen, str(uuid.uuid4()), ctx.settings.t, now_rfc3339())
     clients: Any = side.clients(ctx) if side.clients is not None else {}
-    try:
-        done = execute(outcome, ctx.skr, res, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
-    except Exception:
-        ctx.forget(res)  # some of its writes may have been made
-        raise
-    if writes(outcome) or writes(done.outcome):
-        ctx.forget(res)  # later turns read what this one wrote
+    done = carry_out(ctx, res, outcome, obj, clusters={"kcp": ctx.kcp}, clients=clients, scale=ctx.settings.t)
     ref = f"{namespace}/{name}" if namespace else name
     # requeues and time to Ready; its state counts with its SKR's, once per connect (connect._run)
     kind_metrics.record(kind_metrics.kind_label(res.kind, res.group), ref, obj, done, owner=False)

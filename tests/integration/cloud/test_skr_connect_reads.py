@@ -14,7 +14,7 @@ from kubernetes import client
 from kube import Kube, resources
 from kube.clusters import RemoteKube
 from kubedev import DevAPIServer
-from tasks.cloud import install, names
+from tasks.cloud import install, names, registry
 from tasks.cloud import settings as cloud_settings
 from tasks.cloud.skr import connect, installer
 from tasks.cloud.skr.context import KEEP_SHARE, SkrContext
@@ -126,7 +126,7 @@ def test_a_consumers_iprange_and_its_mirror_are_read_once_until_a_turn_writes(sk
         assert ctx.get(names.SKR_IPRANGE, "default") is not None
         assert ctx.mirror(names.KCP_IPRANGE, ident) is None
 
-    ctx.forget_all(keep=connect.READ_BY_NAME)
+    ctx.forget_all(keep=registry.kept_skr_resources())
     assert _counted(server, SKR, consumer_reads) == {}  # the small IpRange snapshot was kept
     assert _counted(server, None, consumer_reads) == {}  # the mirror was read by the IpRange's turn
     ctx.wrote()
