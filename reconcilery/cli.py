@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -84,16 +85,40 @@ def _celery() -> Any:
     return celery_app
 
 
+#: Celery pools a worker may run (eventlet is not installed; gevent is the cooperative one).
+POOLS = ("threads", "gevent", "prefork", "solo")
+
+
+def _gevent_patched() -> bool:
+    """Whether this process's ``socket`` module is gevent's (patched before it was imported)."""
+    if "gevent.monkey" not in sys.modules:
+        return False
+    from gevent import monkey
+
+    return bool(monkey.is_module_patched("socket"))
+
+
 @app.command()
 def worker(
     queues: str = typer.Option("", "--queues", "-Q",
                                help="Comma-separated queues to consume (default: every installed domain's)."),
     concurrency: int = typer.Option(4, "--concurrency", "-c", help="Reconciles run at once."),
-    pool: str = typer.Option("threads", "--pool", "-P", help="threads (I/O-bound reconciles) or prefork."),
+    pool: str = typer.Option("threads", "--pool", "-P",
+                             help="threads (I/O-bound reconciles), gevent (hundreds of SKR connects per process: "
+                                  "the cloud-skr pool, docs/cloud.md), prefork or solo."),
     name: str = typer.Option("", "--name", "-n", help="Celery node name (default: celery@HOST)."),
     loglevel: str = typer.Option("INFO", "--loglevel", "-l"),
 ) -> None:
-    """Run a Celery worker process for the given queues (one pool per domain in a deployment)."""
+    """Run a Celery worker process for the given queues (one pool per domain in a deployment).
+
+    ``--pool gevent`` runs through the ``reconcilery`` command or ``python -m reconcilery``
+    (:mod:`reconcilery.__main__`), which patch the standard library before anything is imported; any other
+    way in is refused with exit 2 rather than run a half-patched process."""
+    if pool not in POOLS:
+        fail(f"unknown pool {pool!r}: expected one of {', '.join(POOLS)}")
+    if pool == "gevent" and not _gevent_patched():
+        fail("the gevent pool needs the standard library patched before anything is imported: "
+             "run `reconcilery worker -P gevent` or `python -m reconcilery worker -P gevent`")
     celery_app = _celery()
     queues = queues or ",".join(q.name for q in celery_app.conf.task_queues)
     argv = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool, "-l", loglevel,

@@ -59,6 +59,20 @@ def test_every_queue_has_a_worker_with_meaningful_probes_and_a_pdb(overlay: str)
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_skr_pool_runs_greenlets_with_a_read_budget_sized_for_them(overlay: str) -> None:
+    """The cloud-skr pool is the fleet's gevent pool (docs/cloud.md): each connect's read budget is the
+    pod's memory shared by as many connects as the process runs, and the rotation's width is whole processes of it."""
+    deployment = by_kind(render(f"overlays/{overlay}"), "Deployment")["reconcilery-worker-cloud-skr"]
+    (worker,) = _containers(deployment)
+    args = worker["args"]
+    assert args[args.index("--pool") + 1] == "gevent"
+    env = {e["name"]: e.get("value") for e in worker["env"]}
+    assert env["RECONCILERY_REMOTE_CONNECTS"] == args[args.index("--concurrency") + 1]
+    # replicas are the autoscaler's in the overlays: the rotation's width counts whole processes
+    assert int(env["RECONCILERY_CLOUD_CYCLIC_WORKERS"]) % int(env["RECONCILERY_REMOTE_CONNECTS"]) == 0
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_pod_is_non_root_read_only_and_bounded(overlay: str) -> None:
     for kind in ("Deployment", "StatefulSet"):
         for name, obj in by_kind(render(f"overlays/{overlay}"), kind).items():

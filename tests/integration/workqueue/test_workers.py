@@ -181,6 +181,25 @@ def test_a_reconcile_past_its_deadline_ends_as_an_error_with_backoff(
     assert s2 - e1 >= 0.15  # after the probe's backoff (base 0.2 s, jitter none)
 
 
+def test_a_gevent_worker_runs_its_keys_at_once_each_under_its_own_lease(probe_wq: WorkQueue, pool: WorkerPool,
+                                                                          redis_client: redis.Redis) -> None:
+    """``reconcilery worker -P gevent`` (the cloud-skr pool's model): one process runs its 40 greenlets'
+    reconciles at the same time (the standard library is patched, so a sleep yields), and each write is
+    fenced by the lease of its own key (the fence is per greenlet, not per thread)."""
+    (proc,) = pool.start(1, concurrency=40, pool="gevent")
+    keys = [plan(redis_client, f"g{i}", sleep=1.0, write=True) for i in range(40)]
+    for key in keys:
+        probe_wq.add("probe", key)
+    wait_for(lambda: all(runs(redis_client, k.name) for k in keys), timeout=30, message="every key reconciled")
+    spans = [r for k in keys for r in runs(redis_client, k.name)]
+    assert {pid for pid, *_ in spans} == {proc.pid} and {outcome for *_, outcome in spans} == {"ok"}
+    most = max(sum(1 for _, s, e, _ in spans if s <= start < e) for _, start, _, _ in spans)
+    assert most >= 30, f"at most {most} of 40 reconciles ran at once"
+    tokens = {k.name: redis_client.lrange(f"probe:writes:{k.name}", 0, -1) for k in keys}
+    assert all(len(w) == 1 and w[0].split()[1] != "-" for w in tokens.values())
+    assert len({w[0].split()[1] for w in tokens.values()}) == 40  # 40 leases, one per key
+
+
 def test_reconciles_are_celery_task_events_for_flower(probe_wq: WorkQueue, pool: WorkerPool,
                                                       redis_client: redis.Redis) -> None:
     from workers.app import app

@@ -164,3 +164,14 @@ def test_render_apigateway_shows_the_network_policy_hpa_and_peer_authentication(
     kinds = [d["kind"] for d in yaml.safe_load_all(result.stdout)]
     assert "NetworkPolicy" not in kinds and "HorizontalPodAutoscaler" not in kinds
     assert "PeerAuthentication" in kinds and "Deployment" in kinds
+
+
+@pytest.mark.parametrize(("pool", "words"), [
+    ("eventlet", "unknown pool 'eventlet': expected one of threads, gevent, prefork, solo"),
+    # this process imported socket unpatched: only `reconcilery` / `python -m reconcilery` may run gevent
+    ("gevent", "run `reconcilery worker -P gevent` or `python -m reconcilery worker -P gevent`"),
+])
+def test_worker_refuses_a_pool_it_cannot_run(pool: str, words: str) -> None:
+    exit_code, out, err = invoke(["worker", "-P", pool])
+    assert exit_code == 2 and out == ""
+    assert words in " ".join(err.split())
