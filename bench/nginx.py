@@ -59,7 +59,7 @@ from kubedev import DevAPIServer
 from reconcilery.localredis import LocalRedis
 from standins.nginxplus import NginxPlusStandIn
 from tasks.nginx import controller
-from tasks.nginx.controller import reconcile, sync_upstream
+from tasks.nginx.controller import parse_host_key, reconcile, sync_host, sync_upstream
 from tasks.nginx.plan import record_key, record_value
 from tasks.nginx.reads import ENDPOINTSLICE
 from tasks.nginx.synclock import SyncLocks
@@ -131,11 +131,13 @@ class Bench:
 
     def run(self, keys: list[Key]) -> None:
         def one(key: Key) -> None:
-            upstream = UpstreamRef.parse(key.name)
-            report = sync_upstream(self.kube, key.namespace, upstream)
-            self.requests.append(report.requests)
-            if report.error or report.stopped:
-                raise RuntimeError(report.error or str(report.stopped))
+            shard = parse_host_key(key.name)  # a Node change's keys sync a shard of a whole host
+            reports = ([r for r, _ in sync_host(self.kube, key.namespace, shard=shard)] if shard is not None
+                       else [sync_upstream(self.kube, key.namespace, UpstreamRef.parse(key.name))])
+            for report in reports:
+                self.requests.append(report.requests)
+                if report.error or report.stopped:
+                    raise RuntimeError(report.error or str(report.stopped))
 
         list(self.pool.map(one, keys))
 
