@@ -30,6 +30,7 @@ from typing import Any
 from informers.reflector import EVENT_TYPES, ReconnectBackoff, Reflector, Stopped, parse_watch_line, split_lines
 from informers.store import RawEvent, Store, Stores
 from kube import Kube, Resource, client_for, object_ref
+from kube.toolkit.metrics import Children
 from watchers import metrics
 from workers.controller import LOCAL_CLUSTER, Key
 
@@ -148,8 +149,8 @@ class RegistrationWatcher(Reflector):
         self.stores = stores
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many
-        self._event_counters: dict[str, Any] = {}
-        self._enqueued_counters: dict[str, Any] = {}
+        self._event_counters = Children(metrics.WATCH_EVENTS, registration.name)
+        self._enqueued_counters = Children(metrics.WATCH_ENQUEUED, registration.name)
         poll = registration.poll
         self._poll_thread = (threading.Thread(target=self._poll_loop, args=(poll,), name=f"poll-{registration.name}",
                                               daemon=True) if poll is not None else None)
@@ -206,17 +207,10 @@ class RegistrationWatcher(Reflector):
         return len(keys)
 
     def _count_event(self, type_: str) -> None:
-        counter = self._event_counters.get(type_)
-        if counter is None:
-            counter = self._event_counters[type_] = metrics.WATCH_EVENTS.labels(self.registration.name, type_)
-        counter.inc()
+        self._event_counters(type_).inc()
 
     def _enqueued(self, controller: str) -> Any:
-        counter = self._enqueued_counters.get(controller)
-        if counter is None:
-            counter = self._enqueued_counters[controller] = metrics.WATCH_ENQUEUED.labels(
-                self.registration.name, controller)
-        return counter
+        return self._enqueued_counters(controller)
 
     def _map(self, change: RawEvent) -> list[tuple[str, Key]]:
         reg = self.registration

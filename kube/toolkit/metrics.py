@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
-__all__ = ["counter", "gauge", "histogram"]
+__all__ = ["Children", "counter", "gauge", "histogram"]
 
 C = TypeVar("C", Counter, Gauge, Histogram)
 
@@ -58,3 +58,29 @@ def histogram(name: str, doc: str, labels: Sequence[str] = (), registry: Collect
     """The process's Histogram ``name`` (``buckets`` in the metric's unit; default prometheus-client's)."""
     options: dict[str, Any] = {} if buckets is None else {"buckets": tuple(buckets)}
     return _once(Histogram, name, doc, labels, registry, **options)
+
+
+class Children:
+    """The children of ``collector`` whose leading label values are ``fixed``, each labelled once.
+
+    ``Children(WATCH_EVENTS, "informer-nodes")("ADDED")`` is ``WATCH_EVENTS.labels("informer-nodes",
+    "ADDED")``: prometheus-client's ``labels()`` takes a lock and validates the values on every call,
+    which a hot path (an event, a reconcile) should pay once per label set. The values must be bounded
+    (as every label's); a child :meth:`forget` drops is labelled anew on its next use. Not locked: two
+    threads may label one child twice, which prometheus-client returns as the same child.
+    """
+
+    def __init__(self, collector: Counter | Gauge | Histogram, *fixed: str) -> None:
+        self.collector, self.fixed = collector, fixed
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        """The child of ``fixed + values`` (a Counter's, Gauge's or Histogram's child)."""
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self.collector.labels(*self.fixed, *values)
+        return child
+
+    def forget(self) -> None:
+        """Drop the children labelled so far (after the collector's series were removed)."""
+        self._children.clear()
