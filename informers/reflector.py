@@ -43,11 +43,28 @@ EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED")
 
 def parse_watch_line(line: bytes | str) -> tuple[str, dict[str, Any]]:
     """``(type, object)`` of one line of a watch stream. Raises ``ValueError`` on a malformed line."""
+    type_, obj, _ = _parse_event(line)
+    return type_, obj
+
+
+def _parse_event(line: bytes | str) -> tuple[str, dict[str, Any], int]:
+    """``(type, object, top-level fields)`` of a watch line (see :func:`parse_watch_line`)."""
     event = json.loads(line)
     if not isinstance(event, dict) or not isinstance(event.get("type"), str) \
             or not isinstance(event.get("object"), dict):
         raise ValueError(f"not a watch event: {str(line)[:200]}")
-    return event["type"], event["object"]
+    return event["type"], event["object"], len(event)
+
+
+def object_text(line: bytes, type_: str, fields: int) -> bytes | None:
+    """The JSON text of a watch line's object, as the API server wrote it: ``line`` (parsed into ``fields``
+    top-level fields, of type ``type_``) shaped ``{"type":"<type_>","object":<object>}`` as kube-apiserver
+    writes a ``metav1.WatchEvent``; ``None`` for any other shape (the caller encodes the object itself).
+    What a packed store keeps, without encoding the decoded object again."""
+    prefix = b'{"type":"' + type_.encode() + b'","object":'
+    if fields != 2 or not line.startswith(prefix) or not line.endswith(b"}}"):
+        return None
+    return line[len(prefix):-1]
 
 
 def split_lines(buffer: bytearray, chunk: bytes) -> list[bytes]:
@@ -83,6 +100,27 @@ class ReconnectBackoff:
 
 class Stopped(Exception):
     """Raised inside the reflector's thread once :meth:`Reflector.stop` was called."""
+
+
+class _Readings:
+    """What a reflector's gauges read at scrape time (``reconcilery_watch_last_event_timestamp_seconds``,
+    ``reconcilery_watch_store_objects``): plain attributes the watch thread sets per line. It holds no
+    reference to the reflector or its store, so a stopped reflector's last values stay, as a set gauge's
+    would, until a reflector of the same name takes the series over."""
+
+    __slots__ = ("last_event", "objects")
+
+    def __init__(self) -> None:
+        self.last_event = 0.0
+        self.objects = 0
+
+    def last_event_at(self) -> float:
+        """Unix time of the last event, bookmark or list (0 before the first)."""
+        return self.last_event
+
+    def cached(self) -> float:
+        """Objects in the store after the last list or event."""
+        return float(self.objects)
 
 
 class Reflector:
@@ -140,9 +178,10 @@ class Reflector:
         self._lists = 0
         self._thread = threading.Thread(target=self._run, name=f"watch-{name}", daemon=True)
         self._log_ref = f"registration={name} resource={resource} cluster={cluster}"
-        # labelled once: a watch line would otherwise look its children up again (about 2 us each)
-        self._last_event_gauge = metrics.WATCH_LAST_EVENT.labels(name)
-        self._objects_gauge = metrics.WATCH_STORE_OBJECTS.labels(name)
+        # the gauges read these at scrape time: a watch line only notes them (a Gauge.set takes a lock)
+        self._readings = _Readings()
+        metrics.WATCH_LAST_EVENT.labels(name).set_function(self._readings.last_event_at)
+        metrics.WATCH_STORE_OBJECTS.labels(name).set_function(self._readings.cached)
 
     # ---- hooks -----------------------------------------------------------------------------
 
@@ -178,7 +217,7 @@ class Reflector:
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
-        self._last_event_gauge.set(time.time())
+        self._readings.last_event = time.time()
 
     def _sleep(self, seconds: float) -> None:
         if self._stop.wait(seconds):
@@ -262,7 +301,7 @@ class Reflector:
             items = [self.transform(item) for item in items]
         changes = relist_events(self.store.snapshot(), items) if self.wants_events else []
         self.store.replace(items, version)
-        self._objects_gauge.set(len(self.store))
+        self._readings.objects = len(self.store)
         if self.wants_events:
             self.on_list(changes)
 
@@ -316,7 +355,8 @@ class Reflector:
 
     def _handle_line(self, line: bytes) -> Sequence[Any]:
         """Apply one watch line to the store; what :meth:`on_event` collects for it."""
-        type_, obj = parse_watch_line(line)
+        type_, obj, fields = _parse_event(line)
+        described = "apiVersion" in obj and "kind" in obj  # the line's object text is the whole object
         if type_ == "ERROR":
             code = int(obj.get("code") or 0)
             message = str(obj.get("message") or "")
@@ -340,8 +380,12 @@ class Reflector:
             # the event of our own write, already stored from its answer: nothing to transform again
             obj = current if current is not None and version and resource_version(current) == version \
                 else self.transform(obj)
-        old = self.store.apply(type_, obj, decode_old=self.wants_events)
-        self._objects_gauge.set(len(self.store))
+        # a packed store keeps the object's text from the line: encoding the decoded object again is
+        # the larger part of packing it
+        text = object_text(line, type_, fields) if self.store.packed and self.transform is None and described \
+            and type_ != "DELETED" else None
+        old = self.store.apply(type_, obj, decode_old=self.wants_events, text=text)
+        self._readings.objects = len(self.store)
         if version:
             self.resource_version = version
         return self.on_event((type_, obj, old))

@@ -110,10 +110,10 @@ class Packer:
     def __init__(self, template: Mapping[str, Any] | None = None) -> None:
         self.zdict = _encode(template).encode()[-(1 << _WBITS):] if template is not None else b""
 
-    def pack(self, obj: Mapping[str, Any]) -> bytes:
-        """``obj`` (decoded JSON) packed. Raises ``TypeError`` or ``ValueError`` for a value JSON
-        cannot hold."""
-        text = _encode(obj).encode()
+    def pack(self, obj: Mapping[str, Any], text: bytes | None = None) -> bytes:
+        """``obj`` (decoded JSON) packed; ``text``: its JSON text when the caller has it (a watch line's),
+        else it is encoded here. Raises ``TypeError`` or ``ValueError`` for a value JSON cannot hold."""
+        text = text if text is not None else _encode(obj).encode()
         if self.zdict:
             deflate = zlib.compressobj(_LEVEL, zlib.DEFLATED, -_WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, self.zdict)
         else:
@@ -310,9 +310,11 @@ class Store:
 
     # ---- writes (the reflector's and the write-through's) --------------------------------------
 
-    def apply(self, type_: str, obj: dict[str, Any], *, decode_old: bool = True) -> dict[str, Any] | None:
+    def apply(self, type_: str, obj: dict[str, Any], *, decode_old: bool = True,
+              text: bytes | None = None) -> dict[str, Any] | None:
         """Record a watch event (``ADDED``/``MODIFIED`` store, ``DELETED`` removes); the previous object
         (decoded; always ``None`` with ``decode_old=False``, for a caller that does not look at it).
+        ``text``: ``obj``'s JSON text as received, which a packed store keeps instead of encoding ``obj``.
 
         An ``ADDED``/``MODIFIED`` object older than the stored one (a write-through got there first)
         or than the tombstone of our own delete is ignored (the stored object is returned as the
@@ -324,7 +326,7 @@ class Store:
                 before = self._remove(key)
                 return before if decode_old else None
             old = self._objects.get(key)
-            _, before = self._put_if_current(key, obj, old)
+            _, before = self._put_if_current(key, obj, old, text)
             if old is None or not decode_old:
                 return None
             return before if before is not None else self._load(old)  # decoded once, for the index too
@@ -336,7 +338,8 @@ class Store:
         with self._lock:
             return self._put_if_current(key, obj, self._objects.get(key))[0]
 
-    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> tuple[bool, dict[str, Any] | None]:
+    def _put_if_current(self, key: ObjectKey, obj: dict[str, Any], old: Any,
+                        text: bytes | None = None) -> tuple[bool, dict[str, Any] | None]:
         """Store ``obj`` over ``old`` (the lock held) unless it is older than ``old`` or a tombstone of
         ours keeps it out. Whether it was stored (or already is: same resourceVersion), and ``old``
         decoded when storing needed it."""
@@ -349,7 +352,7 @@ class Store:
                 return False, None
         if self._buried(key, version):
             return False, None
-        return True, self._put(key, obj, old)
+        return True, self._put(key, obj, old, text)
 
     def delete_through(self, namespace: str | None, name: str, version: str = "") -> None:
         """Record our own delete of ``namespace/name``: dropped at once, and watch events not newer
@@ -441,9 +444,10 @@ class Store:
             return False
         return True
 
-    def _put(self, key: ObjectKey, obj: dict[str, Any], old: Any) -> dict[str, Any] | None:
-        """Store ``obj`` over ``old`` and index it; ``old`` decoded (``None`` when there was none)."""
-        packed = self._packer_for(obj).pack(obj) if self.packed else obj
+    def _put(self, key: ObjectKey, obj: dict[str, Any], old: Any, text: bytes | None = None) -> dict[str, Any] | None:
+        """Store ``obj`` (its JSON ``text`` when known) over ``old`` and index it; ``old`` decoded
+        (``None`` when there was none)."""
+        packed = self._packer_for(obj).pack(obj, text) if self.packed else obj
         before = self._load(old) if old is not None else None
         if before is None or _raw_labels(before) != _raw_labels(obj):  # most updates keep the labels
             was, now = _terms(before), _terms(obj)

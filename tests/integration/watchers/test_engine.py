@@ -155,6 +155,10 @@ def test_events_map_to_keys_including_cross_store(kube: Kube, widgets: Resource,
     wait_for(lambda: any(e.type == "DELETED" and e.object["metadata"]["name"] == "w2" for e in seen))
     assert manager.stores.get("widgets", unique_ns, "w2") is None
     assert (manager.stores.get("widgets", unique_ns, "w1") or {})["spec"]["size"] == 3
+    # the cache gauges are read at scrape time from what the watch thread noted last
+    assert sample("reconcilery_watch_store_objects", {"registration": "widgets"}) == 1
+    last = sample("reconcilery_watch_last_event_timestamp_seconds", {"registration": "widgets"})
+    assert last is not None and time.time() - 30 < last <= time.time()
 
 
 def test_map_errors_are_counted_and_do_not_stop_the_watch(kube: Kube, unique_ns: str,
