@@ -209,6 +209,7 @@ class PlatformBench(Bench):
         #: node name -> InternalIP, and Service index -> nodePort: what the hosts must hold.
         self.node_ips = {f"w{n}": f"10.1.{n // 250}.{n % 250 + 1}" for n in range(nodes)}
         self.node_ports = {i: 30000 + i for i in range(services)}
+        self._expected: dict[int, set[str]] = {}
 
     def close(self) -> None:
         try:
@@ -329,7 +330,11 @@ class PlatformBench(Bench):
         return sum(h.request_count for h in self.hosts)
 
     def expected(self, i: int) -> set[str]:
-        return {f"{ip}:{self.node_ports[i]}" for ip in self.node_ips.values()}
+        # kept until a node or the Service's nodePort changes: the convergence poll asks once per write
+        kept = self._expected.get(i)
+        if kept is None:
+            kept = self._expected[i] = {f"{ip}:{self.node_ports[i]}" for ip in self.node_ips.values()}
+        return kept
 
     def all_hold(self) -> bool:
         return self.converged()
@@ -355,6 +360,7 @@ class PlatformBench(Bench):
         """Look at every (host, Service) again on the next :meth:`converged`."""
         self._pending = {(h, i) for h in range(len(self.hosts)) for i in range(self.n_services)}
         self._full = True
+        self._expected = {}
 
     _pending: set[tuple[int, int]] = set()
     _full = True
@@ -429,6 +435,7 @@ class PlatformBench(Bench):
         body = self.service_body(i, node_port)
         body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         self.node_ports[i] = node_port
+        self._expected.pop(i, None)
         return self.timed(lambda: self.kube.replace(resources.SERVICE, body),
                           lambda: self.holds(f"svc-{i}", self.expected(i)), f"svc-{i} nodePort {node_port}")
 
