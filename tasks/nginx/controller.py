@@ -53,7 +53,7 @@ from kube.toolkit.execute import Executed, execute
 from kube.toolkit.metrics import counter, gauge, histogram
 from tasks.nginx import ownership
 from tasks.nginx import settings as edge_settings
-from tasks.nginx.diff import ServerChanges, diff
+from tasks.nginx.diff import ServerChanges, diff, diff_known
 from tasks.nginx.insync import HostSync
 from tasks.nginx.missing import ERROR_LABELS, MISSING
 from tasks.nginx.plan import (
@@ -439,8 +439,7 @@ def _sync_planned(kube: Kube, names: EdgeNames, host: str, upstream: UpstreamRef
     view = known if plan.named and recorded == plan.owner else None  # recorded as planned: no record to write
     try:
         if view is not None:
-            done, left = _write(client, host, upstream, report,
-                                [{"id": i, "server": a} for i, a in view.servers.items()], view.servers, known=True)
+            done, left = _write(client, host, upstream, report, None, view.servers)
             if left is not None or (done.refused is not None and stops(done.refused[1])):
                 report.view = View(view.verified, left) if left is not None else None
                 return _synced_report(kube, names, host, upstream, plan, recorded, report, done)
@@ -490,12 +489,13 @@ def _plain(current: list[dict[str, Any]]) -> dict[int, str] | None:
 
 
 def _write(client: PlusClient, host: str, upstream: UpstreamRef, report: SyncReport,
-           current: list[dict[str, Any]], start: Mapping[int, str] | None, known: bool = False
+           current: list[dict[str, Any]] | None, start: Mapping[int, str] | None
            ) -> tuple[Executed, dict[int, str] | None]:
-    """Diff ``current`` (server objects read, or those of a view: ``known``) against ``report.desired``
+    """Diff ``current`` (server objects read; ``None``: those of a view, ``start``) against ``report.desired``
     and make the changes; returns what :func:`execute` did and the servers the upstream holds afterwards
     (``{id: address}`` from ``start``, ``current``'s; ``None`` when any change failed or ``start`` is)."""
-    report.changes = diff(upstream.protocol, current, report.desired, known=known)
+    report.changes = (diff(upstream.protocol, current, report.desired) if current is not None
+                      else diff_known(upstream.protocol, start or {}, report.desired))
     done = execute(sync_outcome(host, upstream, report.changes), clients={"": client})
     if done.refused is not None or start is None:
         return done, None
@@ -549,7 +549,7 @@ HOST_SHARDS = 8
 #: ``BUSY_POLL``) before it requeues itself; seconds an upstream's key waits before it tries again.
 BUSY_WAIT, BUSY_POLL, BUSY_REQUEUE = 5.0, 0.05, 0.25
 #: Upstreams a shard locks (and releases) in one Redis round trip, then syncs one after the other.
-LOCK_BATCH = 16
+LOCK_BATCH = 64
 
 
 def shard_of(upstream: UpstreamRef, shards: int) -> int:

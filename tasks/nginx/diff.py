@@ -115,7 +115,13 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
             patch = {"server": address}
             patch.update({k: v for k, v in params.items() if k != "backup"})
             changes.updates.append(ServerChange("update", address, server_id=int(server["id"]), body=patch))
-    missing = sorted(wanted - kept.keys())
+    return _place(changes, params, movable, sorted(wanted - kept.keys()))
+
+
+def _place(changes: ServerChanges, params: Mapping[str, Any], movable: list[Mapping[str, Any]],
+           missing: list[str]) -> ServerChanges:
+    """``changes`` completed with the moves of ``movable`` (unwanted servers, by id) to the ``missing``
+    addresses, then the deletes and adds left over; deletes and updates ordered by id."""
     # an unwanted server moves to a missing address with one PATCH instead of a POST and a DELETE (a
     # Service's nodePort change: half the requests); the rest are added or deleted
     for server, address in zip(movable, missing, strict=False):
@@ -130,6 +136,29 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
     changes.deletes.sort(key=lambda c: c.server_id or 0)
     changes.updates.sort(key=lambda c: c.server_id or 0)
     return changes
+
+
+def diff_known(protocol: str, servers: Mapping[int, str], desired: Iterable[str]) -> ServerChanges:
+    """:func:`diff` with ``known`` of the servers ``{id: address}`` a view holds (what this controller's
+    last sync left: plain servers with :func:`desired_params`), without building a server object per
+    server (a Node change diffs 1,000 upstreams of 100 servers per host). Same result as
+    ``diff(protocol, [{"id": i, "server": a} ...], desired, known=True)``."""
+    wanted = desired if isinstance(desired, (set, frozenset)) else set(desired)
+    changes = ServerChanges()
+    kept: set[str] = set()
+    movable: list[int] = []
+    for ident in sorted(servers):
+        address = servers[ident]
+        if address not in wanted:
+            movable.append(ident)
+        elif address in kept:
+            changes.deletes.append(ServerChange("delete", address, server_id=ident))
+        else:
+            kept.add(address)
+    if not movable and len(kept) == len(wanted):
+        return changes
+    return _place(changes, desired_params(protocol), [{"id": i, "server": servers[i]} for i in movable],
+                  sorted(wanted - kept))
 
 
 def _movable(server: Mapping[str, Any]) -> bool:
