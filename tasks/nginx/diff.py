@@ -145,6 +145,14 @@ def diff_known(protocol: str, servers: Mapping[int, str], desired: Iterable[str]
     ``diff(protocol, [{"id": i, "server": a} ...], desired, known=True)``."""
     wanted = desired if isinstance(desired, (set, frozenset)) else set(desired)
     changes = ServerChanges()
+    present = set(servers.values())
+    if len(present) == len(servers):  # no address twice (what a sync leaves): no id order needed but the moves'
+        extra = present - wanted
+        if not extra and len(present) == len(wanted):
+            return changes
+        moved = sorted(i for i, a in servers.items() if a in extra) if extra else []
+        return _place(changes, desired_params(protocol), [{"id": i, "server": servers[i]} for i in moved],
+                      sorted(wanted - present))
     kept: set[str] = set()
     movable: list[int] = []
     for ident in sorted(servers):

@@ -194,7 +194,7 @@ def _plan_of(translated: tuple[Translation | None, Translation | None, list[Serv
     """:func:`plan_upstream` over translations already made (``problems``: copy their problems in)."""
     nkl, nlk, events = translated
     plan = UpstreamPlan()
-    servers: set[str] = set()
+    found: list[list[str]] = []
     for settings, translation in ((config.nkl, nkl), (config.nlk, nlk)):
         if settings is None or translation is None or host not in settings.hosts:
             continue
@@ -203,11 +203,12 @@ def _plan_of(translated: tuple[Translation | None, Translation | None, list[Serv
         if upstream in translation.upstreams:
             plan.named = True
             plan.adopts = plan.adopts or settings is config.nkl
-            servers.update(translation.upstreams[upstream])
+            found.append(translation.upstreams[upstream])
         plan.owner = plan.owner or translation.owners.get(upstream, "")
     if problems and config.nlk and host in config.nlk.hosts:
         plan.service_problems = events
-    plan.desired = sorted(servers)
+    # one mode's servers are sorted and unique already (a translation's); both modes': their union
+    plan.desired = list(found[0]) if len(found) == 1 else sorted({a for servers in found for a in servers})
     return plan
 
 
