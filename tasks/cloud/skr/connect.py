@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import redis
 import structlog
 
 from kube import ApiError, Kube, ReadLimitExceeded, ResourceMissing, client_for, clusters
@@ -226,14 +225,10 @@ def reconcile(key: Key) -> Result:
         report.message = f"{type(exc).__name__}: {exc}"
     finally:
         fleet.IN_FLIGHT.dec()
-        finished = rotation.finish(kyma, report.ok)
+        finished = rotation.finish(kyma, report.ok, report.result)  # the health entry too, in the same call
         elapsed = time.perf_counter() - started
         CONNECTS.labels(report.result, finished.kind).inc()
         CONNECT_SECONDS.labels(report.result, report.provider).observe(elapsed)
-        try:
-            rotation.record_health(kyma, report.result, finished)
-        except redis.RedisError as exc:  # a metric: never the connect's failure
-            log.warning("SKR health not recorded", kyma=kyma, error=str(exc))
     if not report.ok:
         log.warning("connect failed", kyma=kyma, error=report.message, failures=finished.failures,
                     next_in=round(finished.delay, 3), kind=finished.kind)

@@ -38,12 +38,13 @@ from prometheus_client.registry import Collector
 
 from kube.toolkit.metrics import gauge, histogram
 
-__all__ = ["IN_FLIGHT", "REVISIT", "REVISIT_TARGET", "STATUSES", "FleetCollector", "health_entry", "summary"]
+__all__ = ["IN_FLIGHT", "REVISIT", "REVISIT_TARGET", "STATUSES", "STATUS_BY_RESULT", "FleetCollector", "health_entry",
+           "summary"]
 
 #: ``status`` label values of ``reconcilery_cloud_skrs``.
 STATUSES = ("ready", "not_ready", "unreachable", "pending")
 #: The connect's ``result`` -> the SKR's status.
-_BY_RESULT = {"ok": "ready", "not_ready": "not_ready", "failed": "unreachable"}
+STATUS_BY_RESULT = {"ok": "ready", "not_ready": "not_ready", "failed": "unreachable"}
 
 REVISIT = histogram(
     "reconcilery_cloud_skr_revisit_interval_seconds",
@@ -58,7 +59,7 @@ def health_entry(result: str, previous: str | None, now: float) -> str | None:
     """The SKR's health entry after a connect with ``result`` (``ok`` / ``not_ready`` / ``failed``):
     ``<status>|<since epoch seconds>``, keeping ``previous``' since while the status stays; ``None`` for
     another result."""
-    status = _BY_RESULT.get(result)
+    status = STATUS_BY_RESULT.get(result)
     if status is None:
         return None
     if previous:

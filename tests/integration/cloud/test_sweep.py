@@ -122,3 +122,25 @@ def test_stranded_in_flight_skr_is_dispatched_again(redis_url: str) -> None:
     assert rot.dispatch() == []
     time.sleep(0.3)
     assert rot.dispatch() == ["a"]
+
+
+def test_finish_keeps_the_health_entry_in_the_same_call(redis_url: str) -> None:
+    """finish(result=) keeps the health entry as record_health does: the since of a status stays while
+    the status does, a new status starts a new since, an inactive SKR's entry goes."""
+    rot = make(redis_url)
+    rot.activate("a")
+    rot.dispatch()
+    rot.finish("a", False, "failed")
+    first = rot.health()["a"]
+    assert first.startswith("unreachable|")
+    rot.dispatch()
+    rot.finish("a", False, "failed")
+    assert rot.health()["a"] == first, "still unreachable since the first failure"
+    rot.finish("a", True, "ok")  # a notification's connect: the rotation untouched, the health kept
+    assert rot.health()["a"].startswith("ready|")
+    rot.finish("a", True, "inactive")
+    assert rot.health()["a"].startswith("ready|"), "a result without a status leaves the entry"
+    rot.deactivate("a")
+    rot.redis.hset(rot.keys["health"], "a", "ready|1.000")
+    rot.finish("a", True, "ok")
+    assert "a" not in rot.health(), "an inactive SKR's entry is removed"
