@@ -28,7 +28,14 @@ from kubernetes.client import ApiClient
 
 from kube import audit, resources, settings
 from kube.client import ByteBudget, Kube, ReadLimits
-from kube.kubeconfig import KubeconfigError, from_kubeconfig_dict, local_api_client, parse_kubeconfig, secret_value
+from kube.kubeconfig import (
+    KubeconfigError,
+    cached_api_client,
+    from_kubeconfig_dict,
+    local_api_client,
+    parse_kubeconfig,
+    secret_value,
+)
 
 LOCAL = "local"
 
@@ -321,12 +328,25 @@ def client_from_secret(local: Kube, namespace: str, name: str, key: str = "confi
     Raises :class:`~kube.kubeconfig.KubeconfigError` when the Secret, the key or a usable kubeconfig is
     missing, :class:`~kube.errors.ApiError` when the Secret cannot be read.
     """
+    kube, config = _from_secret(local, namespace, name, key, cluster, timeout, parse=True)
+    assert config is not None
+    return kube, config
+
+
+def _from_secret(local: Kube, namespace: str, name: str, key: str, cluster: str, timeout: float,
+                 parse: bool) -> tuple[Kube, dict | None]:
+    """:func:`client_from_secret`; without ``parse`` the kubeconfig is not parsed again while the
+    Configuration built from this version of the Secret is cached (the parsed dict is then ``None``)."""
     secret = local.get(resources.SECRET, name, namespace)
     if secret is None:
         raise KubeconfigError(f"Secret {namespace}/{name} not found")
-    config = parse_kubeconfig(secret_value(secret, key))
     meta = secret.get("metadata") or {}
     version = (meta.get("uid"), meta.get("resourceVersion"), key) if meta.get("resourceVersion") else None
+    if not parse and version is not None:
+        cached = cached_api_client(version)
+        if cached is not None:
+            return RemoteKube(cached, cluster=cluster or name, timeout=timeout), None
+    config = parse_kubeconfig(secret_value(secret, key))
     return RemoteKube(from_kubeconfig_dict(config, cache_key=version), cluster=cluster or name, timeout=timeout), config
 
 
@@ -339,7 +359,7 @@ def remote(local: Kube, namespace: str, name: str, key: str = "config", cluster:
     builds the client, yields it and closes its connection pool when the block ends, whatever happens.
     ``timeout`` bounds connect and each read of a request (seconds). Raises as :func:`client_from_secret`.
     """
-    kube, _ = client_from_secret(local, namespace, name, key, cluster, timeout)
+    kube, _ = _from_secret(local, namespace, name, key, cluster, timeout, parse=False)
     try:
         yield kube
     finally:

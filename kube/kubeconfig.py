@@ -174,6 +174,17 @@ def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None,
     return k8s_client.ApiClient(configuration)
 
 
+def cached_api_client(cache_key: Hashable) -> k8s_client.ApiClient | None:
+    """A new ApiClient of the Configuration :func:`from_kubeconfig_dict` keeps under ``cache_key``, or
+    ``None`` when none is kept (then the kubeconfig has to be parsed)."""
+    with _cache_lock:
+        configuration = _configurations.get(cache_key)
+        if configuration is None:
+            return None
+        _configurations.move_to_end(cache_key)
+    return k8s_client.ApiClient(configuration)
+
+
 #: How many parsed kubeconfigs :func:`from_kubeconfig_dict` keeps (least recently used dropped).
 CONFIGURATION_CACHE_SIZE = 8192
 _configurations: OrderedDict[Hashable, k8s_client.Configuration] = OrderedDict()
