@@ -279,6 +279,10 @@ class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _DeadlineHTTPSConnection
 
 
+#: A request URI urllib3's URL parsing would leave as it is (no character it percent-encodes).
+_PLAIN_URI = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*")
+
+
 def _no_redirects(api_client: ApiClient) -> None:
     """Make ``api_client`` answer a 3xx as it is (an :class:`~kube.errors.ApiError`) instead of
     following it: a remote API server must not send our requests, credentials included, elsewhere.
@@ -289,8 +293,21 @@ def _no_redirects(api_client: ApiClient) -> None:
     if getattr(follow, "no_redirects", False):
         return
 
+    pools: dict[str, urllib3.HTTPConnectionPool] = {}
+    direct = not isinstance(pool, urllib3.ProxyManager)
+
     def urlopen(method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
         kw.setdefault("retries", False)  # no retry may follow a redirect either
+        if direct:
+            # the host's pool kept, as PoolManager.urlopen would find it again (its URL parse and pool
+            # lookup per request cost more than the rest of urllib3's path), for URLs urllib3 sends as given
+            split = url.find("/", url.find("://") + 3)
+            base, uri = (url[:split], url[split:]) if split > 0 else (url, "/")
+            if _PLAIN_URI.fullmatch(uri):
+                found = pools.get(base)
+                if found is None or found.pool is None:  # first use, or closed with the client
+                    found = pools[base] = pool.connection_from_url(base)
+                return found.urlopen(method, uri, redirect=False, assert_same_host=False, **kw)
         return follow(method, url, redirect=False, **kw)
 
     urlopen.no_redirects = True  # type: ignore[attr-defined]

@@ -97,6 +97,18 @@ def test_a_redirect_is_not_followed(evil: Evil) -> None:
     assert not [p for p in evil.paths if p.startswith("/internal")]
 
 
+def test_the_kept_pool_and_urllib3_send_the_same_paths(evil: Evil) -> None:
+    """Plain paths go to the client's kept pool, others through urllib3's URL encoding as before."""
+    evil.handler = lambda h: _json(h, {"metadata": {"name": "x"}})
+    kube = evil.client()
+    for name in ("a", "b c", "caf\u00e9", "a"):
+        assert kube.get(IPRANGE, name) == {"metadata": {"name": "x"}}
+    assert evil.paths == [f"/apis/cloud-resources.kyma-project.io/v1beta1/ipranges/{n}"
+                          for n in ("a", "b%20c", "caf%C3%A9", "a")]
+    kube.close()
+    assert kube.get(IPRANGE, "a") == {"metadata": {"name": "x"}}, "a closed pool is not reused"
+
+
 def _drip(h: BaseHTTPRequestHandler, byte: bytes, count: int, pause: float) -> None:
     """Write ``byte`` ``count`` times, ``pause`` seconds apart: every read succeeds, nothing ends."""
     for _ in range(count):
