@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import heapq
+import re
 import select
 import socket
 import threading
