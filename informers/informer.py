@@ -44,6 +44,7 @@ from informers import metrics, settings
 from informers.reflector import ReconnectBackoff, Reflector
 from informers.store import Store, compact, object_key
 from kube import Kube, Resource, ResourceMissing
+from kube.toolkit.metrics import Children
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +259,10 @@ def synced_informer(kube: Kube, res: Resource, namespace: str | None = None, *,
     return informer if ok else None
 
 
+# every reconcile reads through here: each (resource, source) child labelled once
+_reads = Children(metrics.INFORMER_READS)
+
+
 def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
         watch_namespace: str | None = None, copy: bool = False) -> dict[str, Any] | None:
     """The object ``namespace/name`` of ``res`` (``None`` if absent) from the process's informer
@@ -269,11 +274,11 @@ def get(kube: Kube, res: Resource, name: str, namespace: str | None = None, *,
     failures of the fallback read."""
     informer = synced_informer(kube, res, watch_namespace)
     if informer is None:
-        metrics.INFORMER_READS.labels(res.full_name, "api").inc()
+        _reads(res.full_name, "api").inc()
         return kube.get(res, name, namespace)
     if not informer.served:
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
-    metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
+    _reads(res.full_name, "cache").inc()
     obj = informer.store.get(namespace, name)
     return copy_module.deepcopy(obj) if copy and obj is not None and not informer.store.packed else obj
 
@@ -287,11 +292,11 @@ def list_objects(kube: Kube, res: Resource, namespace: str | None = None, label_
     failures of the fallback read, ``ValueError`` for a selector that does not parse."""
     informer = synced_informer(kube, res, watch_namespace)
     if informer is None:
-        metrics.INFORMER_READS.labels(res.full_name, "api").inc()
+        _reads(res.full_name, "api").inc()
         return kube.list(res, namespace=namespace, label_selector=label_selector)
     if not informer.served:
         raise ResourceMissing(404, "NotFound", f"the server could not find the requested resource ({res})")
-    metrics.INFORMER_READS.labels(res.full_name, "cache").inc()
+    _reads(res.full_name, "cache").inc()
     found = informer.store.select(label_selector, namespace)
     return copy_module.deepcopy(found) if copy and not informer.store.packed else found
 

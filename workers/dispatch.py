@@ -32,6 +32,7 @@ import redis
 import structlog
 
 import fencing
+from kube.toolkit.metrics import Children
 from workers import flower, metrics
 from workers.controller import Result, ResultKind, TerminalError
 from workers.workqueue import Finish, Taken, WorkQueue, outcome_of
@@ -160,26 +161,10 @@ class LeaseKeeper:
                 log.exception("lease keeper failed")
 
 
-@dataclass(frozen=True)
-class _Series:
-    """The metric children of one controller, labelled once (a ``labels()`` lookup costs a lock and a
-    dict probe per call, three per reconcile)."""
-
-    queue_duration: Any
-    reconcile_time: Any
-    total: dict[str, Any]
-
-
-_series: dict[str, _Series] = {}
-
-
-def _series_of(controller: str) -> _Series:
-    found = _series.get(controller)
-    if found is None:
-        found = _series[controller] = _Series(
-            metrics.QUEUE_DURATION.labels(controller), metrics.RECONCILE_TIME.labels(controller),
-            {kind.value: metrics.RECONCILE_TOTAL.labels(controller, kind.value) for kind in ResultKind})
-    return found
+# labelled once per controller: a ``labels()`` lookup costs a lock and a validation, three per reconcile
+_queue_duration = Children(metrics.QUEUE_DURATION)
+_reconcile_time = Children(metrics.RECONCILE_TIME)
+_reconcile_total = Children(metrics.RECONCILE_TOTAL)
 
 
 def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: TaskEvents | None = None) -> str:
@@ -193,8 +178,7 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
     ctrl = wq.controllers.get(taken.controller)
     key = taken.key
     uuid = f"rq-{taken.token}"
-    series = _series_of(ctrl.name)
-    series.queue_duration.observe(taken.waited)
+    _queue_duration(ctrl.name).observe(taken.waited)
     if events is not None:
         events.send("task-received", uuid=uuid, name=flower.reconcile_name(ctrl.name),
                     args=flower.key_repr(key), kwargs="{}", retries=taken.failures,
@@ -215,7 +199,7 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
                       attempt=taken.failures + 1)
         result = Result.error(f"{type(exc).__name__}: {exc}")
     elapsed = time.perf_counter() - t0
-    series.reconcile_time.observe(elapsed)
+    _reconcile_time(ctrl.name).observe(elapsed)
     finish = _done(wq, taken, result)
     if finish is None or finish.lost:
         metrics.LEASES_LOST.labels(ctrl.name).inc()
@@ -225,7 +209,7 @@ def run_reconcile(wq: WorkQueue, taken: Taken, fence: fencing.Fence, events: Tas
         if events is not None:
             events.send("task-failed", uuid=uuid, exception="LeaseLost", traceback="")
         return "lost"
-    series.total[result.outcome.value].inc()
+    _reconcile_total(ctrl.name, result.outcome.value).inc()
     if result.outcome in (ResultKind.ERROR, ResultKind.TERMINAL):
         metrics.RECONCILE_ERRORS.labels(ctrl.name).inc()
     if result.outcome is ResultKind.ERROR:
