@@ -223,26 +223,21 @@ class _LivenessMixin:
         return not poller.poll(0)
 
 
-class _LivenessHTTPConnection(_LivenessMixin, urllib3.connection.HTTPConnection):
-    pass
-
-
-class _LivenessHTTPSConnection(_LivenessMixin, urllib3.connection.HTTPSConnection):
-    pass
-
-
-class _LivenessHTTPPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _LivenessHTTPConnection
-
-
-class _LivenessHTTPSPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _LivenessHTTPSConnection
+def _pool_classes(mixin: type) -> dict[str, type[urllib3.HTTPConnectionPool]]:
+    """urllib3's pool classes by scheme (a ``PoolManager``'s ``pool_classes_by_scheme``) whose
+    connections have ``mixin`` before urllib3's own connection class (urllib3's ``ConnectionCls`` hook)."""
+    name = mixin.__name__.strip("_").removesuffix("Mixin")
+    pools: dict[str, type[urllib3.HTTPConnectionPool]] = {}
+    for scheme, pool, connection in (("http", urllib3.HTTPConnectionPool, urllib3.connection.HTTPConnection),
+                                     ("https", urllib3.HTTPSConnectionPool, urllib3.connection.HTTPSConnection)):
+        cls = type(f"_{name}{connection.__name__}", (mixin, connection), {"__module__": __name__})
+        pools[scheme] = type(f"_{name}{pool.__name__}", (pool,), {"ConnectionCls": cls, "__module__": __name__})
+    return pools
 
 
 def _cheap_liveness(api_client: ApiClient) -> ApiClient:
     """``api_client``'s pools check a pooled connection with :class:`_LivenessMixin`; returns it."""
-    api_client.rest_client.pool_manager.pool_classes_by_scheme = {"http": _LivenessHTTPPool,
-                                                                  "https": _LivenessHTTPSPool}
+    api_client.rest_client.pool_manager.pool_classes_by_scheme = dict(_LIVENESS_POOLS)
     return api_client
 
 
@@ -264,20 +259,8 @@ class _DeadlineMixin(_LivenessMixin):
             _watchdog.disarm(handle)
 
 
-class _DeadlineHTTPConnection(_DeadlineMixin, urllib3.connection.HTTPConnection):
-    pass
-
-
-class _DeadlineHTTPSConnection(_DeadlineMixin, urllib3.connection.HTTPSConnection):
-    pass
-
-
-class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _DeadlineHTTPConnection
-
-
-class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _DeadlineHTTPSConnection
+_LIVENESS_POOLS = _pool_classes(_LivenessMixin)
+_DEADLINE_POOLS = _pool_classes(_DeadlineMixin)
 
 
 #: A request URI urllib3's URL parsing would leave as it is (no character it percent-encodes).
@@ -289,7 +272,7 @@ def _no_redirects(api_client: ApiClient) -> None:
     following it: a remote API server must not send our requests, credentials included, elsewhere.
     Its connections also cut a response whose headers do not arrive within the request's deadline."""
     pool = api_client.rest_client.pool_manager
-    pool.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+    pool.pool_classes_by_scheme = dict(_DEADLINE_POOLS)
     follow = pool.urlopen
     if getattr(follow, "no_redirects", False):
         return

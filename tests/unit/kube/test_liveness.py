@@ -14,7 +14,7 @@ from kube import clusters
 def test_a_connection_the_server_closed_is_not_reused() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
-        for cls in (clusters._LivenessHTTPConnection, clusters._DeadlineHTTPConnection):
+        for cls in (clusters._LIVENESS_POOLS["http"].ConnectionCls, clusters._DEADLINE_POOLS["http"].ConnectionCls):
             conn = cls("127.0.0.1", port)
             assert conn.is_connected is False, "no socket yet"
             conn.connect()
