@@ -64,7 +64,7 @@ def seed_cloud(skrs: int) -> None:
         connect.CONNECT_SECONDS.labels(result, provider).observe(10.0 + i % 7)
         connect.CONNECTS.labels(result, "rotation").inc()
         fleet.REVISIT.observe(290.0 + i % 20)
-        rotation.record_health(kyma, result, rotation.finish(kyma, result == "ok"))
+        rotation.finish(kyma, result == "ok", result)
         kind_metrics.record_skr(kyma, {(kind_metrics.kind_label(k, "cloud-resources.kyma-project.io"),
                                         "Ready" if i % 10 else "Error"): 1 for k in SKR_KINDS})
         for k in KCP_KINDS:

@@ -232,9 +232,8 @@ def connect_costs(port: int, admin: redis.Redis, skrs: int) -> tuple[Cost, list[
             t = got.taken[0]
             kyma = t.key.name
             rot.is_active(kyma)
-            finished = rot.finish(kyma, True)
+            rot.finish(kyma, True, "ok")  # the health entry in the same call, as a connect's end
             kind_metrics.record_skr(kyma, states)
-            rot.record_health(kyma, "ok", finished)
             wq.done(t, Result.done())
 
     rotation_once()  # the first rotation writes every health entry
@@ -253,20 +252,14 @@ def connect_costs(port: int, admin: redis.Redis, skrs: int) -> tuple[Cost, list[
     parts_out.append(measure("  fetch (limit 1)", admin, skrs, take_all))
     parts_out.append(measure("  is_active (one pipeline)", admin, skrs, lambda: [rot.is_active(t.key.name)
                                                                                  for t in taken]))
-    ends: list[Any] = []
-    parts_out.append(measure("  finish.lua", admin, skrs, lambda: ends.extend(rot.finish(t.key.name, True)
-                                                                              for t in taken)))
+    parts_out.append(measure("  finish.lua (with the health entry)", admin, skrs,
+                             lambda: [rot.finish(t.key.name, True, "ok") for t in taken]))
 
     def objects() -> None:
         for t in taken:
             kind_metrics.record_skr(t.key.name, states)
 
-    def health() -> None:
-        for t, f in zip(taken, ends, strict=True):
-            rot.record_health(t.key.name, "ok", f)
-
     parts_out.append(measure("  objects.lua (record_skr)", admin, skrs, objects))
-    parts_out.append(measure("  health entry (unchanged: one HGET)", admin, skrs, health))
     parts_out.append(measure("  done", admin, skrs, lambda: [wq.done(t, Result.done()) for t in taken]))
     return steady, parts_out
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -46,7 +45,7 @@ import redis
 from tasks.cloud import settings as cloud_settings
 from tasks.cloud.rotation import cyclic_threshold
 from tasks.cloud.settings import CloudSettings
-from tasks.cloud.skr.fleet import STATUS_BY_RESULT, health_entry
+from tasks.cloud.skr.fleet import STATUS_BY_RESULT
 from workers.controller import LOCAL_CLUSTER, Key, Result
 from workers.settings import load
 from workers.workqueue import current as workqueue
@@ -125,8 +124,9 @@ class Rotation:
 
     def finish(self, kyma: str, ok: bool, result: str | None = None) -> Finish:
         """Record the end of a connect of ``kyma`` (see :class:`Finish`). With the connect's ``result``
-        (``ok`` / ``not_ready`` / ``failed``) the SKR's health entry is kept in the same script call, as
-        :meth:`record_health` would (one Redis round trip per connect instead of three)."""
+        (``ok`` / ``not_ready`` / ``failed``) the SKR's health entry ``<status>|<since>`` is kept in the same
+        script call (``finish.lua``, the one place that writes it): its since stays while its status does,
+        an inactive SKR's entry is removed, another result leaves it alone."""
         s = self.settings
         threshold = cyclic_threshold(s.cyclic_workers, s.cyclic_min_interval, s.reconcile_timeout)
         args: list[str | int | float] = [
@@ -143,18 +143,6 @@ class Rotation:
         """A notification for ``kyma``: ``accepted`` (enqueue a connect) or why it was dropped."""
         keys = self._k("rotation", "inflight", "notified", "pending")
         return _text(self._scripts["notify"](keys=keys, args=[kyma, self.settings.notif_min_interval]))
-
-    def record_health(self, kyma: str, result: str, finished: Finish) -> None:
-        """Keep the health entry of ``kyma`` after a connect with ``result`` (:func:`~tasks.cloud.skr.fleet.
-        health_entry`; the SKR's connects never overlap, so read-then-write is safe); a connect that found
-        the SKR inactive removes it."""
-        if finished.kind == "inactive":
-            self.redis.hdel(self.keys["health"], kyma)
-            return
-        previous = self.redis.hget(self.keys["health"], kyma)
-        entry = health_entry(result, None if previous is None else _text(previous), time.time())
-        if entry is not None and entry != (None if previous is None else _text(previous)):
-            self.redis.hset(self.keys["health"], kyma, entry)
 
     def health(self) -> dict[str, str]:
         """Every active SKR's health entry: kyma -> ``<status>|<since>``."""

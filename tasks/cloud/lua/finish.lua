@@ -3,7 +3,7 @@
 -- one also waits its backoff. Any other connect (a notification's) never touches the rotation: it
 -- only records its end for the notification rate limit. In the same call (one round trip per connect)
 -- the SKR's health entry '<status>|<since>' (the fleet metrics) is kept: its since stays while the status
--- does; an inactive SKR's is removed; an empty status leaves it alone (tasks.cloud.skr.fleet.health_entry).
+-- does; an inactive SKR's is removed; an empty status leaves it alone (the one writer of the entry).
 -- KEYS: rotation, inflight, failures, notified, pending[, health]
 -- ARGV: kyma, ok ('1'|'0'), threshold, min_interval, backoff_base, backoff_cap[, status]
 -- Returns {kind ('rotation'|'notification'|'inactive'), failures, delay_seconds}

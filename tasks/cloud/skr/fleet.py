@@ -38,8 +38,7 @@ from prometheus_client.registry import Collector
 
 from kube.toolkit.metrics import gauge, histogram
 
-__all__ = ["IN_FLIGHT", "REVISIT", "REVISIT_TARGET", "STATUSES", "STATUS_BY_RESULT", "FleetCollector", "health_entry",
-           "summary"]
+__all__ = ["IN_FLIGHT", "REVISIT", "REVISIT_TARGET", "STATUSES", "STATUS_BY_RESULT", "FleetCollector", "summary"]
 
 #: ``status`` label values of ``reconcilery_cloud_skrs``.
 STATUSES = ("ready", "not_ready", "unreachable", "pending")
@@ -53,20 +52,6 @@ REVISIT = histogram(
 REVISIT_TARGET = gauge("reconcilery_cloud_skr_revisit_target_seconds",
                        "The configured target revisit interval of an SKR, in seconds.")
 IN_FLIGHT = gauge("reconcilery_cloud_skr_connects_in_flight", "SKR connects running now in this process.")
-
-
-def health_entry(result: str, previous: str | None, now: float) -> str | None:
-    """The SKR's health entry after a connect with ``result`` (``ok`` / ``not_ready`` / ``failed``):
-    ``<status>|<since epoch seconds>``, keeping ``previous``' since while the status stays; ``None`` for
-    another result."""
-    status = STATUS_BY_RESULT.get(result)
-    if status is None:
-        return None
-    if previous:
-        was = previous.partition("|")[0]
-        if was == status:
-            return previous
-    return f"{status}|{now:.3f}"
 
 
 def summary(entries: Iterable[str], active: int, now: float) -> tuple[dict[str, int], float]:

@@ -3,6 +3,7 @@ min interval below the threshold, backoff, notifications that never reorder, str
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -125,14 +126,14 @@ def test_stranded_in_flight_skr_is_dispatched_again(redis_url: str) -> None:
 
 
 def test_finish_keeps_the_health_entry_in_the_same_call(redis_url: str) -> None:
-    """finish(result=) keeps the health entry as record_health does: the since of a status stays while
-    the status does, a new status starts a new since, an inactive SKR's entry goes."""
+    """finish(result=) keeps the health entry '<status>|<since>' (finish.lua, its one writer): the since of
+    a status stays while the status does, a new status starts a new since, an inactive SKR's entry goes."""
     rot = make(redis_url)
     rot.activate("a")
     rot.dispatch()
     rot.finish("a", False, "failed")
     first = rot.health()["a"]
-    assert first.startswith("unreachable|")
+    assert re.fullmatch(r"unreachable\|\d+\.\d{3}", first), first
     rot.dispatch()
     rot.finish("a", False, "failed")
     assert rot.health()["a"] == first, "still unreachable since the first failure"

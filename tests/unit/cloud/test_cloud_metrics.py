@@ -17,7 +17,7 @@ from tasks.cloud.azure.metrics import parse_path
 from tasks.cloud.gcp.metrics import region_and_project, sanitize_path, status_of, zone_region
 from tasks.cloud.kind_metrics import first_ready, kind_label, requeue_reason, state_label
 from tasks.cloud.rotation import revisit_interval
-from tasks.cloud.skr.fleet import health_entry, summary
+from tasks.cloud.skr.fleet import summary
 
 SUB = "3c1f8a57-0000-4d6e-9a11-5b2c7e0f9d44"
 
@@ -111,12 +111,8 @@ def test_requeue_reasons() -> None:
     assert requeue_reason(_done(Outcome(error="x"), Failure("refused", 400, "", "", ""))) == "refused"
 
 
-def test_health_entries_keep_the_first_failure() -> None:
-    first = health_entry("failed", None, 100.0)
-    assert first == "unreachable|100.000"
-    assert health_entry("failed", first, 200.0) == first  # still unreachable since 100
-    assert health_entry("ok", first, 300.0) == "ready|300.000"
-    assert health_entry("inactive", first, 300.0) is None
+def test_the_fleet_summary_counts_health_entries_and_the_longest_unreachable() -> None:
+    # (the entries themselves are finish.lua's: tests/integration/cloud/test_sweep.py)
     counts, longest = summary(["ready|1", "unreachable|100", "unreachable|40", "not_ready|5", "junk"], 7, 160.0)
     assert counts == {"ready": 1, "not_ready": 1, "unreachable": 2, "pending": 3}
     assert longest == 120.0
