@@ -74,8 +74,7 @@ def _drift(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, A
     return {k: v for k, v in params.items() if current.get(k, False if k == "drain" else None) != v}
 
 
-def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str], *,
-         known: bool = False) -> ServerChanges:
+def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[str]) -> ServerChanges:
     """The :class:`ServerChanges` that turn ``current`` (server objects from ``GET .../servers``, with ``id``)
     into exactly one server per ``desired`` address, each with :func:`desired_params`.
 
@@ -86,9 +85,6 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
     - the same address present several times -> the lowest id is kept, the others deleted;
     - a kept server with drifted parameters -> ``update`` with the full body (``server`` included);
       a drifted ``backup`` flag (immutable) -> ``delete`` and ``add``.
-
-    ``known``: ``current`` is what this controller's last sync left (``id`` and ``server`` only), whose
-    parameters are :func:`desired_params` by construction: no drift is looked for.
 
     ``protocol`` is ``http`` or ``stream``. Output order is deterministic (adds in address order,
     deletes and updates by id; unwanted servers move to the missing addresses in id x address order).
@@ -106,7 +102,7 @@ def diff(protocol: str, current: Iterable[Mapping[str, Any]], desired: Iterable[
         if address not in wanted or address in kept:
             changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue
-        drift = {} if known else _drift(server, params)
+        drift = _drift(server, params)
         if "backup" in drift:
             changes.deletes.append(ServerChange("delete", address, server_id=int(server["id"])))
             continue
@@ -139,10 +135,10 @@ def _place(changes: ServerChanges, params: Mapping[str, Any], movable: list[Mapp
 
 
 def diff_known(protocol: str, servers: Mapping[int, str], desired: Iterable[str]) -> ServerChanges:
-    """:func:`diff` with ``known`` of the servers ``{id: address}`` a view holds (what this controller's
-    last sync left: plain servers with :func:`desired_params`), without building a server object per
-    server (a Node change diffs 1,000 upstreams of 100 servers per host). Same result as
-    ``diff(protocol, [{"id": i, "server": a} ...], desired, known=True)``."""
+    """:func:`diff` of the servers ``{id: address}`` a view holds (what this controller's last sync left:
+    plain servers with :func:`desired_params`, so no drift is looked for), without building a server
+    object per server (a Node change diffs 1,000 upstreams of 100 servers per host). Same result as
+    ``diff(protocol, [{"id": i, "server": a, **desired_params(protocol)} ...], desired)``."""
     wanted = desired if isinstance(desired, (set, frozenset)) else set(desired)
     changes = ServerChanges()
     present = set(servers.values())

@@ -136,5 +136,5 @@ def test_diff_known_is_diff_of_the_view_s_servers(protocol: str) -> None:
     for _ in range(400):
         view = {rng.randrange(1, 50): rng.choice(addresses) for _ in range(rng.randrange(0, 7))}
         desired = rng.sample(addresses, rng.randrange(0, 6))
-        objects = [{"id": i, "server": a} for i, a in view.items()]
-        assert diff_known(protocol, view, desired) == diff(protocol, objects, desired, known=True), (view, desired)
+        objects = [{"id": i, "server": a, **desired_params(protocol)} for i, a in view.items()]
+        assert diff_known(protocol, view, desired) == diff(protocol, objects, desired), (view, desired)
