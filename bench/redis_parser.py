@@ -1,12 +1,13 @@
 """Client CPU per workqueue key with redis-py's pure-Python reply parser and with hiredis.
 
-    PYTHONPATH=<dir with hiredis> python bench/redis_parser.py [--keys 5000] [--rounds 3]
+    python bench/redis_parser.py [--keys 5000] [--rounds 3]
 
 Starts its own ``redis-server`` and drives :class:`workers.workqueue.WorkQueue` in this process as the
 watcher and a busy dispatcher call it: ``add_batch`` (1,000 keys per call), then per key ``fetch``
 (limit 1) and ``done``. Prints this process's CPU (``time.process_time``) per key for each parser,
-alternating parsers ``--rounds`` times (the box is shared: compare rows of one run). hiredis is used
-only when importable; redis-py picks it by default then, so the pure-Python rows force ``_RESP2Parser``.
+alternating parsers ``--rounds`` times (the box is shared: compare rows of one run). hiredis (a
+dependency: ``redis[hiredis]``) is what redis-py picks by default; the pure-Python rows force the parser
+redis-py would use without it for the client's protocol (RESP3, redis-py's default, as the workers').
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 import redis
-from redis._parsers import _RESP2Parser
+from redis._parsers import _RESP2Parser, _RESP3Parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from reconcilery.localredis import LocalRedis
@@ -53,11 +54,14 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    # the pure-Python parser of the protocol the workers' clients speak (redis-py's default)
+    protocol = redis.ConnectionPool().make_connection().protocol  # not connected: its settings only
+    python = _RESP3Parser if str(protocol) == "3" else _RESP2Parser
     try:
         import hiredis  # noqa: F401
-        parsers: dict[str, type | None] = {"python": _RESP2Parser, "hiredis": None}
+        parsers: dict[str, type | None] = {"python": python, "hiredis": None}
     except ImportError:
-        parsers = {"python": _RESP2Parser}
+        parsers = {"python": python}
     print(f"load average {os.getloadavg()[0]:.2f} at the start; {args.keys:,} keys per row")
     with LocalRedis(free_port()) as server:
         for r in range(args.rounds):
