@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextvars
 import heapq
-import re
 import select
 import socket
 import threading
@@ -263,35 +262,20 @@ _LIVENESS_POOLS = _pool_classes(_LivenessMixin)
 _DEADLINE_POOLS = _pool_classes(_DeadlineMixin)
 
 
-#: A request URI urllib3's URL parsing would leave as it is (no character it percent-encodes).
-_PLAIN_URI = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*")
-
-
 def _no_redirects(api_client: ApiClient) -> None:
     """Make ``api_client`` answer a 3xx as it is (an :class:`~kube.errors.ApiError`) instead of
-    following it: a remote API server must not send our requests, credentials included, elsewhere.
-    Its connections also cut a response whose headers do not arrive within the request's deadline."""
+    following it, and never retry: a remote API server must not send our requests, credentials
+    included, elsewhere (:class:`RemoteKube` asks urllib3 for neither on each request; this covers any
+    other use of the client's pools). Its connections also cut a response whose headers do not arrive
+    within the request's deadline."""
     pool = api_client.rest_client.pool_manager
     pool.pool_classes_by_scheme = dict(_DEADLINE_POOLS)
     follow = pool.urlopen
     if getattr(follow, "no_redirects", False):
         return
 
-    pools: dict[str, urllib3.HTTPConnectionPool] = {}
-    direct = not isinstance(pool, urllib3.ProxyManager)
-
     def urlopen(method: str, url: str, redirect: bool = True, **kw: Any) -> Any:
-        kw.setdefault("retries", False)  # no retry may follow a redirect either
-        if direct:
-            # the host's pool kept, as PoolManager.urlopen would find it again (its URL parse and pool
-            # lookup per request cost more than the rest of urllib3's path), for URLs urllib3 sends as given
-            split = url.find("/", url.find("://") + 3)
-            base, uri = (url[:split], url[split:]) if split > 0 else (url, "/")
-            if _PLAIN_URI.fullmatch(uri):
-                found = pools.get(base)
-                if found is None or found.pool is None:  # first use, or closed with the client
-                    found = pools[base] = pool.connection_from_url(base)
-                return found.urlopen(method, uri, redirect=False, assert_same_host=False, **kw)
+        kw["retries"] = False  # no retry may follow a redirect either
         return follow(method, url, redirect=False, **kw)
 
     urlopen.no_redirects = True  # type: ignore[attr-defined]
@@ -305,6 +289,8 @@ class RemoteKube(Kube):
     no redirects followed. Its calls are recorded by :mod:`kube.audit` as made to that cluster, so the RBAC check
     of deploy/ leaves them out (they are governed by the other cluster's RBAC for the kubeconfig's
     user)."""
+
+    _redirects: dict[str, Any] = {"redirect": False, "retries": False}
 
     def __init__(self, api_client: ApiClient, cluster: str = "local", timeout: float = 30.0,
                  limits: ReadLimits | None = None, budget: ByteBudget | None = None) -> None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 import threading
 import time
+import urllib.request
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from kubernetes import client as k8s_client
@@ -139,14 +142,31 @@ def current_namespace(config: Mapping[str, Any]) -> str:
 
 def configuration_from_dict(config: dict[str, Any], context: str | None = None) -> k8s_client.Configuration:
     """The client Configuration of a kubeconfig dict. Raises :class:`KubeconfigError` when not usable."""
-    configuration = k8s_client.Configuration()
+    proxies = _environment_proxies()
+    # the proxy settings given (the kubeconfig's proxy-url may still set one): the official Configuration
+    # would read the process's environment once when built and again each time its host is set
+    configuration = k8s_client.Configuration(proxy=_UNSET_PROXY, no_proxy=proxies.get("no"))
     try:
         k8s_config.load_kube_config_from_dict(config, context=context, client_configuration=configuration,
                                               persist_config=False)
     except (k8s_config.ConfigException, KeyError, TypeError, ValueError) as exc:
         raise KubeconfigError(f"kubeconfig not usable: {exc}") from exc
+    if configuration.proxy == _UNSET_PROXY:  # as the official Configuration picks the environment's proxy
+        configuration.proxy = proxies.get(urlsplit(configuration.host).scheme) or proxies.get("all")
     _tune(configuration, small=True)
     return configuration
+
+
+#: What :func:`configuration_from_dict` builds a Configuration with until it knows the proxy.
+_UNSET_PROXY = ""
+
+
+@functools.cache
+def _environment_proxies() -> dict[str, str]:
+    """``urllib.request.getproxies()`` of this process, read once: it walks the whole environment, and
+    the official Configuration does so twice per SKR client built (issue 31: a fleet connect builds
+    one). A worker's environment is fixed when it starts."""
+    return dict(urllib.request.getproxies())
 
 
 def from_kubeconfig_dict(config: dict[str, Any], context: str | None = None,

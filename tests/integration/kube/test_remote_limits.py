@@ -33,11 +33,13 @@ class Evil:
     def __init__(self) -> None:
         self.handler: Handler = lambda h: h.send_error(404)
         self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
         evil = self
 
         class _H(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 evil.paths.append(self.path)
+                evil.headers.append({k.lower(): v for k, v in self.headers.items()})
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     evil.handler(self)
 
@@ -107,6 +109,28 @@ def test_the_kept_pool_and_urllib3_send_the_same_paths(evil: Evil) -> None:
                           for n in ("a", "b%20c", "caf%C3%A9", "a")]
     kube.close()
     assert kube.get(IPRANGE, "a") == {"metadata": {"name": "x"}}, "a closed pool is not reused"
+
+
+def test_a_host_with_a_path_prefix_and_a_query_reach_the_server_as_the_official_client_sends_them(evil: Evil) -> None:
+    """A Configuration host with a path (a proxying front such as Rancher's ``/k8s/clusters/<id>``) keeps its
+    prefix on the kept pool; the query is encoded by the official client's ``parameters_to_url_query``;
+    the local (trusted) client takes the same path and sends its bearer token."""
+    evil.handler = lambda h: _json(h, {"kind": "IpRangeList", "metadata": {}, "items": []})
+    config = k8s.Configuration()
+    config.host = f"{evil.url}/k8s/clusters/c-1"
+    config.api_key = {"BearerToken": "sekret"}
+    config.api_key_prefix = {"BearerToken": "Bearer"}
+    local = Kube(k8s.ApiClient(config), timeout=2.0)
+    assert local.list(IPRANGE, label_selector="a=b,c in (d e)") == []
+    assert local.request("GET", IPRANGE.path(None, "x"), query=[("dryRun", True), ("limit", 5)]) is not None
+    assert evil.paths == [
+        "/k8s/clusters/c-1/apis/cloud-resources.kyma-project.io/v1beta1/ipranges?labelSelector=a%3Db%2Cc%20in%20%28d%20e%29"
+        "&limit=500",
+        "/k8s/clusters/c-1/apis/cloud-resources.kyma-project.io/v1beta1/ipranges/x?dryRun=true&limit=5",
+    ]
+    assert evil.headers[-1]["authorization"] == "Bearer sekret"
+    assert evil.headers[-1]["user-agent"].startswith("OpenAPI-Generator/"), "the official client's default headers"
+    local.close()
 
 
 def _drip(h: BaseHTTPRequestHandler, byte: bytes, count: int, pause: float) -> None:
