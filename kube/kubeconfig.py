@@ -145,7 +145,7 @@ def configuration_from_dict(config: dict[str, Any], context: str | None = None) 
     proxies = _environment_proxies()
     # the proxy settings given (the kubeconfig's proxy-url may still set one): the official Configuration
     # would read the process's environment once when built and again each time its host is set
-    configuration = k8s_client.Configuration(proxy=_UNSET_PROXY, no_proxy=proxies.get("no"))
+    configuration = k8s_client.Configuration(proxy=_UNSET_PROXY, no_proxy=proxies.get("no") or "")
     try:
         k8s_config.load_kube_config_from_dict(config, context=context, client_configuration=configuration,
                                               persist_config=False)
@@ -153,6 +153,7 @@ def configuration_from_dict(config: dict[str, Any], context: str | None = None) 
         raise KubeconfigError(f"kubeconfig not usable: {exc}") from exc
     if configuration.proxy == _UNSET_PROXY:  # as the official Configuration picks the environment's proxy
         configuration.proxy = proxies.get(urlsplit(configuration.host).scheme) or proxies.get("all")
+    configuration.no_proxy = proxies.get("no")
     _tune(configuration, small=True)
     return configuration
 

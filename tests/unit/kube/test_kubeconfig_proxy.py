@@ -51,3 +51,21 @@ def test_the_proxy_is_the_official_clients_choice(environment: pytest.MonkeyPatc
     assert (ours.host, ours.proxy, ours.no_proxy) == (official.host, official.proxy, official.no_proxy)
     assert k8s.ApiClient(ours).rest_client.pool_manager.__class__ is \
         k8s.ApiClient(official).rest_client.pool_manager.__class__  # a ProxyManager exactly when proxied
+
+
+def test_the_environment_is_read_once_per_process(environment: pytest.MonkeyPatch) -> None:
+    """Building SKR clients does not walk the environment again (the official Configuration would, twice each)."""
+    import kubernetes.client.configuration as official
+
+    calls: list[int] = []
+    real = official.getproxies
+
+    def counted() -> dict[str, str]:
+        calls.append(1)
+        return real()
+
+    environment.setattr(official, "getproxies", counted)
+    environment.setattr(kubeconfig.urllib.request, "getproxies", counted)
+    for n in range(3):
+        kubeconfig.configuration_from_dict(_config(f"https://api.skr-{n}.example"))
+    assert len(calls) == 1
