@@ -149,6 +149,9 @@ def main() -> None:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
     finally:
+        from informers import informer
+
+        informer.reset()  # the KCP informers the connects started (tasks.cloud.reads), before their server
         server.stop()
         local_redis.stop()
 

@@ -87,7 +87,7 @@ def _volume(ctx: SkrContext, namespace: str, name: str) -> tuple[dict[str, Any] 
     volume = ctx.get(names.AWS_NFS_VOLUME, name, namespace)
     if volume is None:
         return None, None
-    return volume, mirror(ctx.kcp, names.NFS_INSTANCE, volume, ctx.kyma)
+    return volume, mirror(ctx.kcp_reads, names.NFS_INSTANCE, volume, ctx.kyma)
 
 
 def _newer_in_schedule(ctx: SkrContext, res: Resource, obj: Mapping[str, Any]) -> bool:

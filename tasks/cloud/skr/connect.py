@@ -36,7 +36,7 @@ import structlog
 from kube import ApiError, Kube, ReadLimitExceeded, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter, histogram
-from tasks.cloud import kind_metrics, names, registry, settings, sweep
+from tasks.cloud import kind_metrics, names, reads, registry, settings, sweep
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.skr import cloudresources, fleet, installer, kind, skrstatus, timed
 from tasks.cloud.skr.context import SkrContext, run_object
@@ -152,7 +152,8 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None
     """One connect (steps 2-6 of the module doc), told in ``report`` (default a new one; given, it keeps
     what the connect learnt, the provider, when it raises). Raises ``ApiError`` / ``KubeconfigError``."""
     report = report or ConnectReport(kyma)
-    scope = kcp.get(names.SCOPE, kyma, s.kcp_namespace)
+    kcp_reads = reads.kcp_reader(kcp)  # the KCP objects read by name: the informers' (tasks.cloud.reads)
+    scope = kcp_reads.get(names.SCOPE, kyma, s.kcp_namespace)
     if scope is None:
         time.sleep(0.1)
         report.result, report.message = "failed", "SKR scope not found"
@@ -164,12 +165,12 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None
         if seen is None:
             report.result = "not_ready"
             report.handles.append({"title": "Readiness", "ok": False, "outcomes": ["NotReady"]})
-            skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
+            skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles, reader=kcp_reads)
             return report
         if s.connect_delay:
             time.sleep(s.connect_delay)
         ctx = SkrContext(kyma=kyma, skr=skr, kcp=kcp, scope=scope, settings=s,
-                         deadline=time.monotonic() + s.reconcile_timeout)
+                         deadline=time.monotonic() + s.reconcile_timeout, kcp_reader=kcp_reads)
         instances, size = seen
         if instances:
             ctx.remember(names.CLOUD_RESOURCES, instances, size)
@@ -188,7 +189,7 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
         if not any("window ended" in (h.get("outcomes") or []) for h in report.handles):
             kind_metrics.record_skr(kyma, states)  # every object seen: this SKR's objects by state
-    skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
+    skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles, reader=kcp_reads)
     report.result = "ok"
     return report
 

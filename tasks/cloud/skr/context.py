@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from informers.reader import Reader
 from kube import Kube, Resource
-from tasks.cloud import names, registry
+from tasks.cloud import names, reads, registry
 from tasks.cloud.ownership import invalid_id
 from tasks.cloud.settings import CloudSettings
 from tasks.cloud.validate import Ranked
@@ -34,6 +35,8 @@ class SkrContext:
         scope: the runtime's KCP Scope.
         settings: the domain's settings.
         deadline: ``time.monotonic()`` at which the connect's reconcile window ends.
+        kcp_reader: what KCP objects are read through (:attr:`kcp_reads`); default: the process's
+            informers over ``kcp`` (:mod:`tasks.cloud.reads`).
     """
 
     kyma: str
@@ -42,6 +45,7 @@ class SkrContext:
     scope: Mapping[str, Any]
     settings: CloudSettings
     deadline: float
+    kcp_reader: Reader | None = None
     def objects(self, res: Resource) -> list[dict[str, Any]]:
         """Objects of ``res`` from the connect's snapshot (listed once, like the original's short-lived
         cache), read from the SKR when there is none; its bytes stay charged to the SKR client's
@@ -72,13 +76,13 @@ class SkrContext:
         return self.settings.quota(self.kyma, key, registry.quota_default(key))
 
     def mirror(self, res: Resource, ident: str) -> dict[str, Any] | None:
-        """The KCP object of ``res`` named ``ident`` (an SKR object's id) in the KCP namespace; read only when
-        ``ident`` is a canonical UUID (ownership before action: never a request path from an unchecked
-        id), ``None`` otherwise or when missing. Raises ``kube.ApiError``."""
+        """The KCP object of ``res`` named ``ident`` (an SKR object's id) in the KCP namespace (through
+        :attr:`kcp_reads`); read only when ``ident`` is a canonical UUID (ownership before action: never a
+        request path from an unchecked id), ``None`` otherwise or when missing. Raises ``kube.ApiError``."""
         if not ident or invalid_id(ident) is not None:
             return None
         return self._read_once(("kcp", res.full_name, self.kcp_namespace, ident),
-                               lambda: self.kcp.get(res, ident, self.kcp_namespace))
+                               lambda: self.kcp_reads.get(res, ident, self.kcp_namespace))
 
     def _read_once(self, key: tuple[str, str, str, str],
                    read: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -139,6 +143,15 @@ class SkrContext:
         self._cache: dict[str, list[dict[str, Any]]] = {}
         self._sizes: dict[str, int] = {}  # raw bytes of each snapshot, charged to the SKR client's budget
         self._reads: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}  # (cluster, kind, ns, name)
+
+    @property
+    def kcp_reads(self) -> Reader:
+        """Reads of the KCP: :attr:`kcp_reader`, by default gets of the kinds :mod:`tasks.cloud.reads`
+        caches from the process's informers (as the original's cached KCP client), other reads from the
+        API server."""
+        if self.kcp_reader is None:
+            self.kcp_reader = reads.kcp_reader(self.kcp)
+        return self.kcp_reader
 
     @property
     def provider(self) -> str:

@@ -42,7 +42,7 @@ def source_instance(ctx: SkrContext, volume: Mapping[str, Any] | None) -> str | 
     own KCP NfsInstance (``None``: no volume, no id, or a mirror that is not this volume's)."""
     if volume is None:
         return None
-    kcp = mirror(ctx.kcp, names.NFS_INSTANCE, volume, ctx.kyma)
+    kcp = mirror(ctx.kcp_reads, names.NFS_INSTANCE, volume, ctx.kyma)
     if kcp is None:
         return None
     location = str(((((kcp.get("spec") or {}).get("instance") or {}).get("gcp") or {}).get("location")) or "")

@@ -11,7 +11,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kube import Kube, Resource
+from informers.reader import Reader
+from kube import Resource
 from kube.clock import now_rfc3339
 from kube.toolkit import Executed, Outcome, execute
 from tasks.cloud import kind_metrics, settings
@@ -65,7 +66,7 @@ def reconcile(ctx: SkrContext, namespace: str, name: str, *, kind: Kind, res: Re
     return done.result
 
 
-def mirror(kcp: Kube, res: Resource, obj: Mapping[str, Any], kyma: str) -> dict[str, Any] | None:
+def mirror(kcp: Reader, res: Resource, obj: Mapping[str, Any], kyma: str) -> dict[str, Any] | None:
     """The KCP mirror (of resource ``res``, in the KCP namespace) that the SKR object ``obj`` of runtime
     ``kyma`` names by its ``status.id``; ``None`` when it has no id, one that is no canonical UUID (never
     read), the mirror is gone or is not this object's (its owner labels: ownership before action, also for

@@ -37,7 +37,7 @@ def _kcp_of(ctx: SkrContext, kind: str, obj: dict[str, Any]) -> dict[str, Any] |
     if kind == AWS and not ident:
         ident = str((meta.get("labels") or {}).get(names.LABEL_SKR_ID) or "")
     if ident:
-        return ctx.kcp.get(names.NFS_INSTANCE, ident, ctx.kcp_namespace) if invalid_id(ident) is None else None
+        return ctx.kcp_reads.get(names.NFS_INSTANCE, ident, ctx.kcp_namespace) if invalid_id(ident) is None else None
     if kind == AWS:
         return None
     labels = owner_labels(ctx.kyma, str(meta["name"]), str(meta.get("namespace") or ""))

@@ -35,7 +35,7 @@ import structlog
 from kube import ApiError, ResourceMissing, client_for, clusters
 from kube.kubeconfig import KubeconfigError
 from kube.toolkit.metrics import counter
-from tasks.cloud import names, registry, settings, sweep
+from tasks.cloud import names, reads, registry, settings, sweep
 from tasks.cloud.skr import kind
 from tasks.cloud.skr.context import SkrContext, run_object
 from tasks.cloud.validate import DNS_LABEL, DNS_SUBDOMAIN
@@ -125,7 +125,7 @@ def reconcile(key: Key) -> Result:
         RUNS.labels("dropped").inc()
         return Result.done()
     kcp = client_for(key.cluster)
-    scope = kcp.get(names.SCOPE, target.kyma, s.kcp_namespace)
+    scope = reads.kcp_reader(kcp).get(names.SCOPE, target.kyma, s.kcp_namespace)  # the informers' (tasks.cloud.reads)
     side = target.kind.skr
     assert side is not None
     provider = str(((scope or {}).get("spec") or {}).get("provider") or "")

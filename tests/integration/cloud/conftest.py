@@ -294,6 +294,9 @@ def cloud(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory,
             if env.workers is not None:
                 env.workers.stop()
         local_redis.stop()
+        from informers import informer
+
+        informer.reset()  # the KCP informers of connects the tests ran in this process (tasks.cloud.reads)
         server.stop()
         gcp.stop()
         azure.stop()

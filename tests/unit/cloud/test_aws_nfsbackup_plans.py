@@ -431,7 +431,7 @@ IDENT = "0b9e4c1e-8a53-4c0e-9f3a-2d5c8c2f6f11"
 def ctx_with(instance_labels: dict[str, str], objects: list[dict[str, Any]]) -> SkrContext:
     kcp = _Kcp({IDENT: {"metadata": {"name": IDENT, "labels": instance_labels}, "status": {"id": "fs-0123"}}})
     ctx = SkrContext(kyma="k1", skr=None, kcp=kcp, scope=SCOPE, settings=CloudSettings(),  # type: ignore[arg-type]
-                     deadline=0)
+                     deadline=0, kcp_reader=kcp)  # type: ignore[arg-type]
     volume = {"metadata": {"name": "vol", "namespace": "apps"}, "status": {"id": IDENT, "conditions": READY}}
     ctx.remember(names.AWS_NFS_VOLUME, [volume])
     ctx.remember(names.AWS_NFS_VOLUME_BACKUP, objects)
