@@ -35,6 +35,9 @@ PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
 }
 LIST_PAGE_SIZE = 500
+#: The Accept header of :meth:`Kube.list_metadata`: the metadata-only list, else plain JSON.
+METADATA_LIST_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json")
 Query = Sequence[tuple[str, str | int | bool]]
 #: ``(resource, verb, object)`` after a successful write of this client: verb ``"write"`` (create,
 #: replace, patch, status patch: ``object`` is the API server's answer, decoded once more for the
@@ -169,13 +172,14 @@ class Kube:
 
     def open(self, method: str, path: str, query: Query = (), body: Any = None,
              content_type: str | None = None, timeout: float | tuple[float, float] | None = None,
-             name: str | None = None) -> urllib3.BaseHTTPResponse:
+             name: str | None = None, accept: str | None = None) -> urllib3.BaseHTTPResponse:
         """Send one request; the open urllib3 response on 2xx (caller reads and closes it).
 
         A non-2xx answer's body is read through :func:`_read_bounded`: at most :data:`ERROR_BODY_MAX`
         bytes, the request's timeout a total deadline from the start of the request (a trickled or
         endless error body cannot hold a thread; issue 27), else :class:`ReadLimitExceeded`.
 
+        ``accept``: the Accept header (default ``application/json``).
         ``timeout``: seconds, or ``(connect, read)``; default :attr:`timeout` for both. Inside a
         reconcile the timeout is bounded by what is left of its deadline (and, for writes, of its
         lease), and a reconcile that must stop gets :class:`fencing.LeaseLost` or
@@ -193,7 +197,7 @@ class Kube:
                 fencing.check()
         elif timeout is None and self.limits is not None:
             timeout = self.timeout  # a number: urllib3's total timeout, not one per read
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept or "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type or "application/json"
         try:
@@ -239,22 +243,22 @@ class Kube:
                                preload_content=False, **self._redirects)
 
     def request(self, method: str, path: str, query: Query = (), body: Any = None,
-                content_type: str | None = None, name: str | None = None) -> Any:
+                content_type: str | None = None, name: str | None = None, accept: str | None = None) -> Any:
         """Send one request and decode its JSON answer (``None`` for an empty body).
 
         Raises :class:`ApiError` or a subclass (:class:`NotFound`, :class:`Conflict`, ...).
         """
-        return self._decode(method, path, *self._raw(method, path, query, body, content_type, name))
+        return self._decode(method, path, *self._raw(method, path, query, body, content_type, name, accept=accept))
 
     def _raw(self, method: str, path: str, query: Query = (), body: Any = None,
              content_type: str | None = None, name: str | None = None,
-             max_bytes: int | None = None) -> tuple[int, bytes | bytearray]:
+             max_bytes: int | None = None, accept: str | None = None) -> tuple[int, bytes | bytearray]:
         """Send one request; ``(status, raw answer)`` of a 2xx answer (raises as :meth:`request`).
         With :attr:`limits`, the answer is read in chunks and abandoned past ``max_bytes`` (or past
         ``max_bytes`` when given, what is left of a list's budget) or past the request's deadline."""
         limits = self.limits
         deadline = time.monotonic() + self.timeout
-        response = self.open(method, path, query, body, content_type, name=name)
+        response = self.open(method, path, query, body, content_type, name=name, accept=accept)
         cap = limits.max_bytes if limits is not None and max_bytes is None else max_bytes
         budget = self.budget
         by_budget = budget is not None and cap is not None and budget.left < cap
@@ -319,22 +323,24 @@ class Kube:
 
     def list_measured(self, res: Resource, namespace: str | None = None,
                       label_selector: str | None = None, field_selector: str | None = None,
-                      page_size: int = LIST_PAGE_SIZE) -> tuple[list[dict[str, Any]], str, int]:
-        """As :meth:`list_with_version`, and the raw bytes read (0 without :attr:`limits`). With a
+                      page_size: int = LIST_PAGE_SIZE, *,
+                      accept: str | None = None) -> tuple[list[dict[str, Any]], str, int]:
+        """As :meth:`list_with_version`, and the raw bytes read (0 without :attr:`limits`); ``accept``:
+        the Accept header (:meth:`list_metadata`). With a
         :attr:`budget`, those bytes stay charged to it until the caller gives them back
         (``kube.budget.give(size)``) when it drops the objects; a list past what is left raises
         :class:`ReadLimitExceeded` (reason ``"BudgetExhausted"``) and keeps nothing charged."""
         taken = [0]  # bytes charged so far, given back when the list fails
         try:
-            return self._list(res, namespace, label_selector, field_selector, page_size, taken)
+            return self._list(res, namespace, label_selector, field_selector, page_size, taken, accept)
         except BaseException:
             if self.budget is not None:
                 self.budget.give(taken[0])
             raise
 
     def _list(self, res: Resource, namespace: str | None, label_selector: str | None,
-              field_selector: str | None, page_size: int,
-              taken: builtins.list[int]) -> tuple[builtins.list[dict[str, Any]], str, int]:
+              field_selector: str | None, page_size: int, taken: builtins.list[int],
+              accept: str | None = None) -> tuple[builtins.list[dict[str, Any]], str, int]:
         limits = self.limits
         budget = self.budget
         if limits is not None:
@@ -353,13 +359,13 @@ class Kube:
             page_query = [*query, ("limit", page_size)] + ([("continue", token)] if token else [])
             path = res.path(namespace)
             if limits is None:
-                page = self.request("GET", path, page_query) or {}
+                page = self.request("GET", path, page_query, accept=accept) or {}
             else:
                 pages_left -= 1
                 if pages_left < 0:
                     raise ReadLimitExceeded("TooManyPages", f"list {res} of cluster {self.cluster}: more pages "
                                             f"than {limits.max_objects} objects need")
-                status, raw = self._raw("GET", path, page_query, max_bytes=bytes_left)
+                status, raw = self._raw("GET", path, page_query, max_bytes=bytes_left, accept=accept)
                 bytes_left -= len(raw)
                 if budget is not None:
                     budget.take(len(raw), f"list {res} of cluster {self.cluster}")
@@ -384,6 +390,20 @@ class Kube:
         """Every matching object (all namespaces when ``namespace`` is None). Raises
         :class:`ResourceMissing` when the kind is not served, :class:`ApiError` otherwise."""
         return self.list_with_version(res, namespace, label_selector, field_selector)[0]
+
+    def list_metadata(self, res: Resource, namespace: str | None = None,
+                      label_selector: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The metadata of every matching object, each as ``{"apiVersion", "kind", "metadata"}`` of
+        ``res``: asked for as a ``PartialObjectMetadataList`` (``Accept: application/json;as=
+        PartialObjectMetadataList;g=meta.k8s.io;v=v1``, as client-go's metadata client), so an API server
+        sends no spec or status; a server that does not serve that form sends the whole objects, of which
+        only the metadata is kept. Bounded like :meth:`list` (read limits, budget). Raises
+        :class:`ResourceMissing` when the kind is not served, :class:`ApiError` otherwise."""
+        items, _, size = self.list_measured(res, namespace, label_selector, accept=METADATA_LIST_ACCEPT)
+        if self.budget is not None:
+            self.budget.give(size)  # only the metadata is kept, and it is the caller's now
+        return [{"apiVersion": res.api_version, "kind": res.kind, "metadata": item.get("metadata") or {}}
+                for item in items]
 
     def create(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
         """Create ``body`` (namespace from ``metadata.namespace``); the created object.

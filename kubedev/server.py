@@ -59,6 +59,24 @@ CLUSTERS_PREFIX = "/clusters/"
 _dumps = encoding.dumps  # compact JSON; a CRD's spec encoded once (kubedev.encoding)
 
 
+def _metadata_list_version(accept: str) -> str | None:
+    """``v1`` / ``v1beta1`` when the first media range of ``accept`` that this server can answer is a
+    ``PartialObjectMetadataList`` of ``meta.k8s.io`` in that version (``application/json;as=
+    PartialObjectMetadataList;g=meta.k8s.io;v=v1``, as the API server negotiates it), else ``None``
+    (plain JSON; ranges it cannot answer, e.g. protobuf or tables, are passed over)."""
+    for media_range in accept.split(","):
+        kind, *params = (part.strip() for part in media_range.split(";"))
+        if kind not in ("application/json", "application/*", "*/*"):
+            continue
+        given = dict(p.split("=", 1) for p in params if "=" in p)
+        if "as" not in given:
+            return None
+        if given["as"] == "PartialObjectMetadataList" and given.get("g") == "meta.k8s.io" \
+                and given.get("v") in ("v1", "v1beta1"):
+            return given["v"]
+    return None
+
+
 def _json(obj: Any, status: int = 200) -> web.Response:
     return web.Response(body=_dumps(obj), status=status, content_type="application/json")
 
@@ -393,6 +411,14 @@ class _Handler:
         if result.continue_token:
             meta["continue"] = result.continue_token
             meta["remainingItemCount"] = result.remaining
+        metadata_as = _metadata_list_version(request.headers.get("Accept", ""))
+        if metadata_as is not None:  # client-go's metadata client: the objects' metadata only
+            api_version = f"meta.k8s.io/{metadata_as}"
+            body = encoding.dumps_list(
+                {"kind": "PartialObjectMetadataList", "apiVersion": api_version, "metadata": meta},
+                [{"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": view(rt, o)["metadata"]}
+                 for o in result.items])
+            return web.Response(body=body, content_type="application/json")
         body = encoding.dumps_list({"kind": f"{rt.kind}List", "apiVersion": rt.api_version, "metadata": meta},
                                    [view(rt, o) for o in result.items])
         return web.Response(body=body, content_type="application/json")

@@ -11,7 +11,10 @@ original's GET per CRD; a CRD the list does not return (absent, installed withou
 installer, or its label taken off by the SKR's owner) is read by name, and one that exists without the
 label is updated like one of another version (which labels it), so the next connect finds it in the list.
 The list is the SKR's answer like any other: bounded by the client's read limits and budget, and only
-the names of our manifests are looked at.
+the names of our manifests are looked at. It asks for the CRDs' metadata only (a
+``PartialObjectMetadataList``, :meth:`kube.Kube.list_metadata`): their schemas were two thirds of the
+bytes a steady connect read (27 of 40 KB on AWS); an update is built from the manifest and the current
+metadata (its resourceVersion included), as before.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ def install_crds(skr: Kube, provider: str, settings: CloudSettings, api_disabled
     applied = []
     manifests = install.shared_crds("skr", provider=provider)  # read-only: copied where written
     wanted = {crd["metadata"]["name"] for crd in manifests}
-    ours = skr.list(resources.CRD, label_selector=install.INSTALLER_SELECTOR)
+    # the metadata only (a PartialObjectMetadataList): the version annotation and label are all it compares
+    ours = skr.list_metadata(resources.CRD, label_selector=install.INSTALLER_SELECTOR)
     listed = {str(o["metadata"]["name"]): o for o in ours if (o.get("metadata") or {}).get("name") in wanted}
     for crd in manifests:
         name = crd["metadata"]["name"]
@@ -71,7 +75,8 @@ def install_crds(skr: Kube, provider: str, settings: CloudSettings, api_disabled
             meta = {**current["metadata"], "labels": dict(crd["metadata"].get("labels") or {}),
                     "annotations": {**(current["metadata"].get("annotations") or {}),
                                     **(crd["metadata"].get("annotations") or {})}}
-            skr.replace(resources.CRD, {**current, "metadata": meta, "spec": copy.deepcopy(crd["spec"])})
+            skr.replace(resources.CRD, {"apiVersion": crd["apiVersion"], "kind": crd["kind"], "metadata": meta,
+                                        "spec": copy.deepcopy(crd["spec"])})
         applied.append(install.resource_of(crd))
     deadline = time.monotonic() + settings.t(2)
     for res in applied:

@@ -168,3 +168,27 @@ def test_other_builtin_kinds_round_trip(kube_client: client.ApiClient, unique_ns
         assert mwc.webhooks[0].name == "w.kubedev.example.com"
     finally:
         adm.delete_mutating_webhook_configuration(mwc_name)
+
+
+METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
+def test_a_list_asked_for_as_partial_object_metadata_holds_the_metadata_only(core: client.CoreV1Api,
+                                                                             unique_ns: str) -> None:
+    """client-go's metadata client: ``Accept: ...;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`` gets each
+    object's metadata (labels and annotations included) and the list's resourceVersion, no data; a plain
+    ``Accept`` the whole objects."""
+    core.create_namespaced_config_map(unique_ns, {"metadata": {"name": "m1", "labels": {"a": "b"},
+                                                               "annotations": {"v": "1"}}, "data": {"big": "x" * 5000}})
+    answer = core.list_namespaced_config_map(unique_ns, label_selector="a=b", _preload_content=False,
+                                             _headers={"Accept": METADATA_ACCEPT})
+    body = json.loads(answer.data)
+    assert (body["kind"], body["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
+    assert body["metadata"]["resourceVersion"]
+    [item] = body["items"]
+    assert set(item) == {"kind", "apiVersion", "metadata"} and item["kind"] == "PartialObjectMetadata"
+    assert (item["metadata"]["name"], item["metadata"]["labels"], item["metadata"]["annotations"]) == (
+        "m1", {"a": "b"}, {"v": "1"})
+    assert len(answer.data) < 1000
+    plain = core.list_namespaced_config_map(unique_ns, _preload_content=False, _headers={"Accept": "application/json"})
+    assert json.loads(plain.data)["items"][0]["data"] == {"big": "x" * 5000}

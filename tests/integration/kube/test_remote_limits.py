@@ -133,6 +133,20 @@ def test_a_host_with_a_path_prefix_and_a_query_reach_the_server_as_the_official_
     local.close()
 
 
+def test_list_metadata_asks_for_the_metadata_and_keeps_only_it_from_a_server_that_sends_more(evil: Evil) -> None:
+    """A server that ignores the PartialObjectMetadataList Accept sends whole objects: only their metadata
+    is kept, and the bytes are given back to the connect's budget."""
+    evil.handler = lambda h: _json(h, {"kind": "IpRangeList", "metadata": {"resourceVersion": "7"}, "items": [
+        {"metadata": {"name": f"r{n}", "labels": {"a": "b"}}, "spec": {"cidr": "x" * 3000}, "status": {}}
+        for n in range(2)]})
+    kube = evil.client(budget=64 * 1024)
+    assert kube.list_metadata(IPRANGE) == [
+        {"apiVersion": IPRANGE.api_version, "kind": "IpRange", "metadata": {"name": f"r{n}", "labels": {"a": "b"}}}
+        for n in range(2)]
+    assert evil.headers[-1]["accept"].startswith("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,")
+    assert kube.budget is not None and kube.budget.left == kube.budget.total
+
+
 def _drip(h: BaseHTTPRequestHandler, byte: bytes, count: int, pause: float) -> None:
     """Write ``byte`` ``count`` times, ``pause`` seconds apart: every read succeeds, nothing ends."""
     for _ in range(count):
