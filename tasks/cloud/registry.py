@@ -38,7 +38,7 @@ from tasks.cloud.settings import CloudSettings
 
 __all__ = ["ANY_PROVIDER", "KcpSide", "Kind", "KindRender", "NukeSide", "ProviderObject", "ProviderSide", "SkrSide",
            "Summary", "Timing", "Turn", "by_kcp_kind", "by_skr_kind", "get", "iprange_consumers", "kinds", "nuked",
-           "provider_nuked", "quota_default", "register", "skr_kinds"]
+           "provider_nuked", "quota_default", "register", "skr_kinds", "unregister"]
 
 #: Seconds scaled by the domain's time scale (``CloudSettings.t``).
 Timing = Callable[[float], float]
@@ -283,13 +283,26 @@ class Kind:
 _lock = threading.RLock()
 _kinds: dict[str, Kind] = {}
 _discovered = False
+#: :func:`kinds`' answer, kept until the next :func:`register` (a connect asks for it a dozen times)
+_sorted: tuple[Kind, ...] | None = None
 
 
 def register(kind: Kind) -> Kind:
     """Add ``kind`` (a declaration module calls it on import; a second one of the name replaces it)."""
+    global _sorted
     with _lock:
         _kinds[kind.name] = kind
+        _sorted = None
     return kind
+
+
+def unregister(kind: Kind) -> None:
+    """Remove ``kind`` when it is the one registered under its name (a test's declaration)."""
+    global _sorted
+    with _lock:
+        if _kinds.get(kind.name) is kind:
+            del _kinds[kind.name]
+            _sorted = None
 
 
 def _discover() -> None:
@@ -306,10 +319,14 @@ def _discover() -> None:
 
 
 def kinds() -> list[Kind]:
-    """Every declared kind, by name."""
-    _discover()
-    with _lock:
-        return [_kinds[name] for name in sorted(_kinds)]
+    """Every declared kind, by name (a new list; the kinds themselves are shared)."""
+    global _sorted
+    found = _sorted
+    if found is None or not _discovered:
+        _discover()
+        with _lock:
+            found = _sorted = tuple(_kinds[name] for name in sorted(_kinds))
+    return list(found)
 
 
 def get(name: str) -> Kind:

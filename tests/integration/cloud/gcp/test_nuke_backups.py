@@ -129,9 +129,7 @@ def declared() -> Iterator[None]:
     try:
         yield
     finally:
-        with registry._lock:
-            if registry._kinds.get(kind.name) is kind:
-                del registry._kinds[kind.name]
+        registry.unregister(kind)
 
 
 @pytest.mark.skipif(real_cluster(), reason="a named cluster of the dev API server")
