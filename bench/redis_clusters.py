@@ -445,6 +445,9 @@ def stack_connects(providers: tuple[str, ...] = ("aws", "azure", "gcp"), limit: 
         elasticache.reset()
         gcp.stop()
         azure.stop()
+        from informers import informer
+
+        informer.reset()  # the KCP informers of the connects (tasks.cloud.reads), before their server
         server.stop()
     return runs
 

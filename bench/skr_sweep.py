@@ -835,6 +835,9 @@ def main() -> None:
     finally:
         for layout in layouts:
             layout.stop()
+        from informers import informer
+
+        informer.reset()  # the KCP informers of the templates' connects (tasks.cloud.reads), before their server
         server.stop()
         local_redis.stop()
 
