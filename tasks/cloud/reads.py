@@ -6,14 +6,17 @@ A steady connect read seven KCP objects by name (its Scope, each SKR object's KC
 Network of a peering, its SkrStatus) from the KCP API server: seven of its 22 requests, and for 20,000
 SKRs revisited every 300 s some 470 requests per second on the KCP API server (issue 31). From the
 informers they are memory reads; the worker's own writes of them are in its stores at once
-(write-through), the KCP loop's arrive by the watch. Kinds read: ``Scope``, ``SkrStatus``, ``Network``
-and the KCP resource of every declared kind with an SKR side (:mod:`.registry`), each in packed stores
-(many objects, of which a connect reads a few), one informer per namespace read (the KCP namespace: a
-namespaced Role suffices, as for the watches of :mod:`.watches`).
+(write-through), the KCP loop's arrive by the watch. Kinds read: ``Scope``, ``Network`` and the KCP
+resource of every declared kind with an SKR side (:mod:`.registry`), each in packed stores (many objects,
+of which a connect reads a few), one informer per namespace read (the KCP namespace: a namespaced Role
+suffices, as for the watches of :mod:`.watches`). In a steady fleet they rarely change, so their watches
+are quiet.
 
-Not cached: the kubeconfig Secrets (a Secret informer would hold every Secret of the KCP namespace,
-credentials included, in every SKR worker) and lists by label selector (a packed store is not indexed
-by label: such a list goes to the API server).
+Not cached: the SkrStatus (every connect writes it, so every worker process would decode and pack a
+watch event of every connect, ~0.1 ms each: more than the GET it saves once there are two processes),
+the kubeconfig Secrets (a Secret informer would hold every Secret of the KCP namespace, credentials
+included, in every SKR worker, and need list and watch on Secrets) and lists by label selector (a packed
+store is not indexed by label: such a list goes to the API server).
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ __all__ = ["kcp_reader", "kcp_reads", "kcp_resources"]
 
 
 def kcp_resources() -> tuple[Resource, ...]:
-    """The KCP kinds the SKR loop reads from informers: Scope, SkrStatus, Network and the KCP resource of
-    every declared kind with an SKR side (each once)."""
-    found = {res.full_name: res for res in (names.SCOPE, names.SKR_STATUS, names.NETWORK)}
+    """The KCP kinds the SKR loop reads from informers: Scope, Network and the KCP resource of every
+    declared kind with an SKR side (each once)."""
+    found = {res.full_name: res for res in (names.SCOPE, names.NETWORK)}
     for declared in registry.kinds():
         if declared.kcp is not None and declared.skr is not None:  # a KCP mirror of SKR objects
             found.setdefault(declared.kcp.resource.full_name, declared.kcp.resource)

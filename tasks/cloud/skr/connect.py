@@ -165,7 +165,7 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None
         if seen is None:
             report.result = "not_ready"
             report.handles.append({"title": "Readiness", "ok": False, "outcomes": ["NotReady"]})
-            skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles, reader=kcp_reads)
+            skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
             return report
         if s.connect_delay:
             time.sleep(s.connect_delay)
@@ -189,7 +189,7 @@ def connect(kcp: Kube, kyma: str, s: CloudSettings, report: ConnectReport | None
         report.objects = sum(len(h.get("outcomes") or []) for h in report.handles[1:])
         if not any("window ended" in (h.get("outcomes") or []) for h in report.handles):
             kind_metrics.record_skr(kyma, states)  # every object seen: this SKR's objects by state
-    skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles, reader=kcp_reads)
+    skrstatus.save(kcp, s.kcp_namespace, kyma, scope, report.handles)
     report.result = "ok"
     return report
 

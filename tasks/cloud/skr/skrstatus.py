@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from informers.reader import Reader
-from kube import Conflict, Kube
+from kube import Kube
 from kube.clock import now_rfc3339
 from kube.toolkit import execute
 from tasks.cloud import names
@@ -21,22 +20,13 @@ __all__ = ["save"]
 
 
 def save(kcp: Kube, namespace: str, kyma: str, scope: Mapping[str, Any] | None,
-         handles: list[dict[str, Any]], now: str = "", reader: Reader | None = None) -> dict[str, Any]:
+         handles: list[dict[str, Any]], now: str = "") -> dict[str, Any]:
     """Create or replace the SkrStatus of ``kyma``; ``handles`` are ``{title, ok, outcomes, ...}``;
-    ``now``: the connect's time (default: the clock); ``reader``: what the current one is read through
-    (default ``kcp``; the connect's: the informers, :mod:`tasks.cloud.reads`: a create or replace that
-    a stale copy made conflict is planned once more from the API server's). Returns the object as written. Raises
+    ``now``: the connect's time (default: the clock). Returns the object as written. Raises
     ``kube.ApiError``."""
-    current = (reader or kcp).get(names.SKR_STATUS, kyma, namespace)
+    current = kcp.get(names.SKR_STATUS, kyma, namespace)
     now = now or now_rfc3339()
-    try:
-        saved = dict(execute(plan(namespace, kyma, scope, current, handles, now), kcp).answers[-1])
-    except Conflict:
-        if reader is None:
-            raise
-        # the informer's copy was behind the API server (written from another process a moment ago)
-        current = kcp.get(names.SKR_STATUS, kyma, namespace)
-        saved = dict(execute(plan(namespace, kyma, scope, current, handles, now), kcp).answers[-1])
+    saved = dict(execute(plan(namespace, kyma, scope, current, handles, now), kcp).answers[-1])
     previous = [str(t) for t in ((current or {}).get("spec") or {}).get("pastConnections") or []]
     interval = revisit_interval(previous, now)
     if interval is not None:  # the time since this SKR's previous connect (tasks.cloud.skr.fleet)

@@ -17,7 +17,7 @@ from kube.clusters import RemoteKube
 from kubedev import DevAPIServer
 from tasks.cloud import install, names, registry
 from tasks.cloud import settings as cloud_settings
-from tasks.cloud.skr import connect, installer, skrstatus
+from tasks.cloud.skr import connect, installer
 from tasks.cloud.skr.context import KEEP_SHARE, SkrContext
 from tests.fixtures.devapi import real_cluster
 from workers.controller import Result
@@ -146,32 +146,6 @@ def test_a_consumers_iprange_and_its_mirror_are_read_once_until_a_turn_writes(sk
     ctx.forget(names.SKR_IPRANGE)  # a turn wrote the IpRange: its snapshot is gone, the object read once
     assert _counted(server, SKR, consumer_reads) == {"GET": 1}
     assert _counted(server, SKR, consumer_reads) == {}
-
-
-def test_an_skrstatus_replaced_from_a_stale_copy_is_planned_again_from_the_api_server(
-        skr: tuple[DevAPIServer, Kube]) -> None:
-    """The connect reads the current SkrStatus from the informers: a copy that is behind the API server
-    (another worker's write, not yet watched) makes the replace conflict; it is planned once more from the
-    API server's, and no connection time is lost."""
-    server, _ = skr
-    kcp = Kube(_api(server, None), timeout=10)
-    install.install(kcp, "kcp")
-    kcp.create(resources.NAMESPACE, {"metadata": {"name": "kcp-system"}})
-    handles = [{"title": "Installer", "ok": True, "outcomes": []}]
-    first = skrstatus.save(kcp, "kcp-system", SKR, None, handles, now="2026-11-29T00:00:00Z")
-    second = skrstatus.save(kcp, "kcp-system", SKR, None, handles, now="2026-11-29T00:05:00Z")
-
-    class Stale:  # the informer's copy: the first version
-        def get(self, res: object, name: str, namespace: str | None = None) -> dict:
-            return first
-
-        def list(self, *args: object, **kwargs: object) -> list:
-            return []
-
-    third = skrstatus.save(kcp, "kcp-system", SKR, None, handles, now="2026-11-29T00:10:00Z", reader=Stale())
-    assert third["metadata"]["resourceVersion"] != second["metadata"]["resourceVersion"]
-    assert third["spec"]["pastConnections"][-3:] == ["2026-11-29T00:00:00Z", "2026-11-29T00:05:00Z",
-                                                     "2026-11-29T00:10:00Z"]
 
 
 def test_a_large_snapshot_is_not_kept_past_its_turn(skr: tuple[DevAPIServer, Kube]) -> None:
