@@ -81,6 +81,24 @@ def packed(res: Resource) -> bool:
     return res.full_name in _packed_kinds
 
 
+#: Full names of the kinds whose informers keep no label index in this process (:func:`unindex`).
+_unindexed_kinds: set[str] = set()
+
+
+def unindex(*resources: Resource) -> None:
+    """Keep the informers of ``resources`` in this process without a label index
+    (:attr:`informers.store.Store.label_index`): for kinds a domain reads by name only, where the index
+    of labels unique per object would be most of a packed store's memory; a read by label selector then
+    decodes every object. A domain's read registration asks for it (``Cached(label_index=False)``).
+    Applies to informers started afterwards."""
+    _unindexed_kinds.update(res.full_name for res in resources)
+
+
+def label_indexed(res: Resource) -> bool:
+    """Whether the informers of ``res`` index labels (not :func:`unindex` ed)."""
+    return res.full_name not in _unindexed_kinds
+
+
 class Informer(Reflector):
     """A reflector whose store reconciles read; :attr:`served` is ``False`` while the kind is not served."""
 
@@ -88,7 +106,7 @@ class Informer(Reflector):
 
     def __init__(self, resource: Resource, namespace: str | None, kube: Kube, cluster: str) -> None:
         scope = f"{namespace}/" if namespace else ""
-        store = Store(packed=packed(resource))
+        store = Store(packed=packed(resource), label_index=label_indexed(resource))
         # an unpacked store keeps compact dicts (interned keys and short strings: half the memory)
         super().__init__(f"informer-{scope}{resource.full_name}", resource, namespace, None, None, kube,
                          store, cluster, backoff=ReconnectBackoff(), transform=None if store.packed else compact)

@@ -58,12 +58,16 @@ class Cached:
         packed: the kind's informers keep packed stores (:func:`informers.informer.pack`): for kinds
             with many objects of which a reconcile reads a few (owned objects of a primary), not for
             kinds a reconcile lists whole.
+        label_index: ``False``: the kind's informers keep no label index
+            (:func:`informers.informer.unindex`): for kinds read by name only (a list by label selector
+            decodes every object of the store).
     """
 
     resource: Resource
     per_namespace: bool = False
     objects: frozenset[ObjectRef] | None = None
     packed: bool = False
+    label_index: bool = True
 
     def serves_get(self, name: str, namespace: str | None) -> bool:
         """Whether a get of ``namespace/name`` is read from the informer."""
@@ -82,7 +86,8 @@ class Cached:
 class Reads:
     """One domain's read registration: the kinds its reconciles read from informers (the rest: the
     API server). Its ``packed`` kinds are packed in every informer of the process from then on
-    (:func:`informers.informer.pack`). Raises ``ValueError`` when a kind is registered twice."""
+    (:func:`informers.informer.pack`), and its kinds without ``label_index`` keep none
+    (:func:`informers.informer.unindex`). Raises ``ValueError`` when a kind is registered twice."""
 
     cached: tuple[Cached, ...] = ()
     _by_kind: Mapping[str, Cached] = field(init=False, repr=False, compare=False)
@@ -95,6 +100,7 @@ class Reads:
             by_kind[rule.resource.full_name] = rule
         object.__setattr__(self, "_by_kind", by_kind)
         informer.pack(*(rule.resource for rule in self.cached if rule.packed))  # the process's informers
+        informer.unindex(*(rule.resource for rule in self.cached if not rule.label_index))
 
     def rule(self, res: Resource) -> Cached | None:
         """How ``res`` is cached; ``None``: read from the API server."""

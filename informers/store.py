@@ -209,8 +209,11 @@ class Store:
     given and readers get those: treat them as read-only (the API server's answers are never changed
     in place, every update stores a new dict)."""
 
-    def __init__(self, packed: bool = False) -> None:
+    def __init__(self, packed: bool = False, label_index: bool = True) -> None:
         self.packed = packed
+        #: whether labels are indexed (``False``: :meth:`select` scans and decodes every object: for
+        #: kinds read by name only, whose index would be most of a packed store's memory)
+        self.label_index = label_index
         self._lock = threading.Lock()
         self._packer_lock = threading.Lock()  # apart: the packer is made inside and outside _lock
         self._objects: dict[ObjectKey, Any] = {}  # packed bytes, or the dicts
@@ -276,12 +279,14 @@ class Store:
                namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         """The cached objects matching label ``selector`` (``"a=b,c!=d"``, ``None``: all), of
         ``namespace`` when given, sorted by key. Equality terms are answered from the label index
-        (a selector of equality terms only decodes nothing but the matches).
+        (a selector of equality terms only decodes nothing but the matches; without
+        :attr:`label_index` every object of the namespace is decoded and matched).
         Raises ``ValueError`` for a selector that does not parse."""
         sel = parse_selector(selector) if not isinstance(selector, Selector) else selector
-        only_equals = bool(sel.equals) and not (sel.not_equals or sel.in_ or sel.not_in or sel.exists or sel.absent)
+        only_equals = (self.label_index and bool(sel.equals)
+                       and not (sel.not_equals or sel.in_ or sel.not_in or sel.exists or sel.absent))
         with self._lock:
-            if sel.equals:
+            if sel.equals and self.label_index:
                 indexed = [self._index.get(f"{k}={v}") for k, v in sel.equals]
                 candidates: builtins.list[set[ObjectKey] | tuple[ObjectKey, ...]] = [_keys(e) for e in indexed]
                 smallest = min(candidates, key=len)  # a term nobody has: (), nothing matches
@@ -375,7 +380,7 @@ class Store:
         for obj in items:  # packed and indexed outside the lock: a relist of 100k objects takes a while
             key = object_key(obj)
             fresh[key] = packer.pack(obj) if packer is not None else obj
-            indexed[key] = (_terms(obj), {name: set(fn(obj)) for name, fn in indexers.items()})
+            indexed[key] = (self._terms_of(obj), {name: set(fn(obj)) for name, fn in indexers.items()})
         with self._lock:
             if version:
                 for key, packed in self._objects.items():
@@ -397,13 +402,17 @@ class Store:
                 entry = indexed.get(key)
                 if entry is None or set(entry[1]) != set(self._indexers):  # kept, or an indexer added meanwhile
                     obj = self._load(packed)
-                    entry = (_terms(obj), {name: set(fn(obj)) for name, fn in self._indexers.items()})
+                    entry = (self._terms_of(obj), {name: set(fn(obj)) for name, fn in self._indexers.items()})
                 terms, values = entry
                 for term in terms:
                     _file(self._index, term, key)
                 for name, vals in values.items():
                     for value in vals:
                         _file(self._indices[name], value, key)
+
+    def _terms_of(self, obj: Mapping[str, Any] | None) -> set[str]:
+        """The label index terms of ``obj`` (none when labels are not indexed)."""
+        return _terms(obj) if self.label_index else set()
 
     def _indexers_now(self) -> dict[str, IndexFunc]:
         with self._lock:
@@ -450,7 +459,7 @@ class Store:
         packed = self._packer_for(obj).pack(obj, text) if self.packed else obj
         before = self._load(old) if old is not None else None
         if before is None or _raw_labels(before) != _raw_labels(obj):  # most updates keep the labels
-            was, now = _terms(before), _terms(obj)
+            was, now = self._terms_of(before), self._terms_of(obj)
             for term in was - now:
                 _unfile(self._index, term, key)
             for term in now - was:
@@ -472,7 +481,7 @@ class Store:
         if old is None:
             return None
         obj = self._load(old)
-        for term in _terms(obj):
+        for term in self._terms_of(obj):
             _unfile(self._index, term, key)
         for name, fn in self._indexers.items():
             for value in set(fn(obj)):

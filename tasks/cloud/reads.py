@@ -8,9 +8,10 @@ SKRs revisited every 300 s some 470 requests per second on the KCP API server (i
 informers they are memory reads; the worker's own writes of them are in its stores at once
 (write-through), the KCP loop's arrive by the watch. Kinds read: ``Scope``, ``Network`` and the KCP
 resource of every declared kind with an SKR side (:mod:`.registry`), each in packed stores (many objects,
-of which a connect reads a few), one informer per namespace read (the KCP namespace: a namespaced Role
-suffices, as for the watches of :mod:`.watches`). In a steady fleet they rarely change, so their watches
-are quiet.
+of which a connect reads a few) without a label index (read by name only: the index of their owner
+labels, unique per object, was ~600 of ~1,000 bytes per object), one informer per namespace read (the
+KCP namespace: a namespaced Role suffices, as for the watches of :mod:`.watches`). In a steady fleet
+they rarely change, so their watches are quiet.
 
 Not cached: the SkrStatus (every connect writes it, so every worker process would decode and pack a
 watch event of every connect, ~0.1 ms each: more than the GET it saves once there are two processes),
@@ -43,7 +44,7 @@ def kcp_resources() -> tuple[Resource, ...]:
 @functools.cache
 def kcp_reads() -> Reads:
     """The SKR loop's read registration of the KCP (built once the kinds are declared)."""
-    return Reads(tuple(Cached(res, per_namespace=True, packed=True) for res in kcp_resources()))
+    return Reads(tuple(Cached(res, per_namespace=True, packed=True, label_index=False) for res in kcp_resources()))
 
 
 def kcp_reader(kcp: Kube) -> DelegatingReader:

@@ -143,6 +143,8 @@ def test_a_consumers_iprange_and_its_mirror_are_read_once_until_a_turn_writes(sk
         time.sleep(0.01)
     ctx.wrote()
     assert _counted(server, None, consumer_reads) == {}  # then no request
+    started = informer.informers_for(ctx.kcp).find(names.KCP_IPRANGE, "kcp-system")
+    assert started is not None and started.store.packed and not started.store.label_index  # read by name only
     ctx.forget(names.SKR_IPRANGE)  # a turn wrote the IpRange: its snapshot is gone, the object read once
     assert _counted(server, SKR, consumer_reads) == {"GET": 1}
     assert _counted(server, SKR, consumer_reads) == {}

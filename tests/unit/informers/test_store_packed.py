@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,11 +127,12 @@ OPS = st.lists(st.tuples(st.sampled_from(["ADDED", "MODIFIED", "DELETED", "write
 SELECTORS = ["app=1", "app=1,owner=2", "owner=2,tier=1", "app!=1", "tier in (1,2)", "!owner", "app", None]
 
 
+@pytest.mark.parametrize("label_index", [True, False])  # without: every select scans (tasks.cloud.reads)
 @settings(max_examples=150, deadline=None)
 @given(OPS)
 def test_selects_and_indexes_match_a_plain_map_after_any_changes(
-        ops: list[tuple[str, str, str, dict[str, str]]]) -> None:
-    s = Store(packed=True)
+        label_index: bool, ops: list[tuple[str, str, str, dict[str, str]]]) -> None:
+    s = Store(packed=True, label_index=label_index)
     s.add_indexer("first", lambda o: sorted(o["metadata"]["labels"].values())[:1])
     model: dict[tuple[str, str], dict[str, Any]] = {}
     for version, (op, name, ns, labels) in enumerate(ops, start=1):
@@ -154,3 +156,4 @@ def test_selects_and_indexes_match_a_plain_map_after_any_changes(
     for value in ("1", "2"):
         want = [model[k] for k in sorted(model) if sorted(model[k]["metadata"]["labels"].values())[:1] == [value]]
         assert s.by_index("first", [value]) == want
+    assert bool(s._index) == (label_index and any(o["metadata"]["labels"] for o in model.values()))
