@@ -55,9 +55,9 @@ class Inputs:
     skrs: int = 100_000
     connect: float = 10.0
     revisit: float = 300.0
-    cpu_ms_per_connect: float = 6.0
-    kcp_requests_per_connect: float = 5.0
-    skr_requests_per_connect: float = 3.0
+    cpu_ms_per_connect: float = 10.4
+    kcp_requests_per_connect: float = 3.0
+    skr_requests_per_connect: float = 13.0
     kcp_kinds: int = 4
     kcp_resync: float = 600.0
     kcp_cpu_ms: float = 5.0
@@ -90,9 +90,9 @@ _HELP = {
     "skrs": "active SKRs",
     "connect": "seconds one connect runs (the original's 10-20 s)",
     "revisit": "seconds between two connects of one SKR (the target: 300)",
-    "cpu_ms_per_connect": "worker CPU ms per steady connect (bench/skr_sweep.py: 5-7 ms today)",
-    "kcp_requests_per_connect": "KCP API requests per steady connect (docs/cloud.md, IpRange only: 5)",
-    "skr_requests_per_connect": "SKR API requests per steady connect (docs/cloud.md, IpRange only: 3)",
+    "cpu_ms_per_connect": "worker CPU ms per steady connect (bench/skr_sweep.py --kinds all: 10.4 ms)",
+    "kcp_requests_per_connect": "KCP API requests per steady connect (docs/cloud.md, every GA kind on AWS: 3)",
+    "skr_requests_per_connect": "SKR API requests per steady connect (docs/cloud.md, every GA kind on AWS: 13)",
     "kcp_kinds": "KCP mirror objects per SKR resynced every --kcp-resync (IpRange, VpcPeering, Nfs, Redis)",
     "kcp_resync": "seconds between resyncs of a KCP Cloud object (tasks/cloud/registry.py: 600)",
     "kcp_cpu_ms": "worker CPU ms per unchanged KCP resync reconcile (NOT measured: an estimate)",

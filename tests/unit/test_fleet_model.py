@@ -15,9 +15,10 @@ def test_100k_skrs_with_10s_connects_and_a_300s_revisit() -> None:
     skr = m.rows[0]
     assert skr.per_s == pytest.approx(100_000 / 300)
     assert skr.in_flight == pytest.approx(100_000 / 300 * 10)
-    assert skr.cores == pytest.approx(2.0)  # 333 connects/s x 6 ms
-    assert skr.processes == 5  # memory, not CPU: 3,334 in flight at 700 a process
-    assert skr.kcp_requests_per_s == pytest.approx(5 * 100_000 / 300)
+    assert skr.cores == pytest.approx(100_000 / 300 * 10.4 / 1000)  # 333 connects/s x 10.4 ms
+    assert skr.processes == 5  # memory (3,334 in flight at 700 a process) and CPU (3.47 cores at 0.8) alike
+    assert skr.kcp_requests_per_s == pytest.approx(3 * 100_000 / 300)
+    assert skr.other_requests_per_s == pytest.approx(13 * 100_000 / 300)
 
 
 @pytest.mark.parametrize(("cpu_ms", "in_flight_per_process", "processes"), [
