@@ -14,10 +14,9 @@ import logging
 import re
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import urllib3
 from kubernetes.client import ApiClient
@@ -146,6 +145,7 @@ class Kube:
         self.limits = limits
         self.budget = budget
         self._listeners: tuple[WriteListener, ...] = ()
+        self._kept: _HostPool | None = None  # the host's connection pool (:meth:`_send`)
         self._listeners_lock = threading.Lock()
 
     # ---- write listeners -------------------------------------------------------------------
@@ -220,7 +220,7 @@ class Kube:
         settings) with the official client's default headers and credentials
         (``ApiClient.update_params_for_auth``, token refresh hooks included) and its query encoding
         (``ApiClient.parameters_to_url_query``); ``body`` is sent as JSON. The host's connection pool is
-        kept per ``PoolManager`` (:func:`_host_pool`): ``PoolManager.urlopen``'s URL parse and pool
+        kept by the client (:class:`_HostPool`): ``PoolManager.urlopen``'s URL parse and pool
         lookup, and ``ApiClient.call_api``'s layers, cost more per request than the rest of urllib3's
         path (issue 31: about 120 us of 310 us per request). Raises what urllib3 raises."""
         api = self.api_client
@@ -234,11 +234,12 @@ class Kube:
                  else urllib3.Timeout(connect=timeout[0], read=timeout[1]))
         manager = api.rest_client.pool_manager
         host = api.configuration.host
-        kept = _host_pool(manager, host, uri)
-        if kept is not None:
-            pool, prefix = kept
-            return pool.urlopen(method, prefix + uri, body=data, headers=headers, timeout=limit,
-                                preload_content=False, assert_same_host=False, **self._redirects)
+        kept = self._kept
+        if kept is None or not kept.serves(manager, host):  # first use, or closed (or replaced) since
+            kept = self._kept = _HostPool.of(manager, host)
+        if kept.pool is not None and _PLAIN_URI.fullmatch(kept.prefix + uri):
+            return kept.pool.urlopen(method, kept.prefix + uri, body=data, headers=headers, timeout=limit,
+                                     preload_content=False, assert_same_host=False, **self._redirects)
         return manager.urlopen(method, host + uri, body=data, headers=headers, timeout=limit,
                                preload_content=False, **self._redirects)
 
@@ -359,7 +360,7 @@ class Kube:
             page_query = [*query, ("limit", page_size)] + ([("continue", token)] if token else [])
             path = res.path(namespace)
             if limits is None:
-                page = self.request("GET", path, page_query, accept=accept) or {}
+                page = _list_page("GET", path, self.request("GET", path, page_query, accept=accept))
             else:
                 pages_left -= 1
                 if pages_left < 0:
@@ -370,7 +371,7 @@ class Kube:
                 if budget is not None:
                     budget.take(len(raw), f"list {res} of cluster {self.cluster}")
                 taken[0] += len(raw)
-                page = self._decode("GET", path, status, raw) or {}
+                page = _list_page("GET", path, self._decode("GET", path, status, raw), status)
                 del raw
                 if len(items) + len(page.get("items") or []) > limits.max_objects:
                     raise ReadLimitExceeded("TooManyObjects", f"list {res} of cluster {self.cluster}: more than "
@@ -379,7 +380,8 @@ class Kube:
                 item.setdefault("apiVersion", res.api_version)
                 item.setdefault("kind", res.kind)
                 items.append(item)
-            meta = page.get("metadata") or {}
+            meta = page.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
             version = version or str(meta.get("resourceVersion") or "")
             token = str(meta.get("continue") or "")
             if not token:
@@ -398,12 +400,19 @@ class Kube:
         PartialObjectMetadataList;g=meta.k8s.io;v=v1``, as client-go's metadata client), so an API server
         sends no spec or status; a server that does not serve that form sends the whole objects, of which
         only the metadata is kept. Bounded like :meth:`list` (read limits, budget). Raises
-        :class:`ResourceMissing` when the kind is not served, :class:`ApiError` otherwise."""
+        :class:`ResourceMissing` when the kind is not served, :class:`ApiError` otherwise (reason
+        ``BadResponse`` for an answer that is not a list of objects with object metadata)."""
         items, _, size = self.list_measured(res, namespace, label_selector, accept=METADATA_LIST_ACCEPT)
         if self.budget is not None:
             self.budget.give(size)  # only the metadata is kept, and it is the caller's now
-        return [{"apiVersion": res.api_version, "kind": res.kind, "metadata": item.get("metadata") or {}}
-                for item in items]
+        found = []
+        for item in items:
+            meta = item.get("metadata") or {}
+            if not isinstance(meta, dict):
+                raise ApiError(200, "BadResponse", f"list {res} of cluster {self.cluster}: an item's metadata "
+                                                   "is not an object")
+            found.append({"apiVersion": res.api_version, "kind": res.kind, "metadata": meta})
+        return found
 
     def create(self, res: Resource, body: dict[str, Any]) -> dict[str, Any]:
         """Create ``body`` (namespace from ``metadata.namespace``); the created object.
@@ -520,26 +529,41 @@ class Kube:
 
 #: A request URI urllib3's URL parsing would leave as it is (no character it percent-encodes).
 _PLAIN_URI = re.compile(r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*")
-#: Per ``PoolManager``: ``(host, the host's connection pool, the host's path prefix)``.
-_HOST_POOLS: weakref.WeakKeyDictionary[urllib3.PoolManager, tuple[str, urllib3.HTTPConnectionPool, str]] = (
-    weakref.WeakKeyDictionary())
 
 
-def _host_pool(manager: urllib3.PoolManager, host: str, uri: str) -> tuple[urllib3.HTTPConnectionPool, str] | None:
-    """The connection pool of ``host`` (``scheme://netloc[/prefix]``, a Configuration's host) that
-    ``manager`` would pick for ``uri``, and the host's path prefix; kept per manager (one host per
-    official client) and fetched again once the manager closed it. ``None`` through a proxy, or for a URI
-    urllib3's URL parsing would rewrite: those go through ``PoolManager.urlopen``."""
-    if isinstance(manager, urllib3.ProxyManager):
-        return None
-    kept = _HOST_POOLS.get(manager)
-    if kept is None or kept[0] != host or kept[1].pool is None:
+class _HostPool(NamedTuple):
+    """The connection pool ``manager`` picks for ``host`` (``scheme://netloc[/prefix]``, a Configuration's
+    host; ``pool`` is ``None`` through a proxy: requests then go through ``PoolManager.urlopen``) and the
+    host's path ``prefix``."""
+
+    manager: urllib3.PoolManager
+    host: str
+    pool: urllib3.HTTPConnectionPool | None
+    prefix: str
+
+    @classmethod
+    def of(cls, manager: urllib3.PoolManager, host: str) -> _HostPool:
         split = host.find("/", host.find("://") + 3)
         base, prefix = (host[:split], host[split:]) if split > 0 else (host, "")
-        kept = _HOST_POOLS[manager] = (host, manager.connection_from_url(base), prefix)
-    if not _PLAIN_URI.fullmatch(kept[2] + uri):
-        return None
-    return kept[1], kept[2]
+        pool = None if isinstance(manager, urllib3.ProxyManager) else manager.connection_from_url(base)
+        return cls(manager, host, pool, prefix)
+
+    def serves(self, manager: urllib3.PoolManager, host: str) -> bool:
+        """Whether this is still the pool of ``manager`` for ``host`` (not closed with the client)."""
+        return self.manager is manager and self.host == host and (self.pool is None or self.pool.pool is not None)
+
+
+def _list_page(method: str, path: str, page: Any, status: int = 200) -> dict[str, Any]:
+    """A list answer checked for its shape: an object whose ``items`` (if any) is a list of objects
+    (``None``, an empty answer, is an empty page). Raises :class:`ApiError` ``BadResponse`` otherwise: an
+    untrusted cluster's answer of another shape is an error of that cluster, not a crash of the caller."""
+    if page is None:
+        return {}
+    items = page.get("items") if isinstance(page, dict) else None
+    if not isinstance(page, dict) or not isinstance(items or [], list) or \
+            not all(isinstance(item, dict) for item in items or []):
+        raise ApiError(status, "BadResponse", f"{method} {path}: the answer is not a list of objects")
+    return page
 
 
 def _read_or_hang_up(response: urllib3.BaseHTTPResponse, what: str,

@@ -158,8 +158,9 @@ def configuration_from_dict(config: dict[str, Any], context: str | None = None) 
     return configuration
 
 
-#: What :func:`configuration_from_dict` builds a Configuration with until it knows the proxy.
-_UNSET_PROXY = ""
+#: What :func:`configuration_from_dict` builds a Configuration with until it knows the proxy (not ``""``:
+#: a kubeconfig's empty ``proxy-url`` means no proxy, as for the official loader).
+_UNSET_PROXY = "reconcilery:proxy-not-set"
 
 
 @functools.cache

@@ -2,16 +2,16 @@
 informers (:mod:`informers.reader`), as cloud-manager's SKR reconcilers read the KCP through the
 manager's cached client (``kcpCluster.K8sClient()``).
 
-A steady connect read seven KCP objects by name (its Scope, each SKR object's KCP mirror and the
-Network of a peering, its SkrStatus) from the KCP API server: seven of its 22 requests, and for 20,000
-SKRs revisited every 300 s some 470 requests per second on the KCP API server (issue 31). From the
-informers they are memory reads; the worker's own writes of them are in its stores at once
-(write-through), the KCP loop's arrive by the watch. Kinds read: ``Scope``, ``Network`` and the KCP
-resource of every declared kind with an SKR side (:mod:`.registry`), each in packed stores (many objects,
-of which a connect reads a few) without a label index (read by name only: the index of their owner
-labels, unique per object, was ~600 of ~1,000 bytes per object), one informer per namespace read (the
-KCP namespace: a namespaced Role suffices, as for the watches of :mod:`.watches`). In a steady fleet
-they rarely change, so their watches are quiet.
+A steady connect read eight KCP objects from the KCP API server (its Scope, kubeconfig Secret, each SKR
+object's KCP mirror and the Network of a peering, its SkrStatus): eight of its 22 requests. Six of them
+now come from the informers: for 20,000 SKRs revisited every 300 s some 400 fewer requests per second on
+the KCP API server (issue 31). From the informers they are memory reads; the worker's own writes of them
+are in its stores at once (write-through), the KCP loop's arrive by the watch. Kinds read: ``Scope``,
+``Network`` and the KCP resource of every declared kind with an SKR side (:mod:`.registry`), each in
+packed stores (many objects, of which a connect reads a few) without a label index (read by name only:
+the index of their owner labels, unique per object, was ~600 of ~1,000 bytes per object), one informer
+per namespace read (the KCP namespace: a namespaced Role suffices, as for the watches of
+:mod:`.watches`). In a steady fleet they rarely change, so their watches are quiet.
 
 Not cached: the SkrStatus (every connect writes it, so every worker process would decode and pack a
 watch event of every connect, ~0.1 ms each: more than the GET it saves once there are two processes),

@@ -147,6 +147,23 @@ def test_list_metadata_asks_for_the_metadata_and_keeps_only_it_from_a_server_tha
     assert kube.budget is not None and kube.budget.left == kube.budget.total
 
 
+@pytest.mark.parametrize("answer", [
+    {"items": ["x"]}, {"items": "x"}, {"items": [{"metadata": "x"}]}, [1, 2], "a string",
+])
+def test_a_list_answer_of_another_shape_is_a_bad_response_not_a_crash(evil: Evil, answer: object) -> None:
+    """An untrusted cluster's list answer that is JSON but not a list of objects (with object metadata,
+    for :meth:`Kube.list_metadata`) is an :class:`ApiError` ``BadResponse`` naming the request."""
+    evil.handler = lambda h: _json(h, answer)
+    kube = evil.client()
+    with pytest.raises(ApiError) as caught:
+        kube.list_metadata(IPRANGE)
+    assert caught.value.reason == "BadResponse" and "iprange" in str(caught.value).lower()
+    if answer != {"items": [{"metadata": "x"}]}:  # an object's own metadata is list_metadata's to check
+        with pytest.raises(ApiError) as caught:
+            kube.list(IPRANGE)
+        assert caught.value.reason == "BadResponse"
+
+
 def _drip(h: BaseHTTPRequestHandler, byte: bytes, count: int, pause: float) -> None:
     """Write ``byte`` ``count`` times, ``pause`` seconds apart: every read succeeds, nothing ends."""
     for _ in range(count):

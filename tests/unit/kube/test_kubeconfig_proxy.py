@@ -15,7 +15,7 @@ from kube import kubeconfig
 
 def _config(server: str, proxy_url: str | None = None) -> dict[str, Any]:
     cluster: dict[str, Any] = {"server": server}
-    if proxy_url:
+    if proxy_url is not None:
         cluster["proxy-url"] = proxy_url
     return {"apiVersion": "v1", "kind": "Config", "current-context": "c",
             "clusters": [{"name": "c", "cluster": cluster}],
@@ -39,6 +39,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]
     ("http://api.skr.example", {"HTTPS_PROXY": "http://squid:3128", "HTTP_PROXY": "http://plain:80"}, None),
     ("https://api.skr.example", {"ALL_PROXY": "http://all:1"}, None),
     ("https://api.skr.example", {"HTTPS_PROXY": "http://squid:3128"}, "http://from-kubeconfig:8080"),
+    ("https://api.skr.example", {"HTTPS_PROXY": "http://squid:3128"}, ""),  # an empty proxy-url: none
 ])
 def test_the_proxy_is_the_official_clients_choice(environment: pytest.MonkeyPatch, server: str,
                                                   env: dict[str, str], proxy_url: str | None) -> None:
